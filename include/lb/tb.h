@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_TB_H
+#define LB_TB_H
+
+/**
+ * @file
+ * Hierarchical token buckets (US 11,616,725 B1, "Hierarchical token
+ * buckets", claims 1-21).
+ *
+ * One global bucket per throttle key lives in shared memory and is refilled
+ * lazily: tokens = min(max, tokens + rate x elapsed) (claims 9 and 18).
+ * Every worker lcore keeps a local bucket per throttle key that serves
+ * admissions from tokens it already holds; on a shortage it borrows a batch
+ * from the global bucket (claim 1). The batch is the linearly weighted
+ * average of the demand of the last x intervals (claims 11-12 and 19-20):
+ *
+ *     batch = (1 tar_x + 2 tar_(x-1) + ... + (x-1) tar_2 + x tar_1)
+ *             / (1 + 2 + ... + x)
+ *
+ * where tar_1 is the most recent completed interval. When the global
+ * bucket cannot supply the shortage, the key stays throttled on that lcore
+ * until its interval ends, without asking the global bucket again (the
+ * negative cache of claims 2 and 3).
+ *
+ * Units: time is nanoseconds, rates are tokens per second. The global
+ * bucket counts in nanotokens (1e-9 token), so that rate x elapsed_ns is an
+ * exact integer and no fraction of a token is ever lost between refills.
+ */
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/** Nanotokens per token: a rate in tokens/s adds that many nanotokens/ns. */
+#define LB_TB_NT_PER_TOKEN 1000000000ULL
+/** Largest bucket capacity, in tokens (keeps 2 x capacity in nanotokens
+ * plus one second of the largest rate well inside 64 bits). */
+#define LB_TB_CAPACITY_MAX 1000000000ULL
+/** Largest refill rate, in tokens per second (about 100 Gb/s in bytes). */
+#define LB_TB_RATE_MAX 1000000000000ULL
+/** Most demand intervals the weighted average can look back on. */
+#define LB_TB_INTERVALS_MAX 16u
+/** Shortest and longest accepted interval and negative-cache hold. */
+#define LB_TB_INTERVAL_MIN_NS 1000ULL
+#define LB_TB_INTERVAL_MAX_NS 3600000000000ULL
+/** Default interval length: 100 ms. */
+#define LB_TB_DEFAULT_INTERVAL_NS 100000000ULL
+/** Default number of intervals x of the weighted average. */
+#define LB_TB_DEFAULT_INTERVALS 4u
+/** Largest per-lcore table of local buckets. */
+#define LB_TB_TABLE_MAX (1u << 24)
+
+/** When the global bucket refills (both add rate x elapsed, capped). */
+enum lb_tb_refill {
+	/** On every request to dispense (claim 6). Default. */
+	LB_TB_REFILL_EACH = 0,
+	/** Only once the bucket cannot satisfy a request (claims 7, 15). */
+	LB_TB_REFILL_ON_SHORTAGE,
+};
+
+/** How a local bucket sizes the batch it borrows. */
+enum lb_tb_batch {
+	/** Linearly weighted average of recent demand (claims 12, 20). */
+	LB_TB_BATCH_WAVG = 0,
+	/** A fixed fraction of the global capacity (claims 10, 21). */
+	LB_TB_BATCH_FRACTION,
+};
+
+/** What the weighted average counts per interval. */
+enum lb_tb_demand {
+	/** Tokens serviced, i.e. admitted (tar_x of claim 12). Default. */
+	LB_TB_DEMAND_SERVED = 0,
+	/** Tokens asked for, admitted or throttled. */
+	LB_TB_DEMAND_OFFERED,
+};
+
+/** How long a refused key stays throttled without asking again. */
+enum lb_tb_neg {
+	/** Until the current interval ends (claim 3). Default. */
+	LB_TB_NEG_INTERVAL = 0,
+	/** For neg_hold_ns after the refusal. */
+	LB_TB_NEG_HOLD,
+	/** No negative cache: every shortage asks the global bucket. */
+	LB_TB_NEG_OFF,
+};
+
+/** What a local bucket does with a grant smaller than its shortage. */
+enum lb_tb_partial {
+	/** Accept any grant, keep it, throttle the request (claim 1). */
+	LB_TB_PARTIAL_KEEP = 0,
+	/** Ask for at least the shortage; smaller grants are refused. */
+	LB_TB_PARTIAL_NONE,
+};
+
+/** Configuration of a global bucket. Zero fields other than capacity and
+ * rate select the seed's defaults. */
+struct lb_tb_global_conf {
+	/** Maximum tokens held, 1..LB_TB_CAPACITY_MAX. */
+	uint64_t capacity;
+	/** Refill rate in tokens per second, 1..LB_TB_RATE_MAX. */
+	uint64_t rate;
+	/** Dispense only while more than this many tokens are available
+	 * (claim 5); 0 is claim 1's "greater than zero". < capacity. */
+	uint64_t threshold;
+	enum lb_tb_refill refill;
+};
+
+/**
+ * A global bucket. Plain data without pointers, so it may be placed in
+ * memory shared by several processes (a memzone); all mutable state is two
+ * lock-free 64-bit atomics.
+ *
+ * Design: @c last_ns is the refill clock. A refill claims the time
+ * [last_ns, now) with one compare-and-swap that moves last_ns to now, so
+ * every nanosecond is converted into tokens by exactly one caller. The
+ * claimed nanotokens are then folded into @c tokens_nt by the same
+ * compare-and-swap that takes the grant: new = min(cap, old + add) - give.
+ * Hence the total dispensed never exceeds capacity + rate x elapsed, no
+ * matter how callers race or how stale their now_ns is.
+ */
+struct lb_tb_global {
+	/** Available nanotokens, <= capacity_nt. */
+	_Alignas(64) _Atomic uint64_t tokens_nt;
+	/** Time up to which refill has been credited. */
+	_Atomic uint64_t last_ns;
+	uint64_t capacity_nt;
+	/** Tokens per second, i.e. nanotokens per nanosecond. */
+	uint64_t rate;
+	/** capacity_nt / rate + 1: an elapsed time this long fills the
+	 * bucket from empty; shorter ones give rate x elapsed <= capacity_nt,
+	 * so the product never overflows. */
+	uint64_t fill_ns;
+	uint64_t threshold;
+	uint32_t refill; /**< enum lb_tb_refill */
+};
+
+/** Per local bucket counters; all count takes except @c borrowed. */
+struct lb_tb_counters {
+	uint64_t admitted;  /**< takes admitted */
+	uint64_t throttled; /**< takes throttled, negative-cache hits too */
+	uint64_t borrows;   /**< requests sent to the global bucket */
+	uint64_t refused;   /**< of those, requests that fell short */
+	uint64_t neg_hits;  /**< takes throttled by the negative cache */
+	uint64_t borrowed;  /**< tokens received from the global bucket */
+};
+
+/** Configuration shared by the local buckets of one lcore's table. */
+struct lb_tb_local_conf {
+	/** Demand interval length, LB_TB_INTERVAL_MIN_NS..MAX_NS. */
+	uint64_t interval_ns;
+	/** x of claim 12: intervals averaged, 1..LB_TB_INTERVALS_MAX. */
+	uint32_t nb_intervals;
+	enum lb_tb_batch batch;
+	enum lb_tb_demand demand;
+	enum lb_tb_neg neg;
+	enum lb_tb_partial partial;
+	/** LB_TB_BATCH_FRACTION only: share of the capacity, (0, 1]. */
+	double batch_fraction;
+	/** Smallest batch asked for (>= 1); the shortage always counts. */
+	uint64_t min_batch;
+	/** Largest batch asked for, 0 for the global capacity. */
+	uint64_t max_batch;
+	/** LB_TB_NEG_HOLD only: hold time, INTERVAL_MIN_NS..MAX_NS. */
+	uint64_t neg_hold_ns;
+};
+
+/** One throttle key's local bucket on one lcore; owned by that lcore. */
+struct lb_tb_local {
+	/* What lb_tb_local_take()'s common case touches comes first, so it
+	 * stays inside one cache line. */
+	_Alignas(64) uint64_t key;
+	/** Whole tokens borrowed and not yet spent. */
+	uint64_t tokens;
+	uint64_t interval_start;
+	/** Demand of the current interval so far. */
+	uint64_t cur_served;
+	uint64_t cur_offered;
+	struct lb_tb_counters cnt;
+	/** Throttled without asking the global bucket while now < this. */
+	uint64_t neg_until;
+	/** Size of the last batch asked for (shortage included). */
+	uint64_t last_batch;
+	/** Completed intervals in hist, <= nb_intervals. */
+	uint32_t nb_hist;
+	/** hist[0] = tar_1 (last completed interval), hist[i] = tar_(i+1). */
+	uint64_t hist[LB_TB_INTERVALS_MAX];
+};
+
+/**
+ * Checks @p conf and returns what the seed's ranges allow.
+ * @return 0, -EINVAL (NULL, zero capacity or rate, unknown refill mode) or
+ * -ERANGE (capacity or rate above the maxima, threshold >= capacity).
+ */
+int lb_tb_global_conf_check(const struct lb_tb_global_conf *conf);
+
+/**
+ * Initialises @p g full (capacity tokens) with its refill clock at
+ * @p now_ns. Not concurrent with users of @p g.
+ * @return 0, or the error of lb_tb_global_conf_check() (-EINVAL on NULL).
+ */
+int lb_tb_global_init(struct lb_tb_global *g,
+		      const struct lb_tb_global_conf *conf, uint64_t now_ns);
+
+/**
+ * Refills lazily, then dispenses min(@p hi, available) whole tokens if
+ * that is at least @p lo and more than the threshold are available; else
+ * nothing. Lock-free, safe against any number of concurrent callers in any
+ * process; one successful compare-and-swap on the token count, plus one on
+ * the refill clock when time has advanced.
+ * @return tokens dispensed; 0 when refused or on bad input (NULL,
+ * lo == 0, lo > hi).
+ */
+uint64_t lb_tb_global_take_range(struct lb_tb_global *g, uint64_t lo,
+				 uint64_t hi, uint64_t now_ns);
+
+/** Claim 1: dispenses up to @p n tokens, whatever is available. */
+static inline uint64_t
+lb_tb_global_take(struct lb_tb_global *g, uint64_t n, uint64_t now_ns)
+{
+	return lb_tb_global_take_range(g, 1, n, now_ns);
+}
+
+/**
+ * Whole tokens a caller could take at @p now_ns (refill included, nothing
+ * modified). A snapshot: other callers may change it at once.
+ */
+uint64_t lb_tb_global_avail(const struct lb_tb_global *g, uint64_t now_ns);
+
+/**
+ * The lazy refill of claims 9 and 18 in nanotokens:
+ * min(cap_nt, tokens_nt + rate x elapsed_ns), computed without overflow
+ * for any elapsed_ns when cap_nt and rate are within the maxima.
+ */
+static inline uint64_t
+lb_tb_refill_nt(uint64_t tokens_nt, uint64_t cap_nt, uint64_t rate,
+		uint64_t elapsed_ns)
+{
+	if (tokens_nt >= cap_nt)
+		return cap_nt;
+	/* Below the capacity gap / rate the product cannot overflow. */
+	if (rate == 0 || elapsed_ns >= (cap_nt - tokens_nt) / rate + 1)
+		return rate == 0 ? tokens_nt : cap_nt;
+	tokens_nt += rate * elapsed_ns;
+	return tokens_nt < cap_nt ? tokens_nt : cap_nt;
+}
+
+/**
+ * Claim 12's linearly weighted average of @p x intervals, @p hist[0]
+ * being tar_1 (the latest, weight x) and @p hist[x-1] tar_x (the oldest,
+ * weight 1), rounded up to whole tokens so that any demand asks for at
+ * least one. 128-bit intermediate, so it cannot overflow.
+ * @return the average, or 0 when x == 0, x > LB_TB_INTERVALS_MAX or
+ * hist is NULL.
+ */
+uint64_t lb_tb_wavg(const uint64_t *hist, uint32_t x);
+
+/** Fills @p conf with the defaults (seed behaviour, 100 ms x 4). */
+void lb_tb_local_conf_default(struct lb_tb_local_conf *conf);
+
+/**
+ * @return 0, -EINVAL (NULL, zero interval/count/min_batch, unknown mode,
+ * NaN fraction) or -ERANGE (values outside the documented ranges,
+ * max_batch below min_batch).
+ */
+int lb_tb_local_conf_check(const struct lb_tb_local_conf *conf);
+
+/** Empties @p l for @p key; its first interval starts at @p now_ns.
+ * @return 0 or -EINVAL on NULL. */
+int lb_tb_local_init(struct lb_tb_local *l, uint64_t key, uint64_t now_ns);
+
+/**
+ * Batch the next borrow would ask for (before adding the shortage), for a
+ * global bucket of @p capacity tokens: the weighted average (or fraction)
+ * clamped to [min_batch, max_batch] and to @p capacity.
+ */
+uint64_t lb_tb_local_batch(const struct lb_tb_local *l,
+			   const struct lb_tb_local_conf *conf,
+			   uint64_t capacity);
+
+/** Out-of-line part of lb_tb_local_take(): interval roll-over, borrowing,
+ * negative cache and argument checks. */
+int lb_tb_local_take_slow(struct lb_tb_local *l,
+			  const struct lb_tb_local_conf *conf,
+			  struct lb_tb_global *g, uint64_t n, uint64_t now_ns);
+
+/**
+ * Admits or throttles a request costing @p n tokens under the key of
+ * @p l, borrowing from @p g (the same key's global bucket) on a shortage.
+ * @p conf must have passed lb_tb_local_conf_check().
+ * @return 0 admitted; -EAGAIN throttled; -EINVAL (NULL, n == 0) or
+ * -ERANGE (n larger than the global capacity) on bad input.
+ */
+static inline int
+lb_tb_local_take(struct lb_tb_local *l, const struct lb_tb_local_conf *conf,
+		 struct lb_tb_global *g, uint64_t n, uint64_t now_ns)
+{
+	/* Common case: tokens at hand and still inside the interval (a
+	 * clock that went backwards wraps and takes the slow path). */
+	if (l != NULL && conf != NULL && n != 0 && l->tokens >= n &&
+	    now_ns - l->interval_start < conf->interval_ns) {
+		l->tokens -= n;
+		l->cur_served += n;
+		l->cur_offered += n;
+		l->cnt.admitted++;
+		return 0;
+	}
+	return lb_tb_local_take_slow(l, conf, g, n, now_ns);
+}
+
+/** Fixed-capacity per-lcore table of local buckets with LRU eviction. */
+struct lb_tb_table;
+
+/**
+ * Allocates a table of @p capacity local buckets (all memory it will ever
+ * use) sharing a copy of @p conf.
+ * @return the table, or NULL with errno EINVAL (bad conf, capacity 0),
+ * ERANGE (capacity > LB_TB_TABLE_MAX) or ENOMEM.
+ */
+struct lb_tb_table *lb_tb_table_create(uint32_t capacity,
+				       const struct lb_tb_local_conf *conf);
+
+void lb_tb_table_free(struct lb_tb_table *t);
+
+/** The local bucket of @p key, or NULL; does not change the LRU order. */
+struct lb_tb_local *lb_tb_table_lookup(struct lb_tb_table *t, uint64_t key);
+
+/**
+ * The local bucket of @p key, made most recently used. A missing key gets
+ * a fresh bucket, evicting the least recently used one if the table is
+ * full; the evicted bucket's counters are kept in the table's totals and
+ * its unspent tokens are dropped (never returned, so never over-admitted).
+ * @return the bucket, or NULL on NULL @p t.
+ */
+struct lb_tb_local *lb_tb_table_get(struct lb_tb_table *t, uint64_t key,
+				    uint64_t now_ns);
+
+/** lb_tb_local_take() on the bucket of @p key (see lb_tb_table_get()). */
+int lb_tb_table_take(struct lb_tb_table *t, uint64_t key,
+		     struct lb_tb_global *g, uint64_t n, uint64_t now_ns);
+
+/** Keys present, at most @p max of them, most recently used first.
+ * @return the number written. */
+uint32_t lb_tb_table_keys(const struct lb_tb_table *t, uint64_t *keys,
+			  uint32_t max);
+
+/** Number of keys present. */
+uint32_t lb_tb_table_count(const struct lb_tb_table *t);
+
+/** Sums the counters of present and evicted buckets into @p out and
+ * returns the number of evictions. */
+uint64_t lb_tb_table_counters(const struct lb_tb_table *t,
+			      struct lb_tb_counters *out);
+
+#endif /* LB_TB_H */
