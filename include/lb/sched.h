@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_SCHED_H
+#define LB_SCHED_H
+
+/**
+ * @file
+ * Schedulers: how a worker picks the backend of a new flow. Each is an ops
+ * table registered by name (`adaptive`, `maglev`, `rr`, `wrr`) and owns
+ * per-worker state for one service's backend set, so picks take no lock.
+ *
+ * A new flow is dispatched in trials (Algorithm 2 of the adaptive dispatch
+ * paper): trial 1 is pick(); when the backend refuses the connection
+ * (RST, ICMP unreachable, no SYN-ACK in time) the worker reports
+ * result(be, false) and asks next(prev) for trial 2..n; a completed
+ * handshake is result(be, true). Every scheduler gets these signals;
+ * `adaptive` turns them into weights, the others only skip the failed
+ * backend for the retry.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lb/rng.h"
+
+#define LB_SCHED_NAME_MAX 16
+#define LB_SCHED_MAX 16
+
+/** One backend as a scheduler sees it. */
+struct lb_sched_be {
+	uint64_t key;    /**< stable identity (address << 16 | port) */
+	uint32_t weight; /**< relative weight, >= 1 */
+	bool eligible;   /**< false while drained: no new flows */
+};
+
+struct lb_sched_ops {
+	const char *name;
+	const char *help; /**< one line for `lbctl help` */
+	/** Per-worker state for @p n backends; NULL with errno set. */
+	void *(*create)(const struct lb_sched_be *be, uint32_t n);
+	void (*destroy)(void *st);
+	/**
+	 * Trial 1 for a new flow with hash @p flow_hash.
+	 * @return 0 with *be set, -ENOENT if no backend is eligible.
+	 */
+	int (*pick)(void *st, uint64_t flow_hash, const struct lb_rng *rng,
+		    uint32_t *be);
+	/**
+	 * The next eligible backend after @p prev, round-robin in index
+	 * order (trials 2..n). @return 0, -ENOENT if there is none.
+	 */
+	int (*next)(void *st, uint32_t prev, uint32_t *be);
+	/** Outcome of a trial on @p be. */
+	void (*result)(void *st, uint32_t be, bool ok);
+	/** Drain (false) or undrain (true) @p be. @return 0 or -EINVAL. */
+	int (*set_eligible)(void *st, uint32_t be, bool eligible);
+	/** Error count the scheduler holds for @p be (0 if it keeps none). */
+	uint32_t (*errors)(void *st, uint32_t be);
+};
+
+/**
+ * Registers @p ops under ops->name. The built-in schedulers are always
+ * registered. @return 0, -EEXIST (name taken), -ENOSPC, -EINVAL.
+ */
+int lb_sched_register(const struct lb_sched_ops *ops);
+
+/** The scheduler called @p name, or NULL. */
+const struct lb_sched_ops *lb_sched_find(const char *name);
+
+/** Fills @p out with up to @p max registered schedulers; returns count. */
+unsigned int lb_sched_list(const struct lb_sched_ops **out, unsigned int max);
+
+/** The scheduler used when a service names none. */
+#define LB_SCHED_DEFAULT "adaptive"
+
+#endif /* LB_SCHED_H */
