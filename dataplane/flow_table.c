@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb/flow_table.h"
+
+#define SLOT_EMPTY UINT64_MAX
+#define CACHE_LINE 64
+
+/* LB_TCP_* of pkt_parse.h; repeated so this module needs no other header. */
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_ACK 0x10
+
+_Static_assert(sizeof(struct lb_flow_key) == 16, "key is hashed as 16 B");
+_Static_assert(sizeof(struct lb_flow) == CACHE_LINE, "one line per flow");
+_Static_assert(LB_FLOW_TIMEOUT_MAX_NS >> LB_FLOW_TICK_SHIFT < (1u << 31),
+	       "timeouts must stay comparable as signed tick differences");
+
+#define NS(s) ((uint64_t)(s) * 1000000000ULL)
+
+static const struct lb_flow_timeouts presets[] = {
+	/* net/netfilter/ipvs/ip_vs_proto_tcp.c and ip_vs_proto_udp.c:
+	 * CLOSING takes FIN_WAIT and CLOSED takes CLOSE; OTHER takes the
+	 * conntrack ICMP timeout (nf_conntrack_proto_icmp.c). */
+	[LB_FLOW_TIMEOUTS_IPVS] = { {
+		[LB_FLOW_SYN_SENT] = NS(120),
+		[LB_FLOW_SYN_RECV] = NS(60),
+		[LB_FLOW_ESTABLISHED] = NS(900),
+		[LB_FLOW_CLOSING] = NS(120),
+		[LB_FLOW_TIME_WAIT] = NS(120),
+		[LB_FLOW_CLOSED] = NS(10),
+		[LB_FLOW_UDP] = NS(300),
+		[LB_FLOW_OTHER] = NS(30),
+	} },
+	/* DPVS src/ipvs/ip_vs_proto_tcp.c and ip_vs_proto_udp.c. */
+	[LB_FLOW_TIMEOUTS_DPVS] = { {
+		[LB_FLOW_SYN_SENT] = NS(3),
+		[LB_FLOW_SYN_RECV] = NS(30),
+		[LB_FLOW_ESTABLISHED] = NS(90),
+		[LB_FLOW_CLOSING] = NS(7),
+		[LB_FLOW_TIME_WAIT] = NS(7),
+		[LB_FLOW_CLOSED] = NS(3),
+		[LB_FLOW_UDP] = NS(300),
+		[LB_FLOW_OTHER] = NS(30),
+	} },
+};
+
+static const char *const state_names[LB_FLOW_NB_STATES] = {
+	[LB_FLOW_SYN_SENT] = "syn_sent",
+	[LB_FLOW_SYN_RECV] = "syn_recv",
+	[LB_FLOW_ESTABLISHED] = "established",
+	[LB_FLOW_CLOSING] = "closing",
+	[LB_FLOW_TIME_WAIT] = "time_wait",
+	[LB_FLOW_CLOSED] = "closed",
+	[LB_FLOW_UDP] = "udp",
+	[LB_FLOW_OTHER] = "other",
+};
+
+int
+lb_flow_timeouts_preset(struct lb_flow_timeouts *to,
+			enum lb_flow_timeout_preset p)
+{
+	if (to == NULL ||
+	    (unsigned int)p >= sizeof(presets) / sizeof(presets[0]))
+		return -EINVAL;
+	*to = presets[p];
+	return 0;
+}
+
+const char *
+lb_flow_state_name(unsigned int state)
+{
+	if (state == LB_FLOW_FREE)
+		return "free";
+	return state < LB_FLOW_NB_STATES ? state_names[state] : "?";
+}
+
+static uint32_t
+tick(uint64_t now_ns)
+{
+	return (uint32_t)(now_ns >> LB_FLOW_TICK_SHIFT);
+}
+
+static int
+check_timeout(uint64_t ns)
+{
+	if (ns == 0)
+		return -EINVAL;
+	return ns > LB_FLOW_TIMEOUT_MAX_NS ? -ERANGE : 0;
+}
+
+/* Rounded up, so a flow never expires before its timeout has passed. */
+static uint32_t
+timeout_ticks(uint64_t ns)
+{
+	return (uint32_t)((ns + (1ULL << LB_FLOW_TICK_SHIFT) - 1) >>
+			  LB_FLOW_TICK_SHIFT);
+}
+
+static uint32_t
+nb_slots(uint32_t capacity)
+{
+	uint64_t want = (uint64_t)capacity * LB_FLOW_SLOTS_PER_FLOW;
+	uint64_t n = 1;
+
+	while (n < want)
+		n <<= 1;
+	return (uint32_t)n;
+}
+
+static size_t
+header_size(void)
+{
+	return (sizeof(struct lb_flow_table) + CACHE_LINE - 1) &
+	       ~(size_t)(CACHE_LINE - 1);
+}
+
+size_t
+lb_flow_table_mem_size(uint32_t capacity)
+{
+	if (capacity == 0 || capacity > LB_FLOW_MAX_CAPACITY)
+		return 0;
+	return header_size() + (size_t)capacity * sizeof(struct lb_flow) +
+	       (size_t)nb_slots(capacity) * sizeof(uint64_t);
+}
+
+static int
+check_timeouts(const struct lb_flow_timeouts *to)
+{
+	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++) {
+		int rc = check_timeout(to->ns[s]);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+lb_flow_table_init(void *mem, uint32_t capacity,
+		   const struct lb_flow_timeouts *to, uint64_t seed)
+{
+	struct lb_flow_table *t = mem;
+	struct lb_flow *flows;
+	uint32_t slots;
+	int rc;
+
+	if (mem == NULL || (uintptr_t)mem % CACHE_LINE != 0 ||
+	    lb_flow_table_mem_size(capacity) == 0)
+		return -EINVAL;
+	if (to == NULL)
+		to = &presets[LB_FLOW_TIMEOUTS_IPVS];
+	rc = check_timeouts(to);
+	if (rc < 0)
+		return rc;
+
+	slots = nb_slots(capacity);
+	memset(t, 0, header_size());
+	t->seed = seed;
+	t->capacity = capacity;
+	t->slot_mask = slots - 1;
+	t->flows_off = header_size();
+	t->slots_off = t->flows_off + (uint64_t)capacity * sizeof(*flows);
+	t->mem_size = lb_flow_table_mem_size(capacity);
+	t->magic = LB_FLOW_TABLE_MAGIC;
+	t->version = LB_FLOW_TABLE_VERSION;
+	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++) {
+		t->timeout[s] = timeout_ticks(to->ns[s]);
+		t->head[s] = LB_FLOW_NONE;
+		t->tail[s] = LB_FLOW_NONE;
+	}
+
+	/* Free list in index order, so the first flows share cache lines. */
+	flows = lb_flow_entries(t);
+	for (uint32_t i = 0; i < capacity; i++) {
+		memset(&flows[i], 0, sizeof(flows[i]));
+		flows[i].state = LB_FLOW_FREE;
+		flows[i].prev = LB_FLOW_NONE;
+		flows[i].next = i + 1 < capacity ? i + 1 : LB_FLOW_NONE;
+	}
+	t->free_head = 0;
+	memset(lb_flow_slots(t), 0xff, (size_t)slots * sizeof(uint64_t));
+	return 0;
+}
+
+struct lb_flow_table *
+lb_flow_table_create(uint32_t capacity, const struct lb_flow_timeouts *to,
+		     uint64_t seed)
+{
+	size_t size = lb_flow_table_mem_size(capacity);
+	struct lb_flow_table *t;
+	int rc;
+
+	if (size == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* aligned_alloc wants a multiple of the alignment; size is one. */
+	t = aligned_alloc(CACHE_LINE, size);
+	if (t == NULL)
+		return NULL;
+	rc = lb_flow_table_init(t, capacity, to, seed);
+	if (rc < 0) {
+		free(t);
+		errno = -rc;
+		return NULL;
+	}
+	return t;
+}
+
+void
+lb_flow_table_free(struct lb_flow_table *t)
+{
+	free(t);
+}
+
+int
+lb_flow_table_check(const void *mem, size_t len)
+{
+	const struct lb_flow_table *t = mem;
+	size_t size;
+
+	if (mem == NULL || len < sizeof(*t))
+		return -EINVAL;
+	if (t->magic != LB_FLOW_TABLE_MAGIC)
+		return -EINVAL;
+	if (t->version != LB_FLOW_TABLE_VERSION)
+		return -EPROTO;
+	size = lb_flow_table_mem_size(t->capacity);
+	if (size == 0 || size != t->mem_size || size > len ||
+	    t->slot_mask != nb_slots(t->capacity) - 1 ||
+	    t->flows_off != header_size() ||
+	    t->slots_off != t->flows_off + (uint64_t)t->capacity *
+						   sizeof(struct lb_flow))
+		return -EINVAL;
+	return 0;
+}
+
+int
+lb_flow_set_timeout(struct lb_flow_table *t, enum lb_flow_state s,
+		    uint64_t ns)
+{
+	int rc;
+
+	if (t == NULL || (unsigned int)s >= LB_FLOW_NB_STATES)
+		return -EINVAL;
+	rc = check_timeout(ns);
+	if (rc < 0)
+		return rc;
+	t->timeout[s] = timeout_ticks(ns);
+	return 0;
+}
+
+uint64_t
+lb_flow_timeout_ns(const struct lb_flow_table *t, enum lb_flow_state s)
+{
+	if (t == NULL || (unsigned int)s >= LB_FLOW_NB_STATES)
+		return 0;
+	return (uint64_t)t->timeout[s] << LB_FLOW_TICK_SHIFT;
+}
+
+/* Expiry lists. */
+
+static void
+list_unlink(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
+	    unsigned int c)
+{
+	struct lb_flow *f = &flows[idx];
+
+	if (f->prev != LB_FLOW_NONE)
+		flows[f->prev].next = f->next;
+	else
+		t->head[c] = f->next;
+	if (f->next != LB_FLOW_NONE)
+		flows[f->next].prev = f->prev;
+	else
+		t->tail[c] = f->prev;
+}
+
+static void
+list_append(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
+	    unsigned int c)
+{
+	struct lb_flow *f = &flows[idx];
+
+	f->next = LB_FLOW_NONE;
+	f->prev = t->tail[c];
+	if (t->tail[c] != LB_FLOW_NONE)
+		flows[t->tail[c]].next = idx;
+	else
+		t->head[c] = idx;
+	t->tail[c] = idx;
+}
+
+/* Index slots. */
+
+/* First slot at or after @p i that is empty or holds @p k; sets *found. */
+static uint32_t
+slot_find(const struct lb_flow_table *t, const struct lb_flow_key *k,
+	  uint32_t sig, uint32_t i, int *found)
+{
+	const uint64_t *slot = lb_flow_slots(t);
+	const struct lb_flow *flows = lb_flow_entries(t);
+
+	for (;; i = (i + 1) & t->slot_mask) {
+		uint64_t s = slot[i];
+		uint32_t ref = (uint32_t)s;
+
+		if (s == SLOT_EMPTY) {
+			*found = 0;
+			return i;
+		}
+		if ((uint32_t)(s >> 32) == sig &&
+		    lb_flow_key_eq(&flows[ref >> 1].key[ref & 1], k)) {
+			*found = 1;
+			return i;
+		}
+	}
+}
+
+/*
+ * Empties slot @p i and shifts later slots of the same cluster back into
+ * the hole when their home slot allows it (deletion without tombstones for
+ * linear probing): the slot at j may move to the hole at i unless its home
+ * lies cyclically in (i, j].
+ */
+static void
+slot_remove(struct lb_flow_table *t, uint32_t i)
+{
+	uint64_t *slot = lb_flow_slots(t);
+	uint32_t mask = t->slot_mask;
+
+	for (uint32_t j = (i + 1) & mask; slot[j] != SLOT_EMPTY;
+	     j = (j + 1) & mask) {
+		uint32_t home = (uint32_t)(slot[j] >> 32) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			slot[i] = slot[j];
+			i = j;
+		}
+	}
+	slot[i] = SLOT_EMPTY;
+}
+
+/* Removes the slot referring to key @p dir of flow @p idx. */
+static void
+slot_unindex(struct lb_flow_table *t, uint32_t idx, unsigned int dir)
+{
+	const struct lb_flow *f = &lb_flow_entries(t)[idx];
+	uint64_t *slot = lb_flow_slots(t);
+	uint32_t ref = idx << 1 | dir;
+	uint32_t i = lb_flow_sig(lb_flow_hash(t->seed, &f->key[dir])) &
+		     t->slot_mask;
+
+	for (; slot[i] != SLOT_EMPTY; i = (i + 1) & t->slot_mask) {
+		if ((uint32_t)slot[i] == ref) {
+			slot_remove(t, i);
+			return;
+		}
+	}
+}
+
+static int
+key_valid(const struct lb_flow_key *k)
+{
+	return (k->pad[0] | k->pad[1] | k->pad[2]) == 0;
+}
+
+static uint8_t
+initial_state(uint8_t proto)
+{
+	switch (proto) {
+	case LB_FLOW_PROTO_TCP:
+		return LB_FLOW_SYN_SENT;
+	case LB_FLOW_PROTO_UDP:
+		return LB_FLOW_UDP;
+	default:
+		return LB_FLOW_OTHER;
+	}
+}
+
+int
+lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
+	       const struct lb_flow_key *reply, uint16_t svc, uint32_t be,
+	       uint64_t now_ns)
+{
+	const struct lb_flow_key *key[2] = { orig, reply };
+	uint32_t sig[2], pos[2], idx;
+	uint64_t *slot;
+	struct lb_flow *flows, *f;
+	int found;
+
+	if (t == NULL || orig == NULL || reply == NULL || !key_valid(orig) ||
+	    !key_valid(reply) || orig->proto != reply->proto ||
+	    lb_flow_key_eq(orig, reply))
+		return -EINVAL;
+	for (unsigned int d = 0; d < 2; d++) {
+		sig[d] = lb_flow_sig(lb_flow_hash(t->seed, key[d]));
+		pos[d] = slot_find(t, key[d], sig[d], sig[d] & t->slot_mask,
+				   &found);
+		if (found) {
+			t->stats.dup++;
+			return -EEXIST;
+		}
+	}
+	if (t->free_head == LB_FLOW_NONE) {
+		t->stats.refused++;
+		return -ENOSPC;
+	}
+
+	flows = lb_flow_entries(t);
+	idx = t->free_head;
+	f = &flows[idx];
+	t->free_head = f->next;
+	memset(f, 0, sizeof(*f));
+	f->key[LB_FLOW_DIR_ORIG] = *orig;
+	f->key[LB_FLOW_DIR_REPLY] = *reply;
+	f->svc = svc;
+	f->be = be;
+	f->state = initial_state(orig->proto);
+	f->last_seen = tick(now_ns);
+	list_append(t, flows, idx, f->state);
+
+	slot = lb_flow_slots(t);
+	slot[pos[0]] = (uint64_t)sig[0] << 32 | idx << 1;
+	/* The reply key's probe stopped at the first empty slot; if the
+	 * orig key just took it, the next empty one follows it. */
+	while (slot[pos[1]] != SLOT_EMPTY)
+		pos[1] = (pos[1] + 1) & t->slot_mask;
+	slot[pos[1]] = (uint64_t)sig[1] << 32 | idx << 1 | 1;
+
+	t->stats.inserts++;
+	t->stats.flows++;
+	return (int)idx;
+}
+
+static void
+release(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx)
+{
+	struct lb_flow *f = &flows[idx];
+
+	slot_unindex(t, idx, LB_FLOW_DIR_ORIG);
+	slot_unindex(t, idx, LB_FLOW_DIR_REPLY);
+	list_unlink(t, flows, idx, f->state);
+	f->state = LB_FLOW_FREE;
+	f->prev = LB_FLOW_NONE;
+	f->next = t->free_head;
+	t->free_head = idx;
+	t->stats.flows--;
+}
+
+int
+lb_flow_delete(struct lb_flow_table *t, uint32_t idx)
+{
+	struct lb_flow *flows;
+
+	if (t == NULL || idx >= t->capacity)
+		return -EINVAL;
+	flows = lb_flow_entries(t);
+	if (flows[idx].state == LB_FLOW_FREE)
+		return -ENOENT;
+	release(t, flows, idx);
+	t->stats.deleted++;
+	return 0;
+}
+
+int
+lb_flow_tcp_advance(struct lb_flow *f, enum lb_flow_dir dir,
+		    uint8_t tcp_flags)
+{
+	uint8_t fin = dir == LB_FLOW_DIR_ORIG ? LB_FLOW_F_FIN_ORIG
+					      : LB_FLOW_F_FIN_REPLY;
+	uint8_t both = LB_FLOW_F_FIN_ORIG | LB_FLOW_F_FIN_REPLY;
+	uint8_t st;
+
+	if (f == NULL || (unsigned int)dir > LB_FLOW_DIR_REPLY ||
+	    f->state >= LB_FLOW_NB_STATES)
+		return -EINVAL;
+	st = f->state;
+	if (st > LB_FLOW_CLOSED)
+		return st;
+
+	if (tcp_flags & TCP_RST) {
+		st = LB_FLOW_CLOSED;
+	} else if (tcp_flags & TCP_SYN) {
+		if (dir == LB_FLOW_DIR_ORIG && !(tcp_flags & TCP_ACK) &&
+		    (st == LB_FLOW_TIME_WAIT || st == LB_FLOW_CLOSED)) {
+			st = LB_FLOW_SYN_SENT;
+			f->flags &= (uint8_t)~both;
+		} else if (dir == LB_FLOW_DIR_REPLY && (tcp_flags & TCP_ACK) &&
+			   st == LB_FLOW_SYN_SENT) {
+			st = LB_FLOW_SYN_RECV;
+		}
+	} else if (tcp_flags & TCP_FIN) {
+		if (st != LB_FLOW_TIME_WAIT && st != LB_FLOW_CLOSED) {
+			f->flags |= fin;
+			st = (f->flags & both) == both ? LB_FLOW_TIME_WAIT
+						       : LB_FLOW_CLOSING;
+		}
+	} else if ((tcp_flags & TCP_ACK) && dir == LB_FLOW_DIR_ORIG &&
+		   st == LB_FLOW_SYN_RECV) {
+		st = LB_FLOW_ESTABLISHED;
+	}
+	f->state = st;
+	return st;
+}
+
+int
+lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
+	      uint8_t tcp_flags, uint64_t now_ns)
+{
+	struct lb_flow *flows, *f;
+	uint8_t old;
+
+	if (t == NULL || idx >= t->capacity ||
+	    (unsigned int)dir > LB_FLOW_DIR_REPLY)
+		return -EINVAL;
+	flows = lb_flow_entries(t);
+	f = &flows[idx];
+	old = f->state;
+	if (old == LB_FLOW_FREE)
+		return -ENOENT;
+	f->pkts[dir]++;
+	f->last_seen = tick(now_ns);
+	if (old <= LB_FLOW_CLOSED)
+		lb_flow_tcp_advance(f, dir, tcp_flags);
+	/* Already the newest of its unchanged class: nothing to move. */
+	if (f->state == old && t->tail[old] == idx)
+		return old;
+	list_unlink(t, flows, idx, old);
+	list_append(t, flows, idx, f->state);
+	return f->state;
+}
+
+static int
+expired(const struct lb_flow_table *t, const struct lb_flow *f, uint32_t now)
+{
+	return (int32_t)(now - f->last_seen) >= (int32_t)t->timeout[f->state];
+}
+
+unsigned int
+lb_flow_expire(struct lb_flow_table *t, uint64_t now_ns, unsigned int max,
+	       lb_flow_expire_fn cb, void *ctx)
+{
+	uint32_t now = tick(now_ns);
+	unsigned int done = 0, c;
+	struct lb_flow *flows;
+
+	if (t == NULL || max == 0)
+		return 0;
+	flows = lb_flow_entries(t);
+	c = t->expire_from % LB_FLOW_NB_STATES;
+	for (unsigned int n = 0; n < LB_FLOW_NB_STATES; n++) {
+		while (done < max && t->head[c] != LB_FLOW_NONE &&
+		       expired(t, &flows[t->head[c]], now)) {
+			uint32_t idx = t->head[c];
+
+			if (cb != NULL)
+				cb(idx, &flows[idx], ctx);
+			release(t, flows, idx);
+			t->stats.expired[c]++;
+			done++;
+		}
+		c = (c + 1) % LB_FLOW_NB_STATES;
+		if (done == max) {
+			/* The next call starts after the class that used
+			 * up this one's budget. */
+			t->expire_from = c;
+			break;
+		}
+	}
+	return done;
+}
+
+uint32_t
+lb_flow_next(const struct lb_flow_table *t, uint32_t pos)
+{
+	const struct lb_flow *flows;
+
+	if (t == NULL)
+		return LB_FLOW_NONE;
+	flows = lb_flow_entries(t);
+	for (; pos < t->capacity; pos++)
+		if (flows[pos].state != LB_FLOW_FREE)
+			return pos;
+	return LB_FLOW_NONE;
+}
+
+void
+lb_flow_stats_get(const struct lb_flow_table *t, struct lb_flow_stats *st)
+{
+	if (t == NULL || st == NULL)
+		return;
+	*st = t->stats;
+}
