@@ -1,0 +1,751 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+#
+# Shared part of the end-to-end tests, sourced by each test script.
+#
+# Topology built by topo_up (TAG = the test shell's PID in hex, so that
+# parallel runs never collide and a crashed run's leftovers can be told
+# from a live run's):
+#
+#   ns sl-cli-TAG         ns sl-lb-TAG              ns sl-sw-TAG
+#   +-------------+       +------------------+      +-----------------+
+#   | sl-c-TAG    |-------| sl-p0-TAG port 0 |      | bridge sl-br-TAG|
+#   | 10.11.0.2.. |       |   lb-dataplane   |      |                 |
+#   +-------------+       | sl-p1-TAG port 1 |------| sl-sp-TAG       |
+#                         +------------------+      | sl-s1-TAG ..    |
+#                                                   +--|--------------+
+#                ns sl-be1-TAG ..                      |
+#                +--------------------------------+    |
+#                | sl-b1-TAG 10.12.0.11, nginx:80 |----+
+#                +--------------------------------+
+#
+# The veths of the LB namespace carry no kernel address: the dataplane
+# answers ARP for the VIP, its addresses and its SNAT address, and resolves
+# its next hops itself. Every veth has its offloads off, so that frames seen
+# through AF_PACKET carry complete checksums. IPv6 is off everywhere.
+#
+# A test script:
+#
+#   set -euo pipefail
+#   . "$(dirname "$0")/lib.sh"
+#   e2e_init l4_http          # root or skip, trap, leftovers of crashed runs
+#   e2e_need_dataplane        # $LB_DATAPLANE or the build's, else skip
+#   topo_up 3                 # client, LB, switch and 3 backend namespaces
+#   be_start 1; ...           # nginx answering "be1"
+#   dp_start "$E2E_TMP/lb.conf"
+#   check "what" [ ... ]      # records a failure, goes on
+#   e2e_finish                # PASS/FAIL line, exit status
+#
+# Everything a test creates is removed on exit, pass or fail; leftovers of
+# a run killed without a chance to clean up are removed by the next run.
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+E2E_TOP=$(cd "$E2E_DIR/../.." && pwd)
+PY=/usr/bin/python3
+
+# The namespaces are private to a run, so every run uses the same plan.
+CLI_NET=10.11.0
+BE_NET=10.12.0
+LB_ADDR_CLI=$CLI_NET.1 # the dataplane's address on port 0
+LB_ADDR_BE=$BE_NET.1   # its address on port 1, also the SNAT source
+VIP=$CLI_NET.100
+
+# Bounds (seconds) of the waits; each can be raised from the environment.
+E2E_DP_START_TIMEOUT=${E2E_DP_START_TIMEOUT:-30}
+E2E_DP_STOP_TIMEOUT=${E2E_DP_STOP_TIMEOUT:-10}
+E2E_LISTEN_TIMEOUT=${E2E_LISTEN_TIMEOUT:-10}
+
+E2E_TAG=$(printf '%x' "$$")
+E2E_NAME=${E2E_NAME:-$(basename "$0" .sh)}
+E2E_TMP=
+E2E_FAILS=0
+E2E_DONE=
+E2E_ERR=
+DP_PID=
+DP_LOG=
+DP_RC=
+
+NS_CLI=sl-cli-$E2E_TAG
+NS_LB=sl-lb-$E2E_TAG
+NS_SW=sl-sw-$E2E_TAG
+IF_CLI=sl-c-$E2E_TAG   # client's veth
+IF_P0=sl-p0-$E2E_TAG   # LB, client side: dataplane port 0
+IF_P1=sl-p1-$E2E_TAG   # LB, backend side: dataplane port 1
+IF_SWLB=sl-sp-$E2E_TAG # switch's end of the port 1 veth
+BR=sl-br-$E2E_TAG
+DP_PREFIX=sl$E2E_TAG   # EAL --file-prefix
+
+ns_be() { echo "sl-be$1-$E2E_TAG"; }
+if_be() { echo "sl-b$1-$E2E_TAG"; }
+if_swbe() { echo "sl-s$1-$E2E_TAG"; }
+cli_addr() { echo "$CLI_NET.$((1 + $1))"; } # client address 1 is .2
+be_addr() { echo "$BE_NET.$((10 + $1))"; }  # backend 1 is .11
+
+# ---- reporting --------------------------------------------------------------
+
+e2e_log() { printf '%s: %s\n' "$E2E_NAME" "$*"; }
+
+e2e_skip() {
+	E2E_DONE=skip
+	e2e_log "SKIP: $*"
+	exit 77
+}
+
+# Fatal: prints why, then the EXIT trap cleans up and prints FAIL.
+die() {
+	E2E_ERR=$*
+	exit 1
+}
+
+# check DESCRIPTION COMMAND...: runs the command (usually [ ... ]) and
+# records a failure when it fails; the test goes on. A single string is
+# evaluated, for compound conditions: check "x" '[ "$a" = 1 ] && [ ... ]'.
+check() {
+	local what=$1 ok=0
+	shift
+	if [ $# -eq 1 ]; then
+		eval "$1" || ok=$?
+	else
+		"$@" || ok=$?
+	fi
+	if [ "$ok" -eq 0 ]; then
+		e2e_log "ok: $what"
+	else
+		e2e_log "FAILED: $what"
+		E2E_FAILS=$((E2E_FAILS + 1))
+	fi
+}
+
+e2e_finish() {
+	if [ "$E2E_FAILS" -eq 0 ]; then
+		E2E_DONE=pass
+		exit 0
+	fi
+	E2E_ERR="$E2E_FAILS check(s) failed"
+	exit 1
+}
+
+# The ERR trap: remembers the first failed command and where it was
+# (function frames, then the script's line).
+e2e_on_err() {
+	local where="${BASH_SOURCE[1]##*/}:$2" i
+	for ((i = 1; i < ${#FUNCNAME[@]} - 1; i++)); do
+		where="$where < ${BASH_SOURCE[i + 1]##*/}:${BASH_LINENO[i]}"
+	done
+	[ -n "$E2E_ERR" ] || E2E_ERR="'$3' failed with status $1 at $where"
+}
+
+# ---- life cycle -------------------------------------------------------------
+
+# e2e_init NAME: the first call of every test.
+e2e_init() {
+	E2E_NAME=${1:-$E2E_NAME}
+	if [ "$(id -u)" -ne 0 ]; then
+		e2e_skip "needs root (network namespaces, veths, nginx on :80)"
+	fi
+	local t missing=()
+	for t in ip ethtool nginx curl ss "$PY"; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	[ ${#missing[@]} -eq 0 ] ||
+		e2e_skip "missing ${missing[*]} (run tools/setup)"
+	set -E
+	trap 'e2e_on_err $? $LINENO "$BASH_COMMAND"' ERR
+	trap e2e_cleanup EXIT
+	trap 'e2e_on_signal interrupted 130' INT
+	trap 'e2e_on_signal terminated 143' TERM
+	e2e_sweep --own
+	E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sl-e2e-$E2E_TAG.XXXXXX")
+	chmod 755 "$E2E_TMP"
+	echo "$$ $(proc_start "$$")" >"$E2E_TMP/owner"
+}
+
+# e2e_need_tools TOOL...: skip when a peer program is missing.
+e2e_need_tools() {
+	local t missing=()
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	[ ${#missing[@]} -eq 0 ] ||
+		e2e_skip "missing ${missing[*]} (run tools/setup)"
+}
+
+# Sets LB_DATAPLANE: the environment's, else the build directory's
+# (LB_BUILD_DIR, set by meson, else BUILD_DIR, else build/). Skips when the
+# dataplane is not built; fails when LB_DATAPLANE names nothing runnable.
+e2e_need_dataplane() {
+	local d
+	if [ -n "${LB_DATAPLANE:-}" ]; then
+		[ -x "$LB_DATAPLANE" ] ||
+			die "LB_DATAPLANE=$LB_DATAPLANE is not an executable"
+		return 0
+	fi
+	d=${LB_BUILD_DIR:-${BUILD_DIR:-$E2E_TOP/build}}
+	if [ -x "$d/dataplane/lb-dataplane" ]; then
+		LB_DATAPLANE=$d/dataplane/lb-dataplane
+		return 0
+	fi
+	e2e_skip "lb-dataplane is not built (no $d/dataplane/lb-dataplane;" \
+		"set LB_DATAPLANE to run another)"
+}
+
+# Start time of a process in clock ticks since boot (field 22 of stat;
+# the command name before it may hold spaces, so cut after its ')').
+proc_start() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	# shellcheck disable=SC2086
+	set -- $s
+	echo "${20}"
+}
+
+# Is the run that owns TAG still alive? Its temp dir records its PID and
+# start time, which tells a reused PID apart.
+tag_alive() {
+	local tag=$1 pid f rec
+	pid=$((16#$tag))
+	[ -d "/proc/$pid" ] || return 1
+	for f in "${TMPDIR:-/tmp}"/sl-e2e-"$tag".*/owner; do
+		[ -f "$f" ] || continue
+		read -r _ rec <"$f" || continue
+		[ "$rec" = "$(proc_start "$pid")" ] && return 0
+		return 1
+	done
+	return 0 # no record yet: the run may be starting, leave it be
+}
+
+# Ends every process whose network namespace is NS (only processes this
+# harness started live there), then deletes NS.
+ns_destroy() {
+	local ns=$1 pids i
+	pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+	if [ -n "${pids// /}" ]; then
+		# shellcheck disable=SC2086
+		kill -TERM $pids 2>/dev/null || true
+		for ((i = 0; i < 30; i++)); do
+			pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+			[ -n "${pids// /}" ] || break
+			sleep 0.1
+		done
+		# shellcheck disable=SC2086
+		[ -z "${pids// /}" ] || kill -KILL $pids 2>/dev/null || true
+	fi
+	ip netns del "$ns" 2>/dev/null || true
+}
+
+# stale TAG: does TAG belong to a run that is gone? With E2E_SWEEP_OWN
+# set (at init), this run's own tag counts too: what carries it then is
+# from a dead run whose PID this one got.
+stale() {
+	{ [ -n "${E2E_SWEEP_OWN:-}" ] && [ "$1" = "$E2E_TAG" ]; } ||
+		! tag_alive "$1"
+}
+
+# Every tag that something on this host carries: namespaces and links
+# named sl-ROLE-TAG, DPDK runtime dirs slTAG, temp dirs sl-e2e-TAG.*.
+e2e_tags() {
+	local d
+	{
+		ip netns list 2>/dev/null | awk '{print $1}'
+		ip -o link show 2>/dev/null | awk '{sub(/[@:].*/, "", $2); print $2}'
+	} | sed -n 's/^sl-[a-z0-9]*-\([0-9a-f]\{1,8\}\)$/\1/p'
+	for d in /var/run/dpdk/sl*; do
+		[ -d "$d" ] || continue
+		d=${d##*/sl}
+		# A live DPDK process whose prefix merely looks like ours
+		# answers on its socket: not ours to judge.
+		[[ $d =~ ^[0-9a-f]{1,8}$ ]] || continue
+		[ ! -S "/var/run/dpdk/sl$d/dpdk_telemetry.v2" ] ||
+			! "$PY" "$E2E_DIR/lbtel.py" -t 1 \
+				-s "/var/run/dpdk/sl$d/dpdk_telemetry.v2" /info \
+				>/dev/null 2>&1 || continue
+		echo "$d"
+	done
+	for d in "${TMPDIR:-/tmp}"/sl-e2e-*.*; do
+		[ -d "$d" ] || continue
+		d=${d##*/sl-e2e-}
+		d=${d%%.*}
+		[[ $d =~ ^[0-9a-f]{1,8}$ ]] && echo "$d"
+	done
+}
+
+# e2e_reap TAG: removes everything that carries TAG: its namespaces with
+# the processes in them, links, DPDK runtime dir and temp dir.
+e2e_reap() {
+	local tag=$1 ns l
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' |
+		grep -E "^sl-[a-z0-9]+-$tag\$"); do
+		ns_destroy "$ns"
+	done
+	for l in $(ip -o link show 2>/dev/null |
+		awk '{sub(/[@:].*/, "", $2); print $2}' |
+		grep -E "^sl-[a-z0-9]+-$tag\$"); do
+		ip link del "$l" 2>/dev/null || true
+	done
+	rm -rf "/var/run/dpdk/sl$tag" "${TMPDIR:-/tmp}/sl-e2e-$tag".*
+}
+
+# e2e_sweep [--own]: removes what runs that are gone left behind.
+e2e_sweep() {
+	local tag n=0 E2E_SWEEP_OWN=
+	[ "${1:-}" != --own ] || E2E_SWEEP_OWN=1
+	for tag in $(e2e_tags | sort -u); do
+		if stale "$tag"; then
+			e2e_reap "$tag"
+			n=$((n + 1))
+		fi
+	done
+	[ "$n" -eq 0 ] || e2e_log "removed the leftovers of $n earlier run(s)"
+}
+
+# On SIGTERM (meson's timeout) or SIGINT: a reaper in its own session
+# removes this run's things once this shell is gone, since whoever sent
+# the signal may SIGKILL the whole process group before the EXIT trap is
+# through (meson does after half a second).
+e2e_on_signal() {
+	E2E_ERR=${E2E_ERR:-$1}
+	# shellcheck disable=SC2016 # expanded by the reaper's shell
+	setsid -f bash -c '
+for ((i = 0; i < 300; i++)); do
+	[ -d "/proc/$1" ] || break
+	sleep 0.1
+done
+. "$2"
+e2e_reap "$3"' e2e-reaper "$$" "$E2E_DIR/lib.sh" "$E2E_TAG" \
+		</dev/null >/dev/null 2>&1 || true
+	exit "$2"
+}
+
+# The EXIT trap: diagnostics on failure, then remove everything.
+e2e_cleanup() {
+	local rc=$?
+	trap - ERR INT TERM
+	set +e
+	if [ "$E2E_DONE" != pass ] && [ "$E2E_DONE" != skip ]; then
+		[ -n "$E2E_ERR" ] || E2E_ERR="exited with status $rc"
+		e2e_diagnose
+	fi
+	if [ -n "$DP_PID" ]; then
+		dp_stop >/dev/null 2>&1
+	fi
+	e2e_reap "$E2E_TAG"
+	case $E2E_DONE in
+	pass) e2e_log "PASS" ;;
+	skip) ;;
+	*)
+		e2e_log "FAIL: $E2E_ERR"
+		[ "$rc" -ne 0 ] || rc=1
+		;;
+	esac
+	exit "$rc"
+}
+
+e2e_diagnose() {
+	if [ -n "$DP_PID" ] && kill -0 "$DP_PID" 2>/dev/null; then
+		e2e_log "/lb/stats at failure: $(tel /lb/stats 2>&1)"
+		e2e_log "/lb/backends at failure: $(tel /lb/backends 2>&1)"
+	fi
+	if [ -n "$DP_LOG" ] && [ -s "$DP_LOG" ]; then
+		e2e_log "last lines of the dataplane's log ($LB_DATAPLANE):"
+		tail -n 40 "$DP_LOG" | sed 's/^/    /'
+	elif [ -n "$DP_LOG" ]; then
+		e2e_log "the dataplane ($LB_DATAPLANE) wrote nothing"
+	fi
+}
+
+# ---- topology ---------------------------------------------------------------
+
+ns_create() {
+	ip netns add "$1"
+	ip -n "$1" link set lo up
+	# Before any link arrives, so that no link ever gets IPv6.
+	ip netns exec "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+}
+
+# veth_pair NS_A IF_A NS_B IF_B: created inside the namespaces directly,
+# offloads off on both ends, both up.
+veth_pair() {
+	ip link add "$2" netns "$1" type veth peer name "$4" netns "$3"
+	veth_setup "$1" "$2"
+	veth_setup "$3" "$4"
+}
+
+veth_setup() {
+	ip netns exec "$1" ethtool -K "$2" rx off tx off tso off gso off \
+		gro off >/dev/null
+	ip -n "$1" link set "$2" up
+}
+
+# topo_up NB_BACKENDS [NB_CLIENT_ADDRS]: the namespaces, links and
+# addresses of the picture at the top. No route anywhere: the VIP and the
+# dataplane's addresses are on the client's link, the SNAT address on the
+# backends' link.
+topo_up() {
+	local nbe=${1:-3} ncli=${2:-1} i
+	ns_create "$NS_CLI"
+	ns_create "$NS_LB"
+	ns_create "$NS_SW"
+	for ((i = 1; i <= nbe; i++)); do
+		ns_create "$(ns_be "$i")"
+	done
+
+	veth_pair "$NS_CLI" "$IF_CLI" "$NS_LB" "$IF_P0"
+	veth_pair "$NS_LB" "$IF_P1" "$NS_SW" "$IF_SWLB"
+	ip -n "$NS_SW" link add "$BR" type bridge
+	ip -n "$NS_SW" link set "$BR" up
+	ip -n "$NS_SW" link set "$IF_SWLB" master "$BR"
+	for ((i = 1; i <= nbe; i++)); do
+		veth_pair "$(ns_be "$i")" "$(if_be "$i")" "$NS_SW" \
+			"$(if_swbe "$i")"
+		ip -n "$NS_SW" link set "$(if_swbe "$i")" master "$BR"
+		ip -n "$(ns_be "$i")" addr add "$(be_addr "$i")/24" \
+			dev "$(if_be "$i")"
+	done
+	for ((i = 1; i <= ncli; i++)); do
+		ip -n "$NS_CLI" addr add "$(cli_addr "$i")/24" dev "$IF_CLI"
+	done
+	e2e_log "topology up: client $(cli_addr 1)$([ "$ncli" -eq 1 ] ||
+		echo "..$(cli_addr "$ncli")"), $nbe backend(s)" \
+		"$(be_addr 1)..$(be_addr "$nbe"), tag $E2E_TAG"
+}
+
+# MAC address of IF in NS.
+if_mac() {
+	ip netns exec "$1" cat "/sys/class/net/$2/address"
+}
+
+# wait_listen NS PROTO ADDR:PORT [gone]: until a socket listens there (or
+# until none does), within E2E_LISTEN_TIMEOUT.
+wait_listen() {
+	local ns=$1 proto=$2 ep=$3 gone=${4:-} flag=-Hltn i found
+	[ "$proto" = udp ] && flag=-Hlun
+	for ((i = 0; i < E2E_LISTEN_TIMEOUT * 10; i++)); do
+		found=$(ip netns exec "$ns" ss $flag "src $ep" 2>/dev/null)
+		if [ -n "$gone" ]; then [ -z "$found" ] && return 0
+		else [ -n "$found" ] && return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- backends ---------------------------------------------------------------
+
+# be_start I [STATUS [DELAY_MS]]: nginx on backend I's address, port 80,
+# answering every request with STATUS (200) and the body "beI". With a
+# delay, nginx proxies to a local server that sleeps first.
+be_start() {
+	local i=$1 status=${2:-200} delay=${3:-0} ns dir addr loc
+	ns=$(ns_be "$i")
+	addr=$(be_addr "$i")
+	dir=$E2E_TMP/be$i
+	mkdir -p "$dir"
+	if [ "$delay" -gt 0 ]; then
+		ip netns exec "$ns" "$PY" "$E2E_DIR/nettool.py" http-slow \
+			--bind 127.0.0.1:8080 --name "be$i" --status "$status" \
+			--delay-ms "$delay" >"$dir/slow.log" 2>&1 &
+		wait_listen "$ns" tcp 127.0.0.1:8080 ||
+			die "be$i: the delaying server did not start"
+		loc="proxy_pass http://127.0.0.1:8080;"
+	else
+		loc="return $status \"be$i\\n\";"
+	fi
+	cat >"$dir/nginx.conf" <<EOF
+user nobody nogroup;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events {
+	worker_connections 4096;
+}
+http {
+	access_log off;
+	default_type text/plain;
+	keepalive_requests 1000000;
+	client_body_temp_path $dir/body;
+	proxy_temp_path $dir/proxy;
+	fastcgi_temp_path $dir/fastcgi;
+	uwsgi_temp_path $dir/uwsgi;
+	scgi_temp_path $dir/scgi;
+	server {
+		listen $addr:80 backlog=4096;
+		location / {
+			$loc
+		}
+	}
+}
+EOF
+	ip netns exec "$ns" nginx -p "$dir" -e "$dir/error.log" \
+		-c "$dir/nginx.conf" ||
+		die "be$i: nginx did not start: $(tail -n 5 "$dir/error.log")"
+	wait_listen "$ns" tcp "$addr:80" ||
+		die "be$i: nginx is not listening on $addr:80"
+}
+
+# be_kill I: stops backend I's nginx; its namespace and address stay, so
+# the kernel there answers a SYN to port 80 with a RST.
+be_kill() {
+	local i=$1 ns pid addr
+	ns=$(ns_be "$i")
+	addr=$(be_addr "$i")
+	pid=$(cat "$E2E_TMP/be$i/nginx.pid" 2>/dev/null) ||
+		die "be$i: no nginx pid file"
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_listen "$ns" tcp "$addr:80" gone ||
+		die "be$i: nginx still listens on $addr:80"
+	e2e_log "be$i: nginx stopped ($addr:80 closed)"
+}
+
+# be_udp_start I PORT: a UDP echo server on backend I's address answering
+# "beI <datagram>".
+be_udp_start() {
+	local i=$1 port=$2 ns
+	ns=$(ns_be "$i")
+	ip netns exec "$ns" "$PY" "$E2E_DIR/nettool.py" udp-echo \
+		--bind "$(be_addr "$i"):$port" --name "be$i" \
+		>"$E2E_TMP/udp-be$i.log" 2>&1 &
+	wait_listen "$ns" udp "$(be_addr "$i"):$port" ||
+		die "be$i: the UDP echo server did not start"
+}
+
+# ---- dataplane --------------------------------------------------------------
+
+# dp_start CONFIG [DATAPLANE ARGS...]: runs lb-dataplane in the LB
+# namespace on AF_PACKET ports over the two veths and returns once its
+# telemetry answers /lb/stats. EAL cores, memory and extra dataplane
+# arguments come from LB_EAL_CORES (0-1), LB_EAL_MEM (512) and LB_DP_ARGS.
+dp_start() {
+	local conf=$1 i rc
+	shift
+	[ -f "$conf" ] || die "dp_start: no config file $conf"
+	DP_LOG=$E2E_TMP/dataplane.log
+	e2e_log "config:"
+	sed 's/^/    /' "$conf"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_LB" "$LB_DATAPLANE" \
+		-l "${LB_EAL_CORES:-0-1}" --no-pci --no-huge \
+		-m "${LB_EAL_MEM:-512}" --no-shconf --file-prefix "$DP_PREFIX" \
+		--vdev="net_af_packet0,iface=$IF_P0" \
+		--vdev="net_af_packet1,iface=$IF_P1" \
+		-- --config "$conf" ${LB_DP_ARGS:-} "$@" \
+		</dev/null >"$DP_LOG" 2>&1 &
+	DP_PID=$!
+	for ((i = 0; i < E2E_DP_START_TIMEOUT * 5; i++)); do
+		if ! kill -0 "$DP_PID" 2>/dev/null; then
+			rc=0
+			wait "$DP_PID" || rc=$?
+			DP_PID=
+			die "lb-dataplane exited with status $rc while starting"
+		fi
+		if tel /lb/stats >/dev/null 2>&1; then
+			e2e_log "lb-dataplane up (pid $DP_PID, prefix $DP_PREFIX)"
+			return 0
+		fi
+		sleep 0.2
+	done
+	die "lb-dataplane did not answer /lb/stats on its telemetry socket" \
+		"within ${E2E_DP_START_TIMEOUT}s ($(tel /lb/stats 2>&1 | tail -n 1))"
+}
+
+# dp_stop: SIGTERM, then SIGKILL after E2E_DP_STOP_TIMEOUT; sets DP_RC to
+# the exit status and returns it.
+dp_stop() {
+	local i
+	DP_RC=
+	[ -n "$DP_PID" ] || return 0
+	kill -TERM "$DP_PID" 2>/dev/null || true
+	for ((i = 0; i < E2E_DP_STOP_TIMEOUT * 10; i++)); do
+		kill -0 "$DP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$DP_PID" 2>/dev/null; then
+		e2e_log "lb-dataplane ignored SIGTERM for" \
+			"${E2E_DP_STOP_TIMEOUT}s; killing it"
+		kill -KILL "$DP_PID" 2>/dev/null || true
+	fi
+	DP_RC=0
+	wait "$DP_PID" 2>/dev/null || DP_RC=$?
+	DP_PID=
+	rm -rf "/var/run/dpdk/$DP_PREFIX"
+	return "$DP_RC"
+}
+
+# conf_ports FILE: the start of every dataplane config: the dataplane's
+# address on each port and its SNAT address on the backend side.
+conf_ports() {
+	cat >"$1" <<EOF
+addr add $LB_ADDR_CLI/24 port 0
+addr add $LB_ADDR_BE/24 port 1
+snat add $LB_ADDR_BE port 1
+EOF
+}
+
+# tel CMD [-k KEY...]: the dataplane's telemetry (see lbtel.py).
+tel() {
+	"$PY" "$E2E_DIR/lbtel.py" --prefix "$DP_PREFIX" "$@"
+}
+
+# tel_save CMD FILE: the whole reply, for jget.
+tel_save() {
+	tel "$1" >"$2"
+}
+
+# jget FILE KEY...: a value out of a saved reply (keys as in lbtel.py -k,
+# starting with the command), or "-" when it is not there.
+jget() {
+	"$PY" -B -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from lbtel import pick, _text
+try:
+    print(_text(pick(json.load(open(sys.argv[2])), sys.argv[3:])))
+except (KeyError, ValueError, OSError):
+    print("-")
+' "$E2E_DIR" "$@"
+}
+
+# be_field FILE SVC I FIELD: FIELD of backend I (on SVC's port) of the
+# service SVC ("tcp 10.11.0.100:80") in a saved /lb/backends reply.
+be_field() {
+	jget "$1" /lb/backends "$2" "addr=$(be_addr "$3"):${2##*:}" "$4"
+}
+
+# wait_value SECONDS CMD KEY... = VALUE: polls telemetry every half
+# second until the value equals VALUE; prints the last value read and the
+# seconds it took, and fails when SECONDS pass first.
+wait_value() {
+	local secs=$1 cmd=$2 want v t0 ms
+	shift 2
+	local keys=()
+	while [ $# -gt 0 ] && [ "$1" != "=" ]; do
+		keys+=(-k "$1")
+		shift
+	done
+	want=${2:?wait_value: KEY... = VALUE}
+	t0=$(date +%s%N)
+	while :; do
+		v=$(tel "$cmd" "${keys[@]}" 2>/dev/null) || v='?'
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		if [ "$v" = "$want" ]; then
+			echo "$v $((ms / 1000)).$((ms % 1000 / 100))"
+			return 0
+		fi
+		if [ "$ms" -ge $((secs * 1000)) ]; then
+			echo "$v $secs"
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
+# ---- clients ----------------------------------------------------------------
+
+# http_seq URL N OUT [SRC_ADDR]: N sequential requests from the client
+# namespace, a new connection each; one line per request in OUT:
+# "index curl_status http_code seconds body" (body "-" when empty).
+http_seq() {
+	# shellcheck disable=SC2016 # expanded by the client's shell
+	ip netns exec "$NS_CLI" bash -c '
+url=$1 n=$2 out=$3 src=$4 tmp=$3.body
+: >"$out"
+for ((i = 1; i <= n; i++)); do
+	rc=0
+	w=$(curl -sS -o "$tmp" --connect-timeout 3 --max-time 5 \
+		-H "Connection: close" ${src:+--interface "$src"} \
+		-w "%{http_code} %{time_total}" "$url" 2>>"$out.err") || rc=$?
+	body=
+	[ ! -f "$tmp" ] || body=$(tr -d "\r\n " <"$tmp")
+	echo "$i $rc ${w:-000 0} ${body:--}" >>"$out"
+	rm -f "$tmp"
+done
+' http_seq "$1" "$2" "$3" "${4:-}"
+}
+
+# http_tally OUT: "ok=N fail=M max_s=T beI=N..." of an http_seq output
+# (ok: HTTP 200 with a backend's name as the body).
+http_tally() {
+	awk '
+{
+	if ($2 == 0 && $3 == 200 && $5 ~ /^be[0-9]+$/) {
+		ok++
+		by[$5]++
+	} else
+		fail++
+	if ($4 > max)
+		max = $4
+}
+END {
+	printf "ok=%d fail=%d max_s=%.3f", ok, fail, max
+	for (i = 1; i <= 99; i++)
+		if (("be" i) in by)
+			printf " be%d=%d", i, by["be" i]
+	printf "\n"
+}' "$1"
+}
+
+# field KEY "k=v k=v...": the value of KEY (0 when absent).
+field() {
+	local kv
+	for kv in $2; do
+		[ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return 0; }
+	done
+	echo 0
+}
+
+# http_failures OUT: the lines of failed requests, with curl's errors.
+http_failures() {
+	e2e_log "failed requests (index, curl status, HTTP code, seconds," \
+		"body), first 10:"
+	awk '!($2 == 0 && $3 == 200 && $5 ~ /^be[0-9]+$/)' "$1" |
+		head -n 10 | sed 's/^/    /'
+	[ ! -s "$1.err" ] || {
+		e2e_log "curl's errors:"
+		sort "$1.err" | uniq -c | sort -rn | head -n 5 | sed 's/^/  /'
+	}
+}
+
+# wrk_run URL SECONDS THREADS CONNS OUT: wrk from the client namespace;
+# prints "requests=N socket_errors=N non2xx=N rps=R".
+wrk_run() {
+	local url=$1 secs=$2 thr=$3 conns=$4 out=$5 rc=0
+	timeout $((secs + 30)) ip netns exec "$NS_CLI" wrk -t "$thr" \
+		-c "$conns" -d "${secs}s" --timeout 2s "$url" >"$out" 2>&1 ||
+		rc=$?
+	awk -v rc="$rc" '
+/requests in/ { req = $1 }
+/Socket errors:/ {
+	gsub(",", "")
+	se = $4 + $6 + $8 + $10
+}
+/Non-2xx or 3xx responses:/ { non = $NF }
+/Requests\/sec:/ { rps = $2 }
+END {
+	if (rc != 0) se = se + 1000000
+	printf "requests=%d socket_errors=%d non2xx=%d rps=%s wrk_status=%d\n",
+		req, se, non, rps == "" ? 0 : rps, rc
+}' "$out"
+}
+
+# Malformed frames nettool.py builds, each hitting one parser drop reason.
+MALFORMED_KINDS="ip_csum ip_version tcp_trunc tcp_flags udp_len trunc_l3"
+
+# inject_malformed COUNT: COUNT frames of each kind, from the client's
+# veth to the MAC of port 0, addressed to VIP:80.
+inject_malformed() {
+	local k args=()
+	for k in $MALFORMED_KINDS; do
+		args+=(--kind "$k")
+	done
+	ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" inject \
+		--iface "$IF_CLI" --dst-mac "$(if_mac "$NS_LB" "$IF_P0")" \
+		--src "$(cli_addr 1)" --dst "$VIP:80" --count "$1" "${args[@]}"
+}
+
+# udp_probe ADDR:PORT N BASE_PORT: N datagrams, one per source port
+# BASE_PORT.., each sent once; prints the JSON summary of nettool.py.
+udp_probe() {
+	ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" udp-probe \
+		--target "$1" --src "$(cli_addr 1)" --count "$2" \
+		--base-port "$3" --timeout "${4:-2}"
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Small peers of the end-to-end tests, stdlib only. Each runs inside a
+test namespace (ip netns exec):
+
+  udp-echo   --bind A:P --name N     answers every datagram with "N <data>"
+  http-slow  --bind A:P --name N [--delay-ms D] [--status S]
+                                     HTTP server that sleeps D ms and answers
+                                     status S with body "N\\n" (nginx proxies
+                                     to it when a backend needs a delay)
+  udp-probe  --target A:P --src A --count N --base-port P
+                                     one datagram from each of N distinct
+                                     source ports, prints who answered
+  inject     --iface I --dst-mac M --src A --dst A:P --kind K --count N
+                                     writes malformed Ethernet frames of kind
+                                     K (see KINDS) on I through AF_PACKET
+"""
+
+import argparse
+import http.server
+import json
+import socket
+import socketserver
+import struct
+import sys
+import time
+
+
+def hostport(s):
+    host, _, port = s.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError("expected ADDR:PORT, got %r" % s)
+    return host, int(port)
+
+
+# ---- servers ---------------------------------------------------------------
+
+def udp_echo(args):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(args.bind)
+    prefix = args.name.encode() + b" "
+    while True:
+        data, peer = sock.recvfrom(65535)
+        sock.sendto(prefix + data, peer)
+
+
+def http_slow(args):
+    body = (args.name + "\n").encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            time.sleep(args.delay_ms / 1000.0)
+            self.send_response(args.status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_HEAD = do_GET
+
+        def log_message(self, *a):
+            pass
+
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 1024
+
+    Server(args.bind, Handler).serve_forever()
+
+
+# ---- clients ---------------------------------------------------------------
+
+def udp_probe(args):
+    """Every datagram gets its own source port and is sent once; it counts
+    as answered only if its own payload comes back within the timeout."""
+    answered, lost, by = 0, [], {}
+    lat = []
+    for i in range(args.count):
+        port = args.base_port + i
+        payload = b"probe-%d-%d" % (port, i)
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.bind((args.src, port))
+            s.connect(args.target)
+            s.settimeout(args.timeout)
+            t0 = time.monotonic()
+            s.send(payload)
+            name = None
+            deadline = t0 + args.timeout
+            while name is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                s.settimeout(left)
+                try:
+                    data = s.recv(65535)
+                except socket.timeout:
+                    break
+                except ConnectionRefusedError:
+                    break  # ICMP port unreachable came back
+                who, _, echo = data.partition(b" ")
+                if echo == payload:
+                    name = who.decode(errors="replace")
+            if name is None:
+                lost.append(port)
+            else:
+                answered += 1
+                by[name] = by.get(name, 0) + 1
+                lat.append(time.monotonic() - t0)
+        finally:
+            s.close()
+    out = {"sent": args.count, "answered": answered, "lost_ports": lost,
+           "by": by,
+           "max_ms": round(max(lat) * 1000, 1) if lat else None}
+    print(json.dumps(out, sort_keys=True))
+    return 0 if answered == args.count else 1
+
+
+# ---- malformed frames ------------------------------------------------------
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def ipv4(src, dst, proto, payload, tot=None, ver_ihl=0x45, bad_csum=False):
+    tot = 20 + len(payload) if tot is None else tot
+    hdr = struct.pack("!BBHHHBBH4s4s", ver_ihl, 0, tot, 0x1234, 0x4000, 64,
+                      proto, 0, socket.inet_aton(src), socket.inet_aton(dst))
+    c = csum(hdr)
+    if bad_csum:
+        c ^= 0x5a5a
+    return hdr[:10] + struct.pack("!H", c) + hdr[12:] + payload
+
+
+def tcp(sport, dport, flags, doff=5):
+    return struct.pack("!HHIIBBHHH", sport, dport, 1, 0, doff << 4, flags,
+                       65535, 0, 0)
+
+
+# Each kind is built to hit exactly one drop reason of the parser
+# (dataplane/pkt_parse.c), named as lb_pkt_verdict_name() names it.
+def frame_ip_csum(src, dst, dport, sport):
+    return ipv4(src, dst, 6, tcp(sport, dport, 0x02), bad_csum=True)
+
+
+def frame_ip_version(src, dst, dport, sport):
+    return ipv4(src, dst, 6, tcp(sport, dport, 0x02), ver_ihl=0x65)
+
+
+def frame_tcp_trunc(src, dst, dport, sport):
+    return ipv4(src, dst, 6, tcp(sport, dport, 0x02)[:12])
+
+
+def frame_tcp_flags(src, dst, dport, sport):
+    return ipv4(src, dst, 6, tcp(sport, dport, 0x03))  # SYN+FIN
+
+
+def frame_udp_len(src, dst, dport, sport):
+    udp = struct.pack("!HHHH", sport, dport, 40, 0) + b"abcd"
+    return ipv4(src, dst, 17, udp)
+
+
+def frame_trunc_l3(src, dst, dport, sport):
+    return ipv4(src, dst, 6, tcp(sport, dport, 0x02))[:12]
+
+
+KINDS = {
+    "ip_csum": frame_ip_csum,
+    "ip_version": frame_ip_version,
+    "tcp_trunc": frame_tcp_trunc,
+    "tcp_flags": frame_tcp_flags,
+    "udp_len": frame_udp_len,
+    "trunc_l3": frame_trunc_l3,
+}
+
+
+def inject(args):
+    mac = bytes.fromhex(args.dst_mac.replace(":", ""))
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((args.iface, 0))
+    src_mac = s.getsockname()[4][:6]
+    dst, dport = args.dst
+    sent = {}
+    for kind in args.kind:
+        build = KINDS[kind]
+        for i in range(args.count):
+            l3 = build(args.src, dst, dport, 40000 + i)
+            s.send(mac + src_mac + b"\x08\x00" + l3)
+            sent[kind] = sent.get(kind, 0) + 1
+    s.close()
+    print(json.dumps(sent, sort_keys=True))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+
+    p = sub.add_parser("udp-echo")
+    p.add_argument("--bind", type=hostport, required=True)
+    p.add_argument("--name", required=True)
+    p.set_defaults(fn=udp_echo)
+
+    p = sub.add_parser("http-slow")
+    p.add_argument("--bind", type=hostport, required=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--delay-ms", type=int, default=0)
+    p.add_argument("--status", type=int, default=200)
+    p.set_defaults(fn=http_slow)
+
+    p = sub.add_parser("udp-probe")
+    p.add_argument("--target", type=hostport, required=True)
+    p.add_argument("--src", default="0.0.0.0")
+    p.add_argument("--count", type=int, default=50)
+    p.add_argument("--base-port", type=int, default=20000)
+    p.add_argument("--timeout", type=float, default=2.0)
+    p.set_defaults(fn=udp_probe)
+
+    p = sub.add_parser("inject")
+    p.add_argument("--iface", required=True)
+    p.add_argument("--dst-mac", required=True)
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", type=hostport, required=True)
+    p.add_argument("--kind", action="append", choices=sorted(KINDS),
+                   required=True)
+    p.add_argument("--count", type=int, default=5)
+    p.set_defaults(fn=inject)
+
+    args = ap.parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
