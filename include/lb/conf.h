@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_CONF_H
+#define LB_CONF_H
+
+/**
+ * @file
+ * The desired configuration of a load balancer: local addresses, routes,
+ * SNAT addresses, virtual services and their backends, with the commands
+ * that change it (registered in a struct lb_cmd_reg by lb_conf_register()).
+ *
+ * lb-dataplane reads its first configuration as a file of these commands;
+ * lb-control keeps the desired configuration in one struct lb_conf, runs
+ * lbctl's commands against it, and writes it back as commands with
+ * lb_conf_save() (`lbctl save`, in the spirit of ipvsadm-save). The model
+ * is plain C with fixed maximums and no dependency on the dataplane:
+ * scheduler names are checked through a callback given at creation.
+ *
+ * Every change is checked before anything is modified: a command that
+ * fails leaves the configuration exactly as it was and writes one error
+ * line. Every command that changes the configuration increases the
+ * generation counter by one, so a consumer (the table publisher) can tell
+ * that it has something new to publish.
+ *
+ * Invariants kept at all times (lb_conf_validate() checks them all):
+ *  - addresses of every kind are unicast (not 0/8, 127/8, 224/4, 240/4);
+ *  - a local address is not the network or broadcast address of its own
+ *    subnet (for subnets of /30 and larger);
+ *  - subnets of local addresses on different ports do not overlap;
+ *  - every route's gateway lies in a connected subnet of the route's port
+ *    and is not itself a local, SNAT or VIP address;
+ *  - a SNAT address inside a connected subnet is on that subnet's port;
+ *  - one address has one role: local addresses and SNAT addresses differ,
+ *    a SNAT address is never a VIP, a backend is never a local, SNAT or
+ *    VIP address (a VIP may be a local address);
+ *  - no duplicates: local address, SNAT address, route prefix, service
+ *    (protocol, VIP, port), backend (address, port) within its service;
+ *  - a service's retry gap is shorter than its expiry; `http` only on TCP.
+ *
+ * Not thread-safe: one thread owns a struct lb_conf.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lb/cmd.h"
+
+/** Most virtual services. */
+#define LB_CONF_MAX_SVCS 64u
+/** Most backends per service. */
+#define LB_CONF_MAX_BES 256u
+/** Most local addresses (`addr`). */
+#define LB_CONF_MAX_ADDRS 16u
+/** Most SNAT addresses. */
+#define LB_CONF_MAX_SNATS 16u
+/** Most routes. */
+#define LB_CONF_MAX_ROUTES 16u
+/** Largest DPDK port id: DPDK's default RTE_MAX_ETHPORTS is 32. */
+#define LB_CONF_PORT_MAX 31u
+/** Longest scheduler name, in bytes. */
+#define LB_CONF_SCHED_LEN 31u
+
+/** Default scheduler: the error-adaptive weights of the dispatch paper. */
+#define LB_CONF_SCHED_DEFAULT "adaptive"
+/** Default backend weight. */
+#define LB_CONF_WEIGHT_DEFAULT 1u
+/** Largest backend weight (draining, not weight 0, stops new flows). */
+#define LB_CONF_WEIGHT_MAX 65535u
+/**
+ * Default retries: 0 means as many trials as the service has backends,
+ * Algorithm 2 of the dispatch paper ("Number of trials is equal to number
+ * of nodes").
+ */
+#define LB_CONF_RETRIES_DEFAULT 0u
+/** Largest explicit number of trials. */
+#define LB_CONF_RETRIES_MAX LB_CONF_MAX_BES
+/**
+ * Default deferred queue length per service and worker: 2048, the queue
+ * length of serviceq, the paper's reference gateway (its default
+ * CONCURRENCY_PEAK, and `queue_length = 2048` in the paper's section 6).
+ * 0 disables the deferred queue: the paper recommends it only for
+ * operations that may be executed late (section 4.2).
+ */
+#define LB_CONF_DEFERQ_DEFAULT 2048u
+/** Largest deferred queue length. */
+#define LB_CONF_DEFERQ_MAX (1u << 20)
+/**
+ * Default retry gap of the deferred queue: 0, serviceq's default RETRY_GAP
+ * ("recommended 0") and the paper's setting (section 6: retry_gap = 0).
+ */
+#define LB_CONF_RETRY_GAP_DEFAULT_NS 0ull
+/** Largest retry gap: one hour (more is a unit mistake). */
+#define LB_CONF_RETRY_GAP_MAX_NS 3600000000000ull
+/**
+ * Default expiry: a new connection waits at most 5 s in the deferred
+ * queue before it is answered with a RST. The paper sets no expiry; 5 s
+ * lets a client's SYN retransmissions at 1 s and 3 s join its entry and
+ * still fails the connection long before the client gives up by itself.
+ */
+#define LB_CONF_EXPIRY_DEFAULT_NS 5000000000ull
+#define LB_CONF_EXPIRY_MIN_NS 1000000ull	/**< 1 ms */
+#define LB_CONF_EXPIRY_MAX_NS 86400000000000ull /**< 24 h */
+/**
+ * Default SYN timeout: a backend that has not answered a forwarded SYN
+ * within 1 s counts as failed and the next trial starts; 1 s is TCP's
+ * initial retransmission timeout (RFC 6298).
+ */
+#define LB_CONF_SYN_TIMEOUT_DEFAULT_NS 1000000000ull
+#define LB_CONF_SYN_TIMEOUT_MIN_NS 1000000ull	  /**< 1 ms */
+#define LB_CONF_SYN_TIMEOUT_MAX_NS 60000000000ull /**< 1 min */
+
+/** IP protocol numbers of the services. */
+#define LB_CONF_PROTO_TCP 6u
+#define LB_CONF_PROTO_UDP 17u
+
+/* Addresses are uint32_t in host byte order (10.0.0.1 is 0x0a000001). */
+
+/** A local address: answered for ARP and ICMP, defines a subnet. */
+struct lb_conf_addr {
+	uint32_t ip;
+	uint8_t len;   /**< subnet length, 1..32 */
+	uint16_t port; /**< DPDK port id */
+};
+
+/** Next hop for destinations outside the connected subnets. */
+struct lb_conf_route {
+	uint32_t net;  /**< network, no host bits; 0/0 is the default */
+	uint8_t len;   /**< 0..32 */
+	uint32_t gw;   /**< in a connected subnet of @c port */
+	uint16_t port; /**< DPDK port id */
+};
+
+/** A SNAT (local) address used as source toward backends. */
+struct lb_conf_snat {
+	uint32_t ip;
+	uint16_t port; /**< DPDK port id */
+};
+
+/** What identifies a service. */
+struct lb_conf_svc_key {
+	uint8_t proto; /**< LB_CONF_PROTO_TCP or LB_CONF_PROTO_UDP */
+	uint32_t vip;
+	uint16_t port; /**< 1..65535 */
+};
+
+/** A service's options; lb_conf_svc_opts_default() gives the defaults. */
+struct lb_conf_svc_opts {
+	char sched[LB_CONF_SCHED_LEN + 1]; /**< scheduler name */
+	bool http;	       /**< follow HTTP/1.x and scan headers (TCP) */
+	uint32_t retries;      /**< trials per new flow; 0 = one per backend */
+	uint32_t deferq_len;   /**< deferred queue length; 0 = no queue */
+	uint64_t retry_gap_ns; /**< deferred queue retry gap */
+	uint64_t expiry_ns;    /**< longest wait in the deferred queue */
+	uint64_t syn_timeout_ns; /**< a trial fails after this long */
+};
+
+struct lb_conf_be {
+	uint32_t ip;
+	uint16_t port;
+	uint32_t weight; /**< 1..LB_CONF_WEIGHT_MAX */
+	bool draining;	 /**< no new flows; existing flows continue */
+};
+
+struct lb_conf_svc {
+	struct lb_conf_svc_key key;
+	struct lb_conf_svc_opts opts;
+	unsigned int nb_be;
+	struct lb_conf_be be[LB_CONF_MAX_BES]; /**< in the order added */
+};
+
+/**
+ * Tells whether a scheduler exists; returns non-zero if @p name is known.
+ * lb-control passes the dataplane's scheduler table, tests their own.
+ */
+typedef int lb_conf_sched_known_fn(const char *name);
+
+struct lb_conf;
+
+/**
+ * Creates an empty configuration (generation 0).
+ * @param sched_known  NULL accepts every well-formed scheduler name.
+ * @return the configuration, or NULL with errno ENOMEM.
+ */
+struct lb_conf *lb_conf_create(lb_conf_sched_known_fn *sched_known);
+
+void lb_conf_free(struct lb_conf *c);
+
+/**
+ * Registers the configuration commands (addr, route, snat, service,
+ * backend, save) in @p r with @p c as their context.
+ * @return as lb_cmd_register_many().
+ */
+int lb_conf_register(struct lb_conf *c, struct lb_cmd_reg *r);
+
+/** Generation counter, increased by every change; 0 if @p c is NULL. */
+uint64_t lb_conf_generation(const struct lb_conf *c);
+
+/**
+ * Appends commands that recreate the configuration exactly when applied
+ * to an empty one: addresses, routes, SNAT addresses, then each service
+ * followed by its backends, all in the order they were added, options at
+ * their default left out.
+ * @return 0, -EINVAL or -ENOMEM.
+ */
+int lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out);
+
+/**
+ * Checks every invariant listed in the file comment by rebuilding the
+ * configuration in a scratch copy through the same checks as the
+ * commands. @return 0, the first error (with its message), or -ENOMEM.
+ */
+int lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out);
+
+/**
+ * Replaces the content of @p dst by that of @p src (the scheduler callback
+ * of @p dst stays), e.g. to apply a file to a scratch copy and keep the
+ * result only if every line succeeded. Increases @p dst's generation.
+ * @return 0 or -EINVAL.
+ */
+int lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src);
+
+/* ---- read access ---- */
+
+unsigned int lb_conf_nb_addrs(const struct lb_conf *c);
+const struct lb_conf_addr *lb_conf_addr_at(const struct lb_conf *c,
+					   unsigned int i);
+unsigned int lb_conf_nb_routes(const struct lb_conf *c);
+const struct lb_conf_route *lb_conf_route_at(const struct lb_conf *c,
+					     unsigned int i);
+unsigned int lb_conf_nb_snats(const struct lb_conf *c);
+const struct lb_conf_snat *lb_conf_snat_at(const struct lb_conf *c,
+					   unsigned int i);
+unsigned int lb_conf_nb_svcs(const struct lb_conf *c);
+/** The @p i th service in the order added, or NULL. */
+const struct lb_conf_svc *lb_conf_svc_at(const struct lb_conf *c,
+					 unsigned int i);
+/** The service of @p key, or NULL. */
+const struct lb_conf_svc *lb_conf_svc_find(const struct lb_conf *c,
+					   const struct lb_conf_svc_key *key);
+
+/* ---- changes ----
+ *
+ * The commands call these after parsing; lb-control may call them
+ * directly (e.g. the orchestrator adding a backend). Each returns 0, or a
+ * negative errno with one error line in @p out (which may be NULL) and no
+ * change: -EINVAL (bad value or conflict), -ERANGE (value out of range),
+ * -EEXIST (duplicate), -ENOENT (missing), -ENOSPC (limit reached),
+ * -EBUSY (still needed by a route).
+ */
+
+int lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
+		     struct lb_cmd_out *out);
+int lb_conf_addr_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out);
+int lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
+		      uint16_t port, struct lb_cmd_out *out);
+int lb_conf_route_del(struct lb_conf *c, uint32_t net, uint8_t len,
+		      struct lb_cmd_out *out);
+int lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
+		     struct lb_cmd_out *out);
+int lb_conf_snat_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out);
+
+/** Fills @p o with the defaults documented above. */
+void lb_conf_svc_opts_default(struct lb_conf_svc_opts *o);
+
+/**
+ * Checks a service's options for protocol @p proto: scheduler known,
+ * every value in range, retry gap shorter than expiry, http only on TCP.
+ */
+int lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
+			   const struct lb_conf_svc_opts *o,
+			   struct lb_cmd_out *out);
+
+/** Adds a service with no backends; @p o NULL means the defaults. */
+int lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		    const struct lb_conf_svc_opts *o, struct lb_cmd_out *out);
+/** Replaces a service's options, keeping its backends. */
+int lb_conf_svc_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		    const struct lb_conf_svc_opts *o, struct lb_cmd_out *out);
+/** Deletes a service and its backends. */
+int lb_conf_svc_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		    struct lb_cmd_out *out);
+
+int lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		   uint32_t ip, uint16_t port, uint32_t weight,
+		   struct lb_cmd_out *out);
+int lb_conf_be_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		   uint32_t ip, uint16_t port, struct lb_cmd_out *out);
+int lb_conf_be_set_weight(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			  uint32_t ip, uint16_t port, uint32_t weight,
+			  struct lb_cmd_out *out);
+/**
+ * Starts (@p draining true) or ends draining a backend; asking for the
+ * state it is already in is an error.
+ */
+int lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     uint32_t ip, uint16_t port, bool draining,
+		     struct lb_cmd_out *out);
+
+#endif /* LB_CONF_H */
