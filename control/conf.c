@@ -365,7 +365,10 @@ lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
 		return lb_cmd_error(out, -EEXIST,
 				    "address %s already exists (%s/%u port %u)",
 				    ipstr(ip, a), a, dup->len, dup->port);
-	rc = check_roles(c, ip, ROLE_SNAT | ROLE_BE | ROLE_GW, "address", out);
+	/* A SNAT address may also be the local address of its own port:
+	 * the usual one-arm and two-arm setups use one address per side.
+	 * The subnet checks below keep it on the same port. */
+	rc = check_roles(c, ip, ROLE_BE | ROLE_GW, "address", out);
 	if (rc != 0)
 		return rc;
 	/* A subnet lives behind one port, or ARP could not be answered. */
@@ -540,8 +543,8 @@ lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
 		return lb_cmd_error(out, -EEXIST,
 				    "SNAT address %s already exists (port %u)",
 				    ipstr(ip, a), dup->port);
-	rc = check_roles(c, ip, ROLE_ADDR | ROLE_VIP | ROLE_BE | ROLE_GW,
-			 "SNAT address", out);
+	rc = check_roles(c, ip, ROLE_VIP | ROLE_BE | ROLE_GW, "SNAT address",
+			 out);
 	if (rc != 0)
 		return rc;
 	for (unsigned int i = 0; i < c->nb_addr; i++) {

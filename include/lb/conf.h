@@ -29,9 +29,10 @@
  *  - every route's gateway lies in a connected subnet of the route's port
  *    and is not itself a local, SNAT or VIP address;
  *  - a SNAT address inside a connected subnet is on that subnet's port;
- *  - one address has one role: local addresses and SNAT addresses differ,
- *    a SNAT address is never a VIP, a backend is never a local, SNAT or
- *    VIP address (a VIP may be a local address);
+ *  - one address has one role, with two exceptions: a VIP may be a local
+ *    address, and a SNAT address may be the local address of its own
+ *    port; a SNAT address is never a VIP, a backend is never a local,
+ *    SNAT or VIP address;
  *  - no duplicates: local address, SNAT address, route prefix, service
  *    (protocol, VIP, port), backend (address, port) within its service;
  *  - a service's retry gap is shorter than its expiry; `http` only on TCP.
@@ -84,10 +85,15 @@
 /** Largest deferred queue length. */
 #define LB_CONF_DEFERQ_MAX (1u << 20)
 /**
- * Default retry gap of the deferred queue: 0, serviceq's default RETRY_GAP
- * ("recommended 0") and the paper's setting (section 6: retry_gap = 0).
+ * Default retry gap of the deferred queue: 1 s. The paper and serviceq use
+ * 0 (section 6: retry_gap = 0), but there a retry is a request inside the
+ * gateway; here it is a SYN on the wire to every backend in turn, and with
+ * gap 0 a dead cluster would receive one SYN per queued client on every
+ * housekeeping pass. 1 s is TCP's initial retransmission timeout (RFC 6298),
+ * the pace at which the client itself would try again. `retry-gap 0`
+ * restores the paper's behaviour.
  */
-#define LB_CONF_RETRY_GAP_DEFAULT_NS 0ull
+#define LB_CONF_RETRY_GAP_DEFAULT_NS 1000000000ull
 /** Largest retry gap: one hour (more is a unit mistake). */
 #define LB_CONF_RETRY_GAP_MAX_NS 3600000000000ull
 /**

@@ -188,7 +188,7 @@ test_defaults(void **state)
 	assert_false(o.http);
 	assert_int_equal(o.retries, 0);
 	assert_int_equal(o.deferq_len, 2048);
-	assert_int_equal(o.retry_gap_ns, 0);
+	assert_int_equal(o.retry_gap_ns, 1 * SEC);
 	assert_int_equal(o.expiry_ns, 5 * SEC);
 	assert_int_equal(o.syn_timeout_ns, 1 * SEC);
 	assert_int_equal(lb_conf_svc_opts_check(f->c, LB_CONF_PROTO_TCP, &o,
@@ -297,6 +297,10 @@ static const struct good_case good_cases[] = {
 	{ "route del 172.16.0.0/12", 1, NULL, "172.16" },
 	{ "snat add 10.0.0.11 port 0", 1, "snat add 10.0.0.11 port 0\n",
 	  NULL },
+	/* a SNAT address may be the local address of its own port */
+	{ "snat add 10.0.0.1 port 0", 1, "snat add 10.0.0.1 port 0\n", NULL },
+	{ "addr add 10.0.0.10/24 port 0", 1, "addr add 10.0.0.10/24 port 0\n",
+	  NULL },
 	{ "snat add 203.0.113.5 port 1", 1, "snat add 203.0.113.5 port 1\n",
 	  NULL },
 	{ "snat del 10.1.0.10", 1, NULL, "snat add 10.1.0.10" },
@@ -308,8 +312,10 @@ static const struct good_case good_cases[] = {
 	  NULL },
 	{ "service add tcp 192.0.2.11:80", 1,
 	  "service add tcp 192.0.2.11:80\n", NULL },
-	{ "service add tcp 192.0.2.11:80 expiry 5000ms retry-gap 0s", 1,
+	{ "service add tcp 192.0.2.11:80 expiry 5000ms retry-gap 1000ms", 1,
 	  "service add tcp 192.0.2.11:80\n", NULL },
+	{ "service add tcp 192.0.2.11:80 retry-gap 0s", 1,
+	  "service add tcp 192.0.2.11:80 retry-gap 0s\n", NULL },
 	{ "service add tcp 192.0.2.11:80 retry-gap 1500ms", 1,
 	  "service add tcp 192.0.2.11:80 retry-gap 1500ms\n", NULL },
 	/* a VIP may be a local address */
@@ -511,10 +517,11 @@ static const struct bad_case bad_cases[] = {
 	  "sched 'abcdefghijklmnopqrstuvwxyz0123456' too long (more than 31 "
 	  "bytes)" },
 	/* one address, one role; subnets and ports */
-	{ "snat add 10.0.0.1 port 0", -EINVAL,
-	  "SNAT address 10.0.0.1 is a local address (10.0.0.1/24 port 0)" },
-	{ "addr add 10.0.0.10/24 port 0", -EINVAL,
-	  "address 10.0.0.10 is a SNAT address" },
+	{ "snat add 10.0.0.1 port 1", -EINVAL,
+	  "SNAT address 10.0.0.1 is inside subnet 10.0.0.0/24 of port 0, "
+	  "not port 1" },
+	{ "addr add 10.1.0.10/32 port 0", -EINVAL,
+	  "subnet 10.1.0.10/32 of port 0 overlaps 10.1.0.0/16 of port 1" },
 	{ "snat add 10.0.0.11 port 1", -EINVAL,
 	  "SNAT address 10.0.0.11 is inside subnet 10.0.0.0/24 of port 0, "
 	  "not port 1" },
@@ -913,9 +920,9 @@ static const struct list_case list_cases[] = {
 	  "PROTO VIP:PORT              SCHED        HTTP RETRIES DEFERQ  "
 	  "RETRY-GAP EXPIRY  SYN-TIMEOUT BACKENDS\n"
 	  "tcp   192.0.2.10:80         maglev       on   all     2048    "
-	  "0s        5s      1s          3 (1 draining)\n"
+	  "1s        5s      1s          3 (1 draining)\n"
 	  "udp   192.0.2.10:53         adaptive     off  all     2048    "
-	  "0s        5s      1s          1\n" },
+	  "1s        5s      1s          1\n" },
 	{ "backend list",
 	  "PROTO VIP:PORT              BACKEND               WEIGHT STATE\n"
 	  "tcp   192.0.2.10:80         10.1.0.11:8080             3 active\n"
