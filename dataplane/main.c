@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lb-dataplane: the DPDK primary process. Reads its initial configuration
+ * (lbctl command syntax), sets up every DPDK port with one queue pair per
+ * worker, and runs one worker per worker lcore until SIGINT or SIGTERM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "dp.h"
+#include "lb/cmd.h"
+#include "lb/conf.h"
+
+#define NB_RXD 1024
+#define NB_TXD 1024
+#define DEFAULT_FLOWS (1u << 18)
+#define DEFAULT_IDLE_US 100u
+#define MBUF_CACHE 256
+
+static struct lb_dp dp;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	dp.quit = 1;
+}
+
+static void
+usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [EAL options] -- --config FILE [options]\n"
+		"  -c, --config FILE  initial configuration (lbctl syntax)\n"
+		"  --flows N          flow table size per worker (default %u)\n"
+		"  --idle-us N        longest sleep of an idle worker in us, 0 "
+		"to busy-poll (default %u)\n"
+		"  -h, --help         this text\n",
+		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US);
+}
+
+static int
+parse_uint(const char *s, const char *what, unsigned long max,
+	   uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *s == '\0' || *end != '\0' || v > max) {
+		fprintf(stderr, "lb-dataplane: %s: '%s' is not a number in "
+				"0..%lu\n",
+			what, s, max);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int
+sched_known(const char *name)
+{
+	return lb_sched_find(name) != NULL;
+}
+
+/* Loads the configuration file into dp.conf. */
+static int
+load_config(const char *path)
+{
+	struct lb_cmd_reg *reg = lb_cmd_reg_create();
+	struct lb_conf *conf = lb_conf_create(sched_known);
+	struct lb_cmd_out out;
+	char err[256];
+	int rc = -ENOMEM;
+
+	lb_cmd_out_init(&out);
+	if (reg == NULL || conf == NULL || lb_conf_register(conf, reg) != 0)
+		goto out;
+	rc = lb_cmd_apply_file(reg, path, &out);
+	if (rc != 0) {
+		fprintf(stderr, "lb-dataplane: %s\n", lb_cmd_out_errmsg(&out));
+		goto out;
+	}
+	dp.conf = rte_zmalloc("lb_dpconf", sizeof(*dp.conf), 0);
+	if (dp.conf == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = lb_dpconf_build(dp.conf, conf, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "lb-dataplane: %s: %s\n", path, err);
+out:
+	lb_cmd_out_free(&out);
+	lb_conf_free(conf);
+	lb_cmd_reg_free(reg);
+	return rc;
+}
+
+/* Every port named in the configuration must exist. */
+static int
+check_ports(void)
+{
+	const struct lb_dpconf *c = dp.conf;
+	uint16_t worst = 0;
+
+	for (uint32_t i = 0; i < c->nb_addr; i++)
+		worst = RTE_MAX(worst, c->addr[i].port);
+	for (uint32_t i = 0; i < c->nb_snat; i++)
+		worst = RTE_MAX(worst, c->snat[i].port);
+	for (uint32_t i = 0; i < c->nb_route; i++)
+		worst = RTE_MAX(worst, c->route[i].port);
+	if (worst >= dp.nb_ports) {
+		fprintf(stderr,
+			"lb-dataplane: the configuration uses port %u but "
+			"only %u DPDK port(s) exist (ports 0..%u)\n",
+			worst, dp.nb_ports, dp.nb_ports - 1);
+		return -EINVAL;
+	}
+	if (c->nb_addr == 0)
+		fprintf(stderr, "lb-dataplane: warning: no 'addr' configured: "
+				"no next hop can be resolved\n");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "flows", required_argument, NULL, 'f' },
+		{ "idle-us", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL;
+	unsigned int lcores[LB_MAX_WORKERS], lcore;
+	uint16_t nw = 0;
+	uint32_t nb_mbufs;
+	int rc, opt, ret = EXIT_FAILURE;
+
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "lb-dataplane: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		return EXIT_FAILURE;
+	}
+	argc -= rc;
+	argv += rc;
+	dp.flows = DEFAULT_FLOWS;
+	dp.idle_us = DEFAULT_IDLE_US;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'f':
+			if (parse_uint(optarg, "--flows", LB_FLOW_MAX_CAPACITY,
+				       &dp.flows) != 0 ||
+			    dp.flows == 0)
+				goto out;
+			break;
+		case 'i':
+			if (parse_uint(optarg, "--idle-us", 1000000,
+				       &dp.idle_us) != 0)
+				goto out;
+			break;
+		case 'h':
+			usage(stdout, "lb-dataplane");
+			ret = EXIT_SUCCESS;
+			goto out;
+		default:
+			usage(stderr, "lb-dataplane");
+			goto out;
+		}
+	}
+	if (config == NULL || optind != argc) {
+		usage(stderr, "lb-dataplane");
+		goto out;
+	}
+	if (load_config(config) != 0)
+		goto out;
+
+	dp.nb_ports = rte_eth_dev_count_avail();
+	if (dp.nb_ports == 0 || dp.nb_ports > LB_MAX_PORTS) {
+		fprintf(stderr, "lb-dataplane: found %u DPDK ports, need 1..%u "
+				"(bind a NIC or pass --vdev)\n",
+			dp.nb_ports, LB_MAX_PORTS);
+		goto out;
+	}
+	if (check_ports() != 0)
+		goto out;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (nw < LB_MAX_WORKERS)
+			lcores[nw++] = lcore;
+	}
+	if (nw == 0)
+		lcores[nw++] = rte_get_main_lcore();
+	dp.nb_workers = nw;
+	dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
+
+	nb_mbufs = dp.nb_ports * nw * (NB_RXD + NB_TXD + LB_BURST) +
+		   nw * (4096 + 4096 + 2 * MBUF_CACHE) + 4096;
+	dp.pool = rte_pktmbuf_pool_create("lb_mbufs", nb_mbufs, MBUF_CACHE, 0,
+					  RTE_MBUF_DEFAULT_BUF_SIZE,
+					  rte_socket_id());
+	if (dp.pool == NULL) {
+		fprintf(stderr, "lb-dataplane: cannot allocate %u mbufs: %s\n",
+			nb_mbufs, rte_strerror(rte_errno));
+		goto out;
+	}
+	for (uint16_t p = 0; p < dp.nb_ports; p++)
+		if (lb_port_setup(p, nw, dp.pool, NB_RXD, NB_TXD,
+				  &dp.port[p]) != 0)
+			goto out;
+	for (uint16_t i = 0; i < nw; i++) {
+		dp.w[i] = lb_worker_create(&dp, i, lcores[i]);
+		if (dp.w[i] == NULL) {
+			fprintf(stderr, "lb-dataplane: cannot create worker "
+					"%u\n",
+				i);
+			goto out;
+		}
+	}
+	if (lb_telemetry_init(&dp) != 0)
+		fprintf(stderr, "lb-dataplane: warning: telemetry commands not "
+				"registered\n");
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(stderr,
+		"lb-dataplane: %u service(s), %u port(s), %u worker(s), %u "
+		"flows per worker; running\n",
+		dp.conf->nb_svc, dp.nb_ports, nw, dp.flows);
+	if (lcores[0] == rte_get_main_lcore()) {
+		lb_worker_main(dp.w[0]);
+	} else {
+		for (uint16_t i = 0; i < nw; i++)
+			rte_eal_remote_launch(lb_worker_main, dp.w[i],
+					      lcores[i]);
+		while (!dp.quit)
+			rte_delay_us_sleep(100000);
+		rte_eal_mp_wait_lcore();
+	}
+	fprintf(stderr, "lb-dataplane: stopping\n");
+	ret = EXIT_SUCCESS;
+out:
+	for (uint16_t i = 0; i < LB_MAX_WORKERS; i++)
+		lb_worker_free(dp.w[i]);
+	for (uint16_t p = 0; p < dp.nb_ports; p++)
+		if (dp.port[p].nb_queues > 0)
+			lb_port_close(p);
+	rte_mempool_free(dp.pool);
+	rte_free(dp.conf);
+	rte_eal_cleanup();
+	return ret;
+}

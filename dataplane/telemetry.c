@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * /lb/ commands on DPDK's telemetry socket: counters summed over the
+ * workers, read without stopping them (each counter is one aligned 64-bit
+ * word written by one lcore, so a read sees an old or a new value, never
+ * a torn one).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "dp.h"
+
+static struct lb_dp *tel_dp;
+
+static void
+add_u64(struct rte_tel_data *d, const char *name, uint64_t v)
+{
+	rte_tel_data_add_dict_u64(d, name, v);
+}
+
+static int
+cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct lb_worker_stats sum;
+	struct lb_flow_stats fs;
+	uint64_t active = 0, refused = 0;
+	struct rte_tel_data *drop, *parse;
+
+	(void)cmd;
+	(void)params;
+	memset(&sum, 0, sizeof(sum));
+	for (uint16_t i = 0; i < tel_dp->nb_workers; i++) {
+		const uint64_t *src = (const uint64_t *)&tel_dp->w[i]->st;
+		uint64_t *dst = (uint64_t *)&sum;
+
+		for (size_t k = 0; k < sizeof(sum) / sizeof(uint64_t); k++)
+			dst[k] += src[k];
+		lb_flow_stats_get(tel_dp->w[i]->ft, &fs);
+		active += fs.flows;
+		refused += fs.refused;
+	}
+	rte_tel_data_start_dict(d);
+	add_u64(d, "workers", tel_dp->nb_workers);
+	add_u64(d, "rx", sum.rx);
+	add_u64(d, "tx", sum.tx);
+	add_u64(d, "flows_active", active);
+	add_u64(d, "flows_created", sum.flows_created);
+	add_u64(d, "flows_refused", sum.drop[LB_DROP_FLOW_FULL] +
+					    sum.drop[LB_DROP_SNAT_FULL]);
+	add_u64(d, "flow_table_refused", refused);
+	add_u64(d, "syn_retries", sum.syn_retries);
+	add_u64(d, "deferred", sum.deferred);
+	add_u64(d, "deferq_joined", sum.deferq_joined);
+	add_u64(d, "rst_sent", sum.rst_sent);
+	add_u64(d, "redirect_out", sum.redirect_out);
+	add_u64(d, "redirect_in", sum.redirect_in);
+	add_u64(d, "arp_replies", sum.arp_replies);
+	add_u64(d, "arp_requests", sum.arp_requests);
+	add_u64(d, "echo_replies", sum.echo_replies);
+	add_u64(d, "icmp_translated", sum.icmp_translated);
+	add_u64(d, "idle_sleeps", sum.idle_sleeps);
+
+	parse = rte_tel_data_alloc();
+	drop = rte_tel_data_alloc();
+	if (parse == NULL || drop == NULL) {
+		rte_tel_data_free(parse);
+		rte_tel_data_free(drop);
+		return 0;
+	}
+	/* Malformed frames, by parser verdict (those that were dropped). */
+	rte_tel_data_start_dict(parse);
+	for (int v = LB_PKT_DROP_FIRST; v < LB_PKT_VERDICT_MAX; v++)
+		add_u64(parse, lb_pkt_verdict_name((enum lb_pkt_verdict)v),
+			sum.verdict[v]);
+	rte_tel_data_start_dict(drop);
+	for (int r = 0; r < LB_DROP_MAX; r++)
+		add_u64(drop, lb_drop_name((enum lb_drop)r), sum.drop[r]);
+	rte_tel_data_add_dict_container(d, "malformed", parse, 0);
+	rte_tel_data_add_dict_container(d, "drop", drop, 0);
+	return 0;
+}
+
+static void
+fmt_addr(char *buf, size_t n, uint32_t ip, uint16_t port)
+{
+	char a[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &ip, a, sizeof(a));
+	snprintf(buf, n, "%s:%u", a, ntohs(port));
+}
+
+/*
+ * One entry per backend, named s<service>_b<backend> because telemetry
+ * names allow only letters, digits, '_' and '/'.
+ */
+static int
+cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct lb_dpconf *c = tel_dp->conf;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint32_t s = 0; s < c->nb_svc; s++) {
+		const struct lb_dpconf_svc *v = &c->svc[s];
+		char svc[48], addr[32], name[32];
+
+		fmt_addr(addr, sizeof(addr), v->vip, v->vport);
+		snprintf(svc, sizeof(svc), "%s %s",
+			 v->proto == LB_IPPROTO_TCP ? "tcp" : "udp", addr);
+		for (uint32_t b = 0; b < v->nb_be; b++) {
+			struct rte_tel_data *e = rte_tel_data_alloc();
+			uint64_t flows = 0, errors = 0, serr = 0;
+			int64_t active = 0;
+
+			if (e == NULL)
+				return 0;
+			for (uint16_t i = 0; i < tel_dp->nb_workers; i++) {
+				const struct lb_worker *w = tel_dp->w[i];
+
+				flows += w->bst[s][b].flows;
+				active += w->bst[s][b].active;
+				errors += w->bst[s][b].errors;
+				if (w->sched[s] != NULL)
+					serr += v->sched->errors(w->sched[s],
+								 b);
+			}
+			fmt_addr(addr, sizeof(addr), v->be[b].ip,
+				 v->be[b].port);
+			rte_tel_data_start_dict(e);
+			rte_tel_data_add_dict_string(e, "service", svc);
+			rte_tel_data_add_dict_string(e, "addr", addr);
+			rte_tel_data_add_dict_string(
+				e, "state",
+				v->be[b].draining ? "draining" : "active");
+			rte_tel_data_add_dict_string(e, "sched",
+						     v->sched->name);
+			add_u64(e, "weight", v->be[b].weight);
+			add_u64(e, "flows_total", flows);
+			add_u64(e, "flows_active",
+				active > 0 ? (uint64_t)active : 0);
+			add_u64(e, "errors", errors);
+			add_u64(e, "sched_errors", serr);
+			snprintf(name, sizeof(name), "s%u_b%u", s, b);
+			rte_tel_data_add_dict_container(d, name, e, 0);
+		}
+	}
+	return 0;
+}
+
+int
+lb_telemetry_init(struct lb_dp *dp)
+{
+	int rc;
+
+	tel_dp = dp;
+	rc = rte_telemetry_register_cmd(
+		"/lb/stats", cmd_stats,
+		"Dataplane counters summed over workers. Takes no parameters");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd(
+			"/lb/backends", cmd_backends,
+			"Per backend: state, weight, flows, errors. Takes no "
+			"parameters");
+	return rc;
+}

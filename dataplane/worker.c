@@ -1,0 +1,1107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker: per burst, parse each frame, answer ARP and ping for our
+ * addresses, forward client packets of services to backends and replies
+ * back (full-NAT), hand replies that RSS delivered to the wrong worker to
+ * their owner, retry refused connections on the next backend and queue
+ * them when every backend refused.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+
+#include "dp.h"
+#include "lb/nat.h"
+
+#define LOG(level, fmt, ...) \
+	RTE_LOG(level, USER1, "worker: " fmt "\n", ##__VA_ARGS__)
+
+#define HOLD_CAP 4096u
+#define REDIRECT_RING 4096u
+#define NEIGH_RING 256u
+#define NEIGH_CAP 1024u
+#define HOUSE_NS 1000000ull  /* housekeeping at most every 1 ms */
+#define DEFERQ_BUDGET 64u
+#define IDLE_LOOPS 64u       /* empty polls before the first sleep */
+#define MAX_TRIALS 15u       /* four bits of flow->flags */
+#define TRIALS_SHIFT 4
+
+static const char *const drop_names[LB_DROP_MAX] = {
+	[LB_DROP_NOT_OURS] = "not_ours",
+	[LB_DROP_NO_FLOW] = "no_flow",
+	[LB_DROP_NO_BACKEND] = "no_backend",
+	[LB_DROP_FLOW_FULL] = "flow_table_full",
+	[LB_DROP_SNAT_FULL] = "snat_ports_full",
+	[LB_DROP_NO_ROUTE] = "no_route",
+	[LB_DROP_NEIGH] = "neigh_unresolved",
+	[LB_DROP_REDIRECT] = "redirect_full",
+	[LB_DROP_DEFERQ_FULL] = "deferq_full",
+	[LB_DROP_ICMP] = "icmp_ignored",
+	[LB_DROP_TX] = "tx_full",
+	[LB_DROP_NOMBUF] = "no_mbuf",
+};
+
+const char *
+lb_drop_name(enum lb_drop d)
+{
+	return (unsigned int)d < LB_DROP_MAX ? drop_names[d] : "unknown";
+}
+
+static inline uint64_t
+now_ns(const struct lb_dp *dp)
+{
+	return (uint64_t)((double)rte_rdtsc() * dp->ns_per_tsc);
+}
+
+static inline void
+drop(struct lb_worker *w, struct rte_mbuf *m, enum lb_drop why)
+{
+	w->st.drop[why]++;
+	rte_pktmbuf_free(m);
+}
+
+static inline uint8_t *
+frame_of(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod(m, uint8_t *);
+}
+
+/* ---- transmit ----------------------------------------------------------- */
+
+static void
+tx_flush(struct lb_worker *w, uint16_t port)
+{
+	uint16_t n = w->tx[port].n, sent;
+
+	if (n == 0)
+		return;
+	sent = rte_eth_tx_burst(port, w->wid, w->tx[port].m, n);
+	w->st.tx += sent;
+	if (unlikely(sent < n)) {
+		w->st.drop[LB_DROP_TX] += n - sent;
+		rte_pktmbuf_free_bulk(&w->tx[port].m[sent], n - sent);
+	}
+	w->tx[port].n = 0;
+}
+
+static inline void
+tx_enqueue(struct lb_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	w->tx[port].m[w->tx[port].n++] = m;
+	if (w->tx[port].n == LB_BURST)
+		tx_flush(w, port);
+}
+
+/* ---- neighbours --------------------------------------------------------- */
+
+static void
+send_arp_request(struct lb_worker *w, uint16_t port, uint32_t src,
+		 uint32_t target, const uint8_t *dst_mac)
+{
+	struct lb_dp *dp = w->dp;
+	struct lb_nat_link link = { 0 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	int len;
+
+	if (m == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return;
+	}
+	memcpy(link.mac, dp->port[port].mac.addr_bytes, 6);
+	len = lb_nat_arp_request(rte_pktmbuf_mtod(m, uint8_t *),
+				 rte_pktmbuf_tailroom(m), &link, src, target,
+				 dst_mac);
+	if (len < 0 || rte_pktmbuf_append(m, (uint16_t)len) == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.arp_requests++;
+	tx_enqueue(w, port, m);
+}
+
+static void
+neigh_release(void *ctx, uint32_t ip, uint64_t handle, const uint8_t *mac)
+{
+	struct lb_worker *w = ctx;
+	struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)handle;
+	uint16_t port = m->port;
+
+	(void)ip;
+	if (mac == NULL) {
+		drop(w, m, LB_DROP_NEIGH);
+		return;
+	}
+	lb_nat_set_macs(frame_of(m), w->dp->port[port].mac.addr_bytes, mac);
+	tx_enqueue(w, port, m);
+}
+
+/*
+ * Sends @p m toward @p dst: picks the port and next hop, sets the MAC
+ * addresses, or parks the frame until the next hop answers our ARP
+ * request. m->port is reused to remember the output port while parked.
+ */
+static void
+route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst, uint64_t now)
+{
+	struct lb_dp *dp = w->dp;
+	uint16_t port;
+	uint32_t nh, src;
+	uint8_t mac[6];
+	int rc;
+
+	if (lb_dpconf_next_hop(dp->conf, dst, &port, &nh, &src) != 0 ||
+	    port >= dp->nb_ports) {
+		drop(w, m, LB_DROP_NO_ROUTE);
+		return;
+	}
+	rc = lb_neigh_lookup(w->neigh, nh, now, mac);
+	if (likely(rc == LB_NEIGH_HIT || rc == LB_NEIGH_HIT_PROBE)) {
+		lb_nat_set_macs(frame_of(m), dp->port[port].mac.addr_bytes,
+				mac);
+		tx_enqueue(w, port, m);
+		/* A stale entry is used while a unicast request checks
+		 * it, as Linux does. */
+		if (rc == LB_NEIGH_HIT_PROBE)
+			send_arp_request(w, port, src, nh, mac);
+		return;
+	}
+	if (rc != LB_NEIGH_MISS_SEND && rc != LB_NEIGH_MISS_PENDING) {
+		drop(w, m, LB_DROP_NEIGH);
+		return;
+	}
+	m->port = port;
+	if (lb_neigh_hold(w->neigh, nh, (uintptr_t)m) != 0) {
+		drop(w, m, LB_DROP_NEIGH);
+		return;
+	}
+	if (rc == LB_NEIGH_MISS_SEND)
+		send_arp_request(w, port, src, nh, NULL);
+}
+
+static void
+neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
+	    uint16_t port, uint64_t now, int broadcast)
+{
+	struct lb_dp *dp = w->dp;
+	uint16_t p;
+	uint32_t nh, src;
+
+	/* Only neighbours on a connected subnet of the port they spoke on;
+	 * anything else is a spoof or a misconfiguration. */
+	if (lb_dpconf_next_hop(dp->conf, ip, &p, &nh, &src) != 0 ||
+	    p != port || nh != ip)
+		return;
+	lb_neigh_learn(w->neigh, ip, mac, now);
+	if (!broadcast)
+		return;
+	for (uint16_t i = 0; i < dp->nb_workers; i++) {
+		struct lb_neigh_msg msg = { .ip = ip, .port = port };
+
+		if (i == w->wid)
+			continue;
+		memcpy(msg.mac, mac, 6);
+		/* Losing one message only costs that worker an ARP
+		 * request of its own. */
+		rte_ring_mp_enqueue_elem(dp->w[i]->neigh_in, &msg,
+					 sizeof(msg));
+	}
+}
+
+/* ---- SYN copies kept for retries --------------------------------------- */
+
+static uint32_t
+hold_put(struct lb_worker *w, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+	uint32_t i;
+
+	if (w->hold_nfree == 0)
+		return LB_HOLD_NONE;
+	c = rte_pktmbuf_copy(m, w->dp->pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return LB_HOLD_NONE;
+	}
+	i = w->hold_free[--w->hold_nfree];
+	w->hold[i] = c;
+	return i;
+}
+
+static void
+hold_release(struct lb_worker *w, uint32_t i)
+{
+	if (i == LB_HOLD_NONE || i >= w->hold_cap || w->hold[i] == NULL)
+		return;
+	rte_pktmbuf_free(w->hold[i]);
+	w->hold[i] = NULL;
+	w->hold_free[w->hold_nfree++] = i;
+}
+
+/* ---- flows -------------------------------------------------------------- */
+
+
+static void
+flow_forget(struct lb_worker *w, const struct lb_flow *f, int free_port,
+	    int free_hold)
+{
+	if (f->svc < w->dp->conf->nb_svc && w->bst[f->svc] != NULL &&
+	    f->be < w->dp->conf->svc[f->svc].nb_be)
+		w->bst[f->svc][f->be].active--;
+	if (free_port)
+		lb_snat_port_free(w->snat, f->key[LB_FLOW_DIR_REPLY].dst,
+				  f->key[LB_FLOW_DIR_REPLY].dport);
+	if (free_hold && f->state == LB_FLOW_SYN_SENT)
+		hold_release(w, f->l7);
+}
+
+static void
+trial_snapshot(const struct lb_flow *f, struct lb_trial *t)
+{
+	t->orig = f->key[LB_FLOW_DIR_ORIG];
+	t->snat_ip = f->key[LB_FLOW_DIR_REPLY].dst;
+	t->snat_port = f->key[LB_FLOW_DIR_REPLY].dport;
+	t->svc = f->svc;
+	t->be = f->be;
+	t->trials = f->flags >> TRIALS_SHIFT;
+	t->hold = f->l7;
+}
+
+/* Client -> backend: the client's tuple becomes SNAT -> backend. */
+static void
+fwd_to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	       const struct lb_flow *f, uint64_t now)
+{
+	const struct lb_flow_key *r = &f->key[LB_FLOW_DIR_REPLY];
+
+	lb_nat_rewrite(frame_of(m), pkt, r->dst, r->dport, r->src, r->sport);
+	route_out(w, m, r->src, now);
+}
+
+/* Backend -> client: SNAT -> backend's reply becomes VIP -> client. */
+static void
+fwd_to_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	      const struct lb_flow *f, uint64_t now)
+{
+	const struct lb_flow_key *o = &f->key[LB_FLOW_DIR_ORIG];
+
+	lb_nat_rewrite(frame_of(m), pkt, o->dst, o->dport, o->src, o->sport);
+	route_out(w, m, o->src, now);
+}
+
+/* Answers the client of a SYN (held or live) with a RST, consuming @p m. */
+static void
+rst_client(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+{
+	struct lb_pkt pkt;
+	uint32_t client;
+
+	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+	    LB_PKT_IPV4) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	client = pkt.src;
+	if (lb_nat_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m), &pkt) < 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.rst_sent++;
+	route_out(w, m, client, now);
+}
+
+/*
+ * Creates the flow of trial @p t->trials + 1 toward backend @p be and sends
+ * the SYN (or first datagram) @p m there. The SNAT port of an earlier trial
+ * is reused so the client's tuple keeps one identity.
+ * @return 0, or a negative errno with @p m untouched.
+ */
+static int
+flow_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	   const struct lb_trial *t, uint32_t be, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->dp->conf->svc[t->svc];
+	struct lb_flow_key reply;
+	struct lb_flow *f;
+	int idx;
+
+	lb_flow_key_set(&reply, svc->be[be].ip, t->snat_ip,
+			svc->be[be].port, t->snat_port, svc->proto);
+	idx = lb_flow_insert(w->ft, &t->orig, &reply, t->svc, be, now);
+	if (idx < 0)
+		return idx;
+	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+		      now);
+	f = lb_flow_get(w->ft, (uint32_t)idx);
+	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
+			     ((t->trials + 1) << TRIALS_SHIFT));
+	f->l7 = t->hold;
+	w->bst[t->svc][be].flows++;
+	w->bst[t->svc][be].active++;
+	fwd_to_backend(w, m, pkt, f, now);
+	return 0;
+}
+
+static uint32_t
+trial_limit(const struct lb_dpconf_svc *svc)
+{
+	uint32_t n = svc->nb_be;
+
+	if (svc->opts.retries != 0 && svc->opts.retries < n)
+		n = svc->opts.retries;
+	return n < MAX_TRIALS ? n : MAX_TRIALS;
+}
+
+static void
+defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now);
+
+/*
+ * Trial t->trials failed on t->be (its flow is gone, its SNAT port and SYN
+ * copy are in @p t): Algorithm 2 moves to the next backend round-robin;
+ * when every trial failed the SYN waits in the deferred queue.
+ */
+static void
+trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->dp->conf->svc[t->svc];
+	void *st = w->sched[t->svc];
+	struct rte_mbuf *m;
+	struct lb_pkt pkt;
+	uint32_t next;
+
+	svc->sched->result(st, t->be, false);
+	w->bst[t->svc][t->be].errors++;
+	if (t->hold == LB_HOLD_NONE) {
+		/* Nothing to resend: the client's own retransmission will
+		 * start a new flow. */
+		lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+		return;
+	}
+	if (t->trials < trial_limit(svc) &&
+	    svc->sched->next(st, t->be, &next) == 0) {
+		m = rte_pktmbuf_copy(w->hold[t->hold], w->dp->pool, 0,
+				     UINT32_MAX);
+		if (m != NULL &&
+		    lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+			    LB_PKT_IPV4 &&
+		    flow_start(w, m, &pkt, t, next, now) == 0) {
+			w->st.syn_retries++;
+			return;
+		}
+		if (m != NULL)
+			rte_pktmbuf_free(m);
+		else
+			w->st.drop[LB_DROP_NOMBUF]++;
+	}
+	lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+	defer_or_rst(w, t, now);
+}
+
+static void
+defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
+{
+	struct lb_deferq *q = w->deferq[t->svc];
+	uint64_t key = lb_flow_hash(w->dp->hash_seed, &t->orig), old;
+	struct rte_mbuf *m;
+	int rc;
+
+	if (q != NULL) {
+		rc = lb_deferq_push(q, key, t->hold, now, &old);
+		if (rc == 0) {
+			w->st.deferred++;
+			return;
+		}
+		if (rc == LB_DEFERQ_JOINED) {
+			w->st.deferq_joined++;
+			hold_release(w, (uint32_t)old);
+			return;
+		}
+		w->st.drop[LB_DROP_DEFERQ_FULL]++;
+	}
+	m = w->hold[t->hold];
+	w->hold[t->hold] = NULL;
+	w->hold_free[w->hold_nfree++] = t->hold;
+	rst_client(w, m, now);
+}
+
+/*
+ * First trial of a new flow: the scheduler's pick, a SNAT port and a flow
+ * entry; a TCP SYN is copied so that a refused trial can be resent to the
+ * next backend without the client noticing.
+ */
+static void
+flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	 int svc_idx, const struct lb_flow_key *orig, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->dp->conf->svc[svc_idx];
+	struct lb_trial t = { .orig = *orig, .svc = (uint16_t)svc_idx,
+			   .hold = LB_HOLD_NONE };
+	uint64_t key = lb_flow_hash(w->dp->hash_seed, orig);
+	struct lb_deferq *q = w->deferq[svc_idx];
+	uint32_t be;
+	int rc;
+
+	/* A SYN retransmitted while its first copy waits in the queue joins
+	 * that entry: it keeps the client's place. */
+	if (q != NULL && lb_deferq_depth(q) > 0) {
+		uint64_t old;
+
+		if (lb_deferq_lookup(q, key, NULL) == 0) {
+			t.hold = hold_put(w, m);
+			rte_pktmbuf_free(m);
+			if (t.hold == LB_HOLD_NONE)
+				return;
+			if (lb_deferq_push(q, key, t.hold, now, &old) ==
+			    LB_DEFERQ_JOINED) {
+				w->st.deferq_joined++;
+				hold_release(w, (uint32_t)old);
+			}
+			return;
+		}
+	}
+	rc = w->sched[svc_idx] == NULL ?
+		     -ENOENT :
+		     svc->sched->pick(w->sched[svc_idx], key, &w->rng, &be);
+	if (rc != 0) {
+		if (svc->proto == LB_IPPROTO_TCP && q != NULL) {
+			t.hold = hold_put(w, m);
+			rte_pktmbuf_free(m);
+			if (t.hold != LB_HOLD_NONE)
+				defer_or_rst(w, &t, now);
+			return;
+		}
+		drop(w, m, LB_DROP_NO_BACKEND);
+		return;
+	}
+	if (w->snat == NULL ||
+	    lb_snat_port_alloc(w->snat, &t.snat_ip, &t.snat_port) != 0) {
+		drop(w, m, LB_DROP_SNAT_FULL);
+		return;
+	}
+	if (svc->proto == LB_IPPROTO_TCP)
+		t.hold = hold_put(w, m);
+	rc = flow_start(w, m, pkt, &t, be, now);
+	if (rc != 0) {
+		hold_release(w, t.hold);
+		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
+		drop(w, m, rc == -ENOSPC ? LB_DROP_FLOW_FULL : LB_DROP_NO_FLOW);
+		return;
+	}
+	w->st.flows_created++;
+}
+
+static void
+from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	    int svc_idx, uint64_t now)
+{
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	struct lb_flow *f;
+	uint32_t idx;
+
+	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
+			pkt->proto);
+	idx = lb_flow_lookup(w->ft, &k, &dir);
+	if (idx == LB_FLOW_NONE) {
+		/* Only a SYN (TCP) or any datagram (UDP) opens a flow. */
+		if (pkt->proto == LB_IPPROTO_TCP &&
+		    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) !=
+			    LB_TCP_SYN) {
+			drop(w, m, LB_DROP_NO_FLOW);
+			return;
+		}
+		flow_new(w, m, pkt, svc_idx, &k, now);
+		return;
+	}
+	f = lb_flow_get(w->ft, idx);
+	/* A retransmitted SYN must not refresh the trial's timer: the
+	 * SYN timeout measures the backend's silence. */
+	if (!(f->state == LB_FLOW_SYN_SENT && (pkt->tcp_flags & LB_TCP_SYN)))
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+			      now);
+	fwd_to_backend(w, m, pkt, f, now);
+}
+
+static void
+from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	     uint64_t now)
+{
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	struct lb_flow *f;
+	struct lb_trial t;
+	uint32_t idx;
+
+	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
+			pkt->proto);
+	idx = lb_flow_lookup(w->ft, &k, &dir);
+	if (idx == LB_FLOW_NONE || dir != LB_FLOW_DIR_REPLY) {
+		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	f = lb_flow_get(w->ft, idx);
+	if (f->state == LB_FLOW_SYN_SENT && pkt->proto == LB_IPPROTO_TCP) {
+		const struct lb_dpconf_svc *svc = &w->dp->conf->svc[f->svc];
+
+		if (pkt->tcp_flags & LB_TCP_RST) {
+			/* The backend refused the connection: next trial. */
+			trial_snapshot(f, &t);
+			flow_forget(w, f, 0, 0);
+			lb_flow_delete(w->ft, idx);
+			rte_pktmbuf_free(m);
+			trial_failed(w, &t, now);
+			return;
+		}
+		if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+		    (LB_TCP_SYN | LB_TCP_ACK)) {
+			svc->sched->result(w->sched[f->svc], f->be, true);
+			hold_release(w, f->l7);
+			f->l7 = LB_HOLD_NONE;
+		}
+	}
+	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	fwd_to_client(w, m, pkt, f, now);
+}
+
+/*
+ * An ICMP error about one of our flows. From a backend (quoting SNAT ->
+ * backend): unreachable during the handshake fails the trial, otherwise
+ * it is translated for the client. From the client side (quoting
+ * VIP -> client): translated for the backend.
+ */
+static void
+icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	   uint64_t now)
+{
+	uint8_t *fr = frame_of(m);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	struct lb_nat_icmp ic;
+	struct lb_flow_key k;
+	struct lb_nat_tuple in;
+	enum lb_flow_dir dir;
+	struct lb_flow *f;
+	uint32_t idx;
+
+	if (lb_nat_icmp_parse(fr, len, pkt, &ic) != 0) {
+		drop(w, m, LB_DROP_ICMP);
+		return;
+	}
+	/* An error about SNAT -> backend traffic belongs to the worker that
+	 * owns the quoted SNAT port. */
+	if (w->snat != NULL && lb_dpconf_snat_find(w->dp->conf, pkt->dst) >= 0) {
+		uint32_t owner = lb_snat_owner(w->snat, ic.inner.sport);
+
+		if (owner != w->wid && owner < w->dp->nb_workers) {
+			if (rte_ring_mp_enqueue(w->dp->w[owner]->redirect,
+						m) != 0)
+				drop(w, m, LB_DROP_REDIRECT);
+			else
+				w->st.redirect_out++;
+			return;
+		}
+	}
+	/* The quoted datagram went the other way: reverse it to get the key
+	 * of the packets that we see in this direction. */
+	lb_flow_key_set(&k, ic.inner.dst, ic.inner.src, ic.inner.dport,
+			ic.inner.sport, ic.proto);
+	idx = lb_flow_lookup(w->ft, &k, &dir);
+	if (idx == LB_FLOW_NONE) {
+		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	f = lb_flow_get(w->ft, idx);
+	if (dir == LB_FLOW_DIR_REPLY) {
+		const struct lb_flow_key *o = &f->key[LB_FLOW_DIR_ORIG];
+
+		if (f->state == LB_FLOW_SYN_SENT &&
+		    ic.type == LB_ICMP_DEST_UNREACH &&
+		    ic.code != LB_ICMP_FRAG_NEEDED) {
+			struct lb_trial t;
+
+			trial_snapshot(f, &t);
+			flow_forget(w, f, 0, 0);
+			lb_flow_delete(w->ft, idx);
+			rte_pktmbuf_free(m);
+			trial_failed(w, &t, now);
+			return;
+		}
+		/* Client sees: VIP -> client quoting client -> VIP. */
+		in = (struct lb_nat_tuple){ o->src, o->dst, o->sport,
+					    o->dport };
+		if (lb_nat_icmp_rewrite(fr, len, pkt, o->dst, o->src, &in) <
+		    0) {
+			drop(w, m, LB_DROP_ICMP);
+			return;
+		}
+		w->st.icmp_translated++;
+		route_out(w, m, o->src, now);
+		return;
+	}
+	{
+		const struct lb_flow_key *r = &f->key[LB_FLOW_DIR_REPLY];
+
+		/* Backend sees: SNAT -> backend quoting backend -> SNAT. */
+		in = (struct lb_nat_tuple){ r->src, r->dst, r->sport,
+					    r->dport };
+		if (lb_nat_icmp_rewrite(fr, len, pkt, r->dst, r->src, &in) <
+		    0) {
+			drop(w, m, LB_DROP_ICMP);
+			return;
+		}
+		w->st.icmp_translated++;
+		route_out(w, m, r->src, now);
+	}
+}
+
+static void
+handle_arp(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	   uint64_t now)
+{
+	struct lb_dp *dp = w->dp;
+	uint16_t port = m->port;
+	struct lb_nat_arp arp;
+	uint8_t *fr = frame_of(m);
+	uint32_t len = rte_pktmbuf_data_len(m);
+
+	if (lb_nat_arp_parse(fr, len, pkt, &arp) != 0) {
+		drop(w, m, LB_DROP_NOT_OURS);
+		return;
+	}
+	if (arp.spa != 0)
+		neigh_learn(w, arp.spa, arp.sha, port, now, 1);
+	if (arp.op == LB_ARP_REQUEST &&
+	    lb_dpconf_is_ours(dp->conf, arp.tpa, port) &&
+	    lb_nat_arp_reply(fr, len, pkt, dp->port[port].mac.addr_bytes) ==
+		    0) {
+		w->st.arp_replies++;
+		tx_enqueue(w, port, m);
+		return;
+	}
+	rte_pktmbuf_free(m);
+}
+
+static void
+handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	    uint64_t now)
+{
+	const struct lb_dpconf *c = w->dp->conf;
+	int svc, sn;
+
+	if (pkt->proto == LB_IPPROTO_ICMP) {
+		uint8_t type = ((const uint8_t *)&pkt->dport)[0];
+
+		if (type == LB_ICMP_ECHO_REQUEST &&
+		    lb_dpconf_is_ours(c, pkt->dst, m->port)) {
+			uint32_t peer = pkt->src;
+
+			if (lb_nat_icmp_echo_reply(frame_of(m),
+						   rte_pktmbuf_data_len(m),
+						   pkt) == 0) {
+				w->st.echo_replies++;
+				route_out(w, m, peer, now);
+				return;
+			}
+		} else if (type == LB_ICMP_DEST_UNREACH ||
+			   type == LB_ICMP_TIME_EXCEEDED) {
+			icmp_error(w, m, pkt, now);
+			return;
+		}
+		drop(w, m, LB_DROP_ICMP);
+		return;
+	}
+	svc = lb_dpconf_svc_find(c, pkt->proto, pkt->dst, pkt->dport);
+	if (svc >= 0) {
+		from_client(w, m, pkt, svc, now);
+		return;
+	}
+	sn = lb_dpconf_snat_find(c, pkt->dst);
+	if (sn >= 0 && w->snat != NULL) {
+		uint32_t owner = lb_snat_owner(w->snat, pkt->dport);
+
+		if (owner != w->wid && owner < w->dp->nb_workers) {
+			if (rte_ring_mp_enqueue(w->dp->w[owner]->redirect,
+						m) != 0)
+				drop(w, m, LB_DROP_REDIRECT);
+			else
+				w->st.redirect_out++;
+			return;
+		}
+		from_backend(w, m, pkt, now);
+		return;
+	}
+	drop(w, m, LB_DROP_NOT_OURS);
+}
+
+static void
+handle(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+{
+	struct lb_pkt pkt;
+	enum lb_pkt_verdict v;
+
+	v = lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt);
+	w->st.verdict[v]++;
+	switch (v) {
+	case LB_PKT_IPV4:
+		handle_ipv4(w, m, &pkt, now);
+		break;
+	case LB_PKT_ARP:
+		handle_arp(w, m, &pkt, now);
+		break;
+	default:
+		rte_pktmbuf_free(m);
+		break;
+	}
+}
+
+/* ---- housekeeping ------------------------------------------------------- */
+
+static void
+on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
+{
+	struct lb_worker *w = arg;
+
+	(void)idx;
+	/* A SYN the backend never answered: that trial failed. The retry
+	 * waits until expiry is done with the table. */
+	if (f->state == LB_FLOW_SYN_SENT && f->l7 != LB_HOLD_NONE &&
+	    w->nb_pending < LB_EXPIRE_BUDGET) {
+		trial_snapshot(f, &w->pending[w->nb_pending++]);
+		flow_forget(w, f, 0, 0);
+		return;
+	}
+	flow_forget(w, f, 1, 1);
+}
+
+static enum lb_deferq_verdict
+on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e, void *arg)
+{
+	struct lb_worker *w = arg;
+	uint64_t now = now_ns(w->dp);
+	uint32_t hold = (uint32_t)e->cookie;
+	struct rte_mbuf *m;
+
+	if (hold >= w->hold_cap || w->hold[hold] == NULL)
+		return LB_DEFERQ_DONE;
+	if (ev == LB_DEFERQ_DUE) {
+		struct lb_flow_key k;
+		enum lb_flow_dir dir;
+		struct lb_pkt pkt;
+		int svc;
+
+		m = rte_pktmbuf_copy(w->hold[hold], w->dp->pool, 0,
+				     UINT32_MAX);
+		if (m == NULL)
+			return LB_DEFERQ_KEEP;
+		if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+		    LB_PKT_IPV4) {
+			rte_pktmbuf_free(m);
+			hold_release(w, hold);
+			return LB_DEFERQ_DONE;
+		}
+		svc = lb_dpconf_svc_find(w->dp->conf, pkt.proto, pkt.dst,
+					 pkt.dport);
+		lb_flow_key_set(&k, pkt.src, pkt.dst, pkt.sport, pkt.dport,
+				pkt.proto);
+		if (svc < 0 || lb_flow_lookup(w->ft, &k, &dir) != LB_FLOW_NONE) {
+			/* Service gone, or the client got through already. */
+			rte_pktmbuf_free(m);
+			hold_release(w, hold);
+			return LB_DEFERQ_DONE;
+		}
+		{
+			const struct lb_dpconf_svc *s = &w->dp->conf->svc[svc];
+			struct lb_trial t = { .orig = k, .svc = (uint16_t)svc,
+					   .hold = hold };
+			uint32_t be;
+
+			if (w->sched[svc] == NULL || w->snat == NULL ||
+			    s->sched->pick(w->sched[svc],
+					   lb_flow_hash(w->dp->hash_seed, &k),
+					   &w->rng, &be) != 0 ||
+			    lb_snat_port_alloc(w->snat, &t.snat_ip,
+					       &t.snat_port) != 0) {
+				rte_pktmbuf_free(m);
+				return LB_DEFERQ_KEEP;
+			}
+			if (flow_start(w, m, &pkt, &t, be, now) != 0) {
+				lb_snat_port_free(w->snat, t.snat_ip,
+						  t.snat_port);
+				rte_pktmbuf_free(m);
+				return LB_DEFERQ_KEEP;
+			}
+			w->st.flows_created++;
+			return LB_DEFERQ_DONE;
+		}
+	}
+	/* Expired, exhausted or flushed: the client gets a RST. */
+	m = w->hold[hold];
+	w->hold[hold] = NULL;
+	w->hold_free[w->hold_nfree++] = hold;
+	rst_client(w, m, now);
+	return LB_DEFERQ_DONE;
+}
+
+static void
+housekeeping(struct lb_worker *w, uint64_t now)
+{
+	struct lb_neigh_msg msg;
+	uint32_t nsvc = w->dp->conf->nb_svc;
+
+	w->nb_pending = 0;
+	lb_flow_expire(w->ft, now, LB_EXPIRE_BUDGET, on_expire, w);
+	for (unsigned int i = 0; i < w->nb_pending; i++)
+		trial_failed(w, &w->pending[i], now);
+
+	for (uint32_t s = 0; s < nsvc; s++)
+		if (w->deferq[s] != NULL && lb_deferq_depth(w->deferq[s]) > 0)
+			lb_deferq_poll(w->deferq[s], now, DEFERQ_BUDGET,
+				       on_deferq, w);
+	while (rte_ring_sc_dequeue_elem(w->neigh_in, &msg, sizeof(msg)) == 0)
+		neigh_learn(w, msg.ip, msg.mac, msg.port, now, 0);
+	{
+		uint32_t ips[16];
+		int n = lb_neigh_poll(w->neigh, now, ips, 16);
+
+		for (int i = 0; i < n; i++) {
+			uint16_t port;
+			uint32_t nh, src;
+
+			if (lb_dpconf_next_hop(w->dp->conf, ips[i], &port, &nh,
+					       &src) == 0)
+				send_arp_request(w, port, src, ips[i], NULL);
+		}
+	}
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+unsigned int
+lb_worker_poll(struct lb_worker *w)
+{
+	struct lb_dp *dp = w->dp;
+	struct rte_mbuf *pkts[LB_BURST];
+	unsigned int total = 0;
+	uint64_t now = now_ns(dp);
+
+	for (uint16_t p = 0; p < dp->nb_ports; p++) {
+		uint16_t n = rte_eth_rx_burst(p, w->wid, pkts, LB_BURST);
+
+		w->st.rx += n;
+		total += n;
+		for (uint16_t i = 0; i < n; i++) {
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1],
+							       void *));
+			handle(w, pkts[i], now);
+		}
+	}
+	{
+		unsigned int n = rte_ring_sc_dequeue_burst(
+			w->redirect, (void **)pkts, LB_BURST, NULL);
+
+		w->st.redirect_in += n;
+		total += n;
+		for (unsigned int i = 0; i < n; i++)
+			handle(w, pkts[i], now);
+	}
+	if (now >= w->next_house_ns) {
+		housekeeping(w, now);
+		w->next_house_ns = now + HOUSE_NS;
+	}
+	for (uint16_t p = 0; p < dp->nb_ports; p++)
+		tx_flush(w, p);
+	return total;
+}
+
+int
+lb_worker_main(void *arg)
+{
+	struct lb_worker *w = arg;
+	struct lb_dp *dp = w->dp;
+	uint32_t sleep_us = 1;
+
+	LOG(INFO, "worker %u on lcore %u", w->wid, rte_lcore_id());
+	while (!dp->quit) {
+		if (lb_worker_poll(w) != 0) {
+			w->idle_loops = 0;
+			sleep_us = 1;
+			continue;
+		}
+		/* Idle: after a short spin, sleep with exponential back-off
+		 * up to idle_us so an idle dataplane leaves its cores to
+		 * others; the first packet of a burst wakes us within
+		 * idle_us. */
+		if (dp->idle_us == 0 || ++w->idle_loops < IDLE_LOOPS) {
+			rte_pause();
+			continue;
+		}
+		rte_delay_us_sleep(sleep_us);
+		w->st.idle_sleeps++;
+		if (sleep_us < dp->idle_us)
+			sleep_us = RTE_MIN(sleep_us * 2, dp->idle_us);
+	}
+	return 0;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+void
+lb_worker_free(struct lb_worker *w)
+{
+	if (w == NULL)
+		return;
+	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
+		if (w->sched[s] != NULL)
+			w->dp->conf->svc[s].sched->destroy(w->sched[s]);
+		lb_deferq_free(w->deferq[s]);
+		rte_free(w->bst[s]);
+	}
+	for (uint32_t i = 0; i < w->hold_cap && w->hold != NULL; i++)
+		if (w->hold[i] != NULL)
+			rte_pktmbuf_free(w->hold[i]);
+	rte_free(w->hold);
+	rte_free(w->hold_free);
+	rte_free(w->ft);
+	rte_free(w->snat);
+	lb_neigh_free(w->neigh);
+	rte_ring_free(w->redirect);
+	rte_ring_free(w->neigh_in);
+	rte_free(w);
+}
+
+struct lb_worker *
+lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
+{
+	const struct lb_dpconf *c = dp->conf;
+	struct lb_flow_timeouts to;
+	struct lb_snat_conf sc;
+	uint32_t snat_ips[LB_CONF_MAX_SNATS];
+	struct lb_worker *w;
+	char name[RTE_RING_NAMESIZE];
+	int socket = rte_lcore_to_socket_id(lcore);
+	uint64_t min_syn = UINT64_MAX;
+	size_t sz;
+
+	w = rte_zmalloc_socket("lb_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
+			       socket);
+	if (w == NULL)
+		return NULL;
+	w->dp = dp;
+	w->wid = wid;
+	w->lcore = lcore;
+	lb_xoshiro_seed(&w->xo, dp->hash_seed ^ (0x9e37ULL * (wid + 1)));
+	w->rng = lb_rng_xoshiro(&w->xo);
+
+	/* Flow table in hugepage memory of the worker's socket. The SYN
+	 * timeout of the table is the shortest of the services' SYN
+	 * timeouts: a SYN_SENT flow that expires is a failed trial. */
+	lb_flow_timeouts_preset(&to, LB_FLOW_TIMEOUTS_DPVS);
+	for (uint32_t s = 0; s < c->nb_svc; s++)
+		if (c->svc[s].proto == LB_IPPROTO_TCP &&
+		    c->svc[s].opts.syn_timeout_ns < min_syn)
+			min_syn = c->svc[s].opts.syn_timeout_ns;
+	if (min_syn != UINT64_MAX)
+		to.ns[LB_FLOW_SYN_SENT] = min_syn;
+	sz = lb_flow_table_mem_size(dp->flows);
+	w->ft = rte_zmalloc_socket("lb_flows", sz, RTE_CACHE_LINE_SIZE,
+				   socket);
+	if (w->ft == NULL ||
+	    lb_flow_table_init(w->ft, dp->flows, &to,
+			       lb_xoshiro_next(&w->xo)) != 0) {
+		LOG(ERR, "worker %u: no memory for %u flows (%zu bytes)", wid,
+		    dp->flows, sz);
+		goto fail;
+	}
+
+	memset(&sc, 0, sizeof(sc));
+	for (uint32_t i = 0; i < c->nb_snat; i++)
+		snat_ips[i] = c->snat[i].ip;
+	sc.addrs = snat_ips;
+	sc.nb_addrs = c->nb_snat;
+	sc.nb_workers = dp->nb_workers;
+	sc.worker_id = wid;
+	if (c->nb_snat > 0) {
+		w->snat = rte_zmalloc_socket("lb_snat", lb_snat_mem_size(&sc),
+					     RTE_CACHE_LINE_SIZE, socket);
+		if (w->snat == NULL || lb_snat_init(w->snat, &sc) != 0) {
+			LOG(ERR, "worker %u: SNAT ports", wid);
+			goto fail;
+		}
+	}
+
+	{
+		struct lb_neigh_conf nc = {
+			.capacity = NEIGH_CAP,
+			.hash_seed = lb_xoshiro_next(&w->xo),
+			.release = neigh_release,
+			.release_arg = w,
+		};
+
+		w->neigh = lb_neigh_create(&nc);
+	}
+	snprintf(name, sizeof(name), "lb_redir_%u", wid);
+	w->redirect = rte_ring_create(name, REDIRECT_RING, socket,
+				      RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "lb_neigh_%u", wid);
+	w->neigh_in = rte_ring_create_elem(name, sizeof(struct lb_neigh_msg),
+					   NEIGH_RING, socket, RING_F_SC_DEQ);
+	w->hold_cap = HOLD_CAP;
+	w->hold = rte_zmalloc_socket("lb_hold", HOLD_CAP * sizeof(*w->hold),
+				     0, socket);
+	w->hold_free = rte_malloc_socket(
+		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
+	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
+	    w->hold == NULL || w->hold_free == NULL)
+		goto fail;
+	for (uint32_t i = 0; i < HOLD_CAP; i++)
+		w->hold_free[i] = HOLD_CAP - 1 - i;
+	w->hold_nfree = HOLD_CAP;
+
+	for (uint32_t s = 0; s < c->nb_svc; s++) {
+		const struct lb_dpconf_svc *v = &c->svc[s];
+		struct lb_sched_be be[LB_CONF_MAX_BES];
+
+		for (uint32_t b = 0; b < v->nb_be; b++)
+			be[b] = (struct lb_sched_be){
+				(uint64_t)v->be[b].ip << 16 | v->be[b].port,
+				v->be[b].weight, !v->be[b].draining
+			};
+		w->bst[s] = rte_zmalloc_socket(
+			"lb_bst", (v->nb_be + 1) * sizeof(*w->bst[s]), 0,
+			socket);
+		if (w->bst[s] == NULL)
+			goto fail;
+		if (v->nb_be > 0) {
+			w->sched[s] = v->sched->create(be, v->nb_be);
+			if (w->sched[s] == NULL) {
+				LOG(ERR, "worker %u: scheduler %s: %s", wid,
+				    v->sched->name, strerror(errno));
+				goto fail;
+			}
+		}
+		if (v->proto == LB_IPPROTO_TCP && v->opts.deferq_len > 0) {
+			struct lb_deferq_conf dc = {
+				.retry_gap_ns = v->opts.retry_gap_ns,
+				.max_wait_ns = v->opts.expiry_ns,
+			};
+
+			w->deferq[s] = lb_deferq_create(v->opts.deferq_len,
+							&dc);
+			if (w->deferq[s] == NULL) {
+				LOG(ERR, "worker %u: deferred queue: %s", wid,
+				    strerror(errno));
+				goto fail;
+			}
+		}
+	}
+	return w;
+fail:
+	lb_worker_free(w);
+	return NULL;
+}
