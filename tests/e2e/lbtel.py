@@ -17,11 +17,16 @@ reply {"<command>": value}, where value is null for an unknown command.
 list, or NAME=VALUE to pick the first object of a list whose NAME field
 equals VALUE, e.g.
 
-    lbtel.py /lb/backends -k 'tcp 10.11.0.100:80' -k addr=10.12.0.11:80 \\
-        -k errors
+    lbtel.py /ethdev/stats,0 -k ipackets
+    lbtel.py /lb/stats -k drop -k ip_csum
+
+-b SERVICE ADDR picks one backend out of /lb/backends first (see
+find_backend), e.g. lbtel.py /lb/backends -b 'tcp 10.11.0.100:80'
+10.12.0.11:80 -k errors.
 
 As a module: query(cmd, prefix=...) returns the value, pick(value, keys)
-walks it, and Client keeps one connection for several commands.
+walks it, find_backend() finds a backend, and Client keeps one connection
+for several commands.
 """
 
 import argparse
@@ -179,6 +184,28 @@ def pick(value, keys):
     return value
 
 
+def find_backend(backends, service, addr):
+    """The entry of backend addr ("10.12.0.11:80") of service ("tcp
+    10.11.0.100:80") in a /lb/backends value, in either shape:
+
+      {"<service>": [{"addr": ..., ...}, ...]}
+      {"<any name>": {"service": ..., "addr": ..., ...}, ...}
+
+    The second exists because DPDK telemetry (22.11) accepts only letters,
+    digits, '_' and '/' in names and no objects inside lists."""
+    if isinstance(backends, dict):
+        group = backends.get(service)
+        if isinstance(group, list):
+            for e in group:
+                if isinstance(e, dict) and e.get("addr") == addr:
+                    return e
+        for e in backends.values():
+            if isinstance(e, dict) and e.get("service") == service and \
+                    e.get("addr") == addr:
+                return e
+    raise KeyError("no backend %s in service %r" % (addr, service))
+
+
 def _text(value):
     if isinstance(value, str):
         return value
@@ -195,18 +222,23 @@ def main(argv=None):
     ap.add_argument("-k", "--key", action="append", default=[],
                     help="print only this part of the (single) command's "
                     "value; repeat to go deeper")
+    ap.add_argument("-b", "--backend", nargs=2, metavar=("SERVICE", "ADDR"),
+                    help="with /lb/backends: only this backend's entry")
     ap.add_argument("-t", "--timeout", type=float, default=5.0,
                     help="seconds to wait for each reply (default 5)")
     ap.add_argument("--pretty", action="store_true", help="indent JSON")
     args = ap.parse_args(argv)
-    if args.key and len(args.cmd) != 1:
-        ap.error("--key takes exactly one command")
+    if (args.key or args.backend) and len(args.cmd) != 1:
+        ap.error("--key and --backend take exactly one command")
     rc = 0
     try:
         with Client(args.prefix, args.socket, args.timeout) as c:
             for cmd in args.cmd:
-                if args.key:
-                    print(_text(pick(c.query(cmd), args.key)))
+                if args.key or args.backend:
+                    value = c.query(cmd)
+                    if args.backend:
+                        value = find_backend(value, *args.backend)
+                    print(_text(pick(value, args.key)))
                     continue
                 reply = c.raw(cmd)
                 print(json.dumps(reply, indent=2 if args.pretty else None))

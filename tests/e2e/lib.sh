@@ -20,8 +20,8 @@
 #                +--------------------------------+
 #
 # The veths of the LB namespace carry no kernel address: the dataplane
-# answers ARP for the VIP, its addresses and its SNAT address, and resolves
-# its next hops itself. Every veth has its offloads off, so that frames seen
+# answers ARP for the VIP, its addresses and its SNAT address (10.12.0.2),
+# and resolves its next hops itself. Every veth has its offloads off, so that frames seen
 # through AF_PACKET carry complete checksums. IPv6 is off everywhere.
 #
 # A test script:
@@ -47,7 +47,8 @@ PY=/usr/bin/python3
 CLI_NET=10.11.0
 BE_NET=10.12.0
 LB_ADDR_CLI=$CLI_NET.1 # the dataplane's address on port 0
-LB_ADDR_BE=$BE_NET.1   # its address on port 1, also the SNAT source
+LB_ADDR_BE=$BE_NET.1   # its address on port 1
+LB_SNAT=$BE_NET.2      # its SNAT source towards the backends
 VIP=$CLI_NET.100
 
 # Bounds (seconds) of the waits; each can be raised from the environment.
@@ -572,12 +573,14 @@ dp_stop() {
 }
 
 # conf_ports FILE: the start of every dataplane config: the dataplane's
-# address on each port and its SNAT address on the backend side.
+# address on each port and its SNAT address on the backend side (an
+# address of its own: the dataplane refuses a SNAT address that is also
+# an interface address).
 conf_ports() {
 	cat >"$1" <<EOF
 addr add $LB_ADDR_CLI/24 port 0
 addr add $LB_ADDR_BE/24 port 1
-snat add $LB_ADDR_BE port 1
+snat add $LB_SNAT port 1
 EOF
 }
 
@@ -606,9 +609,29 @@ except (KeyError, ValueError, OSError):
 }
 
 # be_field FILE SVC I FIELD: FIELD of backend I (on SVC's port) of the
-# service SVC ("tcp 10.11.0.100:80") in a saved /lb/backends reply.
+# service SVC ("tcp 10.11.0.100:80") in a saved /lb/backends reply, or
+# "-" when it is not there.
 be_field() {
-	jget "$1" /lb/backends "$2" "addr=$(be_addr "$3"):${2##*:}" "$4"
+	"$PY" -B -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from lbtel import find_backend, _text
+try:
+    v = json.load(open(sys.argv[2]))["/lb/backends"]
+    print(_text(find_backend(v, sys.argv[3], sys.argv[4])[sys.argv[5]]))
+except (KeyError, ValueError, OSError, TypeError):
+    print("-")
+' "$E2E_DIR" "$1" "$2" "$(be_addr "$3"):${2##*:}" "$4"
+}
+
+# drop_count FILE REASON: the counter of a parser drop reason in a saved
+# /lb/stats reply: under "malformed" when the dataplane keeps the parser's
+# reasons apart from its own drops, else under "drop"; "-" when absent.
+drop_count() {
+	local v
+	v=$(jget "$1" /lb/stats malformed "$2")
+	[ "$v" != - ] || v=$(jget "$1" /lb/stats drop "$2")
+	echo "$v"
 }
 
 # wait_value SECONDS CMD KEY... = VALUE: polls telemetry every half
