@@ -573,9 +573,9 @@ dp_stop() {
 }
 
 # conf_ports FILE: the start of every dataplane config: the dataplane's
-# address on each port and its SNAT address on the backend side (an
-# address of its own: the dataplane refuses a SNAT address that is also
-# an interface address).
+# address on each port and its SNAT address on the backend side, an
+# address of its own so that ARP for a SNAT-only address is exercised
+# (the port's address would do too).
 conf_ports() {
 	cat >"$1" <<EOF
 addr add $LB_ADDR_CLI/24 port 0
