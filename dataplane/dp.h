@@ -43,6 +43,7 @@ enum lb_drop {
 	LB_DROP_ICMP,        /**< ICMP we neither answer nor translate */
 	LB_DROP_TX,          /**< the port did not take the packet */
 	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
+	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
 	LB_DROP_MAX,
 };
 

@@ -46,6 +46,7 @@ static const char *const drop_names[LB_DROP_MAX] = {
 	[LB_DROP_ICMP] = "icmp_ignored",
 	[LB_DROP_TX] = "tx_full",
 	[LB_DROP_NOMBUF] = "no_mbuf",
+	[LB_DROP_TTL] = "ttl_expired",
 };
 
 const char *
@@ -280,6 +281,10 @@ fwd_to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 {
 	const struct lb_flow_key *r = &f->key[LB_FLOW_DIR_REPLY];
 
+	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
+		drop(w, m, LB_DROP_TTL);
+		return;
+	}
 	lb_nat_rewrite(frame_of(m), pkt, r->dst, r->dport, r->src, r->sport);
 	route_out(w, m, r->src, now);
 }
@@ -291,6 +296,10 @@ fwd_to_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 {
 	const struct lb_flow_key *o = &f->key[LB_FLOW_DIR_ORIG];
 
+	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
+		drop(w, m, LB_DROP_TTL);
+		return;
+	}
 	lb_nat_rewrite(frame_of(m), pkt, o->dst, o->dport, o->src, o->sport);
 	route_out(w, m, o->src, now);
 }
@@ -634,6 +643,10 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		/* Client sees: VIP -> client quoting client -> VIP. */
 		in = (struct lb_nat_tuple){ o->src, o->dst, o->sport,
 					    o->dport };
+		if (lb_nat_ttl_dec(fr, pkt) != 0) {
+			drop(w, m, LB_DROP_TTL);
+			return;
+		}
 		if (lb_nat_icmp_rewrite(fr, len, pkt, o->dst, o->src, &in) <
 		    0) {
 			drop(w, m, LB_DROP_ICMP);
@@ -649,6 +662,10 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		/* Backend sees: SNAT -> backend quoting backend -> SNAT. */
 		in = (struct lb_nat_tuple){ r->src, r->dst, r->sport,
 					    r->dport };
+		if (lb_nat_ttl_dec(fr, pkt) != 0) {
+			drop(w, m, LB_DROP_TTL);
+			return;
+		}
 		if (lb_nat_icmp_rewrite(fr, len, pkt, r->dst, r->src, &in) <
 		    0) {
 			drop(w, m, LB_DROP_ICMP);
