@@ -21,59 +21,14 @@
 #include "lb/neigh.h"
 #include "lb/pkt_parse.h"
 #include "lb/rng.h"
+#include "lb/shm.h"
 #include "lb/snat.h"
 #include "port.h"
 
 #define LB_BURST 32
-#define LB_MAX_PORTS 4
-#define LB_MAX_WORKERS 16
+#define LB_MAX_PORTS LB_SHM_MAX_PORTS
+#define LB_MAX_WORKERS LB_SHM_MAX_WORKERS
 #define LB_HOLD_NONE UINT32_MAX
-
-/* Why a packet was dropped after it parsed correctly. */
-enum lb_drop {
-	LB_DROP_NOT_OURS,    /**< not for a service, SNAT or local address */
-	LB_DROP_NO_FLOW,     /**< TCP without SYN, or a reply, with no flow */
-	LB_DROP_NO_BACKEND,  /**< service has no eligible backend, no queue */
-	LB_DROP_FLOW_FULL,   /**< flow table full: new flow refused */
-	LB_DROP_SNAT_FULL,   /**< no SNAT port left: new flow refused */
-	LB_DROP_NO_ROUTE,    /**< no connected subnet or route to the peer */
-	LB_DROP_NEIGH,       /**< next hop unresolved and its queue full */
-	LB_DROP_REDIRECT,    /**< redirect ring to the owning worker full */
-	LB_DROP_DEFERQ_FULL, /**< deferred queue full: SYN refused */
-	LB_DROP_ICMP,        /**< ICMP we neither answer nor translate */
-	LB_DROP_TX,          /**< the port did not take the packet */
-	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
-	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
-	LB_DROP_MAX,
-};
-
-const char *lb_drop_name(enum lb_drop d);
-
-struct lb_worker_stats {
-	uint64_t rx;
-	uint64_t tx;
-	uint64_t verdict[LB_PKT_VERDICT_MAX]; /**< parser outcomes */
-	uint64_t drop[LB_DROP_MAX];
-	uint64_t flows_created;
-	uint64_t syn_retries;   /**< SYNs re-sent to the next backend */
-	uint64_t deferred;      /**< SYNs queued after every trial failed */
-	uint64_t deferq_joined; /**< retransmitted SYNs joining their entry */
-	uint64_t rst_sent;      /**< RSTs answered to clients */
-	uint64_t redirect_out;  /**< replies handed to their owning worker */
-	uint64_t redirect_in;
-	uint64_t arp_replies;
-	uint64_t arp_requests;
-	uint64_t echo_replies;
-	uint64_t icmp_translated;
-	uint64_t idle_sleeps;
-} __rte_cache_aligned;
-
-/** Per worker, per service, per backend. */
-struct lb_be_stats {
-	uint64_t flows;  /**< flows created toward this backend */
-	int64_t active;  /**< flows in this worker's table now */
-	uint64_t errors; /**< failed trials (RST, ICMP, SYN timeout) */
-};
 
 /** A learnt neighbour, broadcast to the other workers. */
 struct lb_neigh_msg {
@@ -101,6 +56,10 @@ struct lb_worker {
 	struct lb_dp *dp;
 	uint16_t wid;
 	unsigned int lcore;
+	/** The table this worker runs; it moves to a newly published one
+	 * at the start of a poll and only then. */
+	const struct lb_dpconf *conf;
+	const struct lb_sched_ops *ops[LB_CONF_MAX_SVCS];
 	struct lb_flow_table *ft;
 	struct lb_snat *snat;
 	struct lb_neigh *neigh;
@@ -110,7 +69,9 @@ struct lb_worker {
 	struct lb_rng rng;
 	void *sched[LB_CONF_MAX_SVCS];
 	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
-	struct lb_be_stats *bst[LB_CONF_MAX_SVCS];
+	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
+	struct rte_ring *fb;    /**< feedback to lb-control */
+	struct lb_shm_worker sh; /**< what lb-control reads */
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
 	uint32_t *hold_free;
@@ -127,7 +88,10 @@ struct lb_worker {
 } __rte_cache_aligned;
 
 struct lb_dp {
+	/** The first table (from --config). Workers follow shm->conf when
+	 * shm is set (lb-dataplane), dp->conf otherwise (tests, benches). */
 	struct lb_dpconf *conf;
+	struct lb_shm *shm;
 	struct rte_mempool *pool;
 	uint16_t nb_ports;
 	struct lb_port_info port[LB_MAX_PORTS];
@@ -151,8 +115,25 @@ void lb_worker_free(struct lb_worker *w);
  */
 unsigned int lb_worker_poll(struct lb_worker *w);
 
+/**
+ * Moves worker @p w to table @p c: scheduler state and deferred queues
+ * are rebuilt for services that changed, kept (with their error counts)
+ * for those that did not. Called by the worker itself, between bursts.
+ */
+void lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *c);
+
 /** The worker loop for rte_eal_remote_launch(); runs until dp->quit. */
 int lb_worker_main(void *arg);
+
+/** The table workers currently follow. */
+static inline const struct lb_dpconf *
+lb_dp_conf(const struct lb_dp *dp)
+{
+	return dp->shm != NULL ?
+		       atomic_load_explicit(&dp->shm->conf,
+					    memory_order_acquire) :
+		       dp->conf;
+}
 
 /** Registers the /lb/ telemetry commands. */
 int lb_telemetry_init(struct lb_dp *dp);

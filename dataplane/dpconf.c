@@ -12,12 +12,111 @@ mask_of(uint8_t len)
 	return htonl(len == 0 ? 0 : ~0u << (32 - len));
 }
 
-int
-lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
-		size_t errlen)
+/* Slot of the service @p key in @p d, or -1. */
+static int
+svc_slot(const struct lb_dpconf *d, uint8_t proto, uint32_t vip,
+	 uint16_t vport)
 {
+	for (uint32_t i = 0; d != NULL && i < d->nb_svc; i++)
+		if (d->svc[i].state != LB_SVC_EMPTY &&
+		    d->svc[i].proto == proto && d->svc[i].vip == vip &&
+		    d->svc[i].vport == vport)
+			return (int)i;
+	return -1;
+}
+
+static int
+be_slot(const struct lb_dpconf_svc *s, uint32_t ip, uint16_t port)
+{
+	for (uint32_t i = 0; s != NULL && i < s->nb_be; i++)
+		if (s->be[i].state != LB_BE_EMPTY && s->be[i].ip == ip &&
+		    s->be[i].port == port)
+			return (int)i;
+	return -1;
+}
+
+static bool
+is_busy(lb_dpconf_busy_fn *busy, void *ctx, uint32_t svc, uint32_t be)
+{
+	return busy != NULL && busy(ctx, svc, be);
+}
+
+/*
+ * Backends of one service: those of @p cs keep the index they had in
+ * @p old (the same service in the previous table); removed ones stay while
+ * busy; new ones take the lowest index that is neither kept nor busy.
+ */
+static int
+build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
+	       const struct lb_dpconf_svc *old, uint32_t slot,
+	       lb_dpconf_busy_fn *busy, void *ctx, char *err, size_t errlen)
+{
+	bool taken[LB_CONF_MAX_BES] = { false };
+	int idx[LB_CONF_MAX_BES];
+
+	v->nb_be = 0;
+	for (unsigned int b = 0; b < cs->nb_be; b++) {
+		idx[b] = be_slot(old, htonl(cs->be[b].ip),
+				 htons(cs->be[b].port));
+		if (idx[b] >= 0)
+			taken[idx[b]] = true;
+	}
+	/* Removed backends whose flows have not run out keep their index. */
+	for (uint32_t i = 0; old != NULL && i < old->nb_be; i++) {
+		if (old->be[i].state == LB_BE_EMPTY || taken[i] ||
+		    !is_busy(busy, ctx, slot, i))
+			continue;
+		v->be[i] = old->be[i];
+		v->be[i].state = LB_BE_REMOVED;
+		taken[i] = true;
+	}
+	for (unsigned int b = 0; b < cs->nb_be; b++) {
+		uint32_t i;
+
+		if (idx[b] < 0) {
+			for (i = 0; i < LB_CONF_MAX_BES; i++) {
+				/* A slot whose old flows are still counted
+				 * against it must not change hands. */
+				if (!taken[i] && !is_busy(busy, ctx, slot, i))
+					break;
+			}
+			if (i == LB_CONF_MAX_BES) {
+				snprintf(err, errlen,
+					 "no free backend slot: removed "
+					 "backends still have flows");
+				return -ENOSPC;
+			}
+			taken[i] = true;
+			idx[b] = (int)i;
+		}
+		i = (uint32_t)idx[b];
+		v->be[i] = (struct lb_dpconf_be){
+			.ip = htonl(cs->be[b].ip),
+			.port = htons(cs->be[b].port),
+			.state = cs->be[b].draining ? LB_BE_DRAINING :
+						      LB_BE_ACTIVE,
+			.weight = cs->be[b].weight,
+		};
+	}
+	for (uint32_t i = 0; i < LB_CONF_MAX_BES; i++)
+		if (taken[i])
+			v->nb_be = i + 1;
+	return 0;
+}
+
+int
+lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
+		  const struct lb_dpconf *prev, lb_dpconf_busy_fn *busy,
+		  void *ctx, char *err, size_t errlen)
+{
+	bool taken[LB_CONF_MAX_SVCS] = { false };
+	int slot_of[LB_CONF_MAX_SVCS];
+	unsigned int nsvc = lb_conf_nb_svcs(c);
+	int rc;
+
 	memset(d, 0, sizeof(*d));
 	memset(d->slot, 0xff, sizeof(d->slot));
+	d->gen = prev != NULL ? prev->gen + 1 : 1;
 
 	for (unsigned int i = 0; i < lb_conf_nb_addrs(c); i++) {
 		const struct lb_conf_addr *a = lb_conf_addr_at(c, i);
@@ -47,34 +146,86 @@ lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
 		}
 		d->route[k] = nr;
 	}
-	for (unsigned int i = 0; i < lb_conf_nb_svcs(c); i++) {
-		const struct lb_conf_svc *s = lb_conf_svc_at(c, i);
-		struct lb_dpconf_svc *v = &d->svc[d->nb_svc];
-		uint32_t h;
 
-		v->proto = s->key.proto;
-		v->vip = htonl(s->key.vip);
-		v->vport = htons(s->key.port);
-		v->opts = s->opts;
-		v->sched = lb_sched_find(s->opts.sched);
-		if (v->sched == NULL) {
+	/* Services: kept ones first, so new ones cannot take their slot. */
+	for (unsigned int i = 0; i < nsvc; i++) {
+		const struct lb_conf_svc *s = lb_conf_svc_at(c, i);
+
+		if (lb_sched_find(s->opts.sched) == NULL) {
 			snprintf(err, errlen, "unknown scheduler '%s'",
 				 s->opts.sched);
 			return -EINVAL;
 		}
-		v->nb_be = s->nb_be;
-		for (unsigned int b = 0; b < s->nb_be; b++)
-			v->be[b] = (struct lb_dpconf_be){
-				htonl(s->be[b].ip), htons(s->be[b].port),
-				s->be[b].weight, s->be[b].draining
-			};
+		slot_of[i] = svc_slot(prev, s->key.proto, htonl(s->key.vip),
+				      htons(s->key.port));
+		if (slot_of[i] >= 0)
+			taken[slot_of[i]] = true;
+	}
+	for (uint32_t i = 0; prev != NULL && i < prev->nb_svc; i++) {
+		if (prev->svc[i].state == LB_SVC_EMPTY || taken[i] ||
+		    !is_busy(busy, ctx, i, UINT32_MAX))
+			continue;
+		/* Deleted, flows remain: keep it out of the lookup, keep
+		 * its backends for those flows. */
+		d->svc[i] = prev->svc[i];
+		d->svc[i].state = LB_SVC_DELETED;
+		taken[i] = true;
+	}
+	for (unsigned int i = 0; i < nsvc; i++) {
+		const struct lb_conf_svc *s = lb_conf_svc_at(c, i);
+		const struct lb_dpconf_svc *old = NULL;
+		struct lb_dpconf_svc *v;
+		uint32_t slot;
+
+		if (slot_of[i] < 0) {
+			for (slot = 0; slot < LB_CONF_MAX_SVCS; slot++)
+				if (!taken[slot] &&
+				    !is_busy(busy, ctx, slot, UINT32_MAX))
+					break;
+			if (slot == LB_CONF_MAX_SVCS) {
+				snprintf(err, errlen,
+					 "no free service slot: deleted "
+					 "services still have flows");
+				return -ENOSPC;
+			}
+			taken[slot] = true;
+			slot_of[i] = (int)slot;
+		} else {
+			old = &prev->svc[slot_of[i]];
+		}
+		slot = (uint32_t)slot_of[i];
+		v = &d->svc[slot];
+		v->state = LB_SVC_ACTIVE;
+		v->proto = s->key.proto;
+		v->vip = htonl(s->key.vip);
+		v->vport = htons(s->key.port);
+		v->opts = s->opts;
+		rc = build_backends(v, s, old, slot, busy, ctx, err, errlen);
+		if (rc != 0)
+			return rc;
+	}
+	for (uint32_t i = 0; i < LB_CONF_MAX_SVCS; i++) {
+		struct lb_dpconf_svc *v = &d->svc[i];
+		uint32_t h;
+
+		if (!taken[i])
+			continue;
+		d->nb_svc = i + 1;
+		if (v->state != LB_SVC_ACTIVE)
+			continue;
 		h = lb_dpconf_svc_hash(v->proto, v->vip, v->vport);
 		while (d->slot[h & (LB_DPCONF_SVC_SLOTS - 1)] >= 0)
 			h++;
-		d->slot[h & (LB_DPCONF_SVC_SLOTS - 1)] = (int16_t)d->nb_svc;
-		d->nb_svc++;
+		d->slot[h & (LB_DPCONF_SVC_SLOTS - 1)] = (int16_t)i;
 	}
 	return 0;
+}
+
+int
+lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
+		size_t errlen)
+{
+	return lb_dpconf_compile(d, c, NULL, NULL, NULL, err, errlen);
 }
 
 static bool
@@ -97,7 +248,7 @@ lb_dpconf_is_ours(const struct lb_dpconf *d, uint32_t ip, uint16_t port)
 		if (d->snat[i].ip == ip && d->snat[i].port == port)
 			return true;
 	for (uint32_t i = 0; i < d->nb_svc; i++) {
-		if (d->svc[i].vip != ip)
+		if (d->svc[i].state != LB_SVC_ACTIVE || d->svc[i].vip != ip)
 			continue;
 		return connected(d, ip, port) || !connected(d, ip, -1);
 	}

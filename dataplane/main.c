@@ -20,6 +20,8 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_memzone.h>
+#include <rte_rcu_qsbr.h>
 
 #include "dp.h"
 #include "lb/cmd.h"
@@ -109,6 +111,86 @@ out:
 	lb_conf_free(conf);
 	lb_cmd_reg_free(reg);
 	return rc;
+}
+
+/* Keeps the configuration text for a lb-control without a state file. */
+static void
+keep_boot_config(struct lb_shm *shm, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return;
+	n = fread(shm->boot_conf, 1, sizeof(shm->boot_conf) - 1, f);
+	if (!feof(f)) {
+		fprintf(stderr, "lb-dataplane: warning: %s is larger than %u "
+				"bytes; lb-control will not adopt it\n",
+			path, LB_SHM_BOOT_CONF_MAX - 1);
+		n = 0;
+	}
+	shm->boot_conf[n] = '\0';
+	shm->boot_conf_len = (uint32_t)n;
+	fclose(f);
+}
+
+/*
+ * The memory lb-control attaches to: identity, RCU state, the published
+ * table and each worker's counters and feedback ring.
+ */
+static int
+shm_create(const char *config)
+{
+	const struct rte_memzone *mz;
+	struct lb_shm *shm;
+	size_t qsz;
+
+	mz = rte_memzone_reserve(LB_SHM_NAME, sizeof(*shm), rte_socket_id(),
+				 RTE_MEMZONE_SIZE_HINT_ONLY);
+	if (mz == NULL) {
+		fprintf(stderr, "lb-dataplane: cannot reserve memzone %s: %s\n",
+			LB_SHM_NAME, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	shm = mz->addr;
+	memset(shm, 0, sizeof(*shm));
+	shm->layout_version = LB_SHM_LAYOUT_VERSION;
+	shm->dataplane_pid = getpid();
+	shm->nb_workers = dp.nb_workers;
+	shm->nb_ports = dp.nb_ports;
+	shm->tsc_hz = rte_get_tsc_hz();
+	/* One reader id per worker, and one for telemetry. */
+	qsz = rte_rcu_qsbr_get_memsize(dp.nb_workers + 1);
+	shm->qsbr = rte_zmalloc("lb_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	if (shm->qsbr == NULL ||
+	    rte_rcu_qsbr_init(shm->qsbr, dp.nb_workers + 1) != 0) {
+		fprintf(stderr, "lb-dataplane: cannot set up RCU\n");
+		return -ENOMEM;
+	}
+	keep_boot_config(shm, config);
+	atomic_store_explicit(&shm->conf, dp.conf, memory_order_release);
+	dp.shm = shm;
+	return 0;
+}
+
+/* Makes the workers visible to lb-control; the magic comes last. */
+static void
+shm_publish(void)
+{
+	struct lb_shm *shm = dp.shm;
+
+	for (uint16_t p = 0; p < dp.nb_ports; p++) {
+		shm->port[p].port_id = p;
+		shm->port[p].nb_queues = dp.port[p].nb_queues;
+		memcpy(shm->port[p].mac, dp.port[p].mac.addr_bytes, 6);
+		shm->port[p].rss = (uint8_t)dp.port[p].rss;
+		snprintf(shm->port[p].driver, sizeof(shm->port[p].driver),
+			 "%s", dp.port[p].driver);
+	}
+	for (uint16_t i = 0; i < dp.nb_workers; i++)
+		shm->w[i] = &dp.w[i]->sh;
+	atomic_thread_fence(memory_order_release);
+	shm->magic = LB_SHM_MAGIC;
 }
 
 /* Every port named in the configuration must exist. */
@@ -226,6 +308,8 @@ main(int argc, char **argv)
 			nb_mbufs, rte_strerror(rte_errno));
 		goto out;
 	}
+	if (shm_create(config) != 0)
+		goto out;
 	for (uint16_t p = 0; p < dp.nb_ports; p++)
 		if (lb_port_setup(p, nw, dp.pool, NB_RXD, NB_TXD,
 				  &dp.port[p]) != 0)
@@ -239,6 +323,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	shm_publish();
 	if (lb_telemetry_init(&dp) != 0)
 		fprintf(stderr, "lb-dataplane: warning: telemetry commands not "
 				"registered\n");
@@ -260,6 +345,8 @@ main(int argc, char **argv)
 		rte_eal_mp_wait_lcore();
 	}
 	fprintf(stderr, "lb-dataplane: stopping\n");
+	/* A lb-control still attached sees the dataplane going away. */
+	dp.shm->magic = 0;
 	ret = EXIT_SUCCESS;
 out:
 	for (uint16_t i = 0; i < LB_MAX_WORKERS; i++)
@@ -268,7 +355,11 @@ out:
 		if (dp.port[p].nb_queues > 0)
 			lb_port_close(p);
 	rte_mempool_free(dp.pool);
-	rte_free(dp.conf);
+	/* Once published, the table belongs to whoever publishes next
+	 * (lb-control frees the ones it replaces); EAL cleanup takes the
+	 * rest. */
+	if (dp.shm == NULL)
+		rte_free(dp.conf);
 	rte_eal_cleanup();
 	return ret;
 }

@@ -104,6 +104,15 @@ no_errors(void *st, uint32_t be)
 	return 0;
 }
 
+static int
+no_set_errors(void *st, uint32_t be, uint32_t errors)
+{
+	(void)st;
+	(void)be;
+	(void)errors;
+	return 0;
+}
+
 /* ---- wrr: smooth weighted round robin ----------------------------------
  * Each pick adds every eligible backend's weight to its running score and
  * takes the highest, which then pays back the total: picks follow the
@@ -357,6 +366,16 @@ ad_set_eligible(void *st, uint32_t be, bool eligible)
 	return lb_adaptive_set_eligible(st, be, eligible);
 }
 
+static int
+ad_set_errors(void *st, uint32_t be, uint32_t errors)
+{
+	/* States are created with the default cap; above it the count
+	 * saturates, as failures would have made it. */
+	if (errors > LB_ADAPTIVE_ERR_CAP_DEFAULT)
+		errors = LB_ADAPTIVE_ERR_CAP_DEFAULT;
+	return lb_adaptive_set_errors(st, be, errors);
+}
+
 static uint32_t
 ad_errors(void *st, uint32_t be)
 {
@@ -381,6 +400,7 @@ static const struct lb_sched_ops builtin[] = {
 		.result = ad_result,
 		.set_eligible = ad_set_eligible,
 		.errors = ad_errors,
+		.set_errors = ad_set_errors,
 	},
 	{
 		.name = "maglev",
@@ -392,6 +412,7 @@ static const struct lb_sched_ops builtin[] = {
 		.result = no_result,
 		.set_eligible = mag_set_eligible,
 		.errors = no_errors,
+		.set_errors = no_set_errors,
 	},
 	{
 		.name = "rr",
@@ -403,6 +424,7 @@ static const struct lb_sched_ops builtin[] = {
 		.result = no_result,
 		.set_eligible = rr_set_eligible,
 		.errors = no_errors,
+		.set_errors = no_set_errors,
 	},
 	{
 		.name = "wrr",
@@ -414,6 +436,7 @@ static const struct lb_sched_ops builtin[] = {
 		.result = no_result,
 		.set_eligible = wrr_set_eligible,
 		.errors = no_errors,
+		.set_errors = no_set_errors,
 	},
 };
 
@@ -443,7 +466,7 @@ lb_sched_register(const struct lb_sched_ops *ops)
 	    strlen(ops->name) >= LB_SCHED_NAME_MAX || ops->create == NULL ||
 	    ops->destroy == NULL || ops->pick == NULL || ops->next == NULL ||
 	    ops->result == NULL || ops->set_eligible == NULL ||
-	    ops->errors == NULL)
+	    ops->errors == NULL || ops->set_errors == NULL)
 		return -EINVAL;
 	if (lb_sched_find(ops->name) != NULL)
 		return -EEXIST;

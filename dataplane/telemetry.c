@@ -9,11 +9,35 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_rcu_qsbr.h>
+#include <rte_spinlock.h>
 #include <rte_telemetry.h>
 
 #include "dp.h"
 
 static struct lb_dp *tel_dp;
+/* Telemetry may answer several clients at once, each on its own thread;
+ * they share one RCU reader id, so one at a time reads the table. */
+static rte_spinlock_t tel_lock = RTE_SPINLOCK_INITIALIZER;
+
+static const struct lb_dpconf *
+tel_conf_enter(void)
+{
+	rte_spinlock_lock(&tel_lock);
+	if (tel_dp->shm != NULL)
+		rte_rcu_qsbr_thread_online(tel_dp->shm->qsbr,
+					   tel_dp->nb_workers);
+	return lb_dp_conf(tel_dp);
+}
+
+static void
+tel_conf_leave(void)
+{
+	if (tel_dp->shm != NULL)
+		rte_rcu_qsbr_thread_offline(tel_dp->shm->qsbr,
+					    tel_dp->nb_workers);
+	rte_spinlock_unlock(&tel_lock);
+}
 
 static void
 add_u64(struct rte_tel_data *d, const char *name, uint64_t v)
@@ -62,6 +86,10 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "echo_replies", sum.echo_replies);
 	add_u64(d, "icmp_translated", sum.icmp_translated);
 	add_u64(d, "idle_sleeps", sum.idle_sleeps);
+	add_u64(d, "fb_dropped", sum.fb_dropped);
+	add_u64(d, "conf_switches", sum.conf_switches);
+	add_u64(d, "conf_gen", tel_conf_enter()->gen);
+	tel_conf_leave();
 
 	parse = rte_tel_data_alloc();
 	drop = rte_tel_data_alloc();
@@ -99,7 +127,7 @@ fmt_addr(char *buf, size_t n, uint32_t ip, uint16_t port)
 static int
 cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	const struct lb_dpconf *c = tel_dp->conf;
+	const struct lb_dpconf *c = tel_conf_enter();
 
 	(void)cmd;
 	(void)params;
@@ -108,36 +136,44 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct lb_dpconf_svc *v = &c->svc[s];
 		char svc[48], addr[32], name[32];
 
+		if (v->state == LB_SVC_EMPTY)
+			continue;
 		fmt_addr(addr, sizeof(addr), v->vip, v->vport);
 		snprintf(svc, sizeof(svc), "%s %s",
 			 v->proto == LB_IPPROTO_TCP ? "tcp" : "udp", addr);
 		for (uint32_t b = 0; b < v->nb_be; b++) {
-			struct rte_tel_data *e = rte_tel_data_alloc();
+			static const char *const state[] = {
+				[LB_BE_EMPTY] = "empty",
+				[LB_BE_ACTIVE] = "active",
+				[LB_BE_DRAINING] = "draining",
+				[LB_BE_REMOVED] = "removed",
+			};
+			struct rte_tel_data *e;
 			uint64_t flows = 0, errors = 0, serr = 0;
 			int64_t active = 0;
 
+			if (v->be[b].state == LB_BE_EMPTY)
+				continue;
+			e = rte_tel_data_alloc();
 			if (e == NULL)
-				return 0;
+				break;
 			for (uint16_t i = 0; i < tel_dp->nb_workers; i++) {
 				const struct lb_worker *w = tel_dp->w[i];
 
 				flows += w->bst[s][b].flows;
 				active += w->bst[s][b].active;
 				errors += w->bst[s][b].errors;
-				if (w->sched[s] != NULL)
-					serr += v->sched->errors(w->sched[s],
-								 b);
+				serr += w->bst[s][b].sched_errors;
 			}
 			fmt_addr(addr, sizeof(addr), v->be[b].ip,
 				 v->be[b].port);
 			rte_tel_data_start_dict(e);
 			rte_tel_data_add_dict_string(e, "service", svc);
 			rte_tel_data_add_dict_string(e, "addr", addr);
-			rte_tel_data_add_dict_string(
-				e, "state",
-				v->be[b].draining ? "draining" : "active");
+			rte_tel_data_add_dict_string(e, "state",
+						     state[v->be[b].state]);
 			rte_tel_data_add_dict_string(e, "sched",
-						     v->sched->name);
+						     v->opts.sched);
 			add_u64(e, "weight", v->be[b].weight);
 			add_u64(e, "flows_total", flows);
 			add_u64(e, "flows_active",
@@ -148,6 +184,7 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_container(d, name, e, 0);
 		}
 	}
+	tel_conf_leave();
 	return 0;
 }
 
@@ -157,6 +194,8 @@ lb_telemetry_init(struct lb_dp *dp)
 	int rc;
 
 	tel_dp = dp;
+	if (dp->shm != NULL)
+		rte_rcu_qsbr_thread_register(dp->shm->qsbr, dp->nb_workers);
 	rc = rte_telemetry_register_cmd(
 		"/lb/stats", cmd_stats,
 		"Dataplane counters summed over workers. Takes no parameters");

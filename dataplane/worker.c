@@ -16,6 +16,7 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
 
 #include "dp.h"
 #include "lb/nat.h"
@@ -32,28 +33,6 @@
 #define IDLE_LOOPS 64u       /* empty polls before the first sleep */
 #define MAX_TRIALS 15u       /* four bits of flow->flags */
 #define TRIALS_SHIFT 4
-
-static const char *const drop_names[LB_DROP_MAX] = {
-	[LB_DROP_NOT_OURS] = "not_ours",
-	[LB_DROP_NO_FLOW] = "no_flow",
-	[LB_DROP_NO_BACKEND] = "no_backend",
-	[LB_DROP_FLOW_FULL] = "flow_table_full",
-	[LB_DROP_SNAT_FULL] = "snat_ports_full",
-	[LB_DROP_NO_ROUTE] = "no_route",
-	[LB_DROP_NEIGH] = "neigh_unresolved",
-	[LB_DROP_REDIRECT] = "redirect_full",
-	[LB_DROP_DEFERQ_FULL] = "deferq_full",
-	[LB_DROP_ICMP] = "icmp_ignored",
-	[LB_DROP_TX] = "tx_full",
-	[LB_DROP_NOMBUF] = "no_mbuf",
-	[LB_DROP_TTL] = "ttl_expired",
-};
-
-const char *
-lb_drop_name(enum lb_drop d)
-{
-	return (unsigned int)d < LB_DROP_MAX ? drop_names[d] : "unknown";
-}
 
 static inline uint64_t
 now_ns(const struct lb_dp *dp)
@@ -157,7 +136,7 @@ route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst, uint64_t now)
 	uint8_t mac[6];
 	int rc;
 
-	if (lb_dpconf_next_hop(dp->conf, dst, &port, &nh, &src) != 0 ||
+	if (lb_dpconf_next_hop(w->conf, dst, &port, &nh, &src) != 0 ||
 	    port >= dp->nb_ports) {
 		drop(w, m, LB_DROP_NO_ROUTE);
 		return;
@@ -196,7 +175,7 @@ neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
 
 	/* Only neighbours on a connected subnet of the port they spoke on;
 	 * anything else is a spoof or a misconfiguration. */
-	if (lb_dpconf_next_hop(dp->conf, ip, &p, &nh, &src) != 0 ||
+	if (lb_dpconf_next_hop(w->conf, ip, &p, &nh, &src) != 0 ||
 	    p != port || nh != ip)
 		return;
 	lb_neigh_learn(w->neigh, ip, mac, now);
@@ -248,13 +227,48 @@ hold_release(struct lb_worker *w, uint32_t i)
 /* ---- flows -------------------------------------------------------------- */
 
 
+/* ---- feedback to the control plane ----------------------------------- */
+
+static void
+fb_put(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc, uint32_t be,
+       uint32_t u32, uint64_t v)
+{
+	struct lb_fb r = {
+		.ts_ns = now_ns(w->dp),
+		.svc = (uint16_t)svc,
+		.be = (uint16_t)be,
+		.kind = (uint8_t)kind,
+		.worker = (uint8_t)w->wid,
+		.u32 = u32,
+		.v = v,
+	};
+
+	if (w->fb == NULL)
+		return;
+	/* Never wait for the control plane: a full ring loses the record
+	 * and says so. */
+	if (rte_ring_sp_enqueue_elem(w->fb, &r, sizeof(r)) != 0)
+		w->st.fb_dropped++;
+}
+
+/* A trial's outcome, with the error count the scheduler now weighs. */
+static void
+trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be, bool ok)
+{
+	uint32_t errs = w->ops[svc]->errors(w->sched[svc], be);
+
+	w->bst[svc][be].sched_errors = errs;
+	fb_put(w, ok ? LB_FB_TRIAL_OK : LB_FB_TRIAL_FAIL, svc, be, errs, 0);
+}
+
 static void
 flow_forget(struct lb_worker *w, const struct lb_flow *f, int free_port,
 	    int free_hold)
 {
-	if (f->svc < w->dp->conf->nb_svc && w->bst[f->svc] != NULL &&
-	    f->be < w->dp->conf->svc[f->svc].nb_be)
+	if (f->svc < LB_CONF_MAX_SVCS && f->be < LB_CONF_MAX_BES)
 		w->bst[f->svc][f->be].active--;
+	fb_put(w, LB_FB_FLOW_END, f->svc, f->be, 0,
+	       (uint64_t)f->pkts[0] + f->pkts[1]);
 	if (free_port)
 		lb_snat_port_free(w->snat, f->key[LB_FLOW_DIR_REPLY].dst,
 				  f->key[LB_FLOW_DIR_REPLY].dport);
@@ -280,11 +294,14 @@ fwd_to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	       const struct lb_flow *f, uint64_t now)
 {
 	const struct lb_flow_key *r = &f->key[LB_FLOW_DIR_REPLY];
+	struct lb_be_stats *b = &w->bst[f->svc][f->be];
 
 	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
 		drop(w, m, LB_DROP_TTL);
 		return;
 	}
+	b->pkts[0]++;
+	b->bytes[0] += rte_pktmbuf_pkt_len(m);
 	lb_nat_rewrite(frame_of(m), pkt, r->dst, r->dport, r->src, r->sport);
 	route_out(w, m, r->src, now);
 }
@@ -295,11 +312,14 @@ fwd_to_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	      const struct lb_flow *f, uint64_t now)
 {
 	const struct lb_flow_key *o = &f->key[LB_FLOW_DIR_ORIG];
+	struct lb_be_stats *b = &w->bst[f->svc][f->be];
 
 	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
 		drop(w, m, LB_DROP_TTL);
 		return;
 	}
+	b->pkts[1]++;
+	b->bytes[1] += rte_pktmbuf_pkt_len(m);
 	lb_nat_rewrite(frame_of(m), pkt, o->dst, o->dport, o->src, o->sport);
 	route_out(w, m, o->src, now);
 }
@@ -335,7 +355,7 @@ static int
 flow_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	   const struct lb_trial *t, uint32_t be, uint64_t now)
 {
-	const struct lb_dpconf_svc *svc = &w->dp->conf->svc[t->svc];
+	const struct lb_dpconf_svc *svc = &w->conf->svc[t->svc];
 	struct lb_flow_key reply;
 	struct lb_flow *f;
 	int idx;
@@ -378,14 +398,22 @@ defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now);
 static void
 trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 {
-	const struct lb_dpconf_svc *svc = &w->dp->conf->svc[t->svc];
+	const struct lb_dpconf_svc *svc = &w->conf->svc[t->svc];
+	const struct lb_sched_ops *ops = w->ops[t->svc];
 	void *st = w->sched[t->svc];
 	struct rte_mbuf *m;
 	struct lb_pkt pkt;
 	uint32_t next;
 
-	svc->sched->result(st, t->be, false);
 	w->bst[t->svc][t->be].errors++;
+	if (st == NULL || t->be >= svc->nb_be) {
+		/* The service went away with the new table: no retry. */
+		hold_release(w, t->hold);
+		lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+		return;
+	}
+	ops->result(st, t->be, false);
+	trial_feedback(w, t->svc, t->be, false);
 	if (t->hold == LB_HOLD_NONE) {
 		/* Nothing to resend: the client's own retransmission will
 		 * start a new flow. */
@@ -393,7 +421,7 @@ trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 		return;
 	}
 	if (t->trials < trial_limit(svc) &&
-	    svc->sched->next(st, t->be, &next) == 0) {
+	    ops->next(st, t->be, &next) == 0) {
 		m = rte_pktmbuf_copy(w->hold[t->hold], w->dp->pool, 0,
 				     UINT32_MAX);
 		if (m != NULL &&
@@ -448,7 +476,7 @@ static void
 flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	 int svc_idx, const struct lb_flow_key *orig, uint64_t now)
 {
-	const struct lb_dpconf_svc *svc = &w->dp->conf->svc[svc_idx];
+	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
 	struct lb_trial t = { .orig = *orig, .svc = (uint16_t)svc_idx,
 			   .hold = LB_HOLD_NONE };
 	uint64_t key = lb_flow_hash(w->dp->hash_seed, orig);
@@ -476,7 +504,8 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	rc = w->sched[svc_idx] == NULL ?
 		     -ENOENT :
-		     svc->sched->pick(w->sched[svc_idx], key, &w->rng, &be);
+		     w->ops[svc_idx]->pick(w->sched[svc_idx], key, &w->rng,
+					   &be);
 	if (rc != 0) {
 		if (svc->proto == LB_IPPROTO_TCP && q != NULL) {
 			t.hold = hold_put(w, m);
@@ -556,8 +585,6 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	f = lb_flow_get(w->ft, idx);
 	if (f->state == LB_FLOW_SYN_SENT && pkt->proto == LB_IPPROTO_TCP) {
-		const struct lb_dpconf_svc *svc = &w->dp->conf->svc[f->svc];
-
 		if (pkt->tcp_flags & LB_TCP_RST) {
 			/* The backend refused the connection: next trial. */
 			trial_snapshot(f, &t);
@@ -569,7 +596,11 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		}
 		if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
 		    (LB_TCP_SYN | LB_TCP_ACK)) {
-			svc->sched->result(w->sched[f->svc], f->be, true);
+			if (w->sched[f->svc] != NULL) {
+				w->ops[f->svc]->result(w->sched[f->svc], f->be,
+						       true);
+				trial_feedback(w, f->svc, f->be, true);
+			}
 			hold_release(w, f->l7);
 			f->l7 = LB_HOLD_NONE;
 		}
@@ -603,7 +634,7 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	/* An error about SNAT -> backend traffic belongs to the worker that
 	 * owns the quoted SNAT port. */
-	if (w->snat != NULL && lb_dpconf_snat_find(w->dp->conf, pkt->dst) >= 0) {
+	if (w->snat != NULL && lb_dpconf_snat_find(w->conf, pkt->dst) >= 0) {
 		uint32_t owner = lb_snat_owner(w->snat, ic.inner.sport);
 
 		if (owner != w->wid && owner < w->dp->nb_workers) {
@@ -693,7 +724,7 @@ handle_arp(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	if (arp.spa != 0)
 		neigh_learn(w, arp.spa, arp.sha, port, now, 1);
 	if (arp.op == LB_ARP_REQUEST &&
-	    lb_dpconf_is_ours(dp->conf, arp.tpa, port) &&
+	    lb_dpconf_is_ours(w->conf, arp.tpa, port) &&
 	    lb_nat_arp_reply(fr, len, pkt, dp->port[port].mac.addr_bytes) ==
 		    0) {
 		w->st.arp_replies++;
@@ -707,7 +738,7 @@ static void
 handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	    uint64_t now)
 {
-	const struct lb_dpconf *c = w->dp->conf;
+	const struct lb_dpconf *c = w->conf;
 	int svc, sn;
 
 	if (pkt->proto == LB_IPPROTO_ICMP) {
@@ -821,7 +852,7 @@ on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e, void *arg)
 			hold_release(w, hold);
 			return LB_DEFERQ_DONE;
 		}
-		svc = lb_dpconf_svc_find(w->dp->conf, pkt.proto, pkt.dst,
+		svc = lb_dpconf_svc_find(w->conf, pkt.proto, pkt.dst,
 					 pkt.dport);
 		lb_flow_key_set(&k, pkt.src, pkt.dst, pkt.sport, pkt.dport,
 				pkt.proto);
@@ -832,13 +863,12 @@ on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e, void *arg)
 			return LB_DEFERQ_DONE;
 		}
 		{
-			const struct lb_dpconf_svc *s = &w->dp->conf->svc[svc];
 			struct lb_trial t = { .orig = k, .svc = (uint16_t)svc,
 					   .hold = hold };
 			uint32_t be;
 
 			if (w->sched[svc] == NULL || w->snat == NULL ||
-			    s->sched->pick(w->sched[svc],
+			    w->ops[svc]->pick(w->sched[svc],
 					   lb_flow_hash(w->dp->hash_seed, &k),
 					   &w->rng, &be) != 0 ||
 			    lb_snat_port_alloc(w->snat, &t.snat_ip,
@@ -868,7 +898,7 @@ static void
 housekeeping(struct lb_worker *w, uint64_t now)
 {
 	struct lb_neigh_msg msg;
-	uint32_t nsvc = w->dp->conf->nb_svc;
+	uint32_t nsvc = w->conf->nb_svc;
 
 	w->nb_pending = 0;
 	lb_flow_expire(w->ft, now, LB_EXPIRE_BUDGET, on_expire, w);
@@ -889,7 +919,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 			uint16_t port;
 			uint32_t nh, src;
 
-			if (lb_dpconf_next_hop(w->dp->conf, ips[i], &port, &nh,
+			if (lb_dpconf_next_hop(w->conf, ips[i], &port, &nh,
 					       &src) == 0)
 				send_arp_request(w, port, src, ips[i], NULL);
 		}
@@ -905,7 +935,10 @@ lb_worker_poll(struct lb_worker *w)
 	struct rte_mbuf *pkts[LB_BURST];
 	unsigned int total = 0;
 	uint64_t now = now_ns(dp);
+	const struct lb_dpconf *c = lb_dp_conf(dp);
 
+	if (unlikely(c != w->conf))
+		lb_worker_switch(w, c);
 	for (uint16_t p = 0; p < dp->nb_ports; p++) {
 		uint16_t n = rte_eth_rx_burst(p, w->wid, pkts, LB_BURST);
 
@@ -933,6 +966,10 @@ lb_worker_poll(struct lb_worker *w)
 	}
 	for (uint16_t p = 0; p < dp->nb_ports; p++)
 		tx_flush(w, p);
+	/* Nothing of the table is held across polls: any older table may
+	 * go once every worker has passed here. */
+	if (dp->shm != NULL)
+		rte_rcu_qsbr_quiescent(dp->shm->qsbr, w->wid);
 	return total;
 }
 
@@ -944,6 +981,10 @@ lb_worker_main(void *arg)
 	uint32_t sleep_us = 1;
 
 	LOG(INFO, "worker %u on lcore %u", w->wid, rte_lcore_id());
+	if (dp->shm != NULL) {
+		rte_rcu_qsbr_thread_register(dp->shm->qsbr, w->wid);
+		rte_rcu_qsbr_thread_online(dp->shm->qsbr, w->wid);
+	}
 	while (!dp->quit) {
 		if (lb_worker_poll(w) != 0) {
 			w->idle_loops = 0;
@@ -958,12 +999,158 @@ lb_worker_main(void *arg)
 			rte_pause();
 			continue;
 		}
+		/* A sleeping worker holds no table: offline, it does not
+		 * delay the control plane's grace periods. */
+		if (dp->shm != NULL)
+			rte_rcu_qsbr_thread_offline(dp->shm->qsbr, w->wid);
 		rte_delay_us_sleep(sleep_us);
+		if (dp->shm != NULL)
+			rte_rcu_qsbr_thread_online(dp->shm->qsbr, w->wid);
 		w->st.idle_sleeps++;
 		if (sleep_us < dp->idle_us)
 			sleep_us = RTE_MIN(sleep_us * 2, dp->idle_us);
 	}
+	if (dp->shm != NULL) {
+		rte_rcu_qsbr_thread_offline(dp->shm->qsbr, w->wid);
+		rte_rcu_qsbr_thread_unregister(dp->shm->qsbr, w->wid);
+	}
 	return 0;
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+static bool
+same_svc(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
+{
+	return a->state != LB_SVC_EMPTY && b->state != LB_SVC_EMPTY &&
+	       a->proto == b->proto && a->vip == b->vip && a->vport == b->vport;
+}
+
+static bool
+same_deferq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
+{
+	return a->deferq_len == b->deferq_len &&
+	       a->retry_gap_ns == b->retry_gap_ns &&
+	       a->expiry_ns == b->expiry_ns;
+}
+
+/*
+ * Scheduler state for service slot @p s of table @p c. Backends that keep
+ * their slot keep the error counts this worker learnt about them.
+ */
+static void
+svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
+		  const struct lb_dpconf_svc *old)
+{
+	const struct lb_dpconf_svc *v = &c->svc[s];
+	const struct lb_sched_ops *ops = NULL;
+	struct lb_sched_be be[LB_CONF_MAX_BES];
+	void *st = NULL;
+
+	if (v->state == LB_SVC_ACTIVE && v->nb_be > 0)
+		ops = lb_sched_find(v->opts.sched);
+	if (ops != NULL) {
+		for (uint32_t b = 0; b < v->nb_be; b++)
+			be[b] = (struct lb_sched_be){
+				(uint64_t)v->be[b].ip << 16 | v->be[b].port,
+				v->be[b].weight ? v->be[b].weight : 1,
+				lb_dpconf_be_eligible(v, b)
+			};
+		st = ops->create(be, v->nb_be);
+		if (st == NULL)
+			LOG(ERR, "worker %u: scheduler %s of slot %u: %s; the "
+				 "service takes no new flows",
+			    w->wid, ops->name, s, strerror(errno));
+	}
+	if (st != NULL && old != NULL && w->sched[s] != NULL &&
+	    w->ops[s] == ops) {
+		for (uint32_t b = 0; b < v->nb_be && b < old->nb_be; b++)
+			if (old->be[b].state != LB_BE_EMPTY &&
+			    old->be[b].ip == v->be[b].ip &&
+			    old->be[b].port == v->be[b].port)
+				ops->set_errors(st, b,
+						w->ops[s]->errors(w->sched[s],
+								  b));
+	}
+	if (w->sched[s] != NULL)
+		w->ops[s]->destroy(w->sched[s]);
+	w->sched[s] = st;
+	w->ops[s] = st != NULL ? ops : NULL;
+}
+
+/* The deferred queue of slot @p s: kept while its settings stay. */
+static void
+svc_deferq_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
+		   const struct lb_dpconf_svc *old)
+{
+	const struct lb_dpconf_svc *v = &c->svc[s];
+	bool want = v->state == LB_SVC_ACTIVE && v->proto == LB_IPPROTO_TCP &&
+		    v->opts.deferq_len > 0;
+	struct lb_deferq_conf dc;
+
+	if (want && old != NULL && w->deferq[s] != NULL &&
+	    same_deferq(&old->opts, &v->opts))
+		return;
+	if (w->deferq[s] != NULL) {
+		/* Queued clients of a changed or deleted service get their
+		 * RST now rather than a silent drop. */
+		lb_deferq_flush(w->deferq[s], on_deferq, w);
+		lb_deferq_free(w->deferq[s]);
+		w->deferq[s] = NULL;
+	}
+	if (!want)
+		return;
+	memset(&dc, 0, sizeof(dc));
+	dc.retry_gap_ns = v->opts.retry_gap_ns;
+	dc.max_wait_ns = v->opts.expiry_ns;
+	w->deferq[s] = lb_deferq_create(v->opts.deferq_len, &dc);
+	if (w->deferq[s] == NULL)
+		LOG(ERR, "worker %u: deferred queue of slot %u: %s", w->wid,
+		    s, strerror(errno));
+}
+
+void
+lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *c)
+{
+	const struct lb_dpconf *prev = w->conf;
+	uint64_t min_syn = UINT64_MAX;
+
+	/* The new table is in place before anything that may send (a
+	 * deferred queue's RSTs route through it). */
+	w->conf = c;
+	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
+		const struct lb_dpconf_svc *old = NULL;
+		static const struct lb_dpconf_svc empty;
+		const struct lb_dpconf_svc *v =
+			s < c->nb_svc ? &c->svc[s] : &empty;
+
+		if (prev != NULL && s < prev->nb_svc &&
+		    same_svc(&prev->svc[s], v))
+			old = &prev->svc[s];
+		if (s >= c->nb_svc) {
+			if (w->sched[s] != NULL)
+				w->ops[s]->destroy(w->sched[s]);
+			w->sched[s] = NULL;
+			w->ops[s] = NULL;
+			if (w->deferq[s] != NULL) {
+				lb_deferq_flush(w->deferq[s], on_deferq, w);
+				lb_deferq_free(w->deferq[s]);
+				w->deferq[s] = NULL;
+			}
+			continue;
+		}
+		svc_sched_rebuild(w, c, s, old);
+		svc_deferq_rebuild(w, c, s, old);
+		if (v->state == LB_SVC_ACTIVE && v->proto == LB_IPPROTO_TCP &&
+		    v->opts.syn_timeout_ns < min_syn)
+			min_syn = v->opts.syn_timeout_ns;
+	}
+	/* A flow still in SYN_SENT after the shortest SYN timeout is a
+	 * failed trial (see on_expire). */
+	if (min_syn != UINT64_MAX)
+		lb_flow_set_timeout(w->ft, LB_FLOW_SYN_SENT, min_syn);
+	w->st.conf_switches++;
+	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -975,34 +1162,34 @@ lb_worker_free(struct lb_worker *w)
 		return;
 	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
 		if (w->sched[s] != NULL)
-			w->dp->conf->svc[s].sched->destroy(w->sched[s]);
+			w->ops[s]->destroy(w->sched[s]);
 		lb_deferq_free(w->deferq[s]);
-		rte_free(w->bst[s]);
 	}
 	for (uint32_t i = 0; i < w->hold_cap && w->hold != NULL; i++)
 		if (w->hold[i] != NULL)
 			rte_pktmbuf_free(w->hold[i]);
 	rte_free(w->hold);
 	rte_free(w->hold_free);
+	rte_free(w->bst);
 	rte_free(w->ft);
 	rte_free(w->snat);
 	lb_neigh_free(w->neigh);
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
+	rte_ring_free(w->fb);
 	rte_free(w);
 }
 
 struct lb_worker *
 lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 {
-	const struct lb_dpconf *c = dp->conf;
+	const struct lb_dpconf *c = lb_dp_conf(dp);
 	struct lb_flow_timeouts to;
 	struct lb_snat_conf sc;
 	uint32_t snat_ips[LB_CONF_MAX_SNATS];
 	struct lb_worker *w;
 	char name[RTE_RING_NAMESIZE];
 	int socket = rte_lcore_to_socket_id(lcore);
-	uint64_t min_syn = UINT64_MAX;
 	size_t sz;
 
 	w = rte_zmalloc_socket("lb_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
@@ -1015,16 +1202,10 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	lb_xoshiro_seed(&w->xo, dp->hash_seed ^ (0x9e37ULL * (wid + 1)));
 	w->rng = lb_rng_xoshiro(&w->xo);
 
-	/* Flow table in hugepage memory of the worker's socket. The SYN
-	 * timeout of the table is the shortest of the services' SYN
-	 * timeouts: a SYN_SENT flow that expires is a failed trial. */
+	/* Flow table in hugepage memory of the worker's socket, with the
+	 * DPVS timeouts: short handshake and close states keep a SYN flood
+	 * from filling it for minutes. */
 	lb_flow_timeouts_preset(&to, LB_FLOW_TIMEOUTS_DPVS);
-	for (uint32_t s = 0; s < c->nb_svc; s++)
-		if (c->svc[s].proto == LB_IPPROTO_TCP &&
-		    c->svc[s].opts.syn_timeout_ns < min_syn)
-			min_syn = c->svc[s].opts.syn_timeout_ns;
-	if (min_syn != UINT64_MAX)
-		to.ns[LB_FLOW_SYN_SENT] = min_syn;
 	sz = lb_flow_table_mem_size(dp->flows);
 	w->ft = rte_zmalloc_socket("lb_flows", sz, RTE_CACHE_LINE_SIZE,
 				   socket);
@@ -1036,6 +1217,8 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 		goto fail;
 	}
 
+	/* SNAT addresses are fixed for the life of the process: each
+	 * worker's slice of ports is cut from them once. */
 	memset(&sc, 0, sizeof(sc));
 	for (uint32_t i = 0; i < c->nb_snat; i++)
 		snat_ips[i] = c->snat[i].ip;
@@ -1068,55 +1251,36 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	snprintf(name, sizeof(name), "lb_neigh_%u", wid);
 	w->neigh_in = rte_ring_create_elem(name, sizeof(struct lb_neigh_msg),
 					   NEIGH_RING, socket, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "lb_fb_%u", wid);
+	w->fb = rte_ring_create_elem(name, sizeof(struct lb_fb),
+				     LB_FB_RING_SIZE, socket,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	w->bst = rte_zmalloc_socket(
+		"lb_bst", sizeof(*w->bst) * LB_CONF_MAX_SVCS,
+		RTE_CACHE_LINE_SIZE, socket);
 	w->hold_cap = HOLD_CAP;
 	w->hold = rte_zmalloc_socket("lb_hold", HOLD_CAP * sizeof(*w->hold),
 				     0, socket);
 	w->hold_free = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
 	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
-	    w->hold == NULL || w->hold_free == NULL)
+	    w->fb == NULL || w->bst == NULL || w->hold == NULL ||
+	    w->hold_free == NULL) {
+		LOG(ERR, "worker %u: out of memory", wid);
 		goto fail;
+	}
 	for (uint32_t i = 0; i < HOLD_CAP; i++)
 		w->hold_free[i] = HOLD_CAP - 1 - i;
 	w->hold_nfree = HOLD_CAP;
 
-	for (uint32_t s = 0; s < c->nb_svc; s++) {
-		const struct lb_dpconf_svc *v = &c->svc[s];
-		struct lb_sched_be be[LB_CONF_MAX_BES];
-
-		for (uint32_t b = 0; b < v->nb_be; b++)
-			be[b] = (struct lb_sched_be){
-				(uint64_t)v->be[b].ip << 16 | v->be[b].port,
-				v->be[b].weight, !v->be[b].draining
-			};
-		w->bst[s] = rte_zmalloc_socket(
-			"lb_bst", (v->nb_be + 1) * sizeof(*w->bst[s]), 0,
-			socket);
-		if (w->bst[s] == NULL)
-			goto fail;
-		if (v->nb_be > 0) {
-			w->sched[s] = v->sched->create(be, v->nb_be);
-			if (w->sched[s] == NULL) {
-				LOG(ERR, "worker %u: scheduler %s: %s", wid,
-				    v->sched->name, strerror(errno));
-				goto fail;
-			}
-		}
-		if (v->proto == LB_IPPROTO_TCP && v->opts.deferq_len > 0) {
-			struct lb_deferq_conf dc = {
-				.retry_gap_ns = v->opts.retry_gap_ns,
-				.max_wait_ns = v->opts.expiry_ns,
-			};
-
-			w->deferq[s] = lb_deferq_create(v->opts.deferq_len,
-							&dc);
-			if (w->deferq[s] == NULL) {
-				LOG(ERR, "worker %u: deferred queue: %s", wid,
-				    strerror(errno));
-				goto fail;
-			}
-		}
-	}
+	w->sh.wid = wid;
+	w->sh.lcore = lcore;
+	w->sh.ft = w->ft;
+	w->sh.fb = w->fb;
+	w->sh.st = &w->st;
+	w->sh.be = w->bst;
+	lb_worker_switch(w, c);
+	w->st.conf_switches = 0;
 	return w;
 fail:
 	lb_worker_free(w);

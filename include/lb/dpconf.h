@@ -11,7 +11,14 @@
  * ARP and ping for, and which port and next hop lead to an address.
  *
  * Built whole at configuration time and read-only afterwards, so every
- * worker can read it without synchronisation.
+ * worker can read it without synchronisation. It is part of the memory
+ * shared with lb-control (include/lb/shm.h): plain data, no pointers.
+ *
+ * Slots are stable across versions: a service keeps its slot and a backend
+ * its index for as long as it exists, because flow entries and per-backend
+ * counters refer to them by index. A deleted service or backend keeps its
+ * slot, marked deleted or removed, while flows still use it (the caller's
+ * busy callback says so); only then can a new one take the slot.
  */
 
 #include <stdbool.h>
@@ -23,21 +30,35 @@
 #define LB_DPCONF_SVC_SLOTS 256u /* power of two, > 2 x LB_CONF_MAX_SVCS */
 #define LB_DPCONF_NONE (-1)
 
+enum lb_dpconf_svc_state {
+	LB_SVC_EMPTY = 0, /**< free slot */
+	LB_SVC_ACTIVE,    /**< takes new flows */
+	LB_SVC_DELETED,   /**< gone from the configuration, flows remain */
+};
+
+enum lb_dpconf_be_state {
+	LB_BE_EMPTY = 0, /**< free slot */
+	LB_BE_ACTIVE,    /**< eligible for new flows */
+	LB_BE_DRAINING,  /**< drained: existing flows only */
+	LB_BE_REMOVED,   /**< deleted, its flows run out */
+};
+
 /** A backend as workers see it; addresses and ports in network order. */
 struct lb_dpconf_be {
 	uint32_t ip;
 	uint16_t port;
+	uint8_t state; /**< enum lb_dpconf_be_state */
+	uint8_t pad;
 	uint32_t weight;
-	bool draining;
 };
 
 struct lb_dpconf_svc {
-	uint8_t proto; /**< 6 (TCP) or 17 (UDP) */
-	uint32_t vip;  /**< network order */
+	uint8_t state;  /**< enum lb_dpconf_svc_state */
+	uint8_t proto;  /**< 6 (TCP) or 17 (UDP) */
 	uint16_t vport; /**< network order */
-	struct lb_conf_svc_opts opts;
-	const struct lb_sched_ops *sched;
-	uint32_t nb_be;
+	uint32_t vip;   /**< network order */
+	struct lb_conf_svc_opts opts; /**< opts.sched names the scheduler */
+	uint32_t nb_be; /**< backend slots in use: highest index + 1 */
 	struct lb_dpconf_be be[LB_CONF_MAX_BES];
 };
 
@@ -57,7 +78,9 @@ struct lb_dpconf_route {
 };
 
 struct lb_dpconf {
-	uint32_t nb_svc, nb_addr, nb_snat, nb_route;
+	uint64_t gen;   /**< generation: grows with every published table */
+	uint32_t nb_svc; /**< service slots in use: highest slot + 1 */
+	uint32_t nb_addr, nb_snat, nb_route;
 	struct lb_dpconf_svc svc[LB_CONF_MAX_SVCS];
 	struct lb_dpconf_addr addr[LB_CONF_MAX_ADDRS];
 	struct lb_dpconf_addr snat[LB_CONF_MAX_SNATS]; /**< mask unused */
@@ -66,12 +89,34 @@ struct lb_dpconf {
 };
 
 /**
- * Compiles @p c into @p d. Every scheduler named must be registered.
- * @return 0, -EINVAL (unknown scheduler, @p c invalid), with a message in
- * @p err.
+ * Whether flows still use service slot @p svc (@p be = UINT32_MAX) or
+ * backend @p be of it, so that the slot cannot be given to another yet.
  */
+typedef bool lb_dpconf_busy_fn(void *ctx, uint32_t svc, uint32_t be);
+
+/**
+ * Compiles @p c into @p d, keeping the slots of @p prev (NULL for the
+ * first table). Services and backends of @p prev that @p c no longer has
+ * stay as LB_SVC_DELETED / LB_BE_REMOVED while @p busy says flows use them
+ * (NULL: never busy). @p d->gen is @p prev->gen + 1 (1 for the first).
+ * Every scheduler named must be registered.
+ * @return 0; -EINVAL (unknown scheduler); -ENOSPC (every free slot is
+ * still busy); with a message in @p err.
+ */
+int lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
+		      const struct lb_dpconf *prev, lb_dpconf_busy_fn *busy,
+		      void *ctx, char *err, size_t errlen);
+
+/** The first table: lb_dpconf_compile() without a previous one. */
 int lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
 		    size_t errlen);
+
+/** Whether backend @p be of service @p s takes new flows. */
+static inline bool
+lb_dpconf_be_eligible(const struct lb_dpconf_svc *s, uint32_t be)
+{
+	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE;
+}
 
 static inline uint32_t
 lb_dpconf_svc_hash(uint8_t proto, uint32_t vip, uint16_t vport)

@@ -55,6 +55,12 @@ struct lb_sched_ops {
 	int (*set_eligible)(void *st, uint32_t be, bool eligible);
 	/** Error count the scheduler holds for @p be (0 if it keeps none). */
 	uint32_t (*errors)(void *st, uint32_t be);
+	/**
+	 * Sets the error count of @p be, so that a worker moving to a new
+	 * table keeps what it learnt about backends that stayed (no-op for
+	 * schedulers that keep none). @return 0 or -EINVAL.
+	 */
+	int (*set_errors)(void *st, uint32_t be, uint32_t errors);
 };
 
 /**

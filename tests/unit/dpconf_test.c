@@ -45,27 +45,75 @@ known(const char *name)
 	return lb_sched_find(name) != NULL;
 }
 
+/* A configuration being edited, and the tables compiled from it. */
+struct fx {
+	struct lb_conf *c;
+	struct lb_cmd_reg *r;
+	struct lb_cmd_out o;
+	/* busy[svc][be]; be LB_CONF_MAX_BES stands for the service */
+	bool busy[LB_CONF_MAX_SVCS][LB_CONF_MAX_BES + 1];
+};
+
+static void
+run(struct fx *f, const char *line)
+{
+	if (lb_cmd_exec_line(f->r, line, &f->o) != 0)
+		fail_msg("%s: %s", line, lb_cmd_out_errmsg(&f->o));
+}
+
+static struct fx *
+fx_new(void)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->c = lb_conf_create(known);
+	f->r = lb_cmd_reg_create();
+	assert_non_null(f->c);
+	assert_non_null(f->r);
+	assert_int_equal(lb_conf_register(f->c, f->r), 0);
+	lb_cmd_out_init(&f->o);
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		run(f, lines[i]);
+	return f;
+}
+
+static void
+fx_free(struct fx *f)
+{
+	lb_cmd_out_free(&f->o);
+	lb_cmd_reg_free(f->r);
+	lb_conf_free(f->c);
+	free(f);
+}
+
+static bool
+busy(void *ctx, uint32_t svc, uint32_t be)
+{
+	struct fx *f = ctx;
+
+	return f->busy[svc][be == UINT32_MAX ? LB_CONF_MAX_BES : be];
+}
+
+static struct lb_dpconf *
+compile(struct fx *f, const struct lb_dpconf *prev)
+{
+	struct lb_dpconf *d = malloc(sizeof(*d));
+	char err[128];
+
+	assert_non_null(d);
+	if (lb_dpconf_compile(d, f->c, prev, busy, f, err, sizeof(err)) != 0)
+		fail_msg("compile: %s", err);
+	return d;
+}
+
 static struct lb_dpconf *
 build(void)
 {
-	struct lb_conf *c = lb_conf_create(known);
-	struct lb_cmd_reg *r = lb_cmd_reg_create();
-	struct lb_dpconf *d = malloc(sizeof(*d));
-	struct lb_cmd_out o;
-	char err[128];
+	struct fx *f = fx_new();
+	struct lb_dpconf *d = compile(f, NULL);
 
-	assert_non_null(c);
-	assert_non_null(r);
-	assert_non_null(d);
-	assert_int_equal(lb_conf_register(c, r), 0);
-	lb_cmd_out_init(&o);
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		if (lb_cmd_exec_line(r, lines[i], &o) != 0)
-			fail_msg("%s: %s", lines[i], lb_cmd_out_errmsg(&o));
-	assert_int_equal(lb_dpconf_build(d, c, err, sizeof(err)), 0);
-	lb_cmd_out_free(&o);
-	lb_cmd_reg_free(r);
-	lb_conf_free(c);
+	fx_free(f);
 	return d;
 }
 
@@ -79,18 +127,23 @@ test_services(void **state)
 	assert_int_equal(d->nb_svc, 3);
 	s = lb_dpconf_svc_find(d, 6, ip("10.11.0.100"), htons(80));
 	assert_true(s >= 0);
-	assert_string_equal(d->svc[s].sched->name, "rr");
+	assert_string_equal(d->svc[s].opts.sched, "rr");
+	assert_int_equal(d->svc[s].state, LB_SVC_ACTIVE);
 	assert_int_equal(d->svc[s].nb_be, 2);
 	assert_int_equal(d->svc[s].be[0].ip, ip("10.12.0.11"));
 	assert_int_equal(d->svc[s].be[0].port, htons(80));
-	assert_false(d->svc[s].be[0].draining);
+	assert_int_equal(d->svc[s].be[0].state, LB_BE_ACTIVE);
+	assert_true(lb_dpconf_be_eligible(&d->svc[s], 0));
 	assert_int_equal(d->svc[s].be[1].port, htons(8080));
 	assert_int_equal(d->svc[s].be[1].weight, 3);
-	assert_true(d->svc[s].be[1].draining);
+	assert_int_equal(d->svc[s].be[1].state, LB_BE_DRAINING);
+	assert_false(lb_dpconf_be_eligible(&d->svc[s], 1));
+	assert_false(lb_dpconf_be_eligible(&d->svc[s], 2));
+	assert_int_equal(d->gen, 1);
 
 	s = lb_dpconf_svc_find(d, 17, ip("10.11.0.100"), htons(53));
 	assert_true(s >= 0);
-	assert_string_equal(d->svc[s].sched->name, "adaptive");
+	assert_string_equal(d->svc[s].opts.sched, "adaptive");
 	assert_true(lb_dpconf_svc_find(d, 6, ip("192.0.2.1"), htons(443)) >=
 		    0);
 	/* protocol, address and port must all match */
@@ -183,6 +236,69 @@ test_next_hop(void **state)
 	free(d);
 }
 
+static int
+slot_of(const struct lb_dpconf *d, const char *vip, uint16_t port)
+{
+	return lb_dpconf_svc_find(d, 6, ip(vip), htons(port));
+}
+
+/* Flow entries and counters refer to slots: a service and a backend keep
+ * theirs across tables, and a deleted one keeps it while flows use it. */
+static void
+test_stable_slots(void **state)
+{
+	struct fx *f = fx_new();
+	struct lb_dpconf *d1, *d2, *d3, *d4;
+	int web, web2;
+
+	(void)state;
+	d1 = compile(f, NULL);
+	web = slot_of(d1, "10.11.0.100", 80);
+	assert_true(web >= 0);
+
+	/* backend 0 deleted while it still has flows; a new one added */
+	f->busy[web][0] = true;
+	run(f, "backend del tcp 10.11.0.100:80 10.12.0.11:80");
+	run(f, "backend add tcp 10.11.0.100:80 10.12.0.13:80");
+	d2 = compile(f, d1);
+	assert_int_equal(d2->gen, 2);
+	assert_int_equal(slot_of(d2, "10.11.0.100", 80), web);
+	assert_int_equal(d2->svc[web].be[0].state, LB_BE_REMOVED);
+	assert_false(lb_dpconf_be_eligible(&d2->svc[web], 0));
+	assert_int_equal(d2->svc[web].be[1].port, htons(8080));
+	assert_int_equal(d2->svc[web].be[2].ip, ip("10.12.0.13"));
+	assert_int_equal(d2->svc[web].be[2].state, LB_BE_ACTIVE);
+	assert_int_equal(d2->svc[web].nb_be, 3);
+
+	/* flows gone: the slot is free for the next newcomer */
+	f->busy[web][0] = false;
+	run(f, "backend add tcp 10.11.0.100:80 10.12.0.14:80");
+	d3 = compile(f, d2);
+	assert_int_equal(d3->svc[web].be[0].ip, ip("10.12.0.14"));
+	assert_int_equal(d3->svc[web].be[0].state, LB_BE_ACTIVE);
+	assert_int_equal(d3->svc[web].be[2].ip, ip("10.12.0.13"));
+
+	/* a deleted service with flows leaves the lookup, keeps its slot;
+	 * a new service takes another one */
+	f->busy[web][LB_CONF_MAX_BES] = true;
+	run(f, "service del tcp 10.11.0.100:80");
+	run(f, "service add tcp 10.11.0.100:8080");
+	d4 = compile(f, d3);
+	assert_int_equal(slot_of(d4, "10.11.0.100", 80), LB_DPCONF_NONE);
+	assert_int_equal(d4->svc[web].state, LB_SVC_DELETED);
+	assert_int_equal(d4->svc[web].be[0].ip, ip("10.12.0.14"));
+	web2 = slot_of(d4, "10.11.0.100", 8080);
+	assert_true(web2 >= 0 && web2 != web);
+	/* its VIP no longer counts as ours for the deleted service alone,
+	 * but the new service on the same VIP keeps it */
+	assert_true(lb_dpconf_is_ours(d4, ip("10.11.0.100"), 0));
+	free(d1);
+	free(d2);
+	free(d3);
+	free(d4);
+	fx_free(f);
+}
+
 int
 main(void)
 {
@@ -190,6 +306,7 @@ main(void)
 		cmocka_unit_test(test_services),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_next_hop),
+		cmocka_unit_test(test_stable_slots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

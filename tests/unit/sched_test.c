@@ -256,6 +256,13 @@ test_adaptive_feedback(void **state)
 	assert_true(cnt[3] < 20000 / 20);
 	ops->result(st, 3, true);
 	assert_int_equal(ops->errors(st, 3), 0);
+	/* A worker moving to a new table carries the counts over. */
+	assert_int_equal(ops->set_errors(st, 2, 7), 0);
+	assert_int_equal(ops->errors(st, 2), 7);
+	assert_int_equal(ops->set_errors(st, 2, UINT32_MAX), 0);
+	assert_int_equal(ops->errors(st, 2), 65535);
+	assert_int_equal(ops->set_errors(st, N, 1), -EINVAL);
+	ops->set_errors(st, 2, 0);
 	count_picks(ops, st, 20000, cnt);
 	assert_true(cnt[3] > 20000 / 5);
 	ops->destroy(st);
@@ -263,6 +270,8 @@ test_adaptive_feedback(void **state)
 	/* The others keep no error counts. */
 	st = lb_sched_find("rr")->create(be, N);
 	lb_sched_find("rr")->result(st, 0, false);
+	assert_int_equal(lb_sched_find("rr")->errors(st, 0), 0);
+	assert_int_equal(lb_sched_find("rr")->set_errors(st, 0, 5), 0);
 	assert_int_equal(lb_sched_find("rr")->errors(st, 0), 0);
 	lb_sched_find("rr")->destroy(st);
 }

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_DROP_H
+#define LB_DROP_H
+
+/**
+ * @file
+ * Why the dataplane dropped a frame that parsed correctly. Shared by
+ * lb-dataplane (counters) and lb-control (metrics), so the names live here.
+ */
+
+enum lb_drop {
+	LB_DROP_NOT_OURS,    /**< not for a service, SNAT or local address */
+	LB_DROP_NO_FLOW,     /**< TCP without SYN, or a reply, with no flow */
+	LB_DROP_NO_BACKEND,  /**< service has no eligible backend, no queue */
+	LB_DROP_FLOW_FULL,   /**< flow table full: new flow refused */
+	LB_DROP_SNAT_FULL,   /**< no SNAT port left: new flow refused */
+	LB_DROP_NO_ROUTE,    /**< no connected subnet or route to the peer */
+	LB_DROP_NEIGH,       /**< next hop unresolved and its queue full */
+	LB_DROP_REDIRECT,    /**< redirect ring to the owning worker full */
+	LB_DROP_DEFERQ_FULL, /**< deferred queue full: SYN refused */
+	LB_DROP_ICMP,        /**< ICMP we neither answer nor translate */
+	LB_DROP_TX,          /**< the port did not take the packet */
+	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
+	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
+	LB_DROP_MAX,
+};
+
+/** Stable snake_case name of @p d for counters and metrics. */
+static inline const char *
+lb_drop_name(enum lb_drop d)
+{
+	static const char *const names[LB_DROP_MAX] = {
+		[LB_DROP_NOT_OURS] = "not_ours",
+		[LB_DROP_NO_FLOW] = "no_flow",
+		[LB_DROP_NO_BACKEND] = "no_backend",
+		[LB_DROP_FLOW_FULL] = "flow_table_full",
+		[LB_DROP_SNAT_FULL] = "snat_ports_full",
+		[LB_DROP_NO_ROUTE] = "no_route",
+		[LB_DROP_NEIGH] = "neigh_unresolved",
+		[LB_DROP_REDIRECT] = "redirect_full",
+		[LB_DROP_DEFERQ_FULL] = "deferq_full",
+		[LB_DROP_ICMP] = "icmp_ignored",
+		[LB_DROP_TX] = "tx_full",
+		[LB_DROP_NOMBUF] = "no_mbuf",
+		[LB_DROP_TTL] = "ttl_expired",
+	};
+
+	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";
+}
+
+#endif /* LB_DROP_H */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_SHM_H
+#define LB_SHM_H
+
+/**
+ * @file
+ * The memory that lb-dataplane (DPDK primary) shares with lb-control (DPDK
+ * secondary). Types only. DPDK maps its memory at the same virtual
+ * addresses in both processes, so pointers to DPDK memory (rte_malloc,
+ * memzones, rings) are valid in both; pointers into a process's own heap
+ * or code (function pointers, ops tables) never appear here.
+ *
+ * Who writes what:
+ *  - the dataplane creates the memzone LB_SHM_NAME, fills the identity and
+ *    the worker blocks, and publishes its first table from --config;
+ *  - each worker writes only its own struct lb_shm_worker (counters,
+ *    conf_gen) and produces into its feedback ring;
+ *  - lb-control is the only writer of @c conf: it builds a new table in
+ *    DPDK memory, stores the pointer (release), waits for an RCU grace
+ *    period on @c qsbr, then frees the old table.
+ *
+ * Any change to these structures, struct lb_dpconf, struct lb_fb or the
+ * counter enums bumps LB_SHM_LAYOUT_VERSION; lb-control refuses to attach
+ * to a dataplane with another version.
+ */
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lb/dpconf.h"
+#include "lb/drop.h"
+#include "lb/fb.h"
+#include "lb/pkt_parse.h"
+
+#define LB_SHM_NAME "lb_shm"
+#define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
+#define LB_SHM_LAYOUT_VERSION 1u
+#define LB_SHM_MAX_WORKERS 16u
+#define LB_SHM_MAX_PORTS 4u
+#define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
+#define LB_FB_RING_SIZE 16384u
+
+struct rte_rcu_qsbr;
+struct rte_ring;
+struct lb_flow_table;
+
+/** Counters of one worker; one writer (the worker), 64-bit words only. */
+struct lb_worker_stats {
+	uint64_t rx;
+	uint64_t tx;
+	uint64_t verdict[LB_PKT_VERDICT_MAX]; /**< parser outcomes */
+	uint64_t drop[LB_DROP_MAX];           /**< valid frames dropped */
+	uint64_t flows_created;
+	uint64_t syn_retries;   /**< SYNs re-sent to the next backend */
+	uint64_t deferred;      /**< SYNs queued after every trial failed */
+	uint64_t deferq_joined; /**< retransmitted SYNs joining their entry */
+	uint64_t rst_sent;      /**< RSTs answered to clients */
+	uint64_t redirect_out;  /**< replies handed to their owning worker */
+	uint64_t redirect_in;
+	uint64_t arp_replies;
+	uint64_t arp_requests;
+	uint64_t echo_replies;
+	uint64_t icmp_translated;
+	uint64_t idle_sleeps;
+	uint64_t fb_dropped;    /**< feedback records lost: ring full */
+	uint64_t conf_switches; /**< published tables taken up */
+};
+
+/** One backend slot as one worker saw it. */
+struct lb_be_stats {
+	uint64_t flows;        /**< flows created toward this backend */
+	int64_t active;        /**< flows in this worker's table now */
+	uint64_t errors;       /**< failed trials */
+	uint64_t sched_errors; /**< error count the scheduler weighs with */
+	uint64_t pkts[2];      /**< [0] client->backend, [1] backend->client */
+	uint64_t bytes[2];
+};
+
+/** What a worker shows the other process; the pointers are DPDK memory. */
+struct lb_shm_worker {
+	uint32_t wid;
+	uint32_t lcore;
+	/** Generation of the table this worker runs (it switched to it). */
+	_Atomic uint64_t conf_gen;
+	struct lb_flow_table *ft; /**< read-only for others */
+	struct rte_ring *fb;      /**< struct lb_fb records, SP/SC */
+	const struct lb_worker_stats *st;
+	/** [LB_CONF_MAX_SVCS][LB_CONF_MAX_BES], by table slot. */
+	const struct lb_be_stats (*be)[LB_CONF_MAX_BES];
+};
+
+struct lb_shm_port {
+	uint16_t port_id;
+	uint16_t nb_queues;
+	uint8_t mac[6];
+	uint8_t rss;
+	char driver[32];
+};
+
+struct lb_shm {
+	uint32_t magic;          /**< LB_SHM_MAGIC once ready */
+	uint32_t layout_version; /**< LB_SHM_LAYOUT_VERSION */
+	int32_t dataplane_pid;
+	uint32_t nb_workers;
+	uint32_t nb_ports;
+	uint64_t tsc_hz;
+	struct lb_shm_port port[LB_SHM_MAX_PORTS];
+	/** RCU: thread ids 0..nb_workers-1 are the workers, nb_workers the
+	 * dataplane's telemetry reader. */
+	struct rte_rcu_qsbr *qsbr;
+	/** The published table; lb-control is its only writer. */
+	struct lb_dpconf *_Atomic conf;
+	/** lb-control's pid while attached, 0 otherwise (informational). */
+	_Atomic int32_t control_pid;
+	struct lb_shm_worker *w[LB_SHM_MAX_WORKERS];
+	/** The text of --config the dataplane started with, for a
+	 * lb-control that has no state file of its own yet. */
+	uint32_t boot_conf_len;
+	char boot_conf[LB_SHM_BOOT_CONF_MAX];
+};
+
+#endif /* LB_SHM_H */
