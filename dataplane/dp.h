@@ -18,6 +18,7 @@
 #include "lb/deferq.h"
 #include "lb/dpconf.h"
 #include "lb/flow_table.h"
+#include "lb/l7.h"
 #include "lb/neigh.h"
 #include "lb/pkt_parse.h"
 #include "lb/rng.h"
@@ -71,6 +72,8 @@ struct lb_worker {
 	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
 	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
 	struct rte_ring *fb;    /**< feedback to lb-control */
+	struct lb_l7_pool *l7;  /**< HTTP following; NULL if disabled */
+	struct lb_hdr_scratch *hscr;
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
@@ -101,6 +104,10 @@ struct lb_dp {
 	uint64_t hash_seed; /**< flow hash for maglev: same on every worker */
 	uint32_t idle_us;   /**< longest sleep when idle; 0 = busy poll */
 	uint32_t flows;     /**< flow table capacity per worker */
+	/** Header scanner database, NULL to follow no HTTP at all. */
+	struct lb_hdr_db *hdb;
+	uint32_t l7_flows;  /**< HTTP flows followed at once per worker */
+	int64_t epoch_off_ns; /**< wall clock minus our monotonic clock */
 	volatile int quit;
 };
 

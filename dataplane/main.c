@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -31,6 +32,7 @@
 #define NB_TXD 1024
 #define DEFAULT_FLOWS (1u << 18)
 #define DEFAULT_IDLE_US 100u
+#define DEFAULT_L7_FLOWS 4096u
 #define MBUF_CACHE 256
 
 static struct lb_dp dp;
@@ -51,8 +53,10 @@ usage(FILE *f, const char *prog)
 		"  --flows N          flow table size per worker (default %u)\n"
 		"  --idle-us N        longest sleep of an idle worker in us, 0 "
 		"to busy-poll (default %u)\n"
+		"  --l7-flows N       HTTP flows followed at once per worker, 0 "
+		"to follow none (default %u)\n"
 		"  -h, --help         this text\n",
-		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US);
+		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS);
 }
 
 static int
@@ -226,6 +230,7 @@ main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "flows", required_argument, NULL, 'f' },
 		{ "idle-us", required_argument, NULL, 'i' },
+		{ "l7-flows", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -245,6 +250,7 @@ main(int argc, char **argv)
 	argv += rc;
 	dp.flows = DEFAULT_FLOWS;
 	dp.idle_us = DEFAULT_IDLE_US;
+	dp.l7_flows = DEFAULT_L7_FLOWS;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -260,6 +266,11 @@ main(int argc, char **argv)
 		case 'i':
 			if (parse_uint(optarg, "--idle-us", 1000000,
 				       &dp.idle_us) != 0)
+				goto out;
+			break;
+		case 'l':
+			if (parse_uint(optarg, "--l7-flows", 1u << 22,
+				       &dp.l7_flows) != 0)
 				goto out;
 			break;
 		case 'h':
@@ -296,6 +307,29 @@ main(int argc, char **argv)
 		lcores[nw++] = rte_get_main_lcore();
 	dp.nb_workers = nw;
 	dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	{
+		struct timespec ts;
+
+		/* Backends stamp X-SPL-Time with the wall clock; workers
+		 * read only the TSC, so keep the difference. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		dp.epoch_off_ns = (int64_t)ts.tv_sec * 1000000000 +
+				  ts.tv_nsec -
+				  (int64_t)((double)rte_rdtsc() *
+					    dp.ns_per_tsc);
+	}
+	if (dp.l7_flows > 0) {
+		struct lb_hdr_cfg hc;
+
+		lb_hdr_cfg_default(&hc);
+		dp.hdb = lb_hdr_db_compile(&hc);
+		if (dp.hdb == NULL) {
+			fprintf(stderr, "lb-dataplane: cannot compile the "
+					"header patterns: %s\n",
+				strerror(errno));
+			goto out;
+		}
+	}
 	dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
 
 	nb_mbufs = dp.nb_ports * nw * (NB_RXD + NB_TXD + LB_BURST) +
@@ -355,6 +389,7 @@ out:
 		if (dp.port[p].nb_queues > 0)
 			lb_port_close(p);
 	rte_mempool_free(dp.pool);
+	lb_hdr_db_free(dp.hdb);
 	/* Once published, the table belongs to whoever publishes next
 	 * (lb-control frees the ones it replaces); EAL cleanup takes the
 	 * rest. */

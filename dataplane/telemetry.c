@@ -87,6 +87,9 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "icmp_translated", sum.icmp_translated);
 	add_u64(d, "idle_sleeps", sum.idle_sleeps);
 	add_u64(d, "fb_dropped", sum.fb_dropped);
+	add_u64(d, "l7_flows", sum.l7_flows);
+	add_u64(d, "l7_pool_full", sum.l7_pool_full);
+	add_u64(d, "l7_stopped", sum.l7_stopped);
 	add_u64(d, "conf_switches", sum.conf_switches);
 	add_u64(d, "conf_gen", tel_conf_enter()->gen);
 	tel_conf_leave();
@@ -149,8 +152,9 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 				[LB_BE_REMOVED] = "removed",
 			};
 			struct rte_tel_data *e;
-			uint64_t flows = 0, errors = 0, serr = 0;
-			int64_t active = 0;
+			uint64_t flows = 0, errors = 0, serr = 0, http = 0;
+			uint64_t h5xx = 0;
+			int64_t active = 0, inflight = 0;
 
 			if (v->be[b].state == LB_BE_EMPTY)
 				continue;
@@ -164,6 +168,9 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 				active += w->bst[s][b].active;
 				errors += w->bst[s][b].errors;
 				serr += w->bst[s][b].sched_errors;
+				http += w->bst[s][b].http_responses;
+				h5xx += w->bst[s][b].http_5xx;
+				inflight += w->bst[s][b].inflight;
 			}
 			fmt_addr(addr, sizeof(addr), v->be[b].ip,
 				 v->be[b].port);
@@ -180,6 +187,10 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 				active > 0 ? (uint64_t)active : 0);
 			add_u64(e, "errors", errors);
 			add_u64(e, "sched_errors", serr);
+			add_u64(e, "http_responses", http);
+			add_u64(e, "http_5xx", h5xx);
+			add_u64(e, "inflight", inflight > 0 ?
+							  (uint64_t)inflight : 0);
 			snprintf(name, sizeof(name), "s%u_b%u", s, b);
 			rte_tel_data_add_dict_container(d, name, e, 0);
 		}

@@ -230,8 +230,8 @@ hold_release(struct lb_worker *w, uint32_t i)
 /* ---- feedback to the control plane ----------------------------------- */
 
 static void
-fb_put(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc, uint32_t be,
-       uint32_t u32, uint64_t v)
+fb_put_full(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc,
+	    uint32_t be, uint16_t flags, uint32_t u32, uint32_t u32b, uint64_t v)
 {
 	struct lb_fb r = {
 		.ts_ns = now_ns(w->dp),
@@ -239,16 +239,30 @@ fb_put(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc, uint32_t be,
 		.be = (uint16_t)be,
 		.kind = (uint8_t)kind,
 		.worker = (uint8_t)w->wid,
+		.flags = flags,
 		.u32 = u32,
+		.u32b = u32b,
 		.v = v,
 	};
 
-	if (w->fb == NULL)
+	/* Feedback is for lb-control: with none attached, a ring nobody
+	 * drains would only fill up. */
+	if (w->fb == NULL ||
+	    (w->dp->shm != NULL &&
+	     atomic_load_explicit(&w->dp->shm->control_pid,
+				  memory_order_relaxed) == 0))
 		return;
 	/* Never wait for the control plane: a full ring loses the record
 	 * and says so. */
 	if (rte_ring_sp_enqueue_elem(w->fb, &r, sizeof(r)) != 0)
 		w->st.fb_dropped++;
+}
+
+static inline void
+fb_put(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc, uint32_t be,
+       uint32_t u32, uint64_t v)
+{
+	fb_put_full(w, kind, svc, be, 0, u32, 0, v);
 }
 
 /* A trial's outcome, with the error count the scheduler now weighs. */
@@ -259,6 +273,121 @@ trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be, bool ok)
 
 	w->bst[svc][be].sched_errors = errs;
 	fb_put(w, ok ? LB_FB_TRIAL_OK : LB_FB_TRIAL_FAIL, svc, be, errs, 0);
+}
+
+/* ---- HTTP following ------------------------------------------------------ */
+
+static inline uint32_t
+tcp_word(const uint8_t *frame, const struct lb_pkt *pkt, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, frame + pkt->l4_off + off, 4);
+	return rte_be_to_cpu_32(v);
+}
+
+static inline uint64_t
+f64_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+/*
+ * One final response: what it says goes to the control plane, and its
+ * status to the scheduler (5xx is an error, as the dispatch paper counts
+ * failed requests; anything else a success).
+ */
+static void
+on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
+{
+	struct lb_worker *w = owner;
+	uint32_t svc = tag >> 16, be = tag & 0xffff;
+	struct lb_be_stats *b = &w->bst[svc][be];
+	bool err = o->status >= 500;
+	uint16_t flags = 0;
+
+	b->http_responses++;
+	if (err)
+		b->http_5xx++;
+	if (w->sched[svc] != NULL && be < w->conf->svc[svc].nb_be) {
+		w->ops[svc]->result(w->sched[svc], be, !err);
+		b->sched_errors = w->ops[svc]->errors(w->sched[svc], be);
+	}
+	if (o->timed)
+		flags |= LB_FB_F_TIMED;
+	if (o->has_expect) {
+		flags |= LB_FB_F_EXPECT;
+		if (o->timed && o->latency_ns <= o->expect_ms * 1000000ull)
+			flags |= LB_FB_F_QOS_MET;
+	}
+	if (o->has_prio)
+		flags |= LB_FB_F_PRIO |
+			 (uint16_t)(RTE_MIN(o->prio, 255u) << LB_FB_PRIO_SHIFT);
+	fb_put_full(w, LB_FB_HTTP, svc, be, flags, o->status, o->expect_ms,
+		    o->latency_ns);
+	if (o->has_spl) {
+		uint32_t age = 0;
+
+		if (o->has_spl_time) {
+			int64_t now_ms = ((int64_t)now_ns(w->dp) +
+					  w->dp->epoch_off_ns) / 1000000;
+			int64_t d = now_ms - (int64_t)o->spl_time_ms;
+
+			/* A clock ahead of ours reads as fresh. */
+			age = d <= 0 ? 0 : (uint32_t)RTE_MIN(d, INT32_MAX);
+		}
+		fb_put_full(w, LB_FB_SPL, svc, be,
+			    o->has_spl_time ? LB_FB_F_SPL_TIME : 0, age, 0,
+			    f64_bits(o->spl));
+	}
+	if (o->has_orca)
+		fb_put_full(w, LB_FB_ORCA, svc, be, 0,
+			    (uint32_t)(o->orca_mem * 1e6), 0,
+			    f64_bits(o->orca_cpu));
+}
+
+static void
+on_l7_inflight(void *owner, uint32_t tag, int delta)
+{
+	struct lb_worker *w = owner;
+
+	w->bst[tag >> 16][tag & 0xffff].inflight += delta;
+}
+
+static void
+l7_stop(struct lb_worker *w, struct lb_flow *f)
+{
+	lb_l7_close(w->l7, f->l7);
+	f->l7 = LB_L7_NONE;
+}
+
+/*
+ * Feeds one segment of an established flow of an http service to its
+ * follower. Runs before the frame is rewritten and sent (the payload and
+ * sequence numbers are not changed by full-NAT).
+ */
+static inline void
+l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
+	  const uint8_t *frame, const struct lb_pkt *pkt, uint64_t now)
+{
+	if (likely(f->l7 == LB_L7_NONE) || f->state == LB_FLOW_SYN_SENT ||
+	    pkt->proto != LB_IPPROTO_TCP)
+		return;
+	if (pkt->tcp_flags & LB_TCP_RST) {
+		l7_stop(w, f);
+		return;
+	}
+	if (pkt->payload_len == 0 && !(pkt->tcp_flags & LB_TCP_FIN))
+		return;
+	if (lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
+			  frame + pkt->payload_off, pkt->payload_len,
+			  (pkt->tcp_flags & LB_TCP_FIN) != 0, now) != 0) {
+		w->st.l7_stopped++;
+		l7_stop(w, f);
+	}
 }
 
 static void
@@ -274,6 +403,9 @@ flow_forget(struct lb_worker *w, const struct lb_flow *f, int free_port,
 				  f->key[LB_FLOW_DIR_REPLY].dport);
 	if (free_hold && f->state == LB_FLOW_SYN_SENT)
 		hold_release(w, f->l7);
+	else if (f->state != LB_FLOW_SYN_SENT && f->l7 != LB_L7_NONE &&
+		 w->l7 != NULL)
+		lb_l7_close(w->l7, f->l7);
 }
 
 static void
@@ -558,11 +690,24 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
-	/* A retransmitted SYN must not refresh the trial's timer: the
-	 * SYN timeout measures the backend's silence. */
-	if (!(f->state == LB_FLOW_SYN_SENT && (pkt->tcp_flags & LB_TCP_SYN)))
-		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
-			      now);
+	if (f->state == LB_FLOW_SYN_SENT) {
+		/* A retransmitted SYN must not refresh the trial's timer:
+		 * the SYN timeout measures the backend's silence. */
+		if (!(pkt->tcp_flags & LB_TCP_SYN))
+			lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG,
+				      pkt->tcp_flags, now);
+		fwd_to_backend(w, m, pkt, f, now);
+		return;
+	}
+	if ((pkt->tcp_flags & LB_TCP_SYN) && f->l7 != LB_L7_NONE &&
+	    w->l7 != NULL) {
+		/* A new connection on the tuple of a closed one (the table
+		 * sends it back to SYN_SENT, where l7 means a SYN copy):
+		 * the old exchange ends here. */
+		l7_stop(w, f);
+	}
+	l7_follow(w, f, 0, frame_of(m), pkt, now);
+	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
 	fwd_to_backend(w, m, pkt, f, now);
 }
 
@@ -596,6 +741,9 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		}
 		if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
 		    (LB_TCP_SYN | LB_TCP_ACK)) {
+			const struct lb_dpconf_svc *svc =
+				&w->conf->svc[f->svc];
+
 			if (w->sched[f->svc] != NULL) {
 				w->ops[f->svc]->result(w->sched[f->svc], f->be,
 						       true);
@@ -603,7 +751,21 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			}
 			hold_release(w, f->l7);
 			f->l7 = LB_HOLD_NONE;
+			/* The handshake gives both initial sequence
+			 * numbers: from here on each direction's bytes
+			 * can be followed in order. */
+			if (w->l7 != NULL && svc->opts.http) {
+				const uint8_t *fr = frame_of(m);
+
+				f->l7 = lb_l7_open(w->l7,
+						   tcp_word(fr, pkt, 8),
+						   tcp_word(fr, pkt, 4) + 1,
+						   (uint32_t)f->svc << 16 |
+							   f->be);
+			}
 		}
+	} else {
+		l7_follow(w, f, 1, frame_of(m), pkt, now);
 	}
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
 	fwd_to_client(w, m, pkt, f, now);
@@ -902,6 +1064,13 @@ housekeeping(struct lb_worker *w, uint64_t now)
 
 	w->nb_pending = 0;
 	lb_flow_expire(w->ft, now, LB_EXPIRE_BUDGET, on_expire, w);
+	if (w->l7 != NULL) {
+		struct lb_l7_stats ls;
+
+		lb_l7_stats_get(w->l7, &ls);
+		w->st.l7_flows = ls.flows;
+		w->st.l7_pool_full = ls.pool_full;
+	}
 	for (unsigned int i = 0; i < w->nb_pending; i++)
 		trial_failed(w, &w->pending[i], now);
 
@@ -1177,6 +1346,8 @@ lb_worker_free(struct lb_worker *w)
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
 	rte_ring_free(w->fb);
+	lb_l7_pool_free(w->l7);
+	lb_hdr_scratch_free(w->hscr);
 	rte_free(w);
 }
 
@@ -1272,6 +1443,22 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	for (uint32_t i = 0; i < HOLD_CAP; i++)
 		w->hold_free[i] = HOLD_CAP - 1 - i;
 	w->hold_nfree = HOLD_CAP;
+
+	/* HTTP following: each worker scans with its own scratch. */
+	if (dp->hdb != NULL && dp->l7_flows > 0) {
+		w->hscr = lb_hdr_scratch_alloc(dp->hdb);
+		w->l7 = w->hscr == NULL ?
+				NULL :
+				lb_l7_pool_create(dp->l7_flows, dp->hdb,
+						  w->hscr, NULL, on_l7_obs,
+						  on_l7_inflight, w);
+		if (w->l7 == NULL) {
+			LOG(ERR, "worker %u: no memory to follow %u HTTP "
+				 "flows",
+			    wid, dp->l7_flows);
+			goto fail;
+		}
+	}
 
 	w->sh.wid = wid;
 	w->sh.lcore = lcore;

@@ -16,8 +16,24 @@ enum lb_fb_kind {
 	LB_FB_TRIAL_OK = 1,  /**< a backend completed a handshake */
 	LB_FB_TRIAL_FAIL,    /**< RST, ICMP unreachable or SYN timeout */
 	LB_FB_FLOW_END,      /**< a flow expired; v = packets both ways */
+	/** A final HTTP response: u32 = status, u32b = expected ms (if
+	 * LB_FB_F_EXPECT), v = latency ns (if LB_FB_F_TIMED), flags. */
+	LB_FB_HTTP,
+	/** X-SPL: v = the value (a double's bits), u32 = its age in ms when
+	 * it arrived (if LB_FB_F_SPL_TIME, else 0: generated on receipt). */
+	LB_FB_SPL,
+	/** ORCA load report: v = cpu_utilization (a double's bits), u32 =
+	 * mem_utilization in millionths. */
+	LB_FB_ORCA,
 	LB_FB_KIND_MAX,
 };
+
+#define LB_FB_F_TIMED 0x01    /**< HTTP: latency measured */
+#define LB_FB_F_EXPECT 0x02   /**< HTTP: the request gave X-Expect-Ms */
+#define LB_FB_F_QOS_MET 0x04  /**< HTTP: answered within the expectation */
+#define LB_FB_F_PRIO 0x08     /**< HTTP: the request gave X-Priority */
+#define LB_FB_F_SPL_TIME 0x10 /**< SPL: X-SPL-Time was given */
+#define LB_FB_PRIO_SHIFT 8    /**< HTTP: priority rank in flags >> 8 */
 
 struct lb_fb {
 	uint64_t ts_ns;  /**< dataplane monotonic time of the event */
@@ -27,8 +43,8 @@ struct lb_fb {
 	uint8_t worker;  /**< worker that produced it */
 	uint16_t flags;
 	uint32_t u32;    /**< kind-specific: backend's error count after a
-			      trial (adaptive), 0 otherwise */
-	uint32_t pad;
+			      trial (adaptive), HTTP status, SPL age */
+	uint32_t u32b;   /**< kind-specific */
 	uint64_t v;      /**< kind-specific value */
 };
 

@@ -63,6 +63,9 @@ struct lb_worker_stats {
 	uint64_t icmp_translated;
 	uint64_t idle_sleeps;
 	uint64_t fb_dropped;    /**< feedback records lost: ring full */
+	uint64_t l7_flows;      /**< flows followed at L7 */
+	uint64_t l7_pool_full;  /**< http flows not followed: pool empty */
+	uint64_t l7_stopped;    /**< followed flows given up (gap, syntax) */
 	uint64_t conf_switches; /**< published tables taken up */
 };
 
@@ -74,6 +77,9 @@ struct lb_be_stats {
 	uint64_t sched_errors; /**< error count the scheduler weighs with */
 	uint64_t pkts[2];      /**< [0] client->backend, [1] backend->client */
 	uint64_t bytes[2];
+	int64_t inflight;      /**< HTTP requests awaiting their response */
+	uint64_t http_responses; /**< final responses followed */
+	uint64_t http_5xx;     /**< of which 5xx (errors for `adaptive`) */
 };
 
 /** What a worker shows the other process; the pointers are DPDK memory. */
@@ -110,7 +116,8 @@ struct lb_shm {
 	struct rte_rcu_qsbr *qsbr;
 	/** The published table; lb-control is its only writer. */
 	struct lb_dpconf *_Atomic conf;
-	/** lb-control's pid while attached, 0 otherwise (informational). */
+	/** lb-control's pid while attached, 0 otherwise. Workers produce
+	 * feedback records only while it is set. */
 	_Atomic int32_t control_pid;
 	struct lb_shm_worker *w[LB_SHM_MAX_WORKERS];
 	/** The text of --config the dataplane started with, for a

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lb/l7.h"
+
+#define MAX_OBS 16
+
+struct sink {
+	unsigned int n;
+	uint32_t tag[MAX_OBS];
+	struct lb_l7_obs obs[MAX_OBS];
+	int inflight;
+	int inflight_max;
+};
+
+static struct lb_hdr_db *db;
+static struct lb_hdr_scratch *scratch;
+
+static void
+on_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
+{
+	struct sink *s = owner;
+
+	assert_true(s->n < MAX_OBS);
+	s->tag[s->n] = tag;
+	s->obs[s->n++] = *o;
+}
+
+static void
+on_inflight(void *owner, uint32_t tag, int delta)
+{
+	struct sink *s = owner;
+
+	(void)tag;
+	s->inflight += delta;
+	if (s->inflight > s->inflight_max)
+		s->inflight_max = s->inflight;
+	assert_true(s->inflight >= 0);
+}
+
+static int
+setup(void **state)
+{
+	struct lb_hdr_cfg cfg;
+
+	(void)state;
+	lb_hdr_cfg_default(&cfg);
+	db = lb_hdr_db_compile(&cfg);
+	scratch = db != NULL ? lb_hdr_scratch_alloc(db) : NULL;
+	return db == NULL || scratch == NULL;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	lb_hdr_scratch_free(scratch);
+	lb_hdr_db_free(db);
+	return 0;
+}
+
+static const char req1[] = "GET /a HTTP/1.1\r\nHost: x\r\nX-Priority: 2\r\n"
+			   "X-Expect-Ms: 50\r\n\r\n";
+static const char req2[] = "GET /b HTTP/1.1\r\nHost: x\r\n\r\n";
+static const char resp1[] = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n"
+			    "X-SPL: 0.8\r\nX-SPL-Time: 1700000000123\r\n\r\n"
+			    "X-SPL: 9\r\n\r\n";
+static const char resp2[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+			    "X-SPL: 1.5\r\n\r\n";
+
+/* Feeds @p s as segments of @p seg bytes from sequence number @p seq. */
+static uint32_t
+feed(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
+     const char *s, uint32_t seg, uint64_t now)
+{
+	uint32_t len = (uint32_t)strlen(s);
+
+	for (uint32_t off = 0; off < len; off += seg) {
+		uint32_t n = len - off < seg ? len - off : seg;
+
+		assert_int_equal(lb_l7_segment(p, idx, dir, seq,
+					       (const uint8_t *)s + off, n,
+					       false, now),
+				 0);
+		seq += n;
+	}
+	return seq;
+}
+
+/* Pipelined requests, answered in order, each split at every segment
+ * size: the observations carry what each side said, and the body's
+ * "X-SPL: 9" is never taken for a header. */
+static void
+test_pipelined(void **state)
+{
+	(void)state;
+	for (uint32_t seg = 1; seg <= 64; seg++) {
+		struct sink s = { 0 };
+		struct lb_l7_pool *p = lb_l7_pool_create(4, db, scratch, NULL,
+							 on_obs, on_inflight,
+							 &s);
+		uint32_t idx, cs = 1000, bs = 0xfffffff0u; /* wraps */
+		char both[256];
+
+		assert_non_null(p);
+		idx = lb_l7_open(p, cs, bs, 0x00030002);
+		assert_int_not_equal(idx, LB_L7_NONE);
+		snprintf(both, sizeof(both), "%s%s", req1, req2);
+		cs = feed(p, idx, 0, cs, both, seg, 1000000);
+		assert_int_equal(s.inflight, 2);
+		bs = feed(p, idx, 1, bs, resp1, seg, 3000000);
+		bs = feed(p, idx, 1, bs, resp2, seg, 4000000);
+		assert_int_equal(s.n, 2);
+		assert_int_equal(s.inflight, 0);
+		assert_int_equal(s.tag[0], 0x00030002);
+
+		assert_int_equal(s.obs[0].status, 200);
+		assert_true(s.obs[0].timed);
+		assert_int_equal(s.obs[0].latency_ns, 2000000);
+		assert_true(s.obs[0].has_spl);
+		assert_true(s.obs[0].spl == 0.8);
+		assert_true(s.obs[0].has_spl_time);
+		assert_int_equal(s.obs[0].spl_time_ms, 1700000000123ull);
+		assert_true(s.obs[0].has_prio);
+		assert_int_equal(s.obs[0].prio, 2);
+		assert_true(s.obs[0].has_expect);
+		assert_int_equal(s.obs[0].expect_ms, 50);
+
+		assert_int_equal(s.obs[1].status, 503);
+		assert_true(s.obs[1].spl == 1.5);
+		assert_false(s.obs[1].has_spl_time);
+		assert_false(s.obs[1].has_prio);
+		assert_false(s.obs[1].has_expect);
+		lb_l7_pool_free(p);
+	}
+}
+
+/* A retransmitted segment is skipped where it repeats bytes already fed;
+ * a gap stops the flow for good and nothing more is attributed. */
+static void
+test_retransmit_and_gap(void **state)
+{
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(2, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	const uint8_t *r = (const uint8_t *)req1;
+	uint32_t len = (uint32_t)strlen(req1), idx;
+	struct lb_l7_stats st;
+
+	(void)state;
+	assert_non_null(p);
+	idx = lb_l7_open(p, 100, 500, 1);
+	assert_int_equal(lb_l7_segment(p, idx, 0, 100, r, 10, false, 0), 0);
+	/* the first 10 bytes again, then overlapping 5 + 10 new */
+	assert_int_equal(lb_l7_segment(p, idx, 0, 100, r, 10, false, 0), 0);
+	assert_int_equal(lb_l7_segment(p, idx, 0, 105, r + 5, 15, false, 0),
+			 0);
+	assert_int_equal(lb_l7_segment(p, idx, 0, 120, r + 20, len - 20,
+				       false, 0),
+			 0);
+	assert_int_equal(s.inflight, 1);
+	/* the response's first bytes are lost: a gap */
+	assert_int_equal(lb_l7_segment(p, idx, 1, 510,
+				       (const uint8_t *)resp1 + 10, 20, false,
+				       0),
+			 -EPROTO);
+	assert_int_equal(lb_l7_segment(p, idx, 1, 500,
+				       (const uint8_t *)resp1,
+				       (uint32_t)strlen(resp1), false, 0),
+			 -EPROTO);
+	assert_int_equal(s.n, 0);
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.gaps, 1);
+	/* closing gives back the request that was never answered */
+	lb_l7_close(p, idx);
+	assert_int_equal(s.inflight, 0);
+	lb_l7_pool_free(p);
+}
+
+static void
+test_pool_and_bad_input(void **state)
+{
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(2, db, scratch, NULL, on_obs,
+						 NULL, &s);
+	struct lb_l7_stats st;
+	uint32_t a, b;
+
+	(void)state;
+	assert_non_null(p);
+	a = lb_l7_open(p, 1, 1, 1);
+	b = lb_l7_open(p, 1, 1, 2);
+	assert_int_not_equal(a, LB_L7_NONE);
+	assert_int_not_equal(b, LB_L7_NONE);
+	assert_int_equal(lb_l7_open(p, 1, 1, 3), LB_L7_NONE);
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.flows, 2);
+	assert_int_equal(st.pool_full, 1);
+	lb_l7_close(p, a);
+	assert_int_equal(lb_l7_open(p, 1, 1, 4), a);
+	assert_int_equal(lb_l7_segment(p, 7, 0, 1, NULL, 0, false, 0),
+			 -EINVAL);
+	assert_int_equal(lb_l7_segment(p, a, 2, 1, NULL, 0, false, 0),
+			 -EINVAL);
+	/* HTTP/2 is not followed */
+	assert_int_equal(lb_l7_segment(p, b, 0, 1,
+				       (const uint8_t *)"PRI * HTTP/2.0\r\n\r\n"
+							"SM\r\n\r\n",
+				       24, false, 0),
+			 -EPROTO);
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.unfollowable, 1);
+	lb_l7_pool_free(p);
+
+	errno = 0;
+	assert_null(lb_l7_pool_create(0, db, scratch, NULL, on_obs, NULL, &s));
+	assert_int_equal(errno, EINVAL);
+	assert_null(lb_l7_pool_create(1, NULL, scratch, NULL, on_obs, NULL,
+				      &s));
+	assert_null(lb_l7_pool_create(1, db, scratch, NULL, NULL, NULL, &s));
+}
+
+/* A response delimited by the backend closing its side ends with FIN. */
+static void
+test_close_delimited(void **state)
+{
+	static const char r[] = "HTTP/1.0 200 OK\r\nX-SPL: 0.25\r\n\r\nbody";
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(1, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	uint32_t idx;
+
+	(void)state;
+	assert_non_null(p);
+	idx = lb_l7_open(p, 0, 0, 9);
+	feed(p, idx, 0, 0, "GET / HTTP/1.0\r\n\r\n", 100, 0);
+	assert_int_equal(lb_l7_segment(p, idx, 1, 0, (const uint8_t *)r,
+				       (uint32_t)strlen(r), false, 10),
+			 0);
+	assert_int_equal(s.n, 1);
+	assert_true(s.obs[0].spl == 0.25);
+	assert_int_equal(s.inflight, 1);
+	assert_int_equal(lb_l7_segment(p, idx, 1, (uint32_t)strlen(r), NULL, 0,
+				       true, 20),
+			 0);
+	assert_int_equal(s.inflight, 0);
+	lb_l7_pool_free(p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pipelined),
+		cmocka_unit_test(test_retransmit_and_gap),
+		cmocka_unit_test(test_pool_and_bad_input),
+		cmocka_unit_test(test_close_delimited),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
