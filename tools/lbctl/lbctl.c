@@ -355,31 +355,6 @@ trouble(const struct conn *c, const char *fmt, ...)
 	return EXIT_TROUBLE;
 }
 
-static int
-conn_open(struct conn *c)
-{
-	struct sockaddr_un sa;
-	size_t n = strlen(c->path);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (n == 0 || n >= sizeof(sa.sun_path))
-		return trouble(c, "socket path must be 1..%zu bytes",
-			       sizeof(sa.sun_path) - 1);
-	memcpy(sa.sun_path, c->path, n);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0)
-		return trouble(c, "%s", strerror(errno));
-	while (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		if (errno == EINTR)
-			continue;
-		return trouble(c, "%s", strerror(errno));
-	}
-	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-	c->deadline.tv_sec += (time_t)c->timeout_s;
-	return 0;
-}
-
 /* Milliseconds left before the deadline (-1: no deadline), 0 if passed. */
 static int
 conn_wait_ms(const struct conn *c)
@@ -395,6 +370,43 @@ conn_wait_ms(const struct conn *c)
 	if (ms <= 0)
 		return 0;
 	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static int
+conn_open(struct conn *c)
+{
+	struct sockaddr_un sa;
+	size_t n = strlen(c->path);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (n == 0 || n >= sizeof(sa.sun_path))
+		return trouble(c, "socket path must be 1..%zu bytes",
+			       sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, c->path, n);
+	/* The deadline covers the whole exchange, connecting included. */
+	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+	c->deadline.tv_sec += (time_t)c->timeout_s;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->fd < 0)
+		return trouble(c, "%s", strerror(errno));
+	/* A Unix socket connects at once or, with its backlog full, says
+	 * EAGAIN: try again until the deadline. */
+	while (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		const struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
+
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return trouble(c, "%s", strerror(errno));
+		if (conn_wait_ms(c) == 0)
+			return trouble(c,
+				       "not accepting connections (backlog "
+				       "full) for %u s",
+				       c->timeout_s);
+		nanosleep(&pause, NULL);
+	}
+	return 0;
 }
 
 /* Waits until @p events on the socket; 0, or EXIT_TROUBLE on timeout. */

@@ -378,6 +378,30 @@ def case_protocol():
     check("silent lb-control: exit 2 after --timeout",
           rc == 2 and b"no answer within 1 s" in er and secs < 2.5,
           f"{er!r} after {secs:.1f}s")
+    # A server that never accepts, its backlog full.
+    path = os.path.join(TMP, "full.sock")
+    full = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    full.bind(path)
+    full.listen(0)
+    waiting = []
+    for _ in range(4):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.setblocking(False)
+        try:
+            c.connect(path)
+        except BlockingIOError:
+            c.close()
+            break
+        waiting.append(c)
+    rc, _, er, _, secs = run(["--timeout", "1", "stats"], None,
+                             env={"LBCTL_SOCKET": path})
+    for c in waiting:
+        c.close()
+    full.close()
+    os.unlink(path)
+    check("backlog full: exit 2 after --timeout, says so",
+          rc == 2 and b"not accepting connections" in er and secs < 2.5,
+          f"{er!r} after {secs:.1f}s")
     line = (json.dumps({"v": 1, "ok": True, "text": "x" * 5000}) +
             "\n").encode()
     rc, out, _, _, _ = run(["stats"],
