@@ -1,0 +1,2147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet tests of lb-dataplane. The real worker (dataplane/worker.c) runs
+ * in this process on two net_ring ports made from rings this file keeps:
+ * port 0 faces the clients, port 1 the backends. Each test builds a fresh
+ * dataplane the way main.c does (configuration lines through lb_conf and
+ * lb_dpconf_build(), lb_port_setup() per port, lb_worker_create() per
+ * worker), puts crafted frames in a port's RX ring, calls
+ * lb_worker_poll() and compares what the worker put in the TX rings byte
+ * for byte with frames that pktbuild.c builds on its own, checksums
+ * included. Timers are the worker's own TSC time: waits are bounded
+ * polling loops.
+ *
+ * Expectations come from the documented behaviour (include/lb/nat.h,
+ * docs/dataplane.md), not from what the code happens to do: a forwarded
+ * packet loses one TTL, a RST built from a SYN is trimmed to its own
+ * length, a SYN left in the deferred queue ends in a RST at expiry.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dp.h"
+#include "lb/cmd.h"
+#include "lb/conf.h"
+#include "pktbuild.h"
+
+#define NB_PORTS 2
+#define MAX_QUEUES 2
+#define RING_SIZE 1024
+#define POOL_SIZE 8191
+#define FLOWS 1024
+#define NB_DESC 256
+#define WAIT_NS 2000000000ull	   /* longest wait for a timer of the worker */
+#define SETTLE_NS 3000000ull	   /* three housekeeping periods of 1 ms */
+#define QUIET_NS 60000000ull	   /* a while longer with nothing sent */
+#define EXPIRY_NS 150000000ull	   /* deferred queue expiry (conf_base) */
+#define SYN_TIMEOUT_NS 30000000ull /* conf_syn_timeout */
+
+#define TTL_IN 64
+/* include/lb/nat.h: forwarded packets lose one TTL (RFC 1812 5.3.1). */
+#define TTL_FWD (TTL_IN - 1)
+/* Packets the dataplane originates: echo replies and RSTs. */
+#define TTL_OWN 64
+
+#define ETH 14
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#define CHECK_EQ(got, want, what)                                              \
+	do {                                                                   \
+		uint64_t got_ = (uint64_t)(got), want_ = (uint64_t)(want);     \
+		if (got_ != want_)                                             \
+			fail_msg("%s: %s is %" PRIu64 ", want %" PRIu64,       \
+				 (what), #got, got_, want_);                   \
+	} while (0)
+
+/* ---- the cast (host order) --------------------------------------------- */
+
+#define IP_LB0 PB_IP(198, 51, 100, 1)	    /* our address on port 0 */
+#define IP_C PB_IP(198, 51, 100, 7)	    /* the client */
+#define IP_PING PB_IP(198, 51, 100, 9)	    /* a pinger nobody introduced */
+#define IP_STRANGER PB_IP(198, 51, 100, 99) /* a neighbour, not ours */
+#define IP_RTR PB_IP(198, 51, 100, 254)	    /* a router on the client side */
+#define IP_LB1 PB_IP(10, 1, 0, 1)	    /* our address on port 1 */
+#define IP_SNAT PB_IP(10, 1, 0, 2)
+#define IP_BE(i) PB_IP(10, 1, 0, 20 + (i)) /* TCP backends 0..3 */
+#define IP_UBE PB_IP(10, 1, 0, 30)	   /* the UDP backend */
+#define IP_HOST1 PB_IP(10, 1, 0, 50)	   /* hosts on the backend side */
+#define IP_HOST2 PB_IP(10, 1, 0, 51)
+#define IP_VIP PB_IP(203, 0, 113, 10)
+#define IP_VIP2 PB_IP(203, 0, 113, 11) /* its only backend is draining */
+#define VPORT 80
+#define BPORT 8080
+#define UVPORT 53
+#define UBPORT 5353
+
+/* Service indexes: the order of conf_base. */
+#define SVC_TCP 0
+#define SVC_DRAIN 1
+#define SVC_UDP 2
+
+static const uint8_t mac_port[NB_PORTS][6] = {
+	{0x02, 0x1b, 0, 0, 0, 0xa0},
+	{0x02, 0x1b, 0, 0, 0, 0xa1},
+};
+static const uint32_t our_ip[NB_PORTS] = {IP_LB0, IP_LB1};
+static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
+static const uint8_t mac_ping[6] = {0x02, 0xcc, 0, 0, 0, 0x09};
+static const uint8_t mac_stranger[6] = {0x02, 0xcc, 0, 0, 0, 0x63};
+static const uint8_t mac_rtr[6] = {0x02, 0xcc, 0, 0, 0, 0xfe};
+static const uint8_t mac_be[4][6] = {
+	{0x02, 0xbe, 0, 0, 0, 0x20},
+	{0x02, 0xbe, 0, 0, 0, 0x21},
+	{0x02, 0xbe, 0, 0, 0, 0x22},
+	{0x02, 0xbe, 0, 0, 0, 0x23},
+};
+static const uint8_t mac_ube[6] = {0x02, 0xbe, 0, 0, 0, 0x30};
+static const uint8_t mac_host1[6] = {0x02, 0xbe, 0, 0, 0, 0x50};
+static const uint8_t mac_host2[6] = {0x02, 0xbe, 0, 0, 0, 0x51};
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+static const uint8_t zero_mac[6];
+
+static const char *const conf_base[] = {
+	"addr add 198.51.100.1/24 port 0",
+	"addr add 10.1.0.1/24 port 1",
+	"snat add 10.1.0.2 port 1",
+	"service add tcp 203.0.113.10:80 sched rr deferq 16 retry-gap 50ms "
+	"expiry 150ms",
+	"backend add tcp 203.0.113.10:80 10.1.0.20:8080",
+	"backend add tcp 203.0.113.10:80 10.1.0.21:8080",
+	"backend add tcp 203.0.113.10:80 10.1.0.22:8080",
+	"service add tcp 203.0.113.11:80 sched rr deferq 16 retry-gap 50ms "
+	"expiry 150ms",
+	"backend add tcp 203.0.113.11:80 10.1.0.23:8080",
+	"backend drain tcp 203.0.113.11:80 10.1.0.23:8080",
+	"service add udp 203.0.113.10:53 sched rr",
+	"backend add udp 203.0.113.10:53 10.1.0.30:5353",
+	NULL,
+};
+
+/* Retries far apart: nothing is re-dispatched while a test looks. */
+static const char *const conf_slow_retry[] = {
+	"service set tcp 203.0.113.10:80 retry-gap 1s expiry 5s",
+	NULL,
+};
+
+static const char *const conf_syn_timeout[] = {
+	"service set tcp 203.0.113.10:80 syn-timeout 30ms",
+	NULL,
+};
+
+/* ---- a dataplane on ring ports ----------------------------------------- */
+
+static struct rte_mempool *pool;
+static unsigned int env_gen;
+
+struct env {
+	struct lb_dp dp;
+	uint16_t nq;		 /* queues per port = workers */
+	uint16_t nb_up;		 /* ports set up */
+	unsigned int pool_avail; /* free mbufs before this dataplane */
+	int closed;
+	struct rte_ring *rx[NB_PORTS][MAX_QUEUES];
+	struct rte_ring *tx[NB_PORTS][MAX_QUEUES];
+};
+
+static int
+sched_known(const char *name)
+{
+	return lb_sched_find(name) != NULL;
+}
+
+static void
+load_conf(struct env *e, const char *const *extra)
+{
+	const char *const *sets[2] = {conf_base, extra};
+	struct lb_cmd_reg *reg = lb_cmd_reg_create();
+	struct lb_conf *conf = lb_conf_create(sched_known);
+	struct lb_cmd_out out;
+	char err[256];
+
+	assert_non_null(reg);
+	assert_non_null(conf);
+	assert_int_equal(lb_conf_register(conf, reg), 0);
+	lb_cmd_out_init(&out);
+	for (unsigned int s = 0; s < NELEM(sets); s++) {
+		for (const char *const *l = sets[s]; l != NULL && *l != NULL;
+		     l++) {
+			lb_cmd_out_reset(&out);
+			if (lb_cmd_exec_line(reg, *l, &out) != 0)
+				fail_msg("'%s': %s", *l,
+					 lb_cmd_out_errmsg(&out));
+		}
+	}
+	e->dp.conf = rte_zmalloc("lbpkt_conf", sizeof(*e->dp.conf), 0);
+	assert_non_null(e->dp.conf);
+	if (lb_dpconf_build(e->dp.conf, conf, err, sizeof(err)) != 0)
+		fail_msg("lb_dpconf_build: %s", err);
+	lb_cmd_out_free(&out);
+	lb_conf_free(conf);
+	lb_cmd_reg_free(reg);
+	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
+					    htonl(IP_VIP), htons(VPORT)),
+			 SVC_TCP);
+	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
+					    htonl(IP_VIP2), htons(VPORT)),
+			 SVC_DRAIN);
+	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_UDP,
+					    htonl(IP_VIP), htons(UVPORT)),
+			 SVC_UDP);
+}
+
+static void
+make_port(struct env *e, uint16_t p)
+{
+	char name[RTE_RING_NAMESIZE];
+	int id;
+
+	for (uint16_t q = 0; q < e->nq; q++) {
+		snprintf(name, sizeof(name), "pk%u_%u_rx%u", env_gen, p, q);
+		e->rx[p][q] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "pk%u_%u_tx%u", env_gen, p, q);
+		e->tx[p][q] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(e->rx[p][q]);
+		assert_non_null(e->tx[p][q]);
+	}
+	snprintf(name, sizeof(name), "lbpkt%u_%u", env_gen, p);
+	id = rte_eth_from_rings(name, e->rx[p], e->nq, e->tx[p], e->nq,
+				rte_socket_id());
+	/* The worker indexes its ports 0..nb_ports-1. */
+	assert_int_equal(id, p);
+	assert_int_equal(
+		lb_port_setup(p, e->nq, pool, NB_DESC, NB_DESC, &e->dp.port[p]),
+		0);
+	e->nb_up = (uint16_t)(p + 1);
+	/* net_ring ports report 00:00:00:00:00:00 and cannot change it:
+	 * give each the address a NIC would have. */
+	memcpy(e->dp.port[p].mac.addr_bytes, mac_port[p], 6);
+}
+
+/* A fresh dataplane, also kept in *state for the teardown. */
+static struct env *
+env_up(void **state, uint16_t nb_workers, uint32_t flows,
+       const char *const *extra)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	*state = e;
+	env_gen++;
+	e->nq = nb_workers;
+	e->pool_avail = rte_mempool_avail_count(pool);
+	load_conf(e, extra);
+	e->dp.pool = pool;
+	e->dp.nb_ports = NB_PORTS;
+	e->dp.nb_workers = nb_workers;
+	e->dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	e->dp.hash_seed = 0x5eed0fa11ba1a2ceull;
+	e->dp.idle_us = 0;
+	e->dp.flows = flows;
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		make_port(e, p);
+	for (uint16_t i = 0; i < nb_workers; i++) {
+		e->dp.w[i] = lb_worker_create(&e->dp, i, rte_lcore_id());
+		assert_non_null(e->dp.w[i]);
+	}
+	return e;
+}
+
+/*
+ * Frees the dataplane; with @check, every mbuf must be back in the pool
+ * (what the worker holds is released by lb_worker_free()).
+ */
+static void
+env_close(struct env *e, int check)
+{
+	struct rte_mbuf *m;
+	unsigned int avail;
+
+	if (e == NULL || e->closed)
+		return;
+	e->closed = 1;
+	for (uint16_t i = 0; i < LB_MAX_WORKERS; i++) {
+		lb_worker_free(e->dp.w[i]);
+		e->dp.w[i] = NULL;
+	}
+	for (uint16_t p = 0; p < e->nb_up; p++)
+		lb_port_close(p);
+	for (uint16_t p = 0; p < NB_PORTS; p++) {
+		for (uint16_t q = 0; q < MAX_QUEUES; q++) {
+			struct rte_ring *r[2] = {e->rx[p][q], e->tx[p][q]};
+
+			for (int k = 0; k < 2; k++) {
+				if (r[k] == NULL)
+					continue;
+				while (rte_ring_sc_dequeue(r[k], (void **)&m) ==
+				       0)
+					rte_pktmbuf_free(m);
+				rte_ring_free(r[k]);
+			}
+		}
+	}
+	rte_free(e->dp.conf);
+	e->dp.conf = NULL;
+	avail = rte_mempool_avail_count(pool);
+	if (check && avail != e->pool_avail)
+		fail_msg("%d mbuf(s) not returned to the pool after "
+			 "lb_worker_free()",
+			 (int)e->pool_avail - (int)avail);
+}
+
+static int
+teardown(void **state)
+{
+	env_close(*state, 0);
+	free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static uint64_t
+now_ns(const struct env *e)
+{
+	return (uint64_t)((double)rte_rdtsc() * e->dp.ns_per_tsc);
+}
+
+/* ---- frames in and out ------------------------------------------------- */
+
+static void
+inject_m(struct env *e, uint16_t port, uint16_t q, const struct pb_frame *f,
+	 uint16_t mbuf_port)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	char *d;
+
+	assert_non_null(m);
+	d = rte_pktmbuf_append(m, (uint16_t)f->len);
+	assert_non_null(d);
+	memcpy(d, f->b, f->len);
+	m->port = mbuf_port;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[port][q], m), 0);
+}
+
+/*
+ * A frame arriving on @port, queue @q. Most PMDs write the input port in
+ * mbuf->port and the worker relies on it; net_ring does not, so the test
+ * does what a PMD would (test_rx_port looks at the difference).
+ */
+static void
+inject(struct env *e, uint16_t port, uint16_t q, const struct pb_frame *f)
+{
+	inject_m(e, port, q, f, port);
+}
+
+static void
+poll_w(struct env *e, uint16_t wid)
+{
+	lb_worker_poll(e->dp.w[wid]);
+}
+
+static void
+poll_all(struct env *e)
+{
+	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
+		poll_w(e, i);
+}
+
+/* Polls every worker long enough for each to run its housekeeping. */
+static void
+settle(struct env *e)
+{
+	uint64_t end = now_ns(e) + SETTLE_NS;
+
+	while (now_ns(e) < end)
+		poll_all(e);
+}
+
+/*
+ * Takes every frame the worker sent on @port/@q; copies up to @max of
+ * them to @out. Returns how many there were.
+ */
+static unsigned int
+take(struct env *e, uint16_t port, uint16_t q, struct pb_frame *out,
+     unsigned int max)
+{
+	struct rte_mbuf *m;
+	unsigned int n = 0;
+
+	while (rte_ring_sc_dequeue(e->tx[port][q], (void **)&m) == 0) {
+		uint32_t len = rte_pktmbuf_pkt_len(m);
+		uint16_t segs = m->nb_segs;
+
+		if (n < max) {
+			if (segs != 1 || len > PB_FRAME_MAX) {
+				rte_pktmbuf_free(m);
+				fail_msg("port %u: a frame of %u bytes in %u "
+					 "segments",
+					 port, len, segs);
+			}
+			memcpy(out[n].b, rte_pktmbuf_mtod(m, void *), len);
+			out[n].len = len;
+		}
+		n++;
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+static void
+expect_quiet(struct env *e, const char *what)
+{
+	for (uint16_t p = 0; p < NB_PORTS; p++) {
+		for (uint16_t q = 0; q < e->nq; q++) {
+			unsigned int n = take(e, p, q, NULL, 0);
+
+			if (n != 0)
+				fail_msg("%s: %u frame(s) sent on port %u "
+					 "queue %u, want none",
+					 what, n, p, q);
+		}
+	}
+}
+
+/* Exactly one frame on @port/@q, copied to @got, and nothing elsewhere. */
+static void
+expect_one(struct env *e, uint16_t port, uint16_t q, struct pb_frame *got,
+	   const char *what)
+{
+	unsigned int n = take(e, port, q, got, 1);
+
+	if (n != 1)
+		fail_msg("%s: %u frame(s) sent on port %u queue %u, want 1",
+			 what, n, port, q);
+	expect_quiet(e, what);
+}
+
+static void
+expect_same(const struct pb_frame *got, const struct pb_frame *want,
+	    const char *what)
+{
+	if (pb_diff(stderr, what, got->b, got->len, want->b, want->len))
+		fail_msg("%s: not the expected frame", what);
+}
+
+static void
+expect_frame(struct env *e, uint16_t port, uint16_t q,
+	     const struct pb_frame *want, const char *what)
+{
+	static struct pb_frame got;
+
+	expect_one(e, port, q, &got, what);
+	expect_same(&got, want, what);
+}
+
+/* ---- neighbours -------------------------------------------------------- */
+
+/* An unsolicited ARP reply from @ip at @mac to our address on @port. */
+static void
+announce(struct env *e, uint16_t port, uint16_t q, uint32_t ip,
+	 const uint8_t *mac)
+{
+	struct pb_frame f;
+
+	pb_arp_frame(&f, mac_port[port], mac, 2, mac, ip, mac_port[port],
+		     our_ip[port], PB_FRAME_MIN);
+	inject(e, port, q, &f);
+}
+
+/* The client and every backend introduce themselves on queue 0. */
+static void
+learn_all(struct env *e)
+{
+	announce(e, 0, 0, IP_C, mac_c);
+	for (int i = 0; i < 4; i++)
+		announce(e, 1, 0, IP_BE(i), mac_be[i]);
+	announce(e, 1, 0, IP_UBE, mac_ube);
+	if (e->dp.nb_workers > 1)
+		settle(e);
+	else
+		poll_w(e, 0);
+	expect_quiet(e, "neighbours announcing themselves");
+}
+
+/* The broadcast "who has @target" the worker sends on @port. */
+static void
+arp_request_frame(struct pb_frame *f, uint16_t port, uint32_t target)
+{
+	pb_arp_frame(f, bcast, mac_port[port], 1, mac_port[port], our_ip[port],
+		     zero_mac, target, PB_FRAME_MIN);
+}
+
+/* An echo request from @peer to @ours on @port and the reply it earns. */
+static void
+echo_frames(struct pb_frame *req, struct pb_frame *rep, uint16_t port,
+	    uint32_t peer, const uint8_t *peer_mac, uint32_t ours, uint16_t seq)
+{
+	struct pb_dg d = {
+		.proto = PB_PROTO_ICMP,
+		.ttl = 61,
+		.id = (uint16_t)(0x3000 + seq),
+		.frag = PB_IP_DF,
+		.src = peer,
+		.dst = ours,
+		.type = 8,
+		.rest = 0x4c420000u | seq,
+		.plen = 56,
+		.seed = (uint8_t)seq,
+	};
+
+	pb_ipv4_frame(req, mac_port[port], peer_mac, &d);
+	d.src = ours;
+	d.dst = peer;
+	d.ttl = TTL_OWN;
+	d.type = 0;
+	pb_ipv4_frame(rep, peer_mac, mac_port[port], &d);
+}
+
+/* ---- connections --------------------------------------------------------
+ * A connection is seen four ways: as the client sends it (client ->
+ * VIP), as the backend must get it (SNAT -> backend), as the backend
+ * answers (backend -> SNAT) and as the client must get the answer
+ * (VIP -> client).
+ */
+
+struct conn {
+	uint8_t proto;
+	uint32_t cip;
+	uint16_t cport;
+	const uint8_t *cmac;
+	uint32_t vip;
+	uint16_t vport;
+	uint32_t bip;
+	uint16_t bport;
+	const uint8_t *bmac;
+	uint16_t sport; /* SNAT port, learnt from the worker's first frame */
+	uint16_t q;	/* queue, and worker, of the connection */
+};
+
+enum dir { TO_BE, TO_C };
+
+struct seg {
+	const char *what;
+	enum dir dir;
+	uint8_t flags;
+	uint32_t seq, ack;
+	uint16_t plen;
+	uint8_t mss;
+	uint8_t csum0; /* UDP without checksum */
+	uint8_t ttl;   /* as sent; 0 for TTL_IN */
+};
+
+static struct conn
+tcp_conn(uint16_t cport, int be)
+{
+	return (struct conn){
+		.proto = PB_PROTO_TCP,
+		.cip = IP_C,
+		.cport = cport,
+		.cmac = mac_c,
+		.vip = IP_VIP,
+		.vport = VPORT,
+		.bip = IP_BE(be),
+		.bport = BPORT,
+		.bmac = mac_be[be],
+	};
+}
+
+static void
+conn_be(struct conn *c, int be)
+{
+	c->bip = IP_BE(be);
+	c->bmac = mac_be[be];
+}
+
+/* Segment @s as sent (@fwd 0) or as the worker must forward it. */
+static void
+seg_dg(struct pb_dg *d, const struct conn *c, const struct seg *s, int fwd)
+{
+	uint8_t ttl = s->ttl != 0 ? s->ttl : TTL_IN;
+
+	memset(d, 0, sizeof(*d));
+	d->proto = c->proto;
+	d->ttl = fwd ? (uint8_t)(ttl - 1) : ttl;
+	d->id = (uint16_t)(s->seq * 31u + s->plen + s->flags + s->dir);
+	d->frag = c->proto == PB_PROTO_TCP ? PB_IP_DF : 0;
+	d->seq = s->seq;
+	d->ack = s->ack;
+	d->flags = s->flags;
+	d->win = s->dir == TO_BE ? 64240 : 65160;
+	d->mss = s->mss;
+	d->udp_csum_zero = s->csum0;
+	d->plen = s->plen;
+	d->seed = (uint8_t)(s->seq + s->dir * 101u);
+	if (s->dir == TO_BE && !fwd) {
+		d->src = c->cip;
+		d->dst = c->vip;
+		d->sport = c->cport;
+		d->dport = c->vport;
+	} else if (s->dir == TO_BE) {
+		d->src = IP_SNAT;
+		d->dst = c->bip;
+		d->sport = c->sport;
+		d->dport = c->bport;
+	} else if (!fwd) {
+		d->src = c->bip;
+		d->dst = IP_SNAT;
+		d->sport = c->bport;
+		d->dport = c->sport;
+	} else {
+		d->src = c->vip;
+		d->dst = c->cip;
+		d->sport = c->vport;
+		d->dport = c->cport;
+	}
+}
+
+static void
+seg_frame(struct pb_frame *f, const struct conn *c, const struct seg *s,
+	  int fwd)
+{
+	struct pb_dg d;
+
+	seg_dg(&d, c, s, fwd);
+	if (s->dir == TO_BE)
+		pb_ipv4_frame(f, fwd ? c->bmac : mac_port[0],
+			      fwd ? mac_port[1] : c->cmac, &d);
+	else
+		pb_ipv4_frame(f, fwd ? c->cmac : mac_port[1],
+			      fwd ? mac_port[0] : c->bmac, &d);
+}
+
+static uint16_t
+in_port(const struct seg *s)
+{
+	return s->dir == TO_BE ? 0 : 1;
+}
+
+/* Sends @s from its origin; the worker must forward it as expected. */
+static void
+relay(struct env *e, const struct conn *c, const struct seg *s)
+{
+	struct pb_frame in, want;
+
+	seg_frame(&in, c, s, 0);
+	seg_frame(&want, c, s, 1);
+	inject(e, in_port(s), c->q, &in);
+	poll_w(e, c->q);
+	expect_frame(e, (uint16_t)(1 - in_port(s)), c->q, &want, s->what);
+}
+
+/*
+ * The client's first packet: the SNAT port is the worker's choice, so it
+ * is read from the frame sent (it must belong to the connection's worker)
+ * and then the whole frame is compared.
+ */
+static void
+relay_first(struct env *e, struct conn *c, const struct seg *s)
+{
+	static struct pb_frame got;
+	struct pb_frame in, want;
+	uint16_t sport;
+
+	seg_frame(&in, c, s, 0);
+	inject(e, 0, c->q, &in);
+	poll_w(e, c->q);
+	expect_one(e, 1, c->q, &got, s->what);
+	if (got.len < ETH + 28)
+		fail_msg("%s: %u bytes sent", s->what, got.len);
+	sport = pb_get16(got.b + ETH + 20);
+	if (sport < LB_SNAT_PORT_MIN_DEFAULT ||
+	    sport % e->dp.nb_workers != c->q)
+		fail_msg("%s: SNAT port %u is not one of worker %u's", s->what,
+			 sport, c->q);
+	c->sport = sport;
+	seg_frame(&want, c, s, 1);
+	expect_same(&got, &want, s->what);
+}
+
+static const struct seg *
+seg_syn(uint32_t iss)
+{
+	static struct seg s;
+
+	s = (struct seg){.what = "client SYN",
+			 .dir = TO_BE,
+			 .flags = PB_SYN,
+			 .seq = iss,
+			 .mss = 1};
+	return &s;
+}
+
+/* Three-way handshake through the worker. */
+static void
+open_tcp(struct env *e, struct conn *c, uint32_t iss, uint32_t irs)
+{
+	const struct seg synack = {.what = "backend SYN-ACK",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = irs,
+				   .ack = iss + 1,
+				   .mss = 1};
+	const struct seg ack = {.what = "client ACK",
+				.dir = TO_BE,
+				.flags = PB_ACK,
+				.seq = iss + 1,
+				.ack = irs + 1};
+
+	relay_first(e, c, seg_syn(iss));
+	relay(e, c, &synack);
+	relay(e, c, &ack);
+}
+
+/* The RST a backend answers to the SYN of @c (whose ISS is @iss). */
+static void
+backend_rst(struct pb_frame *f, const struct conn *c, uint32_t iss)
+{
+	const struct seg rst = {.what = "backend RST",
+				.dir = TO_C,
+				.flags = PB_RST | PB_ACK,
+				.ack = iss + 1};
+
+	seg_frame(f, c, &rst, 0);
+}
+
+/* The RST the dataplane answers for the VIP to a SYN (RFC 793). */
+static void
+client_rst_frame(struct pb_frame *f, uint32_t vip, uint16_t cport, uint32_t iss)
+{
+	struct pb_dg d = {
+		.proto = PB_PROTO_TCP,
+		.ttl = TTL_OWN,
+		.frag = PB_IP_DF,
+		.src = vip,
+		.dst = IP_C,
+		.sport = VPORT,
+		.dport = cport,
+		.seq = 0,
+		.ack = iss + 1,
+		.flags = PB_RST | PB_ACK,
+	};
+
+	pb_ipv4_frame(f, mac_c, mac_port[0], &d);
+}
+
+static const struct lb_flow *
+find_flow(const struct env *e, uint16_t wid, const struct conn *c)
+{
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	uint32_t idx;
+
+	lb_flow_key_set(&k, htonl(c->cip), htonl(c->vip), htons(c->cport),
+			htons(c->vport), c->proto);
+	idx = lb_flow_lookup(e->dp.w[wid]->ft, &k, &dir);
+	return idx == LB_FLOW_NONE ? NULL : lb_flow_get(e->dp.w[wid]->ft, idx);
+}
+
+static void
+check_no_drops(const struct lb_worker *w, const char *what)
+{
+	for (int r = 0; r < LB_DROP_MAX; r++)
+		if (w->st.drop[r] != 0)
+			fail_msg("%s: %" PRIu64 " packet(s) dropped as %s",
+				 what, w->st.drop[r],
+				 lb_drop_name((enum lb_drop)r));
+}
+
+/* Every drop counter moved by one for reason @why (-1: none), no other. */
+static void
+check_drop_delta(const struct lb_worker *w,
+		 const struct lb_worker_stats *before, int why,
+		 const char *what)
+{
+	for (int d = 0; d < LB_DROP_MAX; d++) {
+		uint64_t n = w->st.drop[d] - before->drop[d];
+
+		if (n != (uint64_t)(d == why))
+			fail_msg("%s: %" PRIu64 " more dropped as %s, want %d",
+				 what, n, lb_drop_name((enum lb_drop)d),
+				 d == why);
+	}
+}
+
+/* ---- ARP --------------------------------------------------------------- */
+
+struct arp_row {
+	const char *what;
+	uint16_t port;
+	uint32_t spa; /* who asks */
+	const uint8_t *sha;
+	uint32_t tpa; /* for what */
+	uint32_t pad_to;
+	int answered;
+};
+
+static const struct arp_row arp_rows[] = {
+	{"VIP, asked by a client", 0, IP_C, mac_c, IP_VIP, 60, 1},
+	{"local address of port 0", 0, IP_C, mac_c, IP_LB0, 60, 1},
+	{"local address of port 1", 1, IP_BE(0), mac_be[0], IP_LB1, 60, 1},
+	{"SNAT address", 1, IP_BE(0), mac_be[0], IP_SNAT, 60, 1},
+	{"SNAT address, request not padded", 1, IP_BE(1), mac_be[1], IP_SNAT, 0,
+	 1},
+	{"VIP asked on port 1 (a routed VIP is ours everywhere)", 1, IP_BE(1),
+	 mac_be[1], IP_VIP, 60, 1},
+	{"VIP, ARP probe with sender 0.0.0.0", 0, 0, mac_stranger, IP_VIP, 60,
+	 1},
+	{"SNAT address asked on port 0", 0, IP_C, mac_c, IP_SNAT, 60, 0},
+	{"port 1's local address asked on port 0", 0, IP_C, mac_c, IP_LB1, 60,
+	 0},
+	{"a neighbour's address", 0, IP_C, mac_c, IP_STRANGER, 60, 0},
+	{"a backend's address", 1, IP_BE(0), mac_be[0], IP_BE(1), 60, 0},
+	{"the asker's own address (gratuitous)", 0, IP_C, mac_c, IP_C, 60, 0},
+};
+
+static void
+test_arp(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct pb_frame req, want;
+	uint64_t answered = 0;
+
+	for (unsigned int i = 0; i < NELEM(arp_rows); i++) {
+		const struct arp_row *r = &arp_rows[i];
+
+		pb_arp_frame(&req, bcast, r->sha, 1, r->sha, r->spa, zero_mac,
+			     r->tpa, r->pad_to);
+		inject(e, r->port, 0, &req);
+		poll_w(e, 0);
+		if (!r->answered) {
+			expect_quiet(e, r->what);
+			continue;
+		}
+		/* "tpa is at our MAC", to the asker, padding kept. */
+		pb_arp_frame(&want, r->sha, mac_port[r->port], 2,
+			     mac_port[r->port], r->tpa, r->sha, r->spa,
+			     r->pad_to);
+		expect_frame(e, r->port, 0, &want, r->what);
+		answered++;
+	}
+	CHECK_EQ(w->st.arp_replies, answered, "ARP requests answered");
+	CHECK_EQ(w->st.arp_requests, 0, "ARP requests sent");
+
+	/* A neighbour's ARP reply is learnt: its ping is answered at once,
+	 * without asking who it is. */
+	announce(e, 1, 0, IP_HOST1, mac_host1);
+	poll_w(e, 0);
+	expect_quiet(e, "unsolicited ARP reply from a backend-side host");
+	echo_frames(&req, &want, 1, IP_HOST1, mac_host1, IP_LB1, 1);
+	inject(e, 1, 0, &req);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ping from a learnt neighbour");
+
+	/* An ARP reply on the wrong port is not learnt: the host lives
+	 * behind port 1, so its ping needs an ARP request there first. */
+	announce(e, 0, 0, IP_HOST2, mac_host2);
+	poll_w(e, 0);
+	expect_quiet(e, "ARP reply from a port 1 host arriving on port 0");
+	echo_frames(&req, &want, 1, IP_HOST2, mac_host2, IP_LB1, 2);
+	inject(e, 1, 0, &req);
+	poll_w(e, 0);
+	{
+		struct pb_frame arp;
+
+		arp_request_frame(&arp, 1, IP_HOST2);
+		expect_frame(e, 1, 0, &arp,
+			     "ping from a host announced on the wrong port");
+	}
+	announce(e, 1, 0, IP_HOST2, mac_host2);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want,
+		     "held echo reply, once the host "
+		     "answered on its own port");
+	CHECK_EQ(w->st.arp_requests, 1, "ARP requests sent");
+	CHECK_EQ(w->st.echo_replies, 2, "echo replies");
+	check_no_drops(w, "ARP");
+	env_close(e, 1);
+}
+
+/* ---- ICMP echo --------------------------------------------------------- */
+
+static void
+test_echo(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct pb_frame req, rep, rep2, f;
+	uint64_t icmp_drops;
+
+	/* The pinger is unknown: the replies wait for its MAC, and one
+	 * ARP request asks for it. */
+	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB0, 1);
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	arp_request_frame(&f, 0, IP_PING);
+	expect_frame(e, 0, 0, &f, "ping from an unknown host: ARP request");
+	echo_frames(&req, &rep2, 0, IP_PING, mac_ping, IP_LB0, 11);
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	expect_quiet(e, "second ping while the ARP request is out");
+	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
+	pb_arp_frame(&f, mac_port[0], mac_ping, 2, mac_ping, IP_PING,
+		     mac_port[0], IP_LB0, PB_FRAME_MIN);
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	{
+		struct pb_frame got[2];
+
+		CHECK_EQ(take(e, 0, 0, got, 2), 2,
+			 "held echo replies after the ARP reply");
+		expect_quiet(e, "held echo replies after the ARP reply");
+		expect_same(&got[0], &rep, "first held echo reply");
+		expect_same(&got[1], &rep2, "second held echo reply");
+	}
+
+	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_VIP, 2);
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &rep, "ping to the VIP");
+
+	announce(e, 1, 0, IP_BE(0), mac_be[0]);
+	echo_frames(&req, &rep, 1, IP_BE(0), mac_be[0], IP_SNAT, 3);
+	inject(e, 1, 0, &req);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &rep, "ping to the SNAT address");
+	CHECK_EQ(w->st.echo_replies, 4, "echo replies");
+
+	icmp_drops = w->st.drop[LB_DROP_ICMP];
+	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB0, 4);
+	req.b[req.len - 1] ^= 0x40; /* the ICMP checksum no longer holds */
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	expect_quiet(e, "ping with a bad ICMP checksum");
+	CHECK_EQ(w->st.drop[LB_DROP_ICMP], icmp_drops + 1,
+		 "ping with a bad ICMP checksum");
+
+	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB1, 5);
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	expect_quiet(e, "ping to port 1's address arriving on port 0");
+	CHECK_EQ(w->st.drop[LB_DROP_ICMP], icmp_drops + 2,
+		 "ping to port 1's address arriving on port 0");
+	CHECK_EQ(w->st.echo_replies, 4, "echo replies");
+	env_close(e, 1);
+}
+
+/* ---- TCP full-NAT ------------------------------------------------------ */
+
+#define ISS 0x1f2e3d4cu
+#define IRS 0x9a000001u
+
+struct tcp_step {
+	struct seg s;
+	enum lb_flow_state state; /* of the flow afterwards */
+};
+
+static const struct tcp_step tcp_steps[] = {
+	{{"backend SYN-ACK", TO_C, PB_SYN | PB_ACK, IRS, ISS + 1, 0, 1, 0, 0},
+	 LB_FLOW_SYN_RECV},
+	{{"client ACK", TO_BE, PB_ACK, ISS + 1, IRS + 1, 0, 0, 0, 0},
+	 LB_FLOW_ESTABLISHED},
+	{{"request", TO_BE, PB_PSH | PB_ACK, ISS + 1, IRS + 1, 120, 0, 0, 0},
+	 LB_FLOW_ESTABLISHED},
+	{{"response, odd length", TO_C, PB_PSH | PB_ACK, IRS + 1, ISS + 121,
+	  701, 0, 0, 0},
+	 LB_FLOW_ESTABLISHED},
+	{{"client ACK of the response", TO_BE, PB_ACK, ISS + 121, IRS + 702, 0,
+	  0, 0, 0},
+	 LB_FLOW_ESTABLISHED},
+	{{"client FIN", TO_BE, PB_FIN | PB_ACK, ISS + 121, IRS + 702, 0, 0, 0,
+	  0},
+	 LB_FLOW_CLOSING},
+	{{"backend FIN", TO_C, PB_FIN | PB_ACK, IRS + 702, ISS + 122, 0, 0, 0,
+	  0},
+	 LB_FLOW_TIME_WAIT},
+	{{"client last ACK", TO_BE, PB_ACK, ISS + 122, IRS + 703, 0, 0, 0, 0},
+	 LB_FLOW_TIME_WAIT},
+};
+
+static void
+test_tcp(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(40000, 0);
+	const struct lb_flow *f;
+	struct pb_frame req, rep;
+
+	/* The client asks for the VIP (and is learnt), the backend
+	 * announces itself: no ARP request is needed afterwards. */
+	pb_arp_frame(&req, bcast, mac_c, 1, mac_c, IP_C, zero_mac, IP_VIP,
+		     PB_FRAME_MIN);
+	pb_arp_frame(&rep, mac_c, mac_port[0], 2, mac_port[0], IP_VIP, mac_c,
+		     IP_C, PB_FRAME_MIN);
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &rep, "client's ARP request for the VIP");
+	announce(e, 1, 0, IP_BE(0), mac_be[0]);
+	poll_w(e, 0);
+	expect_quiet(e, "backend's ARP announcement");
+
+	relay_first(e, &c, seg_syn(ISS));
+	f = find_flow(e, 0, &c);
+	assert_non_null(f);
+	CHECK_EQ(f->state, LB_FLOW_SYN_SENT, "after the SYN");
+	CHECK_EQ(w->st.flows_created, 1, "after the SYN");
+	CHECK_EQ(w->bst[SVC_TCP][0].flows, 1, "after the SYN");
+	CHECK_EQ(w->bst[SVC_TCP][0].active, 1, "after the SYN");
+	/* A copy of the SYN waits for the backend's answer, no longer. */
+	CHECK_EQ(e->pool_avail - rte_mempool_avail_count(pool), 1,
+		 "mbufs held while the backend has not answered");
+	for (unsigned int i = 0; i < NELEM(tcp_steps); i++) {
+		relay(e, &c, &tcp_steps[i].s);
+		f = find_flow(e, 0, &c);
+		assert_non_null(f);
+		CHECK_EQ(f->state, tcp_steps[i].state, tcp_steps[i].s.what);
+		CHECK_EQ(e->pool_avail - rte_mempool_avail_count(pool), 0,
+			 tcp_steps[i].s.what);
+	}
+	CHECK_EQ(w->st.rx, 2 + 1 + NELEM(tcp_steps), "frames received");
+	CHECK_EQ(w->st.tx, 1 + 1 + NELEM(tcp_steps), "frames sent");
+	CHECK_EQ(w->st.verdict[LB_PKT_ARP], 2, "ARP frames");
+	CHECK_EQ(w->st.verdict[LB_PKT_IPV4], 1 + NELEM(tcp_steps),
+		 "IPv4 frames");
+	CHECK_EQ(w->st.flows_created, 1, "flows");
+	CHECK_EQ(w->st.syn_retries, 0, "retries");
+	CHECK_EQ(w->st.arp_requests, 0, "ARP requests");
+	CHECK_EQ(w->bst[SVC_TCP][0].flows, 1, "backend 0");
+	CHECK_EQ(w->bst[SVC_TCP][0].errors, 0, "backend 0");
+	CHECK_EQ(w->bst[SVC_TCP][1].flows, 0, "backend 1");
+	check_no_drops(w, "TCP");
+	env_close(e, 1);
+}
+
+/* ---- UDP --------------------------------------------------------------- */
+
+static void
+test_udp(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn u = {
+		.proto = PB_PROTO_UDP,
+		.cip = IP_C,
+		.cport = 5000,
+		.cmac = mac_c,
+		.vip = IP_VIP,
+		.vport = UVPORT,
+		.bip = IP_UBE,
+		.bport = UBPORT,
+		.bmac = mac_ube,
+	};
+	struct conn z = u;
+	const struct seg query = {
+		.what = "query", .dir = TO_BE, .seq = 1, .plen = 40};
+	const struct seg answer = {
+		.what = "answer", .dir = TO_C, .seq = 2, .plen = 200};
+	const struct seg again = {.what = "second query, odd length",
+				  .dir = TO_BE,
+				  .seq = 3,
+				  .plen = 33};
+	const struct seg query0 = {.what = "query without checksum",
+				   .dir = TO_BE,
+				   .seq = 4,
+				   .plen = 24,
+				   .csum0 = 1};
+	const struct seg answer0 = {.what = "answer without checksum",
+				    .dir = TO_C,
+				    .seq = 5,
+				    .plen = 99,
+				    .csum0 = 1};
+	struct pb_frame got, want, in;
+
+	learn_all(e);
+	relay_first(e, &u, &query);
+	relay(e, &u, &answer);
+	relay(e, &u, &again);
+
+	z.cport = 5001;
+	seg_frame(&in, &z, &query0, 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_one(e, 1, 0, &got, query0.what);
+	z.sport = pb_get16(got.b + ETH + 20);
+	CHECK_EQ(pb_get16(got.b + ETH + 26), 0, "UDP checksum to the backend");
+	seg_frame(&want, &z, &query0, 1);
+	expect_same(&got, &want, query0.what);
+	if (z.sport == u.sport)
+		fail_msg("two flows share SNAT port %u", z.sport);
+	seg_frame(&in, &z, &answer0, 0);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_one(e, 0, 0, &got, answer0.what);
+	CHECK_EQ(pb_get16(got.b + ETH + 26), 0, "UDP checksum to the client");
+	seg_frame(&want, &z, &answer0, 1);
+	expect_same(&got, &want, answer0.what);
+
+	CHECK_EQ(w->st.flows_created, 2, "UDP flows");
+	CHECK_EQ(w->bst[SVC_UDP][0].flows, 2, "UDP backend");
+	CHECK_EQ(w->bst[SVC_UDP][0].active, 2, "UDP backend");
+	check_no_drops(w, "UDP");
+	env_close(e, 1);
+}
+
+/* ---- retries on refusal ------------------------------------------------ */
+
+static void
+test_retry(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_slow_retry);
+	const struct lb_worker *w = e->dp.w[0];
+	const struct lb_be_stats *b = w->bst[SVC_TCP];
+	struct conn c1 = tcp_conn(41001, 0), c2 = tcp_conn(41002, 1);
+	struct conn c3 = tcp_conn(41003, 2);
+	const struct seg synack = {.what = "SYN-ACK of the retried backend",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = IRS,
+				   .ack = ISS + 1,
+				   .mss = 1};
+	struct pb_frame in, want;
+
+	learn_all(e);
+
+	/* RST from backend 0: the held SYN goes to backend 1, same SNAT
+	 * port, and the client sees nothing. */
+	relay_first(e, &c1, seg_syn(ISS));
+	backend_rst(&in, &c1, ISS);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	conn_be(&c1, 1);
+	seg_frame(&want, &c1, seg_syn(ISS), 1);
+	expect_frame(e, 1, 0, &want, "SYN retried on backend 1 after a RST");
+	CHECK_EQ(b[0].errors, 1, "backend 0 after its RST");
+	CHECK_EQ(b[0].active, 0, "backend 0 after its RST");
+	CHECK_EQ(b[1].flows, 1, "backend 1 after the retry");
+	CHECK_EQ(b[1].active, 1, "backend 1 after the retry");
+	CHECK_EQ(w->st.syn_retries, 1, "retries");
+	CHECK_EQ(w->st.flows_created, 1, "a retry is no new flow");
+	relay(e, &c1, &synack);
+
+	/* ICMP port unreachable from backend 1 (rr gives it the next
+	 * client), quoting our SYN as RFC 792 does: header + 8 bytes. */
+	relay_first(e, &c2, seg_syn(ISS + 1000));
+	{
+		uint8_t quote[28];
+		struct pb_dg d = {
+			.proto = PB_PROTO_ICMP,
+			.ttl = TTL_IN,
+			.id = 0x5151,
+			.src = IP_BE(1),
+			.dst = IP_SNAT,
+			.type = 3,
+			.code = 3,
+			.data = quote,
+			.plen = sizeof(quote),
+		};
+
+		seg_frame(&want, &c2, seg_syn(ISS + 1000), 1);
+		memcpy(quote, want.b + ETH, sizeof(quote));
+		pb_ipv4_frame(&in, mac_port[1], mac_be[1], &d);
+	}
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	conn_be(&c2, 2);
+	seg_frame(&want, &c2, seg_syn(ISS + 1000), 1);
+	expect_frame(e, 1, 0, &want,
+		     "SYN retried on backend 2 after a port unreachable");
+	CHECK_EQ(b[1].errors, 1, "backend 1 after its ICMP error");
+	CHECK_EQ(w->st.syn_retries, 2, "retries");
+
+	/* Every backend refuses: the SYN is queued, the client still sees
+	 * nothing. */
+	relay_first(e, &c3, seg_syn(ISS + 2000));
+	for (int be = 2, n = 0; n < 3; n++, be = (be + 1) % 3) {
+		conn_be(&c3, be);
+		backend_rst(&in, &c3, ISS + 2000);
+		inject(e, 1, 0, &in);
+		poll_w(e, 0);
+		if (n == 2) {
+			expect_quiet(e, "the last backend refused too");
+			break;
+		}
+		conn_be(&c3, (be + 1) % 3);
+		seg_frame(&want, &c3, seg_syn(ISS + 2000), 1);
+		expect_frame(e, 1, 0, &want, "SYN retried round-robin");
+	}
+	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(w->st.rst_sent, 0, "RSTs");
+	CHECK_EQ(w->st.syn_retries, 4, "retries");
+
+	/* The client retransmits its SYN: it joins the queued entry and
+	 * goes to no backend. */
+	seg_frame(&in, &c3, seg_syn(ISS + 2000), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "SYN retransmitted while queued");
+	CHECK_EQ(w->st.deferq_joined, 1, "SYNs joining their entry");
+	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(b[0].errors, 2, "backend 0");
+	CHECK_EQ(b[1].errors, 2, "backend 1");
+	CHECK_EQ(b[2].errors, 1, "backend 2");
+	CHECK_EQ(w->st.flows_created, 3, "flows");
+	check_no_drops(w, "retries");
+	env_close(e, 1);
+}
+
+/* A SYN the backend never answers fails after syn-timeout. */
+static void
+test_syn_timeout(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_syn_timeout);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(41100, 0);
+	struct pb_frame got, want;
+	uint64_t t0, t;
+
+	learn_all(e);
+	t0 = now_ns(e);
+	relay_first(e, &c, seg_syn(ISS));
+	for (;;) {
+		poll_w(e, 0);
+		if (take(e, 0, 0, NULL, 0) != 0)
+			fail_msg("the client got a frame during the retry");
+		if (take(e, 1, 0, &got, 1) != 0)
+			break;
+		t = now_ns(e);
+		if (t - t0 > WAIT_NS)
+			fail_msg("no retry %" PRIu64 " ms after the SYN",
+				 (t - t0) / 1000000);
+	}
+	/* Flow times are whole ticks of 2^20 ns: one tick of slack. */
+	t = now_ns(e) - t0;
+	if (t + (1u << LB_FLOW_TICK_SHIFT) < SYN_TIMEOUT_NS)
+		fail_msg("retried after %" PRIu64 " us, syn-timeout is 30 ms",
+			 t / 1000);
+	conn_be(&c, 1);
+	seg_frame(&want, &c, seg_syn(ISS), 1);
+	expect_same(&got, &want, "SYN retried on backend 1 after a timeout");
+	CHECK_EQ(w->bst[SVC_TCP][0].errors, 1, "backend 0");
+	CHECK_EQ(w->st.syn_retries, 1, "retries");
+	check_no_drops(w, "SYN timeout");
+	env_close(e, 1);
+}
+
+/* ---- the deferred queue ------------------------------------------------ */
+
+/*
+ * Polls until the client gets a frame; backends answer every SYN they
+ * get with a RST. Returns the number of SYNs they refused.
+ */
+static unsigned int
+wait_client_frame(struct env *e, uint64_t t0, struct pb_frame *got,
+		  const char *what)
+{
+	struct pb_frame syn[8];
+	unsigned int refused = 0;
+	uint64_t t;
+
+	for (;;) {
+		unsigned int n;
+
+		poll_w(e, 0);
+		n = take(e, 1, 0, syn, NELEM(syn));
+		if (n > NELEM(syn))
+			fail_msg("%s: %u frames to the backends", what, n);
+		for (unsigned int i = 0; i < n; i++) {
+			struct conn c = tcp_conn(0, 0);
+			struct pb_frame rst;
+			uint32_t ip = pb_get32(syn[i].b + ETH + 16);
+
+			if (ip < IP_BE(0) || ip > IP_BE(2))
+				fail_msg("%s: a frame to %08x", what, ip);
+			conn_be(&c, (int)(ip - IP_BE(0)));
+			c.sport = pb_get16(syn[i].b + ETH + 20);
+			backend_rst(&rst, &c,
+				    pb_get32(syn[i].b + ETH + 24) - 1);
+			inject(e, 1, 0, &rst);
+			refused++;
+		}
+		if (take(e, 0, 0, got, 1) != 0)
+			return refused;
+		t = now_ns(e);
+		if (t - t0 > WAIT_NS)
+			fail_msg("%s: no RST to the client %" PRIu64
+				 " ms after the SYN was queued (expiry is "
+				 "150 ms); the backends refused %u "
+				 "re-dispatched SYNs meanwhile",
+				 what, (t - t0) / 1000000, refused);
+	}
+}
+
+/* No eligible backend: the SYN waits, a retransmission joins it, and
+ * the client gets one RST at expiry. */
+static void
+test_deferq_no_backend(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(42001, 3);
+	struct pb_frame in, got, want;
+	uint64_t t0, t;
+
+	learn_all(e);
+	c.vip = IP_VIP2;
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	t0 = now_ns(e);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "SYN to a service whose backends all drain");
+	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(w->st.flows_created, 0, "flows");
+
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "retransmitted SYN while queued");
+	CHECK_EQ(w->st.deferq_joined, 1, "SYNs joining their entry");
+	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
+
+	wait_client_frame(e, t0, &got, "queued SYN");
+	t = now_ns(e) - t0;
+	if (t < EXPIRY_NS)
+		fail_msg("RST after %" PRIu64 " ms, expiry is 150 ms",
+			 t / 1000000);
+	client_rst_frame(&want, IP_VIP2, c.cport, ISS);
+	expect_same(&got, &want, "RST at expiry");
+	CHECK_EQ(w->st.rst_sent, 1, "RSTs");
+
+	/* The joined copy was the entry's only packet: no second RST. */
+	t0 = now_ns(e);
+	while (now_ns(e) - t0 < QUIET_NS)
+		poll_w(e, 0);
+	expect_quiet(e, "after the RST");
+	CHECK_EQ(w->st.rst_sent, 1, "RSTs");
+	CHECK_EQ(w->st.flows_created, 0, "flows");
+	check_no_drops(w, "deferred queue");
+	env_close(e, 1);
+}
+
+/* Every backend refuses, every time: the client gets a RST at expiry. */
+static void
+test_deferq_refused(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(42101, 0);
+	struct pb_frame in, got, want;
+	uint64_t t0 = 0, t;
+
+	learn_all(e);
+	relay_first(e, &c, seg_syn(ISS));
+	for (int be = 0; be < 3; be++) {
+		conn_be(&c, be);
+		backend_rst(&in, &c, ISS);
+		inject(e, 1, 0, &in);
+		t0 = now_ns(e);
+		poll_w(e, 0);
+		if (be == 2)
+			break;
+		conn_be(&c, be + 1);
+		seg_frame(&want, &c, seg_syn(ISS), 1);
+		expect_frame(e, 1, 0, &want, "SYN retried round-robin");
+	}
+	expect_quiet(e, "every backend refused");
+	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
+
+	wait_client_frame(e, t0, &got, "SYN refused by every backend");
+	t = now_ns(e) - t0;
+	if (t < EXPIRY_NS)
+		fail_msg("RST after %" PRIu64 " ms, expiry is 150 ms",
+			 t / 1000000);
+	client_rst_frame(&want, IP_VIP, c.cport, ISS);
+	expect_same(&got, &want, "RST at expiry");
+	CHECK_EQ(w->st.rst_sent, 1, "RSTs");
+}
+
+/* ---- ICMP errors about established flows ------------------------------- */
+
+static void
+test_icmp_frag_needed(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(43001, 0);
+	const struct seg req = {.what = "large request",
+				.dir = TO_BE,
+				.flags = PB_PSH | PB_ACK,
+				.seq = ISS + 1,
+				.ack = IRS + 1,
+				.plen = 400};
+	const struct seg resp = {.what = "large response",
+				 .dir = TO_C,
+				 .flags = PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 401,
+				 .plen = 1400};
+	const struct seg synack = {.what = "SYN-ACK after frag-needed",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = IRS,
+				   .ack = ISS + 1,
+				   .mss = 1};
+	struct conn c2;
+	uint8_t dgram[PB_FRAME_MAX], quote[140];
+	struct pb_frame in, want;
+	struct pb_dg d, q;
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	relay(e, &c, &req);
+
+	/* The backend's side says "fragmentation needed, MTU 1400" about
+	 * the request as it got it (SNAT -> backend, quoted in part)... */
+	seg_frame(&want, &c, &req, 1);
+	memcpy(quote, want.b + ETH, sizeof(quote));
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x6161,
+			   .src = IP_BE(0),
+			   .dst = IP_SNAT,
+			   .type = 3,
+			   .code = 4,
+			   .rest = 1400,
+			   .data = quote,
+			   .plen = sizeof(quote)};
+	pb_ipv4_frame(&in, mac_port[1], mac_be[0], &d);
+	/* ... the client must hear it from the VIP about client -> VIP,
+	 * the quoted TTL as the backend saw it. */
+	seg_dg(&q, &c, &req, 0);
+	q.ttl = TTL_FWD;
+	pb_ipv4(dgram, &q);
+	memcpy(quote, dgram, sizeof(quote));
+	d.src = IP_VIP;
+	d.dst = IP_C;
+	d.ttl = TTL_FWD;
+	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &want, "frag-needed from the backend side");
+	CHECK_EQ(w->st.icmp_translated, 1, "ICMP errors translated");
+
+	/* A router on the client side about the response (VIP -> client):
+	 * the backend hears it from the SNAT address about itself ->
+	 * SNAT. */
+	relay(e, &c, &resp);
+	seg_frame(&want, &c, &resp, 1);
+	memcpy(quote, want.b + ETH, 48);
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x7171,
+			   .src = IP_RTR,
+			   .dst = IP_VIP,
+			   .type = 3,
+			   .code = 4,
+			   .rest = 1280,
+			   .data = quote,
+			   .plen = 48};
+	pb_ipv4_frame(&in, mac_port[0], mac_rtr, &d);
+	seg_dg(&q, &c, &resp, 0);
+	q.ttl = TTL_FWD;
+	pb_ipv4(dgram, &q);
+	memcpy(quote, dgram, 48);
+	d.src = IP_SNAT;
+	d.dst = IP_BE(0);
+	d.ttl = TTL_FWD;
+	pb_ipv4_frame(&want, mac_be[0], mac_port[1], &d);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "frag-needed from the client side");
+	CHECK_EQ(w->st.icmp_translated, 2, "ICMP errors translated");
+
+	/* Fragmentation needed during a handshake is no refusal either:
+	 * the client hears of it and the trial goes on. */
+	c2 = tcp_conn(43002, 1);
+	relay_first(e, &c2, seg_syn(ISS));
+	seg_frame(&want, &c2, seg_syn(ISS), 1);
+	memcpy(quote, want.b + ETH, 48);
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x7272,
+			   .src = IP_BE(1),
+			   .dst = IP_SNAT,
+			   .type = 3,
+			   .code = 4,
+			   .rest = 1200,
+			   .data = quote,
+			   .plen = 48};
+	pb_ipv4_frame(&in, mac_port[1], mac_be[1], &d);
+	seg_dg(&q, &c2, seg_syn(ISS), 0);
+	q.ttl = TTL_FWD;
+	pb_ipv4(dgram, &q);
+	memcpy(quote, dgram, 48);
+	d.src = IP_VIP;
+	d.dst = IP_C;
+	d.ttl = TTL_FWD;
+	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &want, "frag-needed about a SYN");
+	relay(e, &c2, &synack);
+	CHECK_EQ(w->st.icmp_translated, 3, "ICMP errors translated");
+	CHECK_EQ(w->st.syn_retries, 0, "ICMP errors that are no refusal");
+	CHECK_EQ(w->bst[SVC_TCP][1].errors, 0, "backend 1");
+	check_no_drops(w, "ICMP errors");
+	env_close(e, 1);
+}
+
+/* ---- two workers: replies handed to the flow's owner ------------------- */
+
+static void
+test_redirect(void **state)
+{
+	struct env *e = env_up(state, 2, FLOWS, NULL);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	struct conn c = tcp_conn(44001, 0);
+	const struct seg synack = {.what = "SYN-ACK on worker 0's queue",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = IRS,
+				   .ack = ISS + 1,
+				   .mss = 1};
+	const struct seg ack = {.what = "client ACK",
+				.dir = TO_BE,
+				.flags = PB_ACK,
+				.seq = ISS + 1,
+				.ack = IRS + 1};
+	const struct seg data = {.what = "response on worker 1's queue",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 1,
+				 .plen = 64};
+	uint8_t quote[40];
+	struct pb_frame in, want;
+	struct pb_dg d;
+
+	/* Worker 0 learns the neighbours and tells worker 1. */
+	learn_all(e);
+	c.q = 1;
+	relay_first(e, &c, seg_syn(ISS));
+
+	seg_frame(&in, &c, &synack, 0);
+	seg_frame(&want, &c, &synack, 1);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "worker 0 with worker 1's reply");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing over");
+	poll_w(e, 1);
+	expect_frame(e, 0, 1, &want, synack.what);
+	CHECK_EQ(w1->st.redirect_in, 1, "worker 1 taking over");
+	relay(e, &c, &ack);
+	relay(e, &c, &data);
+
+	/* An ICMP error about worker 1's flow, on worker 0's queue. */
+	seg_frame(&want, &c, &ack, 1);
+	memcpy(quote, want.b + ETH, sizeof(quote));
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x4242,
+			   .src = IP_BE(0),
+			   .dst = IP_SNAT,
+			   .type = 3,
+			   .code = 4,
+			   .rest = 1300,
+			   .data = quote,
+			   .plen = sizeof(quote)};
+	pb_ipv4_frame(&in, mac_port[1], mac_be[0], &d);
+	{
+		uint8_t dgram[PB_FRAME_MAX];
+		struct pb_dg q;
+
+		seg_dg(&q, &c, &ack, 0);
+		q.ttl = TTL_FWD;
+		pb_ipv4(dgram, &q);
+		memcpy(quote, dgram, sizeof(quote));
+	}
+	d.src = IP_VIP;
+	d.dst = IP_C;
+	d.ttl = TTL_FWD;
+	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "worker 0 with an ICMP error about worker 1's flow");
+	CHECK_EQ(w0->st.redirect_out, 2, "worker 0 handing over");
+	poll_w(e, 1);
+	expect_frame(e, 0, 1, &want, "ICMP error translated by worker 1");
+	CHECK_EQ(w1->st.redirect_in, 2, "worker 1 taking over");
+	CHECK_EQ(w1->st.icmp_translated, 1, "worker 1 translating");
+	CHECK_EQ(w0->st.flows_created, 0, "worker 0's flows");
+	CHECK_EQ(w1->st.flows_created, 1, "worker 1's flows");
+	CHECK_EQ(w1->st.arp_requests, 0, "worker 1 knew its neighbours");
+	check_no_drops(w0, "worker 0");
+	check_no_drops(w1, "worker 1");
+	env_close(e, 1);
+}
+
+/* ---- malformed frames -------------------------------------------------- */
+
+enum base { B_TCP, B_UDP, B_ICMP, B_ARP };
+
+struct patch {
+	uint8_t off;
+	uint8_t len;
+	uint8_t v[4];
+};
+
+struct bad_row {
+	const char *what;
+	enum base base;
+	uint32_t len; /* cut the frame to this length; 0: keep */
+	int fix;      /* recompute the IP header checksum after patching */
+	enum lb_pkt_verdict v;
+	struct patch p;
+};
+
+#define V(reason) LB_PKT_DROP_##reason
+#define P(off, len, ...)                                                       \
+	{                                                                      \
+		(off), (len),                                                  \
+		{                                                              \
+			__VA_ARGS__                                            \
+		}                                                              \
+	}
+
+/* Offsets in an untagged frame: IPv4 at 14, L4 at 34. */
+static const struct bad_row bad_rows[] = {
+	{"runt of 12 bytes", B_TCP, 12, 0, V(TRUNC_L2), P(0, 0, 0)},
+	{"802.1Q tag cut short", B_TCP, 16, 0, V(TRUNC_L2), P(12, 2, 0x81, 0)},
+	{"IPv6", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x86, 0xdd)},
+	{"802.1ad outer tag", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x88, 0xa8)},
+	{"ARP, hardware type 6", B_ARP, 0, 0, V(ARP), P(14, 2, 0, 6)},
+	{"ARP, 8-byte MAC addresses", B_ARP, 0, 0, V(ARP), P(18, 1, 8)},
+	{"ARP operation 3", B_ARP, 0, 0, V(ARP), P(20, 2, 0, 3)},
+	{"ARP cut at 20 bytes", B_ARP, 34, 0, V(ARP), P(0, 0, 0)},
+	{"IPv4 header cut at 19 bytes", B_TCP, 33, 0, V(TRUNC_L3), P(0, 0, 0)},
+	{"IP version 6", B_TCP, 0, 1, V(IP_VERSION), P(14, 1, 0x65)},
+	{"header length 16", B_TCP, 0, 1, V(IP_IHL), P(14, 1, 0x44)},
+	{"header past the frame", B_TCP, 50, 0, V(IP_IHL), P(14, 1, 0x4f)},
+	{"total length 16", B_TCP, 0, 1, V(IP_LEN), P(16, 2, 0, 16)},
+	{"total length 1500", B_TCP, 0, 1, V(IP_LEN), P(16, 2, 0x05, 0xdc)},
+	{"header checksum wrong", B_TCP, 0, 0, V(IP_CSUM), P(22, 1, 63)},
+	{"first fragment", B_TCP, 0, 1, V(IP_FRAG), P(20, 2, 0x20, 0)},
+	{"later fragment", B_TCP, 0, 1, V(IP_FRAG), P(20, 2, 0, 0xb9)},
+	{"source 0.0.0.0", B_TCP, 0, 1, V(IP_ADDR), P(26, 4, 0, 0, 0, 0)},
+	{"multicast source", B_TCP, 0, 1, V(IP_ADDR), P(26, 4, 224, 0, 0, 5)},
+	{"broadcast source", B_UDP, 0, 1, V(IP_ADDR),
+	 P(26, 4, 255, 255, 255, 255)},
+	{"GRE", B_TCP, 0, 1, V(IP_PROTO), P(23, 1, 47)},
+	{"TCP header cut at 12", B_TCP, 46, 1, V(TCP_TRUNC), P(16, 2, 0, 32)},
+	{"TCP data offset 16", B_TCP, 0, 0, V(TCP_TRUNC), P(46, 1, 0x40)},
+	{"TCP data offset 60", B_TCP, 0, 0, V(TCP_TRUNC), P(46, 1, 0xf0)},
+	{"SYN and FIN", B_TCP, 0, 0, V(TCP_FLAGS), P(47, 1, 0x03)},
+	{"SYN and RST", B_TCP, 0, 0, V(TCP_FLAGS), P(47, 1, 0x06)},
+	{"no TCP flag", B_TCP, 0, 0, V(TCP_FLAGS), P(47, 1, 0)},
+	{"SYN, FIN, PSH and URG", B_TCP, 0, 0, V(TCP_FLAGS), P(47, 1, 0x2b)},
+	{"TCP source port 0", B_TCP, 0, 0, V(PORT_ZERO), P(34, 2, 0, 0)},
+	{"TCP destination port 0", B_TCP, 0, 0, V(PORT_ZERO), P(36, 2, 0, 0)},
+	{"UDP header cut at 4", B_UDP, 38, 1, V(UDP_TRUNC), P(16, 2, 0, 24)},
+	{"UDP length 29 of 28", B_UDP, 0, 0, V(UDP_LEN), P(38, 2, 0, 29)},
+	{"UDP length 27 of 28", B_UDP, 0, 0, V(UDP_LEN), P(38, 2, 0, 27)},
+	{"UDP destination port 0", B_UDP, 0, 0, V(PORT_ZERO), P(36, 2, 0, 0)},
+	{"UDP source port 0", B_UDP, 0, 0, V(PORT_ZERO), P(34, 2, 0, 0)},
+	{"ICMP cut at 4 bytes", B_ICMP, 38, 1, V(ICMP_TRUNC), P(16, 2, 0, 24)},
+};
+
+#undef P
+#undef V
+
+/* Valid frames the rows start from: each one alone is answered. */
+static void
+base_frame(struct pb_frame *f, enum base b)
+{
+	struct pb_dg d = {.ttl = TTL_IN, .id = 0x0b0b, .src = IP_C};
+
+	switch (b) {
+	case B_TCP:
+		d.proto = PB_PROTO_TCP;
+		d.frag = PB_IP_DF;
+		d.dst = IP_VIP;
+		d.sport = 45000;
+		d.dport = VPORT;
+		d.seq = 0x1000;
+		d.flags = PB_SYN;
+		d.win = 1024;
+		d.mss = 1;
+		break;
+	case B_UDP:
+		d.proto = PB_PROTO_UDP;
+		d.dst = IP_VIP;
+		d.sport = 45001;
+		d.dport = UVPORT;
+		d.plen = 20;
+		break;
+	case B_ICMP:
+		d.proto = PB_PROTO_ICMP;
+		d.dst = IP_LB0;
+		d.type = 8;
+		d.rest = 0x00070001;
+		d.plen = 16;
+		break;
+	case B_ARP:
+		pb_arp_frame(f, bcast, mac_c, 1, mac_c, IP_C, zero_mac, IP_VIP,
+			     PB_FRAME_MIN);
+		return;
+	}
+	pb_ipv4_frame(f, mac_port[0], mac_c, &d);
+}
+
+static void
+test_malformed(void **state)
+{
+	static const char *const base_name[] = {
+		"control: valid SYN", "control: valid UDP",
+		"control: valid ping", "control: valid ARP request"};
+	static const uint16_t base_out[] = {1, 1, 0, 0};
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before;
+	struct pb_frame f, got;
+
+	learn_all(e);
+	/* Control: unaltered, each base frame is forwarded or answered. */
+	for (int b = B_TCP; b <= B_ARP; b++) {
+		base_frame(&f, (enum base)b);
+		inject(e, 0, 0, &f);
+		poll_w(e, 0);
+		expect_one(e, base_out[b], 0, &got, base_name[b]);
+	}
+	for (unsigned int i = 0; i < NELEM(bad_rows); i++) {
+		const struct bad_row *r = &bad_rows[i];
+
+		base_frame(&f, r->base);
+		memcpy(f.b + r->p.off, r->p.v, r->p.len);
+		if (r->fix)
+			pb_fix_ip_csum(&f);
+		if (r->len != 0)
+			f.len = r->len;
+		before = w->st;
+		inject(e, 0, 0, &f);
+		poll_w(e, 0);
+		expect_quiet(e, r->what);
+		for (int v = 0; v < LB_PKT_VERDICT_MAX; v++)
+			if (w->st.verdict[v] !=
+			    before.verdict[v] + (v == (int)r->v))
+				fail_msg(
+					"%s: parser verdict %s counted %" PRIu64
+					" time(s), want %d",
+					r->what,
+					lb_pkt_verdict_name(
+						(enum lb_pkt_verdict)v),
+					w->st.verdict[v] - before.verdict[v],
+					v == (int)r->v);
+		check_drop_delta(w, &before, -1, r->what);
+		CHECK_EQ(w->st.rx, before.rx + 1, r->what);
+		CHECK_EQ(w->st.flows_created, before.flows_created, r->what);
+	}
+	env_close(e, 1);
+}
+
+/* ---- valid frames that are not ours to forward ------------------------- */
+
+struct drop_row {
+	const char *what;
+	uint16_t port;
+	struct pb_dg d;
+	enum lb_drop why;
+};
+
+#define FROM_C(proto_, dst_, dport_, flags_)                                   \
+	{                                                                      \
+		.proto = (proto_), .ttl = TTL_IN, .id = 0x0d0d, .src = IP_C,   \
+		.dst = (dst_), .sport = 46000, .dport = (dport_), .seq = 77,   \
+		.ack = 99, .flags = (flags_), .win = 1000, .plen = 10          \
+	}
+#define FROM_BE(proto_, src_, sport_, dport_, flags_)                          \
+	{                                                                      \
+		.proto = (proto_), .ttl = TTL_IN, .id = 0x0e0e, .src = (src_), \
+		.dst = IP_SNAT, .sport = (sport_), .dport = (dport_),          \
+		.seq = 77, .ack = 99, .flags = (flags_), .win = 1000,          \
+		.plen = 10                                                     \
+	}
+#define ICMP_TO(dst_, type_)                                                   \
+	{                                                                      \
+		.proto = PB_PROTO_ICMP, .ttl = TTL_IN, .id = 0x0f0f,           \
+		.src = IP_C, .dst = (dst_), .type = (type_),                   \
+		.rest = 0x00090001, .plen = 8                                  \
+	}
+
+static const struct drop_row drop_rows[] = {
+	{"ACK to the VIP, no flow", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, VPORT, PB_ACK), LB_DROP_NO_FLOW},
+	{"data to the VIP, no flow", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, VPORT, PB_PSH | PB_ACK), LB_DROP_NO_FLOW},
+	{"FIN to the VIP, no flow", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, VPORT, PB_FIN | PB_ACK), LB_DROP_NO_FLOW},
+	{"RST to the VIP, no flow", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, VPORT, PB_RST), LB_DROP_NO_FLOW},
+	{"SYN-ACK to the VIP", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, VPORT, PB_SYN | PB_ACK), LB_DROP_NO_FLOW},
+	{"backend SYN-ACK to a SNAT port, no flow", 1,
+	 FROM_BE(PB_PROTO_TCP, IP_BE(0), BPORT, 20000, PB_SYN | PB_ACK),
+	 LB_DROP_NO_FLOW},
+	{"backend data to a SNAT port, no flow", 1,
+	 FROM_BE(PB_PROTO_TCP, IP_BE(0), BPORT, 20002, PB_PSH | PB_ACK),
+	 LB_DROP_NO_FLOW},
+	{"SYN to a SNAT port", 1,
+	 FROM_BE(PB_PROTO_TCP, IP_BE(1), BPORT, 20004, PB_SYN),
+	 LB_DROP_NO_FLOW},
+	{"UDP to a SNAT port, no flow", 1,
+	 FROM_BE(PB_PROTO_UDP, IP_UBE, UBPORT, 20006, 0), LB_DROP_NO_FLOW},
+	{"SYN to a neighbour", 0,
+	 FROM_C(PB_PROTO_TCP, IP_STRANGER, VPORT, PB_SYN), LB_DROP_NOT_OURS},
+	{"SYN to our local address", 0,
+	 FROM_C(PB_PROTO_TCP, IP_LB0, VPORT, PB_SYN), LB_DROP_NOT_OURS},
+	{"SYN to the VIP, port without service", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, 81, PB_SYN), LB_DROP_NOT_OURS},
+	{"TCP SYN to the VIP's UDP port", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, UVPORT, PB_SYN), LB_DROP_NOT_OURS},
+	{"UDP to the VIP's TCP port", 0, FROM_C(PB_PROTO_UDP, IP_VIP, VPORT, 0),
+	 LB_DROP_NOT_OURS},
+	{"UDP to a backend, through us", 0,
+	 FROM_C(PB_PROTO_UDP, IP_UBE, UBPORT, 0), LB_DROP_NOT_OURS},
+	{"echo request to a neighbour", 0, ICMP_TO(IP_STRANGER, 8),
+	 LB_DROP_ICMP},
+	{"echo reply to the VIP", 0, ICMP_TO(IP_VIP, 0), LB_DROP_ICMP},
+	{"ICMP redirect to the VIP", 0, ICMP_TO(IP_VIP, 5), LB_DROP_ICMP},
+	{"timestamp request to the VIP", 0, ICMP_TO(IP_VIP, 13), LB_DROP_ICMP},
+};
+
+static void
+check_dropped(struct env *e, const struct lb_worker_stats *before,
+	      enum lb_drop why, const char *what)
+{
+	const struct lb_worker *w = e->dp.w[0];
+
+	expect_quiet(e, what);
+	check_drop_delta(w, before, (int)why, what);
+	CHECK_EQ(w->st.verdict[LB_PKT_IPV4], before->verdict[LB_PKT_IPV4] + 1,
+		 what);
+	CHECK_EQ(w->st.flows_created, before->flows_created, what);
+}
+
+static void
+test_not_forwarded(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before;
+	uint8_t dgram[PB_FRAME_MAX];
+	struct pb_frame f;
+	struct pb_dg d;
+
+	learn_all(e);
+	for (unsigned int i = 0; i < NELEM(drop_rows); i++) {
+		const struct drop_row *r = &drop_rows[i];
+
+		pb_ipv4_frame(&f, mac_port[r->port],
+			      r->port == 0 ? mac_c : mac_be[0], &r->d);
+		before = w->st;
+		inject(e, r->port, 0, &f);
+		poll_w(e, 0);
+		check_dropped(e, &before, r->why, r->what);
+	}
+
+	/* ICMP errors quoting a flow nobody has, or not verifying. */
+	d = (struct pb_dg)FROM_BE(PB_PROTO_TCP, IP_SNAT, 20008, BPORT, PB_SYN);
+	d.dst = IP_BE(0);
+	pb_ipv4(dgram, &d);
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x1010,
+			   .src = IP_BE(0),
+			   .dst = IP_SNAT,
+			   .type = 3,
+			   .code = 3,
+			   .data = dgram,
+			   .plen = 28};
+	pb_ipv4_frame(&f, mac_port[1], mac_be[0], &d);
+	before = w->st;
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	check_dropped(e, &before, LB_DROP_NO_FLOW,
+		      "port unreachable about no flow");
+	f.b[f.len - 1] ^= 0x01;
+	before = w->st;
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	check_dropped(e, &before, LB_DROP_ICMP,
+		      "port unreachable with a bad ICMP checksum");
+	env_close(e, 1);
+}
+
+/* ---- a full flow table ------------------------------------------------- */
+
+static void
+test_table_full(void **state)
+{
+	struct env *e = env_up(state, 1, 4, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c[5];
+	struct lb_flow_stats fs;
+	struct pb_frame in;
+
+	learn_all(e);
+	for (int i = 0; i < 4; i++) {
+		c[i] = tcp_conn((uint16_t)(47000 + i), i % 3);
+		relay_first(e, &c[i], seg_syn(ISS + (uint32_t)i));
+	}
+	c[4] = tcp_conn(47004, 1);
+	for (int k = 1; k <= 2; k++) {
+		seg_frame(&in, &c[4], seg_syn(ISS + 4), 0);
+		inject(e, 0, 0, &in);
+		poll_w(e, 0);
+		expect_quiet(e, "fifth SYN with four flows in a table of four");
+		CHECK_EQ(w->st.drop[LB_DROP_FLOW_FULL], k, "flows refused");
+	}
+	CHECK_EQ(w->st.flows_created, 4, "flows");
+	lb_flow_stats_get(w->ft, &fs);
+	CHECK_EQ(fs.flows, 4, "flows in the table");
+	CHECK_EQ(fs.refused, 2, "inserts refused by the table");
+	for (int i = 0; i < 4; i++) {
+		const struct seg synack = {.what = "SYN-ACK of a flow "
+						   "that fitted",
+					   .dir = TO_C,
+					   .flags = PB_SYN | PB_ACK,
+					   .seq = IRS,
+					   .ack = ISS + 1 + i};
+		const struct seg ack = {.what = "ACK of a flow that fitted",
+					.dir = TO_BE,
+					.flags = PB_ACK,
+					.seq = ISS + 1 + i,
+					.ack = IRS + 1};
+
+		relay(e, &c[i], &synack);
+		relay(e, &c[i], &ack);
+	}
+	env_close(e, 1);
+}
+
+/* ---- the port a frame came in on --------------------------------------- */
+
+/*
+ * The worker takes a frame's input port from mbuf->port. net_ring, which
+ * the packet tests and the ring benchmark use, never writes it (it stays
+ * RTE_MBUF_PORT_INVALID, an index far past dp->port[] and w->tx[]). An
+ * in-range stale value shows the same mistake without corrupting memory:
+ * a request polled from port 0 must be answered on port 0.
+ */
+static void
+test_rx_port(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct pb_frame req, rep;
+
+	pb_arp_frame(&req, bcast, mac_c, 1, mac_c, IP_C, zero_mac, IP_VIP,
+		     PB_FRAME_MIN);
+	pb_arp_frame(&rep, mac_c, mac_port[0], 2, mac_port[0], IP_VIP, mac_c,
+		     IP_C, PB_FRAME_MIN);
+	inject_m(e, 0, 0, &req, 1);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &rep,
+		     "ARP request polled from port 0, "
+		     "mbuf->port not set by the PMD");
+	env_close(e, 1);
+}
+
+/* ---- TTL --------------------------------------------------------------- */
+
+static void
+test_ttl(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct conn c = tcp_conn(48000, 0), c2 = tcp_conn(48001, 1);
+	struct seg syn = *seg_syn(ISS);
+	const struct seg last = {.what = "response with TTL 2",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 1,
+				 .plen = 10,
+				 .ttl = 2};
+	const struct seg dying[] = {
+		{.what = "request with TTL 1",
+		 .dir = TO_BE,
+		 .flags = PB_PSH | PB_ACK,
+		 .seq = ISS + 1,
+		 .ack = IRS + 1,
+		 .plen = 10,
+		 .ttl = 1},
+		{.what = "response with TTL 1",
+		 .dir = TO_C,
+		 .flags = PB_PSH | PB_ACK,
+		 .seq = IRS + 11,
+		 .ack = ISS + 1,
+		 .plen = 10,
+		 .ttl = 1},
+		{.what = "response with TTL 0",
+		 .dir = TO_C,
+		 .flags = PB_PSH | PB_ACK,
+		 .seq = IRS + 11,
+		 .ack = ISS + 1,
+		 .plen = 10,
+		 .ttl = 0xff},
+	};
+	struct pb_frame in;
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	relay(e, &c, &last);
+	for (unsigned int i = 0; i < NELEM(dying); i++) {
+		struct seg s = dying[i];
+
+		seg_frame(&in, &c, &s, 0);
+		if (s.ttl == 0xff) { /* TTL 0: patch the built frame */
+			in.b[ETH + 8] = 0;
+			pb_fix_ip_csum(&in);
+		}
+		inject(e, in_port(&s), 0, &in);
+		poll_w(e, 0);
+		expect_quiet(e, s.what);
+	}
+	syn.what = "SYN with TTL 1";
+	syn.ttl = 1;
+	seg_frame(&in, &c2, &syn, 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, syn.what);
+	CHECK_EQ(e->dp.w[0]->st.drop[LB_DROP_TTL], NELEM(dying) + 1,
+		 "packets dropped for their TTL");
+	env_close(e, 1);
+}
+
+/* ---- teardown ---------------------------------------------------------- */
+
+/* A frame parked for an unresolved neighbour goes back to the pool when
+ * the worker is freed. */
+static void
+test_teardown_parked(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct pb_frame req, rep, arp;
+
+	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB0, 9);
+	inject(e, 0, 0, &req);
+	poll_w(e, 0);
+	arp_request_frame(&arp, 0, IP_PING);
+	expect_frame(e, 0, 0, &arp, "ping from an unknown host");
+	env_close(e, 1);
+}
+
+/*
+ * "--lcores=0@(CPUS)": lcore 0 may run on any CPU this process may use.
+ * Pinned to one CPU, a busy neighbour there would stall the timed tests
+ * on a shared machine.
+ */
+static void
+lcore_arg(char *buf, size_t n)
+{
+	cpu_set_t set;
+	int off, cpus = 0;
+
+	off = snprintf(buf, n, "--lcores=0@(");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (int c = 0; c < RTE_MAX_LCORE && c < CPU_SETSIZE; c++) {
+			if (!CPU_ISSET(c, &set) || (size_t)off + 8 >= n)
+				continue;
+			off += snprintf(buf + off, n - (size_t)off, "%s%d",
+					cpus++ ? "," : "", c);
+		}
+	}
+	if (cpus == 0)
+		snprintf(buf, n, "--lcores=0");
+	else
+		snprintf(buf + off, n - (size_t)off, ")");
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_arp, teardown),
+		cmocka_unit_test_teardown(test_echo, teardown),
+		cmocka_unit_test_teardown(test_tcp, teardown),
+		cmocka_unit_test_teardown(test_udp, teardown),
+		cmocka_unit_test_teardown(test_retry, teardown),
+		cmocka_unit_test_teardown(test_syn_timeout, teardown),
+		cmocka_unit_test_teardown(test_deferq_no_backend, teardown),
+		cmocka_unit_test_teardown(test_deferq_refused, teardown),
+		cmocka_unit_test_teardown(test_icmp_frag_needed, teardown),
+		cmocka_unit_test_teardown(test_redirect, teardown),
+		cmocka_unit_test_teardown(test_malformed, teardown),
+		cmocka_unit_test_teardown(test_not_forwarded, teardown),
+		cmocka_unit_test_teardown(test_table_full, teardown),
+		cmocka_unit_test_teardown(test_rx_port, teardown),
+		cmocka_unit_test_teardown(test_ttl, teardown),
+		cmocka_unit_test_teardown(test_teardown_parked, teardown),
+	};
+	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
+	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
+	char *eal[] = {
+		argv[0],
+		"--no-huge",
+		"-m",
+		"256",
+		"--no-pci",
+		"--no-shconf",
+		"--no-telemetry",
+		"--file-prefix",
+		prefix,
+		lcores,
+		loglevel,
+		NULL,
+	};
+	int rc;
+
+	(void)argc;
+	/* Unique per process: several builds may run their tests at once. */
+	snprintf(prefix, sizeof(prefix), "lbpkt%d", (int)getpid());
+	lcore_arg(lcores, sizeof(lcores));
+	snprintf(loglevel, sizeof(loglevel), "--log-level=%s",
+		 lvl != NULL ? lvl : "error");
+	if (rte_eal_init((int)NELEM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "worker_test: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		return EXIT_FAILURE;
+	}
+	/* No per-lcore cache: the free count is exact for leak checks. */
+	pool = rte_pktmbuf_pool_create("lbpkt_mbufs", POOL_SIZE, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE,
+				       rte_socket_id());
+	if (pool == NULL) {
+		fprintf(stderr, "worker_test: no mbuf pool: %s\n",
+			rte_strerror(rte_errno));
+		rte_eal_cleanup();
+		return EXIT_FAILURE;
+	}
+	rc = cmocka_run_group_tests_name("packet", tests, NULL, NULL);
+	rte_mempool_free(pool);
+	/* --no-shconf leaves the EAL's runtime directory empty: remove it
+	 * rather than leave one per run behind. */
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	rmdir(rundir);
+	return rc;
+}
