@@ -78,6 +78,7 @@ struct lb_worker {
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
 	uint32_t *hold_free;
+	uint64_t *hold_since; /* first deferral of a hold, 0 if never */
 	uint32_t hold_cap, hold_nfree;
 	uint64_t next_house_ns;
 	unsigned int nb_pending;

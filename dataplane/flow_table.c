@@ -538,7 +538,10 @@ lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
 static int
 expired(const struct lb_flow_table *t, const struct lb_flow *f, uint32_t now)
 {
-	return (int32_t)(now - f->last_seen) >= (int32_t)t->timeout[f->state];
+	/* Ticks are truncated times: a flow seen late in tick k and checked
+	 * early in tick k + timeout has had less than its timeout, so only
+	 * a difference above the timeout is certain to be expired. */
+	return (int32_t)(now - f->last_seen) > (int32_t)t->timeout[f->state];
 }
 
 unsigned int

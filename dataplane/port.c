@@ -91,6 +91,15 @@ lb_port_setup(uint16_t port_id, uint16_t nb_queues, struct rte_mempool *mp,
 	rc = rte_eth_macaddr_get(port_id, &info->mac);
 	if (rc != 0)
 		return rc;
+	if (rte_is_zero_ether_addr(&info->mac)) {
+		/* Some vdevs (net_ring) have no address: take a random
+		 * locally administered one, or ARP could not be answered. */
+		rte_eth_random_addr(info->mac.addr_bytes);
+		if (rte_eth_dev_default_mac_addr_set(port_id, &info->mac) != 0)
+			LOG(INFO, "%u: has no MAC address; using "
+				  RTE_ETHER_ADDR_PRT_FMT " in software",
+			    port_id, RTE_ETHER_ADDR_BYTES(&info->mac));
+	}
 	if (rte_eth_dev_get_mtu(port_id, &info->mtu) != 0)
 		info->mtu = RTE_ETHER_MTU;
 	rc = rte_eth_dev_start(port_id);

@@ -221,6 +221,7 @@ hold_release(struct lb_worker *w, uint32_t i)
 		return;
 	rte_pktmbuf_free(w->hold[i]);
 	w->hold[i] = NULL;
+	w->hold_since[i] = 0;
 	w->hold_free[w->hold_nfree++] = i;
 }
 
@@ -469,9 +470,15 @@ rst_client(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 		return;
 	}
 	client = pkt.src;
-	if (lb_nat_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m), &pkt) < 0) {
-		rte_pktmbuf_free(m);
-		return;
+	{
+		int len = lb_nat_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m),
+					 &pkt);
+
+		if (len < 0) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
 	}
 	w->st.rst_sent++;
 	route_out(w, m, client, now);
@@ -580,6 +587,12 @@ defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	struct rte_mbuf *m;
 	int rc;
 
+	if (q != NULL && w->hold_since[t->hold] != 0 &&
+	    now - w->hold_since[t->hold] >=
+		    w->conf->svc[t->svc].opts.expiry_ns)
+		q = NULL; /* queued long enough already: RST */
+	else if (q != NULL && w->hold_since[t->hold] == 0)
+		w->hold_since[t->hold] = now;
 	if (q != NULL) {
 		rc = lb_deferq_push(q, key, t->hold, now, &old);
 		if (rc == 0) {
@@ -588,6 +601,7 @@ defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 		}
 		if (rc == LB_DEFERQ_JOINED) {
 			w->st.deferq_joined++;
+			w->hold_since[t->hold] = w->hold_since[old];
 			hold_release(w, (uint32_t)old);
 			return;
 		}
@@ -595,6 +609,7 @@ defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	}
 	m = w->hold[t->hold];
 	w->hold[t->hold] = NULL;
+	w->hold_since[t->hold] = 0;
 	w->hold_free[w->hold_nfree++] = t->hold;
 	rst_client(w, m, now);
 }
@@ -619,9 +634,10 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	/* A SYN retransmitted while its first copy waits in the queue joins
 	 * that entry: it keeps the client's place. */
 	if (q != NULL && lb_deferq_depth(q) > 0) {
+		struct lb_deferq_entry qe;
 		uint64_t old;
 
-		if (lb_deferq_lookup(q, key, NULL) == 0) {
+		if (lb_deferq_lookup(q, key, &qe) == 0) {
 			t.hold = hold_put(w, m);
 			rte_pktmbuf_free(m);
 			if (t.hold == LB_HOLD_NONE)
@@ -629,6 +645,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			if (lb_deferq_push(q, key, t.hold, now, &old) ==
 			    LB_DEFERQ_JOINED) {
 				w->st.deferq_joined++;
+				w->hold_since[t.hold] = w->hold_since[old];
 				hold_release(w, (uint32_t)old);
 			}
 			return;
@@ -1051,6 +1068,7 @@ on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e, void *arg)
 	/* Expired, exhausted or flushed: the client gets a RST. */
 	m = w->hold[hold];
 	w->hold[hold] = NULL;
+	w->hold_since[hold] = 0;
 	w->hold_free[w->hold_nfree++] = hold;
 	rst_client(w, m, now);
 	return LB_DEFERQ_DONE;
@@ -1117,6 +1135,7 @@ lb_worker_poll(struct lb_worker *w)
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1],
 							       void *));
+			pkts[i]->port = p;
 			handle(w, pkts[i], now);
 		}
 	}
@@ -1339,9 +1358,12 @@ lb_worker_free(struct lb_worker *w)
 			rte_pktmbuf_free(w->hold[i]);
 	rte_free(w->hold);
 	rte_free(w->hold_free);
+	rte_free(w->hold_since);
 	rte_free(w->bst);
 	rte_free(w->ft);
 	rte_free(w->snat);
+	if (w->neigh != NULL)
+		lb_neigh_flush(w->neigh);
 	lb_neigh_free(w->neigh);
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
@@ -1432,11 +1454,13 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->hold_cap = HOLD_CAP;
 	w->hold = rte_zmalloc_socket("lb_hold", HOLD_CAP * sizeof(*w->hold),
 				     0, socket);
+	w->hold_since = rte_zmalloc_socket(
+		"lb_hold", HOLD_CAP * sizeof(*w->hold_since), 0, socket);
 	w->hold_free = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
 	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
 	    w->fb == NULL || w->bst == NULL || w->hold == NULL ||
-	    w->hold_free == NULL) {
+	    w->hold_free == NULL || w->hold_since == NULL) {
 		LOG(ERR, "worker %u: out of memory", wid);
 		goto fail;
 	}

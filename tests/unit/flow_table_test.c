@@ -1115,7 +1115,7 @@ test_random_against_reference(void **state)
 					continue;
 				last_t = (uint32_t)(ref[v].last >>
 						    LB_FLOW_TICK_SHIFT);
-				if (now_t - last_t >= timeout_ticks) {
+				if (now_t - last_t > timeout_ticks) {
 					ref[v].live = 0;
 					due++;
 				}
