@@ -55,6 +55,8 @@ usage(FILE *f, const char *prog)
 		"to busy-poll (default %u)\n"
 		"  --l7-flows N       HTTP flows followed at once per worker, 0 "
 		"to follow none (default %u)\n"
+		"  --hash-seed N      seed of the flow hash; the same on every "
+		"host of an ECMP group (default fixed)\n"
 		"  -h, --help         this text\n",
 		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS);
 }
@@ -231,6 +233,7 @@ main(int argc, char **argv)
 		{ "flows", required_argument, NULL, 'f' },
 		{ "idle-us", required_argument, NULL, 'i' },
 		{ "l7-flows", required_argument, NULL, 'l' },
+		{ "hash-seed", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -238,7 +241,7 @@ main(int argc, char **argv)
 	unsigned int lcores[LB_MAX_WORKERS], lcore;
 	uint16_t nw = 0;
 	uint32_t nb_mbufs;
-	int rc, opt, ret = EXIT_FAILURE;
+	int rc, opt, ret = EXIT_FAILURE, hash_seed_set = 0;
 
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
@@ -273,6 +276,20 @@ main(int argc, char **argv)
 				       &dp.l7_flows) != 0)
 				goto out;
 			break;
+		case 's': {
+			char *end;
+
+			errno = 0;
+			dp.hash_seed = strtoull(optarg, &end, 0);
+			if (errno != 0 || *optarg == '\0' || *end != '\0') {
+				fprintf(stderr, "lb-dataplane: --hash-seed: "
+						"'%s' is not a 64-bit number\n",
+					optarg);
+				goto out;
+			}
+			hash_seed_set = 1;
+			break;
+		}
 		case 'h':
 			usage(stdout, "lb-dataplane");
 			ret = EXIT_SUCCESS;
@@ -330,7 +347,12 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
+	/* The flow hash must be the same on every host and across restarts
+	 * so that maglev sends a flow to the same backend wherever ECMP
+	 * delivers it; randomness for the schedulers is seeded apart. */
+	if (!hash_seed_set)
+		dp.hash_seed = LB_DP_HASH_SEED_DEFAULT;
+	dp.rng_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
 
 	nb_mbufs = dp.nb_ports * nw * (NB_RXD + NB_TXD + LB_BURST) +
 		   nw * (4096 + 4096 + 2 * MBUF_CACHE) + 4096;

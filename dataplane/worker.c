@@ -1392,7 +1392,8 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->dp = dp;
 	w->wid = wid;
 	w->lcore = lcore;
-	lb_xoshiro_seed(&w->xo, dp->hash_seed ^ (0x9e37ULL * (wid + 1)));
+	lb_xoshiro_seed(&w->xo, (dp->rng_seed ? dp->rng_seed : dp->hash_seed) ^
+					(0x9e37ULL * (wid + 1)));
 	w->rng = lb_rng_xoshiro(&w->xo);
 
 	/* Flow table in hugepage memory of the worker's socket, with the
