@@ -285,6 +285,7 @@ e2e_reap() {
 		ip link del "$l" 2>/dev/null || true
 	done
 	rm -rf "/var/run/dpdk/sl$tag" "${TMPDIR:-/tmp}/sl-e2e-$tag".*
+	e2e_reap_huge "$tag"
 }
 
 # e2e_sweep [--own]: removes what runs that are gone left behind.
@@ -771,4 +772,252 @@ udp_probe() {
 	ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" udp-probe \
 		--target "$1" --src "$(cli_addr 1)" --count "$2" \
 		--base-port "$3" --timeout "${4:-2}"
+}
+
+# ---- lb-control and lbctl ---------------------------------------------------
+#
+# lb-control attaches to the dataplane as a DPDK secondary process, which a
+# dataplane on --no-huge memory or with --no-shconf cannot have: the tests
+# that drive lb-control start the dataplane on hugepages with
+# dp_start_shared, and lb-control in the LB namespace (so that its metrics
+# port, 127.0.0.1:9470, is private to the run) with ctl_start:
+#
+#   e2e_init control_live
+#   e2e_need_control              # dataplane, lb-control, lbctl, hugepages
+#   topo_up 2; be_start 1; ...
+#   conf_ports "$E2E_TMP/lb.conf"
+#   dp_start_shared "$E2E_TMP/lb.conf"
+#   ctl_start                     # returns once lbctl gets an answer
+#   ctl_do service add tcp "$VIP:80" sched rr   # dies when refused
+#   ctl backend list              # lbctl on this run's socket
+#
+# lb-control's socket, state file and log are in $E2E_TMP. On exit, pass or
+# fail, lb-control is stopped before the dataplane, its log is shown on
+# failure, and the dataplane's hugepage files go with the rest of the run.
+
+E2E_CTL_START_TIMEOUT=${E2E_CTL_START_TIMEOUT:-30}
+E2E_CTL_STOP_TIMEOUT=${E2E_CTL_STOP_TIMEOUT:-10}
+# Free hugepage memory (MiB) a run needs: the dataplane's pools and flow
+# tables and lb-control's tables take about 70 MiB with the defaults.
+E2E_HUGE_MB=${E2E_HUGE_MB:-256}
+CTL_PID=
+CTL_LOG=
+CTL_RC=
+CTL_SOCK=
+CTL_STATE=
+CTL_METRICS=127.0.0.1:9470
+
+# e2e_reap_huge TAG: the dataplane's hugepage files (DPDK leaves them
+# behind, even on a clean exit), in every hugetlbfs mount.
+e2e_reap_huge() {
+	local m
+	awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts | while read -r m; do
+		rm -f "$m/sl$1"map_* 2>/dev/null || true
+	done
+}
+
+# Sets LB_CONTROL and LBCTL (the environment's, else the build
+# directory's, as for the dataplane) and checks for free hugepages; skips
+# when something is missing. Installs the EXIT trap that stops lb-control.
+e2e_need_control() {
+	local d f free
+	e2e_need_dataplane
+	d=${LB_BUILD_DIR:-${BUILD_DIR:-$E2E_TOP/build}}
+	if [ -n "${LB_CONTROL:-}" ]; then
+		[ -x "$LB_CONTROL" ] ||
+			die "LB_CONTROL=$LB_CONTROL is not an executable"
+	else
+		for f in "$d/control/lb-control" "$d/dataplane/lb-control"; do
+			[ -x "$f" ] && { LB_CONTROL=$f; break; }
+		done
+		[ -n "${LB_CONTROL:-}" ] ||
+			e2e_skip "lb-control is not built (no $d/control/lb-control;" \
+				"set LB_CONTROL to run another)"
+	fi
+	if [ -n "${LBCTL:-}" ]; then
+		[ -x "$LBCTL" ] || die "LBCTL=$LBCTL is not an executable"
+	else
+		LBCTL=$d/tools/lbctl/lbctl
+		[ -x "$LBCTL" ] ||
+			e2e_skip "lbctl is not built (no $LBCTL; set LBCTL)"
+	fi
+	grep -qs ' hugetlbfs ' /proc/mounts ||
+		e2e_skip "no hugetlbfs mounted: lb-control is a DPDK secondary" \
+			"process, which a --no-huge dataplane cannot have" \
+			"(run tools/setup)"
+	free=$(awk '/^HugePages_Free:/ { f = $2 }
+		/^Hugepagesize:/ { s = $2 }
+		END { print int(f * s / 1024) }' /proc/meminfo)
+	[ "$free" -ge "$E2E_HUGE_MB" ] ||
+		e2e_skip "needs $E2E_HUGE_MB MiB of free hugepages, has $free" \
+			"(lb-control is a DPDK secondary process, which a" \
+			"--no-huge dataplane cannot have; run tools/setup)"
+	trap ctl_on_exit EXIT
+}
+
+# The EXIT trap of lb-control tests: its diagnostics on failure, stop it,
+# then the harness's own cleanup with the exit status it would have seen.
+ctl_on_exit() {
+	local rc=$?
+	trap - ERR INT TERM
+	set +e
+	if [ "$E2E_DONE" != pass ] && [ "$E2E_DONE" != skip ]; then
+		ctl_diagnose
+	fi
+	if [ -n "$CTL_PID" ]; then
+		ctl_stop >/dev/null 2>&1
+	fi
+	(exit "$rc")
+	e2e_cleanup
+}
+
+ctl_diagnose() {
+	if [ -n "$CTL_PID" ] && kill -0 "$CTL_PID" 2>/dev/null; then
+		e2e_log "lbctl stats at failure:"
+		ctl stats 2>&1 | head -n 40 | sed 's/^/    /'
+		e2e_log "lbctl backend list at failure:"
+		ctl backend list 2>&1 | head -n 40 | sed 's/^/    /'
+	fi
+	if [ -n "$CTL_LOG" ] && [ -s "$CTL_LOG" ]; then
+		e2e_log "last lines of lb-control's log ($LB_CONTROL):"
+		tail -n 40 "$CTL_LOG" | sed 's/^/    /'
+	fi
+}
+
+# dp_start_shared CONFIG [DATAPLANE ARGS...]: dp_start's dataplane on
+# hugepages (at most LB_EAL_MEM MiB, 512 unless set) with the shared
+# configuration a secondary process needs.
+dp_start_shared() {
+	local conf=$1 i rc
+	shift
+	[ -f "$conf" ] || die "dp_start_shared: no config file $conf"
+	DP_LOG=$E2E_TMP/dataplane.log
+	e2e_log "config:"
+	sed 's/^/    /' "$conf"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_LB" "$LB_DATAPLANE" \
+		-l "${LB_EAL_CORES:-0-1}" --no-pci \
+		--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP_PREFIX" \
+		--vdev="net_af_packet0,iface=$IF_P0" \
+		--vdev="net_af_packet1,iface=$IF_P1" \
+		-- --config "$conf" ${LB_DP_ARGS:-} "$@" \
+		</dev/null >>"$DP_LOG" 2>&1 &
+	DP_PID=$!
+	for ((i = 0; i < E2E_DP_START_TIMEOUT * 5; i++)); do
+		if ! kill -0 "$DP_PID" 2>/dev/null; then
+			rc=0
+			wait "$DP_PID" || rc=$?
+			DP_PID=
+			die "lb-dataplane exited with status $rc while starting" \
+				"($(tail -n 1 "$DP_LOG"))"
+		fi
+		if tel /lb/stats >/dev/null 2>&1; then
+			e2e_log "lb-dataplane up on hugepages (pid $DP_PID," \
+				"prefix $DP_PREFIX)"
+			return 0
+		fi
+		sleep 0.2
+	done
+	die "lb-dataplane did not answer /lb/stats on its telemetry socket" \
+		"within ${E2E_DP_START_TIMEOUT}s"
+}
+
+# ctl LBCTL-ARGS...: lbctl on this run's lb-control.
+ctl() {
+	"$LBCTL" --socket "$CTL_SOCK" "$@"
+}
+
+# ctl_do LBCTL-ARGS...: lbctl that must succeed; its output on stdout.
+ctl_do() {
+	local out rc=0
+	out=$(ctl "$@" 2>&1) || rc=$?
+	[ "$rc" -eq 0 ] || die "lbctl $* exited with status $rc: $out"
+	[ -z "$out" ] || printf '%s\n' "$out"
+}
+
+# ctl_start [LB-CONTROL ARGS...]: lb-control as a secondary process of
+# this run's dataplane, in the LB namespace; returns once `lbctl stats`
+# answers. Its state file and socket stay across restarts of one run.
+# shellcheck disable=SC2120 # the arguments are optional
+ctl_start() {
+	local i rc
+	CTL_SOCK=$E2E_TMP/ctl.sock
+	CTL_STATE=${CTL_STATE:-$E2E_TMP/state.conf}
+	CTL_LOG=$E2E_TMP/control.log
+	echo "---- ctl_start $(date +%T.%N)" >>"$CTL_LOG"
+	ip netns exec "$NS_LB" "$LB_CONTROL" \
+		--proc-type=secondary --file-prefix "$DP_PREFIX" --no-pci \
+		-l "${LB_CTL_CORES:-0}" \
+		-- --socket "$CTL_SOCK" --state "$CTL_STATE" \
+		--metrics "$CTL_METRICS" "$@" \
+		</dev/null >>"$CTL_LOG" 2>&1 &
+	CTL_PID=$!
+	for ((i = 0; i < E2E_CTL_START_TIMEOUT * 5; i++)); do
+		if ! kill -0 "$CTL_PID" 2>/dev/null; then
+			rc=0
+			wait "$CTL_PID" || rc=$?
+			CTL_PID=
+			die "lb-control exited with status $rc while starting" \
+				"($(tail -n 1 "$CTL_LOG"))"
+		fi
+		if ctl --timeout 2 stats >/dev/null 2>&1; then
+			e2e_log "lb-control up (pid $CTL_PID)"
+			return 0
+		fi
+		sleep 0.2
+	done
+	die "lb-control did not answer 'lbctl stats' within" \
+		"${E2E_CTL_START_TIMEOUT}s ($(tail -n 1 "$CTL_LOG"))"
+}
+
+# ctl_stop [SIGNAL]: SIGTERM (or SIGNAL), SIGKILL after
+# E2E_CTL_STOP_TIMEOUT; sets CTL_RC to the exit status and returns it.
+# shellcheck disable=SC2120 # the signal is optional
+ctl_stop() {
+	local sig=${1:-TERM} i
+	CTL_RC=
+	[ -n "$CTL_PID" ] || return 0
+	kill -"$sig" "$CTL_PID" 2>/dev/null || true
+	for ((i = 0; i < E2E_CTL_STOP_TIMEOUT * 10; i++)); do
+		kill -0 "$CTL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$CTL_PID" 2>/dev/null; then
+		e2e_log "lb-control ignored SIG$sig for" \
+			"${E2E_CTL_STOP_TIMEOUT}s; killing it"
+		kill -KILL "$CTL_PID" 2>/dev/null || true
+	fi
+	CTL_RC=0
+	wait "$CTL_PID" 2>/dev/null || CTL_RC=$?
+	CTL_PID=
+	return "$CTL_RC"
+}
+
+# ctl_json FILE LBCTL-ARGS...: the data of a command, for jq_get.
+ctl_json() {
+	local f=$1
+	shift
+	ctl --json "$@" >"$f"
+}
+
+# jq_get FILE EXPR: a Python expression over the JSON document `d` in
+# FILE, printed ("-" when it raises), e.g.
+#   jq_get "$f" 'd["backends"][0]["state"]'
+jq_get() {
+	"$PY" -B -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    v = eval(sys.argv[2], {"d": d, "len": len, "sum": sum, "any": any,
+                           "all": all, "str": str, "int": int})
+    print(json.dumps(v) if isinstance(v, (dict, list)) else v)
+except Exception:
+    print("-")
+' "$1" "$2"
+}
+
+# metrics: lb-control's /metrics (from inside the LB namespace).
+metrics() {
+	ip netns exec "$NS_LB" curl -sS --max-time 5 \
+		"http://$CTL_METRICS/metrics"
 }
