@@ -402,14 +402,15 @@ same_path(const struct cmd_ent *a, const struct cmd_ent *b)
 	return true;
 }
 
-int
-lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx)
+/* A registry entry for @p def, its path split into words and checked. */
+static int
+ent_make(const struct lb_cmd_def *def, void *ctx, struct cmd_ent **out)
 {
 	struct cmd_ent *e;
 	char *p;
 
-	if (r == NULL || def == NULL || def->path == NULL ||
-	    def->synopsis == NULL || def->help == NULL || def->fn == NULL ||
+	if (def == NULL || def->path == NULL || def->synopsis == NULL ||
+	    def->help == NULL || def->fn == NULL ||
 	    strchr(def->help, '\n') != NULL ||
 	    strchr(def->synopsis, '\n') != NULL)
 		return -EINVAL;
@@ -438,6 +439,24 @@ lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx)
 			break;
 		p = sp + 1;
 	}
+	*out = e;
+	return 0;
+inval:
+	ent_free(e);
+	return -EINVAL;
+}
+
+int
+lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx)
+{
+	struct cmd_ent *e;
+	int rc;
+
+	if (r == NULL)
+		return -EINVAL;
+	rc = ent_make(def, ctx, &e);
+	if (rc != 0)
+		return rc;
 	for (unsigned int i = 0; i < r->n; i++) {
 		if (same_path(r->ent[i], e)) {
 			ent_free(e);
@@ -457,9 +476,35 @@ lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx)
 	}
 	r->ent[r->n++] = e;
 	return 0;
-inval:
-	ent_free(e);
-	return -EINVAL;
+}
+
+int
+lb_cmd_replace(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx,
+	       struct lb_cmd_def *old, void **old_ctx)
+{
+	struct cmd_ent *e;
+	unsigned int i;
+	int rc;
+
+	if (r == NULL)
+		return -EINVAL;
+	rc = ent_make(def, ctx, &e);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < r->n; i++)
+		if (same_path(r->ent[i], e))
+			break;
+	if (i == r->n) {
+		ent_free(e);
+		return -ENOENT;
+	}
+	if (old != NULL)
+		*old = r->ent[i]->def;
+	if (old_ctx != NULL)
+		*old_ctx = r->ent[i]->ctx;
+	ent_free(r->ent[i]);
+	r->ent[i] = e;
+	return 0;
 }
 
 int

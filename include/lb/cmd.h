@@ -215,6 +215,19 @@ int lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def,
 int lb_cmd_register_many(struct lb_cmd_reg *r, const struct lb_cmd_def *defs,
 			 unsigned int n, void *ctx);
 
+/**
+ * Replaces the command registered at @p def->path by @p def with context
+ * @p ctx; it keeps its place in `help` and the Markdown reference. A
+ * process that knows more than a module (lb-control's runtime view of
+ * what conf lists) overrides that module's command this way instead of
+ * the module knowing about it. @p old and @p old_ctx (each may be NULL)
+ * receive the command replaced, so the new handler may call it.
+ * @return 0; -EINVAL as lb_cmd_register() for a malformed @p def;
+ *   -ENOENT if no command has that path.
+ */
+int lb_cmd_replace(struct lb_cmd_reg *r, const struct lb_cmd_def *def,
+		   void *ctx, struct lb_cmd_def *old, void **old_ctx);
+
 /** Number of registered commands, `help` included. */
 unsigned int lb_cmd_count(const struct lb_cmd_reg *r);
 

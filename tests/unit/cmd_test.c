@@ -993,6 +993,80 @@ test_register_errors(void **state)
 	lb_cmd_reg_free(NULL);
 }
 
+/* Appends its context (a string) and calls the handler it replaced. */
+struct chain {
+	const char *tag;
+	struct lb_cmd_def old;
+	void *old_ctx;
+};
+
+static int
+h_tag(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	(void)argc;
+	(void)argv;
+	return lb_cmd_printf(out, "%s", (const char *)ctx);
+}
+
+static int
+h_chain(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	struct chain *c = ctx;
+	int rc = lb_cmd_printf(out, "%s+", c->tag);
+
+	return rc != 0 ? rc : c->old.fn(c->old_ctx, argc, argv, out);
+}
+
+static void
+test_replace(void **state)
+{
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	const struct lb_cmd_def defs[] = {
+		{ "x list", "", "Old list", NULL, h_tag },
+		{ "x add", "", "Add", NULL, h_tag },
+	};
+	struct chain c = { .tag = "new" };
+	struct lb_cmd_def nd = { "x list", "[ARG]", "New list", NULL,
+				 h_chain };
+	struct lb_cmd_out o;
+	char *argv[] = { "x", "list", NULL };
+
+	(void)state;
+	assert_non_null(r);
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_cmd_register_many(r, defs, 2, "old"), 0);
+	assert_int_equal(lb_cmd_replace(r, &nd, &c, &c.old, &c.old_ctx), 0);
+	assert_string_equal(c.old.help, "Old list");
+	assert_string_equal(c.old_ctx, "old");
+	/* Same place, same count: help keeps its order. */
+	assert_int_equal(lb_cmd_count(r), 3);
+	assert_string_equal(lb_cmd_at(r, 1)->help, "New list");
+	assert_string_equal(lb_cmd_at(r, 1)->synopsis, "[ARG]");
+	assert_int_equal(lb_cmd_exec(r, 2, argv, &o), 0);
+	assert_string_equal(lb_cmd_out_text(&o), "new+old");
+
+	/* Unknown path, malformed definitions: nothing changes. */
+	nd.path = "x frob";
+	assert_int_equal(lb_cmd_replace(r, &nd, NULL, NULL, NULL), -ENOENT);
+	nd.path = "x  list";
+	assert_int_equal(lb_cmd_replace(r, &nd, NULL, NULL, NULL), -EINVAL);
+	nd.path = "x list";
+	nd.fn = NULL;
+	assert_int_equal(lb_cmd_replace(r, &nd, NULL, NULL, NULL), -EINVAL);
+	nd.fn = h_tag;
+	assert_int_equal(lb_cmd_replace(NULL, &nd, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(lb_cmd_replace(r, NULL, NULL, NULL, NULL), -EINVAL);
+	lb_cmd_out_reset(&o);
+	assert_int_equal(lb_cmd_exec(r, 2, argv, &o), 0);
+	assert_string_equal(lb_cmd_out_text(&o), "new+old");
+	/* `help` itself may be replaced like any other. */
+	nd.path = "help";
+	assert_int_equal(lb_cmd_replace(r, &nd, "h", NULL, NULL), 0);
+	assert_int_equal(lb_cmd_count(r), 3);
+	lb_cmd_out_free(&o);
+	lb_cmd_reg_free(r);
+}
+
 /* ---- help and markdown ---- */
 
 static void
@@ -1245,6 +1319,7 @@ main(void)
 		cmocka_unit_test(test_exec_table),
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_register_errors),
+		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_markdown),
 		cmocka_unit_test(test_apply_stream),
