@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_HTTPD_PRIV_H
+#define LB_HTTPD_PRIV_H
+
+/*
+ * lb-control's HTTP endpoint: GET /metrics answers with the Prometheus
+ * exposition, anything else with 404. libmicrohttpd runs without threads
+ * of its own: lb-control polls its epoll descriptor and calls
+ * lb_httpd_run(), so the exposition is built by the thread that owns the
+ * view and needs no lock.
+ */
+
+#include <stdint.h>
+
+#include "lb/cmd.h"
+
+struct lb_httpd;
+
+/** Writes the body of /metrics; 0 or a negative errno. */
+typedef int lb_httpd_body_fn(void *ctx, struct lb_cmd_out *out);
+
+/**
+ * Listens on IPv4 "ADDR:PORT" (PORT 0: any free port).
+ * @return the server, or NULL with a message in @p err.
+ */
+struct lb_httpd *lb_httpd_start(const char *addr_port, lb_httpd_body_fn *fn,
+				void *ctx, char *err, size_t errlen);
+
+void lb_httpd_stop(struct lb_httpd *h);
+
+/** The descriptor to poll for POLLIN. */
+int lb_httpd_fd(const struct lb_httpd *h);
+
+/** The port listened on. */
+uint16_t lb_httpd_port(const struct lb_httpd *h);
+
+/** Longest wait before lb_httpd_run() is due anyway, in ms; -1: none. */
+int lb_httpd_timeout_ms(const struct lb_httpd *h);
+
+/** Serves what is ready. */
+void lb_httpd_run(struct lb_httpd *h);
+
+/** Requests served (any status). */
+uint64_t lb_httpd_requests(const struct lb_httpd *h);
+
+#endif /* LB_HTTPD_PRIV_H */
