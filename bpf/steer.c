@@ -1,0 +1,952 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * User-space half of the XDP steering program: loading, attaching and
+ * adopting it, the per-instance pins in bpffs, and the map updates of
+ * include/lb/steer.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/if_link.h>
+#include <netinet/in.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lb/steer.h"
+#include "steer.skel.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct lb_steer {
+	struct steer_bpf *skel; /**< NULL for lb_steer_open_pinned() */
+	int fd_rules;
+	int fd_acl;
+	int fd_ctr;
+	int own_fds;	   /**< the three fds above are ours to close */
+	int ifindex;	   /**< where we attached, 0 when nowhere */
+	uint32_t xdp_mode; /**< XDP_FLAGS_*_MODE of that attachment */
+	int ncpus;
+};
+
+/* The maps shared through bpffs, with what a pinned one must look like. */
+enum { MAP_RULES, MAP_ACL, MAP_CTR, NB_SHARED };
+
+static const struct shared_map {
+	const char *name;
+	uint32_t type;
+	uint32_t key_size;
+	uint32_t value_size;
+} shared_maps[NB_SHARED] = {
+	[MAP_RULES] = {"steer_rules", BPF_MAP_TYPE_HASH,
+		       sizeof(struct lb_steer_key),
+		       sizeof(struct lb_steer_val)},
+	[MAP_ACL] = {"acl_v4", BPF_MAP_TYPE_LPM_TRIE,
+		     sizeof(struct lb_steer_acl_key),
+		     sizeof(struct lb_steer_acl_val)},
+	[MAP_CTR] = {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint32_t),
+		     sizeof(struct lb_steer_ctr_val)},
+};
+
+static const char *const ctr_names[LB_STEER_CTR_MAX] = {
+	[LB_STEER_CTR_PASS] = "pass",
+	[LB_STEER_CTR_PASS_ARP] = "pass_arp",
+	[LB_STEER_CTR_PASS_IPV6] = "pass_ipv6",
+	[LB_STEER_CTR_PASS_OTHER] = "pass_other",
+	[LB_STEER_CTR_PASS_MALFORMED] = "pass_malformed",
+	[LB_STEER_CTR_PASS_NO_XSK] = "pass_no_xsk",
+	[LB_STEER_CTR_XSK_VIP] = "xsk_vip",
+	[LB_STEER_CTR_XSK_SNAT] = "xsk_snat",
+	[LB_STEER_CTR_XSK_LOCAL] = "xsk_local",
+	[LB_STEER_CTR_XSK_ARP] = "xsk_arp",
+	[LB_STEER_CTR_DROP_DENY] = "drop_deny",
+	[LB_STEER_CTR_DROP_DENY_LB] = "drop_deny_lb",
+	[LB_STEER_CTR_ACL_ALLOW] = "acl_allow",
+	[LB_STEER_CTR_ACL_EXPIRED] = "acl_expired",
+};
+
+const char *
+lb_steer_ctr_name(unsigned int ctr)
+{
+	return ctr < LB_STEER_CTR_MAX ? ctr_names[ctr] : NULL;
+}
+
+uint64_t
+lb_steer_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+lb_steer_pin_dir(char *buf, size_t len, const char *inst)
+{
+	size_t n;
+
+	if (buf == NULL || inst == NULL)
+		return -EINVAL;
+	n = strnlen(inst, 65);
+	if (n == 0 || n > 64 || strchr(inst, '/') != NULL ||
+	    strcmp(inst, ".") == 0 || strcmp(inst, "..") == 0)
+		return -EINVAL;
+	if ((size_t)snprintf(buf, len, "%s/%s", LB_STEER_PIN_ROOT, inst) >= len)
+		return -ENOSPC;
+	return 0;
+}
+
+static int
+pin_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* mkdir -p: bpffs holds directories, and a fresh host has none of ours. */
+static int
+make_dirs(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p))
+		return -EINVAL;
+	memcpy(p, dir, n + 1);
+	for (char *c = p + 1;; c++) {
+		char was = *c;
+
+		if (was != '/' && was != '\0')
+			continue;
+		*c = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		*c = was;
+		if (was == '\0')
+			return 0;
+	}
+}
+
+/* Is a pinned map one this version of the program can use? */
+static int
+check_map(int fd, const struct shared_map *m)
+{
+	struct bpf_map_info info;
+	uint32_t len = sizeof(info);
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	rc = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (rc != 0)
+		return rc;
+	if (info.type != m->type || info.key_size != m->key_size ||
+	    info.value_size != m->value_size)
+		return -EINVAL;
+	if (m->type == BPF_MAP_TYPE_PERCPU_ARRAY &&
+	    info.max_entries != LB_STEER_CTR_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* Opens the pinned map @p m of @p dir: its fd, or -errno. */
+static int
+open_pin(const char *dir, const struct shared_map *m)
+{
+	char path[PATH_MAX];
+	int fd, rc;
+
+	rc = pin_path(path, sizeof(path), dir, m->name);
+	if (rc != 0)
+		return rc;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return fd;
+	rc = check_map(fd, m);
+	if (rc != 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static struct bpf_map *
+skel_map(struct steer_bpf *skel, int i)
+{
+	switch (i) {
+	case MAP_RULES:
+		return skel->maps.steer_rules;
+	case MAP_ACL:
+		return skel->maps.acl_v4;
+	default:
+		return skel->maps.counters;
+	}
+}
+
+static struct lb_steer *
+steer_alloc(void)
+{
+	struct lb_steer *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->fd_rules = s->fd_acl = s->fd_ctr = -1;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * Opens the object, points its shared maps at the pins of conf->pin_dir
+ * that exist (and xsks_map at @p xsks_fd when >= 0), loads it and pins
+ * the maps that were not pinned yet.
+ */
+static int
+steer_load(const struct lb_steer_conf *conf, int xsks_fd, struct lb_steer **out)
+{
+	struct lb_steer *s;
+	int to_pin[NB_SHARED] = {0};
+	char path[PATH_MAX];
+	int rc;
+
+	if (conf == NULL || out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	s = steer_alloc();
+	if (s == NULL)
+		return -ENOMEM;
+	s->skel = steer_bpf__open();
+	if (s->skel == NULL) {
+		rc = -errno;
+		goto fail;
+	}
+	if (conf->max_rules != 0) {
+		rc = bpf_map__set_max_entries(s->skel->maps.steer_rules,
+					      conf->max_rules);
+		if (rc != 0)
+			goto fail;
+	}
+	if (conf->max_acl != 0) {
+		rc = bpf_map__set_max_entries(s->skel->maps.acl_v4,
+					      conf->max_acl);
+		if (rc != 0)
+			goto fail;
+	}
+	if (xsks_fd >= 0) {
+		rc = bpf_map__reuse_fd(s->skel->maps.xsks_map, xsks_fd);
+		if (rc != 0)
+			goto fail;
+	}
+	if (conf->pin_dir != NULL) {
+		rc = make_dirs(conf->pin_dir);
+		if (rc != 0)
+			goto fail;
+		for (int i = 0; i < NB_SHARED; i++) {
+			int fd = open_pin(conf->pin_dir, &shared_maps[i]);
+
+			if (fd == -ENOENT) {
+				to_pin[i] = 1;
+				continue;
+			}
+			if (fd < 0) {
+				rc = fd;
+				goto fail;
+			}
+			/* reuse_fd takes the pinned map's size and flags. */
+			rc = bpf_map__reuse_fd(skel_map(s->skel, i), fd);
+			close(fd);
+			if (rc != 0)
+				goto fail;
+		}
+	}
+	rc = steer_bpf__load(s->skel);
+	if (rc != 0)
+		goto fail;
+	for (int i = 0; i < NB_SHARED; i++) {
+		if (!to_pin[i])
+			continue;
+		rc = pin_path(path, sizeof(path), conf->pin_dir,
+			      shared_maps[i].name);
+		if (rc == 0)
+			rc = bpf_map__pin(skel_map(s->skel, i), path);
+		if (rc != 0)
+			goto fail;
+	}
+	s->fd_rules = bpf_map__fd(s->skel->maps.steer_rules);
+	s->fd_acl = bpf_map__fd(s->skel->maps.acl_v4);
+	s->fd_ctr = bpf_map__fd(s->skel->maps.counters);
+	*out = s;
+	return 0;
+fail:
+	steer_bpf__destroy(s->skel);
+	free(s);
+	return rc < 0 ? rc : -EINVAL;
+}
+
+int
+lb_steer_load(const struct lb_steer_conf *conf, struct lb_steer **out)
+{
+	return steer_load(conf, -1, out);
+}
+
+int
+lb_steer_attach(struct lb_steer *s, int ifindex, uint32_t xdp_flags)
+{
+	uint32_t mode = xdp_flags & XDP_FLAGS_MODES;
+	int rc;
+
+	if (s == NULL || s->skel == NULL || ifindex <= 0 || s->ifindex != 0 ||
+	    (xdp_flags & ~XDP_FLAGS_MODES) != 0)
+		return -EINVAL;
+	rc = bpf_xdp_attach(ifindex, bpf_program__fd(s->skel->progs.lb_steer),
+			    mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (rc != 0)
+		return rc;
+	s->ifindex = ifindex;
+	s->xdp_mode = mode;
+	return 0;
+}
+
+/* The program attached to @p ifindex: its fd (the caller closes it) and
+ * the mode flag to address it with. */
+static int
+attached_prog(int ifindex, int *prog_fd, uint32_t *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	uint32_t id;
+	int rc, fd;
+
+	rc = bpf_xdp_query(ifindex, 0, &q);
+	if (rc != 0)
+		return rc;
+	if (q.drv_prog_id != 0) {
+		id = q.drv_prog_id;
+		*mode = XDP_FLAGS_DRV_MODE;
+	} else if (q.skb_prog_id != 0) {
+		id = q.skb_prog_id;
+		*mode = XDP_FLAGS_SKB_MODE;
+	} else if (q.hw_prog_id != 0) {
+		return -EBUSY; /* offloaded: not something we made */
+	} else {
+		return -ENOENT;
+	}
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return fd;
+	*prog_fd = fd;
+	return 0;
+}
+
+/* Is @p prog_fd a steering program? Then its xsks_map fd in *xsks_fd
+ * (when xsks_fd is not NULL; the caller closes it). */
+static int
+steering_prog(int prog_fd, int *xsks_fd)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info), ids[16], nb;
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	rc = bpf_obj_get_info_by_fd(prog_fd, &info, &len);
+	if (rc != 0)
+		return rc;
+	if (info.type != BPF_PROG_TYPE_XDP ||
+	    strncmp(info.name, LB_STEER_PROG_NAME, sizeof(info.name)) != 0)
+		return -EBUSY;
+	if (xsks_fd == NULL)
+		return 0;
+	nb = info.nr_map_ids;
+	if (nb > ARRAY_SIZE(ids))
+		return -EBUSY;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = nb;
+	info.map_ids = (uint64_t)(uintptr_t)ids;
+	len = sizeof(info);
+	rc = bpf_obj_get_info_by_fd(prog_fd, &info, &len);
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = 0; i < nb && i < info.nr_map_ids; i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			return fd;
+		memset(&mi, 0, sizeof(mi));
+		rc = bpf_obj_get_info_by_fd(fd, &mi, &mlen);
+		if (rc == 0 && mi.type == BPF_MAP_TYPE_XSKMAP &&
+		    strcmp(mi.name, "xsks_map") == 0) {
+			*xsks_fd = fd;
+			return 0;
+		}
+		close(fd);
+		if (rc != 0)
+			return rc;
+	}
+	return -EBUSY;
+}
+
+int
+lb_steer_adopt(const struct lb_steer_conf *conf, int ifindex,
+	       struct lb_steer **out)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	struct lb_steer *s = NULL;
+	int old_fd = -1, xsks_fd = -1, rc;
+	uint32_t mode;
+
+	if (conf == NULL || out == NULL || ifindex <= 0)
+		return -EINVAL;
+	*out = NULL;
+	rc = attached_prog(ifindex, &old_fd, &mode);
+	if (rc != 0)
+		return rc;
+	rc = steering_prog(old_fd, &xsks_fd);
+	if (rc != 0)
+		goto out;
+	rc = steer_load(conf, xsks_fd, &s);
+	if (rc != 0)
+		goto out;
+	/* REPLACE: only if the PMD's program is still the one attached,
+	 * so a concurrent change is reported instead of overwritten. */
+	ao.old_prog_fd = old_fd;
+	rc = bpf_xdp_attach(ifindex, bpf_program__fd(s->skel->progs.lb_steer),
+			    mode | XDP_FLAGS_REPLACE, &ao);
+	if (rc != 0) {
+		lb_steer_close(s);
+		goto out;
+	}
+	s->ifindex = ifindex;
+	s->xdp_mode = mode;
+	*out = s;
+out:
+	if (xsks_fd >= 0)
+		close(xsks_fd);
+	close(old_fd);
+	return rc;
+}
+
+int
+lb_steer_detach(struct lb_steer *s)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	int rc;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (s->ifindex == 0 || s->skel == NULL)
+		return 0;
+	ao.old_prog_fd = bpf_program__fd(s->skel->progs.lb_steer);
+	rc = bpf_xdp_detach(s->ifindex, s->xdp_mode | XDP_FLAGS_REPLACE, &ao);
+	/* EEXIST: ours is no longer the attached program (the PMD detached
+	 * it, or something replaced it), so there is nothing of ours to
+	 * remove. ENODEV: the interface is gone, and our program with it. */
+	if (rc == -EEXIST || rc == -ENODEV)
+		rc = 0;
+	if (rc == 0)
+		s->ifindex = 0;
+	return rc;
+}
+
+void
+lb_steer_disown(struct lb_steer *s)
+{
+	if (s != NULL)
+		s->ifindex = 0;
+}
+
+int
+lb_steer_detach_ifindex(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	uint32_t mode;
+	int fd, rc;
+
+	if (ifindex <= 0)
+		return -EINVAL;
+	rc = attached_prog(ifindex, &fd, &mode);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc != 0)
+		return rc;
+	rc = steering_prog(fd, NULL);
+	if (rc == 0) {
+		ao.old_prog_fd = fd;
+		rc = bpf_xdp_detach(ifindex, mode | XDP_FLAGS_REPLACE, &ao);
+	}
+	close(fd);
+	return rc;
+}
+
+int
+lb_steer_open_pinned(const char *pin_dir, struct lb_steer **out)
+{
+	struct lb_steer *s;
+	int fds[NB_SHARED] = {-1, -1, -1};
+	int rc = 0;
+
+	if (pin_dir == NULL || out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	s = steer_alloc();
+	if (s == NULL)
+		return -ENOMEM;
+	for (int i = 0; i < NB_SHARED; i++) {
+		fds[i] = open_pin(pin_dir, &shared_maps[i]);
+		if (fds[i] < 0) {
+			rc = fds[i];
+			break;
+		}
+	}
+	if (rc != 0) {
+		for (int i = 0; i < NB_SHARED; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		free(s);
+		return rc;
+	}
+	s->fd_rules = fds[MAP_RULES];
+	s->fd_acl = fds[MAP_ACL];
+	s->fd_ctr = fds[MAP_CTR];
+	s->own_fds = 1;
+	*out = s;
+	return 0;
+}
+
+void
+lb_steer_close(struct lb_steer *s)
+{
+	if (s == NULL)
+		return;
+	lb_steer_detach(s);
+	if (s->own_fds) {
+		close(s->fd_rules);
+		close(s->fd_acl);
+		close(s->fd_ctr);
+	}
+	steer_bpf__destroy(s->skel);
+	free(s);
+}
+
+int
+lb_steer_unpin(const char *pin_dir)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (pin_dir == NULL)
+		return -EINVAL;
+	for (int i = 0; i < NB_SHARED; i++) {
+		rc = pin_path(path, sizeof(path), pin_dir, shared_maps[i].name);
+		if (rc != 0)
+			return rc;
+		if (unlink(path) != 0 && errno != ENOENT)
+			return -errno;
+	}
+	if (rmdir(pin_dir) != 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int
+lb_steer_write_obj(const char *path)
+{
+	char tmp[PATH_MAX];
+	const unsigned char *p;
+	size_t sz, done = 0;
+	int fd, rc = 0;
+
+	if (path == NULL)
+		return -EINVAL;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
+			     (long)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	p = steer_bpf__elf_bytes(&sz);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (done < sz) {
+		ssize_t n = write(fd, p + done, sz - done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+int
+lb_steer_prog_fd(const struct lb_steer *s)
+{
+	if (s == NULL || s->skel == NULL)
+		return -1;
+	return bpf_program__fd(s->skel->progs.lb_steer);
+}
+
+int
+lb_steer_xsks_fd(const struct lb_steer *s)
+{
+	if (s == NULL || s->skel == NULL)
+		return -1;
+	return bpf_map__fd(s->skel->maps.xsks_map);
+}
+
+/* ---- rules --------------------------------------------------------- */
+
+/* Can @p addr (network order) be the destination of our traffic? */
+static int
+unicast(uint32_t addr)
+{
+	uint32_t h = ntohl(addr);
+
+	return (h >> 24) != 0 && h < 0xe0000000u;
+}
+
+/* The map key of a rule; *is_range for the {addr, 0, proto} shape. */
+static int
+rule_key(const struct lb_steer_rule *r, struct lb_steer_key *k, int *is_range)
+{
+	memset(k, 0, sizeof(*k));
+	*is_range = 0;
+	if (r == NULL || !unicast(r->addr) || r->kind >= LB_STEER_KIND_MAX)
+		return -EINVAL;
+	k->addr = r->addr;
+	k->proto = r->proto;
+	if (r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP) {
+		if (r->port_min > r->port_max)
+			return -EINVAL;
+		if (r->port_min != 0 && r->port_min == r->port_max)
+			k->port = htons(r->port_min);
+		else
+			*is_range = 1;
+		return 0;
+	}
+	if (r->port_min != 0 || r->port_max != 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+rules_add_narrow(struct lb_steer *s, const struct lb_steer_rule *r,
+		 const struct lb_steer_key *k, int is_range)
+{
+	struct lb_steer_key ak = {.addr = r->addr};
+	struct lb_steer_val v = {.kind = (uint8_t)r->kind};
+	struct lb_steer_val av;
+	int rc;
+
+	if (is_range) {
+		v.port_min = r->port_min;
+		v.port_max = r->port_max;
+		if (r->port_min == 0 && r->port_max == 0)
+			v.port_max = UINT16_MAX;
+	}
+	/* The address entry goes in last, so that the program never finds
+	 * it without the rule it announces. */
+	rc = bpf_map_update_elem(s->fd_rules, k, &v, BPF_NOEXIST);
+	if (rc != 0)
+		return rc;
+	if (bpf_map_lookup_elem(s->fd_rules, &ak, &av) != 0) {
+		memset(&av, 0, sizeof(av));
+		av.kind = (uint8_t)r->kind;
+	}
+	if (av.nb_narrow == UINT16_MAX) {
+		rc = -E2BIG;
+	} else {
+		av.nb_narrow++;
+		rc = bpf_map_update_elem(s->fd_rules, &ak, &av, BPF_ANY);
+	}
+	if (rc != 0)
+		bpf_map_delete_elem(s->fd_rules, k);
+	return rc;
+}
+
+int
+lb_steer_rule_add(struct lb_steer *s, const struct lb_steer_rule *r)
+{
+	struct lb_steer_key k;
+	struct lb_steer_val v;
+	int is_range, rc;
+
+	if (s == NULL)
+		return -EINVAL;
+	rc = rule_key(r, &k, &is_range);
+	if (rc != 0)
+		return rc;
+	if (r->proto != 0)
+		return rules_add_narrow(s, r, &k, is_range);
+	if (bpf_map_lookup_elem(s->fd_rules, &k, &v) == 0) {
+		if (v.flags & LB_STEER_F_ADDR)
+			return -EEXIST;
+	} else {
+		memset(&v, 0, sizeof(v));
+	}
+	v.flags |= LB_STEER_F_ADDR;
+	v.kind = (uint8_t)r->kind;
+	return bpf_map_update_elem(s->fd_rules, &k, &v, BPF_ANY);
+}
+
+int
+lb_steer_rule_del(struct lb_steer *s, const struct lb_steer_rule *r)
+{
+	struct lb_steer_key k, ak;
+	struct lb_steer_val v, av;
+	int is_range, rc;
+
+	if (s == NULL)
+		return -EINVAL;
+	rc = rule_key(r, &k, &is_range);
+	if (rc != 0)
+		return rc;
+	memset(&ak, 0, sizeof(ak));
+	ak.addr = r->addr;
+	if (bpf_map_lookup_elem(s->fd_rules, &ak, &av) != 0)
+		return -ENOENT;
+	if (r->proto == 0) {
+		if (!(av.flags & LB_STEER_F_ADDR))
+			return -ENOENT;
+		if (av.nb_narrow == 0)
+			return bpf_map_delete_elem(s->fd_rules, &ak);
+		av.flags &= (uint8_t)~LB_STEER_F_ADDR;
+		return bpf_map_update_elem(s->fd_rules, &ak, &av, BPF_EXIST);
+	}
+	if (bpf_map_lookup_elem(s->fd_rules, &k, &v) != 0)
+		return -ENOENT;
+	/* A range and a single port of the same address and protocol live
+	 * under different keys; the rule names which one to remove. */
+	rc = bpf_map_delete_elem(s->fd_rules, &k);
+	if (rc != 0)
+		return rc;
+	if (av.nb_narrow > 0)
+		av.nb_narrow--;
+	if (av.nb_narrow == 0 && !(av.flags & LB_STEER_F_ADDR))
+		return bpf_map_delete_elem(s->fd_rules, &ak);
+	return bpf_map_update_elem(s->fd_rules, &ak, &av, BPF_EXIST);
+}
+
+int
+lb_steer_rule_walk(struct lb_steer *s,
+		   int (*cb)(const struct lb_steer_rule *r, void *arg),
+		   void *arg)
+{
+	struct lb_steer_key k, next;
+	struct lb_steer_val v;
+	struct lb_steer_key *prev = NULL;
+	int rc;
+
+	if (s == NULL || cb == NULL)
+		return -EINVAL;
+	while ((rc = bpf_map_get_next_key(s->fd_rules, prev, &next)) == 0) {
+		struct lb_steer_rule r = {
+			.addr = next.addr,
+			.proto = next.proto,
+		};
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(s->fd_rules, &k, &v) != 0)
+			continue; /* removed meanwhile */
+		if (k.proto == 0 && !(v.flags & LB_STEER_F_ADDR))
+			continue; /* an index entry, not a rule */
+		r.kind = (enum lb_steer_kind)v.kind;
+		if (k.port != 0) {
+			r.port_min = r.port_max = ntohs(k.port);
+		} else if (k.proto == IPPROTO_TCP || k.proto == IPPROTO_UDP) {
+			r.port_min = v.port_min;
+			r.port_max = v.port_max;
+			if (r.port_min == 0 && r.port_max == UINT16_MAX)
+				r.port_max = 0;
+		}
+		rc = cb(&r, arg);
+		if (rc != 0)
+			return rc;
+	}
+	return rc == -ENOENT ? 0 : rc;
+}
+
+/* ---- source ACL ---------------------------------------------------- */
+
+static int
+acl_key(uint32_t prefix, uint8_t prefixlen, struct lb_steer_acl_key *k)
+{
+	uint32_t mask;
+
+	if (prefixlen > 32)
+		return -EINVAL;
+	mask = prefixlen == 0 ? 0 : htonl(~0u << (32 - prefixlen));
+	if ((prefix & ~mask) != 0)
+		return -EINVAL;
+	k->prefixlen = prefixlen;
+	k->addr = prefix;
+	return 0;
+}
+
+int
+lb_steer_acl_set(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen,
+		 enum lb_steer_acl_action action, uint64_t ttl_ns)
+{
+	struct lb_steer_acl_key k;
+	struct lb_steer_acl_val v;
+	int rc;
+
+	if (s == NULL ||
+	    (action != LB_STEER_ACL_DENY && action != LB_STEER_ACL_DENY_LB &&
+	     action != LB_STEER_ACL_ALLOW))
+		return -EINVAL;
+	rc = acl_key(prefix, prefixlen, &k);
+	if (rc != 0)
+		return rc;
+	memset(&v, 0, sizeof(v));
+	v.action = (uint8_t)action;
+	v.prefixlen = prefixlen;
+	if (ttl_ns != 0) {
+		v.expires_ns = lb_steer_now_ns() + ttl_ns;
+		if (v.expires_ns < ttl_ns)
+			v.expires_ns = UINT64_MAX;
+	}
+	return bpf_map_update_elem(s->fd_acl, &k, &v, BPF_ANY);
+}
+
+int
+lb_steer_acl_del(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen)
+{
+	struct lb_steer_acl_key k;
+	int rc;
+
+	if (s == NULL)
+		return -EINVAL;
+	rc = acl_key(prefix, prefixlen, &k);
+	if (rc != 0)
+		return rc;
+	return bpf_map_delete_elem(s->fd_acl, &k);
+}
+
+int
+lb_steer_acl_walk(struct lb_steer *s,
+		  int (*cb)(const struct lb_steer_acl *a, void *arg), void *arg)
+{
+	struct lb_steer_acl_key k, next, *prev = NULL;
+	struct lb_steer_acl_val v;
+	int rc;
+
+	if (s == NULL || cb == NULL)
+		return -EINVAL;
+	while ((rc = bpf_map_get_next_key(s->fd_acl, prev, &next)) == 0) {
+		struct lb_steer_acl a;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(s->fd_acl, &k, &v) != 0)
+			continue;
+		a.prefix = k.addr;
+		a.prefixlen = (uint8_t)k.prefixlen;
+		a.action = (enum lb_steer_acl_action)v.action;
+		a.expires_ns = v.expires_ns;
+		rc = cb(&a, arg);
+		if (rc != 0)
+			return rc;
+	}
+	return rc == -ENOENT ? 0 : rc;
+}
+
+struct gc_list {
+	struct lb_steer_acl_key *keys;
+	size_t n, cap;
+	uint64_t now;
+};
+
+static int
+gc_collect(const struct lb_steer_acl *a, void *arg)
+{
+	struct gc_list *l = arg;
+
+	if (a->expires_ns == 0 || a->expires_ns > l->now)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		void *p = realloc(l->keys, cap * sizeof(*l->keys));
+
+		if (p == NULL)
+			return -ENOMEM;
+		l->keys = p;
+		l->cap = cap;
+	}
+	l->keys[l->n].prefixlen = a->prefixlen;
+	l->keys[l->n].addr = a->prefix;
+	l->n++;
+	return 0;
+}
+
+int
+lb_steer_acl_gc(struct lb_steer *s, uint64_t now_ns)
+{
+	struct gc_list l = {.now = now_ns ? now_ns : lb_steer_now_ns()};
+	int rc, removed = 0;
+
+	if (s == NULL)
+		return -EINVAL;
+	/* Collect first: deleting while walking an LPM trie restarts the
+	 * walk from its first key. */
+	rc = lb_steer_acl_walk(s, gc_collect, &l);
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		struct lb_steer_acl_val v;
+
+		/* Set again since the walk? Then it is not ours to remove. */
+		if (bpf_map_lookup_elem(s->fd_acl, &l.keys[i], &v) != 0 ||
+		    v.expires_ns == 0 || v.expires_ns > l.now)
+			continue;
+		if (bpf_map_delete_elem(s->fd_acl, &l.keys[i]) == 0 &&
+		    removed < INT_MAX)
+			removed++;
+	}
+	free(l.keys);
+	return rc != 0 ? rc : removed;
+}
+
+/* ---- counters ------------------------------------------------------ */
+
+int
+lb_steer_stats_read(struct lb_steer *s, struct lb_steer_stats *st)
+{
+	struct lb_steer_ctr_val *pc;
+	int rc = 0;
+
+	if (s == NULL || st == NULL)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	pc = calloc((size_t)s->ncpus, sizeof(*pc));
+	if (pc == NULL)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < LB_STEER_CTR_MAX; c++) {
+		rc = bpf_map_lookup_elem(s->fd_ctr, &c, pc);
+		if (rc != 0)
+			break;
+		for (int cpu = 0; cpu < s->ncpus; cpu++) {
+			st->ctr[c].packets += pc[cpu].packets;
+			st->ctr[c].bytes += pc[cpu].bytes;
+		}
+	}
+	free(pc);
+	return rc;
+}

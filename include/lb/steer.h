@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_STEER_H
+#define LB_STEER_H
+
+/**
+ * @file
+ * The XDP steering program of a dataplane on net_af_xdp (bpf/steer.bpf.c,
+ * described in docs/xdp.md): loading and attaching it, pinning its maps
+ * per instance in bpffs, and filling them.
+ *
+ * Three users, three ways in:
+ * - lb-dataplane starts its net_af_xdp ports with the program's object
+ *   (lb_steer_write_obj(), then the PMD's xdp_prog= devarg), and once a
+ *   port is up swaps in a copy whose maps are the instance's pinned ones
+ *   (lb_steer_adopt()). A restart finds the rules, the ACL and the
+ *   counters where the last run left them.
+ * - lb-control and lbctl open the pinned maps alone
+ *   (lb_steer_open_pinned()) to add steering rules and ACL entries and to
+ *   read the counters; they never load a program.
+ * - Tests and hosts without a dataplane load and attach it themselves
+ *   (lb_steer_load(), lb_steer_attach()).
+ *
+ * Every map is written by one process at a time: an address entry counts
+ * its narrower rules with a read-modify-write. Functions return 0 or a
+ * negative errno unless they say otherwise. Addresses are IPv4 in network
+ * byte order; ports are in host order.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lb/steer_abi.h"
+
+/** Where the instances' directories live in bpffs. */
+#define LB_STEER_PIN_ROOT "/sys/fs/bpf/sluice"
+/** Name of the program (and of its function in the object). */
+#define LB_STEER_PROG_NAME "lb_steer"
+
+struct lb_steer;
+
+struct lb_steer_conf {
+	/** bpffs directory of the maps steer_rules, acl_v4 and counters
+	 * (made when missing): maps pinned there are used, missing ones are
+	 * created and pinned. NULL keeps the maps private to the handle. */
+	const char *pin_dir;
+	/** Entries of steer_rules and acl_v4 when they are created; 0 for
+	 * LB_STEER_RULES_DEFAULT and LB_STEER_ACL_DEFAULT. Maps found pinned
+	 * keep their size. */
+	uint32_t max_rules;
+	uint32_t max_acl;
+};
+
+/**
+ * Writes LB_STEER_PIN_ROOT "/" @p inst into @p buf.
+ * @return 0, -EINVAL when @p inst is empty, ".", "..", longer than 64
+ *   bytes or holds a '/', -ENOSPC when @p buf is too small.
+ */
+int lb_steer_pin_dir(char *buf, size_t len, const char *inst);
+
+/**
+ * Opens and loads the program; does not attach it.
+ * @return 0 and *@p out; -EINVAL for a pinned map of another layout (an
+ *   older version: lb_steer_unpin() it), -EPERM without CAP_BPF, or what
+ *   the kernel says.
+ */
+int lb_steer_load(const struct lb_steer_conf *conf, struct lb_steer **out);
+
+/**
+ * Attaches a loaded program to @p ifindex. @p xdp_flags picks the mode
+ * (XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE, or 0 for the driver's mode
+ * when it has one); an interface that already has a program is refused
+ * (-EBUSY), never replaced.
+ */
+int lb_steer_attach(struct lb_steer *s, int ifindex, uint32_t xdp_flags);
+
+/**
+ * Takes over the steering program that the net_af_xdp PMD attached to
+ * @p ifindex from the object of lb_steer_write_obj(): loads a copy that
+ * shares the PMD's xsks_map (so its sockets stay registered) and the
+ * maps of @p conf, and swaps it in atomically. The PMD's copy kept empty
+ * maps of its own, so until the swap the interface behaved as without a
+ * program. The PMD detaches the program when it closes the port.
+ * @return 0 and *@p out; -ENOENT when no program is attached, -EBUSY when
+ *   the attached program is not a steering program, -EEXIST when it
+ *   changed during the swap, or an error of lb_steer_load().
+ */
+int lb_steer_adopt(const struct lb_steer_conf *conf, int ifindex,
+		   struct lb_steer **out);
+
+/**
+ * Detaches the program from the interface it was attached to by
+ * lb_steer_attach() or lb_steer_adopt(), unless another program has
+ * replaced it since. 0 when nothing of ours is attached.
+ */
+int lb_steer_detach(struct lb_steer *s);
+
+/**
+ * Forgets the attachment, so that lb_steer_close() leaves the program on
+ * the interface: for a command that attaches and exits. The interface
+ * keeps the program until lb_steer_detach_ifindex() or the PMD's close
+ * removes it.
+ */
+void lb_steer_disown(struct lb_steer *s);
+
+/**
+ * Removes a steering program that a process which is gone (a crashed
+ * dataplane) left attached to @p ifindex, so that the PMD can attach
+ * again. It cannot tell a live dataplane's program from a dead one's:
+ * call it only before starting the port. 0 when none is attached;
+ * -EBUSY when the attached program is not a steering program (it is left
+ * alone).
+ */
+int lb_steer_detach_ifindex(int ifindex);
+
+/**
+ * Opens the maps pinned in @p pin_dir without any program: what lb-control
+ * and lbctl use.
+ * @return 0 and *@p out, -ENOENT when a map is not pinned there, -EINVAL
+ *   when one has another layout.
+ */
+int lb_steer_open_pinned(const char *pin_dir, struct lb_steer **out);
+
+/** Detaches (lb_steer_detach()) and frees; pinned maps stay. NULL is a
+ * no-op. */
+void lb_steer_close(struct lb_steer *s);
+
+/** Removes the pinned maps of @p pin_dir and the directory; maps still
+ * used by a program live on until it goes. Missing ones are no error. */
+int lb_steer_unpin(const char *pin_dir);
+
+/**
+ * Writes the program's ELF object (the one built into the library) to
+ * @p path, for the PMD's xdp_prog= devarg; replaces @p path atomically.
+ */
+int lb_steer_write_obj(const char *path);
+
+/** Descriptors of the loaded program and its xsks_map; -1 for a handle of
+ * lb_steer_open_pinned(). Owned by the handle. */
+int lb_steer_prog_fd(const struct lb_steer *s);
+int lb_steer_xsks_fd(const struct lb_steer *s);
+
+/** A steering rule. */
+struct lb_steer_rule {
+	uint32_t addr; /**< IPv4 destination, network order */
+	/**
+	 * 0: every IPv4 packet for @p addr and ARP whose target is @p addr
+	 * (ports must be 0); for an address the host does not have.
+	 * IPPROTO_TCP, IPPROTO_UDP: the destination ports
+	 * port_min..port_max; one port when they are equal, every port when
+	 * both are 0. One range per address and protocol, any number of
+	 * single ports. Any other protocol: all of it (ports must be 0).
+	 * Narrow rules leave ARP and everything else for @p addr to the
+	 * kernel: they are for an address the host shares.
+	 */
+	uint8_t proto;
+	uint16_t port_min;
+	uint16_t port_max;
+	enum lb_steer_kind kind;
+};
+
+/**
+ * Adds a rule. Packets a rule steers go to the dataplane's socket of the
+ * queue they arrived on. A packet that several rules match goes by the
+ * most specific: whole address, then single port, then range.
+ * @return 0, -EINVAL for a bad rule or an address that cannot be a
+ *   destination (0.0.0.0/8, multicast, class E, broadcast), -EEXIST when
+ *   the same rule (same address, protocol and port, or range of that
+ *   address and protocol) exists, -E2BIG when the map is full.
+ */
+int lb_steer_rule_add(struct lb_steer *s, const struct lb_steer_rule *r);
+
+/** Removes the rule of the same address, protocol and ports (the kind is
+ * not compared). -ENOENT when there is none. */
+int lb_steer_rule_del(struct lb_steer *s, const struct lb_steer_rule *r);
+
+/**
+ * Calls @p cb for every rule, in no particular order; stops at the first
+ * non-zero return of @p cb and returns it.
+ */
+int lb_steer_rule_walk(struct lb_steer *s,
+		       int (*cb)(const struct lb_steer_rule *r, void *arg),
+		       void *arg);
+
+/** An entry of the source ACL. */
+struct lb_steer_acl {
+	uint32_t prefix; /**< network order, host bits zero */
+	uint8_t prefixlen;
+	enum lb_steer_acl_action action;
+	uint64_t expires_ns; /**< lb_steer_now_ns() clock; 0: never */
+};
+
+/**
+ * Sets the entry of @p prefix/@p prefixlen, replacing one that is there.
+ * The longest live prefix covering a packet's source decides.
+ * @param ttl_ns life from now, in ns; 0 for ever.
+ * @return 0, -EINVAL (host bits set, length > 32, unknown action), -E2BIG
+ *   when the ACL is full.
+ */
+int lb_steer_acl_set(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen,
+		     enum lb_steer_acl_action action, uint64_t ttl_ns);
+
+/** Removes an entry; -ENOENT when there is none. */
+int lb_steer_acl_del(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen);
+
+/** Calls @p cb for every entry, expired ones included, like
+ * lb_steer_rule_walk(). */
+int lb_steer_acl_walk(struct lb_steer *s,
+		      int (*cb)(const struct lb_steer_acl *a, void *arg),
+		      void *arg);
+
+/**
+ * Removes the entries expired at @p now_ns (lb_steer_now_ns() when 0).
+ * The program already ignores them; this gives their room back and saves
+ * it the extra lookups.
+ * @return the number removed, or a negative errno.
+ */
+int lb_steer_acl_gc(struct lb_steer *s, uint64_t now_ns);
+
+/** The program's clock, bpf_ktime_get_ns(): CLOCK_MONOTONIC in ns. */
+uint64_t lb_steer_now_ns(void);
+
+/** Counters summed over the CPUs, indexed by enum lb_steer_ctr. */
+struct lb_steer_stats {
+	struct lb_steer_ctr_val ctr[LB_STEER_CTR_MAX];
+};
+
+int lb_steer_stats_read(struct lb_steer *s, struct lb_steer_stats *st);
+
+/** Name of a counter ("pass", "xsk_vip", ...), NULL past the last. */
+const char *lb_steer_ctr_name(unsigned int ctr);
+
+#endif /* LB_STEER_H */

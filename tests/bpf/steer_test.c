@@ -1,0 +1,1336 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The XDP steering program as the kernel runs it: table rows of {frame,
+ * expected verdict, expected counter changes} through BPF_PROG_TEST_RUN,
+ * then the library (rules, ACL, pins found again after a restart,
+ * adopting a PMD's program, attaching) and live frames on a loopback
+ * device with the program attached.
+ *
+ * Needs root for BPF and runs in a network namespace of its own, so the
+ * only interface it touches is its private loopback.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/ip.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cmocka.h>
+
+#include "lb/steer.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#define BPF_FS_MAGIC_NR 0xcafe4a11
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define IP(a, b, c, d) \
+	((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* ---- frames ---------------------------------------------------------- */
+
+enum { T_IP4 = 0, T_ARP, T_IP6, T_OTHER };
+
+/** A frame to build; addresses in host order. */
+struct pkt {
+	int type;        /**< T_* */
+	uint16_t vlan;   /**< one 802.1Q tag with this VID when non-zero */
+	uint32_t src;    /**< IPv4 source, or the ARP sender */
+	uint32_t dst;    /**< IPv4 destination, or the ARP target */
+	uint8_t proto;   /**< IPv4 protocol (TCP when 0) */
+	uint16_t sport;
+	uint16_t dport;
+	uint8_t ihl;     /**< 0: 5 */
+	uint8_t version; /**< 0: 4 */
+	uint16_t frag;   /**< frag_off, host order */
+	uint8_t arp_hlen; /**< 0: 6 */
+	uint16_t cut;    /**< keep this many bytes when non-zero */
+};
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint16_t
+ip_csum(const uint8_t *p, size_t len)
+{
+	uint32_t s = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* Builds @p k into @p buf (at least 256 bytes); returns its length. */
+static size_t
+build(const struct pkt *k, uint8_t *buf)
+{
+	static const uint8_t dmac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	static const uint8_t smac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+	uint16_t type;
+	size_t n = 12, l3;
+
+	memset(buf, 0, 256);
+	memcpy(buf, dmac, 6);
+	memcpy(buf + 6, smac, 6);
+	switch (k->type) {
+	case T_ARP:
+		type = ETH_P_ARP;
+		break;
+	case T_IP6:
+		type = ETH_P_IPV6;
+		break;
+	case T_OTHER:
+		type = 0x88cc; /* LLDP */
+		break;
+	default:
+		type = ETH_P_IP;
+	}
+	if (k->vlan != 0) {
+		put16(buf + n, ETH_P_8021Q);
+		put16(buf + n + 2, k->vlan);
+		n += 4;
+	}
+	put16(buf + n, type);
+	n += 2;
+	l3 = n;
+	if (k->type == T_ARP) {
+		uint8_t hl = k->arp_hlen ? k->arp_hlen : 6;
+
+		put16(buf + n, 1);
+		put16(buf + n + 2, ETH_P_IP);
+		buf[n + 4] = hl;
+		buf[n + 5] = 4;
+		put16(buf + n + 6, 1); /* request */
+		memcpy(buf + n + 8, smac, 6);
+		put32(buf + n + 14, k->src);
+		put32(buf + n + 24, k->dst);
+		n += 28;
+	} else if (k->type == T_IP6) {
+		buf[n] = 0x60;
+		put16(buf + n + 4, 8);
+		buf[n + 6] = IPPROTO_UDP;
+		buf[n + 7] = 64;
+		buf[n + 8] = 0x20; /* 2001:db8::1 -> 2001:db8::2 */
+		buf[n + 9] = 0x01;
+		buf[n + 10] = 0x0d;
+		buf[n + 11] = 0xb8;
+		buf[n + 23] = 1;
+		memcpy(buf + n + 24, buf + n + 8, 16);
+		buf[n + 39] = 2;
+		n += 40;
+		put16(buf + n, 5353);
+		put16(buf + n + 2, 5353);
+		put16(buf + n + 4, 8);
+		n += 8;
+	} else if (k->type == T_OTHER) {
+		n += 46;
+	} else {
+		uint8_t ihl = k->ihl ? k->ihl : 5;
+		uint8_t proto = k->proto ? k->proto : IPPROTO_TCP;
+		size_t hl = (size_t)ihl * 4, l4len;
+
+		l4len = proto == IPPROTO_TCP ? 20 : 8;
+		buf[n] = (uint8_t)((k->version ? k->version : 4) << 4 |
+				   (ihl & 0xf));
+		put16(buf + n + 2, (uint16_t)(hl + l4len));
+		put16(buf + n + 6, k->frag);
+		buf[n + 8] = 64;
+		buf[n + 9] = proto;
+		put32(buf + n + 12, k->src);
+		put32(buf + n + 16, k->dst);
+		if (hl > 20 && hl <= 60)
+			memset(buf + n + 20, 1, hl - 20); /* NOP options */
+		if (hl >= 20 && hl <= 60)
+			put16(buf + n + 10, ip_csum(buf + n, hl));
+		n += hl;
+		if (proto == IPPROTO_ICMP) {
+			buf[n] = 8; /* echo request */
+		} else {
+			put16(buf + n, k->sport);
+			put16(buf + n + 2, k->dport);
+			if (proto == IPPROTO_TCP) {
+				buf[n + 12] = 5 << 4;
+				buf[n + 13] = 0x02; /* SYN */
+			} else {
+				put16(buf + n + 4, 8);
+			}
+		}
+		n += l4len;
+	}
+	(void)l3;
+	if (n < 60)
+		n = 60; /* what a NIC delivers at least */
+	if (k->cut != 0 && k->cut < n)
+		n = k->cut;
+	return n;
+}
+
+/* ---- the table ------------------------------------------------------- */
+
+/* The plan the fixture installs. */
+#define VIP_PORT IP(10, 0, 0, 100)  /* tcp:80 only (narrow) */
+#define VIP_ALL IP(10, 0, 0, 101)   /* whole address */
+#define LOCAL IP(10, 0, 0, 1)       /* the dataplane's address */
+#define SNAT IP(10, 0, 1, 2)        /* whole address, SNAT */
+#define SHARED IP(10, 0, 0, 5)      /* host's address: tcp:8080 vip, udp */
+				    /* 40000-40999 snat */
+#define HOST IP(10, 0, 0, 6)        /* no rule at all */
+#define CLIENT IP(198, 18, 0, 7)
+#define BACKEND IP(10, 0, 1, 11)
+#define DENIED IP(192, 0, 2, 7)     /* 192.0.2.0/24 deny */
+#define DENY_LB IP(100, 64, 3, 4)   /* 100.64.0.0/16 deny-lb */
+#define EXPIRED IP(198, 51, 100, 9) /* 198.51.100.0/24 deny, expired */
+#define EXCEPT IP(203, 0, 113, 200) /* 203.0.113.0/24 deny, .128/25 allow */
+#define NOT_EXCEPT IP(203, 0, 113, 5)
+#define NESTED IP(172, 16, 5, 9)    /* /12 deny; 172.16.5.0/24 expired */
+#define LAPSED IP(10, 99, 1, 1)     /* 10.99/16 deny; 10.99.1/24 allow, */
+				    /* expired */
+
+#define NONE (-1)
+
+struct row {
+	const char *name;
+	struct pkt pkt;
+	uint32_t verdict;
+	int ctr;    /**< the verdict counter that grows by one frame */
+	int ev[2];  /**< event counters that grow by one, or NONE */
+};
+
+#define TCP_SP(s, d, sp, dp) .src = (s), .dst = (d), \
+	.proto = IPPROTO_TCP, .sport = (sp), .dport = (dp)
+#define TCP(s, d, dp) TCP_SP(s, d, 40000, dp)
+#define UDP(s, d, sp, dp) .src = (s), .dst = (d), .proto = IPPROTO_UDP, \
+	.sport = (sp), .dport = (dp)
+#define ICMP(s, d) .src = (s), .dst = (d), .proto = IPPROTO_ICMP
+#define ARP(s, t) .type = T_ARP, .src = (s), .dst = (t)
+#define EV0 .ev = { NONE, NONE }
+
+static const struct row rows[] = {
+	/* VIP traffic */
+	{ "tcp SYN to VIP:80 (port rule)", { TCP(CLIENT, VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "tcp to VIP:22, not a service port", { TCP(CLIENT, VIP_PORT, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "udp to VIP:80, only tcp is steered",
+	  { UDP(CLIENT, VIP_PORT, 5000, 80) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "ping to a VIP with port rules only", { ICMP(CLIENT, VIP_PORT) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "udp to a whole-address VIP", { UDP(CLIENT, VIP_ALL, 5000, 53) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "tcp to any port of a whole-address VIP",
+	  { TCP(CLIENT, VIP_ALL, 9) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "ping to a whole-address VIP", { ICMP(CLIENT, VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "tcp to VIP:80 with IP options",
+	  { TCP(CLIENT, VIP_PORT, 80), .ihl = 7 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "tcp to VIP:80 behind a VLAN tag",
+	  { TCP(CLIENT, VIP_PORT, 80), .vlan = 12 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "first fragment to VIP:80", { TCP(CLIENT, VIP_PORT, 80),
+	  .frag = 0x2000 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "later fragment to a port-rule VIP: no port, the kernel's",
+	  { TCP(CLIENT, VIP_PORT, 80), .frag = 0x0010 },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "later fragment to a whole-address VIP",
+	  { UDP(CLIENT, VIP_ALL, 1, 2), .frag = 0x0010 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	/* SNAT replies and the dataplane's own address */
+	{ "backend's tcp reply to the SNAT address",
+	  { TCP_SP(BACKEND, SNAT, 8080, 40001) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "backend's udp reply to the SNAT address",
+	  { UDP(BACKEND, SNAT, 53, 61000) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "ICMP error to the SNAT address", { ICMP(BACKEND, SNAT) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "ping to the dataplane's own address", { ICMP(CLIENT, LOCAL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_LOCAL, EV0 },
+	/* an address the host shares with the dataplane */
+	{ "shared address, tcp:8080 rule", { TCP(CLIENT, SHARED, 8080) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "shared address, SSH stays with the host",
+	  { TCP(CLIENT, SHARED, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "shared address, udp in the SNAT range",
+	  { UDP(BACKEND, SHARED, 53, 40500) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "shared address, udp first port of the range",
+	  { UDP(BACKEND, SHARED, 53, 40000) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "shared address, udp last port of the range",
+	  { UDP(BACKEND, SHARED, 53, 40999) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "shared address, udp just below the range",
+	  { UDP(BACKEND, SHARED, 53, 39999) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "shared address, udp just above the range",
+	  { UDP(BACKEND, SHARED, 53, 41000) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "shared address, ping stays with the host", { ICMP(CLIENT, SHARED) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	/* host traffic */
+	{ "SSH to the host's address", { TCP(CLIENT, HOST, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "udp to the host, VLAN tagged", { UDP(CLIENT, HOST, 5, 161),
+	  .vlan = 7 },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "GRE to the host", { .src = CLIENT, .dst = HOST, .proto = 47 },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	/* ARP */
+	{ "ARP request for a whole-address VIP", { ARP(CLIENT, VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "ARP for the dataplane's address", { ARP(BACKEND, LOCAL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "ARP for the SNAT address", { ARP(BACKEND, SNAT) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "ARP for the host", { ARP(CLIENT, HOST) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "ARP for a shared address: the kernel answers",
+	  { ARP(CLIENT, SHARED) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "ARP for a port-rule VIP", { ARP(CLIENT, VIP_PORT) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "ARP for a VIP from a denied sender: the ACL is IPv4 only",
+	  { ARP(DENIED, VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	/* source ACL */
+	{ "denied source to a VIP", { TCP(DENIED, VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "denied source to the host", { TCP(DENIED, HOST, 22) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "denied source, VLAN tagged", { UDP(DENIED, VIP_ALL, 1, 53),
+	  .vlan = 12 },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "deny-lb source to a VIP", { TCP(DENY_LB, VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY_LB, EV0 },
+	{ "deny-lb source to the host's SSH", { TCP(DENY_LB, SHARED, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "expired deny entry", { TCP(EXPIRED, VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "allow exception inside a denied prefix",
+	  { TCP(EXCEPT, VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP,
+	  { LB_STEER_CTR_ACL_ALLOW, NONE } },
+	{ "denied prefix outside the exception",
+	  { TCP(NOT_EXCEPT, VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "expired /24 deny under a live /12 deny",
+	  { TCP(NESTED, VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "expired allow no longer lifts its /16 deny",
+	  { TCP(LAPSED, HOST, 22) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	/* truncated and malformed */
+	{ "Ethernet header only, IPv4 type", { TCP(CLIENT, VIP_ALL, 80),
+	  .cut = 14 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "VLAN tag cut short", { TCP(CLIENT, VIP_ALL, 80), .vlan = 5,
+	  .cut = 16 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IPv4 header cut at 19 bytes", { TCP(CLIENT, VIP_ALL, 80),
+	  .cut = 14 + 19 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IHL 4", { TCP(CLIENT, VIP_ALL, 80), .ihl = 4 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IHL 15 past the end of the frame", { TCP(CLIENT, VIP_ALL, 80),
+	  .ihl = 15, .cut = 14 + 40 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "version 6 under the IPv4 ethertype", { TCP(CLIENT, VIP_ALL, 80),
+	  .version = 6 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "denied source with IHL 4: unjudged, the kernel drops it",
+	  { TCP(DENIED, HOST, 22), .ihl = 4 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "tcp to a port rule with 2 bytes of TCP",
+	  { TCP(CLIENT, VIP_PORT, 80), .cut = 14 + 20 + 2 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "tcp to a whole-address VIP with 2 bytes of TCP: the dataplane "
+	  "counts it", { TCP(CLIENT, VIP_ALL, 80), .cut = 14 + 20 + 2 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "tcp to the host with no TCP header", { TCP(CLIENT, HOST, 22),
+	  .cut = 14 + 20 },
+	  XDP_PASS, LB_STEER_CTR_PASS, EV0 },
+	{ "ARP cut short", { ARP(CLIENT, VIP_ALL), .cut = 14 + 20 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "ARP with an 8-byte hardware address", { ARP(CLIENT, VIP_ALL),
+	  .arp_hlen = 8 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	/* IPv6 and other ethertypes */
+	{ "IPv6 udp", { .type = T_IP6 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "IPv6 ethertype with no header", { .type = T_IP6, .cut = 14 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "IPv6 behind a VLAN tag", { .type = T_IP6, .vlan = 3 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "LLDP", { .type = T_OTHER },
+	  XDP_PASS, LB_STEER_CTR_PASS_OTHER, EV0 },
+};
+
+/* ---- fixture --------------------------------------------------------- */
+
+struct fix {
+	struct lb_steer *s;
+	int xsk; /* an AF_XDP socket in xsks_map[0] */
+};
+
+static int
+add_rule(struct lb_steer *s, uint32_t addr, uint8_t proto, uint16_t lo,
+	 uint16_t hi, enum lb_steer_kind kind)
+{
+	struct lb_steer_rule r = {
+		.addr = htonl(addr),
+		.proto = proto,
+		.port_min = lo,
+		.port_max = hi,
+		.kind = kind,
+	};
+
+	return lb_steer_rule_add(s, &r);
+}
+
+static int
+acl(struct lb_steer *s, uint32_t prefix, uint8_t len,
+    enum lb_steer_acl_action a, uint64_t ttl_ns)
+{
+	return lb_steer_acl_set(s, htonl(prefix), len, a, ttl_ns);
+}
+
+/* Puts an AF_XDP socket in xsks_map at @p queue, so that a redirect finds
+ * it: BPF_PROG_TEST_RUN only reports the verdict, the socket need not be
+ * bound. */
+static int
+xsk_in_map(struct lb_steer *s, uint32_t queue)
+{
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_update_elem(lb_steer_xsks_fd(s), &queue,
+					     &fd, BPF_ANY), 0);
+	return fd;
+}
+
+static void
+install_plan(struct lb_steer *s)
+{
+	const uint64_t ms = 1000000;
+
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_TCP, 80, 80,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, LOCAL, 0, 0, 0, LB_STEER_KIND_LOCAL), 0);
+	assert_int_equal(add_rule(s, SNAT, 0, 0, 0, LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(add_rule(s, SHARED, IPPROTO_TCP, 8080, 8080,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, SHARED, IPPROTO_UDP, 40000, 40999,
+				  LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(acl(s, IP(192, 0, 2, 0), 24, LB_STEER_ACL_DENY, 0),
+			 0);
+	assert_int_equal(acl(s, IP(100, 64, 0, 0), 16, LB_STEER_ACL_DENY_LB,
+			     3600000 * ms), 0);
+	assert_int_equal(acl(s, IP(198, 51, 100, 0), 24, LB_STEER_ACL_DENY,
+			     1), 0);
+	assert_int_equal(acl(s, IP(203, 0, 113, 0), 24, LB_STEER_ACL_DENY, 0),
+			 0);
+	assert_int_equal(acl(s, IP(203, 0, 113, 128), 25, LB_STEER_ACL_ALLOW,
+			     0), 0);
+	assert_int_equal(acl(s, IP(172, 16, 0, 0), 12, LB_STEER_ACL_DENY, 0),
+			 0);
+	assert_int_equal(acl(s, IP(172, 16, 5, 0), 24, LB_STEER_ACL_DENY, 1),
+			 0);
+	assert_int_equal(acl(s, IP(10, 99, 0, 0), 16, LB_STEER_ACL_DENY, 0),
+			 0);
+	assert_int_equal(acl(s, IP(10, 99, 1, 0), 24, LB_STEER_ACL_ALLOW, 1),
+			 0);
+	/* The 1 ns entries above are expired by the time any frame runs. */
+	usleep(1000);
+}
+
+static int
+setup(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct fix *f = calloc(1, sizeof(*f));
+
+	if (f == NULL || lb_steer_load(&conf, &f->s) != 0) {
+		free(f);
+		return -1;
+	}
+	install_plan(f->s);
+	f->xsk = xsk_in_map(f->s, 0);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fix *f = *state;
+
+	lb_steer_close(f->s);
+	close(f->xsk);
+	free(f);
+	return 0;
+}
+
+static uint32_t
+run(int prog_fd, const uint8_t *frame, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+		    .data_size_in = (uint32_t)len, .repeat = 1);
+
+	assert_int_equal(bpf_prog_test_run_opts(prog_fd, &o), 0);
+	return o.retval;
+}
+
+static const char *
+verdict_name(uint32_t v)
+{
+	switch (v) {
+	case XDP_PASS:
+		return "PASS";
+	case XDP_DROP:
+		return "DROP";
+	case XDP_REDIRECT:
+		return "REDIRECT";
+	default:
+		return "other";
+	}
+}
+
+/* Every row: the verdict, one frame (and its bytes) on the row's verdict
+ * counter and event counters, nothing anywhere else. */
+static void
+test_rows(void **state)
+{
+	struct fix *f = *state;
+	int prog = lb_steer_prog_fd(f->s);
+	int bad = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const struct row *r = &rows[i];
+		struct lb_steer_stats a, b;
+		uint8_t frame[256];
+		size_t len = build(&r->pkt, frame);
+		uint32_t v;
+
+		assert_int_equal(lb_steer_stats_read(f->s, &a), 0);
+		v = run(prog, frame, len);
+		assert_int_equal(lb_steer_stats_read(f->s, &b), 0);
+		if (v != r->verdict) {
+			print_error("row %zu \"%s\": verdict %s, expected %s\n",
+				    i, r->name, verdict_name(v),
+				    verdict_name(r->verdict));
+			bad++;
+		}
+		for (int c = 0; c < LB_STEER_CTR_MAX; c++) {
+			uint64_t want = c == r->ctr || c == r->ev[0] ||
+						c == r->ev[1] ? 1 : 0;
+			uint64_t dp = b.ctr[c].packets - a.ctr[c].packets;
+			uint64_t db = b.ctr[c].bytes - a.ctr[c].bytes;
+
+			if (dp != want || db != want * len) {
+				print_error("row %zu \"%s\": %s +%llu frames "
+					    "+%llu bytes, expected +%llu "
+					    "+%llu\n", i, r->name,
+					    lb_steer_ctr_name((unsigned)c),
+					    (unsigned long long)dp,
+					    (unsigned long long)db,
+					    (unsigned long long)want,
+					    (unsigned long long)(want * len));
+				bad++;
+			}
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* Without a socket on the queue a steered frame falls back to the kernel. */
+static void
+test_no_socket(void **state)
+{
+	struct fix *f = *state;
+	struct pkt k = { TCP(CLIENT, VIP_PORT, 80) };
+	struct lb_steer_stats a, b;
+	uint8_t frame[256];
+	size_t len = build(&k, frame);
+	uint32_t q = 0;
+
+	assert_int_equal(bpf_map_delete_elem(lb_steer_xsks_fd(f->s), &q), 0);
+	assert_int_equal(lb_steer_stats_read(f->s, &a), 0);
+	assert_int_equal(run(lb_steer_prog_fd(f->s), frame, len), XDP_PASS);
+	assert_int_equal(lb_steer_stats_read(f->s, &b), 0);
+	assert_int_equal(b.ctr[LB_STEER_CTR_PASS_NO_XSK].packets -
+			 a.ctr[LB_STEER_CTR_PASS_NO_XSK].packets, 1);
+	assert_int_equal(b.ctr[LB_STEER_CTR_XSK_VIP].packets,
+			 a.ctr[LB_STEER_CTR_XSK_VIP].packets);
+	assert_int_equal(bpf_map_update_elem(lb_steer_xsks_fd(f->s), &q,
+					     &f->xsk, BPF_ANY), 0);
+	assert_int_equal(run(lb_steer_prog_fd(f->s), frame, len),
+			 XDP_REDIRECT);
+}
+
+/* Counters are per CPU and summed: frames run many times count that many
+ * times. */
+static void
+test_repeat_counts(void **state)
+{
+	struct fix *f = *state;
+	struct pkt k = { TCP(DENIED, HOST, 22) };
+	struct lb_steer_stats a, b;
+	uint8_t frame[256];
+	size_t len = build(&k, frame);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+		    .data_size_in = (uint32_t)len, .repeat = 1000);
+
+	assert_int_equal(lb_steer_stats_read(f->s, &a), 0);
+	assert_int_equal(bpf_prog_test_run_opts(lb_steer_prog_fd(f->s), &o),
+			 0);
+	assert_int_equal(o.retval, XDP_DROP);
+	assert_int_equal(lb_steer_stats_read(f->s, &b), 0);
+	assert_int_equal(b.ctr[LB_STEER_CTR_DROP_DENY].packets -
+			 a.ctr[LB_STEER_CTR_DROP_DENY].packets, 1000);
+	assert_int_equal(b.ctr[LB_STEER_CTR_DROP_DENY].bytes -
+			 a.ctr[LB_STEER_CTR_DROP_DENY].bytes, 1000 * len);
+}
+
+/* ---- rules through the library --------------------------------------- */
+
+struct walked {
+	struct lb_steer_rule r[16];
+	int n;
+};
+
+static int
+collect_rule(const struct lb_steer_rule *r, void *arg)
+{
+	struct walked *w = arg;
+
+	if (w->n < (int)ARRAY_SIZE(w->r))
+		w->r[w->n] = *r;
+	w->n++;
+	return 0;
+}
+
+static int
+has_rule(const struct walked *w, uint32_t addr, uint8_t proto, uint16_t lo,
+	 uint16_t hi, enum lb_steer_kind kind)
+{
+	for (int i = 0; i < w->n && i < (int)ARRAY_SIZE(w->r); i++)
+		if (w->r[i].addr == htonl(addr) && w->r[i].proto == proto &&
+		    w->r[i].port_min == lo && w->r[i].port_max == hi &&
+		    w->r[i].kind == kind)
+			return 1;
+	return 0;
+}
+
+static int
+map_entries(int fd, size_t key_size)
+{
+	uint8_t k[64], next[64];
+	int n = 0;
+	void *prev = NULL;
+
+	assert_true(key_size <= sizeof(k));
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(k, next, key_size);
+		prev = k;
+		n++;
+	}
+	return n;
+}
+
+static int
+stop_at_second(const struct lb_steer_rule *r, void *arg)
+{
+	(void)r;
+	return ++*(int *)arg == 2 ? 42 : 0;
+}
+
+static void
+test_rule_api(void **state)
+{
+	struct lb_steer_conf conf = { .max_rules = 64 };
+	struct lb_steer *s;
+	struct lb_steer_rule r;
+	struct walked w = { .n = 0 };
+	int calls = 0;
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_TCP, 80, 80,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_TCP, 443, 443,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_UDP, 0, 0,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, SNAT, 0, 0, 0, LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(add_rule(s, SHARED, IPPROTO_UDP, 1024, 65535,
+				  LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(add_rule(s, SHARED, IPPROTO_ICMP, 0, 0,
+				  LB_STEER_KIND_LOCAL), 0);
+	/* duplicates, whatever the kind */
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_TCP, 80, 80,
+				  LB_STEER_KIND_SNAT), -EEXIST);
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_UDP, 5, 9,
+				  LB_STEER_KIND_VIP), -EEXIST);
+	assert_int_equal(add_rule(s, SNAT, 0, 0, 0, LB_STEER_KIND_SNAT),
+			 -EEXIST);
+	/* refused */
+	assert_int_equal(add_rule(s, IP(0, 1, 2, 3), 0, 0, 0, 0), -EINVAL);
+	assert_int_equal(add_rule(s, IP(224, 0, 0, 1), 0, 0, 0, 0), -EINVAL);
+	assert_int_equal(add_rule(s, IP(255, 255, 255, 255), 0, 0, 0, 0),
+			 -EINVAL);
+	assert_int_equal(add_rule(s, HOST, IPPROTO_TCP, 90, 80, 0), -EINVAL);
+	assert_int_equal(add_rule(s, HOST, IPPROTO_ICMP, 1, 1, 0), -EINVAL);
+	assert_int_equal(add_rule(s, HOST, 0, 80, 80, 0), -EINVAL);
+	assert_int_equal(add_rule(s, HOST, 0, 0, 0, LB_STEER_KIND_MAX),
+			 -EINVAL);
+	assert_int_equal(lb_steer_rule_add(s, NULL), -EINVAL);
+
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w), 0);
+	assert_int_equal(w.n, 6);
+	assert_true(has_rule(&w, VIP_PORT, IPPROTO_TCP, 80, 80, 0));
+	assert_true(has_rule(&w, VIP_PORT, IPPROTO_TCP, 443, 443, 0));
+	assert_true(has_rule(&w, VIP_PORT, IPPROTO_UDP, 0, 0, 0));
+	assert_true(has_rule(&w, SNAT, 0, 0, 0, LB_STEER_KIND_SNAT));
+	assert_true(has_rule(&w, SHARED, IPPROTO_UDP, 1024, 65535,
+			     LB_STEER_KIND_SNAT));
+	assert_true(has_rule(&w, SHARED, IPPROTO_ICMP, 0, 0,
+			     LB_STEER_KIND_LOCAL));
+	assert_int_equal(lb_steer_rule_walk(s, stop_at_second, &calls), 42);
+	assert_int_equal(calls, 2);
+
+	memset(&r, 0, sizeof(r));
+	r.addr = htonl(VIP_PORT);
+	r.proto = IPPROTO_TCP;
+	r.port_min = r.port_max = 80;
+	r.kind = LB_STEER_KIND_SNAT; /* the kind is not compared */
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	assert_int_equal(lb_steer_rule_del(s, &r), -ENOENT);
+	r.port_min = r.port_max = 443;
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	r.proto = IPPROTO_UDP;
+	r.port_min = r.port_max = 0;
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	r.proto = 0;
+	assert_int_equal(lb_steer_rule_del(s, &r), -ENOENT);
+	/* a whole-address rule over narrow ones, then without it */
+	assert_int_equal(add_rule(s, SHARED, 0, 0, 0, LB_STEER_KIND_LOCAL), 0);
+	r.addr = htonl(SHARED);
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	assert_int_equal(lb_steer_rule_del(s, &r), -ENOENT);
+	r.proto = IPPROTO_ICMP;
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	r.proto = IPPROTO_UDP;
+	r.port_min = 1024;
+	r.port_max = 65535;
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	r.addr = htonl(SNAT);
+	r.proto = 0;
+	r.port_min = r.port_max = 0;
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+
+	w.n = 0;
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w), 0);
+	assert_int_equal(w.n, 0);
+	lb_steer_close(s);
+}
+
+/* The map is empty once every rule is gone: no index entry is left. */
+static void
+test_rule_index_cleanup(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct bpf_map_info mi;
+	uint32_t mlen = sizeof(mi);
+	int fd = -1, prog;
+	struct bpf_prog_info pi;
+	uint32_t plen = sizeof(pi), ids[8];
+	struct lb_steer_rule r = {
+		.addr = htonl(SHARED), .proto = IPPROTO_TCP,
+		.port_min = 8080, .port_max = 8080,
+	};
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	prog = lb_steer_prog_fd(s);
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = ARRAY_SIZE(ids);
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	assert_int_equal(bpf_obj_get_info_by_fd(prog, &pi, &plen), 0);
+	for (uint32_t i = 0; i < pi.nr_map_ids && fd < 0; i++) {
+		int m = bpf_map_get_fd_by_id(ids[i]);
+
+		memset(&mi, 0, sizeof(mi));
+		mlen = sizeof(mi);
+		assert_int_equal(bpf_obj_get_info_by_fd(m, &mi, &mlen), 0);
+		if (strcmp(mi.name, "steer_rules") == 0)
+			fd = m;
+		else
+			close(m);
+	}
+	assert_true(fd >= 0);
+	assert_int_equal(lb_steer_rule_add(s, &r), 0);
+	assert_int_equal(map_entries(fd, sizeof(struct lb_steer_key)), 2);
+	r.port_min = r.port_max = 8081;
+	assert_int_equal(lb_steer_rule_add(s, &r), 0);
+	assert_int_equal(map_entries(fd, sizeof(struct lb_steer_key)), 3);
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	r.port_min = r.port_max = 8080;
+	assert_int_equal(lb_steer_rule_del(s, &r), 0);
+	assert_int_equal(map_entries(fd, sizeof(struct lb_steer_key)), 0);
+	close(fd);
+	lb_steer_close(s);
+}
+
+/* ---- ACL through the library ----------------------------------------- */
+
+struct acl_seen {
+	int n, expired;
+	uint64_t now;
+};
+
+static int
+count_acl(const struct lb_steer_acl *a, void *arg)
+{
+	struct acl_seen *w = arg;
+
+	w->n++;
+	if (a->expires_ns != 0 && a->expires_ns <= w->now)
+		w->expired++;
+	return 0;
+}
+
+static void
+test_acl_api(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct acl_seen w = { 0 };
+	const uint64_t hour = 3600ull * 1000000000ull;
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(acl(s, IP(10, 0, 0, 0), 8, LB_STEER_ACL_DENY, 0), 0);
+	assert_int_equal(acl(s, IP(10, 1, 0, 0), 16, LB_STEER_ACL_ALLOW, 1), 0);
+	assert_int_equal(acl(s, IP(10, 2, 0, 0), 16, LB_STEER_ACL_DENY_LB, 1),
+			 0);
+	assert_int_equal(acl(s, IP(10, 3, 0, 0), 16, LB_STEER_ACL_DENY, hour),
+			 0);
+	assert_int_equal(acl(s, 0, 0, LB_STEER_ACL_DENY_LB, hour), 0);
+	assert_int_equal(acl(s, IP(10, 3, 0, 1), 32, LB_STEER_ACL_DENY,
+			     UINT64_MAX), 0);
+	/* setting again replaces */
+	assert_int_equal(acl(s, IP(10, 0, 0, 0), 8, LB_STEER_ACL_DENY_LB, 0),
+			 0);
+	/* refused */
+	assert_int_equal(acl(s, IP(10, 0, 0, 1), 8, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	assert_int_equal(acl(s, IP(10, 0, 0, 0), 33, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	assert_int_equal(acl(s, IP(10, 0, 0, 0), 8, 0, 0), -EINVAL);
+	assert_int_equal(acl(s, IP(10, 0, 0, 0), 8, 4, 0), -EINVAL);
+	assert_int_equal(lb_steer_acl_del(s, htonl(IP(10, 0, 0, 1)), 8),
+			 -EINVAL);
+	assert_int_equal(lb_steer_acl_del(s, htonl(IP(10, 9, 0, 0)), 16),
+			 -ENOENT);
+
+	usleep(1000);
+	w.now = lb_steer_now_ns();
+	assert_int_equal(lb_steer_acl_walk(s, count_acl, &w), 0);
+	assert_int_equal(w.n, 6);
+	assert_int_equal(w.expired, 2);
+	/* a clock one hour and a bit ahead sees 2 more expired; the two
+	 * forever entries never are */
+	assert_int_equal(lb_steer_acl_gc(s, 0), 2);
+	assert_int_equal(lb_steer_acl_gc(s, 0), 0);
+	assert_int_equal(lb_steer_acl_gc(s, lb_steer_now_ns() + 2 * hour), 2);
+	memset(&w, 0, sizeof(w));
+	w.now = lb_steer_now_ns();
+	assert_int_equal(lb_steer_acl_walk(s, count_acl, &w), 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(lb_steer_acl_del(s, htonl(IP(10, 0, 0, 0)), 8), 0);
+	assert_int_equal(lb_steer_acl_del(s, htonl(IP(10, 3, 0, 1)), 32), 0);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_steer_acl_walk(s, count_acl, &w), 0);
+	assert_int_equal(w.n, 0);
+	lb_steer_close(s);
+}
+
+/* ---- pins: a restart finds the maps again ---------------------------- */
+
+static int
+have_bpffs(void)
+{
+	struct statfs st;
+
+	return statfs("/sys/fs/bpf", &st) == 0 &&
+	       (uint32_t)st.f_type == BPF_FS_MAGIC_NR;
+}
+
+static void
+test_pin_restart(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *a, *b, *c;
+	struct lb_steer_stats st;
+	struct walked w = { .n = 0 };
+	char dir[256], inst[32], path[300];
+	struct pkt deny = { TCP(DENIED, HOST, 22) };
+	struct pkt vip = { TCP(CLIENT, VIP_PORT, 80) };
+	uint8_t f1[256], f2[256];
+	size_t l1 = build(&deny, f1), l2 = build(&vip, f2);
+	struct stat sb;
+
+	(void)state;
+	if (!have_bpffs())
+		skip();
+	snprintf(inst, sizeof(inst), "steer-test-%d", (int)getpid());
+	assert_int_equal(lb_steer_pin_dir(dir, sizeof(dir), inst), 0);
+	lb_steer_unpin(dir);
+	conf.pin_dir = dir;
+
+	/* first run: fills the maps */
+	assert_int_equal(lb_steer_load(&conf, &a), 0);
+	assert_int_equal(add_rule(a, VIP_PORT, IPPROTO_TCP, 80, 80,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(acl(a, IP(192, 0, 2, 0), 24, LB_STEER_ACL_DENY, 0),
+			 0);
+	assert_int_equal(run(lb_steer_prog_fd(a), f1, l1), XDP_DROP);
+	lb_steer_close(a);
+	snprintf(path, sizeof(path), "%s/counters", dir);
+	assert_int_equal(stat(path, &sb), 0);
+
+	/* lb-control's view: the maps alone */
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(lb_steer_prog_fd(c), -1);
+	assert_int_equal(lb_steer_rule_walk(c, collect_rule, &w), 0);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(lb_steer_stats_read(c, &st), 0);
+	assert_int_equal(st.ctr[LB_STEER_CTR_DROP_DENY].packets, 1);
+
+	/* second run: the same rules, ACL and counters */
+	assert_int_equal(lb_steer_load(&conf, &b), 0);
+	assert_int_equal(run(lb_steer_prog_fd(b), f1, l1), XDP_DROP);
+	assert_int_equal(run(lb_steer_prog_fd(b), f2, l2), XDP_PASS);
+	assert_int_equal(lb_steer_stats_read(c, &st), 0);
+	assert_int_equal(st.ctr[LB_STEER_CTR_DROP_DENY].packets, 2);
+	/* no socket in this run's xsks_map, but steered all the same */
+	assert_int_equal(st.ctr[LB_STEER_CTR_PASS_NO_XSK].packets, 1);
+	/* a change through one handle is seen by the other's program */
+	assert_int_equal(lb_steer_acl_del(c, htonl(IP(192, 0, 2, 0)), 24), 0);
+	assert_int_equal(run(lb_steer_prog_fd(b), f1, l1), XDP_PASS);
+	lb_steer_close(b);
+	lb_steer_close(c);
+
+	assert_int_equal(lb_steer_unpin(dir), 0);
+	assert_int_not_equal(stat(dir, &sb), 0);
+	assert_int_equal(lb_steer_open_pinned(dir, &c), -ENOENT);
+	assert_int_equal(lb_steer_unpin(dir), 0);
+}
+
+/* A pinned map of another layout is refused, not silently replaced. */
+static void
+test_pin_incompatible(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	char dir[256], inst[32], path[300];
+	int fd;
+
+	(void)state;
+	if (!have_bpffs())
+		skip();
+	snprintf(inst, sizeof(inst), "steer-test-%d-old", (int)getpid());
+	assert_int_equal(lb_steer_pin_dir(dir, sizeof(dir), inst), 0);
+	lb_steer_unpin(dir);
+	conf.pin_dir = dir;
+	/* make the directory and the other maps the normal way */
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	lb_steer_close(s);
+	snprintf(path, sizeof(path), "%s/counters", dir);
+	assert_int_equal(unlink(path), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "counters", 4, 8,
+			    LB_STEER_CTR_MAX, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	close(fd);
+	assert_int_equal(lb_steer_load(&conf, &s), -EINVAL);
+	assert_int_equal(lb_steer_open_pinned(dir, &s), -EINVAL);
+	assert_int_equal(lb_steer_unpin(dir), 0);
+}
+
+static void
+test_pin_dir_names(void **state)
+{
+	char buf[128], small[8], name[66];
+
+	(void)state;
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), "lb1"), 0);
+	assert_string_equal(buf, LB_STEER_PIN_ROOT "/lb1");
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), ""), -EINVAL);
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), "."), -EINVAL);
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), ".."), -EINVAL);
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), "a/b"), -EINVAL);
+	memset(name, 'x', sizeof(name) - 1);
+	name[65] = '\0';
+	name[64] = '\0';
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), name), 0);
+	name[64] = 'x';
+	assert_int_equal(lb_steer_pin_dir(buf, sizeof(buf), name), -EINVAL);
+	assert_int_equal(lb_steer_pin_dir(small, sizeof(small), "lb1"),
+			 -ENOSPC);
+}
+
+/* ---- attaching and adopting on the namespace's loopback -------------- */
+
+static int
+attached_id(int ifindex, uint32_t *mode_flag)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	assert_int_equal(bpf_xdp_query(ifindex, 0, &q), 0);
+	if (mode_flag != NULL)
+		*mode_flag = q.skb_prog_id ? XDP_FLAGS_SKB_MODE :
+			     q.drv_prog_id ? XDP_FLAGS_DRV_MODE : 0;
+	return (int)(q.skb_prog_id ? q.skb_prog_id : q.drv_prog_id);
+}
+
+static uint32_t
+prog_id(int fd)
+{
+	struct bpf_prog_info pi;
+	uint32_t len = sizeof(pi);
+
+	memset(&pi, 0, sizeof(pi));
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &pi, &len), 0);
+	return pi.id;
+}
+
+static uint32_t
+map_id(int fd)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &mi, &len), 0);
+	return mi.id;
+}
+
+/* An XDP program that is not ours: "return XDP_PASS". */
+static int
+foreign_prog(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0,
+		  .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "other", "GPL", insns,
+			       ARRAY_SIZE(insns), NULL);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void
+test_attach_adopt(void **state)
+{
+	const int lo = (int)if_nametoindex("lo");
+	struct lb_steer_conf priv = { 0 }, conf = { 0 };
+	struct lb_steer *pmd, *s, *again;
+	char dir[256], inst[32];
+	struct pkt vip = { TCP(CLIENT, VIP_PORT, 80) };
+	uint8_t frame[256];
+	size_t len = build(&vip, frame);
+	uint32_t mode;
+	int xsk, other;
+
+	(void)state;
+	assert_true(lo > 0);
+	if (!have_bpffs())
+		skip();
+	snprintf(inst, sizeof(inst), "steer-test-%d-adopt", (int)getpid());
+	assert_int_equal(lb_steer_pin_dir(dir, sizeof(dir), inst), 0);
+	lb_steer_unpin(dir);
+	conf.pin_dir = dir;
+
+	assert_int_equal(lb_steer_adopt(&conf, lo, &s), -ENOENT);
+	assert_int_equal(lb_steer_detach_ifindex(lo), 0);
+
+	/* What the PMD does: load the object with maps of its own, attach
+	 * it, put its socket in xsks_map. Generic (skb) mode: lo has no
+	 * driver mode. */
+	assert_int_equal(lb_steer_load(&priv, &pmd), 0);
+	assert_int_equal(lb_steer_attach(pmd, lo, XDP_FLAGS_SKB_MODE), 0);
+	assert_int_equal(attached_id(lo, &mode),
+			 (int)prog_id(lb_steer_prog_fd(pmd)));
+	assert_int_equal(mode, XDP_FLAGS_SKB_MODE);
+	xsk = xsk_in_map(pmd, 0);
+	/* a second program is refused, not swapped in */
+	assert_int_equal(lb_steer_load(&priv, &again), 0);
+	assert_int_equal(lb_steer_attach(again, lo, XDP_FLAGS_SKB_MODE),
+			 -EBUSY);
+	lb_steer_close(again);
+
+	/* adopt: ours is attached, in the same mode, on the PMD's xsks_map */
+	assert_int_equal(lb_steer_adopt(&conf, lo, &s), 0);
+	assert_int_equal(attached_id(lo, &mode),
+			 (int)prog_id(lb_steer_prog_fd(s)));
+	assert_int_equal(mode, XDP_FLAGS_SKB_MODE);
+	assert_int_equal(map_id(lb_steer_xsks_fd(s)),
+			 map_id(lb_steer_xsks_fd(pmd)));
+	/* the PMD's socket is found by the adopted program, the rules come
+	 * from the pinned maps */
+	assert_int_equal(add_rule(s, VIP_PORT, IPPROTO_TCP, 80, 80,
+				  LB_STEER_KIND_VIP), 0);
+	assert_int_equal(run(lb_steer_prog_fd(s), frame, len), XDP_REDIRECT);
+	assert_int_equal(run(lb_steer_prog_fd(pmd), frame, len), XDP_PASS);
+	/* the PMD's handle no longer owns the attachment: closing it
+	 * leaves ours in place */
+	lb_steer_close(pmd);
+	assert_int_equal(attached_id(lo, NULL),
+			 (int)prog_id(lb_steer_prog_fd(s)));
+	/* leftovers of a crash: a process that is gone left it attached */
+	lb_steer_disown(s);
+	lb_steer_close(s);
+	assert_true(attached_id(lo, NULL) != 0);
+	assert_int_equal(lb_steer_detach_ifindex(lo), 0);
+	assert_int_equal(attached_id(lo, NULL), 0);
+
+	/* somebody else's program is left alone */
+	other = foreign_prog();
+	assert_int_equal(bpf_xdp_attach(lo, other, XDP_FLAGS_SKB_MODE, NULL),
+			 0);
+	assert_int_equal(lb_steer_adopt(&conf, lo, &s), -EBUSY);
+	assert_int_equal(lb_steer_detach_ifindex(lo), -EBUSY);
+	assert_int_equal(attached_id(lo, NULL), (int)prog_id(other));
+	assert_int_equal(bpf_xdp_detach(lo, XDP_FLAGS_SKB_MODE, NULL), 0);
+	close(other);
+	close(xsk);
+	assert_int_equal(lb_steer_unpin(dir), 0);
+}
+
+/* ---- live frames: the program attached, real sockets ----------------- */
+
+static int
+udp_socket(const char *addr, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Sends one datagram from @p from to 127.0.0.1:@p port; did @p rx get it
+ * within 200 ms? */
+static int
+delivered(int rx, int tx, uint16_t port)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(IP(127, 0, 0, 1)) };
+	struct pollfd p = { .fd = rx, .events = POLLIN };
+	char buf[16];
+
+	assert_int_equal(sendto(tx, "x", 1, 0, (struct sockaddr *)&to,
+				sizeof(to)), 1);
+	if (poll(&p, 1, 200) != 1)
+		return 0;
+	assert_int_equal(recv(rx, buf, sizeof(buf), 0), 1);
+	return 1;
+}
+
+static void
+test_live_deny(void **state)
+{
+	const int lo = (int)if_nametoindex("lo");
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct lb_steer_stats a, b;
+	int rx, tx_ok, tx_denied;
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(lb_steer_attach(s, lo, XDP_FLAGS_SKB_MODE), 0);
+	assert_int_equal(acl(s, IP(127, 0, 0, 2), 32, LB_STEER_ACL_DENY, 0),
+			 0);
+	rx = udp_socket("127.0.0.1", 9999);
+	tx_ok = udp_socket("127.0.0.1", 0);
+	tx_denied = udp_socket("127.0.0.2", 0);
+	assert_int_equal(lb_steer_stats_read(s, &a), 0);
+	assert_true(delivered(rx, tx_ok, 9999));
+	assert_false(delivered(rx, tx_denied, 9999));
+	assert_int_equal(lb_steer_stats_read(s, &b), 0);
+	assert_true(b.ctr[LB_STEER_CTR_DROP_DENY].packets -
+		    a.ctr[LB_STEER_CTR_DROP_DENY].packets >= 1);
+	assert_true(b.ctr[LB_STEER_CTR_PASS].packets -
+		    a.ctr[LB_STEER_CTR_PASS].packets >= 1);
+	/* lifted: the next datagram arrives */
+	assert_int_equal(lb_steer_acl_del(s, htonl(IP(127, 0, 0, 2)), 32), 0);
+	assert_true(delivered(rx, tx_denied, 9999));
+	/* detached by close */
+	lb_steer_close(s);
+	assert_int_equal(attached_id(lo, NULL), 0);
+	close(rx);
+	close(tx_ok);
+	close(tx_denied);
+}
+
+/* ---- the object for the PMD ------------------------------------------ */
+
+static void
+test_write_obj(void **state)
+{
+	char path[64];
+	struct bpf_object *o;
+	struct bpf_program *p;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/steer-test-%d.bpf.o",
+		 (int)getpid());
+	assert_int_equal(lb_steer_write_obj(path), 0);
+	o = bpf_object__open_file(path, NULL);
+	assert_non_null(o);
+	/* what the PMD takes: the first program, and xsks_map by name */
+	p = bpf_object__next_program(o, NULL);
+	assert_non_null(p);
+	assert_string_equal(bpf_program__name(p), LB_STEER_PROG_NAME);
+	assert_null(bpf_object__next_program(o, p));
+	assert_non_null(bpf_object__find_map_by_name(o, "xsks_map"));
+	assert_int_equal(bpf_object__load(o), 0);
+	bpf_object__close(o);
+	unlink(path);
+	assert_int_equal(lb_steer_write_obj("/nonexistent-dir/x.o"), -ENOENT);
+}
+
+static int
+quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	if (getenv("STEER_TEST_VERBOSE") == NULL)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* The pins of the tests above, gone even when a test failed half way. */
+static int
+unpin_all(void **state)
+{
+	static const char *const sfx[] = { "", "-old", "-adopt" };
+	char dir[256], inst[64];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+		snprintf(inst, sizeof(inst), "steer-test-%d%s", (int)getpid(),
+			 sfx[i]);
+		if (lb_steer_pin_dir(dir, sizeof(dir), inst) == 0)
+			lb_steer_unpin(dir);
+	}
+	return 0;
+}
+
+static int
+lo_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return rc;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_socket, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_repeat_counts, setup,
+						teardown),
+		cmocka_unit_test(test_rule_api),
+		cmocka_unit_test(test_rule_index_cleanup),
+		cmocka_unit_test(test_acl_api),
+		cmocka_unit_test(test_pin_dir_names),
+		cmocka_unit_test(test_pin_restart),
+		cmocka_unit_test(test_pin_incompatible),
+		cmocka_unit_test(test_attach_adopt),
+		cmocka_unit_test(test_live_deny),
+		cmocka_unit_test(test_write_obj),
+	};
+
+	if (geteuid() != 0) {
+		printf("steer_test: SKIP: needs root (BPF, a network "
+		       "namespace)\n");
+		return 77;
+	}
+	/* A private network namespace: attaching touches only its lo. */
+	if (unshare(CLONE_NEWNET) != 0) {
+		printf("steer_test: SKIP: no network namespace: %s\n",
+		       strerror(errno));
+		return 77;
+	}
+	if (lo_up() != 0) {
+		printf("steer_test: cannot bring lo up: %s\n", strerror(errno));
+		return 1;
+	}
+	libbpf_set_print(quiet);
+	return cmocka_run_group_tests(tests, NULL, unpin_all);
+}
