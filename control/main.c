@@ -1,0 +1,880 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lb-control: the control-plane process. A DPDK secondary process of
+ * lb-dataplane: it keeps the desired configuration (state file), is the
+ * only writer of the dataplane's tables, merges the workers' feedback,
+ * and serves lbctl's API on a Unix socket and Prometheus' /metrics.
+ *
+ * One thread does everything, driven by poll(2): API requests run one at
+ * a time and the merged view needs no lock.
+ *
+ * Fail static: when lb-control stops, the dataplane keeps forwarding with
+ * the last table. When the dataplane goes away, lb-control executes
+ * itself again to attach to the next one and publish its state there.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "apisrv_priv.h"
+#include "httpd_priv.h"
+#include "lb/api.h"
+#include "lb/ctlcmd.h"
+#include "lb/metrics.h"
+#include "lb/sched.h"
+#include "lb/statefile.h"
+#include "publish_priv.h"
+
+#define DEF_SOCKET "/run/sluice/lb-control.sock"
+#define DEF_STATE "/var/lib/sluice/state.conf"
+#define DEF_METRICS "127.0.0.1:9470"
+#define DEF_TICK_MS 100u
+#define DEF_SOCK_MODE 0600u
+/* Times lb-control executed itself while waiting for a dataplane. */
+#define WAITS_ENV "LB_CONTROL_WAITS"
+/* Re-executions after a dataplane went away, for lb_control_attaches. */
+#define ATTACHES_ENV "LB_CONTROL_ATTACHES"
+#define SLOW_NS 1000000000ull /* retries and slot collection: every 1 s */
+#define STATE_HEADER                                                           \
+	"# lb-control state: the desired configuration, in lbctl's command\n"  \
+	"# syntax (see 'lbctl save'). Written by lb-control; edit with\n"      \
+	"# lbctl, or stop lb-control first.\n"
+
+struct opts {
+	const char *socket;
+	const char *state;
+	const char *metrics; /* NULL: off */
+	unsigned int tick_ms;
+	mode_t sock_mode;
+	bool markdown;
+};
+
+struct ctl_main {
+	struct opts o;
+	char **argv0; /* the command line as given, for executing again */
+	struct lb_ctl ctl;
+	struct lb_cmd_reg *reg;
+	struct lb_conf *backup; /* the configuration before a request */
+	struct lb_pub pub;
+	struct lb_apisrv *api;
+	struct lb_httpd *httpd;
+	bool eal_up;  /* rte_eal_init() succeeded */
+	bool dirty;   /* desired configuration not published yet */
+	bool dp_gone; /* the dataplane went away: start again */
+	uint64_t next_slow_ns;
+};
+
+static volatile sig_atomic_t quit;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+logf_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("lb-control: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+sched_known(const char *name)
+{
+	return lb_sched_find(name) != NULL;
+}
+
+/* ---- command line ---- */
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lb-control [EAL options] -- [options]\n"
+		"       lb-control --markdown\n"
+		"\n"
+		"Attaches to lb-dataplane as a DPDK secondary process (EAL "
+		"options as the\n"
+		"dataplane's: the same --file-prefix; typically "
+		"--file-prefix P --no-pci -l 0).\n"
+		"\n"
+		"options:\n"
+		"  --socket PATH       API socket (default %s)\n"
+		"  --socket-mode MODE  its permissions, octal (default "
+		"%04o: owner only)\n"
+		"  --state FILE        state file (default %s)\n"
+		"  --metrics ADDR:PORT|off\n"
+		"                      Prometheus endpoint /metrics (default "
+		"%s)\n"
+		"  --tick MS           feedback and health period, 1..10000 "
+		"(default %u)\n"
+		"  --markdown          print the command reference in "
+		"Markdown and exit\n"
+		"  -h, --help          this text\n",
+		DEF_SOCKET, DEF_SOCK_MODE, DEF_STATE, DEF_METRICS, DEF_TICK_MS);
+}
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"socket-mode", required_argument, NULL, 'M'},
+		{"state", required_argument, NULL, 'S'},
+		{"metrics", required_argument, NULL, 'm'},
+		{"tick", required_argument, NULL, 't'},
+		{"markdown", no_argument, NULL, 'D'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long v;
+	char *end;
+	int c;
+
+	optind = 1;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->socket = optarg;
+			break;
+		case 'S':
+			o->state = optarg;
+			break;
+		case 'm':
+			o->metrics = strcmp(optarg, "off") == 0 ? NULL : optarg;
+			break;
+		case 'M':
+			errno = 0;
+			v = strtoul(optarg, &end, 8);
+			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
+			    v > 0777) {
+				logf_("--socket-mode: '%s' is not an octal "
+				      "mode 0..0777",
+				      optarg);
+				return -EINVAL;
+			}
+			o->sock_mode = (mode_t)v;
+			break;
+		case 't':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
+			    v < 1 || v > 10000) {
+				logf_("--tick: '%s' is not a number of ms in "
+				      "1..10000",
+				      optarg);
+				return -EINVAL;
+			}
+			o->tick_ms = (unsigned int)v;
+			break;
+		case 'D':
+			o->markdown = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_SUCCESS);
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		logf_("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The EAL's arguments: the ones given, and --proc-type=secondary unless
+ * given. lb-control must never become a primary: it would start a DPDK
+ * runtime of its own instead of attaching to the dataplane's.
+ */
+static char **
+eal_args(int argc, char **argv, int *eargc)
+{
+	char **e = calloc((size_t)argc + 2, sizeof(*e));
+	bool typed = false;
+	int n = 0;
+
+	if (e == NULL)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strncmp(a, "--proc-type", 11) == 0) {
+			const char *t = a[11] == '='   ? a + 12
+					: i + 1 < argc ? argv[i + 1]
+						       : "";
+
+			if (strcmp(t, "secondary") != 0) {
+				logf_("lb-control runs as a DPDK secondary "
+				      "process, not --proc-type %s",
+				      t);
+				free(e);
+				return NULL;
+			}
+			typed = true;
+		}
+		e[n++] = argv[i];
+	}
+	if (!typed)
+		e[n++] = "--proc-type=secondary";
+	e[n] = NULL;
+	*eargc = n;
+	return e;
+}
+
+/*
+ * The file a running DPDK primary of the same --file-prefix keeps locked
+ * (the EAL's runtime directory: /var/run/dpdk/PREFIX for root, else under
+ * $XDG_RUNTIME_DIR or /tmp). Initialising the EAL as a secondary without
+ * a live primary would map what a dead one left and hold it, so that a
+ * new dataplane could not start.
+ */
+static void
+primary_config_path(int argc, char **argv, char *buf, size_t n)
+{
+	const char *prefix = "rte", *base = "/var/run";
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--file-prefix") == 0 && i + 1 < argc)
+			prefix = argv[i + 1];
+		else if (strncmp(argv[i], "--file-prefix=", 14) == 0)
+			prefix = argv[i] + 14;
+	}
+	if (getuid() != 0) {
+		base = getenv("XDG_RUNTIME_DIR");
+		if (base == NULL)
+			base = "/tmp";
+	}
+	snprintf(buf, n, "%s/dpdk/%s/config", base, prefix);
+}
+
+/* Waits until a primary runs; false if asked to stop meanwhile. */
+static bool
+wait_primary(const char *config)
+{
+	unsigned int polls = 0;
+
+	while (!rte_eal_primary_proc_alive(config)) {
+		/* Once, then every minute: a dataplane may be down for
+		 * long, and that is not news every second. */
+		if (polls % 300 == 0)
+			logf_("waiting for lb-dataplane (no DPDK primary "
+			      "process holds %s)",
+			      config);
+		if (quit)
+			return false;
+		polls++;
+		usleep(200000);
+	}
+	return true;
+}
+
+/* ---- executing again ---- */
+
+static unsigned long
+env_count(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL ? strtoul(v, NULL, 10) : 0;
+}
+
+/*
+ * Starts over as a new process image with the original command line:
+ * the EAL cannot be initialised twice, and a new dataplane is a new DPDK
+ * runtime. Descriptors of this one (hugepage files among them) must not
+ * leak into the next.
+ */
+static void __attribute__((noreturn))
+exec_again(struct ctl_main *m, const char *counter)
+{
+	char buf[24];
+
+	/* The EAL's files of this process (its multi-process socket, its
+	 * copies of the memory maps) go with it. */
+	if (m->eal_up)
+		rte_eal_cleanup();
+	snprintf(buf, sizeof(buf), "%lu", env_count(counter) + 1);
+	setenv(counter, buf, 1);
+	fflush(NULL);
+	if (close_range(3, ~0u, 0) != 0)
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
+	execv("/proc/self/exe", m->argv0);
+	logf_("cannot execute again: %s", strerror(errno));
+	exit(EXIT_FAILURE);
+}
+
+/* ---- the desired configuration ---- */
+
+static int
+save_state(struct ctl_main *m, struct lb_cmd_out *out)
+{
+	char err[LB_CMD_ERR_MAX];
+	struct lb_cmd_out t;
+	int rc;
+
+	lb_cmd_out_init(&t);
+	rc = lb_cmd_printf(&t, "%s", STATE_HEADER);
+	if (rc == 0)
+		rc = lb_conf_save(m->ctl.conf, &t);
+	if (rc == 0)
+		rc = lb_statefile_write(m->o.state, lb_cmd_out_text(&t), t.len,
+					err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "cannot format the state: %s",
+			 strerror(-rc));
+	lb_cmd_out_free(&t);
+	if (rc != 0) {
+		m->ctl.ctr.state_errors++;
+		return lb_cmd_error(out, rc, "%s; nothing changed", err);
+	}
+	m->ctl.ctr.state_writes++;
+	return 0;
+}
+
+/*
+ * Makes the desired configuration the dataplane's table, saving it first
+ * when @p save is set: a change that cannot be saved is not made, and one
+ * saved but not yet published is published from the state file by the
+ * next lb-control.
+ */
+static int
+publish(struct ctl_main *m, bool save, struct lb_cmd_out *out)
+{
+	char err[LB_CMD_ERR_MAX];
+	struct lb_dpconf *d = NULL;
+	int64_t ns;
+	int rc;
+
+	rc = lb_pub_build(&m->pub, m->ctl.conf, &d, err, sizeof(err));
+	if (rc < 0) {
+		m->ctl.ctr.publish_errors++;
+		return lb_cmd_error(out, rc,
+				    "the dataplane cannot take this "
+				    "configuration: %s",
+				    err);
+	}
+	if (save) {
+		rc = save_state(m, out);
+		if (rc != 0) {
+			lb_pub_discard(d);
+			return rc;
+		}
+	}
+	m->dirty = false;
+	if (d == NULL)
+		return 0;
+	ns = lb_pub_commit(&m->pub, d);
+	if (ns < 0) {
+		/* Saved: the next dataplane gets it from the state file. */
+		m->dp_gone = true;
+		return 0;
+	}
+	m->ctl.ctr.publishes++;
+	m->ctl.ctr.grace_ns_last = (uint64_t)ns;
+	if ((uint64_t)ns > m->ctl.ctr.grace_ns_max)
+		m->ctl.ctr.grace_ns_max = (uint64_t)ns;
+	lb_view_sync(m->ctl.view);
+	return 0;
+}
+
+/* A request changed the configuration (or failed): publish, or undo. */
+static int
+finish_change(struct ctl_main *m, uint64_t gen0, int rc, struct lb_cmd_out *out)
+{
+	if (rc == 0 && lb_conf_generation(m->ctl.conf) != gen0)
+		rc = publish(m, true, out);
+	if (rc != 0 && lb_conf_generation(m->ctl.conf) != gen0)
+		lb_conf_copy(m->ctl.conf, m->backup);
+	return rc;
+}
+
+static int
+api_exec(void *ctx, int argc, char **argv, struct lb_cmd_out *out,
+	 json_t **data)
+{
+	struct ctl_main *m = ctx;
+	uint64_t gen0 = lb_conf_generation(m->ctl.conf);
+	int rc;
+
+	m->ctl.ctr.api_requests++;
+	lb_conf_copy(m->backup, m->ctl.conf);
+	rc = lb_cmd_exec(m->reg, argc, argv, out);
+	*data = m->ctl.data;
+	m->ctl.data = NULL;
+	rc = finish_change(m, gen0, rc, out);
+	if (rc != 0) {
+		m->ctl.ctr.api_errors++;
+		json_decref(*data);
+		*data = NULL;
+	}
+	return rc;
+}
+
+static int
+api_apply(void *ctx, const char *text, size_t len, const char *name,
+	  struct lb_cmd_out *out)
+{
+	struct ctl_main *m = ctx;
+	uint64_t gen0 = lb_conf_generation(m->ctl.conf);
+	FILE *f;
+	int rc;
+
+	m->ctl.ctr.api_requests++;
+	if (len == 0)
+		return 0;
+	f = fmemopen((void *)(uintptr_t)text, len, "r");
+	if (f == NULL) {
+		m->ctl.ctr.api_errors++;
+		return lb_cmd_error(out, -errno, "%s: %s", name,
+				    strerror(errno));
+	}
+	/* Every line on the configuration, then one table for all of
+	 * them; the first failing line undoes the lot. */
+	lb_conf_copy(m->backup, m->ctl.conf);
+	rc = lb_cmd_apply_stream(m->reg, f, name, out, NULL);
+	fclose(f);
+	json_decref(m->ctl.data);
+	m->ctl.data = NULL;
+	rc = finish_change(m, gen0, rc, out);
+	if (rc != 0)
+		m->ctl.ctr.api_errors++;
+	return rc;
+}
+
+static const struct lb_api_ops api_ops = {
+	.exec = api_exec,
+	.apply = api_apply,
+};
+
+static int
+metrics_body(void *ctx, struct lb_cmd_out *out)
+{
+	struct ctl_main *m = ctx;
+
+	return lb_metrics_format(&m->ctl, out);
+}
+
+/* The registry: the conf module's commands, then lb-control's. */
+static int
+registry_setup(struct ctl_main *m)
+{
+	int rc;
+
+	m->reg = lb_cmd_reg_create();
+	m->ctl.conf = lb_conf_create(sched_known);
+	m->backup = lb_conf_create(sched_known);
+	if (m->reg == NULL || m->ctl.conf == NULL || m->backup == NULL)
+		return -ENOMEM;
+	rc = lb_conf_register(m->ctl.conf, m->reg);
+	if (rc == 0)
+		rc = lb_ctlcmd_register(&m->ctl, m->reg);
+	return rc;
+}
+
+/* Runs a whole configuration text into the (empty) configuration. */
+static int
+load_text(struct ctl_main *m, const char *text, size_t len, const char *name)
+{
+	struct lb_cmd_out out;
+	FILE *f;
+	int rc = 0;
+
+	if (len == 0)
+		return 0;
+	f = fmemopen((void *)(uintptr_t)text, len, "r");
+	if (f == NULL)
+		return -errno;
+	lb_cmd_out_init(&out);
+	rc = lb_cmd_apply_stream(m->reg, f, name, &out, NULL);
+	fclose(f);
+	if (rc != 0)
+		logf_("%s", lb_cmd_out_errmsg(&out));
+	lb_cmd_out_free(&out);
+	json_decref(m->ctl.data);
+	m->ctl.data = NULL;
+	return rc;
+}
+
+/* The state file, or the text of the dataplane's --config. */
+static int
+load_desired(struct ctl_main *m)
+{
+	const struct lb_shm *shm = m->pub.shm;
+	char err[LB_CMD_ERR_MAX];
+	size_t len = 0;
+	char *text;
+	int rc;
+
+	rc = lb_statefile_read(m->o.state, &text, &len, err, sizeof(err));
+	if (rc == 0) {
+		rc = load_text(m, text, len, m->o.state);
+		free(text);
+		if (rc == 0)
+			logf_("desired configuration from %s: %u service(s)",
+			      m->o.state, lb_conf_nb_svcs(m->ctl.conf));
+		else
+			logf_("fix or remove %s: it is lb-control's state "
+			      "file",
+			      m->o.state);
+		return rc;
+	}
+	if (rc != -ENOENT) {
+		logf_("%s", err);
+		return rc;
+	}
+	len = shm->boot_conf_len < sizeof(shm->boot_conf)
+		      ? shm->boot_conf_len
+		      : sizeof(shm->boot_conf) - 1;
+	rc = load_text(m, shm->boot_conf, len, "dataplane --config");
+	if (rc == 0)
+		logf_("no state file %s: adopting the dataplane's --config "
+		      "(%u service(s))",
+		      m->o.state, lb_conf_nb_svcs(m->ctl.conf));
+	return rc;
+}
+
+/* ---- attach ---- */
+
+static int
+attach(struct ctl_main *m)
+{
+	char err[256];
+	bool said = false;
+	int rc;
+
+	for (;;) {
+		rc = lb_pub_attach(&m->pub, err, sizeof(err));
+		if (rc == 0)
+			break;
+		if (rc != -EAGAIN) {
+			logf_("%s", err);
+			return rc;
+		}
+		if (!said)
+			logf_("%s; waiting", err);
+		said = true;
+		if (rte_eal_primary_proc_alive(NULL) == 0) {
+			logf_("the dataplane went away");
+			exec_again(m, WAITS_ENV);
+		}
+		if (quit)
+			return -EINTR;
+		sleep(1);
+	}
+	m->ctl.ctr.attaches = env_count(ATTACHES_ENV) + 1;
+	m->ctl.view = lb_view_create(m->pub.shm);
+	if (m->ctl.view == NULL)
+		return -ENOMEM;
+	lb_view_sync(m->ctl.view);
+	logf_("attached to the dataplane (pid %d, %u worker(s), table "
+	      "generation %" PRIu64 ")",
+	      m->pub.dp_pid, m->pub.shm->nb_workers,
+	      lb_view_conf(m->ctl.view)->gen);
+	return 0;
+}
+
+/*
+ * Lets a dataplane that is shutting down finish, for at most 30 s, so
+ * that the next attach is not to it; and lets go of its memory as soon as
+ * it is gone, so that the next one can start.
+ */
+static void
+wait_exit(pid_t pid)
+{
+	for (int i = 0; i < 3000 && pid > 0; i++) {
+		if (kill(pid, 0) != 0 && errno == ESRCH)
+			return;
+		usleep(10000);
+	}
+}
+
+/* ---- the loop ---- */
+
+static void
+tick(struct ctl_main *m)
+{
+	struct lb_cmd_out out;
+	uint64_t now = mono_ns();
+
+	if (!lb_pub_alive(&m->pub)) {
+		m->dp_gone = true;
+		return;
+	}
+	lb_pub_drain(&m->pub, m->ctl.view, LB_FB_RING_SIZE);
+	lb_view_sync(m->ctl.view);
+	if (now < m->next_slow_ns)
+		return;
+	m->next_slow_ns = now + SLOW_NS;
+	lb_cmd_out_init(&out);
+	if (m->dirty) {
+		if (publish(m, false, &out) == 0)
+			logf_("configuration published (generation %" PRIu64
+			      ")",
+			      lb_view_conf(m->ctl.view)->gen);
+	} else if (lb_pub_gc_due(&m->pub)) {
+		/* Flows of removed backends ran out: their slots can be
+		 * given to new ones. */
+		uint64_t before = m->ctl.ctr.publishes;
+
+		if (publish(m, false, &out) == 0 &&
+		    m->ctl.ctr.publishes != before)
+			m->ctl.ctr.gc_publishes++;
+	}
+	lb_cmd_out_free(&out);
+}
+
+static int
+serve(struct ctl_main *m)
+{
+	struct pollfd pfd[LB_APISRV_CONNS + 2];
+	uint64_t next_tick = mono_ns();
+
+	while (!quit && !m->dp_gone) {
+		uint64_t now = mono_ns();
+		unsigned int n;
+		int timeout, rc;
+
+		if (now >= next_tick) {
+			tick(m);
+			next_tick = now + (uint64_t)m->o.tick_ms * 1000000ull;
+			continue;
+		}
+		timeout = (int)((next_tick - now + 999999) / 1000000);
+		n = lb_apisrv_pollfds(m->api, pfd, LB_APISRV_CONNS + 1);
+		if (m->httpd != NULL) {
+			int t = lb_httpd_timeout_ms(m->httpd);
+
+			pfd[n++] = (struct pollfd){.fd = lb_httpd_fd(m->httpd),
+						   .events = POLLIN};
+			if (t >= 0 && t < timeout)
+				timeout = t;
+		}
+		rc = poll(pfd, n, timeout);
+		if (rc < 0 && errno != EINTR) {
+			logf_("poll: %s", strerror(errno));
+			return -errno;
+		}
+		if (rc <= 0 && m->httpd == NULL)
+			continue;
+		lb_apisrv_process(m->api, pfd, m->httpd != NULL ? n - 1 : n);
+		if (m->httpd != NULL)
+			lb_httpd_run(m->httpd);
+		m->ctl.ctr.api_conns = lb_apisrv_stats(m->api)->conns;
+	}
+	return 0;
+}
+
+static void
+teardown(struct ctl_main *m)
+{
+	lb_httpd_stop(m->httpd);
+	m->httpd = NULL;
+	lb_apisrv_free(m->api);
+	m->api = NULL;
+	lb_view_free(m->ctl.view);
+	m->ctl.view = NULL;
+}
+
+static int
+markdown(struct ctl_main *m)
+{
+	struct lb_cmd_out out;
+	int rc;
+
+	rc = registry_setup(m);
+	lb_cmd_out_init(&out);
+	if (rc == 0)
+		rc = lb_cmd_markdown(m->reg, "lbctl command reference", &out);
+	if (rc == 0)
+		fputs(lb_cmd_out_text(&out), stdout);
+	else
+		logf_("cannot build the command reference: %s", strerror(-rc));
+	lb_cmd_out_free(&out);
+	return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static void
+quiet_eal_logs(bool quiet)
+{
+	/* While waiting for a dataplane every attempt would print the
+	 * same EAL failure; the first and then one in 30 are enough. */
+	rte_log_set_global_level(quiet ? RTE_LOG_EMERG : RTE_LOG_DEBUG);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct ctl_main m;
+	char err[256], cfg[PATH_MAX];
+	char **eargv;
+	int dd, eargc, rc, ret = EXIT_FAILURE;
+	unsigned long waits = env_count(WAITS_ENV);
+
+	m.o = (struct opts){
+		.socket = DEF_SOCKET,
+		.state = DEF_STATE,
+		.metrics = DEF_METRICS,
+		.tick_ms = DEF_TICK_MS,
+		.sock_mode = DEF_SOCK_MODE,
+	};
+	m.argv0 = argv;
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	/* lb-control's own options come after "--"; --markdown and --help
+	 * alone need no EAL. */
+	if (argc == 2 &&
+	    (strcmp(argv[1], "--markdown") == 0 ||
+	     strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		dd = 0;
+	}
+	if (dd < argc) {
+		char **ours = calloc((size_t)(argc - dd) + 1, sizeof(*ours));
+
+		if (ours == NULL)
+			return EXIT_FAILURE;
+		ours[0] = argv[0];
+		for (int i = dd + 1; i < argc; i++)
+			ours[i - dd] = argv[i];
+		rc = parse_opts(argc - dd, ours, &m.o);
+		free(ours);
+		if (rc != 0) {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (m.o.markdown)
+		return markdown(&m);
+	if (dd == 0)
+		dd = 1;
+	/* getopt inside the EAL permutes what it is given: a copy, so that
+	 * argv stays as given for executing again. */
+	eargv = eal_args(dd, argv, &eargc);
+	if (eargv == NULL)
+		return 2;
+
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	primary_config_path(eargc, eargv, cfg, sizeof(cfg));
+	if (!wait_primary(cfg))
+		return EXIT_FAILURE;
+	quiet_eal_logs(waits > 0 && waits % 30 != 0);
+	rc = rte_eal_init(eargc, eargv);
+	if (rc < 0) {
+		if (rte_errno == EINVAL) {
+			logf_("invalid EAL arguments");
+			return 2;
+		}
+		if (waits % 30 == 0)
+			logf_("no dataplane to attach to yet (EAL: %s); "
+			      "retrying every second",
+			      rte_strerror(rte_errno));
+		sleep(1);
+		if (quit)
+			return EXIT_FAILURE;
+		exec_again(&m, WAITS_ENV);
+	}
+	m.eal_up = true;
+	quiet_eal_logs(false);
+	unsetenv(WAITS_ENV);
+
+	rc = registry_setup(&m);
+	if (rc != 0) {
+		logf_("cannot set up the commands: %s", strerror(-rc));
+		goto out;
+	}
+	m.ctl.state_path = m.o.state;
+	rc = attach(&m);
+	if (rc != 0)
+		goto out;
+	if (load_desired(&m) != 0)
+		goto out;
+	{
+		struct lb_cmd_out o;
+
+		lb_cmd_out_init(&o);
+		if (publish(&m, true, &o) != 0) {
+			logf_("%s; retrying every second",
+			      lb_cmd_out_errmsg(&o));
+			m.dirty = true;
+			save_state(&m, NULL);
+		}
+		lb_cmd_out_free(&o);
+	}
+	m.api = lb_apisrv_create(m.o.socket, m.o.sock_mode, &api_ops, &m, err,
+				 sizeof(err));
+	if (m.api == NULL) {
+		logf_("%s", err);
+		goto out;
+	}
+	if (m.o.metrics != NULL) {
+		m.httpd = lb_httpd_start(m.o.metrics, metrics_body, &m, err,
+					 sizeof(err));
+		if (m.httpd == NULL) {
+			logf_("%s", err);
+			goto out;
+		}
+	}
+	logf_("serving %s (mode %04o)%s%s", m.o.socket, m.o.sock_mode,
+	      m.httpd != NULL ? ", metrics on http://" : "",
+	      m.httpd != NULL ? m.o.metrics : "");
+	serve(&m);
+	if (m.dp_gone) {
+		logf_("the dataplane (pid %d) went away; waiting for the next "
+		      "one",
+		      m.pub.dp_pid);
+		teardown(&m);
+		wait_exit(m.pub.dp_pid);
+		exec_again(&m, ATTACHES_ENV);
+	}
+	logf_("stopping; the dataplane keeps forwarding with its table");
+	ret = EXIT_SUCCESS;
+out:
+	teardown(&m);
+	lb_pub_detach(&m.pub);
+	lb_cmd_reg_free(m.reg);
+	lb_conf_free(m.ctl.conf);
+	lb_conf_free(m.backup);
+	json_decref(m.ctl.data);
+	free(eargv);
+	rte_eal_cleanup();
+	return ret;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Attach to the dataplane's memzone, build tables, publish them with one
+ * pointer swap, free the old ones after an RCU grace period, drain the
+ * feedback rings.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_malloc.h>
+#include <rte_memzone.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring_elem.h>
+
+#include "lb/dpconf.h"
+#include "publish_priv.h"
+
+#define GRACE_WARN_NS 1000000000ull
+#define DRAIN_BURST 256u
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool
+pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+int
+lb_pub_attach(struct lb_pub *p, char *err, size_t errlen)
+{
+	const struct rte_memzone *mz;
+	struct lb_shm *shm;
+	int32_t me = (int32_t)getpid(), other = 0;
+
+	p->shm = NULL;
+	mz = rte_memzone_lookup(LB_SHM_NAME);
+	if (mz == NULL) {
+		snprintf(err, errlen, "the dataplane has no memzone %s yet",
+			 LB_SHM_NAME);
+		return -EAGAIN;
+	}
+	shm = mz->addr;
+	/* The version is written first and the magic last: a version is
+	 * worth judging even before the dataplane is ready. */
+	if (shm->layout_version != 0 &&
+	    shm->layout_version != LB_SHM_LAYOUT_VERSION) {
+		snprintf(err, errlen,
+			 "dataplane shared layout version %u, this "
+			 "lb-control knows %u",
+			 shm->layout_version, LB_SHM_LAYOUT_VERSION);
+		return -EPROTO;
+	}
+	if (mz->len < sizeof(*shm)) {
+		snprintf(err, errlen,
+			 "dataplane shared memory is %zu bytes, this "
+			 "lb-control expects %zu for layout version %u: "
+			 "they were built from different sources",
+			 mz->len, sizeof(*shm), LB_SHM_LAYOUT_VERSION);
+		return -EPROTO;
+	}
+	if (shm->magic != LB_SHM_MAGIC) {
+		snprintf(err, errlen, "the dataplane is not ready yet");
+		return -EAGAIN;
+	}
+	if (shm->nb_workers == 0 || shm->nb_workers > LB_SHM_MAX_WORKERS ||
+	    shm->qsbr == NULL || shm->conf == NULL) {
+		snprintf(err, errlen,
+			 "the dataplane's shared memory makes no sense "
+			 "(%u workers)",
+			 shm->nb_workers);
+		return -EPROTO;
+	}
+	/* One writer of tables, one consumer of the feedback rings. A
+	 * claim left by a lb-control that died is taken over; after an
+	 * exec our pid is still ours. */
+	while (!atomic_compare_exchange_strong(&shm->control_pid, &other, me)) {
+		if (other == me)
+			break;
+		if (pid_alive(other)) {
+			snprintf(err, errlen,
+				 "another lb-control (pid %d) is attached to "
+				 "this dataplane",
+				 other);
+			return -EBUSY;
+		}
+		/* Dead: try to replace exactly that pid. */
+		if (atomic_compare_exchange_strong(&shm->control_pid, &other,
+						   me))
+			break;
+	}
+	p->shm = shm;
+	p->dp_pid = shm->dataplane_pid;
+	return 0;
+}
+
+void
+lb_pub_detach(struct lb_pub *p)
+{
+	int32_t me = (int32_t)getpid();
+
+	if (p->shm == NULL)
+		return;
+	atomic_compare_exchange_strong(&p->shm->control_pid, &me, 0);
+	p->shm = NULL;
+}
+
+bool
+lb_pub_alive(const struct lb_pub *p)
+{
+	return p->shm != NULL && p->shm->magic == LB_SHM_MAGIC &&
+	       pid_alive(p->dp_pid);
+}
+
+int
+lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
+	     struct lb_dpconf **out, char *err, size_t errlen)
+{
+	const struct lb_dpconf *cur;
+	struct lb_dpconf *d;
+	int rc;
+
+	*out = NULL;
+	if (p->shm == NULL) {
+		snprintf(err, errlen, "no dataplane attached");
+		return -ENODEV;
+	}
+	cur = atomic_load_explicit(&p->shm->conf, memory_order_acquire);
+	d = rte_zmalloc("lb_dpconf", sizeof(*d), 0);
+	if (d == NULL) {
+		snprintf(err, errlen, "no DPDK memory for a table (%zu bytes)",
+			 sizeof(*d));
+		return -ENOMEM;
+	}
+	rc = lb_dpconf_compile(d, conf, cur, lb_view_busy, p->shm, err, errlen);
+	if (rc != 0) {
+		rte_free(d);
+		return rc;
+	}
+	/* The same table under a new generation would only make every
+	 * worker rebuild its schedulers for nothing. */
+	if (cur != NULL && memcmp((const char *)d + sizeof(d->gen),
+				  (const char *)cur + sizeof(cur->gen),
+				  sizeof(*d) - sizeof(d->gen)) == 0) {
+		rte_free(d);
+		return 1;
+	}
+	*out = d;
+	return 0;
+}
+
+void
+lb_pub_discard(struct lb_dpconf *d)
+{
+	rte_free(d);
+}
+
+int64_t
+lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
+{
+	struct lb_dpconf *old;
+	uint64_t t0 = mono_ns(), next_check = t0 + 10000000ull;
+	bool warned = false;
+	uint64_t token;
+
+	old = atomic_exchange_explicit(&p->shm->conf, d, memory_order_acq_rel);
+	token = rte_rcu_qsbr_start(p->shm->qsbr);
+	/* Not rte_rcu_qsbr_synchronize(): it would spin for ever on a
+	 * dataplane that died with a worker online. */
+	while (rte_rcu_qsbr_check(p->shm->qsbr, token, false) != 1) {
+		uint64_t now = mono_ns();
+
+		if (now >= next_check) {
+			if (!lb_pub_alive(p))
+				return -ENODEV;
+			next_check = now + 10000000ull;
+		}
+		if (!warned && now - t0 > GRACE_WARN_NS) {
+			fprintf(stderr,
+				"lb-control: a dataplane worker has not "
+				"taken up table %lu for 1 s; still waiting "
+				"before freeing the old one\n",
+				(unsigned long)d->gen);
+			warned = true;
+		}
+		rte_delay_us_sleep(20);
+	}
+	rte_free(old);
+	return (int64_t)(mono_ns() - t0);
+}
+
+bool
+lb_pub_gc_due(const struct lb_pub *p)
+{
+	const struct lb_dpconf *c;
+
+	if (p->shm == NULL)
+		return false;
+	c = atomic_load_explicit(&p->shm->conf, memory_order_acquire);
+	for (uint32_t s = 0; c != NULL && s < c->nb_svc; s++) {
+		const struct lb_dpconf_svc *v = &c->svc[s];
+
+		if (v->state == LB_SVC_EMPTY)
+			continue;
+		if (v->state == LB_SVC_DELETED) {
+			if (!lb_view_busy(p->shm, s, UINT32_MAX))
+				return true;
+			continue;
+		}
+		for (uint32_t b = 0; b < v->nb_be; b++)
+			if (v->be[b].state == LB_BE_REMOVED &&
+			    !lb_view_busy(p->shm, s, b))
+				return true;
+	}
+	return false;
+}
+
+unsigned int
+lb_pub_drain(struct lb_pub *p, struct lb_view *v, unsigned int budget)
+{
+	struct lb_fb buf[DRAIN_BURST];
+	unsigned int total = 0;
+
+	if (p->shm == NULL)
+		return 0;
+	for (uint32_t w = 0; w < p->shm->nb_workers; w++) {
+		struct rte_ring *r = p->shm->w[w]->fb;
+		unsigned int got = 0, n;
+
+		if (r == NULL)
+			continue;
+		do {
+			n = rte_ring_sc_dequeue_burst_elem(
+				r, buf, sizeof(buf[0]), DRAIN_BURST, NULL);
+			lb_view_feed(v, w, buf, n);
+			got += n;
+		} while (n == DRAIN_BURST && got < budget);
+		total += got;
+	}
+	return total;
+}
