@@ -67,7 +67,6 @@ struct lb_view {
 	struct lb_view_fb fbst[LB_SHM_MAX_WORKERS];
 	/* [worker][svc][be], nw of them */
 	struct fb_slot (*fb)[NSVC][NBE];
-	uint64_t (*wt)[NSVC][NBE];
 };
 
 static const struct lb_be_stats *
@@ -129,8 +128,7 @@ lb_view_create(const struct lb_shm *shm)
 	v->nw = nw;
 	if (nw > 0) {
 		v->fb = calloc(nw, sizeof(*v->fb));
-		v->wt = calloc(nw, sizeof(*v->wt));
-		if (v->fb == NULL || v->wt == NULL) {
+		if (v->fb == NULL) {
 			lb_view_free(v);
 			errno = ENOMEM;
 			return NULL;
@@ -145,7 +143,6 @@ lb_view_free(struct lb_view *v)
 	if (v == NULL)
 		return;
 	free(v->fb);
-	free(v->wt);
 	free(v);
 }
 
@@ -265,35 +262,35 @@ eligible(const struct lb_dpconf_svc *t, uint32_t b)
 	return t->state == LB_SVC_ACTIVE && lb_dpconf_be_eligible(t, b);
 }
 
-/* The weight each worker gives each backend of service slot @p s. */
-static void
-svc_weights(struct lb_view *v, const struct lb_dpconf_svc *t, uint32_t s)
+/*
+ * The weight worker @p w gives backend @p be of service slot @p s, from
+ * the error counts it holds now. `adaptive` weighs by equation (6) over
+ * every backend's errors (the configured weight plays no part in it),
+ * `rr` gives every eligible backend 1, the others their weight.
+ */
+static uint64_t
+be_weight(const struct lb_view *v, const struct lb_dpconf_svc *t, uint32_t s,
+	  uint32_t be, uint32_t w)
 {
-	uint32_t err[NBE];
-	bool el[NBE];
-	uint64_t wt[NBE];
 	uint32_t n = t->nb_be > NBE ? NBE : t->nb_be;
-	bool adaptive = strcmp(t->opts.sched, "adaptive") == 0;
-	bool rr = strcmp(t->opts.sched, "rr") == 0;
+	uint32_t err[NBE];
+	uint64_t wt[NBE];
+	bool el[NBE];
 
-	for (uint32_t w = 0; w < v->nw; w++) {
-		for (uint32_t b = 0; b < n; b++) {
-			uint64_t e = bst(v->shm, w, s, b)->sched_errors;
+	if (!eligible(t, be))
+		return 0;
+	if (strcmp(t->opts.sched, "rr") == 0)
+		return 1;
+	if (strcmp(t->opts.sched, "adaptive") != 0)
+		return t->be[be].weight;
+	for (uint32_t b = 0; b < n; b++) {
+		uint64_t e = bst(v->shm, w, s, b)->sched_errors;
 
-			err[b] = e > LB_ADAPTIVE_ERR_CAP_MAX
-					 ? LB_ADAPTIVE_ERR_CAP_MAX
-					 : (uint32_t)e;
-			el[b] = eligible(t, b);
-			wt[b] = !el[b] ? 0 : rr ? 1 : t->be[b].weight;
-		}
-		/* The paper's weights depend on every backend's errors;
-		 * the configured weight plays no part in them. */
-		if (adaptive && n > 0 &&
-		    lb_adaptive_weights(err, el, n, wt) != 0)
-			memset(wt, 0, n * sizeof(wt[0]));
-		for (uint32_t b = 0; b < NBE; b++)
-			v->wt[w][s][b] = b < n ? wt[b] : 0;
+		err[b] = e > LB_ADAPTIVE_ERR_CAP_MAX ? LB_ADAPTIVE_ERR_CAP_MAX
+						     : (uint32_t)e;
+		el[b] = eligible(t, b);
 	}
+	return lb_adaptive_weights(err, el, n, wt) == 0 ? wt[be] : 0;
 }
 
 void
@@ -329,11 +326,6 @@ lb_view_sync(struct lb_view *v)
 			}
 			v->svc[s].id = sid;
 		}
-		if (sid.used)
-			svc_weights(v, &c->svc[s], s);
-		else
-			for (uint32_t w = 0; w < v->nw; w++)
-				memset(v->wt[w][s], 0, sizeof(v->wt[w][s]));
 	}
 	v->synced = true;
 }
@@ -384,7 +376,7 @@ lb_view_be_get(const struct lb_view *v, uint32_t svc, uint32_t be,
 		active += s->active;
 		inflight += s->inflight;
 		out->w[w].sched_errors = s->sched_errors;
-		out->w[w].weight = v->wt[w][svc][be];
+		out->w[w].weight = be_weight(v, &c->svc[svc], svc, be, w);
 		out->w[w].trials_ok = f->ok;
 		out->w[w].trials_fail = f->fail;
 		out->w[w].fb_sched_errors = f->err;

@@ -120,14 +120,14 @@ void lb_view_feed(struct lb_view *v, uint32_t wid, const struct lb_fb *r,
 
 /**
  * Takes note of the published table: new baselines for slots that
- * changed hands, the weights each worker gives each backend. Call after
- * every publish and on every tick, after lb_view_feed().
+ * changed hands. Call after every publish and on every tick, after
+ * lb_view_feed().
  */
 void lb_view_sync(struct lb_view *v);
 
 /**
- * Backend @p be of service slot @p svc as of the last lb_view_sync()
- * (state and weights) and now (counters).
+ * Backend @p be of service slot @p svc: state, counters and weights as
+ * they are now, counters from the baseline of the last lb_view_sync().
  * @return 0, -EINVAL (out of range), -ENOENT (empty slot).
  */
 int lb_view_be_get(const struct lb_view *v, uint32_t svc, uint32_t be,
