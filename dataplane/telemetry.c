@@ -199,6 +199,48 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* One entry per worker (w0, w1, ...): where RSS and redirects put the
+ * load, and which table each worker runs. */
+static int
+cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint16_t i = 0; i < tel_dp->nb_workers; i++) {
+		const struct lb_worker *w = tel_dp->w[i];
+		struct rte_tel_data *e = rte_tel_data_alloc();
+		struct lb_flow_stats fs;
+		uint64_t drops = 0, malformed = 0;
+		char name[16];
+
+		if (e == NULL)
+			break;
+		for (int r = 0; r < LB_DROP_MAX; r++)
+			drops += w->st.drop[r];
+		for (int v = LB_PKT_DROP_FIRST; v < LB_PKT_VERDICT_MAX; v++)
+			malformed += w->st.verdict[v];
+		lb_flow_stats_get(w->ft, &fs);
+		rte_tel_data_start_dict(e);
+		add_u64(e, "lcore", w->lcore);
+		add_u64(e, "rx", w->st.rx);
+		add_u64(e, "tx", w->st.tx);
+		add_u64(e, "dropped", drops);
+		add_u64(e, "malformed", malformed);
+		add_u64(e, "flows_active", fs.flows);
+		add_u64(e, "flows_created", w->st.flows_created);
+		add_u64(e, "redirect_in", w->st.redirect_in);
+		add_u64(e, "redirect_out", w->st.redirect_out);
+		add_u64(e, "idle_sleeps", w->st.idle_sleeps);
+		add_u64(e, "conf_gen", atomic_load_explicit(
+					       &w->sh.conf_gen,
+					       memory_order_acquire));
+		snprintf(name, sizeof(name), "w%u", i);
+		rte_tel_data_add_dict_container(d, name, e, 0);
+	}
+	return 0;
+}
+
 int
 lb_telemetry_init(struct lb_dp *dp)
 {
@@ -215,5 +257,10 @@ lb_telemetry_init(struct lb_dp *dp)
 			"/lb/backends", cmd_backends,
 			"Per backend: state, weight, flows, errors. Takes no "
 			"parameters");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd(
+			"/lb/workers", cmd_workers,
+			"Per worker: packets, drops, flows, table generation. "
+			"Takes no parameters");
 	return rc;
 }
