@@ -585,6 +585,97 @@ test_rows(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* Sum of the verdict counters' frames (events excluded). */
+static uint64_t
+verdicts(const struct lb_steer_stats *st)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < LB_STEER_CTR_ACL_ALLOW; c++)
+		n += st->ctr[c].packets;
+	return n;
+}
+
+/* One frame: a verdict the program may give, and exactly one verdict
+ * counter for it. */
+static void
+judge_once(struct fix *f, const uint8_t *frame, size_t len, const char *what,
+	   size_t i, size_t at)
+{
+	struct lb_steer_stats a, b;
+	uint32_t v;
+
+	assert_int_equal(lb_steer_stats_read(f->s, &a), 0);
+	v = run(lb_steer_prog_fd(f->s), frame, len);
+	assert_int_equal(lb_steer_stats_read(f->s, &b), 0);
+	if ((v != XDP_PASS && v != XDP_DROP && v != XDP_REDIRECT) ||
+	    verdicts(&b) - verdicts(&a) != 1) {
+		print_error("%s %zu at %zu bytes: verdict %u, %llu verdict "
+			    "counts\n", what, i, at, v,
+			    (unsigned long long)(verdicts(&b) - verdicts(&a)));
+		fail();
+	}
+}
+
+/* Every row's frame cut at every length the kernel accepts (an Ethernet
+ * header at least): never a verdict outside pass, drop and redirect,
+ * always exactly one verdict counted. */
+static void
+test_every_cut(void **state)
+{
+	struct fix *f = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		uint8_t frame[256];
+		size_t len = build(&rows[i].pkt, frame);
+
+		for (size_t cut = ETH_HLEN; cut <= len; cut++)
+			judge_once(f, frame, cut, "row", i, cut);
+	}
+}
+
+/* Random bytes behind the ethertypes the program parses, at random
+ * lengths, with the addresses of the plan sprinkled in so that rules and
+ * the ACL are hit too. */
+static void
+test_random_frames(void **state)
+{
+	static const uint16_t types[] = { ETH_P_IP, ETH_P_ARP, ETH_P_8021Q,
+					  ETH_P_IPV6, 0x88cc };
+	static const uint32_t addrs[] = { VIP_PORT, VIP_ALL, LOCAL, SNAT,
+					  SHARED, HOST, DENIED, DENY_LB,
+					  EXPIRED, NESTED };
+	struct fix *f = *state;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < 3000; i++) {
+		uint8_t frame[128];
+		size_t len;
+
+		for (size_t k = 0; k < sizeof(frame); k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			frame[k] = (uint8_t)x;
+		}
+		len = ETH_HLEN + (size_t)(x >> 8) % (sizeof(frame) - ETH_HLEN);
+		put16(frame + 12, types[(x >> 32) % ARRAY_SIZE(types)]);
+		if (frame[12] == 0x81) /* VLAN: IPv4 or ARP inside */
+			put16(frame + 16, x & 1 ? ETH_P_IP : ETH_P_ARP);
+		/* IPv4: version 4, a small IHL; ARP: Ethernet/IPv4 */
+		if ((x >> 40) & 1) {
+			frame[14] = (uint8_t)(0x40 | (5 + (x >> 44) % 3));
+			put32(frame + 26, addrs[(x >> 48) % ARRAY_SIZE(addrs)]);
+			put32(frame + 30, addrs[(x >> 52) % ARRAY_SIZE(addrs)]);
+		} else {
+			put16(frame + 14, 1);
+			put16(frame + 16, ETH_P_IP);
+			frame[18] = 6;
+			frame[19] = 4;
+			put32(frame + 38, addrs[(x >> 48) % ARRAY_SIZE(addrs)]);
+		}
+		judge_once(f, frame, len, "random frame", i, len);
+	}
+}
+
 /* Without a socket on the queue a steered frame falls back to the kernel. */
 static void
 test_no_socket(void **state)
@@ -1301,6 +1392,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_cut, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_random_frames, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_no_socket, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_repeat_counts, setup,
