@@ -168,6 +168,17 @@ lb_pub_discard(struct lb_dpconf *d)
 	rte_free(d);
 }
 
+/* Whether every worker runs table generation @p gen or a later one. */
+static bool
+all_took_up(const struct lb_pub *p, uint64_t gen)
+{
+	for (uint32_t w = 0; w < p->shm->nb_workers; w++)
+		if (atomic_load_explicit(&p->shm->w[w]->conf_gen,
+					 memory_order_acquire) < gen)
+			return false;
+	return true;
+}
+
 int64_t
 lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
 {
@@ -178,9 +189,21 @@ lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
 
 	old = atomic_exchange_explicit(&p->shm->conf, d, memory_order_acq_rel);
 	token = rte_rcu_qsbr_start(p->shm->qsbr);
-	/* Not rte_rcu_qsbr_synchronize(): it would spin for ever on a
-	 * dataplane that died with a worker online. */
-	while (rte_rcu_qsbr_check(p->shm->qsbr, token, false) != 1) {
+	/*
+	 * Two conditions before the old table goes. The grace period: no
+	 * reader is inside a poll that loaded it. And every worker has
+	 * taken the new one up: a worker that sleeps goes offline (so that
+	 * it does not hold grace periods up) yet keeps its table, which it
+	 * reads once more when it moves to the next (its previous services'
+	 * state is carried over from it). Freed early, that read can fault
+	 * when the heap returns the page. A worker takes a table up at its
+	 * next poll, so the wait is one idle sleep at most.
+	 *
+	 * Not rte_rcu_qsbr_synchronize(): it would spin for ever on a
+	 * dataplane that died with a worker online.
+	 */
+	while (rte_rcu_qsbr_check(p->shm->qsbr, token, false) != 1 ||
+	       !all_took_up(p, d->gen)) {
 		uint64_t now = mono_ns();
 
 		if (now >= next_check) {

@@ -9,8 +9,8 @@
  * A table is built in DPDK memory from the desired configuration over the
  * published one (slots stay where they are; removed backends and deleted
  * services stay while flows use them), published with one pointer store,
- * and the old one is freed after an RCU grace period: once every worker
- * has passed a quiescent point, none can still be reading it. The wait
+ * and the old one is freed after an RCU grace period, once every worker
+ * has also taken the new one up: then none can still read it. The wait
  * also guarantees that every worker runs the newest table before the next
  * one is built, so the flows counted per slot are all the flows there are.
  */
@@ -54,8 +54,8 @@ int lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 void lb_pub_discard(struct lb_dpconf *d);
 
 /**
- * Publishes @p d, waits for the grace period and frees the table it
- * replaced.
+ * Publishes @p d, waits for the grace period and for every worker to
+ * run it (or a later one), then frees the table it replaced.
  * @return the wait in ns, or -ENODEV if the dataplane went away while
  *   waiting (the old table is then left alone).
  */
