@@ -762,8 +762,13 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 				&w->conf->svc[f->svc];
 
 			if (w->sched[f->svc] != NULL) {
-				w->ops[f->svc]->result(w->sched[f->svc], f->be,
-						       true);
+				/* On http services the responses judge the
+				 * backend: counting the handshake as a
+				 * success would wipe the errors its 5xx
+				 * answers record. */
+				if (!svc->opts.http)
+					w->ops[f->svc]->result(
+						w->sched[f->svc], f->be, true);
 				trial_feedback(w, f->svc, f->be, true);
 			}
 			hold_release(w, f->l7);
