@@ -685,7 +685,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 
 static void
 from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	    int svc_idx, uint64_t now)
+	    int svc_idx, uint64_t hash, uint64_t now)
 {
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
@@ -694,7 +694,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
-	idx = lb_flow_lookup(w->ft, &k, &dir);
+	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
 	if (idx == LB_FLOW_NONE) {
 		/* Only a SYN (TCP) or any datagram (UDP) opens a flow. */
 		if (pkt->proto == LB_IPPROTO_TCP &&
@@ -730,7 +730,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 
 static void
 from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	     uint64_t now)
+	     uint64_t hash, uint64_t now)
 {
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
@@ -740,7 +740,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
-	idx = lb_flow_lookup(w->ft, &k, &dir);
+	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
 	if (idx == LB_FLOW_NONE || dir != LB_FLOW_DIR_REPLY) {
 		drop(w, m, LB_DROP_NO_FLOW);
 		return;
@@ -920,7 +920,7 @@ handle_arp(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 
 static void
 handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	    uint64_t now)
+	    uint64_t hash, uint64_t now)
 {
 	const struct lb_dpconf *c = w->conf;
 	int svc, sn;
@@ -949,7 +949,7 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	svc = lb_dpconf_svc_find(c, pkt->proto, pkt->dst, pkt->dport);
 	if (svc >= 0) {
-		from_client(w, m, pkt, svc, now);
+		from_client(w, m, pkt, svc, hash, now);
 		return;
 	}
 	sn = lb_dpconf_snat_find(c, pkt->dst);
@@ -964,30 +964,55 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 				w->st.redirect_out++;
 			return;
 		}
-		from_backend(w, m, pkt, now);
+		from_backend(w, m, pkt, hash, now);
 		return;
 	}
 	drop(w, m, LB_DROP_NOT_OURS);
 }
 
+/*
+ * A burst in two passes. The first parses every frame and prefetches the
+ * flow-table slot of its 5-tuple; the second handles them. With a large
+ * table the slot is not in cache: prefetching all of them first overlaps
+ * those misses instead of paying them one packet after the other.
+ */
 static void
-handle(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
+	     uint64_t now)
 {
-	struct lb_pkt pkt;
-	enum lb_pkt_verdict v;
+	struct lb_pkt pkt[LB_BURST];
+	enum lb_pkt_verdict v[LB_BURST];
+	uint64_t hash[LB_BURST];
 
-	v = lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt);
-	w->st.verdict[v]++;
-	switch (v) {
-	case LB_PKT_IPV4:
-		handle_ipv4(w, m, &pkt, now);
-		break;
-	case LB_PKT_ARP:
-		handle_arp(w, m, &pkt, now);
-		break;
-	default:
-		rte_pktmbuf_free(m);
-		break;
+	for (unsigned int i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(m[i + 1], void *));
+		v[i] = lb_pkt_parse(frame_of(m[i]), rte_pktmbuf_data_len(m[i]),
+				    &pkt[i]);
+		w->st.verdict[v[i]]++;
+		hash[i] = 0;
+		if (v[i] == LB_PKT_IPV4 && pkt[i].proto != LB_IPPROTO_ICMP) {
+			struct lb_flow_key k;
+
+			lb_flow_key_set(&k, pkt[i].src, pkt[i].dst,
+					pkt[i].sport, pkt[i].dport,
+					pkt[i].proto);
+			hash[i] = lb_flow_hash(w->ft->seed, &k);
+			lb_flow_prefetch(w->ft, hash[i]);
+		}
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		switch (v[i]) {
+		case LB_PKT_IPV4:
+			handle_ipv4(w, m[i], &pkt[i], hash[i], now);
+			break;
+		case LB_PKT_ARP:
+			handle_arp(w, m[i], &pkt[i], now);
+			break;
+		default:
+			rte_pktmbuf_free(m[i]);
+			break;
+		}
 	}
 }
 
@@ -1136,13 +1161,9 @@ lb_worker_poll(struct lb_worker *w)
 
 		w->st.rx += n;
 		total += n;
-		for (uint16_t i = 0; i < n; i++) {
-			if (i + 1 < n)
-				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1],
-							       void *));
+		for (uint16_t i = 0; i < n; i++)
 			pkts[i]->port = p;
-			handle(w, pkts[i], now);
-		}
+		handle_burst(w, pkts, n, now);
 	}
 	{
 		unsigned int n = rte_ring_sc_dequeue_burst(
@@ -1150,8 +1171,7 @@ lb_worker_poll(struct lb_worker *w)
 
 		w->st.redirect_in += n;
 		total += n;
-		for (unsigned int i = 0; i < n; i++)
-			handle(w, pkts[i], now);
+		handle_burst(w, pkts, n, now);
 	}
 	if (now >= w->next_house_ns) {
 		housekeeping(w, now);
