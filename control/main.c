@@ -298,7 +298,8 @@ wait_primary(const char *config)
 		 * long, and that is not news every second. */
 		if (polls % 300 == 0)
 			logf_("waiting for lb-dataplane (no DPDK primary "
-			      "process holds %s)",
+			      "process holds %s; a dataplane started with "
+			      "--no-shconf or --in-memory has none)",
 			      config);
 		if (quit)
 			return false;
@@ -903,8 +904,10 @@ main(int argc, char **argv)
 			return 2;
 		}
 		if (waits % 30 == 0)
-			logf_("no dataplane to attach to yet (EAL: %s); "
-			      "retrying every second",
+			logf_("cannot attach to the dataplane (EAL: %s; "
+			      "it must run on hugepages, not --no-huge, to "
+			      "have secondary processes); retrying every "
+			      "second",
 			      rte_strerror(rte_errno));
 		sleep(1);
 		if (quit)
