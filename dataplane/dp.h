@@ -59,9 +59,12 @@ struct lb_worker {
 	struct lb_dp *dp;
 	uint16_t wid;
 	unsigned int lcore;
-	/** The table this worker runs; it moves to a newly published one
-	 * at the start of a poll and only then. */
+	/** The table this worker runs: its own copy of the last published
+	 * one, taken at the start of a poll. */
 	const struct lb_dpconf *conf;
+	/** The published table that copy was taken from; only compared. */
+	const struct lb_dpconf *conf_pub;
+	struct lb_dpconf *conf_buf[2];
 	const struct lb_sched_ops *ops[LB_CONF_MAX_SVCS];
 	struct lb_flow_table *ft;
 	struct lb_snat *snat;

@@ -1154,7 +1154,7 @@ lb_worker_poll(struct lb_worker *w)
 	uint64_t now = now_ns(dp);
 	const struct lb_dpconf *c = lb_dp_conf(dp);
 
-	if (unlikely(c != w->conf))
+	if (unlikely(c != w->conf_pub))
 		lb_worker_switch(w, c);
 	for (uint16_t p = 0; p < dp->nb_ports; p++) {
 		uint16_t n = rte_eth_rx_burst(p, w->wid, pkts, LB_BURST);
@@ -1323,13 +1323,20 @@ svc_deferq_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 }
 
 void
-lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *c)
+lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 {
 	const struct lb_dpconf *prev = w->conf;
+	struct lb_dpconf *c = w->conf_buf[prev == w->conf_buf[0] ? 1 : 0];
 	uint64_t min_syn = UINT64_MAX;
 
-	/* The new table is in place before anything that may send (a
-	 * deferred queue's RSTs route through it). */
+	/* The worker runs on a copy of its own, taken now, while it is
+	 * online: a published table may be freed once every worker has been
+	 * quiescent, which includes sleeping workers, so nothing may point
+	 * into it across polls. The copy of the previous table stays for
+	 * comparison. The new table is in place before anything that may
+	 * send (a deferred queue's RSTs route through it). */
+	memcpy(c, pub, sizeof(*c));
+	w->conf_pub = pub;
 	w->conf = c;
 	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
 		const struct lb_dpconf_svc *old = NULL;
@@ -1385,6 +1392,8 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->hold_free);
 	rte_free(w->hold_since);
 	rte_free(w->bst);
+	rte_free(w->conf_buf[0]);
+	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
 	rte_free(w->snat);
 	if (w->neigh != NULL)
@@ -1477,6 +1486,10 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->bst = rte_zmalloc_socket(
 		"lb_bst", sizeof(*w->bst) * LB_CONF_MAX_SVCS,
 		RTE_CACHE_LINE_SIZE, socket);
+	for (int i = 0; i < 2; i++)
+		w->conf_buf[i] = rte_zmalloc_socket(
+			"lb_conf", sizeof(struct lb_dpconf),
+			RTE_CACHE_LINE_SIZE, socket);
 	w->hold_cap = HOLD_CAP;
 	w->hold = rte_zmalloc_socket("lb_hold", HOLD_CAP * sizeof(*w->hold),
 				     0, socket);
@@ -1485,7 +1498,8 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->hold_free = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
 	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
-	    w->fb == NULL || w->bst == NULL || w->hold == NULL ||
+	    w->fb == NULL || w->bst == NULL || w->conf_buf[0] == NULL ||
+	    w->conf_buf[1] == NULL || w->hold == NULL ||
 	    w->hold_free == NULL || w->hold_since == NULL) {
 		LOG(ERR, "worker %u: out of memory", wid);
 		goto fail;
