@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lb/bytes.h"
 #include "lb/csum.h"
 #include "lb/nat.h"
 
@@ -22,65 +23,6 @@
 #define IP_DF 0x4000
 #define TCP_CSUM_OFF 16
 #define UDP_CSUM_OFF 6
-
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void
-wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-wr32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint16_t
-rd16_raw(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static inline uint32_t
-rd32_raw(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline void
-wr16_raw(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, 2);
-}
-
-static inline void
-wr32_raw(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
 
 static int
 mac_unicast(const uint8_t *mac)

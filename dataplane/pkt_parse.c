@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
+#include "lb/bytes.h"
 #include "lb/csum.h"
 #include "lb/pkt_parse.h"
 
@@ -13,30 +14,6 @@
 #define ICMP_HDR_LEN 8
 #define IP_MF 0x2000
 #define IP_OFFMASK 0x1fff
-
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-rd32_raw(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint16_t
-rd16_raw(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
 
 static enum lb_pkt_verdict
 parse_arp(const uint8_t *p, uint32_t avail)

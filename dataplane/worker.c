@@ -421,40 +421,26 @@ trial_snapshot(const struct lb_flow *f, struct lb_trial *t)
 	t->hold = f->l7;
 }
 
-/* Client -> backend: the client's tuple becomes SNAT -> backend. */
+/*
+ * Full-NAT, either way: a packet of direction @p dir leaves with the
+ * reverse of the other direction's key, so client -> VIP becomes
+ * SNAT -> backend and backend -> SNAT becomes VIP -> client.
+ */
 static void
-fwd_to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	       const struct lb_flow *f, uint64_t now)
+fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+    const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now)
 {
-	const struct lb_flow_key *r = &f->key[LB_FLOW_DIR_REPLY];
+	const struct lb_flow_key *k = &f->key[!dir];
 	struct lb_be_stats *b = &w->bst[f->svc][f->be];
 
 	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
 		drop(w, m, LB_DROP_TTL);
 		return;
 	}
-	b->pkts[0]++;
-	b->bytes[0] += rte_pktmbuf_pkt_len(m);
-	lb_nat_rewrite(frame_of(m), pkt, r->dst, r->dport, r->src, r->sport);
-	route_out(w, m, r->src, now);
-}
-
-/* Backend -> client: SNAT -> backend's reply becomes VIP -> client. */
-static void
-fwd_to_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	      const struct lb_flow *f, uint64_t now)
-{
-	const struct lb_flow_key *o = &f->key[LB_FLOW_DIR_ORIG];
-	struct lb_be_stats *b = &w->bst[f->svc][f->be];
-
-	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
-		drop(w, m, LB_DROP_TTL);
-		return;
-	}
-	b->pkts[1]++;
-	b->bytes[1] += rte_pktmbuf_pkt_len(m);
-	lb_nat_rewrite(frame_of(m), pkt, o->dst, o->dport, o->src, o->sport);
-	route_out(w, m, o->src, now);
+	b->pkts[dir]++;
+	b->bytes[dir] += rte_pktmbuf_pkt_len(m);
+	lb_nat_rewrite(frame_of(m), pkt, k->dst, k->dport, k->src, k->sport);
+	route_out(w, m, k->src, now);
 }
 
 /* Answers the client of a SYN (held or live) with a RST, consuming @p m. */
@@ -512,7 +498,7 @@ flow_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	f->l7 = t->hold;
 	w->bst[t->svc][be].flows++;
 	w->bst[t->svc][be].active++;
-	fwd_to_backend(w, m, pkt, f, now);
+	fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 	return 0;
 }
 
@@ -713,7 +699,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		if (!(pkt->tcp_flags & LB_TCP_SYN))
 			lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG,
 				      pkt->tcp_flags, now);
-		fwd_to_backend(w, m, pkt, f, now);
+		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
 	if ((pkt->tcp_flags & LB_TCP_SYN) && f->l7 != LB_L7_NONE &&
@@ -725,7 +711,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	l7_follow(w, f, 0, frame_of(m), pkt, now);
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
-	fwd_to_backend(w, m, pkt, f, now);
+	fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 }
 
 static void
@@ -790,7 +776,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		l7_follow(w, f, 1, frame_of(m), pkt, now);
 	}
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
-	fwd_to_client(w, m, pkt, f, now);
+	fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
 }
 
 /*
