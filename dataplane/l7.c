@@ -23,6 +23,9 @@ struct entry {
 	uint32_t next_seq[2];       /* next in-order byte per direction */
 	uint32_t tag;
 	uint32_t inflight;          /* requests complete, not yet answered */
+	uint32_t last_done;         /* last request complete (they complete
+				     * and are answered in order) */
+	uint32_t last_answered;     /* last request finally answered */
 	uint32_t next_free;
 	bool used;
 	bool stopped;
@@ -103,8 +106,12 @@ req_done(void *ctx, const struct lb_http_follow_req *rq)
 {
 	struct entry *e = ctx;
 
-	(void)rq;
 	e->pool->st.requests++;
+	e->last_done = rq->seq;
+	/* Answered before its last byte (an early error while the client
+	 * uploads): it never was in flight. */
+	if ((int32_t)(rq->seq - e->last_answered) <= 0)
+		return;
 	e->inflight++;
 	if (e->pool->inflight != NULL)
 		e->pool->inflight(e->pool->owner, e->tag, +1);
@@ -180,8 +187,11 @@ resp_done(void *ctx, const struct lb_http_follow_resp *rs)
 {
 	struct entry *e = ctx;
 
-	if ((rs->flags & LB_HTTP_FOLLOW_RESP_INTERIM) || rs->req_seq == 0 ||
-	    e->inflight == 0)
+	if ((rs->flags & LB_HTTP_FOLLOW_RESP_INTERIM) || rs->req_seq == 0)
+		return;
+	e->last_answered = rs->req_seq;
+	/* A request still being sent is not counted yet (see req_done). */
+	if ((int32_t)(rs->req_seq - e->last_done) > 0 || e->inflight == 0)
 		return;
 	e->inflight--;
 	if (e->pool->inflight != NULL)
@@ -293,6 +303,8 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e->next_seq[1] = backend_seq;
 	e->tag = tag;
 	e->inflight = 0;
+	e->last_done = 0;
+	e->last_answered = 0;
 	e->used = true;
 	e->stopped = false;
 	memset(e->req, 0, sizeof(e->req));

@@ -702,11 +702,14 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
-	if ((pkt->tcp_flags & LB_TCP_SYN) && f->l7 != LB_L7_NONE &&
-	    w->l7 != NULL) {
+	if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN &&
+	    (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED) &&
+	    f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
 		 * sends it back to SYN_SENT, where l7 means a SYN copy):
-		 * the old exchange ends here. */
+		 * the old exchange ends here. Only then: a SYN the client
+		 * repeats because the SYN-ACK was lost leaves the flow in
+		 * its state, and its following must go on. */
 		l7_stop(w, f);
 	}
 	l7_follow(w, f, 0, frame_of(m), pkt, now);

@@ -1,0 +1,1694 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet tests of HTTP following (docs/dataplane.md, "HTTP services";
+ * docs/l7-feedback.md). The real worker runs in this process on two
+ * net_ring ports, port 0 facing the client and port 1 the backends, with
+ * its L7 pool enabled as dataplane/main.c enables it (the default header
+ * database, dp.l7_flows). Each test opens TCP connections through it with
+ * real sequence numbers (SYN, SYN-ACK, ACK) and then carries HTTP/1.1
+ * exchanges both ways, every segment checked byte for byte on the other
+ * port. What the worker learnt is read where lb-control reads it: the
+ * feedback records of its ring (struct lb_fb) and the per-backend
+ * counters (struct lb_be_stats). Without a shared-memory segment the
+ * worker produces feedback records unconditionally.
+ *
+ * Expectations come from the documents: one LB_FB_HTTP record per final
+ * response, followed by LB_FB_SPL and LB_FB_ORCA when the response carried
+ * accepted values; X-Priority and X-Expect-Ms come from the request the
+ * response answers (first in, first out); bodies, chunk data and trailers
+ * never count; an out-of-order segment stops the following of its flow;
+ * a 5xx response is an error for the scheduler and anything else a
+ * success.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dp.h"
+#include "lb/cmd.h"
+#include "lb/conf.h"
+#include "lb/fb.h"
+#include "lb/hdr_scan.h"
+#include "pktbuild.h"
+
+#define NB_PORTS 2
+#define RING_SIZE 1024
+#define POOL_SIZE 4095
+#define FLOWS 256
+#define L7_FLOWS 16
+#define NB_DESC 256
+#define TTL_IN 64
+#define ETH 14
+#define SEG_MAX 1400 /* payload of the segments the tests cut */
+#define MSG_MAX 8192
+#define FB_MAX 1024
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+#define CHECK_EQ(got, want, what)                                              \
+	do {                                                                   \
+		uint64_t got_ = (uint64_t)(got), want_ = (uint64_t)(want);     \
+		if (got_ != want_)                                             \
+			fail_msg("%s: %s is %" PRIu64 ", want %" PRIu64,       \
+				 (what), #got, got_, want_);                   \
+	} while (0)
+
+/* ---- the cast (host order) --------------------------------------------- */
+
+#define IP_LB0 PB_IP(198, 51, 100, 1)
+#define IP_C PB_IP(198, 51, 100, 7)
+#define IP_LB1 PB_IP(10, 1, 0, 1)
+#define IP_SNAT PB_IP(10, 1, 0, 2)
+#define IP_BE_HTTP PB_IP(10, 1, 0, 20)
+#define IP_BE_L4 PB_IP(10, 1, 0, 21)
+#define IP_VIP_HTTP PB_IP(203, 0, 113, 10)
+#define IP_VIP_L4 PB_IP(203, 0, 113, 11)
+#define VPORT 80
+#define BPORT 8080
+
+/* Service slots: the order of conf_lines. */
+#define SVC_HTTP 0
+#define SVC_L4 1
+
+static const uint8_t mac_port[NB_PORTS][6] = {
+	{0x02, 0x1b, 0, 0, 0, 0xa0},
+	{0x02, 0x1b, 0, 0, 0, 0xa1},
+};
+static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
+static const uint8_t mac_be_http[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
+static const uint8_t mac_be_l4[6] = {0x02, 0xbe, 0, 0, 0, 0x21};
+
+/* The same service twice, once followed at L7 and once plain L4. */
+static const char *const conf_lines[] = {
+	"addr add 198.51.100.1/24 port 0",
+	"addr add 10.1.0.1/24 port 1",
+	"snat add 10.1.0.2 port 1",
+	"service add tcp 203.0.113.10:80 sched adaptive http",
+	"backend add tcp 203.0.113.10:80 10.1.0.20:8080",
+	"service add tcp 203.0.113.11:80 sched adaptive",
+	"backend add tcp 203.0.113.11:80 10.1.0.21:8080",
+	NULL,
+};
+
+/* ---- a dataplane on ring ports ----------------------------------------- */
+
+static struct rte_mempool *pool;
+static struct lb_hdr_db *hdb;
+static unsigned int env_gen;
+
+struct env {
+	struct lb_dp dp;
+	struct lb_worker *w;
+	unsigned int pool_avail;
+	uint16_t nb_up;
+	int closed;
+	struct rte_ring *rx[NB_PORTS], *tx[NB_PORTS];
+};
+
+static int
+sched_known(const char *name)
+{
+	return lb_sched_find(name) != NULL;
+}
+
+static void
+load_conf(struct env *e)
+{
+	struct lb_cmd_reg *reg = lb_cmd_reg_create();
+	struct lb_conf *conf = lb_conf_create(sched_known);
+	struct lb_cmd_out out;
+	char err[256];
+
+	assert_non_null(reg);
+	assert_non_null(conf);
+	assert_int_equal(lb_conf_register(conf, reg), 0);
+	lb_cmd_out_init(&out);
+	for (const char *const *l = conf_lines; *l != NULL; l++) {
+		lb_cmd_out_reset(&out);
+		if (lb_cmd_exec_line(reg, *l, &out) != 0)
+			fail_msg("'%s': %s", *l, lb_cmd_out_errmsg(&out));
+	}
+	e->dp.conf = rte_zmalloc("l7pkt_conf", sizeof(*e->dp.conf), 0);
+	assert_non_null(e->dp.conf);
+	if (lb_dpconf_build(e->dp.conf, conf, err, sizeof(err)) != 0)
+		fail_msg("lb_dpconf_build: %s", err);
+	lb_cmd_out_free(&out);
+	lb_conf_free(conf);
+	lb_cmd_reg_free(reg);
+	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
+					    htonl(IP_VIP_HTTP), htons(VPORT)),
+			 SVC_HTTP);
+	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
+					    htonl(IP_VIP_L4), htons(VPORT)),
+			 SVC_L4);
+	assert_true(e->dp.conf->svc[SVC_HTTP].opts.http);
+	assert_false(e->dp.conf->svc[SVC_L4].opts.http);
+}
+
+static void
+make_port(struct env *e, uint16_t p)
+{
+	char name[RTE_RING_NAMESIZE];
+	int id;
+
+	snprintf(name, sizeof(name), "l7p%u_%u_rx", env_gen, p);
+	e->rx[p] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+				   RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "l7p%u_%u_tx", env_gen, p);
+	e->tx[p] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+				   RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_non_null(e->rx[p]);
+	assert_non_null(e->tx[p]);
+	snprintf(name, sizeof(name), "l7pkt%u_%u", env_gen, p);
+	id = rte_eth_from_rings(name, &e->rx[p], 1, &e->tx[p], 1,
+				rte_socket_id());
+	assert_int_equal(id, p);
+	assert_int_equal(
+		lb_port_setup(p, 1, pool, NB_DESC, NB_DESC, &e->dp.port[p]), 0);
+	e->nb_up = (uint16_t)(p + 1);
+	memcpy(e->dp.port[p].mac.addr_bytes, mac_port[p], 6);
+}
+
+/*
+ * A fresh dataplane with one worker following up to @p l7_flows HTTP
+ * flows, set up as dataplane/main.c does; also kept in *state for the
+ * teardown. Neighbours are static: no ARP in the way of the exchanges.
+ */
+static struct env *
+env_up(void **state, uint32_t l7_flows)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct timespec ts;
+
+	assert_non_null(e);
+	*state = e;
+	env_gen++;
+	e->pool_avail = rte_mempool_avail_count(pool);
+	load_conf(e);
+	e->dp.pool = pool;
+	e->dp.nb_ports = NB_PORTS;
+	e->dp.nb_workers = 1;
+	e->dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	e->dp.hash_seed = 0x5eed0fa11ba1a2ceull;
+	e->dp.idle_us = 0;
+	e->dp.flows = FLOWS;
+	e->dp.hdb = hdb;
+	e->dp.l7_flows = l7_flows;
+	/* As main.c: X-SPL-Time ages are taken against the wall clock. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e->dp.epoch_off_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec -
+			     (int64_t)((double)rte_rdtsc() * e->dp.ns_per_tsc);
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		make_port(e, p);
+	e->w = lb_worker_create(&e->dp, 0, rte_lcore_id());
+	assert_non_null(e->w);
+	e->dp.w[0] = e->w;
+	assert_non_null(e->w->l7);
+	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_C), mac_c),
+			 0);
+	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_BE_HTTP),
+					     mac_be_http),
+			 0);
+	assert_int_equal(
+		lb_neigh_set_static(e->w->neigh, htonl(IP_BE_L4), mac_be_l4),
+		0);
+	return e;
+}
+
+/* Frees the dataplane; with @p check every mbuf must be back. */
+static void
+env_close(struct env *e, int check)
+{
+	struct rte_mbuf *m;
+	unsigned int avail;
+
+	if (e == NULL || e->closed)
+		return;
+	e->closed = 1;
+	lb_worker_free(e->w);
+	e->w = NULL;
+	e->dp.w[0] = NULL;
+	for (uint16_t p = 0; p < e->nb_up; p++)
+		lb_port_close(p);
+	for (uint16_t p = 0; p < NB_PORTS; p++) {
+		struct rte_ring *r[2] = {e->rx[p], e->tx[p]};
+
+		for (int k = 0; k < 2; k++) {
+			if (r[k] == NULL)
+				continue;
+			while (rte_ring_sc_dequeue(r[k], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(r[k]);
+		}
+	}
+	rte_free(e->dp.conf);
+	e->dp.conf = NULL;
+	avail = rte_mempool_avail_count(pool);
+	if (check && avail != e->pool_avail)
+		fail_msg("%d mbuf(s) not returned to the pool",
+			 (int)e->pool_avail - (int)avail);
+}
+
+static int
+teardown(void **state)
+{
+	env_close(*state, 0);
+	free(*state);
+	*state = NULL;
+	return 0;
+}
+
+static uint64_t
+now_ns(const struct env *e)
+{
+	return (uint64_t)((double)rte_rdtsc() * e->dp.ns_per_tsc);
+}
+
+/* Runs the worker's housekeeping (every 1 ms) at least once. */
+static void
+settle(struct env *e)
+{
+	uint64_t end = now_ns(e) + 3000000ull;
+
+	while (now_ns(e) < end)
+		lb_worker_poll(e->w);
+}
+
+static void
+busy_wait_ns(const struct env *e, uint64_t ns)
+{
+	uint64_t end = now_ns(e) + ns;
+
+	while (now_ns(e) < end)
+		;
+}
+
+/* ---- connections --------------------------------------------------------
+ * A connection is seen four ways: as the client sends it (client -> VIP),
+ * as the backend must get it (SNAT -> backend), as the backend answers
+ * (backend -> SNAT) and as the client must get the answer (VIP ->
+ * client). Payload and sequence numbers are the same in all four.
+ */
+
+enum dir { TO_BE, TO_C };
+
+struct conn {
+	uint16_t svc;
+	uint32_t vip;
+	uint16_t cport;
+	uint32_t bip;
+	const uint8_t *bmac;
+	uint16_t sport;	   /* SNAT port, learnt from the forwarded SYN */
+	uint32_t iss, irs; /* initial sequence numbers */
+	uint32_t nxt[2];   /* next sequence number, [TO_BE] and [TO_C] */
+	uint16_t ip_id[2];
+};
+
+static void
+conn_init(struct conn *c, uint16_t svc, uint16_t cport, uint32_t iss,
+	  uint32_t irs)
+{
+	memset(c, 0, sizeof(*c));
+	c->svc = svc;
+	c->vip = svc == SVC_HTTP ? IP_VIP_HTTP : IP_VIP_L4;
+	c->bip = svc == SVC_HTTP ? IP_BE_HTTP : IP_BE_L4;
+	c->bmac = svc == SVC_HTTP ? mac_be_http : mac_be_l4;
+	c->cport = cport;
+	c->iss = iss;
+	c->irs = irs;
+	c->nxt[TO_BE] = iss + 1;
+	c->nxt[TO_C] = irs + 1;
+	c->ip_id[TO_BE] = (uint16_t)(cport * 7u);
+	c->ip_id[TO_C] = (uint16_t)(cport * 13u);
+}
+
+/* One TCP segment of @p c, as sent (@p fwd 0) or as it must leave. */
+static void
+seg_frame(struct pb_frame *f, const struct conn *c, enum dir d, int fwd,
+	  uint8_t flags, uint32_t seq, uint32_t ack, uint16_t id,
+	  const uint8_t *data, uint16_t len)
+{
+	struct pb_dg g = {
+		.proto = PB_PROTO_TCP,
+		.ttl = fwd ? TTL_IN - 1 : TTL_IN,
+		.id = id,
+		.frag = PB_IP_DF,
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = d == TO_BE ? 64240 : 65160,
+		.mss = (flags & PB_SYN) != 0,
+		.data = data,
+		.plen = len,
+	};
+
+	if (d == TO_BE && !fwd) {
+		g.src = IP_C;
+		g.dst = c->vip;
+		g.sport = c->cport;
+		g.dport = VPORT;
+		pb_ipv4_frame(f, mac_port[0], mac_c, &g);
+	} else if (d == TO_BE) {
+		g.src = IP_SNAT;
+		g.dst = c->bip;
+		g.sport = c->sport;
+		g.dport = BPORT;
+		pb_ipv4_frame(f, c->bmac, mac_port[1], &g);
+	} else if (!fwd) {
+		g.src = c->bip;
+		g.dst = IP_SNAT;
+		g.sport = BPORT;
+		g.dport = c->sport;
+		pb_ipv4_frame(f, mac_port[1], c->bmac, &g);
+	} else {
+		g.src = c->vip;
+		g.dst = IP_C;
+		g.sport = VPORT;
+		g.dport = c->cport;
+		pb_ipv4_frame(f, mac_c, mac_port[0], &g);
+	}
+}
+
+/* Takes every frame sent on @p port; copies the first to @p got. */
+static unsigned int
+take(struct env *e, uint16_t port, struct pb_frame *got)
+{
+	struct rte_mbuf *m;
+	unsigned int n = 0;
+
+	while (rte_ring_sc_dequeue(e->tx[port], (void **)&m) == 0) {
+		uint32_t len = rte_pktmbuf_pkt_len(m);
+
+		if (n == 0 && got != NULL && m->nb_segs == 1 &&
+		    len <= PB_FRAME_MAX) {
+			memcpy(got->b, rte_pktmbuf_mtod(m, void *), len);
+			got->len = len;
+		}
+		n++;
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+/*
+ * Sends one segment and checks that the worker forwarded exactly it, byte
+ * for byte, on the other port, and sent nothing else.
+ */
+static void
+xmit(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
+     const void *data, uint16_t len, const char *what)
+{
+	static struct pb_frame in, want, got;
+	uint32_t ack = d == TO_BE ? c->nxt[TO_C] : c->nxt[TO_BE];
+	uint16_t id = c->ip_id[d]++;
+	uint16_t iport = d == TO_BE ? 0 : 1;
+	struct rte_mbuf *m;
+	unsigned int n;
+
+	if ((flags & PB_SYN) && d == TO_BE)
+		ack = 0;
+	seg_frame(&in, c, d, 0, flags, seq, ack, id, data, len);
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
+	m->port = iport;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
+	lb_worker_poll(e->w);
+	n = take(e, (uint16_t)(1 - iport), &got);
+	if (n != 1 || take(e, iport, NULL) != 0)
+		fail_msg("%s: %u frame(s) forwarded, want 1", what, n);
+	if (c->sport == 0 && d == TO_BE) {
+		/* The client's SYN: the worker picks the SNAT port. */
+		c->sport = pb_get16(got.b + ETH + 20);
+	}
+	seg_frame(&want, c, d, 1, flags, seq, ack, id, data, len);
+	if (pb_diff(stderr, what, got.b, got.len, want.b, want.len))
+		fail_msg("%s: not forwarded byte for byte", what);
+}
+
+/* Three-way handshake through the worker. */
+static void
+conn_open(struct env *e, struct conn *c)
+{
+	xmit(e, c, TO_BE, PB_SYN, c->iss, NULL, 0, "client SYN");
+	xmit(e, c, TO_C, PB_SYN | PB_ACK, c->irs, NULL, 0, "backend SYN-ACK");
+	xmit(e, c, TO_BE, PB_ACK, c->nxt[TO_BE], NULL, 0, "client ACK");
+}
+
+/* Sends @p len bytes in direction @p d, in segments cut at @p cuts. */
+static void
+send_cut(struct env *e, struct conn *c, enum dir d, const void *data,
+	 size_t len, const size_t *cuts, unsigned int nb_cuts, const char *what)
+{
+	const uint8_t *p = data;
+	size_t at = 0;
+
+	for (unsigned int i = 0; i <= nb_cuts; i++) {
+		size_t end = i < nb_cuts ? cuts[i] : len;
+
+		assert_true(end >= at && end <= len && end - at <= SEG_MAX);
+		if (end == at)
+			continue;
+		xmit(e, c, d, PB_PSH | PB_ACK, c->nxt[d], p + at,
+		     (uint16_t)(end - at), what);
+		c->nxt[d] += (uint32_t)(end - at);
+		at = end;
+	}
+}
+
+/* Sends @p len bytes in segments of at most @p seg bytes. */
+static void
+send_seg(struct env *e, struct conn *c, enum dir d, const void *data,
+	 size_t len, size_t seg, const char *what)
+{
+	size_t cuts[MSG_MAX];
+	unsigned int n = 0;
+
+	for (size_t at = seg; at < len; at += seg)
+		cuts[n++] = at;
+	send_cut(e, c, d, data, len, cuts, n, what);
+}
+
+static void
+send_str(struct env *e, struct conn *c, enum dir d, const char *s,
+	 const char *what)
+{
+	send_seg(e, c, d, s, strlen(s), SEG_MAX, what);
+}
+
+/* ---- what the worker reports ------------------------------------------- */
+
+/* What one final response must yield. */
+struct want {
+	uint16_t status;
+	int prio;	/* X-Priority of the request, -1: none */
+	int expect;	/* X-Expect-Ms of the request, -1: none */
+	int qos_met;	/* with expect: answered within it */
+	double spl;	/* accepted X-SPL, -1: no SPL record */
+	int spl_time;	/* the SPL record says X-SPL-Time was given */
+	int64_t age_lo; /* its age in ms, within [age_lo, age_hi] */
+	int64_t age_hi;
+	double cpu; /* ORCA cpu_utilization, -1: no ORCA record */
+	uint32_t mem_ppm;
+	int untimed; /* the latency is not measured */
+};
+
+/* A plain answer: status @p st, nothing asked, nothing reported. */
+static struct want
+w_plain(uint16_t st)
+{
+	return (struct want){
+		.status = st, .prio = -1, .expect = -1, .spl = -1, .cpu = -1};
+}
+
+static struct want
+w_spl(uint16_t st, double spl)
+{
+	struct want w = w_plain(st);
+
+	w.spl = spl;
+	return w;
+}
+
+/* The L7 records (HTTP, SPL, ORCA) waiting in the worker's ring. */
+static unsigned int
+fb_take(struct env *e, struct lb_fb *r, unsigned int max)
+{
+	struct lb_fb tmp[64];
+	unsigned int n = 0, k;
+
+	while ((k = rte_ring_sc_dequeue_burst_elem(
+			e->w->fb, tmp, sizeof(tmp[0]), NELEM(tmp), NULL)) > 0) {
+		for (unsigned int i = 0; i < k; i++) {
+			if (tmp[i].kind != LB_FB_HTTP &&
+			    tmp[i].kind != LB_FB_SPL &&
+			    tmp[i].kind != LB_FB_ORCA)
+				continue;
+			if (n == max)
+				fail_msg("more than %u L7 records", max);
+			r[n++] = tmp[i];
+		}
+	}
+	return n;
+}
+
+static double
+f64_of(uint64_t v)
+{
+	double d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static const char *
+kind_name(uint8_t k)
+{
+	switch (k) {
+	case LB_FB_HTTP:
+		return "HTTP";
+	case LB_FB_SPL:
+		return "SPL";
+	case LB_FB_ORCA:
+		return "ORCA";
+	default:
+		return "other";
+	}
+}
+
+static void
+want_kind(const struct lb_fb *r, unsigned int n, unsigned int i, uint8_t kind,
+	  const struct conn *c, const char *what, unsigned int resp)
+{
+	if (i >= n)
+		fail_msg("%s: response %u: no %s record (only %u L7 records)",
+			 what, resp, kind_name(kind), n);
+	if (r[i].kind != kind)
+		fail_msg("%s: response %u: record %u is %s, want %s", what,
+			 resp, i, kind_name(r[i].kind), kind_name(kind));
+	if (r[i].svc != c->svc || r[i].be != 0 || r[i].worker != 0)
+		fail_msg("%s: response %u: %s record of svc %u be %u worker "
+			 "%u",
+			 what, resp, kind_name(kind), r[i].svc, r[i].be,
+			 r[i].worker);
+}
+
+/*
+ * The L7 records now in the ring must be exactly those of the @p nb
+ * responses @p ws, in order: HTTP, then SPL if any, then ORCA if any.
+ */
+static void
+expect_obs(struct env *e, const struct conn *c, const struct want *ws,
+	   unsigned int nb, const char *what)
+{
+	static struct lb_fb r[FB_MAX];
+	unsigned int n = fb_take(e, r, FB_MAX), i = 0;
+
+	for (unsigned int k = 0; k < nb; k++) {
+		const struct want *w = &ws[k];
+		uint16_t fl;
+
+		want_kind(r, n, i, LB_FB_HTTP, c, what, k);
+		fl = r[i].flags;
+		if (r[i].u32 != w->status)
+			fail_msg("%s: response %u: status %u, want %u", what, k,
+				 r[i].u32, w->status);
+		if (!!(fl & LB_FB_F_TIMED) != !w->untimed)
+			fail_msg("%s: response %u: timed flag %d", what, k,
+				 !!(fl & LB_FB_F_TIMED));
+		/* Every response of these tests comes within a second. */
+		if (!w->untimed && (r[i].v == 0 || r[i].v > 1000000000ull))
+			fail_msg("%s: response %u: latency %" PRIu64 " ns",
+				 what, k, r[i].v);
+		if (w->prio < 0 && (fl & LB_FB_F_PRIO))
+			fail_msg("%s: response %u: priority %u reported, want "
+				 "none",
+				 what, k, fl >> LB_FB_PRIO_SHIFT);
+		if (w->prio >= 0 &&
+		    (!(fl & LB_FB_F_PRIO) ||
+		     (fl >> LB_FB_PRIO_SHIFT) != (unsigned int)w->prio))
+			fail_msg("%s: response %u: priority %s%u, want %d",
+				 what, k, fl & LB_FB_F_PRIO ? "" : "none ",
+				 fl >> LB_FB_PRIO_SHIFT, w->prio);
+		if (w->expect < 0 && (fl & (LB_FB_F_EXPECT | LB_FB_F_QOS_MET)))
+			fail_msg("%s: response %u: expectation %u reported, "
+				 "want none",
+				 what, k, r[i].u32b);
+		if (w->expect >= 0 && (!(fl & LB_FB_F_EXPECT) ||
+				       r[i].u32b != (uint32_t)w->expect))
+			fail_msg("%s: response %u: expectation %s%u, want %d",
+				 what, k, fl & LB_FB_F_EXPECT ? "" : "none ",
+				 r[i].u32b, w->expect);
+		if (w->expect >= 0 && !!(fl & LB_FB_F_QOS_MET) != !!w->qos_met)
+			fail_msg("%s: response %u: met %d, want %d (latency "
+				 "%" PRIu64 " ns)",
+				 what, k, !!(fl & LB_FB_F_QOS_MET), w->qos_met,
+				 r[i].v);
+		i++;
+		if (w->spl >= 0) {
+			want_kind(r, n, i, LB_FB_SPL, c, what, k);
+			if (f64_of(r[i].v) != w->spl)
+				fail_msg("%s: response %u: SPL %.17g, want "
+					 "%.17g",
+					 what, k, f64_of(r[i].v), w->spl);
+			if (!!(r[i].flags & LB_FB_F_SPL_TIME) != !!w->spl_time)
+				fail_msg("%s: response %u: SPL time flag %d",
+					 what, k,
+					 !!(r[i].flags & LB_FB_F_SPL_TIME));
+			if ((int64_t)r[i].u32 < w->age_lo ||
+			    (int64_t)r[i].u32 > w->age_hi)
+				fail_msg("%s: response %u: SPL age %u ms, want "
+					 "%" PRId64 "..%" PRId64,
+					 what, k, r[i].u32, w->age_lo,
+					 w->age_hi);
+			i++;
+		}
+		if (w->cpu >= 0) {
+			want_kind(r, n, i, LB_FB_ORCA, c, what, k);
+			if (f64_of(r[i].v) != w->cpu || r[i].u32 != w->mem_ppm)
+				fail_msg("%s: response %u: ORCA cpu %.17g mem "
+					 "%u ppm, want %.17g %u",
+					 what, k, f64_of(r[i].v), r[i].u32,
+					 w->cpu, w->mem_ppm);
+			i++;
+		}
+	}
+	if (i != n)
+		fail_msg("%s: %u L7 record(s) more than the %u responses "
+			 "give, the first %s",
+			 what, n - i, nb, kind_name(r[i].kind));
+}
+
+static void
+expect_one(struct env *e, const struct conn *c, struct want w, const char *what)
+{
+	expect_obs(e, c, &w, 1, what);
+}
+
+static void
+expect_none(struct env *e, const struct conn *c, const char *what)
+{
+	expect_obs(e, c, NULL, 0, what);
+}
+
+static const struct lb_be_stats *
+bst(const struct env *e, uint16_t svc)
+{
+	return &e->w->bst[svc][0];
+}
+
+/* Responses, 5xx among them, and requests in flight toward the backend. */
+static void
+expect_be(const struct env *e, uint16_t svc, uint64_t responses, uint64_t x5xx,
+	  int64_t inflight, const char *what)
+{
+	const struct lb_be_stats *b = bst(e, svc);
+
+	if (b->http_responses != responses || b->http_5xx != x5xx ||
+	    b->inflight != inflight)
+		fail_msg("%s: backend counts %" PRIu64 " responses, %" PRIu64
+			 " 5xx, %" PRId64 " in flight; want %" PRIu64
+			 ", %" PRIu64 ", %" PRId64,
+			 what, b->http_responses, b->http_5xx, b->inflight,
+			 responses, x5xx, inflight);
+}
+
+/* One exchange: @p req from the client, @p resp from the backend. */
+static void
+exchange(struct env *e, struct conn *c, const char *req, const char *resp,
+	 const char *what)
+{
+	send_str(e, c, TO_BE, req, what);
+	send_str(e, c, TO_C, resp, what);
+}
+
+static const char get_req[] = "GET /a HTTP/1.1\r\nHost: svc\r\n\r\n";
+
+static uint64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+/*
+ * One exchange with everything a backend and a client may say: the
+ * records carry all of it; the request is in flight between its last byte
+ * and the response; the same exchange on the plain L4 service yields
+ * nothing.
+ */
+static void
+test_exchange(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	char resp[512];
+	struct conn c, l4;
+	struct want w;
+	uint64_t t;
+
+	conn_init(&c, SVC_HTTP, 40001, 1000, 500000);
+	conn_open(e, &c);
+	expect_none(e, &c, "handshake");
+	send_str(e, &c, TO_BE,
+		 "GET /x HTTP/1.1\r\nHost: svc\r\nX-Priority: 3\r\n"
+		 "X-Expect-Ms: 5000\r\n\r\n",
+		 "request");
+	expect_be(e, SVC_HTTP, 0, 0, 1, "request sent");
+	t = wall_ms() - 250;
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-SPL: 0.8\r\n"
+		 "X-SPL-Time: %" PRIu64 "\r\n"
+		 "endpoint-load-metrics: TEXT cpu_utilization=0.5, "
+		 "mem_utilization=0.25\r\n\r\nhello",
+		 t);
+	send_str(e, &c, TO_C, resp, "response");
+	w = w_spl(200, 0.8);
+	w.prio = 3;
+	w.expect = 5000;
+	w.qos_met = 1;
+	w.spl_time = 1;
+	w.age_lo = 250;
+	w.age_hi = 250 + 2000;
+	w.cpu = 0.5;
+	w.mem_ppm = 250000;
+	expect_one(e, &c, w, "full exchange");
+	expect_be(e, SVC_HTTP, 1, 0, 0, "response received");
+
+	/* An expectation missed: the response comes 3 ms after a request
+	 * that expected it within 1 ms. A backend clock ahead of ours
+	 * reads as fresh. */
+	send_str(e, &c, TO_BE, "GET /slow HTTP/1.1\r\nX-Expect-Ms: 1\r\n\r\n",
+		 "request");
+	busy_wait_ns(e, 3000000);
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-SPL: 1.5\r\n"
+		 "X-SPL-Time: %" PRIu64 "\r\n\r\n",
+		 wall_ms() + 60000);
+	send_str(e, &c, TO_C, resp, "late response");
+	w = w_spl(200, 1.5);
+	w.expect = 1;
+	w.qos_met = 0;
+	w.spl_time = 1;
+	expect_one(e, &c, w, "expectation missed");
+	expect_be(e, SVC_HTTP, 2, 0, 0, "late response");
+
+	/* A plain L4 service carries the same bytes unread. */
+	conn_init(&l4, SVC_L4, 40002, 7000, 9000);
+	conn_open(e, &l4);
+	exchange(e, &l4, "GET / HTTP/1.1\r\nX-Priority: 3\r\n\r\n",
+		 "HTTP/1.1 503 No\r\nX-SPL: 0.5\r\nContent-Length: 0\r\n\r\n",
+		 "plain L4 exchange");
+	expect_none(e, &l4, "plain L4 service");
+	expect_be(e, SVC_L4, 0, 0, 0, "plain L4 service");
+	settle(e);
+	CHECK_EQ(e->w->st.l7_flows, 1, "flows followed");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * A response, and its request, cut in two at every offset, then sent a
+ * byte per segment: one record each time, with the value that straddles
+ * the cut read whole, on one keep-alive connection.
+ */
+static void
+test_split_every_offset(void **state)
+{
+	static const char req[] = "GET /split HTTP/1.1\r\nHost: svc\r\n"
+				  "X-Priority: 42\r\nX-Expect-Ms: 2500\r\n\r\n";
+	/* The body is header-like text: it must never count. */
+	static const char resp[] = "HTTP/1.1 200 OK\r\nServer: t\r\n"
+				   "X-SPL: 0.4375\r\nX-SPL-Time: 1\r\n"
+				   "Content-Length: 22\r\n\r\n"
+				   "X-SPL: 9\r\nX-SPL: 9\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t rl = strlen(req), sl = strlen(resp);
+	uint64_t n = 0;
+	char what[64];
+	struct conn c;
+	struct want w = w_spl(200, 0.4375);
+
+	w.prio = 42;
+	w.expect = 2500;
+	w.qos_met = 1;
+	w.spl_time = 1;
+	/* X-SPL-Time: 1 is 1 ms after the epoch: as old as it gets. */
+	w.age_lo = INT32_MAX;
+	w.age_hi = INT32_MAX;
+	conn_init(&c, SVC_HTTP, 40010, 0x10000, 0x20000);
+	conn_open(e, &c);
+	for (size_t k = 1; k < sl; k++) {
+		size_t rk = 1 + (k - 1) % (rl - 1);
+
+		snprintf(what, sizeof(what), "request cut at %zu", rk);
+		send_cut(e, &c, TO_BE, req, rl, &rk, 1, what);
+		snprintf(what, sizeof(what), "response cut at %zu", k);
+		send_cut(e, &c, TO_C, resp, sl, &k, 1, what);
+		expect_one(e, &c, w, what);
+		expect_be(e, SVC_HTTP, ++n, 0, 0, what);
+	}
+	send_seg(e, &c, TO_BE, req, rl, 1, "request byte by byte");
+	send_seg(e, &c, TO_C, resp, sl, 1, "response byte by byte");
+	expect_one(e, &c, w, "byte by byte");
+	/* Three pieces, the middle one a single byte, at every offset. */
+	for (size_t k = 1; k + 1 < sl; k++) {
+		size_t cuts[2] = {k, k + 1};
+
+		snprintf(what, sizeof(what), "response cut at %zu and %zu", k,
+			 k + 1);
+		send_str(e, &c, TO_BE, req, what);
+		send_cut(e, &c, TO_C, resp, sl, cuts, 2, what);
+		expect_one(e, &c, w, what);
+	}
+	expect_be(e, SVC_HTTP, n + 1 + sl - 2, 0, 0, "after every cut");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * Chunked responses whose chunk data and trailer section look like
+ * headers ("X-SPL: 9"): only the header block counts, at every cut; the
+ * next response on the connection is read from its own start.
+ */
+static void
+test_chunked(void **state)
+{
+	static const char resp[] =
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+		"X-SPL: 0.25\r\n\r\n"
+		"c\r\nX-SPL: 9\r\n\r\n\r\n"
+		"1C;ext=\"X-SPL: 9\"\r\n\r\nHTTP/1.1 500 X\r\nX-SPL: 9\r\n"
+		"\r\n"
+		"0\r\nX-SPL: 9\r\nX-Priority: 1\r\n\r\n";
+	/* No X-SPL of its own, and a body that ends like a header line. */
+	static const char plain[] =
+		"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"c\r\n\r\nX-SPL: 9\r\n\r\n0\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t sl = strlen(resp);
+	const struct want ws[2] = {w_spl(200, 0.25), w_plain(404)};
+	char what[64];
+	struct conn c;
+
+	conn_init(&c, SVC_HTTP, 40020, 77, 99);
+	conn_open(e, &c);
+	for (size_t k = 0; k < sl; k++) {
+		snprintf(what, sizeof(what), "chunked response cut at %zu", k);
+		send_str(e, &c, TO_BE, get_req, what);
+		send_str(e, &c, TO_BE, get_req, what);
+		send_cut(e, &c, TO_C, resp, sl, &k, k > 0, what);
+		send_str(e, &c, TO_C, plain, what);
+		expect_obs(e, &c, ws, 2, what);
+	}
+	/* The same bodies on a request: its chunks carry no X-Priority. */
+	send_str(e, &c, TO_BE,
+		 "POST /up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "f\r\nX-Priority: 5\r\n\r\n0\r\nX-Priority: 5\r\n\r\n",
+		 "chunked request");
+	send_str(e, &c, TO_C,
+		 "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n",
+		 "its response");
+	expect_one(e, &c, w_plain(201), "chunked request");
+	expect_be(e, SVC_HTTP, 2 * sl + 1, 0, 0, "chunked");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * Pipelined requests: responses are matched first in, first out, each
+ * with the priority and expectation of its own request, whether they
+ * come in one segment or cut across one another.
+ */
+static void
+test_pipelined(void **state)
+{
+	static const char reqs[] =
+		"GET /1 HTTP/1.1\r\nX-Priority: 1\r\nX-Expect-Ms: 100\r\n\r\n"
+		"GET /2 HTTP/1.1\r\nX-Priority: 2\r\n\r\n"
+		"POST /3 HTTP/1.1\r\nContent-Length: 4\r\n"
+		"X-Expect-Ms: 300\r\n\r\nbody"
+		"GET /4 HTTP/1.1\r\n\r\n";
+	static const char resps[] =
+		"HTTP/1.1 200 OK\r\nX-SPL: 0.1\r\nContent-Length: 3\r\n\r\nabc"
+		"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"
+		"HTTP/1.1 201 Created\r\nX-SPL: 0.3\r\nContent-Length: 0\r\n"
+		"\r\n"
+		"HTTP/1.1 404 Nope\r\nX-SPL: 0.4\r\nContent-Length: 0\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	struct want ws[4] = {w_spl(200, 0.1), w_plain(503), w_spl(201, 0.3),
+			     w_spl(404, 0.4)};
+	size_t rl = strlen(reqs), sl = strlen(resps);
+	char what[64];
+	struct conn c;
+
+	ws[0].prio = 1;
+	ws[0].expect = 100;
+	ws[0].qos_met = 1;
+	ws[1].prio = 2;
+	ws[2].expect = 300;
+	ws[2].qos_met = 1;
+	conn_init(&c, SVC_HTTP, 40030, 0xabcdef, 0x123456);
+	conn_open(e, &c);
+	send_str(e, &c, TO_BE, reqs, "four requests in one segment");
+	expect_be(e, SVC_HTTP, 0, 0, 4, "four requests");
+	send_str(e, &c, TO_C, resps, "four responses in one segment");
+	expect_obs(e, &c, ws, 4, "pipelined");
+	expect_be(e, SVC_HTTP, 4, 1, 0, "four responses");
+	/* Requests and responses cut at every offset. */
+	for (size_t k = 1; k < sl; k++) {
+		size_t rk = 1 + k % (rl - 1);
+
+		snprintf(what, sizeof(what), "pipelined, cut at %zu/%zu", rk,
+			 k);
+		send_cut(e, &c, TO_BE, reqs, rl, &rk, 1, what);
+		send_cut(e, &c, TO_C, resps, sl, &k, 1, what);
+		expect_obs(e, &c, ws, 4, what);
+	}
+	/* Responses interleaved with later requests. */
+	send_str(e, &c, TO_BE, "GET /a HTTP/1.1\r\nX-Priority: 7\r\n\r\n",
+		 "request a");
+	send_str(e, &c, TO_BE, "GET /b HTTP/1.1\r\nX-Priority: 8\r\n\r\n",
+		 "request b");
+	send_str(e, &c, TO_C, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		 "response a");
+	send_str(e, &c, TO_BE, "GET /c HTTP/1.1\r\nX-Priority: 9\r\n\r\n",
+		 "request c");
+	expect_be(e, SVC_HTTP, 4 * sl + 1, sl, 2, "two in flight");
+	send_str(e, &c, TO_C,
+		 "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+		 "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		 "responses b and c");
+	{
+		struct want wi[3] = {w_plain(200), w_plain(200), w_plain(200)};
+
+		wi[0].prio = 7;
+		wi[1].prio = 8;
+		wi[2].prio = 9;
+		expect_obs(e, &c, wi, 3, "interleaved");
+	}
+	expect_be(e, SVC_HTTP, 4 * sl + 3, sl, 0, "interleaved");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * Responses without content whatever their fields say (HEAD, 204, 304),
+ * and an interim 100 Continue: the response that follows each is read
+ * from its own first byte.
+ */
+static void
+test_no_content(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	struct want ws[3];
+	struct conn c;
+
+	conn_init(&c, SVC_HTTP, 40040, 5, 5);
+	conn_open(e, &c);
+
+	/* HEAD: Content-Length describes the GET it stands for. */
+	send_str(e, &c, TO_BE,
+		 "HEAD /h HTTP/1.1\r\nX-Priority: 4\r\n\r\n"
+		 "GET /g HTTP/1.1\r\nX-Priority: 5\r\n\r\n",
+		 "HEAD then GET");
+	send_str(e, &c, TO_C,
+		 "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nX-SPL: 0.5\r\n"
+		 "\r\n"
+		 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-SPL: 0.6\r\n\r\nok",
+		 "HEAD and GET responses");
+	ws[0] = w_spl(200, 0.5);
+	ws[0].prio = 4;
+	ws[1] = w_spl(200, 0.6);
+	ws[1].prio = 5;
+	expect_obs(e, &c, ws, 2, "HEAD");
+
+	/* 204 and 304: no content, Content-Length or not. */
+	send_str(e, &c, TO_BE, get_req, "request");
+	send_str(e, &c, TO_BE, get_req, "request");
+	send_str(e, &c, TO_BE, get_req, "request");
+	send_str(e, &c, TO_C,
+		 "HTTP/1.1 204 No Content\r\nX-SPL: 0.1\r\n\r\n"
+		 "HTTP/1.1 304 Not Modified\r\nContent-Length: 500\r\n"
+		 "X-SPL: 0.2\r\n\r\n"
+		 "HTTP/1.1 200 OK\r\nX-SPL: 0.3\r\nContent-Length: 0\r\n\r\n",
+		 "204, 304, 200");
+	ws[0] = w_spl(204, 0.1);
+	ws[1] = w_spl(304, 0.2);
+	ws[2] = w_spl(200, 0.3);
+	expect_obs(e, &c, ws, 3, "204 and 304");
+	expect_be(e, SVC_HTTP, 5, 0, 0, "no content");
+
+	/* 100-continue: the interim answer reports nothing and leaves the
+	 * request waiting; the body completes it; the final answer counts
+	 * with the request's priority. */
+	send_str(e, &c, TO_BE,
+		 "POST /up HTTP/1.1\r\nExpect: 100-continue\r\n"
+		 "Content-Length: 5\r\nX-Priority: 7\r\n\r\n",
+		 "request head with Expect");
+	expect_be(e, SVC_HTTP, 5, 0, 0, "head sent, body not");
+	send_str(e, &c, TO_C, "HTTP/1.1 100 Continue\r\nX-SPL: 0.9\r\n\r\n",
+		 "100 Continue");
+	expect_none(e, &c, "100 Continue");
+	expect_be(e, SVC_HTTP, 5, 0, 0, "100 Continue");
+	send_str(e, &c, TO_BE, "hello", "request body");
+	expect_be(e, SVC_HTTP, 5, 0, 1, "request body");
+	send_str(e, &c, TO_C,
+		 "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n"
+		 "X-SPL: 0.2\r\n\r\n",
+		 "final response");
+	ws[0] = w_spl(201, 0.2);
+	ws[0].prio = 7;
+	expect_one(e, &c, ws[0], "after 100 Continue");
+
+	/* An early final answer while the client still uploads: untimed,
+	 * and the request leaves flight when it is done. */
+	send_str(e, &c, TO_BE,
+		 "PUT /big HTTP/1.1\r\nContent-Length: 10\r\n\r\n01234",
+		 "half a request");
+	send_str(e, &c, TO_C,
+		 "HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n",
+		 "early answer");
+	ws[0] = w_plain(413);
+	ws[0].untimed = 1;
+	expect_one(e, &c, ws[0], "early answer");
+	send_str(e, &c, TO_BE, "56789", "rest of the request");
+	expect_be(e, SVC_HTTP, 7, 0, 0, "early answer");
+	exchange(e, &c, get_req,
+		 "HTTP/1.1 200 OK\r\nX-SPL: 0.7\r\nContent-Length: 0\r\n\r\n",
+		 "next exchange");
+	expect_one(e, &c, w_spl(200, 0.7), "after the early answer");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * Retransmissions, whole or overlapping new bytes, and keep-alive
+ * probes: forwarded as they are, read once.
+ */
+static void
+test_retransmit(void **state)
+{
+	static const char req[] = "GET /r HTTP/1.1\r\nX-Priority: 6\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n"
+				   "X-SPL: 0.75\r\n\r\nbody";
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t sl = strlen(resp), rl = strlen(req);
+	struct want w = w_spl(200, 0.75);
+	uint32_t r0, q0;
+	struct conn c;
+
+	w.prio = 6;
+	conn_init(&c, SVC_HTTP, 40050, 3000, 4000);
+	conn_open(e, &c);
+
+	/* The request twice, the second time whole again. */
+	q0 = c.nxt[TO_BE];
+	send_str(e, &c, TO_BE, req, "request");
+	xmit(e, &c, TO_BE, PB_PSH | PB_ACK, q0, req, (uint16_t)rl,
+	     "request retransmitted");
+	expect_be(e, SVC_HTTP, 0, 0, 1, "request retransmitted");
+	/* The response: its first 20 bytes, those again, then bytes 10..40
+	 * (overlapping), then all of it again, then the rest. */
+	r0 = c.nxt[TO_C];
+	xmit(e, &c, TO_C, PB_ACK, r0, resp, 20, "response 0..20");
+	c.nxt[TO_C] = r0 + 20;
+	xmit(e, &c, TO_C, PB_ACK, r0, resp, 20, "response 0..20 again");
+	xmit(e, &c, TO_C, PB_ACK, r0 + 10, resp + 10, 30,
+	     "response 10..40, overlapping");
+	c.nxt[TO_C] = r0 + 40;
+	xmit(e, &c, TO_C, PB_ACK, r0, resp, 40, "response 0..40 again");
+	xmit(e, &c, TO_C, PB_PSH | PB_ACK, r0 + 40, resp + 40,
+	     (uint16_t)(sl - 40), "response 40..end");
+	c.nxt[TO_C] = r0 + (uint32_t)sl;
+	expect_one(e, &c, w, "retransmitted response");
+	/* The whole exchange again, after its end; a keep-alive probe (one
+	 * old byte) each way. */
+	xmit(e, &c, TO_C, PB_PSH | PB_ACK, r0, resp, (uint16_t)sl,
+	     "whole response again");
+	xmit(e, &c, TO_BE, PB_PSH | PB_ACK, q0, req, (uint16_t)rl,
+	     "whole request again");
+	xmit(e, &c, TO_BE, PB_ACK, c.nxt[TO_BE] - 1, req + rl - 1, 1,
+	     "client keep-alive probe");
+	xmit(e, &c, TO_C, PB_ACK, c.nxt[TO_C] - 1, resp + sl - 1, 1,
+	     "backend keep-alive probe");
+	expect_none(e, &c, "retransmissions after the end");
+	expect_be(e, SVC_HTTP, 1, 0, 0, "retransmissions");
+	exchange(e, &c, req, resp, "next exchange");
+	expect_one(e, &c, w, "next exchange");
+	expect_be(e, SVC_HTTP, 2, 0, 0, "next exchange");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * A segment out of order stops the following of its flow: nothing more
+ * is attributed on it, its requests leave flight, every frame is still
+ * forwarded, and other flows are not disturbed.
+ */
+static void
+test_out_of_order(void **state)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t sl = strlen(resp);
+	struct conn c, d;
+	uint32_t r0;
+
+	conn_init(&c, SVC_HTTP, 40060, 100, 200);
+	conn_open(e, &c);
+	conn_init(&d, SVC_HTTP, 40061, 300, 400);
+	conn_open(e, &d);
+	exchange(e, &c, get_req, resp, "before the gap");
+	expect_one(e, &c, w_spl(200, 0.5), "before the gap");
+
+	/* Two requests, then the second half of the first response before
+	 * its first half. */
+	send_str(e, &c, TO_BE, get_req, "request");
+	send_str(e, &c, TO_BE, get_req, "request");
+	expect_be(e, SVC_HTTP, 1, 0, 2, "two in flight");
+	r0 = c.nxt[TO_C];
+	xmit(e, &c, TO_C, PB_ACK, r0 + 20, resp + 20, (uint16_t)(sl - 20),
+	     "second half first");
+	CHECK_EQ(e->w->st.l7_stopped, 1, "flows stopped after a gap");
+	expect_be(e, SVC_HTTP, 1, 0, 0, "flow stopped");
+	xmit(e, &c, TO_C, PB_ACK, r0, resp, 20, "first half");
+	c.nxt[TO_C] = r0 + (uint32_t)sl;
+	send_str(e, &c, TO_C, resp, "second response");
+	exchange(e, &c, get_req, resp, "after the gap");
+	expect_none(e, &c, "after the gap");
+	expect_be(e, SVC_HTTP, 1, 0, 0, "after the gap");
+
+	/* A gap in the requests, the other flow meanwhile. */
+	send_str(e, &d, TO_BE, get_req, "other flow");
+	xmit(e, &d, TO_BE, PB_ACK, d.nxt[TO_BE] + 5, get_req, 10,
+	     "request from the future");
+	CHECK_EQ(e->w->st.l7_stopped, 2, "flows stopped after a gap");
+	send_str(e, &d, TO_C, resp, "response");
+	expect_none(e, &d, "request gap");
+	expect_be(e, SVC_HTTP, 1, 0, 0, "request gap");
+	settle(e);
+	CHECK_EQ(e->w->st.l7_flows, 2, "flows followed");
+
+	/* A new flow takes the pool entries back and is followed. */
+	conn_init(&c, SVC_HTTP, 40062, 500, 600);
+	conn_open(e, &c);
+	exchange(e, &c, get_req, resp, "new flow");
+	expect_one(e, &c, w_spl(200, 0.5), "new flow");
+	CHECK_EQ(e->w->st.l7_stopped, 2, "flows stopped");
+	env_close(e, 1);
+}
+
+/* A response header block with @p lines, and what it must yield. */
+struct hostile_row {
+	const char *lines;
+	struct want w;
+};
+
+#define NO_SPL                                                                 \
+	{                                                                      \
+		.status = 200, .prio = -1, .expect = -1, .spl = -1, .cpu = -1  \
+	}
+#define SPL(v)                                                                 \
+	{                                                                      \
+		.status = 200, .prio = -1, .expect = -1, .spl = (v), .cpu = -1 \
+	}
+
+static const struct hostile_row hostile_resp[] = {
+	{"X-SPL: NaN\r\n", NO_SPL},
+	{"X-SPL: nan\r\n", NO_SPL},
+	{"X-SPL: inf\r\n", NO_SPL},
+	{"X-SPL: Infinity\r\n", NO_SPL},
+	{"X-SPL: -0.5\r\n", NO_SPL},
+	{"X-SPL: -0\r\n", NO_SPL},
+	{"X-SPL: +0.5\r\n", NO_SPL},
+	{"X-SPL: 1e309\r\n", NO_SPL},
+	{"X-SPL: 1e2\r\n", NO_SPL},
+	{"X-SPL: 0x10\r\n", NO_SPL},
+	{"X-SPL: 0,5\r\n", NO_SPL},
+	{"X-SPL: .5\r\n", NO_SPL},
+	{"X-SPL: 5.\r\n", NO_SPL},
+	{"X-SPL: \"0.5\"\r\n", NO_SPL},
+	{"X-SPL: 0.5 0.6\r\n", NO_SPL},
+	{"X-SPL: 0.5;q=1\r\n", NO_SPL},
+	{"X-SPL:\r\n", NO_SPL},
+	{"X-SPL:    \r\n", NO_SPL},
+	{"X-SPL: 1000.5\r\n", NO_SPL},
+	{"X-SPL: 12345678901234567890\r\n", NO_SPL},
+	{"X-SPL: 100000000000000000000000000000000000000000000000000000000"
+	 "000000000000000000000000000000000000000000000000000000000000000"
+	 "000000000000000000000000000000000000000000000000000000000000000"
+	 "000000000000000\r\n",
+	 NO_SPL},
+	{"X-SPL: 0.00000000000000000000000000000000000000000000000000000000"
+	 "000000000000000000000000000000000000000000000000000000000000000"
+	 "000000000000000000000000000000000000000000000000000000000000000"
+	 "00000000000001\r\n",
+	 NO_SPL},
+	{"X-SPL: 0.5\r\nX-SPL: 0.5\r\n", NO_SPL},
+	{"X-SPL: 0.5\r\nx-spl: 0.7\r\n", NO_SPL},
+	{"X-Debug: X-SPL: 0.1\r\n", NO_SPL},
+	{"X-SPLX: 0.1\r\nOld-X-SPL: 0.2\r\n", NO_SPL},
+	{"X-SPL-Time: 5\r\n", NO_SPL},
+	/* Accepted: the edges of what is valid. */
+	{"x-spl: 0.5\r\n", SPL(0.5)},
+	{"X-SPL:0\r\n", SPL(0)},
+	{"X-SPL: 1000\r\n", SPL(1000)},
+	{"X-SPL: 007.5\r\n", SPL(7.5)},
+	{"X-SPL: \t 0.8 \t\r\n", SPL(0.8)},
+	{"X-SPL: 0.80000000000000004\r\n", SPL(0.8)},
+	/* X-SPL-Time rejected: the load counts as fresh. */
+	{"X-SPL: 0.5\r\nX-SPL-Time: -5\r\n", SPL(0.5)},
+	{"X-SPL: 0.5\r\nX-SPL-Time: 1.5\r\n", SPL(0.5)},
+	{"X-SPL: 0.5\r\nX-SPL-Time: NaN\r\n", SPL(0.5)},
+	{"X-SPL: 0.5\r\nX-SPL-Time: 253402300800000\r\n", SPL(0.5)},
+	{"X-SPL: 0.5\r\nX-SPL-Time: 99999999999999999999999999\r\n", SPL(0.5)},
+	{"X-SPL: 0.5\r\nX-SPL-Time: 1\r\nX-SPL-Time: 1\r\n", SPL(0.5)},
+	/* ORCA reports are taken whole or not at all. */
+	{"endpoint-load-metrics: TEXT cpu_utilization=NaN\r\n", NO_SPL},
+	{"endpoint-load-metrics: TEXT cpu_utilization=-1\r\n", NO_SPL},
+	{"endpoint-load-metrics: TEXT cpu_utilization=0.5, "
+	 "cpu_utilization=0.6\r\n",
+	 NO_SPL},
+	{"endpoint-load-metrics: TEXT cpu_utilization=0.5, "
+	 "mem_utilization=1.5\r\n",
+	 NO_SPL},
+	{"endpoint-load-metrics: JSON {\"cpu_utilization\": 0.5}\r\n", NO_SPL},
+	{"endpoint-load-metrics: TEXT cpu_utilization=0.5\r\n"
+	 "endpoint-load-metrics: TEXT cpu_utilization=0.5\r\n",
+	 NO_SPL},
+};
+
+/* Hostile request fields: the response's record says nothing of them. */
+static const char *const hostile_req[] = {
+	"X-Priority: NaN\r\nX-Expect-Ms: inf\r\n",
+	"X-Priority: -1\r\nX-Expect-Ms: -1\r\n",
+	"X-Priority: 101\r\nX-Expect-Ms: 0\r\n",
+	"X-Priority: 1.5\r\nX-Expect-Ms: 3600001\r\n",
+	"X-Priority: 1e1\r\nX-Expect-Ms: 1e3\r\n",
+	"X-Priority: 1\r\nX-Priority: 1\r\nX-Expect-Ms: 5\r\n"
+	"X-Expect-Ms: 5\r\n",
+	"X-Priority: 99999999999999999999999\r\nX-Expect-Ms: "
+	"1000000000000000000000000000000000000000000000000000000000000000"
+	"0000000000000000000000000000000000000000000000000000000000000000"
+	"0000000000000000000000000000000000000000000000000000000000000000"
+	"00000000\r\n",
+};
+
+/*
+ * Hostile values: rejected without an SPL record (or a priority, an
+ * expectation, an ORCA record), while the HTTP record still comes; also
+ * cut at a few offsets and in header blocks longer than a segment.
+ */
+static void
+test_hostile(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	static char req[MSG_MAX], resp[MSG_MAX];
+	uint64_t nresp = 0;
+	struct conn c;
+	char what[96];
+	int n;
+
+	conn_init(&c, SVC_HTTP, 40070, 0x7000, 0x8000);
+	conn_open(e, &c);
+	for (unsigned int i = 0; i < NELEM(hostile_resp); i++) {
+		const struct hostile_row *h = &hostile_resp[i];
+
+		n = snprintf(resp, sizeof(resp),
+			     "HTTP/1.1 200 OK\r\nServer: t\r\n%s"
+			     "Content-Length: 0\r\n\r\n",
+			     h->lines);
+		for (size_t k = 0; k < 3; k++) {
+			size_t cut = k == 0 ? 0 : 20 + k * 7;
+
+			snprintf(what, sizeof(what),
+				 "row %u, cut at %zu: %.40s", i, cut, h->lines);
+			send_str(e, &c, TO_BE, get_req, what);
+			send_cut(e, &c, TO_C, resp, (size_t)n, &cut, cut > 0,
+				 what);
+			expect_one(e, &c, h->w, what);
+			nresp++;
+		}
+	}
+	for (unsigned int i = 0; i < NELEM(hostile_req); i++) {
+		n = snprintf(req, sizeof(req),
+			     "GET /h HTTP/1.1\r\nHost: svc\r\n%s\r\n",
+			     hostile_req[i]);
+		snprintf(what, sizeof(what), "request row %u: %.40s", i,
+			 hostile_req[i]);
+		send_seg(e, &c, TO_BE, req, (size_t)n, 30, what);
+		send_str(e, &c, TO_C,
+			 "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", what);
+		expect_one(e, &c, w_plain(200), what);
+		nresp++;
+	}
+
+	/* A header block of 4000 bytes, three segments: X-SPL after it is
+	 * read. */
+	n = snprintf(resp, sizeof(resp),
+		     "HTTP/1.1 200 OK\r\nX-Filler: %03900d\r\nX-SPL: 0.625\r\n"
+		     "Content-Length: 0\r\n\r\n",
+		     7);
+	send_str(e, &c, TO_BE, get_req, "long header block");
+	send_seg(e, &c, TO_C, resp, (size_t)n, SEG_MAX, "long header block");
+	expect_one(e, &c, w_spl(200, 0.625), "long header block");
+	nresp++;
+	/* An X-SPL value longer than a segment: too long, rejected. */
+	n = snprintf(resp, sizeof(resp),
+		     "HTTP/1.1 200 OK\r\nX-SPL: 0.%02000d\r\n"
+		     "Content-Length: 0\r\n\r\n",
+		     5);
+	send_str(e, &c, TO_BE, get_req, "X-SPL longer than a segment");
+	send_seg(e, &c, TO_C, resp, (size_t)n, SEG_MAX,
+		 "X-SPL longer than a segment");
+	expect_one(e, &c, w_plain(200), "X-SPL longer than a segment");
+	nresp++;
+	/* The same across many small segments. */
+	send_str(e, &c, TO_BE, get_req, "X-SPL over 100-byte segments");
+	send_seg(e, &c, TO_C, resp, (size_t)n, 100,
+		 "X-SPL over 100-byte segments");
+	expect_one(e, &c, w_plain(200), "X-SPL over 100-byte segments");
+	nresp++;
+	/* And a request whose X-Priority value spans segments. */
+	n = snprintf(req, sizeof(req),
+		     "GET / HTTP/1.1\r\nX-Priority: %01500d\r\n\r\n", 3);
+	send_seg(e, &c, TO_BE, req, (size_t)n, 700,
+		 "X-Priority longer than a segment");
+	send_str(e, &c, TO_C, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		 "X-Priority longer than a segment");
+	expect_one(e, &c, w_plain(200), "X-Priority longer than a segment");
+	nresp++;
+	expect_be(e, SVC_HTTP, nresp, 0, 0, "hostile values");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	/* The following went on through all of it. */
+	exchange(e, &c, get_req,
+		 "HTTP/1.1 200 OK\r\nX-SPL: 0.125\r\nContent-Length: 0\r\n\r\n",
+		 "last exchange");
+	expect_one(e, &c, w_spl(200, 0.125), "last exchange");
+	env_close(e, 1);
+}
+
+/*
+ * Header blocks the follower cannot frame with certainty (RFC 9112 5.1,
+ * 5.2, 2.2): whitespace before the colon, obsolete folding, a bare CR.
+ * Each stops its flow before anything of the block is used: no record at
+ * all, not even the HTTP one, and nothing afterwards on that flow.
+ */
+static void
+test_unframeable(void **state)
+{
+	static const char *const resp_lines[] = {
+		"X-SPL : 0.5\r\n",
+		"X-SPL: 0.5\r\nX-SPL : 0.5\r\n",
+		"X-SPL: 0.5\r\n 0.6\r\n",
+		"X-SPL: 0.5\r0.6\r\n",
+	};
+	static const char *const req_lines[] = {
+		"X-Priority : 1\r\n",
+		"X-Priority: 1\r\n\t2\r\n",
+	};
+	static const char ok[] = "HTTP/1.1 200 OK\r\nX-SPL: 0.5\r\n"
+				 "Content-Length: 0\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	unsigned int nb = NELEM(resp_lines) + NELEM(req_lines);
+	char msg[256], what[96];
+
+	for (unsigned int i = 0; i < nb; i++) {
+		int is_req = i >= NELEM(resp_lines);
+		const char *l = is_req ? req_lines[i - NELEM(resp_lines)]
+				       : resp_lines[i];
+		struct conn c;
+
+		snprintf(what, sizeof(what), "unframeable %s: %.30s",
+			 is_req ? "request" : "response", l);
+		conn_init(&c, SVC_HTTP, (uint16_t)(40110 + i), i * 77u,
+			  i * 99u);
+		conn_open(e, &c);
+		exchange(e, &c, get_req, ok, what);
+		expect_one(e, &c, w_spl(200, 0.5), what);
+		if (is_req) {
+			snprintf(msg, sizeof(msg), "GET / HTTP/1.1\r\n%s\r\n",
+				 l);
+			send_str(e, &c, TO_BE, msg, what);
+			send_str(e, &c, TO_C, ok, what);
+		} else {
+			snprintf(msg, sizeof(msg),
+				 "HTTP/1.1 200 OK\r\n%s"
+				 "Content-Length: 0\r\n\r\n",
+				 l);
+			send_str(e, &c, TO_BE, get_req, what);
+			send_str(e, &c, TO_C, msg, what);
+		}
+		CHECK_EQ(e->w->st.l7_stopped, i + 1, "flows stopped");
+		exchange(e, &c, get_req, ok, what);
+		expect_none(e, &c, what);
+		expect_be(e, SVC_HTTP, i + 1, 0, 0, what);
+	}
+	env_close(e, 1);
+}
+
+static uint32_t
+sched_errors(const struct env *e)
+{
+	return e->w->ops[SVC_HTTP]->errors(e->w->sched[SVC_HTTP], 0);
+}
+
+/*
+ * 5xx answers raise the adaptive scheduler's error count of the backend,
+ * 4xx do not, and a 2xx resets it; the count the scheduler weighs is the
+ * one shown (sched_errors). The handshake of an http flow does not reset
+ * it: only responses judge the backend.
+ */
+static void
+test_errors(void **state)
+{
+	static const uint16_t codes[] = {500, 502, 503, 599};
+	struct env *e = env_up(state, L7_FLOWS);
+	char resp[128];
+	struct conn c, d;
+	uint32_t errs = 0;
+
+	conn_init(&c, SVC_HTTP, 40080, 11, 22);
+	conn_open(e, &c);
+	CHECK_EQ(sched_errors(e), 0, "errors after the handshake");
+	for (unsigned int i = 0; i < NELEM(codes); i++) {
+		snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 %u Err\r\nContent-Length: 0\r\n\r\n",
+			 codes[i]);
+		exchange(e, &c, get_req, resp, "5xx");
+		expect_one(e, &c, w_plain(codes[i]), "5xx");
+		errs++;
+		CHECK_EQ(sched_errors(e), errs, "scheduler errors");
+		CHECK_EQ(bst(e, SVC_HTTP)->sched_errors, errs,
+			 "sched_errors shown");
+	}
+	expect_be(e, SVC_HTTP, 4, 4, 0, "four 5xx");
+	exchange(e, &c, get_req,
+		 "HTTP/1.1 404 Nope\r\nContent-Length: 0\r\n\r\n", "404");
+	expect_one(e, &c, w_plain(404), "404");
+	CHECK_EQ(sched_errors(e), 0, "scheduler errors after a 404");
+	send_str(e, &c, TO_BE, get_req, "two requests");
+	exchange(e, &c, get_req,
+		 "HTTP/1.1 500 Err\r\nContent-Length: 0\r\n\r\n"
+		 "HTTP/1.1 500 Err\r\nContent-Length: 0\r\n\r\n",
+		 "two 500");
+	expect_obs(e, &c, (const struct want[]){w_plain(500), w_plain(500)}, 2,
+		   "two 500");
+	CHECK_EQ(sched_errors(e), 2, "scheduler errors after two 500");
+	/* A new flow's handshake leaves them; its 200 resets them. */
+	conn_init(&d, SVC_HTTP, 40081, 33, 44);
+	conn_open(e, &d);
+	CHECK_EQ(sched_errors(e), 2, "scheduler errors after a handshake");
+	CHECK_EQ(bst(e, SVC_HTTP)->sched_errors, 2, "sched_errors shown");
+	exchange(e, &d, get_req, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		 "200");
+	expect_one(e, &d, w_plain(200), "200");
+	CHECK_EQ(sched_errors(e), 0, "scheduler errors after a 200");
+	CHECK_EQ(bst(e, SVC_HTTP)->sched_errors, 0, "sched_errors shown");
+	expect_be(e, SVC_HTTP, 8, 6, 0, "errors");
+	env_close(e, 1);
+}
+
+/*
+ * The handshake: sequence numbers that wrap during the exchange; a SYN
+ * the client repeats because the SYN-ACK was lost; a new connection on the
+ * tuple of a closed one, followed from its own handshake.
+ */
+static void
+test_handshake(void **state)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	struct conn c;
+
+	/* Both streams wrap in the middle of the first message. */
+	conn_init(&c, SVC_HTTP, 40090, 0xfffffff0u, 0xffffffe0u);
+	conn_open(e, &c);
+	send_seg(e, &c, TO_BE, get_req, strlen(get_req), 7, "wrapping request");
+	send_seg(e, &c, TO_C, resp, strlen(resp), 9, "wrapping response");
+	expect_one(e, &c, w_spl(200, 0.5), "sequence numbers wrap");
+
+	/* SYN, SYN-ACK lost on its way, SYN again, SYN-ACK again. */
+	conn_init(&c, SVC_HTTP, 40091, 1u << 31, 12345);
+	xmit(e, &c, TO_BE, PB_SYN, c.iss, NULL, 0, "client SYN");
+	xmit(e, &c, TO_C, PB_SYN | PB_ACK, c.irs, NULL, 0, "backend SYN-ACK");
+	xmit(e, &c, TO_BE, PB_SYN, c.iss, NULL, 0, "client SYN again");
+	xmit(e, &c, TO_C, PB_SYN | PB_ACK, c.irs, NULL, 0,
+	     "backend SYN-ACK again");
+	xmit(e, &c, TO_BE, PB_ACK, c.nxt[TO_BE], NULL, 0, "client ACK");
+	exchange(e, &c, get_req, resp, "after a repeated SYN");
+	expect_one(e, &c, w_spl(200, 0.5), "after a repeated SYN");
+
+	/* Both sides close; the same tuple opens again with new sequence
+	 * numbers and is followed from them. */
+	xmit(e, &c, TO_BE, PB_FIN | PB_ACK, c.nxt[TO_BE], NULL, 0,
+	     "client FIN");
+	c.nxt[TO_BE]++;
+	xmit(e, &c, TO_C, PB_FIN | PB_ACK, c.nxt[TO_C], NULL, 0, "backend FIN");
+	c.nxt[TO_C]++;
+	xmit(e, &c, TO_BE, PB_ACK, c.nxt[TO_BE], NULL, 0, "client last ACK");
+	c.iss = 777777;
+	c.irs = 888888;
+	c.nxt[TO_BE] = c.iss + 1;
+	c.nxt[TO_C] = c.irs + 1;
+	conn_open(e, &c);
+	exchange(e, &c, get_req, resp, "same tuple, new connection");
+	expect_one(e, &c, w_spl(200, 0.5), "same tuple, new connection");
+	expect_be(e, SVC_HTTP, 3, 0, 0, "handshakes");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/*
+ * A pool of two entries: a third flow is forwarded but not followed, and
+ * counted; a flow's RST gives its entry back, in-flight requests
+ * included.
+ */
+static void
+test_pool(void **state)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\n\r\n";
+	struct env *e = env_up(state, 2);
+	struct conn c[4];
+
+	for (int i = 0; i < 3; i++) {
+		conn_init(&c[i], SVC_HTTP, (uint16_t)(40100 + i),
+			  (uint32_t)i * 1000, (uint32_t)i * 5000);
+		conn_open(e, &c[i]);
+	}
+	exchange(e, &c[2], get_req, resp, "third flow");
+	expect_none(e, &c[2], "third flow, pool empty");
+	exchange(e, &c[1], get_req, resp, "second flow");
+	expect_one(e, &c[1], w_spl(200, 0.5), "second flow");
+	send_str(e, &c[0], TO_BE, get_req, "first flow, request");
+	expect_be(e, SVC_HTTP, 1, 0, 1, "one in flight");
+	xmit(e, &c[0], TO_C, PB_RST | PB_ACK, c[0].nxt[TO_C], NULL, 0,
+	     "backend RST");
+	expect_be(e, SVC_HTTP, 1, 0, 0, "reset");
+	settle(e);
+	CHECK_EQ(e->w->st.l7_flows, 2, "flows followed");
+	CHECK_EQ(e->w->st.l7_pool_full, 1, "flows the pool had no room for");
+	conn_init(&c[3], SVC_HTTP, 40103, 9, 9);
+	conn_open(e, &c[3]);
+	exchange(e, &c[3], get_req, resp, "fourth flow");
+	expect_one(e, &c[3], w_spl(200, 0.5), "fourth flow");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static void
+lcore_arg(char *buf, size_t n)
+{
+	cpu_set_t set;
+	int off, cpus = 0;
+
+	off = snprintf(buf, n, "--lcores=0@(");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (int c = 0; c < RTE_MAX_LCORE && c < CPU_SETSIZE; c++) {
+			if (!CPU_ISSET(c, &set) || (size_t)off + 8 >= n)
+				continue;
+			off += snprintf(buf + off, n - (size_t)off, "%s%d",
+					cpus++ ? "," : "", c);
+		}
+	}
+	if (cpus == 0)
+		snprintf(buf, n, "--lcores=0");
+	else
+		snprintf(buf + off, n - (size_t)off, ")");
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_exchange, teardown),
+		cmocka_unit_test_teardown(test_split_every_offset, teardown),
+		cmocka_unit_test_teardown(test_chunked, teardown),
+		cmocka_unit_test_teardown(test_pipelined, teardown),
+		cmocka_unit_test_teardown(test_no_content, teardown),
+		cmocka_unit_test_teardown(test_retransmit, teardown),
+		cmocka_unit_test_teardown(test_out_of_order, teardown),
+		cmocka_unit_test_teardown(test_hostile, teardown),
+		cmocka_unit_test_teardown(test_unframeable, teardown),
+		cmocka_unit_test_teardown(test_errors, teardown),
+		cmocka_unit_test_teardown(test_handshake, teardown),
+		cmocka_unit_test_teardown(test_pool, teardown),
+	};
+	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
+	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
+	char *eal[] = {
+		argv[0],
+		"--no-huge",
+		"-m",
+		"256",
+		"--no-pci",
+		"--no-shconf",
+		"--no-telemetry",
+		"--file-prefix",
+		prefix,
+		lcores,
+		loglevel,
+		NULL,
+	};
+	struct lb_hdr_cfg hc;
+	int rc;
+
+	(void)argc;
+	snprintf(prefix, sizeof(prefix), "lbl7pkt%d", (int)getpid());
+	lcore_arg(lcores, sizeof(lcores));
+	snprintf(loglevel, sizeof(loglevel), "--log-level=%s",
+		 lvl != NULL ? lvl : "error");
+	if (rte_eal_init((int)NELEM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "l7_test: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		return EXIT_FAILURE;
+	}
+	/* No per-lcore cache: the free count is exact for leak checks. */
+	pool = rte_pktmbuf_pool_create("l7pkt_mbufs", POOL_SIZE, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE,
+				       rte_socket_id());
+	lb_hdr_cfg_default(&hc);
+	hdb = lb_hdr_db_compile(&hc);
+	if (pool == NULL || hdb == NULL) {
+		fprintf(stderr, "l7_test: no mbuf pool or header database\n");
+		rte_eal_cleanup();
+		return EXIT_FAILURE;
+	}
+	rc = cmocka_run_group_tests_name("packet_l7", tests, NULL, NULL);
+	lb_hdr_db_free(hdb);
+	rte_mempool_free(pool);
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	rmdir(rundir);
+	return rc;
+}
