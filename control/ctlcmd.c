@@ -52,6 +52,12 @@ jset_str(json_t *o, const char *k, const char *s)
 	return jset(o, k, json_string(s));
 }
 
+static int
+jset_f64(json_t *o, const char *k, double v)
+{
+	return jset(o, k, json_real(v));
+}
+
 /* Sets ctl->data, or reports that memory ran out. */
 static int
 give_data(struct lb_ctl *ctl, json_t *d, int bad, struct lb_cmd_out *out)
@@ -109,6 +115,48 @@ row_runtime(const struct lb_ctl *ctl, int s, int b, struct be_row *r)
 		r->state = lb_view_be_state_name(r->v.state);
 }
 
+/* What HTTP feedback says of a backend (lb/l7view.h). */
+static json_t *
+l7_json(const struct lb_l7view_be *x)
+{
+	json_t *o = json_object();
+	int bad = o == NULL;
+
+	if (bad)
+		return NULL;
+	bad |= jset(o, "spl", x->spl_seen ? json_real(x->spl) : json_null());
+	bad |= jset(o, "spl_age_ms",
+		    x->spl_seen ? json_real((double)x->spl_age_ns / 1e6)
+				: json_null());
+	bad |= jset_u64(o, "spl_gen_ns", x->spl_gen_ns);
+	bad |= jset_f64(o, "spl_decayed", x->spl_decayed);
+	bad |= jset(o, "spl_member", json_boolean(x->member));
+	bad |= jset_u64(o, "spl_records", x->spl_records);
+	bad |= jset_u64(o, "http_records", x->http_records);
+	bad |= jset_u64(o, "orca_records", x->orca_records);
+	bad |= jset(o, "orca_cpu",
+		    x->orca_seen ? json_real(x->orca_cpu) : json_null());
+	bad |= jset(o, "orca_mem",
+		    x->orca_seen ? json_real(x->orca_mem) : json_null());
+	bad |= jset_u64(o, "window_s", LB_L7V_BUCKETS * LB_L7V_BUCKET_NS /
+					       1000000000ull);
+	bad |= jset_u64(o, "window_responses", x->win_responses);
+	bad |= jset_u64(o, "window_5xx", x->win_5xx);
+	bad |= jset_u64(o, "window_expect", x->win_expect);
+	bad |= jset_u64(o, "window_qos_miss", x->win_qos_miss);
+	bad |= jset_u64(o, "window_timed", x->win_timed);
+	bad |= jset_f64(o, "rate_5xx", x->rate_5xx);
+	bad |= jset_f64(o, "rate_qos_miss", x->rate_qos_miss);
+	bad |= jset_f64(o, "p50_ms", x->p50_ms);
+	bad |= jset_f64(o, "p90_ms", x->p90_ms);
+	bad |= jset_f64(o, "p99_ms", x->p99_ms);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *
 row_json(const struct be_row *r)
 {
@@ -135,6 +183,7 @@ row_json(const struct be_row *r)
 	bad |= jset_u64(o, "http_responses", r->rt ? r->v.http_responses : 0);
 	bad |= jset_u64(o, "http_5xx", r->rt ? r->v.http_5xx : 0);
 	bad |= jset_u64(o, "http_inflight", r->rt ? r->v.inflight : 0);
+	bad |= jset(o, "l7", r->rt ? l7_json(&r->v.l7) : json_null());
 	ws = json_array();
 	for (uint32_t w = 0; ws != NULL && r->rt && w < r->v.nb_workers; w++) {
 		const struct lb_view_be_worker *x = &r->v.w[w];
@@ -158,16 +207,78 @@ row_json(const struct be_row *r)
 	return o;
 }
 
-#define BE_HDR_FMT "%-22s %-21s %-8s %6s %7s %9s %7s %-19s %-23s %s\n"
-#define BE_ROW_FMT "%-22s %-21s %-8s %6u %7s %9s %7s %-19s %-23s %s\n"
+#define BE_HDR_FMT                                                             \
+	"%-22s %-21s %-8s %6s %7s %9s %7s %-19s %-23s %6s %6s %-11s %5s "      \
+	"%4s %s\n"
+#define BE_ROW_FMT                                                             \
+	"%-22s %-21s %-8s %6u %7s %9s %7s %-19s %-23s %6s %6s %-11s %5s "      \
+	"%4s %s\n"
 
 static int
 be_header(struct lb_cmd_out *out)
 {
 	return lb_cmd_printf(out, BE_HDR_FMT, "SERVICE", "BACKEND", "STATE",
 			     "WEIGHT", "ACTIVE", "FLOWS", "ERRORS",
-			     "PKTS(C>B/B>C)", "BYTES(C>B/B>C)",
+			     "PKTS(C>B/B>C)", "BYTES(C>B/B>C)", "SPL", "AGE",
+			     "P50/P99MS", "5XX%", "INFL",
 			     "ERRORS/WEIGHT BY WORKER");
+}
+
+/* "850us", "12ms", "3.4s", "95s": an age in six columns. */
+static void
+fmt_age(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000000ull)
+		snprintf(buf, len, "%uus", (unsigned int)(ns / 1000));
+	else if (ns < 1000000000ull)
+		snprintf(buf, len, "%ums", (unsigned int)(ns / 1000000));
+	else if (ns < 10000000000ull)
+		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+	else if (ns < 100000000000000ull)
+		snprintf(buf, len, "%us", (unsigned int)(ns / 1000000000ull));
+	else
+		snprintf(buf, len, "old");
+}
+
+/* A latency in ms with two or three significant digits. */
+static void
+fmt_ms(double ms, char *buf, size_t len)
+{
+	if (ms < 10.0)
+		snprintf(buf, len, "%.2f", ms);
+	else if (ms < 100.0)
+		snprintf(buf, len, "%.1f", ms);
+	else
+		snprintf(buf, len, "%.0f", ms);
+}
+
+/* The L7 columns of a row: "-" where nothing was reported. */
+static void
+l7_cols(const struct be_row *r, char *spl, char *age, char *lat, char *e5,
+	char *infl)
+{
+	const struct lb_l7view_be *x = &r->v.l7;
+	char a[16], b[16];
+
+	snprintf(spl, 16, "-");
+	snprintf(age, 16, "-");
+	snprintf(lat, 32, "-");
+	snprintf(e5, 16, "-");
+	snprintf(infl, 16, "-");
+	if (!r->rt)
+		return;
+	snprintf(infl, 16, "%" PRIu64, r->v.inflight);
+	if (x->spl_seen) {
+		snprintf(spl, 16, "%.3f", x->spl);
+		fmt_age(x->spl_age_ns, age, 16);
+	}
+	if (x->win_timed > 0) {
+		fmt_ms(x->p50_ms, a, sizeof(a));
+		fmt_ms(x->p99_ms, b, sizeof(b));
+		snprintf(lat, 32, "%s/%s", a, b);
+	}
+	if (x->win_responses > 0)
+		snprintf(e5, 16, "%.1f", 100.0 * x->rate_5xx);
 }
 
 static int
@@ -175,9 +286,11 @@ row_text(const struct be_row *r, struct lb_cmd_out *out)
 {
 	char a[LB_CMD_ADDR_STRLEN], act[24], fl[24], er[24], pk[48], by[48];
 	char wk[LB_SHM_MAX_WORKERS * 24 + 1];
+	char spl[16], age[16], lat[32], e5[16], infl[16];
 	size_t len = 0;
 
 	wk[0] = '\0';
+	l7_cols(r, spl, age, lat, e5, infl);
 	if (!r->rt) {
 		snprintf(act, sizeof(act), "-");
 		snprintf(fl, sizeof(fl), "-");
@@ -206,7 +319,8 @@ row_text(const struct be_row *r, struct lb_cmd_out *out)
 	}
 	return lb_cmd_printf(out, BE_ROW_FMT, r->svc,
 			     lb_cmd_fmt_ipv4_port(r->ip, r->port, a), r->state,
-			     r->weight, act, fl, er, pk, by, wk);
+			     r->weight, act, fl, er, pk, by, spl, age, lat, e5,
+			     infl, wk);
 }
 
 static int
@@ -428,6 +542,32 @@ svc_row_deleted(const struct lb_ctl *ctl, int s, struct svc_row *r)
 	r->state = "deleted";
 }
 
+/* The SPL policy's reading of a service: shown, not acted upon. */
+static json_t *
+spl_json(const struct lb_l7view_svc *x)
+{
+	json_t *o = json_object();
+	int bad = o == NULL;
+
+	if (bad)
+		return NULL;
+	bad |= jset_f64(o, "total", x->total);
+	bad |= jset_str(o, "decision", lb_spl_action_str(x->action));
+	bad |= jset_str(o, "reason", lb_spl_reason_str(x->reason));
+	bad |= jset_u64(o, "instances", x->nb_inst);
+	bad |= jset_f64(o, "lower", x->lower);
+	bad |= jset_f64(o, "upper", x->upper);
+	bad |= jset_str(o, "decay", x->decay);
+	bad |= jset_u64(o, "rejected", x->spl_rejected);
+	bad |= jset_u64(o, "untracked", x->untracked);
+	bad |= jset_u64(o, "inflight_samples", x->inflight_n);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *
 svc_json(const struct svc_row *r)
 {
@@ -469,6 +609,9 @@ svc_json(const struct svc_row *r)
 	bad |= jset_u64(j, "http_responses", r->rt ? r->v.http_responses : 0);
 	bad |= jset_u64(j, "http_5xx", r->rt ? r->v.http_5xx : 0);
 	bad |= jset_u64(j, "http_inflight", r->rt ? r->v.inflight : 0);
+	bad |= jset(j, "inflight_avg",
+		    r->rt ? json_real(r->v.l7.inflight_avg) : json_null());
+	bad |= jset(j, "spl", r->rt ? spl_json(&r->v.l7) : json_null());
 	if (bad) {
 		json_decref(j);
 		return NULL;
@@ -609,10 +752,83 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 	if (rc == 0 && r->opts->http)
 		rc = lb_cmd_printf(out,
 				   "  http: %" PRIu64 " responses, %" PRIu64
-				   " 5xx, %" PRIu64 " in flight\n",
+				   " 5xx, %" PRIu64 " in flight (%.1f on "
+				   "average over the last %u ticks)\n",
 				   r->v.http_responses, r->v.http_5xx,
-				   r->v.inflight);
+				   r->v.inflight, r->v.l7.inflight_avg,
+				   r->v.l7.inflight_n);
+	if (rc == 0 && r->opts->http)
+		rc = lb_cmd_printf(
+			out,
+			"  spl: total load indicator %.4f over %u "
+			"instance(s), decay %s, thresholds %g/%g: "
+			"would %s (%s)\n",
+			r->v.l7.total, r->v.l7.nb_inst, r->v.l7.decay,
+			r->v.l7.lower, r->v.l7.upper,
+			lb_spl_action_str(r->v.l7.action),
+			lb_spl_reason_str(r->v.l7.reason));
 	return rc == 0 ? lb_cmd_printf(out, "\n") : rc;
+}
+
+static double
+jnum(const json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+/* Per backend, what HTTP feedback says: from the rows' data, so that
+ * text and JSON cannot disagree. */
+static int
+l7_detail(const json_t *arr, struct lb_cmd_out *out)
+{
+	size_t i;
+	json_t *e;
+	int rc;
+
+	rc = lb_cmd_printf(out,
+			   "\nHTTP feedback (window %llu s; latency "
+			   "percentiles within 6.25%%)\n",
+			   (unsigned long long)(LB_L7V_BUCKETS *
+						LB_L7V_BUCKET_NS / 1000000000ull));
+	json_array_foreach(arr, i, e) {
+		const json_t *x = json_object_get(e, "l7");
+		const char *be = json_string_value(json_object_get(e, "backend"));
+		char spl[96];
+
+		if (rc != 0)
+			break;
+		if (!json_is_object(x))
+			continue;
+		if (json_is_number(json_object_get(x, "spl")))
+			snprintf(spl, sizeof(spl),
+				 "spl %.3f age %.1f ms decayed %.4f%s",
+				 jnum(x, "spl"), jnum(x, "spl_age_ms"),
+				 jnum(x, "spl_decayed"),
+				 json_is_true(json_object_get(x, "spl_member"))
+					 ? ""
+					 : " (not averaged)");
+		else
+			snprintf(spl, sizeof(spl), "spl -");
+		rc = lb_cmd_printf(
+			out,
+			"  %-21s %s; p50/p90/p99 %.2f/%.2f/%.2f ms; 5xx "
+			"%.1f%% qos-miss %.1f%% of %.0f; in flight %.0f; "
+			"records spl %.0f http %.0f",
+			be != NULL ? be : "?", spl, jnum(x, "p50_ms"),
+			jnum(x, "p90_ms"), jnum(x, "p99_ms"),
+			100.0 * jnum(x, "rate_5xx"),
+			100.0 * jnum(x, "rate_qos_miss"),
+			jnum(x, "window_responses"),
+			jnum(e, "http_inflight"), jnum(x, "spl_records"),
+			jnum(x, "http_records"));
+		if (rc == 0 && json_is_number(json_object_get(x, "orca_cpu")))
+			rc = lb_cmd_printf(out, "; orca cpu %.3f mem %.3f",
+					   jnum(x, "orca_cpu"),
+					   jnum(x, "orca_mem"));
+		if (rc == 0)
+			rc = lb_cmd_printf(out, "\n");
+	}
+	return rc;
 }
 
 static int
@@ -647,6 +863,8 @@ cmd_svc_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
 	}
 	rc = backends_of(ctl, sv, slot, false, arr, out);
+	if (rc == 0 && r.rt && r.opts->http)
+		rc = l7_detail(arr, out);
 	json_decref(arr);
 	if (rc != 0) {
 		json_decref(j);
@@ -1107,7 +1325,16 @@ static const struct lb_cmd_def new_cmds[] = {
 			"Its options, its state in the dataplane, flows, "
 			"errors, packets and\nbytes each way, then its "
 			"backends as `backend list` shows them. A\nservice "
-			"deleted while its flows run out can still be shown.",
+			"deleted while its flows run out can still be shown."
+			"\nFor an `http` service: requests in flight now and "
+			"on average over the\nlast ticks; the SPL policy's "
+			"total load indicator (the latest SPL of\neach active "
+			"backend decayed by its age, averaged) and the "
+			"decision it\nwould take (increment, decrement, noop; "
+			"only shown); and per backend\nits latest SPL, age "
+			"and decayed value, latency percentiles, 5xx and\n"
+			"QoS-miss rates over the last 10 s, and the feedback "
+			"records counted.",
 		.fn = cmd_svc_show,
 	},
 };
@@ -1142,7 +1369,12 @@ static const struct lb_cmd_def replaced[] = {
 			"for the backend\nand the weight that gives it: the "
 			"error-adaptive weight of `adaptive`,\n1 for `rr`, "
 			"the configured weight for the others, 0 when it "
-			"takes no\nnew flows.",
+			"takes no\nnew flows. On `http` services: SPL is the "
+			"latest self-perceived load the\nbackend reported "
+			"(X-SPL) and AGE how long ago it was generated;\n"
+			"P50/P99MS the median and 99th percentile latency, "
+			"5XX% the share of\n5xx responses, both over the "
+			"last 10 s; INFL the requests in flight.",
 		.fn = cmd_be_list,
 	},
 };

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 
@@ -672,6 +673,21 @@ load_desired(struct ctl_main *m)
 
 /* ---- attach ---- */
 
+/*
+ * The dataplane's clock, which stamps feedback records: the TSC scaled as
+ * its workers scale it (shm tsc_hz), so that SPL ages compare like with
+ * like.
+ */
+static uint64_t
+dp_clock(void *arg)
+{
+	const struct lb_shm *shm = arg;
+
+	if (shm->tsc_hz == 0)
+		return 0;
+	return (uint64_t)((double)rte_rdtsc() * (1e9 / (double)shm->tsc_hz));
+}
+
 static int
 attach(struct ctl_main *m)
 {
@@ -702,6 +718,8 @@ attach(struct ctl_main *m)
 	m->ctl.view = lb_view_create(m->pub.shm);
 	if (m->ctl.view == NULL)
 		return -ENOMEM;
+	lb_view_set_clock(m->ctl.view, dp_clock,
+			  (void *)(uintptr_t)m->pub.shm);
 	lb_view_sync(m->ctl.view);
 	logf_("attached to the dataplane (pid %d, %u worker(s), table "
 	      "generation %" PRIu64 ")",
@@ -739,6 +757,7 @@ tick(struct ctl_main *m)
 	}
 	lb_pub_drain(&m->pub, m->ctl.view, LB_FB_RING_SIZE);
 	lb_view_sync(m->ctl.view);
+	lb_view_tick(m->ctl.view);
 	if (now < m->next_slow_ns)
 		return;
 	m->next_slow_ns = now + SLOW_NS;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lb/adaptive.h"
+#include "lb/l7view.h"
 #include "lb/view.h"
 
 #define NSVC LB_CONF_MAX_SVCS
@@ -67,6 +68,10 @@ struct lb_view {
 	struct lb_view_fb fbst[LB_SHM_MAX_WORKERS];
 	/* [worker][svc][be], nw of them */
 	struct fb_slot (*fb)[NSVC][NBE];
+	struct lb_l7view *l7;
+	uint64_t (*clock)(void *arg);
+	void *clock_arg;
+	uint64_t last_ts; /* newest record time seen */
 };
 
 static const struct lb_be_stats *
@@ -126,6 +131,12 @@ lb_view_create(const struct lb_shm *shm)
 		return NULL;
 	v->shm = shm;
 	v->nw = nw;
+	v->l7 = lb_l7view_create();
+	if (v->l7 == NULL) {
+		lb_view_free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (nw > 0) {
 		v->fb = calloc(nw, sizeof(*v->fb));
 		if (v->fb == NULL) {
@@ -142,6 +153,7 @@ lb_view_free(struct lb_view *v)
 {
 	if (v == NULL)
 		return;
+	lb_l7view_free(v->l7);
 	free(v->fb);
 	free(v);
 }
@@ -194,9 +206,14 @@ lb_view_feed(struct lb_view *v, uint32_t wid, const struct lb_fb *r,
 		case LB_FB_FLOW_END:
 			v->be[x->svc][x->be].flows_ended++;
 			break;
+		case LB_FB_HTTP:
+		case LB_FB_SPL:
+		case LB_FB_ORCA:
+			if (x->ts_ns > v->last_ts)
+				v->last_ts = x->ts_ns;
+			lb_l7view_feed(v->l7, x);
+			break;
 		default:
-			/* Kinds for other consumers (L7 reports): counted
-			 * above, nothing to merge here. */
 			break;
 		}
 	}
@@ -252,6 +269,7 @@ be_rebase(struct lb_view *v, uint32_t s, uint32_t b, const struct slot_id *id)
 	memcpy(x->base, cur, sizeof(cur));
 	x->flows_ended = 0;
 	x->id = *id;
+	lb_l7view_reset(v->l7, s, b);
 	for (uint32_t w = 0; w < v->nw; w++)
 		memset(&v->fb[w][s][b], 0, sizeof(v->fb[w][s][b]));
 }
@@ -293,6 +311,8 @@ be_weight(const struct lb_view *v, const struct lb_dpconf_svc *t, uint32_t s,
 	return lb_adaptive_weights(err, el, n, wt) == 0 ? wt[be] : 0;
 }
 
+static void l7_members(struct lb_view *v, const struct lb_dpconf *c);
+
 void
 lb_view_sync(struct lb_view *v)
 {
@@ -323,11 +343,76 @@ lb_view_sync(struct lb_view *v)
 				memset(v->svc[s].retired, 0,
 				       sizeof(v->svc[s].retired));
 				v->svc[s].retired_ended = 0;
+				lb_l7view_svc_reset(v->l7, s);
 			}
 			v->svc[s].id = sid;
 		}
 	}
 	v->synced = true;
+	l7_members(v, c);
+}
+
+/* The SPL instances of each HTTP service are its active backends. */
+static void
+l7_members(struct lb_view *v, const struct lb_dpconf *c)
+{
+	uint64_t now = lb_view_now(v);
+
+	for (uint32_t s = 0; s < NSVC; s++) {
+		const struct lb_dpconf_svc *t =
+			c != NULL && s < c->nb_svc ? &c->svc[s] : NULL;
+		bool http = t != NULL && t->state == LB_SVC_ACTIVE &&
+			    t->opts.http;
+
+		for (uint32_t b = 0; b < NBE; b++)
+			(void)lb_l7view_member(
+				v->l7, s, b,
+				http && b < t->nb_be &&
+					t->be[b].state == LB_BE_ACTIVE,
+				now);
+	}
+}
+
+void
+lb_view_set_clock(struct lb_view *v, uint64_t (*clock)(void *arg), void *arg)
+{
+	if (v == NULL)
+		return;
+	v->clock = clock;
+	v->clock_arg = arg;
+}
+
+uint64_t
+lb_view_now(const struct lb_view *v)
+{
+	uint64_t t;
+
+	if (v == NULL)
+		return 0;
+	t = v->clock != NULL ? v->clock(v->clock_arg) : 0;
+	/* Never before a record already merged: ages stay >= 0. */
+	return t > v->last_ts ? t : v->last_ts;
+}
+
+void
+lb_view_tick(struct lb_view *v)
+{
+	const struct lb_dpconf *c;
+
+	if (v == NULL)
+		return;
+	c = lb_view_conf(v);
+	for (uint32_t s = 0; c != NULL && s < c->nb_svc && s < NSVC; s++) {
+		const struct lb_dpconf_svc *t = &c->svc[s];
+		int64_t sum = 0;
+
+		if (t->state != LB_SVC_ACTIVE || !t->opts.http)
+			continue;
+		for (uint32_t b = 0; b < t->nb_be && b < NBE; b++)
+			for (uint32_t w = 0; w < v->nw; w++)
+				sum += bst(v->shm, w, s, b)->inflight;
+		lb_l7view_sample(v->l7, s, sum > 0 ? (uint64_t)sum : 0);
+	}
 }
 
 int
@@ -386,6 +471,7 @@ lb_view_be_get(const struct lb_view *v, uint32_t svc, uint32_t be,
 	 * negative count. */
 	out->flows_active = active > 0 ? (uint64_t)active : 0;
 	out->inflight = inflight > 0 ? (uint64_t)inflight : 0;
+	(void)lb_l7view_be_get(v->l7, svc, be, lb_view_now(v), &out->l7);
 	return 0;
 }
 
@@ -423,6 +509,7 @@ lb_view_svc_get(const struct lb_view *v, uint32_t svc, struct lb_view_svc *out)
 		out->http_5xx = sv->retired[C_HTTP5];
 		out->flows_ended = sv->retired_ended;
 	}
+	(void)lb_l7view_svc_get(v->l7, svc, lb_view_now(v), &out->l7);
 	for (uint32_t b = 0; b < t->nb_be && b < NBE; b++) {
 		struct lb_view_be x;
 

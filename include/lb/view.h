@@ -13,7 +13,10 @@
  * lb_shm: worker stats, per-backend-slot stats) are read in place when
  * asked. The feedback records that workers push through their rings are
  * merged as they are drained (lb_view_feed()): trial outcomes per worker,
- * the latest scheduler error count each trial reported, flows ended.
+ * the latest scheduler error count each trial reported, flows ended;
+ * HTTP, SPL and ORCA records go to an l7view (lb/l7view.h), whose
+ * per-backend and per-service reading lb_view_be_get() and
+ * lb_view_svc_get() include.
  *
  * Counters of the dataplane are kept by table slot, and a slot freed by a
  * removed backend may later be given to another one. So that a backend's
@@ -32,6 +35,7 @@
 
 #include "lb/dpconf.h"
 #include "lb/fb.h"
+#include "lb/l7view.h"
 #include "lb/shm.h"
 
 /** What one worker makes of one backend. */
@@ -67,6 +71,8 @@ struct lb_view_be {
 	uint64_t inflight;	 /**< HTTP requests awaiting a response */
 	uint32_t nb_workers;
 	struct lb_view_be_worker w[LB_SHM_MAX_WORKERS];
+	/** HTTP, SPL and ORCA feedback (HTTP services), at lb_view_now(). */
+	struct lb_l7view_be l7;
 };
 
 /** One service slot: its backends summed, retired ones included. */
@@ -86,6 +92,8 @@ struct lb_view_svc {
 	uint64_t http_responses;
 	uint64_t http_5xx;
 	uint64_t inflight;
+	/** SPL policy reading and in-flight average, at lb_view_now(). */
+	struct lb_l7view_svc l7;
 };
 
 /** Feedback drained from one worker's ring. */
@@ -124,6 +132,24 @@ void lb_view_feed(struct lb_view *v, uint32_t wid, const struct lb_fb *r,
  * lb_view_feed().
  */
 void lb_view_sync(struct lb_view *v);
+
+/**
+ * Sets the clock the L7 figures are read at: the dataplane's monotonic
+ * nanoseconds (the time base of struct lb_fb ts_ns). Without one, the
+ * time of the newest record merged.
+ */
+void lb_view_set_clock(struct lb_view *v, uint64_t (*clock)(void *arg),
+		       void *arg);
+
+/** Now by that clock, never before a record already merged. */
+uint64_t lb_view_now(const struct lb_view *v);
+
+/**
+ * One tick of lb-control: samples every HTTP service's requests in
+ * flight (summed over its backends and the workers) for its average.
+ * Call once per tick, after lb_view_sync().
+ */
+void lb_view_tick(struct lb_view *v);
 
 /**
  * Backend @p be of service slot @p svc: state, counters and weights as

@@ -193,19 +193,19 @@ test_backend_list(void **state)
 	assert_int_equal(nb_lines(t), 4);
 	assert_string_equal(row(t, 0, buf),
 			    "SERVICE BACKEND STATE WEIGHT ACTIVE FLOWS ERRORS "
-			    "PKTS(C>B/B>C) BYTES(C>B/B>C) ERRORS/WEIGHT BY "
-			    "WORKER");
+			    "PKTS(C>B/B>C) BYTES(C>B/B>C) SPL AGE P50/P99MS "
+			    "5XX% INFL ERRORS/WEIGHT BY WORKER");
 	assert_string_equal(row(t, 1, buf),
 			    "tcp 10.11.0.100:80 10.12.0.11:80 active 1 2 15 0 "
-			    "30/20 3000/2000 0/1 0/1");
+			    "30/20 3000/2000 - - - - 0 0/1 0/1");
 	/* rr gives 1 to every backend that takes new flows, errors or
 	 * not; the weight column is the configured one. */
 	assert_string_equal(row(t, 2, buf),
 			    "tcp 10.11.0.100:80 10.12.0.12:80 active 3 0 0 4 "
-			    "0/0 0/0 0/1 4/1");
+			    "0/0 0/0 - - - - 0 0/1 4/1");
 	assert_string_equal(row(t, 3, buf),
 			    "udp 10.11.0.100:53 10.12.0.13:53 active 1 0 0 0 "
-			    "0/0 0/0 0/1 0/1");
+			    "0/0 0/0 - - - - 0 0/1 0/1");
 	assert_int_equal(json_array_size(dget(c->ctl.data, "backends")), 3);
 	assert_string_equal(dstr(c->ctl.data, "backends.0.service"),
 			    "tcp 10.11.0.100:80");
@@ -232,10 +232,10 @@ test_backend_list(void **state)
 	assert_int_equal(nb_lines(t), 3);
 	assert_string_equal(row(t, 1, buf),
 			    "tcp 10.11.0.100:80 10.12.0.12:80 draining 3 0 0 4 "
-			    "0/0 0/0 0/0 4/0");
+			    "0/0 0/0 - - - - 0 0/0 4/0");
 	assert_string_equal(row(t, 2, buf),
 			    "tcp 10.11.0.100:80 10.12.0.11:80 removed 1 2 15 0 "
-			    "30/20 3000/2000 0/0 0/0");
+			    "30/20 3000/2000 - - - - 0 0/0 0/0");
 	assert_string_equal(dstr(c->ctl.data, "backends.1.state"), "removed");
 
 	/* A deleted service with flows is still listed, and can be named. */
@@ -246,7 +246,7 @@ test_backend_list(void **state)
 	t = run(c, "backend list", 0);
 	assert_string_equal(row(t, 3, buf),
 			    "udp 10.11.0.100:53 10.12.0.13:53 removed 1 1 0 0 "
-			    "0/0 0/0 0/0 0/0");
+			    "0/0 0/0 - - - - 0 0/0 0/0");
 	t = run(c, "backend list udp 10.11.0.100:53", 0);
 	assert_int_equal(nb_lines(t), 2);
 
@@ -273,7 +273,7 @@ test_detached(void **state)
 	t = run(c, "backend list", 0);
 	assert_string_equal(row(t, 1, buf),
 			    "tcp 10.11.0.100:80 10.12.0.11:80 active 1 - - - - "
-			    "- -");
+			    "- - - - - - -");
 	assert_true(json_is_null(dget(c->ctl.data, "backends.0.slot")));
 	t = run(c, "service list", 0);
 	assert_string_equal(row(t, 1, buf),
@@ -283,6 +283,74 @@ test_detached(void **state)
 	assert_true(json_is_null(dget(c->ctl.data, "dataplane")));
 	assert_false(json_is_true(dget(c->ctl.data, "control.attached")));
 	assert_null(dget(c->ctl.data, "total"));
+	cfx_free(c);
+}
+
+/* HTTP feedback in the lists: SPL, age, latency, 5xx, the policy. */
+static void
+test_l7(void **state)
+{
+	struct cfx *c = cfx_new(true);
+	struct ctl_fx *f = c->f;
+	struct lb_fb r[4];
+	double spl = 0.8;
+	char buf[512];
+	const char *t;
+	json_int_t s;
+
+	(void)state;
+	fx_run(f, "service add tcp 10.11.0.100:8080 sched rr http");
+	fx_run(f, "backend add tcp 10.11.0.100:8080 10.12.0.21:80");
+	fx_publish(f);
+	lb_view_sync(c->ctl.view);
+	run(c, "service show tcp 10.11.0.100:8080", 0);
+	s = dint(c->ctl.data, "service.slot");
+	/* Two responses at 1 s: 4 ms and 503; SPL 0.8 aged 2 ms. */
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < 3; i++) {
+		r[i].svc = (uint16_t)s;
+		r[i].ts_ns = 1000000000ull;
+	}
+	r[0].kind = LB_FB_HTTP;
+	r[0].u32 = 200;
+	r[0].flags = LB_FB_F_TIMED;
+	r[0].v = 4000000;
+	r[1] = r[0];
+	r[1].u32 = 503;
+	r[2].kind = LB_FB_SPL;
+	r[2].flags = LB_FB_F_SPL_TIME;
+	r[2].u32 = 2;
+	memcpy(&r[2].v, &spl, sizeof(spl));
+	lb_view_feed(c->ctl.view, 0, r, 3);
+	fx_bst(f, 1, (uint32_t)s, 0)->inflight = 3;
+	lb_view_tick(c->ctl.view);
+	t = run(c, "backend list tcp 10.11.0.100:8080", 0);
+	/* Read at the last record's time (no clock set): age 2 ms. */
+	assert_string_equal(row(t, 1, buf),
+			    "tcp 10.11.0.100:8080 10.12.0.21:80 active 1 0 0 0 "
+			    "0/0 0/0 0.800 2ms 3.97/3.97 50.0 3 0/1 0/1");
+	assert_true(json_real_value(dget(c->ctl.data, "backends.0.l7.spl")) ==
+		    0.8);
+	assert_true(json_real_value(
+			    dget(c->ctl.data, "backends.0.l7.spl_decayed")) ==
+		    0.4);
+	assert_int_equal(dint(c->ctl.data, "backends.0.l7.spl_records"), 1);
+	assert_int_equal(dint(c->ctl.data, "backends.0.l7.http_records"), 2);
+	t = run(c, "service show tcp 10.11.0.100:8080", 0);
+	assert_non_null(strstr(t, "in flight (3.0 on average over the last "
+				  "1 ticks)"));
+	assert_non_null(strstr(t, "spl: total load indicator 0.4000 over 1 "
+				  "instance(s), decay age, thresholds "
+				  "0.2/0.8: would noop"));
+	assert_non_null(strstr(t, "10.12.0.21:80         spl 0.800 age 2.0 ms "
+				  "decayed 0.4000;"));
+	assert_string_equal(dstr(c->ctl.data, "service.spl.decision"), "noop");
+	assert_int_equal(dint(c->ctl.data, "service.spl.instances"), 1);
+	assert_true(json_real_value(dget(c->ctl.data,
+					 "service.inflight_avg")) == 3.0);
+	/* The tcp service of the fixture is no http one: no SPL section. */
+	t = run(c, "service show tcp 10.11.0.100:80", 0);
+	assert_null(strstr(t, "spl:"));
 	cfx_free(c);
 }
 
@@ -453,6 +521,7 @@ main(void)
 		cmocka_unit_test(test_backend_list),
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_service_list_show),
+		cmocka_unit_test(test_l7),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_conf_lists_and_help),
 		cmocka_unit_test(test_needs_conf_commands),
