@@ -20,6 +20,7 @@
 struct be_snap {
 	char svc[LB_CTLCMD_SVC_STRLEN];
 	char be[LB_CMD_ADDR_STRLEN];
+	bool http; /* of an http service: L7 families */
 	struct lb_view_be v;
 };
 
@@ -307,6 +308,70 @@ static const struct {
 
 static const char *const dir_name[2] = {"to_backend", "to_client"};
 
+static bool
+svc_http(const struct svc_snap *x)
+{
+	return x->v.opts != NULL && x->v.opts->http;
+}
+
+/* HTTP services: the SPL policy's reading and the in-flight average. */
+static int
+svc_l7_fams(const struct snap *s, struct lb_cmd_out *o)
+{
+	static const enum lb_spl_action acts[] = {
+		LB_SPL_INCREMENT, LB_SPL_DECREMENT, LB_SPL_NOOP};
+	struct lb_prom_label l[2] = {{"service", NULL}, {"decision", NULL}};
+	int rc;
+
+	rc = lb_prom_family(o, "lb_service_spl_load", "gauge",
+			    "Total load indicator: mean of the active "
+			    "backends' latest SPL decayed by age.");
+	for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+		if (!svc_http(&s->svc[k]))
+			continue;
+		l[0].value = s->svc[k].svc;
+		rc = lb_prom_f64(o, "lb_service_spl_load", l, 1,
+				 s->svc[k].v.l7.total);
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_service_spl_instances", "gauge",
+				    "Backends the load indicator averages.");
+	for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+		if (!svc_http(&s->svc[k]))
+			continue;
+		l[0].value = s->svc[k].svc;
+		rc = lb_prom_u64(o, "lb_service_spl_instances", l, 1,
+				 s->svc[k].v.l7.nb_inst);
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_service_spl_decision", "gauge",
+				    "1 for what the SPL policy would do now "
+				    "(shown only, not acted upon).");
+	for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+		if (!svc_http(&s->svc[k]))
+			continue;
+		l[0].value = s->svc[k].svc;
+		for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]) && rc == 0;
+		     a++) {
+			l[1].value = lb_spl_action_str(acts[a]);
+			rc = lb_prom_u64(o, "lb_service_spl_decision", l, 2,
+					 s->svc[k].v.l7.action == acts[a]);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_service_http_inflight_avg", "gauge",
+				    "HTTP requests in flight, averaged over "
+				    "the last ticks.");
+	for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+		if (!svc_http(&s->svc[k]))
+			continue;
+		l[0].value = s->svc[k].svc;
+		rc = lb_prom_f64(o, "lb_service_http_inflight_avg", l, 1,
+				 s->svc[k].v.l7.inflight_avg);
+	}
+	return rc;
+}
+
 static int
 svc_fams(const struct snap *s, struct lb_cmd_out *o)
 {
@@ -344,6 +409,8 @@ svc_fams(const struct snap *s, struct lb_cmd_out *o)
 			}
 		}
 	}
+	if (rc == 0)
+		rc = svc_l7_fams(s, o);
 	if (rc == 0)
 		rc = lb_prom_family(o, "lb_service_backends", "gauge",
 				    "Backend slots of the service, by state.");
@@ -471,6 +538,136 @@ be_fams(const struct snap *s, struct lb_cmd_out *o)
 	return rc;
 }
 
+/* HTTP backends: what their feedback says (lb/l7view.h). */
+enum { L7_SPL, L7_SPL_AGE, L7_SPL_DECAYED, L7_5XX, L7_QOS, L7_CPU, L7_MEM };
+
+static const struct {
+	const char *name;
+	const char *help;
+} l7_fams[] = {
+	[L7_SPL] = {"lb_backend_spl",
+		    "Latest self-perceived load the backend reported."},
+	[L7_SPL_AGE] = {"lb_backend_spl_age_seconds",
+			"Age of that report, from its generation time."},
+	[L7_SPL_DECAYED] = {"lb_backend_spl_decayed",
+			    "That report decayed by its age: its part of "
+			    "the service's load indicator."},
+	[L7_5XX] = {"lb_backend_http_5xx_ratio",
+		    "Share of 5xx responses over the last 10 s."},
+	[L7_QOS] = {"lb_backend_http_qos_miss_ratio",
+		    "Share of responses late for their X-Expect-Ms over the "
+		    "last 10 s."},
+	[L7_CPU] = {"lb_backend_orca_cpu_utilization",
+		    "Latest ORCA cpu_utilization."},
+	[L7_MEM] = {"lb_backend_orca_mem_utilization",
+		    "Latest ORCA mem_utilization."},
+};
+
+static bool
+l7_value(const struct lb_l7view_be *x, int f, double *v)
+{
+	switch (f) {
+	case L7_SPL:
+		*v = x->spl;
+		return x->spl_seen;
+	case L7_SPL_AGE:
+		*v = (double)x->spl_age_ns / 1e9;
+		return x->spl_seen;
+	case L7_SPL_DECAYED:
+		*v = x->spl_decayed;
+		return x->member;
+	case L7_5XX:
+		*v = x->rate_5xx;
+		return true;
+	case L7_QOS:
+		*v = x->rate_qos_miss;
+		return true;
+	case L7_CPU:
+		*v = x->orca_cpu;
+		return x->orca_seen;
+	default:
+		*v = x->orca_mem;
+		return x->orca_seen;
+	}
+}
+
+static int
+be_l7_fams(const struct snap *s, struct lb_cmd_out *o)
+{
+	static const struct {
+		const char *q;
+		size_t off;
+	} qs[] = {
+		{"0.5", offsetof(struct lb_l7view_be, p50_ms)},
+		{"0.9", offsetof(struct lb_l7view_be, p90_ms)},
+		{"0.99", offsetof(struct lb_l7view_be, p99_ms)},
+	};
+	static const char *const kinds[] = {"http", "spl", "orca"};
+	struct lb_prom_label l[4];
+	int rc = 0;
+
+	for (size_t f = 0; f < sizeof(l7_fams) / sizeof(l7_fams[0]) && rc == 0;
+	     f++) {
+		rc = lb_prom_family(o, l7_fams[f].name, "gauge",
+				    l7_fams[f].help);
+		for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+			double v;
+
+			if (!s->be[k].http ||
+			    !l7_value(&s->be[k].v.l7, (int)f, &v))
+				continue;
+			rc = lb_prom_f64(o, l7_fams[f].name, l,
+					 be_labels(&s->be[k], l), v);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_http_latency_seconds",
+				    "gauge",
+				    "Latency percentiles over the last 10 s "
+				    "(within 6.25 %), from the request's end "
+				    "to the response's start.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+		unsigned int n;
+
+		if (!s->be[k].http || s->be[k].v.l7.win_timed == 0)
+			continue;
+		n = be_labels(&s->be[k], l);
+		l[n].name = "quantile";
+		for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]) && rc == 0;
+		     q++) {
+			double ms;
+
+			memcpy(&ms, (const char *)&s->be[k].v.l7 + qs[q].off,
+			       sizeof(ms));
+			l[n].value = qs[q].q;
+			rc = lb_prom_f64(o, "lb_backend_http_latency_seconds",
+					 l, n + 1, ms / 1e3);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_feedback_records_total",
+				    "counter",
+				    "HTTP, SPL and ORCA feedback records "
+				    "merged for the backend.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+		const struct lb_l7view_be *x = &s->be[k].v.l7;
+		const uint64_t c[] = {x->http_records, x->spl_records,
+				      x->orca_records};
+		unsigned int n;
+
+		if (!s->be[k].http)
+			continue;
+		n = be_labels(&s->be[k], l);
+		l[n].name = "kind";
+		for (int i = 0; i < 3 && rc == 0; i++) {
+			l[n].value = kinds[i];
+			rc = lb_prom_u64(o, "lb_backend_feedback_records_total",
+					 l, n + 1, c[i]);
+		}
+	}
+	return rc;
+}
+
 /* ---- snapshot ---- */
 
 static int
@@ -506,6 +703,7 @@ snap_take(const struct lb_ctl *ctl, struct snap *s)
 			if (lb_view_be_get(ctl->view, i, b, &y->v) != 0)
 				continue;
 			memcpy(y->svc, x->svc, sizeof(y->svc));
+			y->http = x->v.opts != NULL && x->v.opts->http;
 			lb_cmd_fmt_ipv4_port(y->v.ip, y->v.port, y->be);
 			s->nbe++;
 		}
@@ -531,6 +729,8 @@ lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 		rc = svc_fams(&s, out);
 	if (rc == 0)
 		rc = be_fams(&s, out);
+	if (rc == 0)
+		rc = be_l7_fams(&s, out);
 	free(s.svc);
 	free(s.be);
 	return rc;

@@ -8,7 +8,8 @@
  * 0.0.4, served at /metrics). Names start with `lb_`; labels are
  * `service` ("tcp 10.0.0.1:80"), `backend` ("10.1.0.1:80"), `worker`
  * ("0"), `reason`, `kind`, `state`, `direction` ("to_backend",
- * "to_client") and `result` ("ok", "fail").
+ * "to_client"), `result` ("ok", "fail"), `quantile` ("0.5", "0.9",
+ * "0.99") and `decision` ("increment", "decrement", "noop").
  *
  * Families (counters end in _total):
  *
@@ -29,14 +30,21 @@
  *    lb_feedback_records_total{kind}, lb_feedback_invalid_total.
  *  - per service: lb_service_{flows,flows_ended,errors,http_responses,
  *    http_5xx}_total, lb_service_flows_active, lb_service_http_inflight,
- *    lb_service_{packets,bytes}_total{direction}, lb_service_backends{state}.
+ *    lb_service_{packets,bytes}_total{direction}, lb_service_backends{state};
+ *    http services: lb_service_spl_load, lb_service_spl_instances,
+ *    lb_service_spl_decision{decision}, lb_service_http_inflight_avg.
  *  - per backend: lb_backend_state{state} (1 for its state, 0 for the
  *    others), lb_backend_weight (configured), lb_backend_{flows,
  *    flows_ended,errors,http_responses,http_5xx}_total,
  *    lb_backend_flows_active, lb_backend_http_inflight,
  *    lb_backend_{packets,bytes}_total{direction}, and per worker
  *    lb_backend_sched_errors, lb_backend_worker_weight and
- *    lb_backend_trials_total{result}.
+ *    lb_backend_trials_total{result}; backends of http services:
+ *    lb_backend_spl, lb_backend_spl_age_seconds, lb_backend_spl_decayed
+ *    (once reported), lb_backend_http_{5xx,qos_miss}_ratio,
+ *    lb_backend_http_latency_seconds{quantile}, lb_backend_orca_{cpu,
+ *    mem}_utilization (once reported), and
+ *    lb_backend_feedback_records_total{kind}.
  *
  * Services and backends are those of the published table, including
  * those deleted or removed whose flows still run.

@@ -137,7 +137,8 @@ test_attached(void **state)
 	const struct lb_fb r[] = {
 		{.kind = LB_FB_TRIAL_OK, .svc = 0, .be = 1},
 		{.kind = LB_FB_TRIAL_FAIL, .svc = 0, .be = 1, .u32 = 1},
-		{.kind = LB_FB_SPL},
+		/* SPL 0.5 (a double's bits), generated on receipt. */
+		{.kind = LB_FB_SPL, .v = 0x3fe0000000000000ull},
 	};
 	struct lb_cmd_out o;
 	unsigned int n;
@@ -146,7 +147,7 @@ test_attached(void **state)
 	(void)state;
 	fx_run(f, "addr add 10.11.0.1/24 port 0");
 	fx_run(f, "addr add 10.12.0.1/24 port 1");
-	fx_run(f, "service add tcp 10.11.0.100:80");
+	fx_run(f, "service add tcp 10.11.0.100:80 http");
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.11:80");
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.12:80 weight 4");
 	fx_run(f, "service add udp 10.11.0.100:53 sched wrr");
@@ -220,6 +221,27 @@ test_attached(void **state)
 	ASSERT_LINE(t, "lb_backend_trials_total{service=\"tcp "
 		       "10.11.0.100:80\",backend=\"10.12.0.12:80\","
 		       "worker=\"1\",result=\"fail\"} 1");
+	/* HTTP feedback: one backend reported 0.5, the other nothing yet
+	 * (0, as the seed's new instances): the load indicator is 0.25. */
+	ASSERT_LINE(t, "lb_backend_spl{service=\"tcp 10.11.0.100:80\","
+		       "backend=\"10.12.0.11:80\"} 0.5");
+	ASSERT_LINE(t, "lb_backend_spl_decayed{service=\"tcp "
+		       "10.11.0.100:80\",backend=\"10.12.0.11:80\"} 0.5");
+	ASSERT_LINE(t, "lb_backend_spl_decayed{service=\"tcp "
+		       "10.11.0.100:80\",backend=\"10.12.0.12:80\"} 0");
+	ASSERT_LINE(t, "lb_backend_feedback_records_total{service=\"tcp "
+		       "10.11.0.100:80\",backend=\"10.12.0.11:80\","
+		       "kind=\"spl\"} 1");
+	ASSERT_LINE(t, "lb_service_spl_load{service=\"tcp "
+		       "10.11.0.100:80\"} 0.25");
+	ASSERT_LINE(t, "lb_service_spl_instances{service=\"tcp "
+		       "10.11.0.100:80\"} 2");
+	ASSERT_LINE(t, "lb_service_spl_decision{service=\"tcp "
+		       "10.11.0.100:80\",decision=\"noop\"} 1");
+	ASSERT_LINE(t, "lb_service_spl_decision{service=\"tcp "
+		       "10.11.0.100:80\",decision=\"increment\"} 0");
+	/* Not an http service: no L7 families. */
+	assert_null(strstr(t, "lb_service_spl_load{service=\"udp"));
 	lb_cmd_out_free(&o);
 	lb_view_free(ctl.view);
 	fx_free(f);
