@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# HTTP feedback as lb-control shows it, against the real processes: three
+# lb-instance backends of one `http` service, each with its own delay and
+# benchmark time, hence its own self-perceived load (X-SPL = execution
+# time / benchmark time).
+#   - wrk with keep-alive through the VIP: the SPL `lbctl backend list`
+#     shows for each backend matches what that instance reports when asked
+#     directly (curl, same delay), and the three stay apart;
+#   - every response carried X-SPL, so the SPL records lb-control counted
+#     for a backend equal its HTTP responses, with no record lost to a
+#     full ring (fb_dropped 0); latency percentiles and the load
+#     indicator are shown, in lbctl and /metrics;
+#   - one instance restarted answering half its requests 503: half its
+#     responses are 5xx, lbctl's 5xx rate shows it, its share of new
+#     connections (Connection: close) falls, and comes back once it
+#     answers normally again.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init l7_feedback
+e2e_need_control
+e2e_need_tools wrk curl
+INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
+[ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+
+SECS=${E2E_L7_SECONDS:-4}
+# Per backend: delay and benchmark time (ms), so SPL ~ 0.2, 0.6, 1.5.
+DELAY=(0 2 6 12)
+BENCH=(0 10 10 8)
+
+# inst_start I [OPTIONS...]: backend I's lb-instance.
+inst_start() {
+	local i=$1
+	shift
+	ip netns exec "$(ns_be "$i")" "$INSTANCE" --listen "$(be_addr "$i"):80" \
+		--name "be$i" --delay-ms "${DELAY[$i]}" \
+		--bench-ms "${BENCH[$i]}" "$@" >>"$E2E_TMP/inst$i.log" 2>&1 &
+	eval "INST_PID$i=$!"
+	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
+		die "be$i: lb-instance did not start"
+}
+
+inst_stop() {
+	local v="INST_PID$1"
+	[ -n "${!v:-}" ] || return 0
+	kill -TERM "${!v}" 2>/dev/null || true
+	wait "${!v}" 2>/dev/null || true
+	eval "INST_PID$1="
+}
+
+# The harness's EXIT trap removes the namespaces with whatever runs in
+# them, lb-instance included.
+
+# direct_spl I: the X-SPL backend I answers a request sent to it directly,
+# the median of five.
+direct_spl() {
+	local i=$1 k
+	for k in 1 2 3 4 5; do
+		ip netns exec "$(ns_be "$i")" curl -sS -o /dev/null -D - \
+			--max-time 5 "http://$(be_addr "$i"):80/" |
+			tr -d '\r' | awk -F': *' 'tolower($1) == "x-spl" { print $2 }'
+	done | sort -g | sed -n 3p
+}
+
+# share FILE0 FILE1 ADDR: ADDR's share of the new flows between two saved
+# `lbctl --json backend list`.
+share() {
+	"$PY" -B -c '
+import json, sys
+a, b = (json.load(open(f))["backends"] for f in sys.argv[1:3])
+ft = lambda l: {x["backend"]: x["flows_total"] for x in l}
+fa, fb = ft(a), ft(b)
+d = {k: fb[k] - fa.get(k, 0) for k in fb}
+tot = sum(d.values())
+print("%.3f" % (d.get(sys.argv[3], 0) / tot if tot else 0))
+' "$@"
+}
+
+# close_traffic NAME: new connections for SECS seconds; saves the backend
+# list before and after as NAME.0 / NAME.1.
+close_traffic() {
+	ctl_json "$E2E_TMP/$1.0" backend list
+	timeout $((SECS + 30)) ip netns exec "$NS_CLI" wrk -t 2 -c 8 \
+		-d "${SECS}s" --timeout 2s -H "Connection: close" \
+		"http://$VIP/" >"$E2E_TMP/$1.wrk" 2>&1 || true
+	sleep 0.5
+	ctl_json "$E2E_TMP/$1.1" backend list
+}
+
+topo_up 3
+for i in 1 2 3; do inst_start "$i"; done
+conf=$E2E_TMP/lb.conf
+conf_ports "$conf"
+cat >>"$conf" <<EOF
+service add tcp $VIP:80 sched adaptive http
+backend add tcp $VIP:80 $(be_addr 1):80
+backend add tcp $VIP:80 $(be_addr 2):80
+backend add tcp $VIP:80 $(be_addr 3):80
+EOF
+dp_start_shared "$conf"
+ctl_start
+
+# ---- keep-alive: SPL per backend, one record per response ----
+e2e_log "wrk keep-alive for ${SECS}s through the VIP"
+wrk_run "http://$VIP/" "$SECS" 1 6 "$E2E_TMP/ka.wrk" >"$E2E_TMP/ka.sum"
+e2e_log "wrk: $(cat "$E2E_TMP/ka.sum")"
+check "keep-alive wrk completed requests without errors" \
+	'grep -q "socket_errors=0 non2xx=0" "$E2E_TMP/ka.sum" &&
+	 ! grep -q "requests=0 " "$E2E_TMP/ka.sum"'
+sleep 0.5 # a few ticks: every ring drained
+f=$E2E_TMP/ka.json
+ctl_json "$f" backend list
+ctl backend list >"$E2E_TMP/ka.txt"
+e2e_log "$(cat "$E2E_TMP/ka.txt")"
+for i in 1 2 3; do
+	b=$(be_addr "$i"):80
+	got=$(jq_get "$f" "[x['l7']['spl'] for x in d['backends'] if x['backend'] == '$b'][0]")
+	want=$(direct_spl "$i")
+	resp=$(jq_get "$f" "[x['http_responses'] for x in d['backends'] if x['backend'] == '$b'][0]")
+	recs=$(jq_get "$f" "[x['l7']['spl_records'] for x in d['backends'] if x['backend'] == '$b'][0]")
+	p50=$(jq_get "$f" "[x['l7']['p50_ms'] for x in d['backends'] if x['backend'] == '$b'][0]")
+	e2e_log "be$i: lbctl spl $got, direct $want; responses $resp, spl records $recs; p50 $p50 ms"
+	# The latest SPL under load against one measured idle: the delay
+	# timer's slack and the little queueing of two connections per
+	# backend add up to about a millisecond, which is 10-15 % of the
+	# smallest execution time: 25 % + 0.05 covers it and still tells
+	# the three apart (they are 3x and 2.5x apart).
+	check "be$i: lbctl's SPL ($got) matches the instance's ($want)" \
+		"awk -v g='$got' -v w='$want' 'BEGIN {
+			d = g - w; if (d < 0) d = -d
+			exit !(w > 0 && d <= 0.25 * w + 0.05) }'"
+	check "be$i: SPL records ($recs) == HTTP responses ($resp) > 0" \
+		"[ '$resp' != '-' ] && [ '$resp' -gt 0 ] && [ '$recs' = '$resp' ]"
+	# The instance's delay is the floor of its latency.
+	check "be$i: p50 latency ($p50 ms) at least its delay" \
+		"awk -v p='$p50' -v d='${DELAY[$i]}' 'BEGIN { exit !(p >= d * 0.9) }'"
+done
+s1=$(jq_get "$f" "[x['l7']['spl'] for x in d['backends']]")
+check "the three SPLs are ordered as their loads ($s1)" \
+	"jq_get '$f' 'sorted([x[\"l7\"][\"spl\"] for x in d[\"backends\"]]) == [x[\"l7\"][\"spl\"] for x in d[\"backends\"]]' | grep -qx True"
+ctl_json "$E2E_TMP/stats.json" stats
+check "no feedback record lost to a full ring (fb_dropped 0)" \
+	'[ "$(jq_get "$E2E_TMP/stats.json" "d[\"total\"][\"fb_dropped\"]")" = 0 ]'
+ctl_json "$E2E_TMP/show.json" service show tcp "$VIP:80"
+check "service show: the SPL policy averages 3 instances" \
+	'[ "$(jq_get "$E2E_TMP/show.json" "d[\"service\"][\"spl\"][\"instances\"]")" = 3 ]'
+check "service show: a decision is shown" \
+	'jq_get "$E2E_TMP/show.json" "d[\"service\"][\"spl\"][\"decision\"]" |
+	 grep -Eqx "increment|decrement|noop"'
+ctl service show tcp "$VIP:80" >"$E2E_TMP/show.txt"
+check "service show text: load indicator and per-backend detail" \
+	'grep -q "spl: total load indicator" "$E2E_TMP/show.txt" &&
+	 [ "$(grep -c " spl [0-9.]* age " "$E2E_TMP/show.txt")" = 3 ]'
+metrics >"$E2E_TMP/metrics.txt"
+check "/metrics: lb_backend_spl for the three backends" \
+	'[ "$(grep -c "^lb_backend_spl{" "$E2E_TMP/metrics.txt")" = 3 ]'
+check "/metrics: latency quantiles and the load indicator" \
+	'grep -q "^lb_backend_http_latency_seconds{.*quantile=\"0.99\"}" \
+		"$E2E_TMP/metrics.txt" &&
+	 grep -q "^lb_service_spl_load{" "$E2E_TMP/metrics.txt"'
+
+# ---- 5xx: share of new connections falls, then comes back ----
+B2=$(be_addr 2):80
+close_traffic base
+base=$(share "$E2E_TMP/base.0" "$E2E_TMP/base.1" "$B2")
+inst_stop 2
+inst_start 2 --error-rate 0.5
+close_traffic fail
+fail=$(share "$E2E_TMP/fail.0" "$E2E_TMP/fail.1" "$B2")
+e5=$(jq_get "$E2E_TMP/fail.1" "[x['l7']['rate_5xx'] for x in d['backends'] if x['backend'] == '$B2'][0]")
+# The phase's own 5xx share, from the counters (the 10 s window also
+# holds the seconds before the restart).
+r5=$("$PY" -B -c '
+import json, sys
+a, b = (json.load(open(f))["backends"] for f in sys.argv[1:3])
+g = lambda l, k: [x[k] for x in l if x["backend"] == sys.argv[3]][0]
+n = g(b, "http_responses") - g(a, "http_responses")
+print("%.3f" % ((g(b, "http_5xx") - g(a, "http_5xx")) / n if n else 0))
+' "$E2E_TMP/fail.0" "$E2E_TMP/fail.1" "$B2")
+inst_stop 2
+inst_start 2
+close_traffic back
+back=$(share "$E2E_TMP/back.0" "$E2E_TMP/back.1" "$B2")
+e2e_log "be2's share of new connections: $base, failing $fail (5xx rate $e5), recovered $back"
+check "be2 answering 50% 5xx: its 5xx share is near 0.5 ($r5)" \
+	"awk -v e='$r5' 'BEGIN { exit !(e >= 0.35 && e <= 0.65) }'"
+check "be2's 10 s 5xx rate in lbctl shows it ($e5)" \
+	"awk -v e='$e5' 'BEGIN { exit !(e >= 0.1) }'"
+# `adaptive` resets a backend's error count on every success (the
+# dispatch paper's ResetErrorCount), so at 50 % errors the count stays
+# low and the share falls by about a third, not by half: the bound
+# asserts that fall (E2E_L7_SHARE_DROP to demand more).
+DROP=${E2E_L7_SHARE_DROP:-0.8}
+check "be2 failing loses share of new connections ($base -> $fail)" \
+	"awk -v b='$base' -v f='$fail' -v k='$DROP' 'BEGIN { exit !(b > 0.15 && f < b * k) }'"
+check "be2 recovered regains its share ($fail -> $back)" \
+	"awk -v b='$base' -v r='$back' 'BEGIN { exit !(r > b / 2) }'"
+
+ctl_stop
+dp_stop
+for i in 1 2 3; do inst_stop "$i"; done
+e2e_finish
