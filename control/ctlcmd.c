@@ -812,13 +812,13 @@ l7_detail(const json_t *arr, struct lb_cmd_out *out)
 		rc = lb_cmd_printf(
 			out,
 			"  %-21s %s; p50/p90/p99 %.2f/%.2f/%.2f ms; 5xx "
-			"%.1f%% qos-miss %.1f%% of %.0f; in flight %.0f; "
+			"%.1f%% of %.0f, qos-miss %.1f%%; in flight %.0f; "
 			"records spl %.0f http %.0f",
 			be != NULL ? be : "?", spl, jnum(x, "p50_ms"),
 			jnum(x, "p90_ms"), jnum(x, "p99_ms"),
 			100.0 * jnum(x, "rate_5xx"),
-			100.0 * jnum(x, "rate_qos_miss"),
 			jnum(x, "window_responses"),
+			100.0 * jnum(x, "rate_qos_miss"),
 			jnum(e, "http_inflight"), jnum(x, "spl_records"),
 			jnum(x, "http_records"));
 		if (rc == 0 && json_is_number(json_object_get(x, "orca_cpu")))
