@@ -1522,9 +1522,9 @@ run_l7(struct bench *b, uint32_t nb)
 	memset(row, 0, sizeof(*row));
 	row->flows = nb;
 	printf("\n== %s %u: %s, %u flows on each service; %zu-byte request, "
-	       "%zu-byte response\n",
+	       "%zu-byte response (frames of %u and %u bytes)\n",
 	       test_names[T_L7], nb, test_what[T_L7], nb, sizeof(l7_req) - 1,
-	       sizeof(l7_resp) - 1);
+	       sizeof(l7_resp) - 1, b->t7_req.len, b->t7_resp[0].len);
 	for (uint32_t i = 0; i < 2; i++) {
 		gen_init(&g[i], T_L7, nb);
 		g[i].svc = i;
