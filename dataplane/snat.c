@@ -168,7 +168,7 @@ lb_snat_init(void *mem, const struct lb_snat_conf *c)
 	queue = queue_of(s);
 	for (uint32_t i = 0; i < l.nb_items; i++)
 		queue[i] = i;
-	s->head = 0;
+	s->head = c->start % l.nb_items;
 	s->nb_free = l.nb_items;
 	return 0;
 }

@@ -1443,6 +1443,7 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	sc.nb_addrs = c->nb_snat;
 	sc.nb_workers = dp->nb_workers;
 	sc.worker_id = wid;
+	sc.start = (uint32_t)lb_xoshiro_next(&w->xo);
 	if (c->nb_snat > 0) {
 		w->snat = rte_zmalloc_socket("lb_snat", lb_snat_mem_size(&sc),
 					     RTE_CACHE_LINE_SIZE, socket);

@@ -56,6 +56,11 @@ struct lb_snat_conf {
 	/** Number of workers W sharing the range, and this worker's id. */
 	uint32_t nb_workers;
 	uint32_t worker_id;
+	/** Where the queue of free pairs starts, taken modulo its length: a
+	 * dataplane restarted under many short connections would otherwise
+	 * hand out the pairs the backends still hold in TIME_WAIT from the
+	 * previous run. 0 starts at the first pair. */
+	uint32_t start;
 };
 
 struct lb_snat_stats {

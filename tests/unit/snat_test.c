@@ -62,28 +62,28 @@ test_bad_config(void **state)
 		const char *why;
 		struct lb_snat_conf c;
 	} bad[] = {
-		{ "no address list", { NULL, 1, 0, 0, 1, 0 } },
-		{ "no address", { addrs4, 0, 0, 0, 1, 0 } },
+		{ "no address list", { NULL, 1, 0, 0, 1, 0, 0 } },
+		{ "no address", { addrs4, 0, 0, 0, 1, 0, 0 } },
 		{ "too many addresses",
-		  { many, LB_SNAT_MAX_ADDRS + 1, 0, 0, 1, 0 } },
-		{ "zero address", { zero_addr, 2, 0, 0, 1, 0 } },
-		{ "repeated address", { dup_addr, 3, 0, 0, 1, 0 } },
-		{ "W = 0", { addrs4, 1, 0, 0, 0, 0 } },
+		  { many, LB_SNAT_MAX_ADDRS + 1, 0, 0, 1, 0, 0 } },
+		{ "zero address", { zero_addr, 2, 0, 0, 1, 0, 0 } },
+		{ "repeated address", { dup_addr, 3, 0, 0, 1, 0, 0 } },
+		{ "W = 0", { addrs4, 1, 0, 0, 0, 0, 0 } },
 		{ "W too large",
-		  { addrs4, 1, 0, 0, LB_SNAT_MAX_WORKERS + 1, 0 } },
-		{ "w = W", { addrs4, 1, 0, 0, 4, 4 } },
-		{ "w > W", { addrs4, 1, 0, 0, 4, 9 } },
-		{ "inverted range", { addrs4, 1, 2000, 1999, 1, 0 } },
-		{ "port 0 in the range", { addrs4, 1, 0, 100, 1, 0 } },
-		{ "range narrower than W", { addrs4, 1, 1000, 1002, 4, 0 } },
+		  { addrs4, 1, 0, 0, LB_SNAT_MAX_WORKERS + 1, 0, 0 } },
+		{ "w = W", { addrs4, 1, 0, 0, 4, 4, 0 } },
+		{ "w > W", { addrs4, 1, 0, 0, 4, 9, 0 } },
+		{ "inverted range", { addrs4, 1, 2000, 1999, 1, 0, 0 } },
+		{ "port 0 in the range", { addrs4, 1, 0, 100, 1, 0, 0 } },
+		{ "range narrower than W", { addrs4, 1, 1000, 1002, 4, 0, 0 } },
 		{ "empty slice for the last worker",
-		  { addrs4, 2, 65535, 65535, 2, 1 } },
+		  { addrs4, 2, 65535, 65535, 2, 1, 0 } },
 	};
 	const struct lb_snat_conf good[] = {
-		{ addrs4, 1, 0, 0, 1, 0 },              /* defaults */
-		{ addrs4, 4, 5000, 5000, 1, 0 },        /* one port */
-		{ addrs4, 2, 1000, 1003, 4, 3 },        /* one port each */
-		{ many, LB_SNAT_MAX_ADDRS, 60000, 60063, 64, 63 },
+		{ addrs4, 1, 0, 0, 1, 0, 0 },              /* defaults */
+		{ addrs4, 4, 5000, 5000, 1, 0, 0 },        /* one port */
+		{ addrs4, 2, 1000, 1003, 4, 3, 0 },        /* one port each */
+		{ many, LB_SNAT_MAX_ADDRS, 60000, 60063, 64, 63, 0 },
 	};
 	void *mem;
 
@@ -273,6 +273,41 @@ test_alloc_rotates_addresses(void **state)
 	lb_snat_free(s);
 }
 
+/* A restarted dataplane starts elsewhere in its queue, so it does not hand
+ * out at once the pairs its previous run left in TIME_WAIT; every pair is
+ * still handed out exactly once, wrapping at the end. */
+static void
+test_start_offset(void **state)
+{
+	struct lb_snat_conf c = {
+		.addrs = addrs4, .nb_addrs = 3, .port_min = 2000,
+		.port_max = 2099, .nb_workers = 4, .worker_id = 1,
+		.start = 3 * 25 * 7 + 4, /* modulo 75: pair 4 */
+	};
+	struct lb_snat *s = lb_snat_create(&c);
+	uint8_t seen[3][100] = { { 0 } };
+	uint32_t ip;
+	uint16_t port;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	/* pair 4 = address 4 mod 3 = 1, port slot 4 / 3 = 1: 2005 */
+	assert_int_equal(ip, addrs4[1]);
+	assert_int_equal(ntohs(port), 2005);
+	assert_int_equal(lb_snat_port_free(s, ip, port), 0);
+	for (int i = 0; i < 75; i++) {
+		assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+		for (int a = 0; a < 3; a++)
+			if (ip == addrs4[a]) {
+				assert_int_equal(seen[a][ntohs(port) - 2000], 0);
+				seen[a][ntohs(port) - 2000] = 1;
+			}
+	}
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), -ENOSPC);
+	lb_snat_free(s);
+}
+
 static void
 test_free_and_realloc_fifo(void **state)
 {
@@ -390,7 +425,7 @@ test_addr_index(void **state)
 static void
 test_layout_check(void **state)
 {
-	struct lb_snat_conf c = { addrs4, 2, 4000, 4099, 3, 2 };
+	struct lb_snat_conf c = { addrs4, 2, 4000, 4099, 3, 2, 0 };
 	size_t sz = lb_snat_mem_size(&c);
 	struct lb_snat *s = lb_snat_create(&c), *copy;
 	uint32_t ip;
@@ -487,6 +522,7 @@ main(void)
 		cmocka_unit_test(test_slices_disjoint_and_covering),
 		cmocka_unit_test(test_owner_of_every_port),
 		cmocka_unit_test(test_alloc_rotates_addresses),
+		cmocka_unit_test(test_start_offset),
 		cmocka_unit_test(test_free_and_realloc_fifo),
 		cmocka_unit_test(test_bad_free),
 		cmocka_unit_test(test_addr_index),
