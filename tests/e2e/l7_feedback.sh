@@ -95,7 +95,7 @@ for i in 1 2 3; do inst_start "$i"; done
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
 cat >>"$conf" <<EOF
-service add tcp $VIP:80 sched adaptive http
+service add tcp $VIP:80 sched rr http
 backend add tcp $VIP:80 $(be_addr 1):80
 backend add tcp $VIP:80 $(be_addr 2):80
 backend add tcp $VIP:80 $(be_addr 3):80
@@ -124,20 +124,23 @@ for i in 1 2 3; do
 	p50=$(jq_get "$f" "[x['l7']['p50_ms'] for x in d['backends'] if x['backend'] == '$b'][0]")
 	e2e_log "be$i: lbctl spl $got, direct $want; responses $resp, spl records $recs; p50 $p50 ms"
 	# The latest SPL under load against one measured idle: the delay
-	# timer's slack and the little queueing of two connections per
-	# backend add up to about a millisecond, which is 10-15 % of the
-	# smallest execution time: 25 % + 0.05 covers it and still tells
-	# the three apart (they are 3x and 2.5x apart).
+	# timer's slack, the little queueing of two connections per backend
+	# and this host's vCPUs being taken away add up to a millisecond or
+	# two, 0.1-0.2 of the 10 ms benchmark: 25 % + 0.15 covers it; the
+	# order check below still tells the three apart.
 	check "be$i: lbctl's SPL ($got) matches the instance's ($want)" \
 		"awk -v g='$got' -v w='$want' 'BEGIN {
 			d = g - w; if (d < 0) d = -d
-			exit !(w > 0 && d <= 0.25 * w + 0.05) }'"
+			exit !(w > 0 && d <= 0.25 * w + 0.15) }'"
+	SPL[$i]=$got
 	check "be$i: SPL records ($recs) == HTTP responses ($resp) > 0" \
 		"[ '$resp' != '-' ] && [ '$resp' -gt 0 ] && [ '$recs' = '$resp' ]"
 	# The instance's delay is the floor of its latency.
 	check "be$i: p50 latency ($p50 ms) at least its delay" \
 		"awk -v p='$p50' -v d='${DELAY[$i]}' 'BEGIN { exit !(p >= d * 0.9) }'"
 done
+check "lbctl's SPL orders the backends by their delay (${SPL[1]} < ${SPL[2]} < ${SPL[3]})" \
+	"awk -v a='${SPL[1]}' -v b='${SPL[2]}' -v c='${SPL[3]}' 'BEGIN { exit !(a < b && b < c) }'"
 s1=$(jq_get "$f" "[x['l7']['spl'] for x in d['backends']]")
 check "the three SPLs are ordered as their loads ($s1)" \
 	"jq_get '$f' 'sorted([x[\"l7\"][\"spl\"] for x in d[\"backends\"]]) == [x[\"l7\"][\"spl\"] for x in d[\"backends\"]]' | grep -qx True"
@@ -163,6 +166,10 @@ check "/metrics: latency quantiles and the load indicator" \
 	 grep -q "^lb_service_spl_load{" "$E2E_TMP/metrics.txt"'
 
 # ---- 5xx: share of new connections falls, then comes back ----
+# rr gave each backend two of wrk's six keep-alive connections above (a
+# weighted random pick could leave one without any); the scheduler that
+# learns from 5xx answers is adaptive.
+ctl_do service set tcp "$VIP:80" sched adaptive
 B2=$(be_addr 2):80
 close_traffic base
 base=$(share "$E2E_TMP/base.0" "$E2E_TMP/base.1" "$B2")
