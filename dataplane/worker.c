@@ -796,6 +796,7 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	uint32_t len = rte_pktmbuf_data_len(m);
 	struct lb_nat_icmp ic;
 	struct lb_flow_key k;
+	const struct lb_flow_key *k2;
 	struct lb_nat_tuple in;
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
@@ -829,55 +830,35 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
-	if (dir == LB_FLOW_DIR_REPLY) {
-		const struct lb_flow_key *o = &f->key[LB_FLOW_DIR_ORIG];
+	/* A backend refusing the handshake: the trial failed. */
+	if (dir == LB_FLOW_DIR_REPLY && f->state == LB_FLOW_SYN_SENT &&
+	    ic.type == LB_ICMP_DEST_UNREACH && ic.code != LB_ICMP_FRAG_NEEDED) {
+		struct lb_trial t;
 
-		if (f->state == LB_FLOW_SYN_SENT &&
-		    ic.type == LB_ICMP_DEST_UNREACH &&
-		    ic.code != LB_ICMP_FRAG_NEEDED) {
-			struct lb_trial t;
-
-			trial_snapshot(f, &t);
-			flow_forget(w, f, 0, 0);
-			lb_flow_delete(w->ft, idx);
-			rte_pktmbuf_free(m);
-			trial_failed(w, &t, now);
-			return;
-		}
-		/* Client sees: VIP -> client quoting client -> VIP. */
-		in = (struct lb_nat_tuple){ o->src, o->dst, o->sport,
-					    o->dport };
-		if (lb_nat_ttl_dec(fr, pkt) != 0) {
-			drop(w, m, LB_DROP_TTL);
-			return;
-		}
-		if (lb_nat_icmp_rewrite(fr, len, pkt, o->dst, o->src, &in) <
-		    0) {
-			drop(w, m, LB_DROP_ICMP);
-			return;
-		}
-		w->st.icmp_translated++;
-		route_out(w, m, o->src, now);
+		trial_snapshot(f, &t);
+		flow_forget(w, f, 0, 0);
+		lb_flow_delete(w->ft, idx);
+		rte_pktmbuf_free(m);
+		trial_failed(w, &t, now);
 		return;
 	}
-	{
-		const struct lb_flow_key *r = &f->key[LB_FLOW_DIR_REPLY];
-
-		/* Backend sees: SNAT -> backend quoting backend -> SNAT. */
-		in = (struct lb_nat_tuple){ r->src, r->dst, r->sport,
-					    r->dport };
-		if (lb_nat_ttl_dec(fr, pkt) != 0) {
-			drop(w, m, LB_DROP_TTL);
-			return;
-		}
-		if (lb_nat_icmp_rewrite(fr, len, pkt, r->dst, r->src, &in) <
-		    0) {
-			drop(w, m, LB_DROP_ICMP);
-			return;
-		}
-		w->st.icmp_translated++;
-		route_out(w, m, r->src, now);
+	/*
+	 * Translated for the other side, as fwd() does for the packets it
+	 * quotes: the client sees VIP -> client quoting client -> VIP, the
+	 * backend SNAT -> backend quoting backend -> SNAT.
+	 */
+	k2 = &f->key[!dir];
+	in = (struct lb_nat_tuple){ k2->src, k2->dst, k2->sport, k2->dport };
+	if (lb_nat_ttl_dec(fr, pkt) != 0) {
+		drop(w, m, LB_DROP_TTL);
+		return;
 	}
+	if (lb_nat_icmp_rewrite(fr, len, pkt, k2->dst, k2->src, &in) < 0) {
+		drop(w, m, LB_DROP_ICMP);
+		return;
+	}
+	w->st.icmp_translated++;
+	route_out(w, m, k2->src, now);
 }
 
 static void
