@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "apisrv_priv.h"
+#include "lb/statefile.h"
 
 #define READ_CHUNK 65536u
 
@@ -51,30 +52,6 @@ fail(char *err, size_t errlen, int rc, const char *fmt, const char *path)
 	}
 	errno = -rc;
 	return rc;
-}
-
-static int
-make_dirs(const char *dir)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, n + 1);
-	for (char *p = buf + 1;; p++) {
-		char c = *p;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	return 0;
 }
 
 /* Whether someone answers on the socket at @p sa. */
@@ -112,7 +89,7 @@ lb_apisrv_create(const char *path, mode_t mode, const struct lb_api_ops *ops,
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	snprintf(dbuf, sizeof(dbuf), "%s", path);
-	rc = make_dirs(dirname(dbuf));
+	rc = lb_statefile_mkdirs(dirname(dbuf));
 	if (rc != 0) {
 		fail(err, errlen, rc, "cannot create the directory of %s",
 		     path);

@@ -23,9 +23,8 @@ fail(char *err, size_t errlen, int rc, const char *what, const char *path)
 	return rc;
 }
 
-/* mkdir -p of @p dir, each new level 0755. */
-static int
-make_dirs(const char *dir)
+int
+lb_statefile_mkdirs(const char *dir)
 {
 	char buf[PATH_MAX];
 	size_t n = strlen(dir);
@@ -99,7 +98,7 @@ lb_statefile_write(const char *path, const char *text, size_t len, char *err,
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return fail(err, errlen, -ENAMETOOLONG, "cannot write", path);
 	dir = dir_of(path, dbuf, sizeof(dbuf));
-	rc = make_dirs(dir);
+	rc = lb_statefile_mkdirs(dir);
 	if (rc != 0)
 		return fail(err, errlen, rc, "cannot create directory", dir);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,

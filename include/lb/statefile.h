@@ -40,4 +40,10 @@ int lb_statefile_write(const char *path, const char *text, size_t len,
 int lb_statefile_read(const char *path, char **text, size_t *len, char *err,
 		      size_t errlen);
 
+/**
+ * Creates @p dir and its missing parents, each new level 0755 (mkdir -p).
+ * @return 0 or a negative errno.
+ */
+int lb_statefile_mkdirs(const char *dir);
+
 #endif /* LB_STATEFILE_H */
