@@ -22,7 +22,8 @@ lb_tb_global_conf_check(const struct lb_tb_global_conf *conf)
 	if (conf == NULL || conf->capacity == 0 || conf->rate == 0)
 		return -EINVAL;
 	if (conf->refill != LB_TB_REFILL_EACH &&
-	    conf->refill != LB_TB_REFILL_ON_SHORTAGE)
+	    conf->refill != LB_TB_REFILL_ON_SHORTAGE &&
+	    conf->refill != LB_TB_REFILL_NONE)
 		return -EINVAL;
 	if (conf->capacity > LB_TB_CAPACITY_MAX ||
 	    conf->rate > LB_TB_RATE_MAX || conf->threshold >= conf->capacity)
@@ -86,7 +87,8 @@ lb_tb_global_take_range(struct lb_tb_global *g, uint64_t lo, uint64_t hi,
 		return 0;
 	each = g->refill == LB_TB_REFILL_EACH;
 	add = each ? claim_refill(g, now_ns) : 0;
-	claimed = each;
+	/* A bucket without refill behaves as one that already claimed. */
+	claimed = each || g->refill == LB_TB_REFILL_NONE;
 	old = atomic_load_explicit(&g->tokens_nt, memory_order_acquire);
 	for (;;) {
 		/* Claims 9/18: tokens = min(max, tokens + rate x elapsed).
@@ -119,6 +121,26 @@ lb_tb_global_take_range(struct lb_tb_global *g, uint64_t lo, uint64_t hi,
 }
 
 uint64_t
+lb_tb_global_deposit(struct lb_tb_global *g, uint64_t n)
+{
+	uint64_t old, next, add;
+
+	if (g == NULL || n == 0)
+		return 0;
+	add = n < LB_TB_CAPACITY_MAX ? n : LB_TB_CAPACITY_MAX;
+	add *= LB_TB_NT_PER_TOKEN;
+	old = atomic_load_explicit(&g->tokens_nt, memory_order_relaxed);
+	do {
+		next = old + add < g->capacity_nt ? old + add : g->capacity_nt;
+		if (next <= old)
+			return 0;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&g->tokens_nt, &old, next, memory_order_release,
+		memory_order_relaxed));
+	return next / LB_TB_NT_PER_TOKEN - old / LB_TB_NT_PER_TOKEN;
+}
+
+uint64_t
 lb_tb_global_avail(const struct lb_tb_global *g, uint64_t now_ns)
 {
 	uint64_t tokens, last;
@@ -127,7 +149,7 @@ lb_tb_global_avail(const struct lb_tb_global *g, uint64_t now_ns)
 		return 0;
 	last = atomic_load_explicit(&g->last_ns, memory_order_acquire);
 	tokens = atomic_load_explicit(&g->tokens_nt, memory_order_acquire);
-	if (now_ns > last)
+	if (now_ns > last && g->refill != LB_TB_REFILL_NONE)
 		tokens = lb_tb_refill_nt(tokens, g->capacity_nt, g->rate,
 					 now_ns - last);
 	return tokens / LB_TB_NT_PER_TOKEN;

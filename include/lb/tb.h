@@ -55,6 +55,9 @@ enum lb_tb_refill {
 	LB_TB_REFILL_EACH = 0,
 	/** Only once the bucket cannot satisfy a request (claims 7, 15). */
 	LB_TB_REFILL_ON_SHORTAGE,
+	/** Never by time: tokens arrive only through lb_tb_global_deposit(),
+	 * for a bucket fed by an upper tier (the cluster tier). */
+	LB_TB_REFILL_NONE,
 };
 
 /** How a local bucket sizes the batch it borrows. */
@@ -218,6 +221,13 @@ lb_tb_global_take(struct lb_tb_global *g, uint64_t n, uint64_t now_ns)
 {
 	return lb_tb_global_take_range(g, 1, n, now_ns);
 }
+
+/**
+ * Adds @p n tokens to @p g, capped at its capacity; lock-free, one
+ * successful compare-and-swap. For buckets fed by an upper tier.
+ * @return the tokens actually added (less than @p n at the cap).
+ */
+uint64_t lb_tb_global_deposit(struct lb_tb_global *g, uint64_t n);
 
 /**
  * Whole tokens a caller could take at @p now_ns (refill included, nothing

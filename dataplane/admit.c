@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb/admit.h"
+
+/* used_ns is refreshed at most this often, so that a steady key does not
+ * write to the entry's second cache line on every borrow. */
+#define USED_REFRESH_NS (1000000000ULL / 8)
+/* Borrowers wait this many polls for an entry another thread is setting
+ * up (a few stores) before they give up and admit without a bucket. */
+#define BUSY_SPINS 100000u
+
+struct lb_admit_lc {
+	struct lb_admit_shm *sh;
+	struct lb_tb_table *tbl;
+	struct lb_tb_local_conf lconf;
+	uint32_t nb_local;
+	struct lb_admit_stats *st;
+	struct lb_admit_svc_stats *svc_st;
+	uint32_t nb_svc;
+	/* Stands in for the global bucket when the negative cache answers:
+	 * lb_tb_local_take() decides before it would ever ask this one. */
+	struct lb_tb_global neg_only;
+};
+
+static const char *const verdict_names[LB_ADMIT_VERDICT_MAX] = {
+	[LB_ADMIT_PASS] = "pass",
+	[LB_ADMIT_PASS_FULL] = "pass-full",
+	[LB_ADMIT_REJ_EMPTY] = "empty",
+	[LB_ADMIT_REJ_NEG] = "negative-cache",
+	[LB_ADMIT_REJ_CLUSTER] = "cluster-down",
+};
+
+const char *
+lb_admit_verdict_name(enum lb_admit_verdict v)
+{
+	return (unsigned int)v < LB_ADMIT_VERDICT_MAX ? verdict_names[v] : "?";
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+static uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+uint64_t
+lb_admit_key_of(uint16_t svc, const struct lb_admit_conf *c, uint32_t client,
+		uint8_t prio)
+{
+	uint64_t m, scope, x;
+
+	/* client and prefix keys are shared by every service with the same
+	 * settings; the others belong to one service (scope = slot + 1). */
+	scope = (uint64_t)svc + 1;
+	switch (c->key) {
+	case LB_ADMIT_KEY_CLIENT:
+		m = client;
+		scope = 0;
+		break;
+	case LB_ADMIT_KEY_PREFIX:
+		m = c->prefix >= 32 ? client
+				    : client & ~(UINT32_MAX >> c->prefix);
+		scope = 0;
+		break;
+	case LB_ADMIT_KEY_CLIENT_SVC:
+		m = client;
+		break;
+	case LB_ADMIT_KEY_PRIO:
+		m = prio;
+		break;
+	default:
+		m = 0;
+		break;
+	}
+	x = mix(c->rate);
+	x = mix(x ^ c->burst);
+	x = mix(x ^ ((uint64_t)c->key | (uint64_t)c->prefix << 8 |
+		     (uint64_t)c->cluster << 16 | scope << 24));
+	x = mix(x ^ m) & ~LB_ADMIT_BUSY;
+	return x != 0 ? x : 1;
+}
+
+/* ---- shared table ----------------------------------------------------- */
+
+uint64_t
+lb_admit_shm_size(uint32_t nb_slots)
+{
+	if (nb_slots == 0 || (nb_slots & (nb_slots - 1)) != 0 ||
+	    nb_slots > (1u << 24))
+		return 0;
+	return sizeof(struct lb_admit_shm) +
+	       (uint64_t)nb_slots * sizeof(struct lb_admit_gent);
+}
+
+struct lb_admit_shm *
+lb_admit_shm_init(void *mem, uint32_t nb_slots)
+{
+	uint64_t sz = lb_admit_shm_size(nb_slots);
+	struct lb_admit_shm *sh = mem;
+
+	if (mem == NULL || sz == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(mem, 0, sz);
+	sh->nb_slots = nb_slots;
+	atomic_thread_fence(memory_order_release);
+	return sh;
+}
+
+struct lb_admit_gent *
+lb_admit_shm_find(struct lb_admit_shm *sh, uint64_t key)
+{
+	uint32_t mask, home;
+
+	if (sh == NULL || key == 0)
+		return NULL;
+	mask = sh->nb_slots - 1;
+	home = (uint32_t)key & mask;
+	for (uint32_t i = 0; i < LB_ADMIT_PROBES && i <= mask; i++) {
+		struct lb_admit_gent *e = &sh->ent[(home + i) & mask];
+		uint64_t k =
+			atomic_load_explicit(&e->key, memory_order_acquire);
+
+		if (k == key)
+			return e;
+		if (k == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* An entry may be given to another key once its bucket would have filled
+ * up again since its last borrow: the old key then starts from a full
+ * bucket wherever it lands, exactly as if it had kept the slot. */
+static int
+reusable(const struct lb_admit_gent *e, uint64_t now_ns)
+{
+	uint64_t used = atomic_load_explicit(&e->used_ns, memory_order_relaxed);
+	uint64_t idle = e->b.fill_ns > LB_ADMIT_IDLE_MIN_NS
+				? e->b.fill_ns
+				: LB_ADMIT_IDLE_MIN_NS;
+
+	return now_ns > used && now_ns - used >= idle;
+}
+
+static void
+setup(struct lb_admit_gent *e, uint64_t key, uint16_t svc,
+      const struct lb_admit_conf *c, uint32_t client, uint64_t now_ns)
+{
+	struct lb_tb_global_conf gc = {
+		.capacity = lb_admit_burst(c),
+		.rate = c->rate,
+		.threshold = 0,
+		.refill = c->cluster != LB_ADMIT_CLUSTER_OFF
+				  ? LB_TB_REFILL_NONE
+				  : LB_TB_REFILL_EACH,
+	};
+
+	/* The settings were checked when configured; an invalid one leaves
+	 * a bucket that never dispenses rather than a wild one. */
+	if (lb_tb_global_init(&e->b, &gc, now_ns) != 0)
+		memset(&e->b, 0, sizeof(e->b));
+	/* A cluster bucket holds only what lb-control borrowed for it. */
+	if (gc.refill == LB_TB_REFILL_NONE)
+		atomic_store_explicit(&e->b.tokens_nt, 0, memory_order_relaxed);
+	e->client = client;
+	e->svc = svc;
+	e->cls = c->key;
+	e->cluster = c->cluster;
+	atomic_store_explicit(&e->flags, 0, memory_order_relaxed);
+	atomic_store_explicit(&e->used_ns, now_ns, memory_order_relaxed);
+	atomic_store_explicit(&e->key, key, memory_order_release);
+}
+
+/* Waits out another thread's set-up of slot e; returns the key it got. */
+static uint64_t
+wait_ready(struct lb_admit_gent *e, uint64_t k)
+{
+	for (uint32_t n = 0; (k & LB_ADMIT_BUSY) != 0 && n < BUSY_SPINS; n++)
+		k = atomic_load_explicit(&e->key, memory_order_acquire);
+	return k;
+}
+
+struct lb_admit_gent *
+lb_admit_shm_get(struct lb_admit_shm *sh, uint64_t key, uint16_t svc,
+		 const struct lb_admit_conf *c, uint32_t client,
+		 uint64_t now_ns, uint64_t *atomics)
+{
+	struct lb_admit_gent *e;
+	uint32_t mask, home;
+	uint64_t k;
+
+	if (sh == NULL || c == NULL || key == 0 || (key & LB_ADMIT_BUSY))
+		return NULL;
+	mask = sh->nb_slots - 1;
+	home = (uint32_t)key & mask;
+	/* First look for the key along its whole probe range, so that an
+	 * idle slot before it is not taken for a second copy of it. */
+	for (uint32_t i = 0; i < LB_ADMIT_PROBES && i <= mask; i++) {
+		e = &sh->ent[(home + i) & mask];
+		k = atomic_load_explicit(&e->key, memory_order_acquire);
+		if (k == (key | LB_ADMIT_BUSY))
+			k = wait_ready(e, k);
+		if (k == key)
+			return e;
+		if (k == 0)
+			break;
+	}
+	for (uint32_t i = 0; i < LB_ADMIT_PROBES && i <= mask; i++) {
+		e = &sh->ent[(home + i) & mask];
+		k = atomic_load_explicit(&e->key, memory_order_acquire);
+		for (;;) {
+			if ((k & LB_ADMIT_BUSY) != 0)
+				k = wait_ready(e, k);
+			if (k == key)
+				return e;
+			if ((k & LB_ADMIT_BUSY) != 0 ||
+			    (k != 0 && !reusable(e, now_ns)))
+				break;
+			/* Empty or idle: claim it for set-up. */
+			if (atomics != NULL)
+				(*atomics)++;
+			if (atomic_compare_exchange_strong_explicit(
+				    &e->key, &k, key | LB_ADMIT_BUSY,
+				    memory_order_acq_rel,
+				    memory_order_acquire)) {
+				setup(e, key, svc, c, client, now_ns);
+				return e;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* ---- one worker ------------------------------------------------------- */
+
+struct lb_admit_lc *
+lb_admit_lc_create(struct lb_admit_shm *sh, uint32_t nb_local,
+		   struct lb_admit_stats *st, struct lb_admit_svc_stats *svc_st,
+		   uint32_t nb_svc)
+{
+	struct lb_tb_global_conf gc = {.capacity = 1, .rate = 1};
+	struct lb_admit_lc *lc;
+
+	if (sh == NULL || st == NULL || nb_local == 0 ||
+	    (svc_st == NULL && nb_svc != 0)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	lc = calloc(1, sizeof(*lc));
+	if (lc == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	lb_tb_local_conf_default(&lc->lconf);
+	/* The seed's batch and negative cache over a short interval: a
+	 * refused key waits at most 10 ms before it asks again. */
+	lc->lconf.interval_ns = LB_ADMIT_INTERVAL_NS;
+	lc->tbl = lb_tb_table_create(nb_local, &lc->lconf);
+	if (lc->tbl == NULL) {
+		int err = errno;
+
+		free(lc);
+		errno = err;
+		return NULL;
+	}
+	lb_tb_global_init(&lc->neg_only, &gc, 0);
+	lc->sh = sh;
+	lc->nb_local = nb_local;
+	lc->st = st;
+	lc->svc_st = svc_st;
+	lc->nb_svc = nb_svc;
+	return lc;
+}
+
+void
+lb_admit_lc_free(struct lb_admit_lc *lc)
+{
+	if (lc == NULL)
+		return;
+	lb_tb_table_free(lc->tbl);
+	free(lc);
+}
+
+uint32_t
+lb_admit_lc_keys(const struct lb_admit_lc *lc)
+{
+	return lc == NULL ? 0 : lb_tb_table_count(lc->tbl);
+}
+
+/* The shortage path: ask the key's global bucket for a batch. */
+static enum lb_admit_verdict
+borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
+       const struct lb_admit_conf *c, uint32_t client, uint64_t key,
+       uint64_t now_ns)
+{
+	struct lb_admit_gent *e;
+	uint64_t borrows = l->cnt.borrows, got = l->cnt.borrowed, used;
+	int rc;
+
+	e = lb_admit_shm_get(lc->sh, key, svc, c, client, now_ns,
+			     &lc->st->shm_atomics);
+	if (e == NULL)
+		return LB_ADMIT_PASS_FULL;
+	rc = lb_tb_local_take(l, &lc->lconf, &e->b, 1, now_ns);
+	if (l->cnt.borrows != borrows) {
+		lc->st->borrows++;
+		lc->st->borrowed += l->cnt.borrowed - got;
+		/* One compare-and-swap on the tokens, and one on the refill
+		 * clock when the bucket refills itself. */
+		lc->st->shm_atomics += e->cluster ? 1 : 2;
+		used = atomic_load_explicit(&e->used_ns, memory_order_relaxed);
+		if (now_ns > used + USED_REFRESH_NS)
+			atomic_store_explicit(&e->used_ns, now_ns,
+					      memory_order_relaxed);
+	}
+	if (rc == 0)
+		return LB_ADMIT_PASS;
+	if (atomic_load_explicit(&e->flags, memory_order_relaxed) &
+	    LB_ADMIT_F_CLUSTER_DOWN)
+		return LB_ADMIT_REJ_CLUSTER;
+	return LB_ADMIT_REJ_EMPTY;
+}
+
+enum lb_admit_verdict
+lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
+	       const struct lb_admit_conf *c, uint32_t client, uint8_t prio,
+	       uint64_t now_ns)
+{
+	enum lb_admit_verdict v;
+	struct lb_tb_local *l;
+	uint64_t key;
+	uint8_t cls;
+	int full;
+
+	if (lc == NULL || c == NULL || c->rate == 0)
+		return LB_ADMIT_PASS;
+	cls = c->key < LB_ADMIT_KEY_MAX ? c->key : LB_ADMIT_KEY_SVC;
+	key = lb_admit_key_of(svc, c, client, prio);
+	full = lb_tb_table_count(lc->tbl) == lc->nb_local;
+	l = lb_tb_table_get(lc->tbl, key, now_ns);
+	/* A bucket never used yet in a full table replaced the least
+	 * recently used one. */
+	if (full && l->cnt.admitted == 0 && l->cnt.throttled == 0)
+		lc->st->evictions++;
+	if (l->tokens >= 1 &&
+	    now_ns - l->interval_start < lc->lconf.interval_ns) {
+		/* Tokens at hand: no shared memory touched. */
+		lb_tb_local_take(l, &lc->lconf, &lc->neg_only, 1, now_ns);
+		v = LB_ADMIT_PASS;
+	} else if (now_ns < l->neg_until) {
+		/* Claims 2-3: still throttled; the global bucket is not
+		 * asked (neg_only is never reached). */
+		lb_tb_local_take(l, &lc->lconf, &lc->neg_only, 1, now_ns);
+		v = LB_ADMIT_REJ_NEG;
+	} else {
+		v = borrow(lc, l, svc, c, client, key, now_ns);
+	}
+	lc->st->n[cls][v]++;
+	if (svc < lc->nb_svc)
+		lc->svc_st[svc].n[v]++;
+	return v;
+}

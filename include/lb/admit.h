@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_ADMIT_H
+#define LB_ADMIT_H
+
+/**
+ * @file
+ * Admission control over the hierarchical token buckets (lb/tb.h, seed
+ * hierarchical-token-buckets-patent): one call per new flow (L4) or per
+ * request (HTTP) answers admit or reject, and why.
+ *
+ * Two tiers, as in the seed:
+ *  - each worker keeps the local buckets of the keys it sees in a bounded
+ *    table with least-recently-used replacement (struct lb_admit_lc), and
+ *    serves admissions from tokens it already holds without touching
+ *    shared memory;
+ *  - the global buckets live in one bounded table in memory shared by all
+ *    workers and lb-control (struct lb_admit_shm). A worker borrows a batch
+ *    from there with single atomic operations (lb_tb_global_take_range());
+ *    an absent key is inserted lock-free by compare-and-swap, and an entry
+ *    idle for longer than it takes to fill up again is reused for another
+ *    key (its bucket would be full anyway, so nothing changes for the
+ *    old key but the slot).
+ *
+ * The cluster tier (Redis, control/cluster.c) sits above a service's
+ * global bucket: for such services the bucket does not refill with time;
+ * lb-control deposits the batches it borrows from Redis.
+ *
+ * Keys: every bucket is known by a 64-bit key that mixes the service slot,
+ * the key class, the key material (client, prefix or priority) and the
+ * service's admission settings, so a changed rate or burst starts fresh
+ * buckets while the old ones age out.
+ */
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lb/admit_conf.h"
+#include "lb/tb.h"
+
+/** What lb_admit_check() decided. Values below LB_ADMIT_REJ_EMPTY admit. */
+enum lb_admit_verdict {
+	LB_ADMIT_PASS = 0, /**< admitted with a token */
+	/** Admitted without a token: the shared table had no room for the
+	 * key's global bucket (counted; a flood of new keys must not deny
+	 * service to every new client). */
+	LB_ADMIT_PASS_FULL,
+	/** Rejected: the global bucket could not supply; the key is now in
+	 * this worker's negative cache until its interval ends. */
+	LB_ADMIT_REJ_EMPTY,
+	/** Rejected by the negative cache without asking again. */
+	LB_ADMIT_REJ_NEG,
+	/** Rejected: the cluster tier is unreachable and fails closed. */
+	LB_ADMIT_REJ_CLUSTER,
+	LB_ADMIT_VERDICT_MAX,
+};
+
+static inline int
+lb_admit_rejected(enum lb_admit_verdict v)
+{
+	return v >= LB_ADMIT_REJ_EMPTY;
+}
+
+/** Name of a verdict for counters and metrics. */
+const char *lb_admit_verdict_name(enum lb_admit_verdict v);
+
+/** One worker's admission counters; single writer (that worker). */
+struct lb_admit_stats {
+	/** [key class][verdict] */
+	uint64_t n[LB_ADMIT_KEY_MAX][LB_ADMIT_VERDICT_MAX];
+	uint64_t borrows;  /**< batches asked of the global buckets */
+	uint64_t borrowed; /**< tokens received */
+	/** Read-modify-write atomic operations on shared memory. */
+	uint64_t shm_atomics;
+	uint64_t evictions; /**< local buckets replaced (LRU) */
+};
+
+/** One worker's admission counters for one service. */
+struct lb_admit_svc_stats {
+	uint64_t n[LB_ADMIT_VERDICT_MAX];
+};
+
+/* ---- the shared table of global buckets ------------------------------ */
+
+/** Key word states: a key never has this bit set. */
+#define LB_ADMIT_BUSY (1ULL << 63)
+/** Probes from a key's home slot before the table counts as full. */
+#define LB_ADMIT_PROBES 16u
+/** Entries idle at least this long (or their fill time) may be reused. */
+#define LB_ADMIT_IDLE_MIN_NS 2000000000ULL
+#define LB_ADMIT_SHM_SLOTS_DEFAULT 65536u
+#define LB_ADMIT_LOCAL_DEFAULT 4096u
+
+/** Entry flag set by lb-control: the cluster tier is unreachable. */
+#define LB_ADMIT_F_CLUSTER_DOWN 0x1u
+
+struct lb_admit_gent {
+	struct lb_tb_global b; /**< first cache line: the hot atomics */
+	/** Key, 0 when empty, key | LB_ADMIT_BUSY while being set up. */
+	_Alignas(64) _Atomic uint64_t key;
+	/** Last borrow (coarse: written at most every 1/8 s). */
+	_Atomic uint64_t used_ns;
+	_Atomic uint32_t flags; /**< LB_ADMIT_F_* */
+	uint32_t client;	/**< key material, host order */
+	uint16_t svc;		/**< service slot */
+	uint8_t cls;		/**< enum lb_admit_key */
+	uint8_t cluster;	/**< enum lb_admit_cluster */
+};
+
+struct lb_admit_shm {
+	uint32_t nb_slots; /**< power of two */
+	uint32_t pad;
+	_Alignas(64) struct lb_admit_gent ent[];
+};
+
+/** Bytes needed for a table of @p nb_slots (a power of two), or 0. */
+uint64_t lb_admit_shm_size(uint32_t nb_slots);
+
+/** Sets up an empty table in @p mem of lb_admit_shm_size() bytes.
+ * @return the table, or NULL (errno EINVAL) on a bad size. */
+struct lb_admit_shm *lb_admit_shm_init(void *mem, uint32_t nb_slots);
+
+/** Throttle key of the service slot @p svc with settings @p c for a
+ * client (host order) and priority rank; never 0, never LB_ADMIT_BUSY. */
+uint64_t lb_admit_key_of(uint16_t svc, const struct lb_admit_conf *c,
+			 uint32_t client, uint8_t prio);
+
+/**
+ * The global bucket of @p key, inserted (full, or empty for a cluster
+ * service) when absent. Lock-free; safe from any thread of any process
+ * mapping @p sh. @p client and @p prio only label a new entry.
+ * @param atomics  incremented by the read-modify-write operations done.
+ * @return the entry, or NULL when no slot is free within the probe range.
+ */
+struct lb_admit_gent *lb_admit_shm_get(struct lb_admit_shm *sh, uint64_t key,
+				       uint16_t svc,
+				       const struct lb_admit_conf *c,
+				       uint32_t client, uint64_t now_ns,
+				       uint64_t *atomics);
+
+/** The entry of @p key, or NULL; inserts nothing. */
+struct lb_admit_gent *lb_admit_shm_find(struct lb_admit_shm *sh, uint64_t key);
+
+/* ---- one worker's side ---------------------------------------------- */
+
+struct lb_admit_lc;
+
+/**
+ * A worker's admission state: @p nb_local local buckets (LRU), borrowing
+ * from @p sh. Counters go to @p st and @p svc_st (nb_svc entries), which
+ * may live in shared memory for others to read.
+ * @return the state, or NULL with errno EINVAL or ENOMEM.
+ */
+struct lb_admit_lc *lb_admit_lc_create(struct lb_admit_shm *sh,
+				       uint32_t nb_local,
+				       struct lb_admit_stats *st,
+				       struct lb_admit_svc_stats *svc_st,
+				       uint32_t nb_svc);
+
+void lb_admit_lc_free(struct lb_admit_lc *lc);
+
+/**
+ * Admits or rejects one new flow or request of service slot @p svc with
+ * settings @p c (c->rate != 0), from client @p client (IPv4, host order)
+ * with priority rank @p prio (0 when none), at @p now_ns. Counts the
+ * verdict. Never blocks, never allocates.
+ */
+enum lb_admit_verdict lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
+				     const struct lb_admit_conf *c,
+				     uint32_t client, uint8_t prio,
+				     uint64_t now_ns);
+
+/** Local buckets present in @p lc. */
+uint32_t lb_admit_lc_keys(const struct lb_admit_lc *lc);
+
+#endif /* LB_ADMIT_H */

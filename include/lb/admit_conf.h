@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_ADMIT_CONF_H
+#define LB_ADMIT_CONF_H
+
+/**
+ * @file
+ * A service's admission settings (`service add|set ... admit-*`): which
+ * throttle key new work is counted under, the rate and burst of each key's
+ * token bucket, how an L4 service rejects, and whether several hosts share
+ * the limit through the cluster tier. Types and small inline helpers only,
+ * so that the configuration (control/conf.c) and the published table carry
+ * them without linking the admission module.
+ *
+ * Rates are new connections per second on L4 services and requests per
+ * second on HTTP services. A rate of 0 turns admission off.
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+/** What a token bucket is kept for (the seed's throttle key). */
+enum lb_admit_key {
+	LB_ADMIT_KEY_SVC = 0,	 /**< the service as a whole (default) */
+	LB_ADMIT_KEY_CLIENT,	 /**< each client address */
+	LB_ADMIT_KEY_PREFIX,	 /**< each client prefix of admit-prefix bits */
+	LB_ADMIT_KEY_CLIENT_SVC, /**< each client, per service */
+	LB_ADMIT_KEY_PRIO,	 /**< each request priority rank */
+	LB_ADMIT_KEY_MAX,
+};
+
+/** How an L4 service turns a rejected SYN (or first datagram) away. */
+enum lb_admit_reject {
+	LB_ADMIT_REJECT_DROP = 0, /**< drop it; the client retransmits */
+	LB_ADMIT_REJECT_RST,	  /**< answer a TCP RST (UDP: drop) */
+	LB_ADMIT_REJECT_MAX,
+};
+
+/** The cluster tier (Redis) and what to do when it cannot be reached. */
+enum lb_admit_cluster {
+	LB_ADMIT_CLUSTER_OFF = 0, /**< this host's bucket refills itself */
+	LB_ADMIT_CLUSTER_OPEN,	  /**< Redis down: refill locally at rate */
+	LB_ADMIT_CLUSTER_CLOSED, /**< Redis down: no tokens beyond those held */
+	LB_ADMIT_CLUSTER_MAX,
+};
+
+/** Demand interval of the per-worker buckets; a refused key stays
+ * throttled on that worker until its interval ends (seed, claim 3). */
+#define LB_ADMIT_INTERVAL_NS 10000000ULL
+/** Largest rate and burst accepted. */
+#define LB_ADMIT_RATE_MAX 100000000ULL
+#define LB_ADMIT_BURST_MAX 100000000ULL
+#define LB_ADMIT_PREFIX_DEFAULT 24u
+
+struct lb_admit_conf {
+	uint64_t rate;	 /**< tokens per second; 0 = no admission control */
+	uint64_t burst;	 /**< bucket capacity; 0 = rate / 10, at least 1 */
+	uint8_t key;	 /**< enum lb_admit_key */
+	uint8_t prefix;	 /**< LB_ADMIT_KEY_PREFIX: prefix length 1..32 */
+	uint8_t reject;	 /**< enum lb_admit_reject */
+	uint8_t cluster; /**< enum lb_admit_cluster */
+};
+
+static const char *const lb_admit_key_names[LB_ADMIT_KEY_MAX] = {
+	"svc", "client", "prefix", "client-svc", "prio",
+};
+static const char *const lb_admit_reject_names[LB_ADMIT_REJECT_MAX] = {
+	"drop",
+	"rst",
+};
+static const char *const lb_admit_cluster_names[LB_ADMIT_CLUSTER_MAX] = {
+	"off",
+	"open",
+	"closed",
+};
+
+static inline void
+lb_admit_conf_default(struct lb_admit_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->prefix = LB_ADMIT_PREFIX_DEFAULT;
+}
+
+/** Index of @p s in @p names[0..n-1], or @p n when absent (the check
+ * below rejects it), so an unknown word never silently becomes a default. */
+static inline uint8_t
+lb_admit_word(const char *s, const char *const *names, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n && strcmp(s, names[i]) != 0; i++)
+		;
+	return (uint8_t)i;
+}
+
+/** The burst in force: the configured one, or a tenth of the rate. */
+static inline uint64_t
+lb_admit_burst(const struct lb_admit_conf *c)
+{
+	if (c->burst != 0)
+		return c->burst;
+	return c->rate / 10 > 0 ? c->rate / 10 : 1;
+}
+
+/** Smallest burst that keeps a full interval's refill: below it, tokens
+ * that arrive while workers sit in their negative cache would be lost at
+ * the cap and the service would admit less than its rate. */
+static inline uint64_t
+lb_admit_burst_min(uint64_t rate)
+{
+	uint64_t per = 1000000000ULL / LB_ADMIT_INTERVAL_NS;
+
+	return (rate + per - 1) / per;
+}
+
+/**
+ * Checks @p c. @return NULL when valid, else a message naming the
+ * offending option.
+ */
+static inline const char *
+lb_admit_conf_error(const struct lb_admit_conf *c)
+{
+	if (c->key >= LB_ADMIT_KEY_MAX)
+		return "admit-key: expected svc, client, prefix, client-svc or "
+		       "prio";
+	if (c->reject >= LB_ADMIT_REJECT_MAX)
+		return "admit-reject: expected drop or rst";
+	if (c->cluster >= LB_ADMIT_CLUSTER_MAX)
+		return "admit-cluster: expected off, open or closed";
+	if (c->prefix < 1 || c->prefix > 32)
+		return "admit-prefix: out of range 1..32";
+	if (c->rate > LB_ADMIT_RATE_MAX || c->burst > LB_ADMIT_BURST_MAX)
+		return "admit-rate or admit-burst: above 100000000";
+	if (c->rate == 0 && (c->burst != 0 || c->cluster != 0))
+		return "admit-burst and admit-cluster need an admit-rate";
+	if (c->rate != 0 && lb_admit_burst(c) < lb_admit_burst_min(c->rate))
+		return "admit-burst: below admit-rate / 100 (10 ms of the "
+		       "rate), so tokens would be lost while throttled";
+	if (c->cluster != 0 && c->key != LB_ADMIT_KEY_SVC)
+		return "admit-cluster: only with admit-key svc";
+	return 0;
+}
+
+static inline int
+lb_admit_conf_eq(const struct lb_admit_conf *a, const struct lb_admit_conf *b)
+{
+	return a->rate == b->rate && a->burst == b->burst && a->key == b->key &&
+	       a->prefix == b->prefix && a->reject == b->reject &&
+	       a->cluster == b->cluster;
+}
+
+#endif /* LB_ADMIT_CONF_H */

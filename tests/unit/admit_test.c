@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "lb/admit.h"
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+#define IP(a, b, c, d)                                                         \
+	((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 |      \
+	 (uint32_t)(d))
+
+struct fx {
+	struct lb_admit_shm *sh;
+	struct lb_admit_stats st[4];
+	struct lb_admit_svc_stats svc[4][8];
+	struct lb_admit_lc *lc[4];
+};
+
+static struct lb_admit_shm *
+shm_new(uint32_t slots)
+{
+	uint64_t sz = lb_admit_shm_size(slots);
+	void *mem;
+
+	assert_true(sz > 0);
+	mem = aligned_alloc(64, (sz + 63) / 64 * 64);
+	assert_non_null(mem);
+	return lb_admit_shm_init(mem, slots);
+}
+
+static struct fx *
+fx_new(uint32_t slots, uint32_t nb_local, int nb_lc)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->sh = shm_new(slots);
+	assert_non_null(f->sh);
+	for (int i = 0; i < nb_lc; i++) {
+		f->lc[i] = lb_admit_lc_create(f->sh, nb_local, &f->st[i],
+					      f->svc[i], 8);
+		assert_non_null(f->lc[i]);
+	}
+	return f;
+}
+
+static void
+fx_free(struct fx *f)
+{
+	for (int i = 0; i < 4; i++)
+		lb_admit_lc_free(f->lc[i]);
+	free(f->sh);
+	free(f);
+}
+
+static struct lb_admit_conf
+conf(enum lb_admit_key key, uint64_t rate, uint64_t burst)
+{
+	struct lb_admit_conf c;
+
+	lb_admit_conf_default(&c);
+	c.key = key;
+	c.rate = rate;
+	c.burst = burst;
+	return c;
+}
+
+static void
+test_conf_check(void **state)
+{
+	struct lb_admit_conf c;
+
+	(void)state;
+	lb_admit_conf_default(&c);
+	assert_null(lb_admit_conf_error(&c)); /* off */
+	c.rate = 1000;
+	assert_null(lb_admit_conf_error(&c));
+	assert_int_equal(lb_admit_burst(&c), 100);
+	c.burst = 9; /* below 10 ms of 1000/s */
+	assert_non_null(lb_admit_conf_error(&c));
+	c.burst = 10;
+	assert_null(lb_admit_conf_error(&c));
+	c.key = LB_ADMIT_KEY_MAX;
+	assert_non_null(lb_admit_conf_error(&c));
+	c.key = LB_ADMIT_KEY_CLIENT;
+	c.cluster = LB_ADMIT_CLUSTER_OPEN; /* cluster is per service only */
+	assert_non_null(lb_admit_conf_error(&c));
+	c.key = LB_ADMIT_KEY_SVC;
+	assert_null(lb_admit_conf_error(&c));
+	c.prefix = 33;
+	assert_non_null(lb_admit_conf_error(&c));
+	c.prefix = 0;
+	assert_non_null(lb_admit_conf_error(&c));
+	lb_admit_conf_default(&c);
+	c.burst = 5; /* a burst without a rate */
+	assert_non_null(lb_admit_conf_error(&c));
+	c.rate = 3; /* small rates get a burst of 1 */
+	c.burst = 0;
+	assert_int_equal(lb_admit_burst(&c), 1);
+	assert_int_equal(
+		lb_admit_word("prefix", lb_admit_key_names, LB_ADMIT_KEY_MAX),
+		LB_ADMIT_KEY_PREFIX);
+	assert_int_equal(
+		lb_admit_word("nope", lb_admit_key_names, LB_ADMIT_KEY_MAX),
+		LB_ADMIT_KEY_MAX);
+}
+
+static void
+test_keys(void **state)
+{
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 100, 0);
+	struct lb_admit_conf d;
+	uint64_t k;
+
+	(void)state;
+	/* svc: the client does not matter, the slot does */
+	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
+			 lb_admit_key_of(1, &c, IP(10, 0, 0, 2), 3));
+	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
+			     lb_admit_key_of(2, &c, 0, 0));
+	/* a changed rate or burst makes a new bucket */
+	d = c;
+	d.rate = 101;
+	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
+			     lb_admit_key_of(1, &d, 0, 0));
+	d = c;
+	d.burst = 50;
+	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
+			     lb_admit_key_of(1, &d, 0, 0));
+	/* client: per address, shared across services of equal settings */
+	c.key = LB_ADMIT_KEY_CLIENT;
+	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
+			     lb_admit_key_of(1, &c, IP(10, 0, 0, 2), 0));
+	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
+			 lb_admit_key_of(2, &c, IP(10, 0, 0, 1), 0));
+	/* client-svc: per address and service */
+	c.key = LB_ADMIT_KEY_CLIENT_SVC;
+	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
+			     lb_admit_key_of(2, &c, IP(10, 0, 0, 1), 0));
+	/* prefix: /24 by default, /16 when asked */
+	c.key = LB_ADMIT_KEY_PREFIX;
+	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
+			 lb_admit_key_of(1, &c, IP(10, 1, 2, 200), 0));
+	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
+			     lb_admit_key_of(1, &c, IP(10, 1, 3, 3), 0));
+	c.prefix = 16;
+	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
+			 lb_admit_key_of(1, &c, IP(10, 1, 3, 3), 0));
+	c.prefix = 32;
+	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
+			     lb_admit_key_of(1, &c, IP(10, 1, 2, 4), 0));
+	/* prio: per rank */
+	c.key = LB_ADMIT_KEY_PRIO;
+	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 1),
+			     lb_admit_key_of(1, &c, 0, 2));
+	assert_int_equal(lb_admit_key_of(1, &c, IP(1, 2, 3, 4), 2),
+			 lb_admit_key_of(1, &c, IP(5, 6, 7, 8), 2));
+	for (uint32_t i = 0; i < 100000; i++) {
+		k = lb_admit_key_of((uint16_t)i, &c, i, (uint8_t)i);
+		assert_true(k != 0 && (k & LB_ADMIT_BUSY) == 0);
+	}
+}
+
+static void
+test_shm_table(void **state)
+{
+	struct lb_admit_shm *sh = shm_new(16);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 10, 5);
+	struct lb_admit_gent *e[17], *x;
+	uint64_t at = 0;
+
+	(void)state;
+	assert_int_equal(lb_admit_shm_size(12), 0);
+	assert_null(lb_admit_shm_init(sh, 12));
+	for (uint32_t i = 0; i < 16; i++) {
+		uint64_t k = lb_admit_key_of(0, &c, i, 0);
+
+		assert_null(lb_admit_shm_find(sh, k));
+		e[i] = lb_admit_shm_get(sh, k, 0, &c, i, 0, &at);
+		assert_non_null(e[i]);
+		assert_ptr_equal(lb_admit_shm_find(sh, k), e[i]);
+		assert_ptr_equal(lb_admit_shm_get(sh, k, 0, &c, i, 0, &at),
+				 e[i]);
+		/* a new bucket starts full */
+		assert_int_equal(lb_tb_global_avail(&e[i]->b, 0), 5);
+		assert_int_equal(e[i]->client, i);
+	}
+	assert_int_equal(at, 16); /* one claim per insertion */
+	/* full, nothing idle long enough: no bucket */
+	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(0, &c, 99, 0), 0, &c,
+				     99, SEC, &at));
+	/* 5 tokens at 10/s fill in 0.5 s, but entries stay 2 s at least */
+	x = lb_admit_shm_get(sh, lb_admit_key_of(0, &c, 99, 0), 0, &c, 99,
+			     2 * SEC, &at);
+	assert_non_null(x);
+	assert_int_equal(x->client, 99);
+	assert_int_equal(lb_tb_global_avail(&x->b, 2 * SEC), 5);
+	/* a cluster bucket starts empty and only fills by deposit */
+	c = conf(LB_ADMIT_KEY_SVC, 10, 5);
+	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
+	x = lb_admit_shm_get(sh, lb_admit_key_of(3, &c, 0, 0), 3, &c, 0,
+			     2 * SEC, &at);
+	assert_non_null(x);
+	assert_int_equal(lb_tb_global_avail(&x->b, 100 * SEC), 0);
+	assert_int_equal(lb_tb_global_deposit(&x->b, 3), 3);
+	assert_int_equal(lb_tb_global_deposit(&x->b, 3), 2); /* capped */
+	assert_int_equal(lb_tb_global_take(&x->b, 10, 200 * SEC), 5);
+	assert_int_equal(lb_tb_global_take(&x->b, 10, 300 * SEC), 0);
+	free(sh);
+}
+
+/* One worker against a heavier load: over 10 s of simulated time the key
+ * admits its rate and burst, and no more. */
+static void
+test_rate_one_worker(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 1000, 50);
+	uint64_t pass = 0, t;
+
+	(void)state;
+	/* 5000 attempts/s for 10 s */
+	for (t = 0; t < 10 * SEC; t += 200000)
+		pass += lb_admit_check(f->lc[0], 1, &c, IP(10, 0, 0, 1), 0,
+				       t) == LB_ADMIT_PASS;
+	assert_true(pass <= 1000 * 10 + 50);
+	assert_true(pass >= 1000 * 10 * 95 / 100);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_SVC][LB_ADMIT_PASS], pass);
+	assert_int_equal(f->svc[0][1].n[LB_ADMIT_PASS], pass);
+	assert_true(f->svc[0][1].n[LB_ADMIT_REJ_NEG] >
+		    f->svc[0][1].n[LB_ADMIT_REJ_EMPTY]);
+	assert_int_equal(f->svc[0][1].n[LB_ADMIT_PASS] +
+				 f->svc[0][1].n[LB_ADMIT_REJ_NEG] +
+				 f->svc[0][1].n[LB_ADMIT_REJ_EMPTY],
+			 50000);
+	fx_free(f);
+}
+
+/* The negative cache: one refusal, then throttled without asking until
+ * the interval ends. */
+static void
+test_negative_cache(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 100, 2);
+	uint64_t borrows;
+
+	(void)state;
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 7, 0, 0),
+			 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 7, 0, 1),
+			 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 7, 0, 2),
+			 LB_ADMIT_REJ_EMPTY);
+	borrows = f->st[0].borrows;
+	/* 5 ms later the bucket holds half a token: still not asked */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 7, 0, 5 * MS),
+			 LB_ADMIT_REJ_NEG);
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 7, 0, 9 * MS),
+			 LB_ADMIT_REJ_NEG);
+	assert_int_equal(f->st[0].borrows, borrows);
+	/* the interval (10 ms) ended: the refilled token is borrowed */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 7, 0, 10 * MS),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].borrows, borrows + 1);
+	/* another client is not throttled by client 7's cache */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 8, 0, 10 * MS),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_EMPTY],
+			 1);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_NEG], 2);
+	fx_free(f);
+}
+
+/* Per-client keys: a noisy client exhausts its own bucket only. */
+static void
+test_client_isolation(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 2);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 100, 10);
+	uint64_t noisy = 0, quiet = 0, tries = 0;
+
+	(void)state;
+	for (uint64_t t = 0; t < 5 * SEC; t += 100000) {
+		/* the noisy client at 10000/s over both workers */
+		noisy += lb_admit_check(f->lc[t / 100000 % 2], 0, &c,
+					IP(10, 0, 0, 1), 0, t) == LB_ADMIT_PASS;
+		/* the quiet one at 50/s */
+		if (t % (20 * MS) == 0) {
+			tries++;
+			quiet +=
+				lb_admit_check(f->lc[0], 0, &c, IP(10, 0, 0, 2),
+					       0, t) == LB_ADMIT_PASS;
+		}
+	}
+	assert_int_equal(quiet, tries);
+	assert_true(noisy <= 100 * 5 + 10);
+	assert_true(noisy >= 100 * 5 * 95 / 100);
+	fx_free(f);
+}
+
+/* Workers alternate unevenly on one service key; the sum stays within
+ * rate x time + burst, and close to it. */
+static void
+test_two_workers_share(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 2);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 2000, 40);
+	uint64_t pass = 0, t = 0;
+	uint32_t r = 12345;
+
+	(void)state;
+	while (t < 10 * SEC) {
+		r = r * 1103515245u + 12345u;
+		pass += lb_admit_check(f->lc[(r >> 16) % 3 == 0], 0, &c, r, 0,
+				       t) == LB_ADMIT_PASS;
+		t += 50000 + (r >> 20) % 100000;
+	}
+	assert_true(pass <= 2000 * 10 + 40);
+	assert_true(pass >= 2000 * 10 * 95 / 100);
+	fx_free(f);
+}
+
+/* At a steady rate, fewer than one atomic operation on shared memory per
+ * 32 admissions: a worker borrows a batch per interval. */
+static void
+test_atomics_per_admission(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 10000000, 1000000);
+	uint64_t pass = 0;
+
+	(void)state;
+	for (uint64_t t = 0; t < 2 * SEC; t += 1000) /* 1M/s */
+		pass += lb_admit_check(f->lc[0], 0, &c, 1, 0, t) ==
+			LB_ADMIT_PASS;
+	assert_int_equal(pass, 2000000);
+	assert_true(f->st[0].shm_atomics * 32 < pass);
+	fx_free(f);
+}
+
+/* The cluster tier: tokens only from deposits; fail-closed reason. */
+static void
+test_cluster_bucket(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 100, 10);
+	struct lb_admit_gent *e;
+	uint64_t at = 0;
+
+	(void)state;
+	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
+	e = lb_admit_shm_get(f->sh, lb_admit_key_of(2, &c, 0, 0), 2, &c, 0, 0,
+			     &at);
+	assert_non_null(e);
+	assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0, 0),
+			 LB_ADMIT_REJ_EMPTY);
+	lb_tb_global_deposit(&e->b, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0,
+						(uint64_t)(20 + i) * MS),
+				 LB_ADMIT_PASS);
+	atomic_fetch_or(&e->flags, LB_ADMIT_F_CLUSTER_DOWN);
+	assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0, 40 * MS),
+			 LB_ADMIT_REJ_CLUSTER);
+	/* however long we wait, time alone brings nothing */
+	assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0, 100 * SEC),
+			 LB_ADMIT_REJ_CLUSTER);
+	fx_free(f);
+}
+
+/* LRU: more keys than local buckets; replaced ones are counted. */
+static void
+test_local_lru(void **state)
+{
+	struct fx *f = fx_new(1024, 4, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 100, 10);
+
+	(void)state;
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(lb_admit_check(f->lc[0], 0, &c, i, 0, 0),
+				 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_lc_keys(f->lc[0]), 4);
+	assert_int_equal(f->st[0].evictions, 0);
+	for (uint32_t i = 4; i < 10; i++)
+		assert_int_equal(lb_admit_check(f->lc[0], 0, &c, i, 0, 0),
+				 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_lc_keys(f->lc[0]), 4);
+	assert_int_equal(f->st[0].evictions, 6);
+	/* no admission control at rate 0, nothing counted */
+	c.rate = 0;
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 1, 0, 0),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_PASS], 10);
+	assert_null(lb_admit_lc_create(NULL, 4, &f->st[0], NULL, 0));
+	assert_null(lb_admit_lc_create(f->sh, 0, &f->st[0], NULL, 0));
+	fx_free(f);
+}
+
+/* ---- threads: the global bucket never over-dispenses ----------------- */
+
+struct thr {
+	struct lb_admit_lc *lc;
+	const struct lb_admit_conf *c;
+	_Atomic int *go;
+	uint64_t end_ns;
+	uint64_t pass;
+	uint64_t last_ns;
+	uint32_t seed;
+};
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void *
+thr_run(void *arg)
+{
+	struct thr *t = arg;
+	uint64_t now;
+
+	while (!atomic_load(t->go))
+		;
+	do {
+		now = mono_ns();
+		t->seed = t->seed * 1103515245u + 12345u;
+		/* a few clients share the service bucket's limit */
+		t->pass += lb_admit_check(t->lc, 0, t->c, t->seed >> 24, 0,
+					  now) == LB_ADMIT_PASS;
+		t->last_ns = now;
+	} while (now < t->end_ns);
+	return NULL;
+}
+
+static void
+test_threads_never_over_dispense(void **state)
+{
+	enum { NT = 4 };
+	struct fx *f = fx_new(1024, 64, NT);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 200000, 2000);
+	struct thr t[NT];
+	pthread_t tid[NT];
+	_Atomic int go = 0;
+	uint64_t start, last = 0, sum = 0, bound;
+
+	(void)state;
+	start = mono_ns();
+	for (int i = 0; i < NT; i++) {
+		t[i] = (struct thr){.lc = f->lc[i],
+				    .c = &c,
+				    .go = &go,
+				    .end_ns = start + 300 * MS,
+				    .seed = (uint32_t)i * 7919u + 1};
+		assert_int_equal(pthread_create(&tid[i], NULL, thr_run, &t[i]),
+				 0);
+	}
+	atomic_store(&go, 1);
+	for (int i = 0; i < NT; i++) {
+		pthread_join(tid[i], NULL);
+		sum += t[i].pass;
+		if (t[i].last_ns > last)
+			last = t[i].last_ns;
+	}
+	/* The bucket was made at or after start and nothing was asked of it
+	 * after last: rate x (last - start) + burst bounds every admission. */
+	bound = c.rate * (last - start) / SEC + c.burst;
+	print_message("threads: admitted %lu, bound %lu\n", (unsigned long)sum,
+		      (unsigned long)bound);
+	assert_true(sum <= bound);
+	assert_true(sum > 0);
+	fx_free(f);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conf_check),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_shm_table),
+		cmocka_unit_test(test_rate_one_worker),
+		cmocka_unit_test(test_negative_cache),
+		cmocka_unit_test(test_client_isolation),
+		cmocka_unit_test(test_two_workers_share),
+		cmocka_unit_test(test_atomics_per_admission),
+		cmocka_unit_test(test_cluster_bucket),
+		cmocka_unit_test(test_local_lru),
+		cmocka_unit_test(test_threads_never_over_dispense),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
