@@ -851,7 +851,7 @@ lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many backends in %s (limit %u)", s,
 				    LB_CONF_MAX_BES);
-	sv->be[sv->nb_be++] = (struct lb_conf_be){ip, port, weight, false};
+	sv->be[sv->nb_be++] = (struct lb_conf_be){ip, port, weight, false, false};
 	c->gen++;
 	return 0;
 }
@@ -933,6 +933,28 @@ lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
 			draining ? "already draining" : "not draining");
 	be->draining = draining;
 	c->gen++;
+	return 0;
+}
+
+int
+lb_conf_be_set_orch(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		    uint32_t ip, uint16_t port, bool orch,
+		    struct lb_cmd_out *out)
+{
+	struct lb_conf_svc *sv;
+	struct lb_conf_be *be;
+	int rc;
+
+	if (c == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	sv = svc_or_error(c, key, out, &rc);
+	be = sv != NULL ? be_or_error(sv, ip, port, out, &rc) : NULL;
+	if (be == NULL)
+		return rc;
+	if (be->orch != orch) {
+		be->orch = orch;
+		c->gen++;
+	}
 	return 0;
 }
 
@@ -1058,6 +1080,8 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 			const struct lb_conf_be *be = &sv->be[j];
 
+			if (be->orch)
+				continue;
 			lb_cmd_fmt_ipv4_port(be->ip, be->port, a);
 			rc = lb_cmd_printf(out, "backend add %s %s", s, a);
 			if (rc == 0 && be->weight != LB_CONF_WEIGHT_DEFAULT)

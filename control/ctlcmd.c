@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lb/ctlcmd.h"
+#include "lb/autoscale.h"
 #include "lb/flow_table.h"
 #include "lb/pkt_parse.h"
 
@@ -78,6 +79,7 @@ struct be_row {
 	uint32_t ip;
 	uint16_t port;
 	const char *state;
+	const char *origin; /* the autoscaler's instance repository */
 	uint32_t weight;
 	int slot; /* backend index in the table, -1: not published */
 	bool rt;  /* v holds runtime values */
@@ -169,6 +171,7 @@ row_json(const struct be_row *r)
 	bad |= jset_str(o, "service", r->svc);
 	bad |= jset_str(o, "backend", lb_cmd_fmt_ipv4_port(r->ip, r->port, a));
 	bad |= jset_str(o, "state", r->state);
+	bad |= jset_str(o, "origin", r->origin != NULL ? r->origin : "static");
 	bad |= jset_u64(o, "weight", r->weight);
 	bad |= jset(o, "slot",
 		    r->slot >= 0 ? json_integer(r->slot) : json_null());
@@ -208,17 +211,17 @@ row_json(const struct be_row *r)
 }
 
 #define BE_HDR_FMT                                                             \
-	"%-22s %-21s %-8s %6s %7s %9s %7s %-19s %-23s %6s %6s %-11s %5s "      \
-	"%4s %s\n"
+	"%-22s %-21s %-8s %-6s %6s %7s %9s %7s %-19s %-23s %6s %6s %-11s "     \
+	"%5s %4s %s\n"
 #define BE_ROW_FMT                                                             \
-	"%-22s %-21s %-8s %6u %7s %9s %7s %-19s %-23s %6s %6s %-11s %5s "      \
-	"%4s %s\n"
+	"%-22s %-21s %-8s %-6s %6u %7s %9s %7s %-19s %-23s %6s %6s %-11s "     \
+	"%5s %4s %s\n"
 
 static int
 be_header(struct lb_cmd_out *out)
 {
 	return lb_cmd_printf(out, BE_HDR_FMT, "SERVICE", "BACKEND", "STATE",
-			     "WEIGHT", "ACTIVE", "FLOWS", "ERRORS",
+			     "ORIGIN", "WEIGHT", "ACTIVE", "FLOWS", "ERRORS",
 			     "PKTS(C>B/B>C)", "BYTES(C>B/B>C)", "SPL", "AGE",
 			     "P50/P99MS", "5XX%", "INFL",
 			     "ERRORS/WEIGHT BY WORKER");
@@ -319,7 +322,7 @@ row_text(const struct be_row *r, struct lb_cmd_out *out)
 	}
 	return lb_cmd_printf(out, BE_ROW_FMT, r->svc,
 			     lb_cmd_fmt_ipv4_port(r->ip, r->port, a), r->state,
-			     r->weight, act, fl, er, pk, by, spl, age, lat, e5,
+			     r->origin != NULL ? r->origin : "static", r->weight, act, fl, er, pk, by, spl, age, lat, e5,
 			     infl, wk);
 }
 
@@ -331,6 +334,26 @@ emit_row(const struct be_row *r, json_t *arr, struct lb_cmd_out *out)
 	if (j == NULL || json_array_append_new(arr, j) != 0)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
 	return row_text(r, out);
+}
+
+/*
+ * What the autoscaler's instance repository says of a backend: its
+ * origin, and for an orchestrated one its state (pending, draining...),
+ * which says more than the table's.
+ */
+static void
+inst_state(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
+	   struct be_row *r)
+{
+	struct lb_as_svc *a = lb_as_svc_find(ctl->as, &sv->key);
+	struct lb_as_inst *i =
+		a != NULL ? lb_as_inst_by_addr(a, r->ip, r->port) : NULL;
+
+	if (i == NULL)
+		return;
+	r->origin = lb_as_origin_name(i->origin);
+	if (i->origin == LB_AS_ORCH)
+		r->state = lb_as_state_name(i->state);
 }
 
 /* The rows of one configured service: its backends in the order added,
@@ -359,6 +382,7 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 		lb_ctlcmd_svc_str(sv->key.proto, sv->key.vip, sv->key.port,
 				  r.svc);
 		row_runtime(ctl, s, b, &r);
+		inst_state(ctl, sv, &r);
 		if (b >= 0)
 			listed[b] = true;
 		rc = emit_row(&r, arr, out);

@@ -34,6 +34,7 @@
 #include "apisrv_priv.h"
 #include "httpd_priv.h"
 #include "lb/api.h"
+#include "lb/autoscale.h"
 #include "lb/ctlcmd.h"
 #include "lb/metrics.h"
 #include "lb/sched.h"
@@ -70,6 +71,8 @@ struct ctl_main {
 	struct lb_ctl ctl;
 	struct lb_cmd_reg *reg;
 	struct lb_conf *backup; /* the configuration before a request */
+	void *as_backup;	/* the autoscaler's, likewise */
+	uint64_t as_gen0;
 	struct lb_pub pub;
 	struct lb_apisrv *api;
 	struct lb_httpd *httpd;
@@ -360,6 +363,8 @@ save_state(struct ctl_main *m, struct lb_cmd_out *out)
 	if (rc == 0)
 		rc = lb_conf_save(m->ctl.conf, &t);
 	if (rc == 0)
+		rc = lb_as_save(m->ctl.as, &t);
+	if (rc == 0)
 		rc = lb_statefile_write(m->o.state, lb_cmd_out_text(&t), t.len,
 					err, sizeof(err));
 	else
@@ -479,14 +484,27 @@ snat_note(struct ctl_main *m, struct lb_cmd_out *out)
 	return rc;
 }
 
+/* The autoscaler's settings before a request, to undo it. */
+static void
+as_backup(struct ctl_main *m)
+{
+	free(m->as_backup);
+	m->as_backup = lb_as_snapshot(m->ctl.as);
+	m->as_gen0 = lb_as_generation(m->ctl.as);
+}
+
 /* A request changed the configuration (or failed): publish, or undo. */
 static int
 finish_change(struct ctl_main *m, uint64_t gen0, int rc, struct lb_cmd_out *out)
 {
 	if (rc == 0 && lb_conf_generation(m->ctl.conf) != gen0)
 		rc = publish(m, true, out);
+	else if (rc == 0 && lb_as_generation(m->ctl.as) != m->as_gen0)
+		rc = save_state(m, out);
 	if (rc != 0 && lb_conf_generation(m->ctl.conf) != gen0)
 		lb_conf_copy(m->ctl.conf, m->backup);
+	if (rc != 0)
+		lb_as_restore(m->ctl.as, m->as_backup);
 	if (rc == 0 && snat_changed(m->backup, m->ctl.conf))
 		snat_note(m, out);
 	return rc;
@@ -502,6 +520,7 @@ api_exec(void *ctx, int argc, char **argv, struct lb_cmd_out *out,
 
 	m->ctl.ctr.api_requests++;
 	lb_conf_copy(m->backup, m->ctl.conf);
+	as_backup(m);
 	rc = lb_cmd_exec(m->reg, argc, argv, out);
 	*data = m->ctl.data;
 	m->ctl.data = NULL;
@@ -535,6 +554,7 @@ api_apply(void *ctx, const char *text, size_t len, const char *name,
 	/* Every line on the configuration, then one table for all of
 	 * them; the first failing line undoes the lot. */
 	lb_conf_copy(m->backup, m->ctl.conf);
+	as_backup(m);
 	rc = lb_cmd_apply_stream(m->reg, f, name, out, NULL);
 	fclose(f);
 	json_decref(m->ctl.data);
@@ -569,9 +589,15 @@ registry_setup(struct ctl_main *m)
 	m->backup = lb_conf_create(sched_known);
 	if (m->reg == NULL || m->ctl.conf == NULL || m->backup == NULL)
 		return -ENOMEM;
+	m->ctl.as = lb_as_create(m->ctl.conf);
+	if (m->ctl.as == NULL)
+		return -ENOMEM;
+	lb_as_set_data_slot(m->ctl.as, &m->ctl.data);
 	rc = lb_conf_register(m->ctl.conf, m->reg);
 	if (rc == 0)
 		rc = lb_ctlcmd_register(&m->ctl, m->reg);
+	if (rc == 0)
+		rc = lb_as_register(m->ctl.as, m->reg);
 	return rc;
 }
 
@@ -992,6 +1018,8 @@ out:
 	teardown(&m);
 	lb_pub_detach(&m.pub);
 	lb_cmd_reg_free(m.reg);
+	lb_as_free(m.ctl.as);
+	free(m.as_backup);
 	lb_conf_free(m.ctl.conf);
 	lb_conf_free(m.backup);
 	json_decref(m.ctl.data);

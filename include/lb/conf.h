@@ -164,6 +164,9 @@ struct lb_conf_be {
 	uint16_t port;
 	uint32_t weight; /**< 1..LB_CONF_WEIGHT_MAX */
 	bool draining;	 /**< no new flows; existing flows continue */
+	/** Started by the service's orchestrator: not saved, since the
+	 * orchestrator starts its instances again (lb_conf_be_set_orch()). */
+	bool orch;
 };
 
 struct lb_conf_svc {
@@ -300,5 +303,10 @@ int lb_conf_be_set_weight(struct lb_conf *c, const struct lb_conf_svc_key *key,
 int lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		     uint32_t ip, uint16_t port, bool draining,
 		     struct lb_cmd_out *out);
+
+/** Marks a backend as started by an orchestrator (or not). */
+int lb_conf_be_set_orch(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			uint32_t ip, uint16_t port, bool orch,
+			struct lb_cmd_out *out);
 
 #endif /* LB_CONF_H */

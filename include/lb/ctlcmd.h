@@ -50,6 +50,8 @@ struct lb_ctl_counters {
 struct lb_ctl {
 	struct lb_conf *conf; /**< desired configuration */
 	struct lb_view *view; /**< NULL while no dataplane is attached */
+	/** The autoscaler (its instance repository), or NULL. */
+	struct lb_as *as;
 	struct lb_ctl_counters ctr;
 	const char *state_path; /**< for `stats` */
 	/** What the last command reports, for the API; the caller takes
