@@ -603,6 +603,10 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 	o->retry_gap_ns = LB_CONF_RETRY_GAP_DEFAULT_NS;
 	o->expiry_ns = LB_CONF_EXPIRY_DEFAULT_NS;
 	o->syn_timeout_ns = LB_CONF_SYN_TIMEOUT_DEFAULT_NS;
+	o->err_memory = LB_CONF_ERR_MEMORY_DEFAULT;
+	o->min_volume = LB_CONF_MIN_VOLUME_DEFAULT;
+	o->max_eject = LB_CONF_MAX_EJECT_DEFAULT;
+	o->panic = LB_CONF_PANIC_DEFAULT;
 }
 
 static int
@@ -645,6 +649,14 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 		return lb_cmd_error(out, -ERANGE,
 				    "deferq %u out of range 0..%u",
 				    o->deferq_len, LB_CONF_DEFERQ_MAX);
+	if (o->err_memory < 1 || o->err_memory > LB_CONF_ERR_MEMORY_MAX ||
+	    o->min_volume > LB_CONF_MIN_VOLUME_MAX || o->max_eject < 1 ||
+	    o->max_eject > 100 || o->panic > 100)
+		return lb_cmd_error(out, -ERANGE,
+				    "err-memory %u, min-volume %u, max-eject "
+				    "%u or panic %u out of range",
+				    o->err_memory, o->min_volume, o->max_eject,
+				    o->panic);
 	rc = dur_range("retry-gap", o->retry_gap_ns, 0,
 		       LB_CONF_RETRY_GAP_MAX_NS, out);
 	if (rc == 0)
@@ -686,7 +698,10 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->retries == b->retries && a->deferq_len == b->deferq_len &&
 	       a->retry_gap_ns == b->retry_gap_ns &&
 	       a->expiry_ns == b->expiry_ns &&
-	       a->syn_timeout_ns == b->syn_timeout_ns;
+	       a->syn_timeout_ns == b->syn_timeout_ns &&
+	       a->err_memory == b->err_memory &&
+	       a->min_volume == b->min_volume && a->max_eject == b->max_eject &&
+	       a->panic == b->panic;
 }
 
 int
@@ -1024,6 +1039,24 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 	return 0;
 }
 
+/* The error-feedback guards of a service that differ from @p def. */
+static int
+save_guard(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
+	   const struct lb_conf_svc_opts *def)
+{
+	int rc = 0;
+
+	if (o->err_memory != def->err_memory)
+		rc = lb_cmd_printf(out, " err-memory %u", o->err_memory);
+	if (rc == 0 && o->min_volume != def->min_volume)
+		rc = lb_cmd_printf(out, " min-volume %u", o->min_volume);
+	if (rc == 0 && o->max_eject != def->max_eject)
+		rc = lb_cmd_printf(out, " max-eject %u", o->max_eject);
+	if (rc == 0 && o->panic != def->panic)
+		rc = lb_cmd_printf(out, " panic %u", o->panic);
+	return rc;
+}
+
 int
 lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 {
@@ -1075,6 +1108,8 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 			rc = lb_cmd_printf(
 				out, " syn-timeout %s",
 				lb_cmd_fmt_duration(o->syn_timeout_ns, d));
+		if (rc == 0)
+			rc = save_guard(out, o, &def);
 		if (rc == 0)
 			rc = lb_cmd_printf(out, "\n");
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
@@ -1320,6 +1355,10 @@ enum {
 	SO_RETRY_GAP,
 	SO_EXPIRY,
 	SO_SYN_TIMEOUT,
+	SO_ERR_MEMORY,
+	SO_MIN_VOLUME,
+	SO_MAX_EJECT,
+	SO_PANIC,
 	SO_NB
 };
 
@@ -1338,6 +1377,12 @@ enum {
 		[SO_SYN_TIMEOUT] = {"syn-timeout", LB_CMD_OPT_DURATION,        \
 				    LB_CONF_SYN_TIMEOUT_MIN_NS,                \
 				    LB_CONF_SYN_TIMEOUT_MAX_NS},               \
+		[SO_ERR_MEMORY] = {"err-memory", LB_CMD_OPT_U64, 1,            \
+				   LB_CONF_ERR_MEMORY_MAX},                    \
+		[SO_MIN_VOLUME] = {"min-volume", LB_CMD_OPT_U64, 0,            \
+				   LB_CONF_MIN_VOLUME_MAX},                    \
+		[SO_MAX_EJECT] = {"max-eject", LB_CMD_OPT_U64, 1, 100},        \
+		[SO_PANIC] = {"panic", LB_CMD_OPT_U64, 0, 100},                \
 	}
 
 static const struct lb_cmd_opt svc_add_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_FLAG);
@@ -1360,6 +1405,14 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 		o->expiry_ns = v[SO_EXPIRY].u;
 	if (v[SO_SYN_TIMEOUT].set)
 		o->syn_timeout_ns = v[SO_SYN_TIMEOUT].u;
+	if (v[SO_ERR_MEMORY].set)
+		o->err_memory = (uint32_t)v[SO_ERR_MEMORY].u;
+	if (v[SO_MIN_VOLUME].set)
+		o->min_volume = (uint32_t)v[SO_MIN_VOLUME].u;
+	if (v[SO_MAX_EJECT].set)
+		o->max_eject = (uint32_t)v[SO_MAX_EJECT].u;
+	if (v[SO_PANIC].set)
+		o->panic = (uint32_t)v[SO_PANIC].u;
 }
 
 static int
@@ -1727,7 +1780,8 @@ static const struct lb_cmd_def conf_cmds[] = {
 		.synopsis =
 			SVC_ARGS " [sched NAME] [http] [retries N] "
 				 "[deferq LEN] [retry-gap DUR] [expiry DUR] "
-				 "[syn-timeout DUR]",
+				 "[syn-timeout DUR] [err-memory N] "
+				 "[min-volume N] [max-eject PCT] [panic PCT]",
 		.help = "Add a virtual service",
 		.long_help =
 			"Options and their defaults:\n\n"
@@ -1750,7 +1804,20 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"before a RST,\n  1ms..24h; default 5s. Must be "
 			"longer than retry-gap.\n"
 			"- `syn-timeout DUR`: a trial without an answer "
-			"fails after this\n  long, 1ms..1m; default 1s.\n\n"
+			"fails after this\n  long, 1ms..1m; default 1s.\n"
+			"- `err-memory N`: a success removes ceil(e/N) of a "
+			"backend's\n  error count e, 1..1024; default 8 (1 "
+			"forgets all, as the dispatch\n  paper does).\n"
+			"- `min-volume N`: answers a worker sees from a "
+			"backend before its\n  errors count, 0..1000000; "
+			"default 10.\n"
+			"- `max-eject PCT`: at most this share of the "
+			"eligible backends\n  (rounded up) is weighted down "
+			"by errors, the rest keep their fair\n  share; "
+			"1..100; default 10.\n"
+			"- `panic PCT`: when fewer backends than this share "
+			"are free of\n  errors, errors are ignored and picks "
+			"are even; 0..100 (0: never);\n  default 50.\n\n"
 			"The VIP may be a local address, but not a SNAT "
 			"address, backend or\nroute gateway. At most 64 "
 			"services.\n\n"

@@ -308,7 +308,16 @@ be_weight(const struct lb_view *v, const struct lb_dpconf_svc *t, uint32_t s,
 						     : (uint32_t)e;
 		el[b] = eligible(t, b);
 	}
-	return lb_adaptive_weights(err, el, n, wt) == 0 ? wt[be] : 0;
+	/* The workers' guards, but for min-volume (they alone see it). */
+	return lb_adaptive_weights_conf(
+		       err, el, n,
+		       &(struct lb_adaptive_conf){
+			       .max_eject_pct = t->opts.max_eject,
+			       .panic_pct = t->opts.panic,
+		       },
+		       wt) == 0
+		       ? wt[be]
+		       : 0;
 }
 
 static void l7_members(struct lb_view *v, const struct lb_dpconf *c);

@@ -19,6 +19,9 @@ struct lb_adaptive {
 	uint64_t total; /* pre[n - 1], the paper's pre_n */
 	uint64_t *pre;	/* prefix sums of w_i */
 	uint32_t *err;	/* e_i */
+	uint32_t *ce;	/* e_i as the weights count it (guards applied) */
+	uint32_t *seen; /* outcomes seen, saturating at min_volume */
+	uint32_t *tmp;	/* scratch of the max-eject selection */
 	bool *elig;
 	/* Read when weights are rebuilt or trials advance. */
 	uint64_t max_eff; /* E_m, 0 when nothing is eligible */
@@ -27,6 +30,8 @@ struct lb_adaptive {
 	uint32_t max_trials;
 	uint32_t gen;
 	enum lb_adaptive_on_ok on_ok;
+	struct lb_adaptive_conf guard; /* err_memory, min_volume, pcts */
+	bool panic;
 	struct lb_adaptive_stats st;
 };
 
@@ -109,20 +114,120 @@ lb_adaptive_weights(const uint32_t *err, const bool *eligible, uint32_t n,
 	return 0;
 }
 
+static int
+cmp_desc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+enum guard_res { GUARD_NONE, GUARD_CAPPED, GUARD_PANIC };
+
+/*
+ * Applies the panic and max-eject guards of @p g to the counts @p ce of
+ * the eligible backends in place; @p tmp has room for n counts.
+ */
+static enum guard_res
+guard_counts(const struct lb_adaptive_conf *g, const bool *elig, uint32_t n,
+	     uint32_t *ce, uint32_t *tmp)
+{
+	uint32_t n_elig = 0, u = 0, k, t, eq;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!elig[i])
+			continue;
+		n_elig++;
+		if (ce[i] > 0)
+			tmp[u++] = ce[i];
+	}
+	if (u == 0)
+		return GUARD_NONE;
+	/* Too few look healthy to trust the signal: spread evenly. */
+	if ((uint64_t)(n_elig - u) * 100 < (uint64_t)g->panic_pct * n_elig) {
+		for (uint32_t i = 0; i < n; i++)
+			ce[i] = 0;
+		return GUARD_PANIC;
+	}
+	if (g->max_eject_pct == 0 || g->max_eject_pct >= 100)
+		return GUARD_NONE;
+	k = (uint32_t)(((uint64_t)n_elig * g->max_eject_pct + 99) / 100);
+	if (u <= k)
+		return GUARD_NONE;
+	/* Keep the k largest counts, ties to the lower index. */
+	qsort(tmp, u, sizeof(*tmp), cmp_desc);
+	t = tmp[k - 1];
+	eq = 0;
+	for (uint32_t j = 0; j < k; j++)
+		eq += tmp[j] == t;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!elig[i] || ce[i] > t)
+			continue;
+		if (ce[i] == t && eq > 0)
+			eq--;
+		else
+			ce[i] = 0;
+	}
+	return GUARD_CAPPED;
+}
+
+int
+lb_adaptive_weights_conf(const uint32_t *err, const bool *eligible, uint32_t n,
+			 const struct lb_adaptive_conf *conf, uint64_t *w)
+{
+	uint32_t *ce;
+	bool *el;
+	int rc;
+
+	if (conf == NULL || err == NULL || w == NULL || n == 0 ||
+	    n > LB_ADAPTIVE_MAX_BE)
+		return lb_adaptive_weights(err, eligible, n, w);
+	ce = malloc((size_t)n * (2 * sizeof(*ce) + sizeof(*el)));
+	if (ce == NULL)
+		return -ENOMEM;
+	el = (bool *)(ce + 2 * (size_t)n);
+	for (uint32_t i = 0; i < n; i++) {
+		el[i] = eligible == NULL || eligible[i];
+		ce[i] = err[i];
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (err[i] > LB_ADAPTIVE_ERR_CAP_MAX) {
+			free(ce);
+			return -ERANGE;
+		}
+	guard_counts(conf, el, n, ce, ce + n);
+	rc = lb_adaptive_weights(ce, el, n, w);
+	free(ce);
+	return rc;
+}
+
 /* Algorithm 1, trial 1, up to the prefix array; run lazily by pick. */
 static void
 recompute(struct lb_adaptive *ad)
 {
 	uint32_t emax = 0;
 	uint64_t acc = 0;
+	enum guard_res g;
+	bool panic;
 
 	for (uint32_t i = 0; i < ad->n; i++)
-		if (ad->elig[i] && ad->err[i] > emax)
-			emax = ad->err[i];
+		ad->ce[i] = ad->elig[i] && ad->seen[i] >= ad->guard.min_volume
+				    ? ad->err[i]
+				    : 0;
+	g = guard_counts(&ad->guard, ad->elig, ad->n, ad->ce, ad->tmp);
+	panic = g == GUARD_PANIC;
+	if (panic && !ad->panic)
+		ad->st.panics++;
+	ad->panic = panic;
+	if (g == GUARD_CAPPED)
+		ad->st.capped++;
+	for (uint32_t i = 0; i < ad->n; i++)
+		if (ad->ce[i] > emax)
+			emax = ad->ce[i];
 	ad->max_eff = ad->n_elig > 0 ? eff_error(emax) : 0;
 	for (uint32_t i = 0; i < ad->n; i++) {
 		if (ad->elig[i])
-			acc += weight_of(ad->max_eff, ad->err[i]);
+			acc += weight_of(ad->max_eff, ad->ce[i]);
 		ad->pre[i] = acc;
 	}
 	ad->total = acc;
@@ -151,20 +256,64 @@ range_search(const uint64_t *pre, uint32_t n, uint64_t r)
 	return lo;
 }
 
-/* Block holding pre[], err[] and elig[] for n backends. */
+/* One block per backend set: pre[], then err[], ce[], seen[], tmp[], elig[]. */
+struct arrays {
+	uint64_t *pre;
+	uint32_t *err, *ce, *seen, *tmp;
+	bool *elig;
+};
+
 static void *
-alloc_arrays(uint32_t n, uint64_t **pre, uint32_t **err, bool **elig)
+alloc_arrays(uint32_t n, struct arrays *a)
 {
-	size_t sz =
-		(size_t)n * (sizeof(**pre) + sizeof(**err) + sizeof(**elig));
+	size_t sz = (size_t)n *
+		    (sizeof(uint64_t) + 4 * sizeof(uint32_t) + sizeof(bool));
 	char *p = calloc(1, sz);
+	uint32_t *u;
 
 	if (p == NULL)
 		return NULL;
-	*pre = (uint64_t *)p;
-	*err = (uint32_t *)(p + (size_t)n * sizeof(**pre));
-	*elig = (bool *)(p + (size_t)n * (sizeof(**pre) + sizeof(**err)));
+	a->pre = (uint64_t *)p;
+	u = (uint32_t *)(p + (size_t)n * sizeof(uint64_t));
+	a->err = u;
+	a->ce = u + n;
+	a->seen = u + 2 * (size_t)n;
+	a->tmp = u + 3 * (size_t)n;
+	a->elig = (bool *)(u + 4 * (size_t)n);
 	return p;
+}
+
+static void
+use_arrays(struct lb_adaptive *ad, const struct arrays *a)
+{
+	ad->pre = a->pre;
+	ad->err = a->err;
+	ad->ce = a->ce;
+	ad->seen = a->seen;
+	ad->tmp = a->tmp;
+	ad->elig = a->elig;
+}
+
+static bool
+guard_ok(const struct lb_adaptive_conf *g)
+{
+	return g->err_memory <= LB_ADAPTIVE_MEMORY_MAX &&
+	       g->max_eject_pct <= 100 && g->panic_pct <= 100;
+}
+
+int
+lb_adaptive_guard(struct lb_adaptive *ad, const struct lb_adaptive_conf *conf)
+{
+	if (ad == NULL || conf == NULL)
+		return -EINVAL;
+	if (!guard_ok(conf))
+		return -ERANGE;
+	ad->guard.err_memory = conf->err_memory;
+	ad->guard.min_volume = conf->min_volume;
+	ad->guard.max_eject_pct = conf->max_eject_pct;
+	ad->guard.panic_pct = conf->panic_pct;
+	ad->dirty = true;
+	return 0;
 }
 
 struct lb_adaptive *
@@ -172,6 +321,7 @@ lb_adaptive_create(uint32_t n_be, const struct lb_adaptive_conf *conf)
 {
 	static const struct lb_adaptive_conf defaults;
 	struct lb_adaptive *ad;
+	struct arrays a;
 	size_t sz = (sizeof(*ad) + 63) / 64 * 64;
 
 	if (conf == NULL)
@@ -182,7 +332,7 @@ lb_adaptive_create(uint32_t n_be, const struct lb_adaptive_conf *conf)
 		return NULL;
 	}
 	if (n_be > LB_ADAPTIVE_MAX_BE ||
-	    conf->err_cap > LB_ADAPTIVE_ERR_CAP_MAX) {
+	    conf->err_cap > LB_ADAPTIVE_ERR_CAP_MAX || !guard_ok(conf)) {
 		errno = ERANGE;
 		return NULL;
 	}
@@ -192,11 +342,12 @@ lb_adaptive_create(uint32_t n_be, const struct lb_adaptive_conf *conf)
 		return NULL;
 	}
 	memset(ad, 0, sizeof(*ad));
-	if (alloc_arrays(n_be, &ad->pre, &ad->err, &ad->elig) == NULL) {
+	if (alloc_arrays(n_be, &a) == NULL) {
 		free(ad);
 		errno = ENOMEM;
 		return NULL;
 	}
+	use_arrays(ad, &a);
 	for (uint32_t i = 0; i < n_be; i++)
 		ad->elig[i] = true;
 	ad->n = n_be;
@@ -205,6 +356,7 @@ lb_adaptive_create(uint32_t n_be, const struct lb_adaptive_conf *conf)
 		conf->err_cap ? conf->err_cap : LB_ADAPTIVE_ERR_CAP_DEFAULT;
 	ad->max_trials = conf->max_trials;
 	ad->on_ok = conf->on_ok;
+	ad->guard = *conf;
 	/* Starts at 1 so that a zeroed trial is never taken as current. */
 	ad->gen = 1;
 	ad->dirty = true;
@@ -230,9 +382,8 @@ int
 lb_adaptive_rebind(struct lb_adaptive *ad, uint32_t n_be,
 		   const uint32_t *old_index)
 {
-	uint64_t *pre;
-	uint32_t *err;
-	bool *elig, *used = NULL;
+	struct arrays a;
+	bool *used = NULL;
 	void *blk;
 	uint32_t n_elig = 0;
 	int rc = -EINVAL;
@@ -241,7 +392,7 @@ lb_adaptive_rebind(struct lb_adaptive *ad, uint32_t n_be,
 		return -EINVAL;
 	if (n_be > LB_ADAPTIVE_MAX_BE)
 		return -ERANGE;
-	blk = alloc_arrays(n_be, &pre, &err, &elig);
+	blk = alloc_arrays(n_be, &a);
 	if (blk == NULL)
 		return -ENOMEM;
 	if (old_index != NULL) {
@@ -259,22 +410,21 @@ lb_adaptive_rebind(struct lb_adaptive *ad, uint32_t n_be,
 		else
 			o = j < ad->n ? j : LB_ADAPTIVE_NONE;
 		if (o == LB_ADAPTIVE_NONE) {
-			elig[j] = true;
+			a.elig[j] = true;
 		} else {
 			if (o >= ad->n || (used != NULL && used[o]))
 				goto fail;
 			if (used != NULL)
 				used[o] = true;
-			err[j] = ad->err[o];
-			elig[j] = ad->elig[o];
+			a.err[j] = ad->err[o];
+			a.seen[j] = ad->seen[o];
+			a.elig[j] = ad->elig[o];
 		}
-		n_elig += elig[j];
+		n_elig += a.elig[j];
 	}
 	free(used);
 	free(ad->pre);
-	ad->pre = pre;
-	ad->err = err;
-	ad->elig = elig;
+	use_arrays(ad, &a);
 	ad->n = n_be;
 	ad->n_elig = n_elig;
 	if (++ad->gen == 0)
@@ -321,6 +471,10 @@ lb_adaptive_set_errors(struct lb_adaptive *ad, uint32_t be, uint32_t e)
 		return -EINVAL;
 	if (e > ad->err_cap)
 		return -ERANGE;
+	if (ad->seen[be] < ad->guard.min_volume) {
+		ad->seen[be] = ad->guard.min_volume;
+		ad->dirty = true;
+	}
 	set_err(ad, be, e);
 	return 0;
 }
@@ -379,10 +533,22 @@ lb_adaptive_next(const struct lb_adaptive *ad, uint32_t prev, uint32_t *next)
 	return 0;
 }
 
+/* One more outcome from @p be; its errors count from min_volume on. */
+static void
+seen_be(struct lb_adaptive *ad, uint32_t be)
+{
+	if (ad->seen[be] >= ad->guard.min_volume)
+		return;
+	if (++ad->seen[be] == ad->guard.min_volume && ad->err[be] > 0 &&
+	    ad->elig[be])
+		ad->dirty = true;
+}
+
 static void
 fail_be(struct lb_adaptive *ad, uint32_t be)
 {
 	ad->st.fails++;
+	seen_be(ad, be);
 	if (ad->err[be] < ad->err_cap)
 		set_err(ad, be, ad->err[be] + 1);
 }
@@ -390,9 +556,15 @@ fail_be(struct lb_adaptive *ad, uint32_t be)
 static void
 ok_be(struct lb_adaptive *ad, uint32_t be)
 {
+	uint32_t e = ad->err[be], m = ad->guard.err_memory;
+
 	ad->st.oks++;
-	set_err(ad, be,
-		ad->on_ok == LB_ADAPTIVE_OK_HALVE ? ad->err[be] / 2 : 0);
+	seen_be(ad, be);
+	if (m != 0)
+		e -= (e + m - 1) / m;
+	else
+		e = ad->on_ok == LB_ADAPTIVE_OK_HALVE ? e / 2 : 0;
+	set_err(ad, be, e);
 }
 
 int
@@ -496,6 +668,8 @@ lb_adaptive_view(struct lb_adaptive *ad, uint32_t be,
 	if (ad->dirty)
 		recompute(ad);
 	v->errors = ad->err[be];
+	v->counted = ad->ce[be];
+	v->panic = ad->panic;
 	v->eligible = ad->elig[be];
 	v->eff_error = eff_error(ad->err[be]);
 	v->max_eff = ad->max_eff;

@@ -376,6 +376,17 @@ ad_set_errors(void *st, uint32_t be, uint32_t errors)
 	return lb_adaptive_set_errors(st, be, errors);
 }
 
+static int
+ad_guard(void *st, const struct lb_sched_guard *g)
+{
+	return lb_adaptive_guard(st, &(struct lb_adaptive_conf){
+					     .err_memory = g->err_memory,
+					     .min_volume = g->min_volume,
+					     .max_eject_pct = g->max_eject_pct,
+					     .panic_pct = g->panic_pct,
+				     });
+}
+
 static uint32_t
 ad_errors(void *st, uint32_t be)
 {
@@ -401,6 +412,7 @@ static const struct lb_sched_ops builtin[] = {
 		.set_eligible = ad_set_eligible,
 		.errors = ad_errors,
 		.set_errors = ad_set_errors,
+		.guard = ad_guard,
 	},
 	{
 		.name = "maglev",

@@ -1240,6 +1240,14 @@ svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 				lb_dpconf_be_eligible(v, b)
 			};
 		st = ops->create(be, v->nb_be);
+		if (st != NULL && ops->guard != NULL &&
+		    ops->guard(st, &(struct lb_sched_guard){
+					   v->opts.err_memory, v->opts.min_volume,
+					   v->opts.max_eject, v->opts.panic}) != 0) {
+			ops->destroy(st);
+			st = NULL;
+			errno = ERANGE;
+		}
 		if (st == NULL)
 			LOG(ERR, "worker %u: scheduler %s of slot %u: %s; the "
 				 "service takes no new flows",

@@ -26,6 +26,21 @@
  * pick is then one random draw and a binary search, O(log n), with no
  * allocation. Only lb_adaptive_create() and lb_adaptive_rebind() allocate.
  *
+ * Guards (all off in the all-zero configuration, which is the paper's
+ * behaviour): error feedback is something clients can provoke (a URL that
+ * answers 500), so the counts that enter the weights can be bounded.
+ *   - min_volume: a backend's errors count only once this state has seen
+ *     that many outcomes from it;
+ *   - panic_pct: when fewer than that percentage of the eligible backends
+ *     have no counted error, every count is ignored and the draw is
+ *     uniform (Envoy's healthy panic threshold);
+ *   - max_eject_pct: at most ceil(n_elig * pct / 100) backends, those with
+ *     the most errors, keep their counts; the others weigh as if healthy,
+ *     so they keep at least their fair share;
+ *   - err_memory: a success removes ceil(e_i / err_memory) errors instead
+ *     of all of them, so a backend failing half its requests keeps a
+ *     count near err_memory and loses most of its share.
+ *
  * Not thread-safe: one owner (an lcore) per struct lb_adaptive.
  */
 
@@ -73,7 +88,21 @@ struct lb_adaptive_conf {
 	uint32_t max_trials;
 	/** Effect of a success; LB_ADAPTIVE_OK_RESET is the paper's. */
 	enum lb_adaptive_on_ok on_ok;
+	/**
+	 * 0: on_ok decides; N = 1..LB_ADAPTIVE_MEMORY_MAX: a success removes
+	 * ceil(e_i / N) errors (1 is the reset, 2 the halving).
+	 */
+	uint32_t err_memory;
+	/** Outcomes seen from a backend before its errors count; 0 = none. */
+	uint32_t min_volume;
+	/** Most backends with counted errors, % of the eligible; 0 = all. */
+	uint32_t max_eject_pct;
+	/** Uniform draw below this % of error-free backends; 0 = never. */
+	uint32_t panic_pct;
 };
+
+/** Largest err_memory. */
+#define LB_ADAPTIVE_MEMORY_MAX 1024u
 
 /** Per-lcore scheduler state of one service (opaque). */
 struct lb_adaptive;
@@ -92,6 +121,8 @@ struct lb_adaptive_trial {
 /** What lbctl shows for one backend. */
 struct lb_adaptive_view {
 	uint32_t errors;     /**< e_i */
+	uint32_t counted;    /**< e_i as the weights use it, after guards */
+	bool panic;	     /**< the weights are in panic mode (uniform) */
 	bool eligible;	     /**< may receive new flows */
 	uint64_t eff_error;  /**< E_i = floor((1 + e_i)^1.5) */
 	uint64_t max_eff;    /**< E_m over eligible backends (0 if none) */
@@ -109,6 +140,8 @@ struct lb_adaptive_stats {
 	uint64_t exhausted;  /**< requests that failed every trial */
 	uint64_t no_backend; /**< picks refused: no eligible backend */
 	uint64_t recomputes; /**< rebuilds of the weight cache */
+	uint64_t panics;     /**< rebuilds that entered panic mode */
+	uint64_t capped;     /**< rebuilds that ignored counts over the cap */
 };
 
 /**
@@ -134,15 +167,37 @@ int lb_adaptive_weights(const uint32_t *err, const bool *eligible, uint32_t n,
 			uint64_t *w);
 
 /**
+ * As lb_adaptive_weights(), with the panic and max-eject guards of
+ * @p conf applied to the counts first (min_volume needs per-backend
+ * history and is not applied). @p conf NULL: no guard.
+ *
+ * @return as lb_adaptive_weights(), or -ENOMEM.
+ */
+int lb_adaptive_weights_conf(const uint32_t *err, const bool *eligible,
+			     uint32_t n, const struct lb_adaptive_conf *conf,
+			     uint64_t *w);
+
+/**
  * Creates the state for @p n_be backends, all eligible, without errors.
  *
  * @param conf  NULL for the defaults.
  * @return the state, or NULL with errno EINVAL (n_be = 0, bad on_ok),
- *   ERANGE (n_be > LB_ADAPTIVE_MAX_BE, err_cap > LB_ADAPTIVE_ERR_CAP_MAX)
- *   or ENOMEM.
+ *   ERANGE (n_be > LB_ADAPTIVE_MAX_BE, err_cap > LB_ADAPTIVE_ERR_CAP_MAX,
+ *   err_memory > LB_ADAPTIVE_MEMORY_MAX, a percentage above 100) or
+ *   ENOMEM.
  */
 struct lb_adaptive *lb_adaptive_create(uint32_t n_be,
 				       const struct lb_adaptive_conf *conf);
+
+/**
+ * Sets the guards of @p ad (err_memory, min_volume, max_eject_pct,
+ * panic_pct of @p conf; its other fields are ignored).
+ *
+ * @return 0, -EINVAL (NULL), -ERANGE (a value out of range: @p ad is
+ *   unchanged).
+ */
+int lb_adaptive_guard(struct lb_adaptive *ad,
+		      const struct lb_adaptive_conf *conf);
 
 /** Frees @p ad; NULL is accepted. */
 void lb_adaptive_free(struct lb_adaptive *ad);
@@ -176,7 +231,9 @@ int lb_adaptive_set_eligible(struct lb_adaptive *ad, uint32_t be,
 			     bool eligible);
 
 /**
- * Sets e_i of @p be directly (seeding from a control plane's view).
+ * Sets e_i of @p be directly (seeding from a control plane's view, or a
+ * worker carrying what it learnt into a new table). The backend counts as
+ * known: its errors count at once, whatever min_volume says.
  *
  * @return 0, -EINVAL (NULL, @p be out of range), -ERANGE (@p e above the
  *   configured cap).

@@ -74,6 +74,18 @@
 #define LB_CONF_RETRIES_DEFAULT 0u
 /** Largest explicit number of trials. */
 #define LB_CONF_RETRIES_MAX LB_CONF_MAX_BES
+/*
+ * Error-feedback guards. err-memory 8 (the paper's reset is 1): a backend
+ * answering half its requests with 5xx keeps about 8 errors and a third
+ * of its fair share, one failing 1 in 10 keeps 90 % of it. max-eject 10
+ * and panic 50 are Envoy's outlier-ejection and healthy-panic defaults.
+ */
+#define LB_CONF_ERR_MEMORY_DEFAULT 8u
+#define LB_CONF_ERR_MEMORY_MAX 1024u
+#define LB_CONF_MIN_VOLUME_DEFAULT 10u
+#define LB_CONF_MIN_VOLUME_MAX 1000000u
+#define LB_CONF_MAX_EJECT_DEFAULT 10u
+#define LB_CONF_PANIC_DEFAULT 50u
 /**
  * Default deferred queue length per service and worker: 2048, the queue
  * length of serviceq, the paper's reference gateway (its default
@@ -157,6 +169,11 @@ struct lb_conf_svc_opts {
 	uint64_t retry_gap_ns; /**< deferred queue retry gap */
 	uint64_t expiry_ns;    /**< longest wait in the deferred queue */
 	uint64_t syn_timeout_ns; /**< a trial fails after this long */
+	/* Bounds on error feedback (struct lb_sched_guard). */
+	uint32_t err_memory; /**< a success removes ceil(e / err_memory) */
+	uint32_t min_volume; /**< outcomes before a backend's errors count */
+	uint32_t max_eject;  /**< % of backends whose errors may count */
+	uint32_t panic;	     /**< % error-free below which picks are even */
 };
 
 struct lb_conf_be {

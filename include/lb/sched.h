@@ -32,6 +32,19 @@ struct lb_sched_be {
 	bool eligible;   /**< false while drained: no new flows */
 };
 
+/**
+ * Bounds on what error feedback may do (see lb/adaptive.h): a success
+ * removes ceil(e / err_memory) errors; errors count after min_volume
+ * outcomes; at most max_eject_pct % of the eligible backends keep their
+ * errors; below panic_pct % error-free backends the draw is uniform.
+ */
+struct lb_sched_guard {
+	uint32_t err_memory;
+	uint32_t min_volume;
+	uint32_t max_eject_pct;
+	uint32_t panic_pct;
+};
+
 struct lb_sched_ops {
 	const char *name;
 	const char *help; /**< one line for `lbctl help` */
@@ -61,6 +74,11 @@ struct lb_sched_ops {
 	 * schedulers that keep none). @return 0 or -EINVAL.
 	 */
 	int (*set_errors)(void *st, uint32_t be, uint32_t errors);
+	/**
+	 * Applies @p g, right after create (NULL for schedulers that keep
+	 * no errors). @return 0, -EINVAL or -ERANGE.
+	 */
+	int (*guard)(void *st, const struct lb_sched_guard *g);
 };
 
 /**

@@ -99,12 +99,16 @@ static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
 static const uint8_t mac_be_http[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
 static const uint8_t mac_be_l4[6] = {0x02, 0xbe, 0, 0, 0, 0x21};
 
-/* The same service twice, once followed at L7 and once plain L4. */
+/*
+ * The same service twice, once followed at L7 and once plain L4; the L7
+ * one forgets its errors on a success (err-memory 1), as the dispatch
+ * paper does, so that test_errors sees every count exactly.
+ */
 static const char *const conf_lines[] = {
 	"addr add 198.51.100.1/24 port 0",
 	"addr add 10.1.0.1/24 port 1",
 	"snat add 10.1.0.2 port 1",
-	"service add tcp 203.0.113.10:80 sched adaptive http",
+	"service add tcp 203.0.113.10:80 sched adaptive http err-memory 1",
 	"backend add tcp 203.0.113.10:80 10.1.0.20:8080",
 	"service add tcp 203.0.113.11:80 sched adaptive",
 	"backend add tcp 203.0.113.11:80 10.1.0.21:8080",
@@ -1461,9 +1465,9 @@ sched_errors(const struct env *e)
 
 /*
  * 5xx answers raise the adaptive scheduler's error count of the backend,
- * 4xx do not, and a 2xx resets it; the count the scheduler weighs is the
- * one shown (sched_errors). The handshake of an http flow does not reset
- * it: only responses judge the backend.
+ * 4xx do not, and a 2xx resets it (err-memory 1); the count the scheduler
+ * weighs is the one shown (sched_errors). The handshake of an http flow does
+ * not reset it: only responses judge the backend.
  */
 static void
 test_errors(void **state)

@@ -932,6 +932,229 @@ test_no_eligible_backend(void **state)
 	lb_adaptive_free(ad);
 }
 
+/* ---- guards against provoked errors ---------------------------------- */
+
+static struct lb_adaptive_view
+view_of(struct lb_adaptive *ad, uint32_t be)
+{
+	struct lb_adaptive_view v;
+
+	assert_int_equal(lb_adaptive_view(ad, be, &v), 0);
+	return v;
+}
+
+/* A success removes ceil(e / N): 1 is the paper's reset, 2 the halving. */
+static void
+test_err_memory(void **state)
+{
+	static const struct {
+		uint32_t mem, e, want;
+	} cases[] = {
+		{1, 10, 0}, {2, 10, 5}, {2, 5, 2}, {4, 10, 7},
+		{8, 8, 7},  {8, 1, 0},	{8, 0, 0}, {1024, 65535, 65471},
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct lb_adaptive_conf conf = {.err_memory = cases[k].mem};
+		struct lb_adaptive *ad = make(2, NULL, ALL, &conf);
+
+		assert_int_equal(lb_adaptive_set_errors(ad, 0, cases[k].e), 0);
+		assert_int_equal(lb_adaptive_ok(ad, 0), 0);
+		assert_int_equal(err_of(ad, 0), cases[k].want);
+		lb_adaptive_free(ad);
+	}
+}
+
+/* Errors count from the min_volume-th outcome on; set_errors is known. */
+static void
+test_min_volume(void **state)
+{
+	struct lb_adaptive_conf conf = {.min_volume = 3};
+	struct lb_adaptive *ad = make(3, NULL, ALL, &conf);
+	struct lb_adaptive_view v;
+
+	(void)state;
+	lb_adaptive_fail(ad, 0);
+	lb_adaptive_fail(ad, 0);
+	v = view_of(ad, 0);
+	assert_int_equal(v.errors, 2);
+	assert_int_equal(v.counted, 0);
+	assert_int_equal(v.weight, 1);
+	assert_int_equal(v.max_eff, 1);
+	lb_adaptive_fail(ad, 0);
+	v = view_of(ad, 0);
+	assert_int_equal(v.counted, 3);
+	/* E_m = floor(4^1.5) = 8, w_0 = ceil(8 / 4) = 2, healthy 8. */
+	assert_int_equal(v.weight, 2);
+	assert_int_equal(view_of(ad, 1).weight, 8);
+	/* Carried into a new table: counts at once. */
+	assert_int_equal(lb_adaptive_set_errors(ad, 2, 1), 0);
+	assert_int_equal(view_of(ad, 2).counted, 1);
+	lb_adaptive_free(ad);
+}
+
+/*
+ * max_eject_pct 10 of 10 backends: one keeps its errors, the one with
+ * most (ties to the lower index); the others weigh as healthy peers.
+ */
+static void
+test_max_eject(void **state)
+{
+	static const uint32_t err[10] = {0, 0, 5, 0, 3, 0, 0, 5, 0, 0};
+	struct lb_adaptive_conf conf = {.max_eject_pct = 10};
+	struct lb_adaptive *ad = make(10, err, ALL, &conf);
+	struct lb_adaptive_stats st;
+	uint64_t w[10];
+
+	(void)state;
+	/* E_m = floor(6^1.5) = 14; w_2 = ceil(14 / 6) = 3; others 14. */
+	for (uint32_t i = 0; i < 10; i++) {
+		struct lb_adaptive_view v = view_of(ad, i);
+
+		assert_int_equal(v.counted, i == 2 ? 5 : 0);
+		assert_int_equal(v.weight, i == 2 ? 3 : 14);
+		/* Fair share or more for all but the one. */
+		if (i != 2)
+			assert_true(v.lp >= 0.1);
+	}
+	assert_int_equal(lb_adaptive_stats_get(ad, &st), 0);
+	assert_int_equal(st.capped, 1);
+	assert_int_equal(st.panics, 0);
+	assert_int_equal(lb_adaptive_weights_conf(err, NULL, 10, &conf, w), 0);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(w[i], view_of(ad, i).weight);
+	lb_adaptive_free(ad);
+	/* 11 backends at 10 %: ceil(1.1) = 2 keep their counts. */
+	{
+		static const uint32_t e11[11] = {1, 2, 3, 4,  5, 6,
+						 7, 8, 9, 10, 11};
+		uint64_t w11[11];
+
+		assert_int_equal(
+			lb_adaptive_weights_conf(e11, NULL, 11, &conf, w11), 0);
+		/* E_m = floor(12^1.5) = 41: w_10 = 4, w_9 = 4, rest 41. */
+		for (uint32_t i = 0; i < 9; i++)
+			assert_int_equal(w11[i], 41);
+		assert_int_equal(w11[9], 4);
+		assert_int_equal(w11[10], 4);
+	}
+}
+
+/* Fewer than panic_pct % error-free: every count ignored, even draw. */
+static void
+test_panic(void **state)
+{
+	static const uint32_t three[4] = {2, 2, 1, 0};
+	static const uint32_t two[4] = {2, 0, 1, 0};
+	struct lb_adaptive_conf conf = {.panic_pct = 50};
+	struct lb_adaptive *ad = make(4, three, ALL, &conf);
+	struct lb_adaptive_stats st;
+	struct lb_xoshiro x;
+	struct lb_rng rng = lb_rng_xoshiro(&x);
+	uint32_t be;
+
+	(void)state;
+	lb_xoshiro_seed(&x, 7);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct lb_adaptive_view v = view_of(ad, i);
+
+		assert_true(v.panic);
+		assert_int_equal(v.counted, 0);
+		assert_int_equal(v.weight, 1);
+	}
+	assert_int_equal(lb_adaptive_pick(ad, &rng, &be), 0);
+	/* Half error-free is not below half: out of panic. */
+	lb_adaptive_ok(ad, 1);
+	assert_false(view_of(ad, 0).panic);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(view_of(ad, i).counted, two[i]);
+	lb_adaptive_fail(ad, 3);
+	assert_true(view_of(ad, 0).panic);
+	assert_int_equal(lb_adaptive_stats_get(ad, &st), 0);
+	assert_int_equal(st.panics, 2);
+	/* Ineligible backends are not part of the pool: 1 of 2 healthy. */
+	lb_adaptive_set_eligible(ad, 0, false);
+	lb_adaptive_set_eligible(ad, 2, false);
+	assert_false(view_of(ad, 1).panic);
+	assert_int_equal(view_of(ad, 3).counted, 1);
+	lb_adaptive_free(ad);
+}
+
+/*
+ * A backend failing half its requests among two healthy peers: with the
+ * paper's reset it keeps most of its share, with err_memory 8 it loses
+ * most of it, and with the max-eject and panic guards on only one backend
+ * of the three is weighed down when all of them fail half the time.
+ */
+static double
+half_failing_share(const struct lb_adaptive_conf *conf, uint32_t bad_mask)
+{
+	struct lb_adaptive *ad = lb_adaptive_create(3, conf);
+	struct lb_xoshiro x, y;
+	struct lb_rng rng = lb_rng_xoshiro(&x);
+	uint32_t hits = 0, picks = 200000;
+
+	assert_non_null(ad);
+	lb_xoshiro_seed(&x, 11);
+	lb_xoshiro_seed(&y, 12);
+	for (uint32_t k = 0; k < picks; k++) {
+		uint32_t be;
+
+		assert_int_equal(lb_adaptive_pick(ad, &rng, &be), 0);
+		hits += be == 1;
+		if (((bad_mask >> be) & 1) && (lb_xoshiro_next(&y) & 1))
+			lb_adaptive_fail(ad, be);
+		else
+			lb_adaptive_ok(ad, be);
+	}
+	lb_adaptive_free(ad);
+	return 3.0 * hits / picks;
+}
+
+static void
+test_half_failing_share(void **state)
+{
+	struct lb_adaptive_conf reset = {0}, mem = {.err_memory = 8};
+	struct lb_adaptive_conf all = {
+		.err_memory = 8, .max_eject_pct = 10, .panic_pct = 0};
+	double r, m, a;
+
+	(void)state;
+	r = half_failing_share(&reset, 0x2);
+	m = half_failing_share(&mem, 0x2);
+	print_message("share of fair: reset %.2f, err_memory 8 %.2f\n", r, m);
+	assert_true(r > 0.5);
+	assert_true(m < 0.4);
+	/* All three fail half the time: one at most is weighed down, so
+	 * backend 1 keeps its fair share on average whatever the others. */
+	a = half_failing_share(&all, 0x7);
+	print_message("all failing, max-eject 10 %%: backend 1 %.2f\n", a);
+	assert_true(a > 0.7);
+}
+
+static void
+test_guard_bad(void **state)
+{
+	static const struct lb_adaptive_conf bad[] = {
+		{.err_memory = LB_ADAPTIVE_MEMORY_MAX + 1},
+		{.max_eject_pct = 101},
+		{.panic_pct = 101},
+	};
+	struct lb_adaptive *ad = lb_adaptive_create(2, NULL);
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		errno = 0;
+		assert_null(lb_adaptive_create(2, &bad[k]));
+		assert_int_equal(errno, ERANGE);
+		assert_int_equal(lb_adaptive_guard(ad, &bad[k]), -ERANGE);
+	}
+	assert_int_equal(lb_adaptive_guard(NULL, &bad[0]), -EINVAL);
+	assert_int_equal(lb_adaptive_guard(ad, NULL), -EINVAL);
+	lb_adaptive_free(ad);
+}
+
 int
 main(void)
 {
@@ -953,6 +1176,12 @@ main(void)
 		cmocka_unit_test(test_bad_create),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_no_eligible_backend),
+		cmocka_unit_test(test_err_memory),
+		cmocka_unit_test(test_min_volume),
+		cmocka_unit_test(test_max_eject),
+		cmocka_unit_test(test_panic),
+		cmocka_unit_test(test_half_failing_share),
+		cmocka_unit_test(test_guard_bad),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

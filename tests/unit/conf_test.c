@@ -310,6 +310,19 @@ static const struct good_case good_cases[] = {
 	  "service add tcp 192.0.2.11:443 sched rr retries 2 deferq 64 "
 	  "retry-gap 100ms expiry 10s syn-timeout 500ms\n",
 	  NULL },
+	{ "service add tcp 192.0.2.11:80 err-memory 1 min-volume 0 max-eject "
+	  "100 panic 0",
+	  1,
+	  "service add tcp 192.0.2.11:80 err-memory 1 min-volume 0 max-eject "
+	  "100 panic 0\n",
+	  NULL },
+	{ "service set tcp 192.0.2.10:80 err-memory 2 panic 0", 1,
+	  "service add tcp 192.0.2.10:80 sched maglev http err-memory 2 "
+	  "panic 0\n",
+	  NULL },
+	{ "service add tcp 192.0.2.11:80 err-memory 8 min-volume 10 max-eject "
+	  "10 panic 50",
+	  1, "service add tcp 192.0.2.11:80\n", NULL },
 	{ "service add tcp 192.0.2.11:80", 1,
 	  "service add tcp 192.0.2.11:80\n", NULL },
 	{ "service add tcp 192.0.2.11:80 expiry 5000ms retry-gap 1000ms", 1,
@@ -600,6 +613,14 @@ static const struct bad_case bad_cases[] = {
 	  "retry-gap 2h out of range 0s..1h" },
 	{ "service add tcp 192.0.2.11:80 syn-timeout 2m", -ERANGE,
 	  "syn-timeout 2m out of range 1ms..1m" },
+	{ "service add tcp 192.0.2.11:80 err-memory 0", -ERANGE,
+	  "err-memory 0 out of range 1..1024" },
+	{ "service add tcp 192.0.2.11:80 max-eject 101", -ERANGE,
+	  "max-eject 101 out of range 1..100" },
+	{ "service add tcp 192.0.2.11:80 panic 101", -ERANGE,
+	  "panic 101 out of range 0..100" },
+	{ "service add tcp 192.0.2.11:80 min-volume 1000001", -ERANGE,
+	  "min-volume 1000001 out of range 0..1000000" },
 	{ "service add tcp 192.0.2.11:80 retry-gap 1s expiry 1s", -EINVAL,
 	  "retry-gap 1s must be shorter than expiry 1s" },
 	{ "service add tcp 192.0.2.11:80 expiry 500", -EINVAL,
@@ -611,10 +632,12 @@ static const struct bad_case bad_cases[] = {
 	  "invalid protocol 'icmp': expected tcp or udp" },
 	{ "service add tcp 192.0.2.11:80 weight 2", -EINVAL,
 	  "unknown option 'weight'; expected sched, http, retries, deferq, "
-	  "retry-gap, expiry or syn-timeout" },
+	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject or "
+	  "panic" },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
-	  "retry-gap, expiry or syn-timeout" },
+	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject or "
+	  "panic" },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },

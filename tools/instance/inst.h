@@ -26,6 +26,8 @@ struct lb_inst_conf {
 	uint64_t jitter_ns;
 	uint64_t cpu_ns;
 	double error_rate;
+	/** Requests whose target starts with this are answered 500. */
+	const char *error_path;
 	uint64_t seed;
 	bool stall;
 	bool spl;

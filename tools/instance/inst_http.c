@@ -222,6 +222,11 @@ parse_request_line(const char *p, size_t n, struct lb_inst_req *req,
 	if (v[5] != '1')
 		return 505;
 	req->minor = v[7] == '0' ? 0 : 1;
+	t -= m + 1;
+	if (t > LB_INST_TARGET_KEEP)
+		t = LB_INST_TARGET_KEEP;
+	memcpy(req->target, p + m + 1, t);
+	req->target[t] = '\0';
 	req->head = m == 4 && memcmp(p, "HEAD", 4) == 0;
 	*connect = m == 7 && memcmp(p, "CONNECT", 7) == 0;
 	return 0;

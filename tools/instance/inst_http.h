@@ -30,6 +30,9 @@
 /** Largest Content-Length or chunk size accepted (2^60 octets). */
 #define LB_INST_LENGTH_MAX (1ull << 60)
 
+/** Octets of the request-target kept (enough to match a path prefix). */
+#define LB_INST_TARGET_KEEP 63u
+
 /** A request as the server needs it: how to answer, how to frame. */
 struct lb_inst_req {
 	/** 0: answer normally; else the error status to answer, then close. */
@@ -46,6 +49,8 @@ struct lb_inst_req {
 	bool chunked;
 	/** Octets of content when not chunked. */
 	uint64_t content_length;
+	/** Start of the request-target, NUL-terminated (may be cut short). */
+	char target[LB_INST_TARGET_KEEP + 1];
 };
 
 /** Events of lb_inst_rx_feed(). */

@@ -399,6 +399,35 @@ test_big_body(void **state)
 	assert_true(lb_inst_rx_idle(&rx));
 }
 
+/* The request-target is kept, cut at LB_INST_TARGET_KEEP octets. */
+static void
+test_target(void **state)
+{
+	static const char *const heads[] = {
+		"GET /fail/x?y=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /0123456789012345678901234567890123456789012345678901234"
+		"56789abcdef HTTP/1.1\r\nHost: a\r\n\r\n",
+	};
+	static const char *const want[] = {
+		"/fail/x?y=1",
+		"/0123456789012345678901234567890123456789012345678901234"
+		"56789ab",
+	};
+	struct lb_inst_rx rx;
+	size_t used;
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		assert_int_equal(lb_inst_rx_init(&rx, 256), 0);
+		assert_int_equal(
+			lb_inst_rx_feed(&rx, heads[k], strlen(heads[k]), &used),
+			LB_INST_RX_HEAD);
+		assert_string_equal(rx.req.target, want[k]);
+		assert_int_equal(strlen(rx.req.target),
+				 k == 0 ? 11 : LB_INST_TARGET_KEEP);
+	}
+}
+
 static void
 test_init(void **state)
 {
@@ -553,6 +582,7 @@ main(void)
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_fields_max),
 		cmocka_unit_test(test_big_body),
+		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_resp),
 		cmocka_unit_test(test_date),

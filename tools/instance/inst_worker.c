@@ -461,6 +461,10 @@ queue_request(struct conn *c, uint16_t status)
 	p->head = r->head;
 	p->close = r->close || status != 0;
 	p->keep_alive = r->minor == 0 && !p->close;
+	if (status == 0 && c->w->conf->error_path != NULL &&
+	    strncmp(r->target, c->w->conf->error_path,
+		    strlen(c->w->conf->error_path)) == 0)
+		status = 500; /* answered without closing: see p->close */
 	p->status = status != 0 ? status : admit(c->w, p);
 	c->qn++;
 	if (p->close)

@@ -42,6 +42,8 @@ static const char usage_text[] =
 	"  --jitter-ms MS      the delay varies uniformly by +-MS (0)\n"
 	"  --cpu-us US         CPU time burnt per request (0)\n"
 	"  --error-rate F      share of requests answered 503, 0..1 (0)\n"
+	"  --error-path PREFIX answer 500 to every request whose target\n"
+	"                      starts with PREFIX (e.g. /fail)\n"
 	"  --seed N            seed of the 503 and jitter draws (1)\n"
 	"  --stall             read requests, never answer; SIGUSR1 "
 	"toggles\n"
@@ -142,6 +144,7 @@ enum {
 	OPT_JITTER,
 	OPT_CPU,
 	OPT_ERRATE,
+	OPT_ERRPATH,
 	OPT_SEED,
 	OPT_STALL,
 	OPT_SPL,
@@ -162,6 +165,7 @@ static const struct option long_opts[] = {
 	{"jitter-ms", required_argument, NULL, OPT_JITTER},
 	{"cpu-us", required_argument, NULL, OPT_CPU},
 	{"error-rate", required_argument, NULL, OPT_ERRATE},
+	{"error-path", required_argument, NULL, OPT_ERRPATH},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"stall", no_argument, NULL, OPT_STALL},
 	{"spl", required_argument, NULL, OPT_SPL},
@@ -222,6 +226,17 @@ parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 		case OPT_ERRATE:
 			rc = parse_num("error-rate", optarg, 0, 1,
 				       &conf->error_rate);
+			break;
+		case OPT_ERRPATH:
+			if (optarg[0] != '/' ||
+			    strlen(optarg) > LB_INST_TARGET_KEEP) {
+				fprintf(stderr,
+					PROG ": --error-path: '/' and up to %u "
+					     "characters\n",
+					LB_INST_TARGET_KEEP);
+				rc = -EINVAL;
+			}
+			conf->error_path = optarg;
 			break;
 		case OPT_SEED:
 			rc = parse_uint("seed", optarg, 0, UINT64_MAX, &u);

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Error feedback that a client can provoke: four lb-instance backends of
+# one `http` service; three of them answer 500 to every request under
+# /fail (--error-path), the fourth answers it normally. An attacker keeps
+# wrk hammering /fail over keep-alive connections while a legitimate
+# client opens a new connection per request to /:
+#   - guards off (max-eject 100, panic 0): the attack works, the three
+#     pile up errors and lose far more than one backend's fair share of
+#     the legitimate client's new connections (the control phase);
+#   - max-eject 25 (one backend of four), panic off: the share taken out
+#     of rotation, sum over backends of max(0, fair - share), stays within
+#     one backend's fair share;
+#   - the defaults (panic 50): three of four look unhealthy, so picks are
+#     even again;
+#   - in every phase the legitimate client sees no failure at all.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init l7_feedback_guard
+e2e_need_control
+e2e_need_tools wrk
+INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
+[ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+
+SECS=${E2E_GUARD_SECONDS:-4}
+N=4
+FAIR=0.25
+SVC="tcp $VIP:80"
+
+inst_start() {
+	local i=$1
+	shift
+	ip netns exec "$(ns_be "$i")" "$INSTANCE" --listen "$(be_addr "$i"):80" \
+		--name "be$i" --delay-ms 1 "$@" >>"$E2E_TMP/inst$i.log" 2>&1 &
+	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
+		die "be$i: lb-instance did not start"
+}
+
+# lost FILE0 FILE1: "LOST S1 S2 S3 S4", the share of new connections
+# taken out of rotation (sum of max(0, fair - share)) and each share.
+lost() {
+	"$PY" -B -c '
+import json, sys
+a, b = (json.load(open(f))["backends"] for f in sys.argv[1:3])
+ft = lambda l: {x["backend"]: x["flows_total"] for x in l}
+fa, fb = ft(a), ft(b)
+keys = sorted(fb)
+d = [fb[k] - fa.get(k, 0) for k in keys]
+tot = sum(d)
+sh = [x / tot if tot else 0 for x in d]
+fair = 1.0 / len(keys)
+print("%.3f %s" % (sum(max(0, fair - s) for s in sh),
+                   " ".join("%.3f" % s for s in sh)))
+' "$@"
+}
+
+# phase NAME: the attack and the legitimate client together; prints
+# "LOST S1..S4" and leaves the legitimate client's summary in NAME.sum.
+phase() {
+	local name=$1 apid
+	ip netns exec "$NS_CLI" wrk -t 1 -c 12 -d "$((SECS + 3))s" \
+		--timeout 2s "http://$VIP/fail/x" >"$E2E_TMP/$name.atk" 2>&1 &
+	apid=$!
+	sleep 1.5 # the attacker's connections are open and failing
+	ctl_json "$E2E_TMP/$name.0" backend list
+	ip netns exec "$NS_CLI" wrk -t 1 -c 4 -d "${SECS}s" --timeout 2s \
+		-H "Connection: close" "http://$VIP/" >"$E2E_TMP/$name.wrk" \
+		2>&1 || true
+	ctl_json "$E2E_TMP/$name.1" backend list
+	wait "$apid" || true
+	awk '
+/requests in/ { req = $1 }
+/Socket errors:/ { gsub(",", ""); se = $4 + $6 + $8 + $10 }
+/Non-2xx or 3xx responses:/ { non = $NF }
+END { printf "requests=%d socket_errors=%d non2xx=%d\n", req, se, non }
+' "$E2E_TMP/$name.wrk" >"$E2E_TMP/$name.sum"
+	lost "$E2E_TMP/$name.0" "$E2E_TMP/$name.1"
+}
+
+# legit_ok NAME: the legitimate client's requests all succeeded.
+legit_ok() {
+	check "$1: the legitimate client saw no failure ($(cat "$E2E_TMP/$1.sum"))" \
+		"grep -q 'socket_errors=0 non2xx=0' '$E2E_TMP/$1.sum' &&
+		 ! grep -q 'requests=0 ' '$E2E_TMP/$1.sum'"
+}
+
+topo_up $N
+for i in 1 2 3; do inst_start "$i" --error-path /fail; done
+inst_start 4
+conf=$E2E_TMP/lb.conf
+conf_ports "$conf"
+echo "service add $SVC http max-eject 100 panic 0" >>"$conf"
+for i in $(seq 1 $N); do
+	echo "backend add $SVC $(be_addr "$i"):80" >>"$conf"
+done
+dp_start_shared "$conf"
+ctl_start
+
+read -r off s_off <<<"$(phase off)"
+e2e_log "guards off: taken out of rotation $off (shares $s_off)"
+legit_ok off
+check "guards off: the attack takes more than one backend's share ($off > $FAIR)" \
+	"awk -v l='$off' -v f='$FAIR' 'BEGIN { exit !(l > f + 0.1) }'"
+
+ctl_do service set $SVC max-eject 25
+read -r cap s_cap <<<"$(phase cap)"
+e2e_log "max-eject 25: taken out of rotation $cap (shares $s_cap)"
+legit_ok cap
+# One backend of four may be weighed down: at most its fair share, with
+# 0.05 for the sampling noise of a few thousand connections.
+check "max-eject 25: at most one backend's share out of rotation ($cap <= $FAIR)" \
+	"awk -v l='$cap' -v f='$FAIR' 'BEGIN { exit !(l <= f + 0.05) }'"
+
+ctl_do service set $SVC max-eject 10 panic 50
+read -r pan s_pan <<<"$(phase panic)"
+e2e_log "defaults (panic 50): taken out of rotation $pan (shares $s_pan)"
+legit_ok panic
+check "panic: three of four unhealthy spreads evenly ($pan <= 0.1)" \
+	"awk -v l='$pan' 'BEGIN { exit !(l <= 0.1) }'"
+
+ctl_stop
+dp_stop
+e2e_finish
