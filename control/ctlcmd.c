@@ -933,6 +933,8 @@ static const struct {
 	W(l7_pool_full),
 	W(l7_stopped),
 	W(conf_switches),
+	W(exc_to_kernel),
+	W(exc_from_kernel),
 #undef W
 };
 

@@ -153,6 +153,10 @@ static const struct {
 	  "HTTP flows not followed because the L7 pool was empty."),
 	W("l7_stopped", l7_stopped, "Followed flows given up."),
 	W("conf_switches", conf_switches, "Published tables taken up."),
+	W("exception_to_kernel", exc_to_kernel,
+	  "Frames given to the kernel through the exception path."),
+	W("exception_from_kernel", exc_from_kernel,
+	  "Frames of the kernel sent out a data port."),
 #undef W
 };
 

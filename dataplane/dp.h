@@ -54,6 +54,7 @@ struct lb_trial {
 #define LB_EXPIRE_BUDGET 512u
 
 struct lb_dp;
+struct lb_exc;
 
 struct lb_worker {
 	struct lb_dp *dp;
@@ -77,6 +78,11 @@ struct lb_worker {
 	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
 	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
 	struct rte_ring *fb;    /**< feedback to lb-control */
+	/** Exception path (exc.h): frames for the kernel and from it; NULL
+	 * when it is off. */
+	struct rte_ring *exc_out, *exc_in;
+	uint16_t exc_n;
+	struct rte_mbuf *exc_m[LB_BURST];
 	struct lb_l7_pool *l7;  /**< HTTP following; NULL if disabled */
 	struct lb_hdr_scratch *hscr;
 	struct lb_shm_worker sh; /**< what lb-control reads */
@@ -115,6 +121,7 @@ struct lb_dp {
 	struct lb_hdr_db *hdb;
 	uint32_t l7_flows;  /**< HTTP flows followed at once per worker */
 	int64_t epoch_off_ns; /**< wall clock minus our monotonic clock */
+	struct lb_exc *exc;   /**< exception path, NULL when off */
 	volatile int quit;
 };
 

@@ -25,6 +25,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dp.h"
+#include "exc.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
 
@@ -57,8 +58,13 @@ usage(FILE *f, const char *prog)
 		"to follow none (default %u)\n"
 		"  --hash-seed N      seed of the flow hash; the same on every "
 		"host of an ECMP group (default fixed)\n"
+		"  --exception-ifname PREFIX  names of the kernel interfaces "
+		"of the exception path: PREFIX + port (default %s)\n"
+		"  --no-exception     no exception path: the kernel does not "
+		"see the data ports\n"
 		"  -h, --help         this text\n",
-		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS);
+		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS,
+		LB_EXC_IFPREFIX_DEFAULT);
 }
 
 static int
@@ -165,11 +171,12 @@ shm_create(const char *config)
 	shm->nb_workers = dp.nb_workers;
 	shm->nb_ports = dp.nb_ports;
 	shm->tsc_hz = rte_get_tsc_hz();
-	/* One reader id per worker, and one for telemetry. */
-	qsz = rte_rcu_qsbr_get_memsize(dp.nb_workers + 1);
+	/* One reader id per worker, one for telemetry, one for the
+	 * exception path. */
+	qsz = rte_rcu_qsbr_get_memsize(dp.nb_workers + 2);
 	shm->qsbr = rte_zmalloc("lb_qsbr", qsz, RTE_CACHE_LINE_SIZE);
 	if (shm->qsbr == NULL ||
-	    rte_rcu_qsbr_init(shm->qsbr, dp.nb_workers + 1) != 0) {
+	    rte_rcu_qsbr_init(shm->qsbr, dp.nb_workers + 2) != 0) {
 		fprintf(stderr, "lb-dataplane: cannot set up RCU\n");
 		return -ENOMEM;
 	}
@@ -234,10 +241,13 @@ main(int argc, char **argv)
 		{ "idle-us", required_argument, NULL, 'i' },
 		{ "l7-flows", required_argument, NULL, 'l' },
 		{ "hash-seed", required_argument, NULL, 's' },
+		{ "exception-ifname", required_argument, NULL, 'x' },
+		{ "no-exception", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL;
+	const char *exc_prefix = LB_EXC_IFPREFIX_DEFAULT;
 	unsigned int lcores[LB_MAX_WORKERS], lcore;
 	uint16_t nw = 0;
 	uint32_t nb_mbufs;
@@ -290,6 +300,12 @@ main(int argc, char **argv)
 			hash_seed_set = 1;
 			break;
 		}
+		case 'x':
+			exc_prefix = optarg;
+			break;
+		case 'X':
+			exc_prefix = NULL;
+			break;
 		case 'h':
 			usage(stdout, "lb-dataplane");
 			ret = EXIT_SUCCESS;
@@ -356,6 +372,8 @@ main(int argc, char **argv)
 
 	nb_mbufs = dp.nb_ports * nw * (NB_RXD + NB_TXD + LB_BURST) +
 		   nw * (4096 + 4096 + 2 * MBUF_CACHE) + 4096;
+	if (exc_prefix != NULL) /* the taps' queues and the rings */
+		nb_mbufs += dp.nb_ports * 512 + nw * 2048;
 	dp.pool = rte_pktmbuf_pool_create("lb_mbufs", nb_mbufs, MBUF_CACHE, 0,
 					  RTE_MBUF_DEFAULT_BUF_SIZE,
 					  rte_socket_id());
@@ -378,6 +396,14 @@ main(int argc, char **argv)
 				i);
 			goto out;
 		}
+	}
+	if (exc_prefix != NULL &&
+	    (lb_exc_create(&dp, exc_prefix) == NULL ||
+	     lb_exc_start(dp.exc, nw + 1) != 0 ||
+	     lb_exc_telemetry_init(dp.exc) != 0)) {
+		fprintf(stderr, "lb-dataplane: no exception path (see the log "
+				"above; --no-exception runs without)\n");
+		goto out;
 	}
 	shm_publish();
 	if (lb_telemetry_init(&dp) != 0)
@@ -405,6 +431,7 @@ main(int argc, char **argv)
 	dp.shm->magic = 0;
 	ret = EXIT_SUCCESS;
 out:
+	lb_exc_free(dp.exc);
 	for (uint16_t i = 0; i < LB_MAX_WORKERS; i++)
 		lb_worker_free(dp.w[i]);
 	for (uint16_t p = 0; p < dp.nb_ports; p++)

@@ -91,6 +91,8 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "l7_pool_full", sum.l7_pool_full);
 	add_u64(d, "l7_stopped", sum.l7_stopped);
 	add_u64(d, "conf_switches", sum.conf_switches);
+	add_u64(d, "exc_to_kernel", sum.exc_to_kernel);
+	add_u64(d, "exc_from_kernel", sum.exc_from_kernel);
 	add_u64(d, "conf_gen", tel_conf_enter()->gen);
 	tel_conf_leave();
 

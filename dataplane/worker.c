@@ -19,6 +19,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "dp.h"
+#include "exc.h"
 #include "lb/nat.h"
 
 #define LOG(level, fmt, ...) \
@@ -51,6 +52,18 @@ static inline uint8_t *
 frame_of(struct rte_mbuf *m)
 {
 	return rte_pktmbuf_mtod(m, uint8_t *);
+}
+
+/* What we have no use for but is addressed to a local address is the
+ * kernel's, through the exception path when it is on (exc.h). */
+static inline void
+drop_or_kernel(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
+	       enum lb_drop why)
+{
+	if (w->exc_out != NULL && lb_exc_local(w->conf, dst))
+		lb_exc_put(w, m);
+	else
+		drop(w, m, why);
 }
 
 /* ---- transmit ----------------------------------------------------------- */
@@ -826,7 +839,7 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			ic.inner.sport, ic.proto);
 	idx = lb_flow_lookup(w->ft, &k, &dir);
 	if (idx == LB_FLOW_NONE) {
-		drop(w, m, LB_DROP_NO_FLOW);
+		drop_or_kernel(w, m, pkt->dst, LB_DROP_NO_FLOW);
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
@@ -885,6 +898,12 @@ handle_arp(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		tx_enqueue(w, port, m);
 		return;
 	}
+	/* The kernel resolves its next hops with requests of its own. */
+	if (arp.op == LB_ARP_REPLY && w->exc_out != NULL &&
+	    lb_exc_local(w->conf, arp.tpa)) {
+		lb_exc_put(w, m);
+		return;
+	}
 	rte_pktmbuf_free(m);
 }
 
@@ -914,7 +933,7 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			icmp_error(w, m, pkt, now);
 			return;
 		}
-		drop(w, m, LB_DROP_ICMP);
+		drop_or_kernel(w, m, pkt->dst, LB_DROP_ICMP);
 		return;
 	}
 	svc = lb_dpconf_svc_find(c, pkt->proto, pkt->dst, pkt->dport);
@@ -937,7 +956,7 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		from_backend(w, m, pkt, hash, now);
 		return;
 	}
-	drop(w, m, LB_DROP_NOT_OURS);
+	drop_or_kernel(w, m, pkt->dst, LB_DROP_NOT_OURS);
 }
 
 /*
@@ -1143,10 +1162,22 @@ lb_worker_poll(struct lb_worker *w)
 		total += n;
 		handle_burst(w, pkts, n, now);
 	}
+	if (w->exc_in != NULL) {
+		/* The kernel's frames leave as they are (m->port: which). */
+		unsigned int n = rte_ring_sc_dequeue_burst(
+			w->exc_in, (void **)pkts, LB_BURST, NULL);
+
+		w->st.exc_from_kernel += n;
+		total += n;
+		for (unsigned int i = 0; i < n; i++)
+			tx_enqueue(w, pkts[i]->port, pkts[i]);
+	}
 	if (now >= w->next_house_ns) {
 		housekeeping(w, now);
 		w->next_house_ns = now + HOUSE_NS;
 	}
+	if (w->exc_out != NULL)
+		lb_exc_flush(w);
 	for (uint16_t p = 0; p < dp->nb_ports; p++)
 		tx_flush(w, p);
 	/* Nothing of the table is held across polls: any older table may

@@ -22,6 +22,7 @@ enum lb_drop {
 	LB_DROP_TX,          /**< the port did not take the packet */
 	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
 	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
+	LB_DROP_EXC_FULL,    /**< for the kernel, but its ring was full */
 	LB_DROP_MAX,
 };
 
@@ -43,6 +44,7 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_TX] = "tx_full",
 		[LB_DROP_NOMBUF] = "no_mbuf",
 		[LB_DROP_TTL] = "ttl_expired",
+		[LB_DROP_EXC_FULL] = "exception_full",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

@@ -67,6 +67,8 @@ struct lb_worker_stats {
 	uint64_t l7_pool_full;  /**< http flows not followed: pool empty */
 	uint64_t l7_stopped;    /**< followed flows given up (gap, syntax) */
 	uint64_t conf_switches; /**< published tables taken up */
+	uint64_t exc_to_kernel;   /**< frames given to the exception path */
+	uint64_t exc_from_kernel; /**< frames the kernel sent out a port */
 };
 
 /** One backend slot as one worker saw it. */
@@ -112,7 +114,7 @@ struct lb_shm {
 	uint64_t tsc_hz;
 	struct lb_shm_port port[LB_SHM_MAX_PORTS];
 	/** RCU: thread ids 0..nb_workers-1 are the workers, nb_workers the
-	 * dataplane's telemetry reader. */
+	 * dataplane's telemetry reader, nb_workers + 1 its exception path. */
 	struct rte_rcu_qsbr *qsbr;
 	/** The published table; lb-control is its only writer. */
 	struct lb_dpconf *_Atomic conf;

@@ -14,6 +14,10 @@ test namespace (ip netns exec):
   inject     --iface I --dst-mac M --src A --dst A:P --kind K --count N
                                      writes malformed Ethernet frames of kind
                                      K (see KINDS) on I through AF_PACKET
+  ping       --target A [--count N] [--timeout T]
+                                     ICMP echo requests (the namespaces have
+                                     no ping program); exit 0 when each got
+                                     its reply
 """
 
 import argparse
@@ -201,6 +205,30 @@ def inject(args):
     return 0
 
 
+def ping(args):
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.settimeout(args.timeout)
+    ident = (id(s) ^ int(time.time())) & 0xffff
+    answered = 0
+    for seq in range(1, args.count + 1):
+        body = struct.pack("!BBHHH", 8, 0, 0, ident, seq) + b"sluice-ping"
+        body = body[:2] + struct.pack("!H", csum(body)) + body[4:]
+        s.sendto(body, (args.target, 0))
+        deadline = time.time() + args.timeout
+        while time.time() < deadline:
+            try:
+                data, peer = s.recvfrom(2048)
+            except socket.timeout:
+                break
+            icmp = data[(data[0] & 0x0f) * 4:]
+            if (peer[0] == args.target and icmp[0] == 0 and
+                    struct.unpack("!HH", icmp[4:8]) == (ident, seq)):
+                answered += 1
+                break
+    print(json.dumps({"sent": args.count, "answered": answered}))
+    return 0 if answered == args.count else 1
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -234,6 +262,12 @@ def main(argv=None):
                    required=True)
     p.add_argument("--count", type=int, default=5)
     p.set_defaults(fn=inject)
+
+    p = sub.add_parser("ping")
+    p.add_argument("--target", required=True)
+    p.add_argument("--count", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=2.0)
+    p.set_defaults(fn=ping)
 
     args = ap.parse_args(argv)
     try:

@@ -1842,6 +1842,19 @@ check_dropped(struct env *e, const struct lb_worker_stats *before,
 	CHECK_EQ(w->st.flows_created, before->flows_created, what);
 }
 
+/* Sends row @r's frame from its side's neighbour and polls; @f keeps the
+ * frame, @before the counters from before it. */
+static void
+send_row(struct env *e, const struct drop_row *r, struct pb_frame *f,
+	 struct lb_worker_stats *before)
+{
+	pb_ipv4_frame(f, mac_port[r->port], r->port == 0 ? mac_c : mac_be[0],
+		      &r->d);
+	*before = e->dp.w[0]->st;
+	inject(e, r->port, 0, f);
+	poll_w(e, 0);
+}
+
 static void
 test_not_forwarded(void **state)
 {
@@ -1856,11 +1869,7 @@ test_not_forwarded(void **state)
 	for (unsigned int i = 0; i < NELEM(drop_rows); i++) {
 		const struct drop_row *r = &drop_rows[i];
 
-		pb_ipv4_frame(&f, mac_port[r->port],
-			      r->port == 0 ? mac_c : mac_be[0], &r->d);
-		before = w->st;
-		inject(e, r->port, 0, &f);
-		poll_w(e, 0);
+		send_row(e, r, &f, &before);
 		check_dropped(e, &before, r->why, r->what);
 	}
 
@@ -1889,6 +1898,216 @@ test_not_forwarded(void **state)
 	poll_w(e, 0);
 	check_dropped(e, &before, LB_DROP_ICMP,
 		      "port unreachable with a bad ICMP checksum");
+	env_close(e, 1);
+}
+
+/* ---- the exception path ------------------------------------------------ */
+
+#define EXC_RING 16 /* holds 15 */
+
+/* Takes what the worker gave the kernel; copies up to @max frames. */
+static unsigned int
+take_exc(struct rte_ring *r, struct pb_frame *out, uint16_t *port,
+	 unsigned int max)
+{
+	struct rte_mbuf *m;
+	unsigned int n = 0;
+
+	while (rte_ring_sc_dequeue(r, (void **)&m) == 0) {
+		if (n < max) {
+			assert_int_equal(m->nb_segs, 1);
+			out[n].len = rte_pktmbuf_pkt_len(m);
+			assert_true(out[n].len <= PB_FRAME_MAX);
+			memcpy(out[n].b, rte_pktmbuf_mtod(m, void *),
+			       out[n].len);
+			port[n] = m->port;
+		}
+		n++;
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+/* Exactly @f, unchanged, went to the kernel with its input @port. */
+static void
+expect_kernel(struct env *e, struct rte_ring *r, const struct pb_frame *f,
+	      uint16_t port, const char *what)
+{
+	static struct pb_frame got;
+	uint16_t gport = UINT16_MAX;
+	unsigned int n = take_exc(r, &got, &gport, 1);
+
+	if (n != 1)
+		fail_msg("%s: %u frame(s) for the kernel, want 1", what, n);
+	CHECK_EQ(gport, port, what);
+	expect_same(&got, f, what);
+	expect_quiet(e, what);
+}
+
+/* What is addressed to a local address and unused goes to the kernel. */
+static const struct drop_row kernel_rows[] = {
+	{"SYN to our port 0 address", 0,
+	 FROM_C(PB_PROTO_TCP, IP_LB0, VPORT, PB_SYN), LB_DROP_NOT_OURS},
+	{"UDP to our port 0 address", 0, FROM_C(PB_PROTO_UDP, IP_LB0, 53, 0),
+	 LB_DROP_NOT_OURS},
+	{"ACK from a backend to our port 1 address", 1,
+	 {.proto = PB_PROTO_TCP, .ttl = TTL_IN, .id = 0x1111, .src = IP_BE(0),
+	  .dst = IP_LB1, .sport = BPORT, .dport = 41000, .seq = 5, .ack = 6,
+	  .flags = PB_ACK, .win = 1000, .plen = 10},
+	 LB_DROP_NOT_OURS},
+	{"echo reply to our port 0 address", 0, ICMP_TO(IP_LB0, 0),
+	 LB_DROP_ICMP},
+	{"timestamp request to our port 0 address", 0, ICMP_TO(IP_LB0, 13),
+	 LB_DROP_ICMP},
+};
+
+/* ... and what is not stays the dataplane's business. */
+static const struct drop_row not_kernel_rows[] = {
+	{"SYN to a neighbour", 0,
+	 FROM_C(PB_PROTO_TCP, IP_STRANGER, VPORT, PB_SYN), LB_DROP_NOT_OURS},
+	{"SYN to the VIP, port without service", 0,
+	 FROM_C(PB_PROTO_TCP, IP_VIP, 81, PB_SYN), LB_DROP_NOT_OURS},
+	{"SYN to a SNAT port", 1,
+	 FROM_BE(PB_PROTO_TCP, IP_BE(1), BPORT, 20004, PB_SYN),
+	 LB_DROP_NO_FLOW},
+	{"echo reply to the VIP", 0, ICMP_TO(IP_VIP, 0), LB_DROP_ICMP},
+};
+
+static void
+test_exception(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before;
+	struct rte_ring *out, *in;
+	struct pb_frame f, want, kf[EXC_RING];
+	uint16_t kport[EXC_RING];
+	uint8_t dgram[PB_FRAME_MAX];
+	char name[RTE_RING_NAMESIZE];
+	uint64_t to_kernel = 0;
+	struct pb_dg d;
+
+	snprintf(name, sizeof(name), "pk%u_exc_out", env_gen);
+	out = rte_ring_create(name, EXC_RING, SOCKET_ID_ANY,
+			      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "pk%u_exc_in", env_gen);
+	in = rte_ring_create(name, EXC_RING, SOCKET_ID_ANY,
+			     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_non_null(out);
+	assert_non_null(in);
+	learn_all(e);
+	w->exc_out = out;
+	w->exc_in = in;
+
+	for (unsigned int i = 0; i < NELEM(kernel_rows); i++) {
+		const struct drop_row *r = &kernel_rows[i];
+
+		send_row(e, r, &f, &before);
+		expect_kernel(e, out, &f, r->port, r->what);
+		CHECK_EQ(w->st.drop[r->why], before.drop[r->why], r->what);
+		to_kernel++;
+	}
+	for (unsigned int i = 0; i < NELEM(not_kernel_rows); i++) {
+		const struct drop_row *r = &not_kernel_rows[i];
+
+		send_row(e, r, &f, &before);
+		check_dropped(e, &before, r->why, r->what);
+		CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, r->what);
+	}
+
+	/* An ICMP error about the kernel's own datagram: no flow of ours. */
+	d = (struct pb_dg)FROM_C(PB_PROTO_UDP, IP_C, 33434, 0);
+	d.src = IP_LB0;
+	d.sport = 45000;
+	pb_ipv4(dgram, &d);
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP, .ttl = TTL_IN, .id = 0x1212,
+			   .src = IP_C, .dst = IP_LB0, .type = 3, .code = 3,
+			   .data = dgram, .plen = 28};
+	pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	expect_kernel(e, out, &f, 0, "port unreachable about the kernel's UDP");
+	to_kernel++;
+
+	/* Ping and ARP requests for our addresses stay the dataplane's. */
+	echo_frames(&f, &want, 1, IP_BE(0), mac_be[0], IP_LB1, 7);
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ping of our port 1 address");
+	CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, "ping of a local address");
+	pb_arp_frame(&f, bcast, mac_host1, 1, mac_host1, IP_HOST1, zero_mac,
+		     IP_LB1, PB_FRAME_MIN);
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	pb_arp_frame(&want, mac_host1, mac_port[1], 2, mac_port[1], IP_LB1,
+		     mac_host1, IP_HOST1, PB_FRAME_MIN);
+	expect_frame(e, 1, 0, &want, "ARP request for our port 1 address");
+	CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, "ARP request");
+
+	/* An ARP reply to a local address: the kernel asked. The dataplane
+	 * learns from it too: the host's ping is answered without asking. */
+	pb_arp_frame(&f, mac_port[1], mac_host2, 2, mac_host2, IP_HOST2,
+		     mac_port[1], IP_LB1, PB_FRAME_MIN);
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	expect_kernel(e, out, &f, 1, "ARP reply to our port 1 address");
+	to_kernel++;
+	echo_frames(&f, &want, 1, IP_HOST2, mac_host2, IP_LB1, 8);
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ping from the host the kernel resolved");
+	pb_arp_frame(&f, mac_port[1], mac_host1, 2, mac_host1, IP_HOST1,
+		     mac_host2, IP_HOST2, PB_FRAME_MIN);
+	inject(e, 1, 0, &f);
+	poll_w(e, 0);
+	expect_quiet(e, "ARP reply to another host");
+	CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, "ARP reply to another host");
+
+	/* What the kernel sends leaves its port as it is. */
+	for (uint16_t p = 0; p < NB_PORTS; p++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+		d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = 64,
+				   .id = (uint16_t)(0x2000 + p),
+				   .src = our_ip[p],
+				   .dst = p == 0 ? IP_C : IP_BE(2),
+				   .sport = 43000, .dport = 80, .seq = 1,
+				   .flags = PB_SYN, .win = 64240, .mss = 1};
+		pb_ipv4_frame(&f, p == 0 ? mac_c : mac_be[2], mac_port[p], &d);
+		assert_non_null(m);
+		memcpy(rte_pktmbuf_append(m, (uint16_t)f.len), f.b, f.len);
+		m->port = p;
+		assert_int_equal(rte_ring_sp_enqueue(in, m), 0);
+		poll_w(e, 0);
+		expect_frame(e, p, 0, &f, "the kernel's SYN");
+	}
+	CHECK_EQ(w->st.exc_from_kernel, NB_PORTS, "frames from the kernel");
+	CHECK_EQ(w->st.exc_to_kernel, to_kernel, "frames to the kernel");
+
+	/* A burst larger than the ring: the rest is counted, not kept. */
+	before = w->st;
+	for (unsigned int i = 0; i < EXC_RING + 4; i++) {
+		d = (struct pb_dg)FROM_C(PB_PROTO_UDP, IP_LB0, 53, 0);
+		d.sport = (uint16_t)(50000 + i);
+		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
+		inject(e, 0, 0, &f);
+	}
+	poll_w(e, 0);
+	CHECK_EQ(take_exc(out, kf, kport, EXC_RING), EXC_RING - 1,
+		 "frames the ring held");
+	CHECK_EQ(w->st.drop[LB_DROP_EXC_FULL] - before.drop[LB_DROP_EXC_FULL],
+		 5, "frames the full ring refused");
+	CHECK_EQ(pb_get16(kf[0].b + PB_ETH_LEN + 20), 50000,
+		 "the first frame queued first");
+
+	/* Off: local addresses are not ours to forward. */
+	w->exc_out = NULL;
+	w->exc_in = NULL;
+	send_row(e, &kernel_rows[0], &f, &before);
+	check_dropped(e, &before, LB_DROP_NOT_OURS,
+		      "SYN to our address without an exception path");
+	rte_ring_free(out);
+	rte_ring_free(in);
 	env_close(e, 1);
 }
 
@@ -2092,6 +2311,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_redirect, teardown),
 		cmocka_unit_test_teardown(test_malformed, teardown),
 		cmocka_unit_test_teardown(test_not_forwarded, teardown),
+		cmocka_unit_test_teardown(test_exception, teardown),
 		cmocka_unit_test_teardown(test_table_full, teardown),
 		cmocka_unit_test_teardown(test_rx_port, teardown),
 		cmocka_unit_test_teardown(test_ttl, teardown),
