@@ -34,7 +34,7 @@
 
 #define LB_SHM_NAME "lb_shm"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 2u
+#define LB_SHM_LAYOUT_VERSION 3u
 #define LB_SHM_MAX_WORKERS 16u
 #define LB_SHM_MAX_PORTS 4u
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
