@@ -583,6 +583,7 @@ spl_json(const struct lb_l7view_svc *x)
 	bad |= jset_f64(o, "upper", x->upper);
 	bad |= jset_str(o, "decay", x->decay);
 	bad |= jset_u64(o, "rejected", x->spl_rejected);
+	bad |= jset_u64(o, "clamped", x->spl_clamped);
 	bad |= jset_u64(o, "untracked", x->untracked);
 	bad |= jset_u64(o, "inflight_samples", x->inflight_n);
 	if (bad) {

@@ -478,8 +478,10 @@ lb_l7view_svc_get(struct lb_l7view *l, uint32_t svc, uint64_t now_ns,
 		out->upper = l->d.upper;
 		out->decay = l->d.decay;
 	}
-	if (sv->spl != NULL && lb_spl_stats_get(sv->spl, &st) == 0)
+	if (sv->spl != NULL && lb_spl_stats_get(sv->spl, &st) == 0) {
 		out->spl_rejected = st.reports - st.accepted;
+		out->spl_clamped = st.clamped;
+	}
 	out->untracked = sv->untracked;
 	for (unsigned int i = 0; i < sv->ifl_n; i++)
 		sum += sv->ifl[i];

@@ -24,6 +24,7 @@ struct lb_spl_svc {
 	unsigned int nb_inst;
 	double lower;
 	double upper;
+	double clamp;
 	double spl_max;
 	const struct lb_spl_decay_ops *decay;
 	struct lb_spl_decay_params decay_params;
@@ -195,6 +196,7 @@ lb_spl_conf_init(struct lb_spl_conf *conf, unsigned int capacity)
 	conf->lower = LB_SPL_LOWER_DEFAULT;
 	conf->upper = LB_SPL_UPPER_DEFAULT;
 	conf->spl_max = LB_SPL_MAX_DEFAULT;
+	conf->clamp = LB_SPL_CLAMP_DEFAULT;
 	conf->decay = LB_SPL_DECAY_DEFAULT;
 	conf->decay_params.halflife_ns = LB_SPL_HALFLIFE_DEFAULT_NS;
 	conf->decay_params.norm_span_ns = LB_SPL_NORM_SPAN_DEFAULT_NS;
@@ -236,7 +238,8 @@ lb_spl_svc_create(const struct lb_spl_conf *conf)
 	if (conf == NULL || conf->capacity == 0 ||
 	    conf->capacity > LB_SPL_INST_MAX ||
 	    check_thresholds(conf->lower, conf->upper) != 0 ||
-	    !isfinite(conf->spl_max) || conf->spl_max <= 0.0) {
+	    !isfinite(conf->spl_max) || conf->spl_max <= 0.0 ||
+	    !isfinite(conf->clamp) || conf->clamp < 0.0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -254,6 +257,7 @@ lb_spl_svc_create(const struct lb_spl_conf *conf)
 	svc->lower = conf->lower;
 	svc->upper = conf->upper;
 	svc->spl_max = conf->spl_max;
+	svc->clamp = conf->clamp;
 	svc->decay = ops;
 	svc->decay_params = conf->decay_params;
 	return svc;
@@ -439,6 +443,12 @@ lb_spl_decide(struct lb_spl_svc *svc, uint64_t now_ns,
 		if (!isfinite(v) || v < 0.0) {
 			svc->st.bad_decay++;
 			return -EDOM;
+		}
+		/* One instance moves the mean by at most its share. */
+		s->clamped = svc->clamp > 0.0 && v > svc->clamp * svc->upper;
+		if (s->clamped) {
+			v = svc->clamp * svc->upper;
+			svc->st.clamped++;
 		}
 		s->decayed = v;
 		sum += v;

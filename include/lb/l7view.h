@@ -101,6 +101,7 @@ struct lb_l7view_svc {
 	double inflight_avg;	 /**< requests in flight, averaged */
 	unsigned int inflight_n; /**< samples in that average */
 	uint64_t spl_rejected;	 /**< reports the policy refused */
+	uint64_t spl_clamped;	 /**< decayed values bounded to their share */
 	uint64_t untracked; /**< members past LB_SPL_INST_MAX, left out */
 };
 

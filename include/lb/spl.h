@@ -41,6 +41,15 @@
  * beyond any HTTP timeout, so a larger value is a broken sender.
  */
 #define LB_SPL_MAX_DEFAULT 1000.0
+/**
+ * Default bound of one instance's decayed value, as a multiple of the upper
+ * threshold. Not from the seed: the total is a mean, so one instance that
+ * reports 1000 (or never stops reporting its worst value) could hold the
+ * service above the upper threshold on its own. Bounded at twice the upper
+ * threshold, one instance of n moves the total by at most 2 * upper / n:
+ * its share. 0 turns the bound off.
+ */
+#define LB_SPL_CLAMP_DEFAULT 2.0
 /** Decay of the seed's worked example (divide by age in ms, [0067]). */
 #define LB_SPL_DECAY_DEFAULT "age"
 /** Default half-life of the "halflife" decay (not from the seed). */
@@ -133,6 +142,11 @@ struct lb_spl_conf {
 	double upper;
 	/** Reports above this are rejected. Default LB_SPL_MAX_DEFAULT. */
 	double spl_max;
+	/**
+	 * A decayed value counts at most clamp * upper in the total; 0 = no
+	 * bound. Default LB_SPL_CLAMP_DEFAULT.
+	 */
+	double clamp;
 	/** Decay function name. Default "age" ([0067], Table 4). */
 	const char *decay;
 	/** Parameters for the decay function. */
@@ -150,7 +164,8 @@ struct lb_spl_svc;
  *
  * @return the service, or NULL with errno EINVAL (bad configuration:
  *   capacity 0 or above LB_SPL_INST_MAX, thresholds not finite, negative
- *   or lower > upper, spl_max not finite and > 0, decay parameters
+ *   or lower > upper, spl_max not finite and > 0, clamp not finite and
+ *   >= 0, decay parameters
  *   refused by the decay's check), ENOENT (unknown decay name) or ENOMEM.
  */
 struct lb_spl_svc *lb_spl_svc_create(const struct lb_spl_conf *conf);
@@ -241,8 +256,11 @@ struct lb_spl_sample {
 	double spl;
 	/** now_ns - generation time. */
 	uint64_t age_ns;
-	/** SPL after decay: what the average is made of. */
+	/** SPL after decay, bounded by clamp * upper: what the average is
+	 *  made of. */
 	double decayed;
+	/** The decayed value was above clamp * upper and counts as that. */
+	bool clamped;
 };
 
 /**
@@ -285,6 +303,7 @@ struct lb_spl_stats {
 	uint64_t unknown_inst; /**< reports for an id not in the service */
 	uint64_t stale;	       /**< reports older than the kept one */
 	uint64_t bad_decay;    /**< decay returned non-finite or negative */
+	uint64_t clamped;      /**< decayed values bounded by clamp * upper */
 	uint64_t decisions;    /**< successful lb_spl_decide() calls */
 	uint64_t increments;
 	uint64_t decrements;

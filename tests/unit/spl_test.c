@@ -662,10 +662,60 @@ test_spl_max_configurable(void **state)
 	lb_spl_svc_free(s);
 }
 
+/*
+ * One instance of four reporting the largest accepted value: its decayed
+ * value counts as 2 * upper, so it moves the mean by at most 0.4 and the
+ * others' 0.3 keep the service in band; without the bound it alone would
+ * ask for one more instance.
+ */
+static void
+test_one_instance_share(void **state)
+{
+	static const double clamps[] = {LB_SPL_CLAMP_DEFAULT, 0.0};
+	static const enum lb_spl_action want[] = {LB_SPL_NOOP,
+						  LB_SPL_INCREMENT};
+
+	(void)state;
+	for (size_t k = 0; k < ARRAY_SIZE(clamps); k++) {
+		struct lb_spl_decision d;
+		struct lb_spl_stats st;
+		struct lb_spl_conf c;
+		struct lb_spl_svc *s;
+
+		lb_spl_conf_init(&c, 4);
+		c.decay = "none";
+		c.clamp = clamps[k];
+		s = lb_spl_svc_create(&c);
+		assert_non_null(s);
+		for (unsigned int i = 0; i < 4; i++) {
+			assert_int_equal(lb_spl_inst_add(s, i, T0), 0);
+			assert_int_equal(
+				lb_spl_report(s, i,
+					      i == 2 ? LB_SPL_MAX_DEFAULT : 0.3,
+					      T0, T0),
+				0);
+		}
+		assert_int_equal(lb_spl_decide(s, T0 + 1, &d), 0);
+		assert_int_equal(d.action, want[k]);
+		assert_int_equal(lb_spl_stats_get(s, &st), 0);
+		if (k == 0) {
+			near(d.total, (0.9 + 1.6) / 4, 1e-12, "bounded mean");
+			assert_true(d.inst[2].clamped);
+			assert_false(d.inst[0].clamped);
+			near(d.inst[2].decayed, 1.6, 1e-12, "bounded value");
+			assert_int_equal(st.clamped, 1);
+		} else {
+			near(d.total, (0.9 + 1000.0) / 4, 1e-9, "plain mean");
+			assert_int_equal(st.clamped, 0);
+		}
+		lb_spl_svc_free(s);
+	}
+}
+
 static void
 test_bad_config(void **state)
 {
-	enum field { CAP, LOWER, UPPER, MAX, DECAY, HALF, SPAN };
+	enum field { CAP, LOWER, UPPER, MAX, CLAMP, DECAY, HALF, SPAN };
 	static const struct {
 		const char *what;
 		enum field f;
@@ -681,6 +731,8 @@ test_bad_config(void **state)
 		{"lower above upper", LOWER, 0.9, NULL, EINVAL},
 		{"spl_max 0", MAX, 0, NULL, EINVAL},
 		{"spl_max NaN", MAX, NAN, NULL, EINVAL},
+		{"clamp negative", CLAMP, -1, NULL, EINVAL},
+		{"clamp inf", CLAMP, INFINITY, NULL, EINVAL},
 		{"unknown decay", DECAY, 0, "exp", ENOENT},
 		{"NULL decay", DECAY, 0, NULL, EINVAL},
 		{"halflife 0", HALF, 0, "halflife", EINVAL},
@@ -705,6 +757,9 @@ test_bad_config(void **state)
 			break;
 		case MAX:
 			c.spl_max = cases[i].x;
+			break;
+		case CLAMP:
+			c.clamp = cases[i].x;
 			break;
 		case DECAY:
 			c.decay = cases[i].decay;
@@ -842,6 +897,7 @@ main(void)
 		cmocka_unit_test(test_membership),
 		cmocka_unit_test(test_bad_reports),
 		cmocka_unit_test(test_spl_max_configurable),
+		cmocka_unit_test(test_one_instance_share),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_conf_defaults),
 		cmocka_unit_test(test_reconfigure),
