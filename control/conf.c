@@ -5,6 +5,7 @@
  * so a refused command leaves no trace.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -590,6 +591,38 @@ lb_conf_snat_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out)
 
 /* ---- services ---- */
 
+/* The governor's options (LB_CONF_GOV_LIST): keyword, type, range. */
+static const struct {
+	struct lb_cmd_opt opt;
+	uint64_t def;
+} gov_opt[LB_CONF_GOV_NB] = {
+#define GOV_OPT(id, kw, type, lo, hi, d) {{kw, type, lo, hi}, d},
+	LB_CONF_GOV_LIST(GOV_OPT)
+#undef GOV_OPT
+};
+
+/* What lb_cmd_parse_opts() and range checks cannot see. */
+static int
+gov_opts_check(const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	const uint64_t *g = o->gov;
+
+	for (unsigned int i = 0; i < LB_CONF_GOV_NB; i++)
+		if (g[i] < gov_opt[i].opt.min || g[i] > gov_opt[i].opt.max)
+			return lb_cmd_error(out, -ERANGE,
+					    "%s %" PRIu64 " out of range",
+					    gov_opt[i].opt.name, g[i]);
+	if (g[LB_CONF_GOV_STATUS] != 503 && g[LB_CONF_GOV_STATUS] != 429)
+		return lb_cmd_error(out, -EINVAL,
+				    "reject-status must be 503 or 429");
+	if (g[LB_CONF_GOV_R] > g[LB_CONF_GOV_T])
+		return lb_cmd_error(out, -EINVAL,
+				    "gov-release must not exceed gov-raise");
+	if (g[LB_CONF_GOV_ON] && !o->http)
+		return lb_cmd_error(out, -EINVAL, "governor needs http");
+	return 0;
+}
+
 void
 lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 {
@@ -607,6 +640,8 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 	o->min_volume = LB_CONF_MIN_VOLUME_DEFAULT;
 	o->max_eject = LB_CONF_MAX_EJECT_DEFAULT;
 	o->panic = LB_CONF_PANIC_DEFAULT;
+	for (unsigned int i = 0; i < LB_CONF_GOV_NB; i++)
+		o->gov[i] = gov_opt[i].def;
 }
 
 static int
@@ -677,7 +712,7 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 				    lb_cmd_fmt_duration(o->expiry_ns, b));
 	if (o->http && proto != LB_CONF_PROTO_TCP)
 		return lb_cmd_error(out, -EINVAL, "http needs a tcp service");
-	return 0;
+	return gov_opts_check(o, out);
 }
 
 /* Copies options without whatever follows the name's NUL. */
@@ -701,7 +736,8 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->syn_timeout_ns == b->syn_timeout_ns &&
 	       a->err_memory == b->err_memory &&
 	       a->min_volume == b->min_volume && a->max_eject == b->max_eject &&
-	       a->panic == b->panic;
+	       a->panic == b->panic &&
+	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0;
 }
 
 int
@@ -1057,6 +1093,25 @@ save_guard(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
 	return rc;
 }
 
+/* " keyword value" of governor option @p g, as the parser reads it. */
+static int
+gov_opt_print(struct lb_cmd_out *out, unsigned int g, uint64_t v)
+{
+	char d[LB_CMD_DURATION_STRLEN];
+
+	switch (gov_opt[g].opt.type) {
+	case LB_CMD_OPT_BOOL:
+		return lb_cmd_printf(out, " %s %s", gov_opt[g].opt.name,
+				     v ? "on" : "off");
+	case LB_CMD_OPT_DURATION:
+		return lb_cmd_printf(out, " %s %s", gov_opt[g].opt.name,
+				     lb_cmd_fmt_duration(v, d));
+	default:
+		return lb_cmd_printf(out, " %s %" PRIu64, gov_opt[g].opt.name,
+				     v);
+	}
+}
+
 int
 lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 {
@@ -1108,6 +1163,9 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 			rc = lb_cmd_printf(
 				out, " syn-timeout %s",
 				lb_cmd_fmt_duration(o->syn_timeout_ns, d));
+		for (unsigned int g = 0; g < LB_CONF_GOV_NB && rc == 0; g++)
+			if (o->gov[g] != def.gov[g])
+				rc = gov_opt_print(out, g, o->gov[g]);
 		if (rc == 0)
 			rc = save_guard(out, o, &def);
 		if (rc == 0)
@@ -1359,7 +1417,8 @@ enum {
 	SO_MIN_VOLUME,
 	SO_MAX_EJECT,
 	SO_PANIC,
-	SO_NB
+	SO_GOV,
+	SO_NB = SO_GOV + LB_CONF_GOV_NB
 };
 
 #define SVC_OPTS(http_type)                                                    \
@@ -1383,7 +1442,10 @@ enum {
 				   LB_CONF_MIN_VOLUME_MAX},                    \
 		[SO_MAX_EJECT] = {"max-eject", LB_CMD_OPT_U64, 1, 100},        \
 		[SO_PANIC] = {"panic", LB_CMD_OPT_U64, 0, 100},                \
+		LB_CONF_GOV_LIST(SVC_GOV_OPT)                                  \
 	}
+#define SVC_GOV_OPT(id, kw, type, lo, hi, d)                                   \
+	[SO_GOV + LB_CONF_GOV_##id] = {kw, type, lo, hi},
 
 static const struct lb_cmd_opt svc_add_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_FLAG);
 static const struct lb_cmd_opt svc_set_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_BOOL);
@@ -1413,6 +1475,9 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 		o->max_eject = (uint32_t)v[SO_MAX_EJECT].u;
 	if (v[SO_PANIC].set)
 		o->panic = (uint32_t)v[SO_PANIC].u;
+	for (unsigned int g = 0; g < LB_CONF_GOV_NB; g++)
+		if (v[SO_GOV + g].set)
+			o->gov[g] = v[SO_GOV + g].u;
 }
 
 static int
@@ -1781,7 +1846,10 @@ static const struct lb_cmd_def conf_cmds[] = {
 			SVC_ARGS " [sched NAME] [http] [retries N] "
 				 "[deferq LEN] [retry-gap DUR] [expiry DUR] "
 				 "[syn-timeout DUR] [err-memory N] "
-				 "[min-volume N] [max-eject PCT] [panic PCT]",
+				 "[min-volume N] [max-eject PCT] [panic PCT] "
+				 "[governor on|off] "
+				 "[gov-... V] [default-priority P] "
+				 "[reject-status S] [retry-after S]",
 		.help = "Add a virtual service",
 		.long_help =
 			"Options and their defaults:\n\n"
@@ -1817,7 +1885,18 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"1..100; default 10.\n"
 			"- `panic PCT`: when fewer backends than this share "
 			"are free of\n  errors, errors are ignored and picks "
-			"are even; 0..100 (0: never);\n  default 50.\n\n"
+			"are even; 0..100 (0: never);\n  default 50.\n"
+			"- `governor on|off`, `gov-ideal-rate on|off`, "
+			"`gov-interval DUR`,\n  `gov-window N`, "
+			"`gov-overload PCT`, `gov-raise T`, `gov-release R`,\n"
+			"  `gov-calm K`, `gov-min-samples N`: the overload "
+			"governor of an\n  `http` service "
+			"(docs/admission.md); default off, 1s, 1, 5, 10, 1,\n"
+			"  3, 10.\n"
+			"- `default-priority P`: rank of requests without "
+			"X-Priority, 0..100;\n  default 1.\n"
+			"- `reject-status 503|429`, `retry-after S`: the "
+			"answer to a refused\n  request; default 503, 1.\n\n"
 			"The VIP may be a local address, but not a SNAT "
 			"address, backend or\nroute gateway. At most 64 "
 			"services.\n\n"

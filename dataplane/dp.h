@@ -85,6 +85,9 @@ struct lb_worker {
 	struct rte_mbuf *exc_m[LB_BURST];
 	struct lb_l7_pool *l7;  /**< HTTP following; NULL if disabled */
 	struct lb_hdr_scratch *hscr;
+	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
+	struct lb_l7_rej *rej;
+	uint8_t rej_why; /**< reason of the refusal being decided */
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
@@ -122,6 +125,9 @@ struct lb_dp {
 	uint32_t l7_flows;  /**< HTTP flows followed at once per worker */
 	int64_t epoch_off_ns; /**< wall clock minus our monotonic clock */
 	struct lb_exc *exc;   /**< exception path, NULL when off */
+	/** Governor multipliers by service slot (shm->gov_m in
+	 * lb-dataplane; a test's own array); NULL: never throttle. */
+	_Atomic uint64_t *gov_m;
 	volatile int quit;
 };
 

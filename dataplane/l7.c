@@ -29,7 +29,21 @@ struct entry {
 	uint32_t next_free;
 	bool used;
 	bool stopped;
+	uint8_t gate_on;
+	uint8_t armed;    /* this segment starts at a request boundary */
+	uint8_t gate;     /* enum gate */
+	uint32_t arm_seq; /* first fresh octet of this segment */
+	uint32_t gate_req; /* request whose admission is open or done */
+	uint32_t gate_seq; /* its first octet */
 	struct req_info req[REQ_RING];
+};
+
+/* Admission of the request that starts a segment (include/lb/l7.h). */
+enum gate {
+	G_NONE = 0,
+	G_PENDING, /* head incomplete, undecided: segments are held */
+	G_DECIDED, /* admitted before its head ended */
+	G_REFUSED,
 };
 
 struct lb_l7_pool {
@@ -39,6 +53,7 @@ struct lb_l7_pool {
 	struct lb_hdr_scratch *scratch;
 	lb_l7_obs_fn obs;
 	lb_l7_inflight_fn inflight;
+	lb_l7_admit_fn admit;
 	void *owner;
 	int f_spl, f_spl_time, f_prio, f_expect, f_orca;
 	uint32_t capacity;
@@ -62,8 +77,41 @@ req_head_start(void *ctx, const struct lb_http_follow_req *rq)
 {
 	struct entry *e = ctx;
 
-	(void)rq;
 	lb_hdr_stream_reset(&e->hs[0], e->pool->scratch);
+	if (e->armed && e->gate == G_NONE) {
+		e->gate = G_PENDING;
+		e->gate_req = rq->seq;
+		e->gate_seq = e->arm_seq;
+	}
+}
+
+/* Asks the pool's admission callback about request @p rq_seq. */
+static void
+gate_ask(struct entry *e, uint32_t rq_seq, const struct req_info *ri,
+	 bool partial)
+{
+	struct lb_l7_pool *p = e->pool;
+	struct lb_l7_req rq = {
+		.has_prio = ri != NULL && ri->has_prio,
+		.prio = ri != NULL ? ri->prio : 0,
+		.partial = partial,
+		.can_refuse = e->gate == G_PENDING && rq_seq == e->gate_req,
+	};
+	bool refuse;
+
+	if (!e->gate_on || p->admit == NULL || e->gate == G_REFUSED)
+		return;
+	if (e->gate == G_DECIDED && rq_seq == e->gate_req) {
+		e->gate = G_NONE;
+		return;
+	}
+	refuse = p->admit(p->owner, e->tag, &rq);
+	if (!rq.can_refuse)
+		return;
+	if (refuse)
+		e->gate = G_REFUSED;
+	else
+		e->gate = partial ? G_DECIDED : G_NONE;
 }
 
 static void
@@ -87,8 +135,10 @@ req_head_end(void *ctx, const struct lb_http_follow_req *rq)
 
 	memset(ri, 0, sizeof(*ri));
 	ri->seq = rq->seq;
-	if (lb_hdr_end(&e->hs[0], p->scratch, &r) != 0)
+	if (lb_hdr_end(&e->hs[0], p->scratch, &r) != 0) {
+		gate_ask(e, rq->seq, NULL, false);
 		return;
+	}
 	v = field(&r, p->f_expect);
 	if (v != NULL) {
 		ri->has_expect = 1;
@@ -99,6 +149,7 @@ req_head_end(void *ctx, const struct lb_http_follow_req *rq)
 		ri->has_prio = 1;
 		ri->prio = (uint32_t)v->v.u;
 	}
+	gate_ask(e, rq->seq, ri, false);
 }
 
 static void
@@ -307,6 +358,9 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e->last_answered = 0;
 	e->used = true;
 	e->stopped = false;
+	e->gate_on = 0;
+	e->armed = 0;
+	e->gate = G_NONE;
 	memset(e->req, 0, sizeof(e->req));
 	p->st.flows++;
 	return idx;
@@ -331,6 +385,28 @@ lb_l7_close(struct lb_l7_pool *p, uint32_t idx)
 	p->free_head = idx;
 }
 
+/* Feeds the octets of a segment starting @p off before the next one
+ * expected that were not fed yet. */
+static void
+feed(struct entry *e, int dir, const uint8_t *data, uint32_t len, int32_t off,
+     uint64_t now_ns)
+{
+	const uint8_t *fresh;
+	uint32_t n;
+	int rc;
+
+	if (len == 0 || (uint32_t)-off >= len)
+		return;
+	/* Skip what a retransmission repeats, feed the rest. */
+	fresh = data + (uint32_t)-off;
+	n = len - (uint32_t)-off;
+	rc = dir == 0 ? lb_http_follow_request(&e->hf, fresh, n, now_ns) :
+			lb_http_follow_response(&e->hf, fresh, n, now_ns);
+	e->next_seq[dir] += n;
+	if (rc != 0)
+		e->stopped = true;
+}
+
 int
 lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 	      const uint8_t *data, uint32_t len, bool fin, uint64_t now_ns)
@@ -343,6 +419,8 @@ lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 	e = &p->e[idx];
 	if (e->stopped)
 		return -EPROTO;
+	if (e->gate == G_REFUSED)
+		return dir == 0 ? LB_L7_REJECT : 0;
 	/* Serial arithmetic (RFC 1982): how far this segment starts from
 	 * the next byte we expect. */
 	off = (int32_t)(seq - e->next_seq[dir]);
@@ -354,23 +432,65 @@ lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 		e->stopped = true;
 		return -EPROTO;
 	}
-	if (len > 0 && (uint32_t)-off < len) {
-		/* Skip what a retransmission repeats, feed the rest. */
-		const uint8_t *fresh = data + (uint32_t)-off;
-		uint32_t n = len - (uint32_t)-off;
-		int rc = dir == 0 ?
-				 lb_http_follow_request(&e->hf, fresh, n,
-							now_ns) :
-				 lb_http_follow_response(&e->hf, fresh, n,
-							 now_ns);
+	if (dir == 0 && e->gate_on) {
+		uint8_t was = e->gate;
+		bool fresh = len > 0 && (uint32_t)-off < len;
 
-		e->next_seq[dir] += n;
-		if (rc != 0)
-			e->stopped = true;
+		/* Nothing outstanding: the next octet starts a request. */
+		e->armed = was == G_NONE &&
+			   lb_http_follow_outstanding(&e->hf) == 0;
+		e->arm_seq = e->next_seq[0];
+		feed(e, dir, data, len, off, now_ns);
+		e->armed = 0;
+		if (e->stopped)
+			return -EPROTO;
+		if (e->gate == G_REFUSED)
+			return LB_L7_REJECT;
+		if (e->gate == G_PENDING)
+			return fresh || fin ? LB_L7_HOLD : LB_L7_REPEAT;
+		return was == G_PENDING ? LB_L7_RELEASE : LB_L7_PASS;
 	}
+	feed(e, dir, data, len, off, now_ns);
 	if (fin && dir == 1 && !e->stopped)
 		lb_http_follow_close(&e->hf, now_ns);
 	return e->stopped ? -EPROTO : 0;
+}
+
+void
+lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn)
+{
+	p->admit = fn;
+}
+
+void
+lb_l7_gate(struct lb_l7_pool *p, uint32_t idx, bool on)
+{
+	if (idx < p->capacity && p->e[idx].used)
+		p->e[idx].gate_on = on && p->admit != NULL;
+}
+
+int
+lb_l7_decide(struct lb_l7_pool *p, uint32_t idx)
+{
+	struct entry *e;
+
+	if (idx >= p->capacity || !p->e[idx].used ||
+	    p->e[idx].gate != G_PENDING)
+		return LB_L7_PASS;
+	e = &p->e[idx];
+	gate_ask(e, e->gate_req, NULL, true);
+	return e->gate == G_REFUSED ? LB_L7_REJECT : LB_L7_RELEASE;
+}
+
+void
+lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
+	  uint32_t *srv_nxt, uint32_t *req_seq)
+{
+	const struct entry *e = &p->e[idx < p->capacity ? idx : 0];
+
+	*cli_nxt = e->next_seq[0];
+	*srv_nxt = e->next_seq[1];
+	*req_seq = e->gate_seq;
 }
 
 void

@@ -183,6 +183,7 @@ shm_create(const char *config)
 	keep_boot_config(shm, config);
 	atomic_store_explicit(&shm->conf, dp.conf, memory_order_release);
 	dp.shm = shm;
+	dp.gov_m = shm->gov_m;
 	return 0;
 }
 

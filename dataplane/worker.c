@@ -7,6 +7,7 @@
  * them when every backend refused.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -15,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
+#include <rte_memcpy.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 
@@ -371,9 +373,41 @@ on_l7_inflight(void *owner, uint32_t tag, int delta)
 	w->bst[tag >> 16][tag & 0xffff].inflight += delta;
 }
 
+static void fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+		const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now);
+
+/*
+ * Ends the admission state of L7 entry @p l7: segments held for a
+ * decision go on to the backend (@p flush: the flow goes on unfollowed)
+ * or are dropped (the flow is gone or was reset).
+ */
+static void
+gate_end(struct lb_worker *w, const struct lb_flow *f, uint32_t l7, bool flush,
+	 uint64_t now)
+{
+	struct lb_l7_rej *r;
+
+	if (w->rej == NULL || l7 >= w->dp->l7_flows)
+		return;
+	r = &w->rej[l7];
+	for (unsigned int i = 0; i < r->nheld; i++) {
+		struct rte_mbuf *m = r->held[i];
+		struct lb_pkt pkt;
+
+		if (flush && f != NULL &&
+		    lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+			    LB_PKT_IPV4)
+			fwd(w, m, &pkt, f, LB_FLOW_DIR_ORIG, now);
+		else
+			rte_pktmbuf_free(m);
+	}
+	memset(r, 0, offsetof(struct lb_l7_rej, held));
+}
+
 static void
 l7_stop(struct lb_worker *w, struct lb_flow *f)
 {
+	gate_end(w, f, f->l7, false, 0);
 	lb_l7_close(w->l7, f->l7);
 	f->l7 = LB_L7_NONE;
 }
@@ -382,25 +416,228 @@ l7_stop(struct lb_worker *w, struct lb_flow *f)
  * Feeds one segment of an established flow of an http service to its
  * follower. Runs before the frame is rewritten and sent (the payload and
  * sequence numbers are not changed by full-NAT).
+ * @return an enum lb_l7_verdict for a client segment of a gated flow.
  */
-static inline void
+static inline int
 l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 	  const uint8_t *frame, const struct lb_pkt *pkt, uint64_t now)
 {
+	int rc;
+
 	if (likely(f->l7 == LB_L7_NONE) || f->state == LB_FLOW_SYN_SENT ||
 	    pkt->proto != LB_IPPROTO_TCP)
-		return;
+		return LB_L7_PASS;
 	if (pkt->tcp_flags & LB_TCP_RST) {
 		l7_stop(w, f);
-		return;
+		return LB_L7_PASS;
 	}
 	if (pkt->payload_len == 0 && !(pkt->tcp_flags & LB_TCP_FIN))
-		return;
-	if (lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
-			  frame + pkt->payload_off, pkt->payload_len,
-			  (pkt->tcp_flags & LB_TCP_FIN) != 0, now) != 0) {
+		return LB_L7_PASS;
+	rc = lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
+			   frame + pkt->payload_off, pkt->payload_len,
+			   (pkt->tcp_flags & LB_TCP_FIN) != 0, now);
+	if (rc < 0) {
 		w->st.l7_stopped++;
+		/* Unfollowed from here: what was held goes on first. */
+		gate_end(w, f, f->l7, true, now);
 		l7_stop(w, f);
+		return LB_L7_PASS;
+	}
+	return rc;
+}
+
+/* ---- HTTP request admission (docs/admission.md) ---------------------- */
+
+static double
+gov_m(const struct lb_worker *w, uint32_t svc)
+{
+	uint64_t b;
+	double m;
+
+	if (w->dp->gov_m == NULL)
+		return 0.0;
+	b = atomic_load_explicit(&w->dp->gov_m[svc], memory_order_relaxed);
+	memcpy(&m, &b, sizeof(m));
+	return m;
+}
+
+/* The pool's admission callback: the governor by priority rank. */
+static bool
+on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
+{
+	struct lb_worker *w = owner;
+	uint32_t svc = tag >> 16;
+	const uint64_t *g = w->conf->svc[svc].opts.gov;
+	unsigned int rank;
+
+	if (!g[LB_CONF_GOV_ON])
+		return false;
+	rank = rq->has_prio ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX) :
+			      (unsigned int)g[LB_CONF_GOV_PRIO];
+	if (lb_gov_decide(gov_m(w, svc), rank, &w->rng, &w->st.gov[svc]) ==
+	    LB_GOV_ADMIT)
+		return false;
+	if (!rq->can_refuse) {
+		w->st.l7_unrefusable++;
+		return false;
+	}
+	w->rej_why = LB_L7_REJ_GOVERNOR;
+	return true;
+}
+
+/*
+ * Writes a segment of refused flow @p f into @p m (reused: the client's
+ * segment, its link header kept) or a fresh mbuf, and sends it: toward
+ * the client (@p to_client) from the VIP, else toward the backend from the
+ * SNAT address.
+ */
+static void
+rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
+	 uint32_t l3_off, bool to_client, uint32_t seq, uint32_t ack,
+	 uint8_t flags, const void *data, uint16_t len, uint64_t now)
+{
+	const struct lb_flow_key *k =
+		&f->key[to_client ? LB_FLOW_DIR_ORIG : LB_FLOW_DIR_REPLY];
+	struct lb_l7_rej_seg sg = {
+		.src = k->dst, .dst = k->src, .sport = k->dport,
+		.dport = k->sport, .seq = seq, .ack = ack, .flags = flags,
+		.win = to_client ? UINT16_MAX : 0, .data = data, .len = len,
+	};
+	int n;
+
+	n = lb_l7_reject_seg(frame_of(m),
+			     rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
+			     l3_off, &sg);
+	if (n < 0 || m->nb_segs > 1) {
+		drop(w, m, LB_DROP_NOMBUF);
+		return;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	route_out(w, m, sg.dst, now);
+}
+
+/* The answer of refused flow @p r, with its FIN, into @p m. */
+static void
+rej_answer(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
+	   uint32_t l3_off, const struct lb_l7_rej *r, uint64_t now)
+{
+	char ans[LB_L7_REJECT_HTTP_MAX];
+	int n = lb_l7_reject_http(ans, sizeof(ans), r->status,
+				  r->retry_after);
+
+	rej_send(w, f, m, l3_off, true, r->srv_seq, r->cli_nxt,
+		 LB_TCP_ACK | LB_TCP_PSH | LB_TCP_FIN, ans,
+		 (uint16_t)(n > 0 ? n : 0), now);
+}
+
+/*
+ * Refuses the request that client segment @p m ends or continues: the
+ * held segments are dropped, the backend is reset at the first octet of
+ * the request (which it never got), the client gets the answer in the
+ * server's sequence space.
+ */
+static void
+l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	  struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	struct lb_l7_rej *r = &w->rej[f->l7];
+	const uint64_t *g = w->conf->svc[f->svc].opts.gov;
+	uint32_t cli_nxt, srv_nxt, req_seq, l3 = pkt->l3_off;
+	bool fin = (pkt->tcp_flags & LB_TCP_FIN) != 0;
+	char ans[LB_L7_REJECT_HTTP_MAX];
+	struct rte_mbuf *rst;
+	int n;
+
+	lb_l7_seq(w->l7, f->l7, &cli_nxt, &srv_nxt, &req_seq);
+	for (unsigned int i = 0; i < r->nheld; i++)
+		rte_pktmbuf_free(r->held[i]);
+	r->nheld = 0;
+	n = lb_l7_reject_http(ans, sizeof(ans), (uint16_t)g[LB_CONF_GOV_STATUS],
+			      (uint32_t)g[LB_CONF_GOV_RETRY]);
+	lb_l7_rej_refuse(r, (enum lb_l7_rej_reason)w->rej_why,
+			 (uint16_t)g[LB_CONF_GOV_STATUS],
+			 (uint32_t)g[LB_CONF_GOV_RETRY], srv_nxt, cli_nxt, fin,
+			 (uint16_t)(n > 0 ? n : 0));
+	w->st.l7_refused[r->reason]++;
+	rst = rte_pktmbuf_alloc(w->dp->pool);
+	if (rst != NULL && rte_pktmbuf_append(rst, (uint16_t)l3) != NULL) {
+		rte_memcpy(frame_of(rst), frame_of(m), l3);
+		rej_send(w, f, rst, l3, false, req_seq, 0, LB_TCP_RST, NULL, 0,
+			 now);
+	} else if (rst != NULL) {
+		rte_pktmbuf_free(rst);
+	} else {
+		w->st.drop[LB_DROP_NOMBUF]++;
+	}
+	rej_answer(w, f, m, l3, r, now);
+	/* Both sides are closed as far as the table goes: the flow lives
+	 * on only as long as closed flows do, to take the client's FIN. */
+	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, LB_TCP_RST, now);
+}
+
+/* A segment of a refused flow: we stand in for the server. */
+static void
+rej_client(struct lb_worker *w, struct lb_flow *f, struct rte_mbuf *m,
+	   const struct lb_pkt *pkt, uint64_t now)
+{
+	struct lb_l7_rej *r = &w->rej[f->l7];
+	const uint8_t *fr = frame_of(m);
+	enum lb_l7_rej_act act;
+
+	w->st.l7_rej_absorbed++;
+	if (pkt->proto != LB_IPPROTO_TCP || (pkt->tcp_flags & LB_TCP_RST)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	act = lb_l7_rej_client(r, tcp_word(fr, pkt, 4), pkt->payload_len,
+			       (pkt->tcp_flags & LB_TCP_ACK) != 0,
+			       tcp_word(fr, pkt, 8),
+			       (pkt->tcp_flags & LB_TCP_FIN) != 0);
+	if (act == LB_L7_RJ_RESEND) {
+		w->st.l7_rej_resent++;
+		rej_answer(w, f, m, pkt->l3_off, r, now);
+	} else if (act == LB_L7_RJ_ACK) {
+		rej_send(w, f, m, pkt->l3_off, true, lb_l7_rej_fin_end(r),
+			 r->cli_nxt, LB_TCP_ACK, NULL, 0, now);
+	} else {
+		rte_pktmbuf_free(m);
+	}
+}
+
+/*
+ * What the gate said about client segment @p m of flow @p f.
+ * @return true if @p m was taken (held, refused or dropped), false if
+ *   the caller forwards it.
+ */
+static bool
+l7_admission(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	     struct rte_mbuf *m, const struct lb_pkt *pkt, int v, uint64_t now)
+{
+	struct lb_l7_rej *r = &w->rej[f->l7];
+
+	if (v == LB_L7_HOLD && r->nheld >= LB_L7_HOLD_MAX) {
+		/* Held as much as we may: decide with what is known. */
+		w->st.l7_hold_full++;
+		v = lb_l7_decide(w->l7, f->l7);
+	}
+	switch (v) {
+	case LB_L7_HOLD:
+		r->state = LB_L7_RJ_HOLD;
+		r->held[r->nheld++] = m;
+		w->st.l7_held++;
+		return true;
+	case LB_L7_REPEAT:
+		rte_pktmbuf_free(m);
+		return true;
+	case LB_L7_REJECT:
+		l7_refuse(w, f, idx, m, pkt, now);
+		return true;
+	case LB_L7_RELEASE:
+		gate_end(w, f, f->l7, true, now);
+		return false;
+	default:
+		return false;
 	}
 }
 
@@ -418,8 +655,10 @@ flow_forget(struct lb_worker *w, const struct lb_flow *f, int free_port,
 	if (free_hold && f->state == LB_FLOW_SYN_SENT)
 		hold_release(w, f->l7);
 	else if (f->state != LB_FLOW_SYN_SENT && f->l7 != LB_L7_NONE &&
-		 w->l7 != NULL)
+		 w->l7 != NULL) {
+		gate_end(w, NULL, f->l7, false, 0);
 		lb_l7_close(w->l7, f->l7);
+	}
 }
 
 static void
@@ -690,6 +929,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
+	int v;
 
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
@@ -725,8 +965,17 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		 * its state, and its following must go on. */
 		l7_stop(w, f);
 	}
-	l7_follow(w, f, 0, frame_of(m), pkt, now);
+	if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
+		     f->state != LB_FLOW_SYN_SENT &&
+		     w->rej[f->l7].state == LB_L7_RJ_DONE)) {
+		rej_client(w, f, m, pkt, now);
+		return;
+	}
+	v = l7_follow(w, f, 0, frame_of(m), pkt, now);
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+	if (unlikely(v != LB_L7_PASS) &&
+	    l7_admission(w, f, idx, m, pkt, v, now))
+		return;
 	fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 }
 
@@ -786,8 +1035,18 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 						   tcp_word(fr, pkt, 4) + 1,
 						   (uint32_t)f->svc << 16 |
 							   f->be);
+				if (f->l7 != LB_L7_NONE)
+					lb_l7_gate(w->l7, f->l7,
+						   svc->opts.gov
+							   [LB_CONF_GOV_ON]);
 			}
 		}
+	} else if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
+			    w->rej[f->l7].state == LB_L7_RJ_DONE)) {
+		/* Reset by us: what the backend still says goes nowhere. */
+		w->st.l7_rej_absorbed++;
+		rte_pktmbuf_free(m);
+		return;
 	} else {
 		l7_follow(w, f, 1, frame_of(m), pkt, now);
 	}
@@ -1411,6 +1670,9 @@ lb_worker_free(struct lb_worker *w)
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
 	rte_ring_free(w->fb);
+	for (uint32_t i = 0; w->rej != NULL && i < w->dp->l7_flows; i++)
+		gate_end(w, NULL, i, false, 0);
+	rte_free(w->rej);
 	lb_l7_pool_free(w->l7);
 	lb_hdr_scratch_free(w->hscr);
 	rte_free(w);
@@ -1526,12 +1788,17 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 				lb_l7_pool_create(dp->l7_flows, dp->hdb,
 						  w->hscr, NULL, on_l7_obs,
 						  on_l7_inflight, w);
-		if (w->l7 == NULL) {
+		w->rej = rte_zmalloc_socket("lb_l7_rej",
+					    sizeof(*w->rej) * dp->l7_flows,
+					    RTE_CACHE_LINE_SIZE,
+					    rte_lcore_to_socket_id(lcore));
+		if (w->l7 == NULL || w->rej == NULL) {
 			LOG(ERR, "worker %u: no memory to follow %u HTTP "
 				 "flows",
 			    wid, dp->l7_flows);
 			goto fail;
 		}
+		lb_l7_set_admit(w->l7, on_l7_admit);
 	}
 
 	w->sh.wid = wid;

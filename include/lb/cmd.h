@@ -49,7 +49,7 @@
 /** Most words in a command path ("service add" has 2). */
 #define LB_CMD_PATH_MAX 4u
 /** Size of the error line buffer, NUL included. */
-#define LB_CMD_ERR_MAX 256u
+#define LB_CMD_ERR_MAX 512u
 /** Buffer size for a dotted-quad address, NUL included. */
 #define LB_CMD_IPV4_STRLEN 16u
 /** Buffer size for "a.b.c.d:port" or "a.b.c.d/len", NUL included. */

@@ -160,6 +160,31 @@ struct lb_conf_svc_key {
 	uint16_t port; /**< 1..65535 */
 };
 
+/**
+ * Options of the overload governor and of HTTP request admission
+ * (docs/admission.md, docs/policies.md): X(id, keyword, option type, min,
+ * max, default). Durations in ns, the rest plain integers; one table for
+ * parsing, checking, saving and showing them.
+ */
+#define LB_CONF_GOV_LIST(X)                                                    \
+	X(ON, "governor", LB_CMD_OPT_BOOL, 0, 1, 0)                           \
+	X(IDEAL, "gov-ideal-rate", LB_CMD_OPT_BOOL, 0, 1, 0)                  \
+	X(INTERVAL, "gov-interval", LB_CMD_OPT_DURATION, 1000000ull,           \
+	  3600000000000ull, 1000000000ull)                                     \
+	X(WINDOW, "gov-window", LB_CMD_OPT_U64, 1, 32, 1)                     \
+	X(OVERLOAD, "gov-overload", LB_CMD_OPT_U64, 0, 99, 5)                 \
+	X(T, "gov-raise", LB_CMD_OPT_U64, 1, 100, 10)                         \
+	X(R, "gov-release", LB_CMD_OPT_U64, 1, 100, 1)                        \
+	X(K, "gov-calm", LB_CMD_OPT_U64, 0, 1000000, 3)                       \
+	X(MIN_SAMPLES, "gov-min-samples", LB_CMD_OPT_U64, 1, 1000000000, 10)  \
+	X(PRIO, "default-priority", LB_CMD_OPT_U64, 0, 100, 1)                \
+	X(STATUS, "reject-status", LB_CMD_OPT_U64, 429, 503, 503)             \
+	X(RETRY, "retry-after", LB_CMD_OPT_U64, 0, 86400, 1)
+
+#define LB_CONF_GOV_ENUM(id, kw, type, lo, hi, def) LB_CONF_GOV_##id,
+enum lb_conf_gov_opt { LB_CONF_GOV_LIST(LB_CONF_GOV_ENUM) LB_CONF_GOV_NB };
+#undef LB_CONF_GOV_ENUM
+
 /** A service's options; lb_conf_svc_opts_default() gives the defaults. */
 struct lb_conf_svc_opts {
 	char sched[LB_CONF_SCHED_LEN + 1]; /**< scheduler name */
@@ -174,6 +199,7 @@ struct lb_conf_svc_opts {
 	uint32_t min_volume; /**< outcomes before a backend's errors count */
 	uint32_t max_eject;  /**< % of backends whose errors may count */
 	uint32_t panic;	     /**< % error-free below which picks are even */
+	uint64_t gov[LB_CONF_GOV_NB]; /**< LB_CONF_GOV_LIST, by id */
 };
 
 struct lb_conf_be {

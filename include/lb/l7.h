@@ -96,11 +96,65 @@ void lb_l7_close(struct lb_l7_pool *p, uint32_t idx);
  * One TCP segment of a followed flow: @p dir 0 client -> backend, 1
  * backend -> client; @p seq its sequence number, @p data/@p len its
  * payload, @p fin whether it carries FIN.
- * @return 0 while the flow is followed, -EPROTO once it is not.
+ * @return 0 (LB_L7_PASS) while the flow is followed, -EPROTO once it is
+ *   not; on a gated flow's client segments, an enum lb_l7_verdict.
  */
 int lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 		  const uint8_t *data, uint32_t len, bool fin, uint64_t now_ns);
 
 void lb_l7_stats_get(const struct lb_l7_pool *p, struct lb_l7_stats *st);
+
+/* ---- admission of requests -----------------------------------------------
+ * On a flow whose gate is on, every request that starts while nothing is
+ * outstanding on the flow (the first one, and each keep-alive one) is
+ * admitted or refused before its bytes go on: lb_l7_segment() says to hold
+ * the client segments of its header block until the block is complete,
+ * then asks the pool's admission callback with what the block said. A
+ * request that starts while earlier ones await their responses
+ * (pipelining) cannot be refused in their place: the callback hears of it
+ * with can_refuse false.
+ */
+
+/** lb_l7_segment() on a client segment of a gated flow. */
+enum lb_l7_verdict {
+	LB_L7_PASS = 0,	   /**< forward it */
+	LB_L7_HOLD = 1,	   /**< hold it: a request's head is incomplete */
+	LB_L7_RELEASE = 2, /**< forward the held segments, then this one */
+	LB_L7_REJECT = 3,  /**< refused: drop the held segments and this one */
+	LB_L7_REPEAT = 4,  /**< nothing new while holding: drop it */
+};
+
+/** A request at its admission. */
+struct lb_l7_req {
+	bool has_prio;	 /**< X-Priority accepted */
+	bool partial;	 /**< decided before its header block ended */
+	bool can_refuse; /**< false: admitted whatever the answer */
+	uint32_t prio;
+};
+
+/** Admission of one request of flow @p tag: true refuses it. */
+typedef bool (*lb_l7_admit_fn)(void *owner, uint32_t tag,
+			       const struct lb_l7_req *rq);
+
+/** Sets the admission callback of the pool (NULL: no gate anywhere). */
+void lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn);
+
+/** Turns the gate of entry @p idx on or off (off after lb_l7_open()). */
+void lb_l7_gate(struct lb_l7_pool *p, uint32_t idx, bool on);
+
+/**
+ * Decides the held request now, with what is known (no header value):
+ * the worker holds no more of its segments. @return LB_L7_RELEASE or
+ * LB_L7_REJECT; LB_L7_PASS if nothing was held.
+ */
+int lb_l7_decide(struct lb_l7_pool *p, uint32_t idx);
+
+/**
+ * Sequence numbers of entry @p idx: the next client octet after what it
+ * was fed, the next server octet, and the first octet of the request
+ * held or refused (what the backend expects next).
+ */
+void lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
+	       uint32_t *srv_nxt, uint32_t *req_seq);
 
 #endif /* LB_L7_H */

@@ -30,11 +30,13 @@
 #include "lb/dpconf.h"
 #include "lb/drop.h"
 #include "lb/fb.h"
+#include "lb/governor.h"
+#include "lb/l7_reject.h"
 #include "lb/pkt_parse.h"
 
 #define LB_SHM_NAME "lb_shm"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 3u
+#define LB_SHM_LAYOUT_VERSION 4u
 #define LB_SHM_MAX_WORKERS 16u
 #define LB_SHM_MAX_PORTS 4u
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
@@ -69,6 +71,15 @@ struct lb_worker_stats {
 	uint64_t conf_switches; /**< published tables taken up */
 	uint64_t exc_to_kernel;   /**< frames given to the exception path */
 	uint64_t exc_from_kernel; /**< frames the kernel sent out a port */
+	/* HTTP request admission (docs/admission.md) */
+	uint64_t l7_refused[LB_L7_REJ_MAX]; /**< requests refused, by reason */
+	uint64_t l7_held;	 /**< client segments held for a decision */
+	uint64_t l7_hold_full;	 /**< decided early: hold bound reached */
+	uint64_t l7_unrefusable; /**< throttled while pipelined: admitted */
+	uint64_t l7_rej_resent;	 /**< refusals sent again */
+	uint64_t l7_rej_absorbed; /**< segments of refused flows taken in */
+	/** Governor decisions per service slot and priority class. */
+	struct lb_gov_lcore_stats gov[LB_CONF_MAX_SVCS];
 };
 
 /** One backend slot as one worker saw it. */
@@ -122,6 +133,9 @@ struct lb_shm {
 	 * feedback records only while it is set. */
 	_Atomic int32_t control_pid;
 	struct lb_shm_worker *w[LB_SHM_MAX_WORKERS];
+	/** Governor multiplier M per service slot of the published table
+	 * (a double's bits; lb-control writes, workers read, relaxed). */
+	_Atomic uint64_t gov_m[LB_CONF_MAX_SVCS];
 	/** The text of --config the dataplane started with, for a
 	 * lb-control that has no state file of its own yet. */
 	uint32_t boot_conf_len;

@@ -51,6 +51,7 @@
 #include "lb/conf.h"
 #include "lb/fb.h"
 #include "lb/hdr_scan.h"
+#include "lb/l7_reject.h"
 #include "pktbuild.h"
 
 #define NB_PORTS 2
@@ -84,12 +85,15 @@
 #define IP_BE_L4 PB_IP(10, 1, 0, 21)
 #define IP_VIP_HTTP PB_IP(203, 0, 113, 10)
 #define IP_VIP_L4 PB_IP(203, 0, 113, 11)
+#define IP_VIP_GOV PB_IP(203, 0, 113, 12)
+#define IP_BE_GOV PB_IP(10, 1, 0, 22)
 #define VPORT 80
 #define BPORT 8080
 
 /* Service slots: the order of conf_lines. */
 #define SVC_HTTP 0
 #define SVC_L4 1
+#define SVC_GOV 2 /* http with the governor: admission tests */
 
 static const uint8_t mac_port[NB_PORTS][6] = {
 	{0x02, 0x1b, 0, 0, 0, 0xa0},
@@ -98,6 +102,7 @@ static const uint8_t mac_port[NB_PORTS][6] = {
 static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
 static const uint8_t mac_be_http[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
 static const uint8_t mac_be_l4[6] = {0x02, 0xbe, 0, 0, 0, 0x21};
+static const uint8_t mac_be_gov[6] = {0x02, 0xbe, 0, 0, 0, 0x22};
 
 /*
  * The same service twice, once followed at L7 and once plain L4; the L7
@@ -112,6 +117,9 @@ static const char *const conf_lines[] = {
 	"backend add tcp 203.0.113.10:80 10.1.0.20:8080",
 	"service add tcp 203.0.113.11:80 sched adaptive",
 	"backend add tcp 203.0.113.11:80 10.1.0.21:8080",
+	"service add tcp 203.0.113.12:80 http governor on default-priority 3 "
+	"retry-after 7",
+	"backend add tcp 203.0.113.12:80 10.1.0.22:8080",
 	NULL,
 };
 
@@ -128,6 +136,7 @@ struct env {
 	uint16_t nb_up;
 	int closed;
 	struct rte_ring *rx[NB_PORTS], *tx[NB_PORTS];
+	_Atomic uint64_t gov_m[LB_CONF_MAX_SVCS]; /* as lb-control's */
 };
 
 static int
@@ -219,6 +228,7 @@ env_up(void **state, uint32_t l7_flows)
 	e->dp.flows = FLOWS;
 	e->dp.hdb = hdb;
 	e->dp.l7_flows = l7_flows;
+	e->dp.gov_m = e->gov_m;
 	/* As main.c: X-SPL-Time ages are taken against the wall clock. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	e->dp.epoch_off_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec -
@@ -236,6 +246,9 @@ env_up(void **state, uint32_t l7_flows)
 			 0);
 	assert_int_equal(
 		lb_neigh_set_static(e->w->neigh, htonl(IP_BE_L4), mac_be_l4),
+		0);
+	assert_int_equal(
+		lb_neigh_set_static(e->w->neigh, htonl(IP_BE_GOV), mac_be_gov),
 		0);
 	return e;
 }
@@ -335,9 +348,15 @@ conn_init(struct conn *c, uint16_t svc, uint16_t cport, uint32_t iss,
 {
 	memset(c, 0, sizeof(*c));
 	c->svc = svc;
-	c->vip = svc == SVC_HTTP ? IP_VIP_HTTP : IP_VIP_L4;
-	c->bip = svc == SVC_HTTP ? IP_BE_HTTP : IP_BE_L4;
-	c->bmac = svc == SVC_HTTP ? mac_be_http : mac_be_l4;
+	c->vip = svc == SVC_HTTP ? IP_VIP_HTTP :
+		 svc == SVC_GOV	 ? IP_VIP_GOV :
+				   IP_VIP_L4;
+	c->bip = svc == SVC_HTTP ? IP_BE_HTTP :
+		 svc == SVC_GOV	 ? IP_BE_GOV :
+				   IP_BE_L4;
+	c->bmac = svc == SVC_HTTP ? mac_be_http :
+		  svc == SVC_GOV  ? mac_be_gov :
+				    mac_be_l4;
 	c->cport = cport;
 	c->iss = iss;
 	c->irs = irs;
@@ -394,9 +413,10 @@ seg_frame(struct pb_frame *f, const struct conn *c, enum dir d, int fwd,
 	}
 }
 
-/* Takes every frame sent on @p port; copies the first to @p got. */
+/* Takes every frame sent on @p port, copies the first @p max to @p got,
+ * in order; returns how many there were. */
 static unsigned int
-take(struct env *e, uint16_t port, struct pb_frame *got)
+take_all(struct env *e, uint16_t port, struct pb_frame *got, unsigned int max)
 {
 	struct rte_mbuf *m;
 	unsigned int n = 0;
@@ -404,15 +424,21 @@ take(struct env *e, uint16_t port, struct pb_frame *got)
 	while (rte_ring_sc_dequeue(e->tx[port], (void **)&m) == 0) {
 		uint32_t len = rte_pktmbuf_pkt_len(m);
 
-		if (n == 0 && got != NULL && m->nb_segs == 1 &&
-		    len <= PB_FRAME_MAX) {
-			memcpy(got->b, rte_pktmbuf_mtod(m, void *), len);
-			got->len = len;
+		if (n < max && m->nb_segs == 1 && len <= PB_FRAME_MAX) {
+			memcpy(got[n].b, rte_pktmbuf_mtod(m, void *), len);
+			got[n].len = len;
 		}
 		n++;
 		rte_pktmbuf_free(m);
 	}
 	return n;
+}
+
+/* Takes every frame sent on @p port; copies the first to @p got. */
+static unsigned int
+take(struct env *e, uint16_t port, struct pb_frame *got)
+{
+	return take_all(e, port, got, got != NULL ? 1 : 0);
 }
 
 /*
@@ -1608,6 +1634,312 @@ test_pool(void **state)
 	env_close(e, 1);
 }
 
+/* ---- request admission (docs/admission.md) -------------------------------
+ * The service SVC_GOV has the governor on with default-priority 3 and
+ * retry-after 7; the tests publish its multiplier M themselves, where
+ * lb-control would. M = 100 throttles every request of rank >= 1 with
+ * probability 1 and rank 0 never, so every verdict is certain.
+ */
+
+static void
+set_m(struct env *e, uint16_t svc, double m)
+{
+	uint64_t b;
+
+	memcpy(&b, &m, sizeof(b));
+	atomic_store(&e->gov_m[svc], b);
+}
+
+/* Sends one segment and forwards nothing: what comes out is for later. */
+static void
+inject(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
+       uint32_t ack, const void *data, uint16_t len)
+{
+	static struct pb_frame in;
+	uint16_t iport = d == TO_BE ? 0 : 1;
+	struct rte_mbuf *m;
+
+	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
+	m->port = iport;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
+	lb_worker_poll(e->w);
+}
+
+/* A segment the worker writes itself: TTL 64, id 0, DF, no options. */
+static void
+own_frame(struct pb_frame *f, const struct conn *c, enum dir d, uint8_t flags,
+	  uint32_t seq, uint32_t ack, uint16_t win, const void *data,
+	  uint16_t len)
+{
+	struct pb_dg g = {
+		.proto = PB_PROTO_TCP,
+		.ttl = 64,
+		.frag = PB_IP_DF,
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = win,
+		.data = data,
+		.plen = len,
+	};
+
+	if (d == TO_BE) {
+		g.src = IP_SNAT;
+		g.dst = c->bip;
+		g.sport = c->sport;
+		g.dport = BPORT;
+		pb_ipv4_frame(f, c->bmac, mac_port[1], &g);
+	} else {
+		g.src = c->vip;
+		g.dst = IP_C;
+		g.sport = VPORT;
+		g.dport = c->cport;
+		pb_ipv4_frame(f, mac_c, mac_port[0], &g);
+	}
+}
+
+static void
+same_frame(const struct pb_frame *got, const struct pb_frame *want,
+	   const char *what)
+{
+	if (pb_diff(stderr, what, got->b, got->len, want->b, want->len))
+		fail_msg("%s: not the expected frame", what);
+}
+
+/* What the client must get for a refused request, byte for byte. */
+static const char ans_503[] = "HTTP/1.1 503 Service Unavailable\r\n"
+			      "Content-Type: text/plain\r\n"
+			      "Content-Length: 20\r\n"
+			      "Retry-After: 7\r\n"
+			      "Connection: close\r\n"
+			      "\r\n"
+			      "Service Unavailable\n";
+
+/*
+ * Checks the refusal of the request that began at client octet @p req_seq
+ * and whose last octet the client sent was before c->nxt[TO_BE]: exactly
+ * one RST to the backend at @p req_seq and exactly the answer to the
+ * client, then the client's FIN is acknowledged. @p c->nxt[TO_C] is the
+ * server's next octet.
+ */
+static void
+expect_refusal(struct env *e, struct conn *c, uint32_t req_seq,
+	       const char *what)
+{
+	static struct pb_frame got[4], want;
+	uint32_t alen = (uint32_t)strlen(ans_503);
+	uint32_t fin_end = c->nxt[TO_C] + alen + 1;
+
+	if (take_all(e, 1, got, 4) != 1)
+		fail_msg("%s: not exactly one frame to the backend", what);
+	own_frame(&want, c, TO_BE, PB_RST, req_seq, 0, 0, NULL, 0);
+	same_frame(&got[0], &want, what);
+	if (take_all(e, 0, got, 4) != 1)
+		fail_msg("%s: not exactly one frame to the client", what);
+	own_frame(&want, c, TO_C, PB_ACK | PB_PSH | PB_FIN, c->nxt[TO_C],
+		  c->nxt[TO_BE], 65535, ans_503, (uint16_t)alen);
+	same_frame(&got[0], &want, what);
+
+	/* The client acknowledges the answer and its FIN: nothing to say. */
+	inject(e, c, TO_BE, PB_ACK, c->nxt[TO_BE], fin_end, NULL, 0);
+	CHECK_EQ(take_all(e, 0, got, 4) + take_all(e, 1, got, 4), 0,
+		 "frames after the client's ACK");
+	/* Its FIN is acknowledged in the server's place. */
+	inject(e, c, TO_BE, PB_FIN | PB_ACK, c->nxt[TO_BE], fin_end, NULL, 0);
+	CHECK_EQ(take_all(e, 1, got, 4), 0, "frames to the backend");
+	if (take_all(e, 0, got, 4) != 1)
+		fail_msg("%s: the client's FIN is not acknowledged", what);
+	own_frame(&want, c, TO_C, PB_ACK, fin_end, c->nxt[TO_BE] + 1, 65535,
+		  NULL, 0);
+	same_frame(&got[0], &want, what);
+	/* An ACK short of our FIN: the answer went missing, again. */
+	inject(e, c, TO_BE, PB_ACK, c->nxt[TO_BE] + 1, c->nxt[TO_C], NULL, 0);
+	if (take_all(e, 0, got, 4) != 1)
+		fail_msg("%s: the answer is not sent again", what);
+	own_frame(&want, c, TO_C, PB_ACK | PB_PSH | PB_FIN, c->nxt[TO_C],
+		  c->nxt[TO_BE] + 1, 65535, ans_503, (uint16_t)alen);
+	same_frame(&got[0], &want, what);
+	/* The backend's late segments go nowhere. */
+	inject(e, c, TO_C, PB_ACK, c->nxt[TO_C], req_seq, NULL, 0);
+	CHECK_EQ(take_all(e, 0, got, 4) + take_all(e, 1, got, 4), 0,
+		 "frames after the backend's late ACK");
+}
+
+static const char req_p2[] = "GET /b HTTP/1.1\r\nHost: x\r\n"
+			     "X-Priority: 2\r\n\r\n";
+static const char resp_ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/* Refused in its first segment: the backend gets no octet of it. */
+static void
+test_refuse(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	struct conn c;
+	uint16_t len = (uint16_t)strlen(req_p2);
+	uint32_t req_seq;
+
+	set_m(e, SVC_GOV, 100.0);
+	conn_init(&c, SVC_GOV, 41000, 1000, 900000);
+	conn_open(e, &c);
+	req_seq = c.nxt[TO_BE];
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq, c.nxt[TO_C], req_p2,
+	       len);
+	c.nxt[TO_BE] += len;
+	expect_refusal(e, &c, req_seq, "refused GET");
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "refused");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[2], 1, "throttled rank 2");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[2], 0, "admitted rank 2");
+	CHECK_EQ(e->w->st.l7_held, 0, "held");
+	env_close(e, 1);
+}
+
+/* Rank 0 passes at any M; the keep-alive request after it is refused. */
+static void
+test_refuse_keepalive(void **state)
+{
+	static const char req_p0[] = "GET /a HTTP/1.1\r\nHost: x\r\n"
+				     "X-Priority: 0\r\n\r\n";
+	static const char req_none[] = "GET /c HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	uint16_t len = (uint16_t)strlen(req_none);
+	struct conn c;
+	uint32_t req_seq;
+
+	set_m(e, SVC_GOV, 100.0);
+	conn_init(&c, SVC_GOV, 41001, 5000, 777000);
+	conn_open(e, &c);
+	send_str(e, &c, TO_BE, req_p0, "rank 0 request");
+	send_str(e, &c, TO_C, resp_ok, "its response");
+	/* No X-Priority: the service's default rank 3. */
+	req_seq = c.nxt[TO_BE];
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq, c.nxt[TO_C], req_none,
+	       len);
+	c.nxt[TO_BE] += len;
+	expect_refusal(e, &c, req_seq, "refused keep-alive GET");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[0], 1, "admitted rank 0");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[3], 1, "throttled rank 3");
+	env_close(e, 1);
+}
+
+/*
+ * A header block in three segments, X-Priority in the last: the first
+ * two are held (nothing leaves), a repeat of one is dropped, and the
+ * third decides. Admitted (M = 0): the three go on in order. Refused
+ * (M = 100): the backend is reset at the first octet of the request.
+ */
+static void
+test_hold(void **state)
+{
+	static struct pb_frame got[4], want;
+	struct env *e = env_up(state, L7_FLOWS);
+	const uint16_t cut[] = {9, 30, (uint16_t)strlen(req_p2)};
+	struct conn c;
+
+	for (int refuse = 0; refuse < 2; refuse++) {
+		uint32_t req_seq, at = 0;
+		uint16_t id0;
+
+		set_m(e, SVC_GOV, refuse ? 100.0 : 0.0);
+		conn_init(&c, SVC_GOV, (uint16_t)(41010 + refuse), 7000,
+			  99000);
+		conn_open(e, &c);
+		req_seq = c.nxt[TO_BE];
+		id0 = c.ip_id[TO_BE];
+		for (unsigned int i = 0; i < 3; i++) {
+			inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq + at,
+			       c.nxt[TO_C], req_p2 + at,
+			       (uint16_t)(cut[i] - at));
+			if (i == 0) {
+				/* Repeated while held: dropped. */
+				inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq,
+				       c.nxt[TO_C], req_p2, cut[0]);
+			}
+			at = cut[i];
+			if (i < 2)
+				CHECK_EQ(take_all(e, 1, got, 4) +
+						 take_all(e, 0, got, 4),
+					 0, "frames while held");
+		}
+		c.nxt[TO_BE] += at;
+		if (refuse) {
+			expect_refusal(e, &c, req_seq, "refused held GET");
+			continue;
+		}
+		if (take_all(e, 1, got, 4) != 3)
+			fail_msg("admitted held GET: not 3 frames");
+		at = 0;
+		for (unsigned int i = 0; i < 3; i++) {
+			/* ids: segment 0, its repeat (1), then 2 and 3 */
+			uint16_t id = (uint16_t)(id0 + (i == 0 ? 0 : i + 1));
+
+			seg_frame(&want, &c, TO_BE, 1, PB_PSH | PB_ACK,
+				  req_seq + at, c.nxt[TO_C], id,
+				  (const uint8_t *)req_p2 + at,
+				  (uint16_t)(cut[i] - at));
+			same_frame(&got[i], &want, "released segment");
+			at = cut[i];
+		}
+		CHECK_EQ(take_all(e, 0, got, 4), 0, "frames to the client");
+		send_str(e, &c, TO_C, resp_ok, "response to the held GET");
+	}
+	CHECK_EQ(e->w->st.l7_held, 4, "segments held");
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "refused");
+	env_close(e, 1);
+}
+
+/*
+ * A header block cut in more segments than may be held: the decision is
+ * taken with the service's default rank when the bound is reached.
+ */
+static void
+test_hold_bound(void **state)
+{
+	static char req[256];
+	static struct pb_frame got[LB_L7_HOLD_MAX + 4];
+	struct env *e = env_up(state, L7_FLOWS);
+	unsigned int nseg;
+	struct conn c;
+	size_t len;
+
+	snprintf(req, sizeof(req),
+		 "GET /%s HTTP/1.1\r\nHost: x\r\nX-Priority: 0\r\n\r\n",
+		 "0123456789");
+	len = strlen(req);
+	for (int refuse = 0; refuse < 2; refuse++) {
+		uint32_t req_seq;
+
+		set_m(e, SVC_GOV, refuse ? 100.0 : 0.0);
+		conn_init(&c, SVC_GOV, (uint16_t)(41020 + refuse), 9000,
+			  19000);
+		conn_open(e, &c);
+		req_seq = c.nxt[TO_BE];
+		/* One octet per segment: the head ends far after the bound;
+		 * refused, the one after the bound is the last sent. */
+		nseg = refuse ? LB_L7_HOLD_MAX + 1 : LB_L7_HOLD_MAX + 2;
+		for (unsigned int i = 0; i < nseg; i++)
+			inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq + i,
+			       c.nxt[TO_C], req + i, 1);
+		c.nxt[TO_BE] += nseg;
+		if (refuse) {
+			/* Rank 0 in the header came too late: rank 3. */
+			expect_refusal(e, &c, req_seq, "refused at the bound");
+			continue;
+		}
+		CHECK_EQ(take_all(e, 1, got, NELEM(got)), nseg,
+			 "segments released at the bound");
+		send_cut(e, &c, TO_BE, req + nseg, len - nseg, NULL, 0,
+			 "rest of the head");
+		send_str(e, &c, TO_C, resp_ok, "response");
+	}
+	CHECK_EQ(e->w->st.l7_hold_full, 2, "bound reached");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[3], 1, "throttled rank 3");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[3], 1, "admitted rank 3");
+	env_close(e, 1);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void
@@ -1647,6 +1979,10 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test_teardown(test_handshake, teardown),
 		cmocka_unit_test_teardown(test_pool, teardown),
+		cmocka_unit_test_teardown(test_refuse, teardown),
+		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
+		cmocka_unit_test_teardown(test_hold, teardown),
+		cmocka_unit_test_teardown(test_hold_bound, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");

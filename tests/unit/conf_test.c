@@ -239,8 +239,40 @@ test_options_stored(void **state)
 	assert_int_equal(sv->opts.retry_gap_ns, 100 * MS);
 	assert_int_equal(sv->opts.expiry_ns, 10 * SEC);
 	assert_int_equal(sv->opts.syn_timeout_ns, 500 * MS);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_ON], 0);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_STATUS], 503);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_PRIO], 1);
 
-	ok(f, "service set tcp 192.0.2.11:443 http off deferq 0 sched wrr");
+	ok(f, "service set tcp 192.0.2.11:443 governor on gov-ideal-rate on "
+	      "gov-interval 500ms gov-window 4 gov-overload 10 gov-raise 20 "
+	      "gov-release 2 gov-calm 5 gov-min-samples 50 default-priority 7 "
+	      "reject-status 429 retry-after 30");
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_ON], 1);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_IDEAL], 1);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_INTERVAL], 500 * MS);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_WINDOW], 4);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_OVERLOAD], 10);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_T], 20);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_R], 2);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_K], 5);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_MIN_SAMPLES], 50);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_PRIO], 7);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_STATUS], 429);
+	assert_int_equal(sv->opts.gov[LB_CONF_GOV_RETRY], 30);
+	{
+		char *txt = saved(f->c);
+
+		assert_non_null(strstr(
+			txt, " syn-timeout 500ms governor on gov-ideal-rate on "
+			     "gov-interval 500ms gov-window 4 gov-overload 10 "
+			     "gov-raise 20 gov-release 2 gov-calm 5 "
+			     "gov-min-samples 50 default-priority 7 "
+			     "reject-status 429 retry-after 30\n"));
+		free(txt);
+	}
+
+	ok(f, "service set tcp 192.0.2.11:443 http off deferq 0 sched wrr "
+	      "governor off");
 	assert_false(sv->opts.http);
 	assert_int_equal(sv->opts.deferq_len, 0);
 	assert_string_equal(sv->opts.sched, "wrr");
@@ -628,16 +660,26 @@ static const struct bad_case bad_cases[] = {
 	  "s, m, h), e.g. 500ms" },
 	{ "service add udp 192.0.2.11:53 http", -EINVAL,
 	  "http needs a tcp service" },
+	{ "service add tcp 192.0.2.11:80 governor on", -EINVAL,
+	  "governor needs http" },
+	{ "service add tcp 192.0.2.11:80 http reject-status 500", -EINVAL,
+	  "reject-status must be 503 or 429" },
+	{ "service add tcp 192.0.2.11:80 http gov-raise 2 gov-release 3",
+	  -EINVAL, "gov-release must not exceed gov-raise" },
 	{ "service add icmp 192.0.2.11:80", -EINVAL,
 	  "invalid protocol 'icmp': expected tcp or udp" },
 	{ "service add tcp 192.0.2.11:80 weight 2", -EINVAL,
 	  "unknown option 'weight'; expected sched, http, retries, deferq, "
-	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject or "
-	  "panic" },
+	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
+	  "panic, governor, gov-ideal-rate, gov-interval, gov-window, "
+	  "gov-overload, gov-raise, gov-release, gov-calm, gov-min-samples, "
+	  "default-priority, reject-status or retry-after" },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
-	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject or "
-	  "panic" },
+	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
+	  "panic, governor, gov-ideal-rate, gov-interval, gov-window, "
+	  "gov-overload, gov-raise, gov-release, gov-calm, gov-min-samples, "
+	  "default-priority, reject-status or retry-after" },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },
