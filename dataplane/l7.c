@@ -217,7 +217,9 @@ resp_head_end(void *ctx, const struct lb_http_follow_resp *rs)
 		o.spl_time_ms = v->v.u;
 	}
 	v = field(&r, p->f_orca);
-	if (v != NULL) {
+	/* A report without cpu_utilization (only named metrics, say) says
+	 * nothing about the load the view keeps: not a CPU of 0. */
+	if (v != NULL && (v->v.orca.present & LB_HDR_ORCA_CPU)) {
 		o.has_orca = true;
 		o.orca_cpu = v->v.orca.cpu_utilization;
 		o.orca_mem = v->v.orca.mem_utilization;

@@ -229,6 +229,39 @@ test_pool_and_bad_input(void **state)
 }
 
 /* A response delimited by the backend closing its side ends with FIN. */
+/* An ORCA report counts as load only with its cpu_utilization: one that
+ * carries named metrics alone (found by fuzzing) is no report of a CPU at
+ * 0, which would make the backend look idle. */
+static void
+test_orca_needs_cpu(void **state)
+{
+	static const char *const resp[2] = {
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+		"endpoint-load-metrics: TEXT named_metrics.q=3, "
+		"mem_utilization=0.5\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+		"endpoint-load-metrics: TEXT cpu_utilization=0.25\r\n\r\n",
+	};
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(1, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	uint32_t idx, cs = 1, bs = 1;
+
+	(void)state;
+	assert_non_null(p);
+	idx = lb_l7_open(p, cs, bs, 1);
+	for (int i = 0; i < 2; i++) {
+		cs = feed(p, idx, 0, cs, req2, 100, 1000);
+		bs = feed(p, idx, 1, bs, resp[i], 100, 2000);
+	}
+	assert_int_equal(s.n, 2);
+	assert_false(s.obs[0].has_orca);
+	assert_true(s.obs[1].has_orca);
+	assert_true(s.obs[1].orca_cpu == 0.25);
+	lb_l7_close(p, idx);
+	lb_l7_pool_free(p);
+}
+
 static void
 test_close_delimited(void **state)
 {
@@ -263,6 +296,7 @@ main(void)
 		cmocka_unit_test(test_retransmit_and_gap),
 		cmocka_unit_test(test_pool_and_bad_input),
 		cmocka_unit_test(test_close_delimited),
+		cmocka_unit_test(test_orca_needs_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
