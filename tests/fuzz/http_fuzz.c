@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lb/hdr_scan.h"
+#include "hdr_db.h"
 #include "lb/http_follow.h"
 #include "lb/l7.h"
 
@@ -252,22 +252,6 @@ static const struct lb_http_follow_ops ops = {
 	.unfollowable = unfollowable,
 };
 
-static void
-init_once(void)
-{
-	struct lb_hdr_cfg cfg;
-
-	if (db != NULL)
-		return;
-	lb_hdr_cfg_default(&cfg);
-	/* One of each remaining kind, so that their parsers are reached. */
-	lb_hdr_cfg_add(&cfg, "X-Load", LB_HDR_KIND_DECIMAL);
-	lb_hdr_cfg_add(&cfg, "X-Count", LB_HDR_KIND_UINT);
-	db = lb_hdr_db_compile(&cfg);
-	scr = db != NULL ? lb_hdr_scratch_alloc(db) : NULL;
-	FUZZ_CHECK(db != NULL && scr != NULL);
-}
-
 /* Feeds the records; @p bytewise cuts every segment into single bytes. */
 static void
 follow(const struct lb_http_follow_prof *prof, struct run *r,
@@ -382,7 +366,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t set;
 	unsigned int obs;
 
-	init_once();
+	fz_hdr_open(&db, &scr);
 	if (size < 1 || size > 16384)
 		return 0;
 	set = data[0];

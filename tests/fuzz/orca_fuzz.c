@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lb/hdr_scan.h"
+#include "hdr_db.h"
 
 static struct lb_hdr_db *db;
 static struct lb_hdr_scratch *scr;
@@ -25,14 +25,9 @@ static int orca;
 static void
 init_once(void)
 {
-	struct lb_hdr_cfg cfg;
-
 	if (db != NULL)
 		return;
-	lb_hdr_cfg_default(&cfg);
-	db = lb_hdr_db_compile(&cfg);
-	scr = db != NULL ? lb_hdr_scratch_alloc(db) : NULL;
-	FUZZ_CHECK(scr != NULL);
+	fz_hdr_open(&db, &scr);
 	FUZZ_CHECK(lb_hdr_stream_init(&st, db) == 0);
 	orca = lb_hdr_db_field(db, LB_HDR_KIND_ORCA);
 	FUZZ_CHECK(orca >= 0);
