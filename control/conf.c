@@ -642,6 +642,7 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 	o->panic = LB_CONF_PANIC_DEFAULT;
 	for (unsigned int i = 0; i < LB_CONF_GOV_NB; i++)
 		o->gov[i] = gov_opt[i].def;
+	lb_admit_conf_default(&o->admit);
 }
 
 static int
@@ -712,6 +713,9 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 				    lb_cmd_fmt_duration(o->expiry_ns, b));
 	if (o->http && proto != LB_CONF_PROTO_TCP)
 		return lb_cmd_error(out, -EINVAL, "http needs a tcp service");
+	if (lb_admit_conf_error(&o->admit) != NULL)
+		return lb_cmd_error(out, -EINVAL, "%s",
+				    lb_admit_conf_error(&o->admit));
 	return gov_opts_check(o, out);
 }
 
@@ -737,7 +741,8 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->err_memory == b->err_memory &&
 	       a->min_volume == b->min_volume && a->max_eject == b->max_eject &&
 	       a->panic == b->panic &&
-	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0;
+	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0 &&
+	       lb_admit_conf_eq(&a->admit, &b->admit);
 }
 
 int
@@ -1112,6 +1117,34 @@ gov_opt_print(struct lb_cmd_out *out, unsigned int g, uint64_t v)
 	}
 }
 
+/* The admit-* options that differ from the defaults. */
+static int
+save_admit(struct lb_cmd_out *out, const struct lb_admit_conf *a)
+{
+	struct lb_admit_conf d;
+	int rc = 0;
+
+	lb_admit_conf_default(&d);
+	if (a->rate != d.rate)
+		rc = lb_cmd_printf(out, " admit-rate %" PRIu64, a->rate);
+	if (rc == 0 && a->burst != d.burst)
+		rc = lb_cmd_printf(out, " admit-burst %" PRIu64, a->burst);
+	if (rc == 0 && a->key != d.key && a->key < LB_ADMIT_KEY_MAX)
+		rc = lb_cmd_printf(out, " admit-key %s",
+				   lb_admit_key_names[a->key]);
+	if (rc == 0 && a->prefix != d.prefix)
+		rc = lb_cmd_printf(out, " admit-prefix %u", a->prefix);
+	if (rc == 0 && a->reject != d.reject &&
+	    a->reject < LB_ADMIT_REJECT_MAX)
+		rc = lb_cmd_printf(out, " admit-reject %s",
+				   lb_admit_reject_names[a->reject]);
+	if (rc == 0 && a->cluster != d.cluster &&
+	    a->cluster < LB_ADMIT_CLUSTER_MAX)
+		rc = lb_cmd_printf(out, " admit-cluster %s",
+				   lb_admit_cluster_names[a->cluster]);
+	return rc;
+}
+
 int
 lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 {
@@ -1168,6 +1201,8 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 				rc = gov_opt_print(out, g, o->gov[g]);
 		if (rc == 0)
 			rc = save_guard(out, o, &def);
+		if (rc == 0)
+			rc = save_admit(out, &o->admit);
 		if (rc == 0)
 			rc = lb_cmd_printf(out, "\n");
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
@@ -1417,6 +1452,12 @@ enum {
 	SO_MIN_VOLUME,
 	SO_MAX_EJECT,
 	SO_PANIC,
+	SO_ADMIT_RATE,
+	SO_ADMIT_BURST,
+	SO_ADMIT_KEY,
+	SO_ADMIT_PREFIX,
+	SO_ADMIT_REJECT,
+	SO_ADMIT_CLUSTER,
 	SO_GOV,
 	SO_NB = SO_GOV + LB_CONF_GOV_NB
 };
@@ -1442,6 +1483,15 @@ enum {
 				   LB_CONF_MIN_VOLUME_MAX},                    \
 		[SO_MAX_EJECT] = {"max-eject", LB_CMD_OPT_U64, 1, 100},        \
 		[SO_PANIC] = {"panic", LB_CMD_OPT_U64, 0, 100},                \
+		[SO_ADMIT_RATE] = {"admit-rate", LB_CMD_OPT_U64, 0,            \
+				   LB_ADMIT_RATE_MAX},                         \
+		[SO_ADMIT_BURST] = {"admit-burst", LB_CMD_OPT_U64, 0,          \
+				    LB_ADMIT_BURST_MAX},                       \
+		[SO_ADMIT_KEY] = {"admit-key", LB_CMD_OPT_NAME, 0, 16},        \
+		[SO_ADMIT_PREFIX] = {"admit-prefix", LB_CMD_OPT_U64, 1, 32},   \
+		[SO_ADMIT_REJECT] = {"admit-reject", LB_CMD_OPT_NAME, 0, 16},  \
+		[SO_ADMIT_CLUSTER] = {"admit-cluster", LB_CMD_OPT_NAME, 0,     \
+				      16},                                     \
 		LB_CONF_GOV_LIST(SVC_GOV_OPT)                                  \
 	}
 #define SVC_GOV_OPT(id, kw, type, lo, hi, d)                                   \
@@ -1449,6 +1499,29 @@ enum {
 
 static const struct lb_cmd_opt svc_add_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_FLAG);
 static const struct lb_cmd_opt svc_set_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_BOOL);
+
+/* Unknown words become out-of-range values that the check names. */
+static void
+apply_admit_opts(const struct lb_cmd_optval *v, struct lb_admit_conf *a)
+{
+	if (v[SO_ADMIT_RATE].set)
+		a->rate = v[SO_ADMIT_RATE].u;
+	if (v[SO_ADMIT_BURST].set)
+		a->burst = v[SO_ADMIT_BURST].u;
+	if (v[SO_ADMIT_KEY].set)
+		a->key = lb_admit_word(v[SO_ADMIT_KEY].str, lb_admit_key_names,
+				       LB_ADMIT_KEY_MAX);
+	if (v[SO_ADMIT_PREFIX].set)
+		a->prefix = (uint8_t)v[SO_ADMIT_PREFIX].u;
+	if (v[SO_ADMIT_REJECT].set)
+		a->reject = lb_admit_word(v[SO_ADMIT_REJECT].str,
+					  lb_admit_reject_names,
+					  LB_ADMIT_REJECT_MAX);
+	if (v[SO_ADMIT_CLUSTER].set)
+		a->cluster = lb_admit_word(v[SO_ADMIT_CLUSTER].str,
+					   lb_admit_cluster_names,
+					   LB_ADMIT_CLUSTER_MAX);
+}
 
 static void
 apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
@@ -1478,6 +1551,7 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 	for (unsigned int g = 0; g < LB_CONF_GOV_NB; g++)
 		if (v[SO_GOV + g].set)
 			o->gov[g] = v[SO_GOV + g].u;
+	apply_admit_opts(v, &o->admit);
 }
 
 static int
@@ -1847,6 +1921,7 @@ static const struct lb_cmd_def conf_cmds[] = {
 				 "[deferq LEN] [retry-gap DUR] [expiry DUR] "
 				 "[syn-timeout DUR] [err-memory N] "
 				 "[min-volume N] [max-eject PCT] [panic PCT] "
+				 "[admit-rate N] [admit-...] "
 				 "[governor on|off] "
 				 "[gov-... V] [default-priority P] "
 				 "[reject-status S] [retry-after S]",
@@ -1886,6 +1961,25 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"- `panic PCT`: when fewer backends than this share "
 			"are free of\n  errors, errors are ignored and picks "
 			"are even; 0..100 (0: never);\n  default 50.\n"
+			"- `admit-rate N`: admission control, new connections "
+			"per second\n  (requests per second on `http` "
+			"services) per throttle key;\n  default 0 (off).\n"
+			"- `admit-burst N`: tokens a key may save up; default "
+			"rate/10,\n  at least rate/100.\n"
+			"- `admit-key svc|client|prefix|client-svc|prio`: what "
+			"a bucket is\n  kept for; default `svc`. `client` and "
+			"`prefix` buckets are shared\n  by services with the "
+			"same admit settings.\n"
+			"- `admit-prefix N`: prefix length for `admit-key "
+			"prefix`; default 24.\n"
+			"- `admit-reject drop|rst`: a rejected SYN is dropped "
+			"or answered\n  with a RST; default `drop`.\n"
+			"- `admit-cluster off|open|closed`: share the limit "
+			"between hosts\n  through Redis (lb-control "
+			"`--redis`); when Redis is unreachable\n  `open` "
+			"refills locally at the rate, `closed` admits no "
+			"more than\n  was borrowed; default `off`. Only "
+			"with `admit-key svc`.\n"
 			"- `governor on|off`, `gov-ideal-rate on|off`, "
 			"`gov-interval DUR`,\n  `gov-window N`, "
 			"`gov-overload PCT`, `gov-raise T`, `gov-release R`,\n"

@@ -594,6 +594,44 @@ spl_json(const struct lb_l7view_svc *x)
 }
 
 static json_t *
+admit_json(const struct svc_row *r)
+{
+	const struct lb_admit_conf *a = r->opts != NULL ? &r->opts->admit
+							: NULL;
+	json_t *j = json_object(), *v = json_object();
+	int bad = j == NULL || v == NULL;
+
+	if (!bad && a != NULL) {
+		bad |= jset_u64(j, "rate", a->rate);
+		bad |= jset_u64(j, "burst", a->rate ? lb_admit_burst(a) : 0);
+		bad |= jset_str(j, "key", a->key < LB_ADMIT_KEY_MAX
+						  ? lb_admit_key_names[a->key]
+						  : "?");
+		bad |= jset_u64(j, "prefix", a->prefix);
+		bad |= jset_str(j, "reject",
+				a->reject < LB_ADMIT_REJECT_MAX
+					? lb_admit_reject_names[a->reject]
+					: "?");
+		bad |= jset_str(j, "cluster",
+				a->cluster < LB_ADMIT_CLUSTER_MAX
+					? lb_admit_cluster_names[a->cluster]
+					: "?");
+	}
+	for (int k = 0; k < LB_ADMIT_VERDICT_MAX && !bad; k++)
+		bad |= jset_u64(v, lb_admit_verdict_name(k),
+				r->rt ? r->v.admit[k] : 0);
+	if (!bad)
+		bad |= jset(j, "verdicts", v);
+	else
+		json_decref(v);
+	if (bad) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+static json_t *
 svc_json(const struct svc_row *r)
 {
 	char d[LB_CMD_DURATION_STRLEN];
@@ -637,6 +675,7 @@ svc_json(const struct svc_row *r)
 	bad |= jset(j, "inflight_avg",
 		    r->rt ? json_real(r->v.l7.inflight_avg) : json_null());
 	bad |= jset(j, "spl", r->rt ? spl_json(&r->v.l7) : json_null());
+	bad |= jset(j, "admit", admit_json(r));
 	if (bad) {
 		json_decref(j);
 		return NULL;
@@ -730,6 +769,37 @@ cmd_svc_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	return give_data(ctl, d, 0, out);
 }
 
+/* Admission settings and verdicts of a service (lb/admit.h). */
+static int
+admit_text(const struct svc_row *r, struct lb_cmd_out *out)
+{
+	const struct lb_admit_conf *a = &r->opts->admit;
+	const uint64_t *n = r->v.admit;
+
+	if (a->rate == 0 && n[LB_ADMIT_PASS] + n[LB_ADMIT_REJ_EMPTY] +
+					n[LB_ADMIT_REJ_NEG] ==
+				0)
+		return 0;
+	return lb_cmd_printf(
+		out,
+		"  admission: rate %" PRIu64 "/s, burst %" PRIu64
+		", key %s/%u, reject %s, cluster %s\n"
+		"    passed %" PRIu64 ", passed without bucket %" PRIu64
+		"; rejected: empty %" PRIu64 ", negative-cache %" PRIu64
+		", cluster-down %" PRIu64 "\n",
+		a->rate, a->rate != 0 ? lb_admit_burst(a) : 0,
+		a->key < LB_ADMIT_KEY_MAX ? lb_admit_key_names[a->key] : "?",
+		a->prefix,
+		a->reject < LB_ADMIT_REJECT_MAX
+			? lb_admit_reject_names[a->reject]
+			: "?",
+		a->cluster < LB_ADMIT_CLUSTER_MAX
+			? lb_admit_cluster_names[a->cluster]
+			: "?",
+		n[LB_ADMIT_PASS], n[LB_ADMIT_PASS_FULL], n[LB_ADMIT_REJ_EMPTY],
+		n[LB_ADMIT_REJ_NEG], n[LB_ADMIT_REJ_CLUSTER]);
+}
+
 static int
 svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 {
@@ -792,6 +862,8 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 			r->v.l7.lower, r->v.l7.upper,
 			lb_spl_action_str(r->v.l7.action),
 			lb_spl_reason_str(r->v.l7.reason));
+	if (rc == 0)
+		rc = admit_text(r, out);
 	return rc == 0 ? lb_cmd_printf(out, "\n") : rc;
 }
 
@@ -992,6 +1064,48 @@ srow_emit(const struct srow *r, uint32_t nw, json_t *tot, json_t *const *pw,
 		       : 0;
 }
 
+/* Admission by key class and verdict (rows of classes in use), then the
+ * borrowing that served them. */
+static int
+admit_rows(const struct lb_shm *shm, uint32_t nw, json_t *tot,
+	   json_t *const *pw, struct lb_cmd_out *out)
+{
+	static const char *const extra[] = {"borrows", "borrowed",
+					    "shm_atomics", "evictions"};
+	struct srow r;
+	int rc = 0;
+
+	for (int k = 0; k < LB_ADMIT_KEY_MAX * LB_ADMIT_VERDICT_MAX + 4 &&
+			rc == 0;
+	     k++) {
+		int cls = k / LB_ADMIT_VERDICT_MAX, v = k % LB_ADMIT_VERDICT_MAX;
+		bool is_extra = cls >= LB_ADMIT_KEY_MAX;
+
+		memset(&r, 0, sizeof(r));
+		if (is_extra)
+			snprintf(r.name, sizeof(r.name), "%s",
+				 extra[k - LB_ADMIT_KEY_MAX *
+						   LB_ADMIT_VERDICT_MAX]);
+		else
+			snprintf(r.name, sizeof(r.name), "%s_%s",
+				 lb_admit_key_names[cls],
+				 lb_admit_verdict_name(v));
+		for (uint32_t w = 0; w < nw; w++) {
+			const struct lb_admit_stats *a = &shm->w[w]->st->admit;
+			const uint64_t x[] = {a->borrows, a->borrowed,
+					      a->shm_atomics, a->evictions};
+
+			r.w[w] = is_extra ? x[k - LB_ADMIT_KEY_MAX *
+						      LB_ADMIT_VERDICT_MAX]
+					  : a->n[cls][v];
+			r.total += r.w[w];
+		}
+		if (r.total != 0 || is_extra)
+			rc = srow_emit(&r, nw, tot, pw, "admit", out);
+	}
+	return rc;
+}
+
 static int
 stats_rows(const struct lb_ctl *ctl, json_t *tot, json_t *const *pw,
 	   struct lb_cmd_out *out)
@@ -1063,6 +1177,8 @@ stats_rows(const struct lb_ctl *ctl, json_t *tot, json_t *const *pw,
 		}
 		rc = srow_emit(&r, nw, tot, pw, "feedback", out);
 	}
+	if (rc == 0)
+		rc = admit_rows(shm, nw, tot, pw, out);
 	if (rc == 0) {
 		memset(&r, 0, sizeof(r));
 		snprintf(r.name, sizeof(r.name), "invalid");

@@ -157,6 +157,14 @@ static const struct {
 	  "Frames given to the kernel through the exception path."),
 	W("exception_from_kernel", exc_from_kernel,
 	  "Frames of the kernel sent out a data port."),
+	W("admit_borrows", admit.borrows,
+	  "Batches of tokens asked of the global buckets."),
+	W("admit_borrowed", admit.borrowed,
+	  "Tokens received from the global buckets."),
+	W("admit_shm_atomics", admit.shm_atomics,
+	  "Atomic operations on shared memory for admission."),
+	W("admit_evictions", admit.evictions,
+	  "Local token buckets replaced (least recently used)."),
 #undef W
 };
 
@@ -411,6 +419,19 @@ svc_fams(const struct snap *s, struct lb_cmd_out *o)
 						 b == 0 ? s->svc[k].v.pkts[d]
 							: s->svc[k].v.bytes[d]);
 			}
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_service_admissions_total", "counter",
+				    "Admission decisions on new flows (L4) or "
+				    "requests (HTTP), by verdict.");
+	l[1].name = "verdict";
+	for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+		l[0].value = s->svc[k].svc;
+		for (int v = 0; v < LB_ADMIT_VERDICT_MAX && rc == 0; v++) {
+			l[1].value = lb_admit_verdict_name(v);
+			rc = lb_prom_u64(o, "lb_service_admissions_total", l, 2,
+					 s->svc[k].v.admit[v]);
 		}
 	}
 	if (rc == 0)

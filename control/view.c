@@ -538,6 +538,9 @@ lb_view_svc_get(const struct lb_view *v, uint32_t svc, struct lb_view_svc *out)
 		out->http_5xx += x.http_5xx;
 		out->inflight += x.inflight;
 	}
+	for (uint32_t w = 0; w < v->nw; w++)
+		for (int k = 0; k < LB_ADMIT_VERDICT_MAX; k++)
+			out->admit[k] += v->shm->w[w]->st->admit_svc[svc].n[k];
 	return 0;
 }
 
@@ -607,6 +610,8 @@ lb_view_fb_kind_name(unsigned int k)
 		return "spl";
 	case LB_FB_ORCA:
 		return "orca";
+	case LB_FB_REJECT:
+		return "reject";
 	default:
 		return "unknown";
 	}

@@ -25,20 +25,6 @@ struct lb_admit_lc {
 	struct lb_tb_global neg_only;
 };
 
-static const char *const verdict_names[LB_ADMIT_VERDICT_MAX] = {
-	[LB_ADMIT_PASS] = "pass",
-	[LB_ADMIT_PASS_FULL] = "pass-full",
-	[LB_ADMIT_REJ_EMPTY] = "empty",
-	[LB_ADMIT_REJ_NEG] = "negative-cache",
-	[LB_ADMIT_REJ_CLUSTER] = "cluster-down",
-};
-
-const char *
-lb_admit_verdict_name(enum lb_admit_verdict v)
-{
-	return (unsigned int)v < LB_ADMIT_VERDICT_MAX ? verdict_names[v] : "?";
-}
-
 /* ---- keys ------------------------------------------------------------- */
 
 static uint64_t

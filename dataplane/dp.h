@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "lb/admit.h"
 #include "lb/deferq.h"
 #include "lb/dpconf.h"
 #include "lb/flow_table.h"
@@ -88,6 +89,7 @@ struct lb_worker {
 	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
 	struct lb_l7_rej *rej;
 	uint8_t rej_why; /**< reason of the refusal being decided */
+	struct lb_admit_lc *admit; /**< NULL: no admission control */
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
@@ -128,6 +130,8 @@ struct lb_dp {
 	/** Governor multipliers by service slot (shm->gov_m in
 	 * lb-dataplane; a test's own array); NULL: never throttle. */
 	_Atomic uint64_t *gov_m;
+	/** Global buckets of admission control; NULL admits everything. */
+	struct lb_admit_shm *admit;
 	volatile int quit;
 };
 

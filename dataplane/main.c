@@ -180,6 +180,18 @@ shm_create(const char *config)
 		fprintf(stderr, "lb-dataplane: cannot set up RCU\n");
 		return -ENOMEM;
 	}
+	/* The global token buckets, shared by the workers and lb-control. */
+	mz = rte_memzone_reserve_aligned(
+		LB_ADMIT_SHM_NAME, lb_admit_shm_size(LB_ADMIT_SHM_SLOTS_DEFAULT),
+		rte_socket_id(), RTE_MEMZONE_SIZE_HINT_ONLY,
+		RTE_CACHE_LINE_SIZE);
+	if (mz == NULL) {
+		fprintf(stderr, "lb-dataplane: cannot reserve memzone %s: %s\n",
+			LB_ADMIT_SHM_NAME, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	shm->admit = lb_admit_shm_init(mz->addr, LB_ADMIT_SHM_SLOTS_DEFAULT);
+	dp.admit = shm->admit;
 	keep_boot_config(shm, config);
 	atomic_store_explicit(&shm->conf, dp.conf, memory_order_release);
 	dp.shm = shm;

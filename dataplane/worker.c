@@ -921,6 +921,37 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	w->st.flows_created++;
 }
 
+/*
+ * Admission of a new L4 flow (lb/admit.h); HTTP services admit per
+ * request instead. Returns true when the flow is rejected and @p m gone.
+ */
+static bool
+admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	     int svc_idx, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
+	const struct lb_admit_conf *a = &svc->opts.admit;
+	uint32_t client = rte_be_to_cpu_32(pkt->src);
+	enum lb_admit_verdict v;
+
+	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
+		return false;
+	v = lb_admit_check(w->admit, (uint16_t)svc_idx, a, client, 0, now);
+	if (!lb_admit_rejected(v))
+		return false;
+	/* Once per key and interval: the key just entered the negative
+	 * cache, so lb-control may act on the source. */
+	if (v == LB_ADMIT_REJ_EMPTY)
+		fb_put_full(w, LB_FB_REJECT, (uint32_t)svc_idx, 0,
+			    (uint16_t)(v | (uint16_t)a->key << 8), client, 0,
+			    0);
+	if (a->reject == LB_ADMIT_REJECT_RST && svc->proto == LB_IPPROTO_TCP)
+		rst_client(w, m, now);
+	else
+		rte_pktmbuf_free(m);
+	return true;
+}
+
 static void
 from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	    int svc_idx, uint64_t hash, uint64_t now)
@@ -942,6 +973,8 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			drop(w, m, LB_DROP_NO_FLOW);
 			return;
 		}
+		if (admit_reject(w, m, pkt, svc_idx, now))
+			return;
 		flow_new(w, m, pkt, svc_idx, &k, now);
 		return;
 	}
@@ -1675,6 +1708,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->rej);
 	lb_l7_pool_free(w->l7);
 	lb_hdr_scratch_free(w->hscr);
+	lb_admit_lc_free(w->admit);
 	rte_free(w);
 }
 
@@ -1799,6 +1833,16 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 			goto fail;
 		}
 		lb_l7_set_admit(w->l7, on_l7_admit);
+	}
+
+	if (dp->admit != NULL) {
+		w->admit = lb_admit_lc_create(dp->admit, LB_ADMIT_LOCAL_DEFAULT,
+					      &w->st.admit, w->st.admit_svc,
+					      LB_CONF_MAX_SVCS);
+		if (w->admit == NULL) {
+			LOG(ERR, "worker %u: no memory for admission", wid);
+			goto fail;
+		}
 	}
 
 	w->sh.wid = wid;

@@ -60,8 +60,21 @@ lb_admit_rejected(enum lb_admit_verdict v)
 	return v >= LB_ADMIT_REJ_EMPTY;
 }
 
-/** Name of a verdict for counters and metrics. */
-const char *lb_admit_verdict_name(enum lb_admit_verdict v);
+/** Name of a verdict for counters and metrics (inline: lb-control shows
+ * them without linking the module). */
+static inline const char *
+lb_admit_verdict_name(enum lb_admit_verdict v)
+{
+	static const char *const names[LB_ADMIT_VERDICT_MAX] = {
+		[LB_ADMIT_PASS] = "pass",
+		[LB_ADMIT_PASS_FULL] = "pass_full",
+		[LB_ADMIT_REJ_EMPTY] = "empty",
+		[LB_ADMIT_REJ_NEG] = "negative_cache",
+		[LB_ADMIT_REJ_CLUSTER] = "cluster_down",
+	};
+
+	return (unsigned int)v < LB_ADMIT_VERDICT_MAX ? names[v] : "?";
+}
 
 /** One worker's admission counters; single writer (that worker). */
 struct lb_admit_stats {

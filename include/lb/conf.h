@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lb/admit_conf.h"
 #include "lb/cmd.h"
 
 /** Most virtual services. */
@@ -200,6 +201,7 @@ struct lb_conf_svc_opts {
 	uint32_t max_eject;  /**< % of backends whose errors may count */
 	uint32_t panic;	     /**< % error-free below which picks are even */
 	uint64_t gov[LB_CONF_GOV_NB]; /**< LB_CONF_GOV_LIST, by id */
+	struct lb_admit_conf admit; /**< admission control, rate 0 = off */
 };
 
 struct lb_conf_be {

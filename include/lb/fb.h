@@ -25,6 +25,11 @@ enum lb_fb_kind {
 	/** ORCA load report: v = cpu_utilization (a double's bits), u32 =
 	 * mem_utilization in millionths. */
 	LB_FB_ORCA,
+	/** A throttle key entered a worker's negative cache (at most once
+	 * per key, worker and 10 ms interval): u32 = client IPv4 in host
+	 * order, svc = service slot, flags = enum lb_admit_verdict in the
+	 * low byte and the key class (enum lb_admit_key) << 8. */
+	LB_FB_REJECT,
 	LB_FB_KIND_MAX,
 };
 

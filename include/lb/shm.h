@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "lb/admit.h"
 #include "lb/dpconf.h"
 #include "lb/drop.h"
 #include "lb/fb.h"
@@ -35,8 +36,9 @@
 #include "lb/pkt_parse.h"
 
 #define LB_SHM_NAME "lb_shm"
+#define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 4u
+#define LB_SHM_LAYOUT_VERSION 5u
 #define LB_SHM_MAX_WORKERS 16u
 #define LB_SHM_MAX_PORTS 4u
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
@@ -80,6 +82,8 @@ struct lb_worker_stats {
 	uint64_t l7_rej_absorbed; /**< segments of refused flows taken in */
 	/** Governor decisions per service slot and priority class. */
 	struct lb_gov_lcore_stats gov[LB_CONF_MAX_SVCS];
+	struct lb_admit_stats admit; /**< admission, by key class */
+	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
 };
 
 /** One backend slot as one worker saw it. */
@@ -136,6 +140,9 @@ struct lb_shm {
 	/** Governor multiplier M per service slot of the published table
 	 * (a double's bits; lb-control writes, workers read, relaxed). */
 	_Atomic uint64_t gov_m[LB_CONF_MAX_SVCS];
+	/** Global token buckets of admission control (memzone
+	 * LB_ADMIT_SHM_NAME); lb-control feeds the cluster tier's. */
+	struct lb_admit_shm *admit;
 	/** The text of --config the dataplane started with, for a
 	 * lb-control that has no state file of its own yet. */
 	uint32_t boot_conf_len;

@@ -894,12 +894,15 @@ dp_start_shared() {
 	DP_LOG=$E2E_TMP/dataplane.log
 	e2e_log "config:"
 	sed 's/^/    /' "$conf"
+	# LB_EAL_LCORES (an --lcores map) runs more workers than CPUs;
+	# LB_AFP_ARGS gives the ports one queue pair per worker.
+	local cores="-l ${LB_EAL_CORES:-0-1}"
+	[ -z "${LB_EAL_LCORES:-}" ] || cores="--lcores=$LB_EAL_LCORES"
 	# shellcheck disable=SC2086
-	ip netns exec "$NS_LB" "$LB_DATAPLANE" \
-		-l "${LB_EAL_CORES:-0-1}" --no-pci \
+	ip netns exec "$NS_LB" "$LB_DATAPLANE" $cores --no-pci \
 		--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP_PREFIX" \
-		--vdev="net_af_packet0,iface=$IF_P0" \
-		--vdev="net_af_packet1,iface=$IF_P1" \
+		--vdev="net_af_packet0,iface=$IF_P0${LB_AFP_ARGS:-}" \
+		--vdev="net_af_packet1,iface=$IF_P1${LB_AFP_ARGS:-}" \
 		-- --config "$conf" ${LB_DP_ARGS:-} "$@" \
 		</dev/null >>"$DP_LOG" 2>&1 &
 	DP_PID=$!

@@ -406,6 +406,15 @@ static const struct good_case good_cases[] = {
 	{ "addr list", 0, NULL, NULL },
 	{ "route list", 0, NULL, NULL },
 	{ "snat list", 0, NULL, NULL },
+	{ "service add tcp 192.0.2.12:80 admit-rate 500 admit-key prefix "
+	  "admit-prefix 16 admit-reject rst",
+	  1,
+	  "service add tcp 192.0.2.12:80 admit-rate 500 admit-key prefix "
+	  "admit-prefix 16 admit-reject rst\n",
+	  NULL },
+	{ "service set tcp 192.0.2.10:80 admit-rate 200 admit-burst 40 "
+	  "admit-cluster closed",
+	  1, "admit-rate 200 admit-burst 40 admit-cluster closed", NULL },
 	{ "save", 0, NULL, NULL },
 	{ "help", 0, NULL, NULL },
 	{ "# a comment", 0, NULL, NULL },
@@ -666,20 +675,40 @@ static const struct bad_case bad_cases[] = {
 	  "reject-status must be 503 or 429" },
 	{ "service add tcp 192.0.2.11:80 http gov-raise 2 gov-release 3",
 	  -EINVAL, "gov-release must not exceed gov-raise" },
+	{ "service add tcp 192.0.2.11:80 admit-rate 100 admit-key host",
+	  -EINVAL,
+	  "admit-key: expected svc, client, prefix, client-svc or prio" },
+	{ "service add tcp 192.0.2.11:80 admit-rate 1000 admit-burst 9",
+	  -EINVAL,
+	  "admit-burst: below admit-rate / 100 (10 ms of the rate), so "
+	  "tokens would be lost while throttled" },
+	{ "service add tcp 192.0.2.11:80 admit-burst 9", -EINVAL,
+	  "admit-burst and admit-cluster need an admit-rate" },
+	{ "service add tcp 192.0.2.11:80 admit-rate 10 admit-key client "
+	  "admit-cluster open",
+	  -EINVAL, "admit-cluster: only with admit-key svc" },
+	{ "service add tcp 192.0.2.11:80 admit-rate 10 admit-reject reset",
+	  -EINVAL, "admit-reject: expected drop or rst" },
+	{ "service add tcp 192.0.2.11:80 admit-prefix 33", -ERANGE,
+	  "admit-prefix 33 out of range 1..32" },
 	{ "service add icmp 192.0.2.11:80", -EINVAL,
 	  "invalid protocol 'icmp': expected tcp or udp" },
 	{ "service add tcp 192.0.2.11:80 weight 2", -EINVAL,
 	  "unknown option 'weight'; expected sched, http, retries, deferq, "
 	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
-	  "panic, governor, gov-ideal-rate, gov-interval, gov-window, "
-	  "gov-overload, gov-raise, gov-release, gov-calm, gov-min-samples, "
-	  "default-priority, reject-status or retry-after" },
+	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
+	  "admit-reject, admit-cluster, governor, gov-ideal-rate, "
+	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
+	  "gov-calm, gov-min-samples, default-priority, reject-status or "
+	  "retry-after" },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
 	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
-	  "panic, governor, gov-ideal-rate, gov-interval, gov-window, "
-	  "gov-overload, gov-raise, gov-release, gov-calm, gov-min-samples, "
-	  "default-priority, reject-status or retry-after" },
+	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
+	  "admit-reject, admit-cluster, governor, gov-ideal-rate, "
+	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
+	  "gov-calm, gov-min-samples, default-priority, reject-status or "
+	  "retry-after" },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },

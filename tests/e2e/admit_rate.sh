@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Admission control on the new-flow path, two workers on AF_PACKET ports
+# with one queue pair each (flows spread by the kernel's fanout hash):
+#   - a service limited to R new connections/s (admit-key svc, rejected
+#     SYNs answered with a RST), offered 3R/s for 10 s by a real TCP
+#     client, admits R within 5% (burst included) whichever worker gets
+#     the SYN; both workers admitted some; lbctl's verdicts agree with
+#     what the client saw; /metrics and `stats --json` show them;
+#   - per-client keys: on a second VIP with admit-key client, a noisy
+#     client at 5x its limit gets its limit, while a quiet client under
+#     its own limit has every connection admitted at the same time;
+#   - admit-reject drop: rejected SYNs get no answer (the client times out).
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init admit_rate
+e2e_need_control
+
+R=${E2E_ADMIT_RATE:-200}   # service limit, new connections/s
+RC=${E2E_ADMIT_CLIENT:-60} # per-client limit
+SECS=10
+VIP2=$CLI_NET.101
+
+topo_up 1 2
+be_start 1
+conf=$E2E_TMP/lb.conf
+conf_ports "$conf"
+cat >>"$conf" <<EOF
+service add tcp $VIP:80 admit-rate $R admit-reject rst
+backend add tcp $VIP:80 $(be_addr 1):80
+service add tcp $VIP2:80 admit-rate $RC admit-key client admit-reject rst
+backend add tcp $VIP2:80 $(be_addr 1):80
+EOF
+LB_EAL_LCORES='0@0,1@1,2@0' LB_AFP_ARGS=',qpairs=2' dp_start_shared "$conf"
+ctl_start
+
+# gen SRC TARGET RATE SECONDS OUT: the connection generator in the client
+# namespace, its JSON result in OUT.
+gen() {
+	ip netns exec "$NS_CLI" "$PY" -B "$E2E_DIR/connrate.py" --src "$1" \
+		--target "$2" --rate "$3" --seconds "$4" >"$5"
+}
+# jf FILE KEY: a field of a generator's result.
+jf() { jq_get "$1" "d[\"$2\"]"; }
+# within N WANT PCT: |N - WANT| <= WANT * PCT / 100
+# shellcheck disable=SC2317 # called from the conditions check evaluates
+within() {
+	[ $((($1 - $2) * 100)) -le $(($2 * $3)) ] &&
+		[ $((($2 - $1) * 100)) -le $(($2 * $3)) ]
+}
+
+# ---- one limit over two workers ----
+gen "$(cli_addr 1)" "$VIP:80" $((3 * R)) "$SECS" "$E2E_TMP/g1"
+e2e_log "svc key, $((3 * R))/s offered for ${SECS}s: $(cat "$E2E_TMP/g1")"
+adm=$(jf "$E2E_TMP/g1" ok)
+check "svc key: $adm admitted, within 5% of $((R * SECS))" \
+	within "$adm" $((R * SECS)) 5
+check "svc key: every other attempt refused with a RST" \
+	'[ "$(jf "$E2E_TMP/g1" refused)" = $(($(jf "$E2E_TMP/g1" attempts) - adm)) ]'
+ctl_json "$E2E_TMP/show1" service show tcp "$VIP:80"
+pass=$(jq_get "$E2E_TMP/show1" 'd["service"]["admit"]["verdicts"]["pass"]')
+rej=$(jq_get "$E2E_TMP/show1" 'sum(v for k, v in d["service"]["admit"]["verdicts"].items() if k != "pass")')
+e2e_log "lbctl service show: pass $pass, rejected $rej"
+check "lbctl: passed = admitted by the client ($pass = $adm)" [ "$pass" = "$adm" ]
+ctl_json "$E2E_TMP/stats1" stats
+w0=$(jq_get "$E2E_TMP/stats1" 'd["workers"][0]["admit"]["svc_pass"]')
+w1=$(jq_get "$E2E_TMP/stats1" 'd["workers"][1]["admit"]["svc_pass"]')
+e2e_log "admitted per worker: $w0 $w1"
+check "both workers admitted new flows from the one bucket" \
+	'[ "$w0" -gt 0 ] && [ "$w1" -gt 0 ]'
+check "/metrics: lb_service_admissions_total pass = $pass" \
+	'metrics | grep -q "^lb_service_admissions_total{service=\"tcp $VIP:80\",verdict=\"pass\"} $pass\$"'
+
+# ---- per-client keys: a noisy client does not starve a quiet one ----
+gen "$(cli_addr 1)" "$VIP2:80" $((5 * RC)) 5 "$E2E_TMP/noisy" &
+noisy_pid=$!
+gen "$(cli_addr 2)" "$VIP2:80" $((RC / 2)) 5 "$E2E_TMP/quiet"
+wait "$noisy_pid"
+e2e_log "noisy client at $((5 * RC))/s: $(cat "$E2E_TMP/noisy")"
+e2e_log "quiet client at $((RC / 2))/s: $(cat "$E2E_TMP/quiet")"
+check "client key: noisy client admitted within 5% of $((RC * 5))" \
+	within "$(jf "$E2E_TMP/noisy" ok)" $((RC * 5)) 5
+check "client key: every connection of the quiet client admitted" \
+	'[ "$(jf "$E2E_TMP/quiet" ok)" = "$(jf "$E2E_TMP/quiet" attempts)" ]'
+
+# ---- drop mode: no answer at all ----
+ctl_do service set tcp "$VIP:80" admit-reject drop admit-rate 10 \
+	admit-burst 1
+sleep 1
+gen "$(cli_addr 1)" "$VIP:80" 100 2 "$E2E_TMP/g3"
+e2e_log "drop mode, 10/s limit, 100/s offered for 2s: $(cat "$E2E_TMP/g3")"
+check "drop mode: nothing refused, the rejected SYNs time out" \
+	'[ "$(jf "$E2E_TMP/g3" refused)" = 0 ] && [ "$(jf "$E2E_TMP/g3" timeout)" -gt 100 ]'
+check "drop mode: about 10/s admitted (10..40 in 2 s)" \
+	'[ "$(jf "$E2E_TMP/g3" ok)" -ge 10 ] && [ "$(jf "$E2E_TMP/g3" ok)" -le 40 ]'
+
+e2e_finish
