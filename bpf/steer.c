@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -559,34 +560,42 @@ lb_steer_unpin(const char *pin_dir)
 	return 0;
 }
 
-int
-lb_steer_write_obj(const char *path)
+/* Writes the object built into the library to @p fd. */
+static int
+write_obj_fd(int fd)
 {
-	char tmp[PATH_MAX];
 	const unsigned char *p;
 	size_t sz, done = 0;
-	int fd, rc = 0;
 
-	if (path == NULL)
-		return -EINVAL;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
-			     (long)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
 	p = steer_bpf__elf_bytes(&sz);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
 	while (done < sz) {
 		ssize_t n = write(fd, p + done, sz - done);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			rc = -errno;
-			break;
+			return -errno;
 		}
 		done += (size_t)n;
 	}
+	return 0;
+}
+
+int
+lb_steer_write_obj(const char *path)
+{
+	char tmp[PATH_MAX];
+	int fd, rc;
+
+	if (path == NULL)
+		return -EINVAL;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
+			     (long)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	rc = write_obj_fd(fd);
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path) != 0)
@@ -594,6 +603,22 @@ lb_steer_write_obj(const char *path)
 	if (rc != 0)
 		unlink(tmp);
 	return rc;
+}
+
+int
+lb_steer_obj_memfd(void)
+{
+	int fd = memfd_create("steer.bpf.o", MFD_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = write_obj_fd(fd);
+	if (rc != 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 int

@@ -28,6 +28,7 @@
 #include "exc.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
+#include "xdp_port.h"
 
 #define NB_RXD 1024
 #define NB_TXD 1024
@@ -62,6 +63,10 @@ usage(FILE *f, const char *prog)
 		"of the exception path: PREFIX + port (default %s)\n"
 		"  --no-exception     no exception path: the kernel does not "
 		"see the data ports\n"
+		"  --xdp-pin DIR      bpffs directory of the XDP steering maps "
+		"(default " "/sys/fs/bpf/sluice/FILE-PREFIX)\n"
+		"  " LB_XDP_OPT_OFF "     net_af_xdp ports run the PMD's own "
+		"XDP program\n"
 		"  -h, --help         this text\n",
 		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS,
 		LB_EXC_IFPREFIX_DEFAULT);
@@ -256,16 +261,25 @@ main(int argc, char **argv)
 		{ "hash-seed", required_argument, NULL, 's' },
 		{ "exception-ifname", required_argument, NULL, 'x' },
 		{ "no-exception", no_argument, NULL, 'X' },
+		{ "xdp-pin", required_argument, NULL, 'P' },
+		{ LB_XDP_OPT_OFF + 2, no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *config = NULL;
+	const char *config = NULL, *xdp_pin = NULL;
+	char **eargv;
 	const char *exc_prefix = LB_EXC_IFPREFIX_DEFAULT;
 	unsigned int lcores[LB_MAX_WORKERS], lcore;
 	uint16_t nw = 0;
 	uint32_t nb_mbufs;
 	int rc, opt, ret = EXIT_FAILURE, hash_seed_set = 0;
 
+	/* Before the EAL probes the ports: net_af_xdp ports load the XDP
+	 * steering program (docs/xdp.md). */
+	eargv = lb_xdp_eal_args(argc, argv);
+	if (eargv == NULL)
+		return EXIT_FAILURE;
+	argv = eargv;
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "lb-dataplane: EAL initialisation failed: %s\n",
@@ -319,6 +333,11 @@ main(int argc, char **argv)
 		case 'X':
 			exc_prefix = NULL;
 			break;
+		case 'P':
+			xdp_pin = optarg;
+			break;
+		case 'n': /* seen by lb_xdp_eal_args() */
+			break;
 		case 'h':
 			usage(stdout, "lb-dataplane");
 			ret = EXIT_SUCCESS;
@@ -332,7 +351,7 @@ main(int argc, char **argv)
 		usage(stderr, "lb-dataplane");
 		goto out;
 	}
-	if (load_config(config) != 0)
+	if (load_config(config) != 0 || lb_xdp_init(xdp_pin) != 0)
 		goto out;
 
 	dp.nb_ports = rte_eth_dev_count_avail();
@@ -397,10 +416,18 @@ main(int argc, char **argv)
 	}
 	if (shm_create(config) != 0)
 		goto out;
-	for (uint16_t p = 0; p < dp.nb_ports; p++)
+	for (uint16_t p = 0; p < dp.nb_ports; p++) {
+		lb_xdp_port_prepare(p);
 		if (lb_port_setup(p, nw, dp.pool, NB_RXD, NB_TXD,
 				  &dp.port[p]) != 0)
 			goto out;
+		lb_xdp_port_started(p);
+	}
+	/* The rules of the boot configuration; lb-control syncs its own
+	 * on every publish. */
+	lb_xdp_sync(dp.conf);
+	snprintf(dp.shm->steer_pin, sizeof(dp.shm->steer_pin), "%s",
+		 lb_xdp_pin_dir());
 	for (uint16_t i = 0; i < nw; i++) {
 		dp.w[i] = lb_worker_create(&dp, i, lcores[i]);
 		if (dp.w[i] == NULL) {
@@ -458,5 +485,6 @@ out:
 	if (dp.shm == NULL)
 		rte_free(dp.conf);
 	rte_eal_cleanup();
+	lb_xdp_close();
 	return ret;
 }

@@ -38,7 +38,8 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 5u
+#define LB_SHM_LAYOUT_VERSION 6u
+#define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_MAX_WORKERS 16u
 #define LB_SHM_MAX_PORTS 4u
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
@@ -136,6 +137,9 @@ struct lb_shm {
 	/** lb-control's pid while attached, 0 otherwise. Workers produce
 	 * feedback records only while it is set. */
 	_Atomic int32_t control_pid;
+	/** bpffs directory of the XDP steering maps of net_af_xdp ports
+	 * (docs/xdp.md), "" when no port runs on pinned maps. */
+	char steer_pin[LB_SHM_STEER_PIN_MAX];
 	struct lb_shm_worker *w[LB_SHM_MAX_WORKERS];
 	/** Governor multiplier M per service slot of the published table
 	 * (a double's bits; lb-control writes, workers read, relaxed). */

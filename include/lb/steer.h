@@ -134,6 +134,14 @@ int lb_steer_unpin(const char *pin_dir);
  */
 int lb_steer_write_obj(const char *path);
 
+/**
+ * The program's ELF object in an anonymous file (memfd, close-on-exec):
+ * "/proc/self/fd/N" names it for xdp_prog= without leaving a file behind.
+ * @return the descriptor (the caller closes it once the ports are up),
+ *   or a negative errno.
+ */
+int lb_steer_obj_memfd(void);
+
 /** Descriptors of the loaded program and its xsks_map; -1 for a handle of
  * lb_steer_open_pinned(). Owned by the handle. */
 int lb_steer_prog_fd(const struct lb_steer *s);

@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "lb/steer.h"
+#include "lb/steer_sync.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -1342,6 +1343,89 @@ test_write_obj(void **state)
 	assert_int_equal(lb_steer_write_obj("/nonexistent-dir/x.o"), -ENOENT);
 }
 
+/* The memfd of lb-dataplane's xdp_prog= devarg, opened by path as the
+ * PMD opens it. */
+static void
+test_obj_memfd(void **state)
+{
+	char path[64];
+	struct bpf_object *o;
+	int fd;
+
+	(void)state;
+	fd = lb_steer_obj_memfd();
+	assert_true(fd >= 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	assert_int_equal(access(path, F_OK), 0);
+	o = bpf_object__open_file(path, NULL);
+	assert_non_null(o);
+	assert_string_equal(bpf_program__name(bpf_object__next_program(o, NULL)),
+			    LB_STEER_PROG_NAME);
+	assert_non_null(bpf_object__find_map_by_name(o, "xsks_map"));
+	assert_int_equal(bpf_object__load(o), 0);
+	bpf_object__close(o);
+	close(fd);
+}
+
+/* lb_steer_sync(): the map ends up holding exactly the wanted rules. */
+static void
+test_sync(void **state)
+{
+	struct lb_steer_conf conf = { .max_rules = 64 };
+	struct lb_steer_rule want[3] = {
+		{ .addr = htonl(VIP_PORT), .kind = LB_STEER_KIND_VIP },
+		{ .addr = htonl(SNAT), .kind = LB_STEER_KIND_SNAT },
+		{ .addr = htonl(SHARED), .proto = IPPROTO_TCP, .port_min = 81,
+		  .port_max = 81, .kind = LB_STEER_KIND_VIP },
+	};
+	struct lb_steer_sync_res res;
+	struct lb_steer *s;
+	struct walked w = { .n = 0 };
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	/* by hand: one wanted, one of another kind, one not wanted */
+	assert_int_equal(add_rule(s, VIP_PORT, 0, 0, 0, LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule(s, SNAT, 0, 0, 0, LB_STEER_KIND_LOCAL), 0);
+	assert_int_equal(add_rule(s, SHARED, IPPROTO_UDP, 1024, 65535,
+				  LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(lb_steer_sync(s, want, 3, &res), 0);
+	assert_int_equal(res.kept, 1);
+	assert_int_equal(res.removed, 2);
+	assert_int_equal(res.added, 2);
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w), 0);
+	assert_int_equal(w.n, 3);
+	assert_true(has_rule(&w, VIP_PORT, 0, 0, 0, LB_STEER_KIND_VIP));
+	assert_true(has_rule(&w, SNAT, 0, 0, 0, LB_STEER_KIND_SNAT));
+	assert_true(has_rule(&w, SHARED, IPPROTO_TCP, 81, 81,
+			     LB_STEER_KIND_VIP));
+
+	/* again: nothing to do */
+	assert_int_equal(lb_steer_sync(s, want, 3, &res), 0);
+	assert_int_equal(res.kept, 3);
+	assert_int_equal(res.added + res.removed, 0);
+
+	/* the host took the VIP's address: whole rule to a port rule */
+	want[0].proto = IPPROTO_TCP;
+	want[0].port_min = want[0].port_max = 80;
+	assert_int_equal(lb_steer_sync(s, want, 1, &res), 0);
+	assert_int_equal(res.removed, 3);
+	assert_int_equal(res.added, 1);
+	w.n = 0;
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w), 0);
+	assert_int_equal(w.n, 1);
+	assert_true(has_rule(&w, VIP_PORT, IPPROTO_TCP, 80, 80,
+			     LB_STEER_KIND_VIP));
+
+	/* nothing wanted: empty */
+	assert_int_equal(lb_steer_sync(s, NULL, 0, &res), 0);
+	w.n = 0;
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w), 0);
+	assert_int_equal(w.n, 0);
+	assert_int_equal(lb_steer_sync(NULL, want, 1, &res), -EINVAL);
+	lb_steer_close(s);
+}
+
 static int
 quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -1409,6 +1493,8 @@ main(void)
 		cmocka_unit_test(test_attach_adopt),
 		cmocka_unit_test(test_live_deny),
 		cmocka_unit_test(test_write_obj),
+		cmocka_unit_test(test_obj_memfd),
+		cmocka_unit_test(test_sync),
 	};
 
 	if (geteuid() != 0) {

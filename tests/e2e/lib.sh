@@ -886,7 +886,8 @@ ctl_diagnose() {
 
 # dp_start_shared CONFIG [DATAPLANE ARGS...]: dp_start's dataplane on
 # hugepages (at most LB_EAL_MEM MiB, 512 unless set) with the shared
-# configuration a secondary process needs.
+# configuration a secondary process needs, on E2E_PMD ports
+# (net_af_packet unless set).
 dp_start_shared() {
 	local conf=$1 i rc
 	shift
@@ -899,10 +900,11 @@ dp_start_shared() {
 	local cores="-l ${LB_EAL_CORES:-0-1}"
 	[ -z "${LB_EAL_LCORES:-}" ] || cores="--lcores=$LB_EAL_LCORES"
 	# shellcheck disable=SC2086
-	ip netns exec "$NS_LB" "$LB_DATAPLANE" $cores --no-pci \
+	lb_ns_prefix
+	"${LB_NSX[@]}" "$LB_DATAPLANE" $cores --no-pci \
 		--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP_PREFIX" \
-		--vdev="net_af_packet0,iface=$IF_P0${LB_AFP_ARGS:-}" \
-		--vdev="net_af_packet1,iface=$IF_P1${LB_AFP_ARGS:-}" \
+		--vdev="${E2E_PMD:-net_af_packet}0,iface=$IF_P0${LB_AFP_ARGS:-}" \
+		--vdev="${E2E_PMD:-net_af_packet}1,iface=$IF_P1${LB_AFP_ARGS:-}" \
 		-- --config "$conf" ${LB_DP_ARGS:-} "$@" \
 		</dev/null >>"$DP_LOG" 2>&1 &
 	DP_PID=$!
@@ -923,6 +925,19 @@ dp_start_shared() {
 	done
 	die "lb-dataplane did not answer /lb/stats on its telemetry socket" \
 		"within ${E2E_DP_START_TIMEOUT}s"
+}
+
+# lb_ns_prefix: LB_NSX, the command prefix that runs a program in the LB
+# namespace (it execs the program: the pid of a background job is the
+# program's). With E2E_KEEP_MOUNTS=1 only the network namespace changes
+# (nsenter): `ip netns exec` mounts a /sys of its own, which hides the
+# host's bpffs from the XDP steering maps.
+lb_ns_prefix() {
+	if [ "${E2E_KEEP_MOUNTS:-0}" = 1 ]; then
+		LB_NSX=(nsenter --net="/run/netns/$NS_LB")
+	else
+		LB_NSX=(ip netns exec "$NS_LB")
+	fi
 }
 
 # ctl LBCTL-ARGS...: lbctl on this run's lb-control.
@@ -948,7 +963,8 @@ ctl_start() {
 	CTL_STATE=${CTL_STATE:-$E2E_TMP/state.conf}
 	CTL_LOG=$E2E_TMP/control.log
 	echo "---- ctl_start $(date +%T.%N)" >>"$CTL_LOG"
-	ip netns exec "$NS_LB" "$LB_CONTROL" \
+	lb_ns_prefix
+	"${LB_NSX[@]}" "$LB_CONTROL" \
 		--proc-type=secondary --file-prefix "$DP_PREFIX" --no-pci \
 		-l "${LB_CTL_CORES:-0}" \
 		-- --socket "$CTL_SOCK" --state "$CTL_STATE" \

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_STEER_SYNC_H
+#define LB_STEER_SYNC_H
+
+/**
+ * @file
+ * The steering rules a published table calls for, and bringing the
+ * pinned steer_rules map in line with them. lb-dataplane does it once
+ * with its boot configuration, lb-control on every publish: the map then
+ * holds exactly the rules of the configuration in force, whoever wrote
+ * it last.
+ *
+ * Which rules (docs/xdp.md): the dataplane's own addresses (`addr`), its
+ * SNAT addresses and its VIPs get a whole-address rule (every IPv4 packet
+ * and ARP for it), unless the host has the address too; then a VIP gets
+ * one port rule per service and a SNAT address a range rule per protocol
+ * over the SNAT ports, and a shared `addr` gets none (the kernel keeps it
+ * and answers ARP for it). Services removed from the configuration whose
+ * flows still run (LB_SVC_DELETED) keep their rules until their slot is
+ * freed, so a drain finishes.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lb/dpconf.h"
+#include "lb/steer.h"
+
+/** Most rules a table can call for: each address, two ranges per SNAT
+ * address, one rule per service. */
+#define LB_STEER_SYNC_MAX \
+	(LB_CONF_MAX_ADDRS + 2 * LB_CONF_MAX_SNATS + LB_CONF_MAX_SVCS)
+
+/**
+ * The rules of @p c, without duplicates, into @p out (room for
+ * LB_STEER_SYNC_MAX).
+ * @param host the host's own IPv4 addresses (network order), @p nb_host
+ *   of them: lb_steer_host_addrs().
+ * @return the number of rules.
+ */
+size_t lb_steer_rules_of(const struct lb_dpconf *c, const uint32_t *host,
+			 size_t nb_host, struct lb_steer_rule *out);
+
+/**
+ * The IPv4 addresses of the kernel's interfaces in the caller's network
+ * namespace, at most @p max.
+ * @return how many, or a negative errno.
+ */
+int lb_steer_host_addrs(uint32_t *out, size_t max);
+
+/** What lb_steer_sync() did. */
+struct lb_steer_sync_res {
+	uint32_t added;
+	uint32_t removed;
+	uint32_t kept;
+};
+
+/**
+ * Makes the rules of @p s exactly @p want: removes the others (a rule of
+ * another kind counts as another rule), then adds the missing ones. Rules
+ * added by hand (lb-steer) are removed too: the configuration owns them.
+ * @return 0, or the first error (the map then holds part of the change;
+ *   the next sync finishes it).
+ */
+int lb_steer_sync(struct lb_steer *s, const struct lb_steer_rule *want,
+		  size_t n, struct lb_steer_sync_res *res);
+
+/** lb_steer_rules_of() with the host's addresses, then lb_steer_sync(). */
+int lb_steer_sync_dpconf(struct lb_steer *s, const struct lb_dpconf *c,
+			 struct lb_steer_sync_res *res);
+
+#endif /* LB_STEER_SYNC_H */
