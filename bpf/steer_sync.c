@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <net/if.h>
 #include <netinet/in.h>
 
 #include "lb/snat.h"
@@ -108,20 +109,31 @@ lb_steer_rules_of(const struct lb_dpconf *c, const uint32_t *host,
 }
 
 int
-lb_steer_host_addrs(uint32_t *out, size_t max)
+lb_steer_host_addrs(const int *ifindex, size_t nb_if, uint32_t *out,
+		    size_t max)
 {
 	struct ifaddrs *ifa, *i;
 	size_t n = 0;
 
+	if ((ifindex == NULL && nb_if > 0) || (out == NULL && max > 0))
+		return -EINVAL;
 	if (getifaddrs(&ifa) != 0)
 		return -errno;
 	for (i = ifa; i != NULL && n < max; i = i->ifa_next) {
 		const struct sockaddr_in *sin;
+		unsigned int idx;
+		bool ours = false;
 
 		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
 			continue;
+		idx = if_nametoindex(i->ifa_name);
+		for (size_t k = 0; k < nb_if && !ours; k++)
+			ours = idx != 0 && (int)idx == ifindex[k];
+		if (!ours)
+			continue;
 		sin = (const struct sockaddr_in *)(const void *)i->ifa_addr;
-		out[n++] = sin->sin_addr.s_addr;
+		if (!addr_in(sin->sin_addr.s_addr, out, n))
+			out[n++] = sin->sin_addr.s_addr;
 	}
 	freeifaddrs(ifa);
 	return (int)n;
@@ -212,22 +224,19 @@ lb_steer_sync(struct lb_steer *s, const struct lb_steer_rule *want, size_t n,
 
 int
 lb_steer_sync_dpconf(struct lb_steer *s, const struct lb_dpconf *c,
+		     const uint32_t *host, size_t nb_host,
 		     struct lb_steer_sync_res *res)
 {
 	struct lb_steer_rule *want;
-	uint32_t host[256];
-	int nb_host, rc;
 	size_t n;
+	int rc;
 
-	if (s == NULL || c == NULL)
+	if (s == NULL || c == NULL || (host == NULL && nb_host > 0))
 		return -EINVAL;
-	nb_host = lb_steer_host_addrs(host, sizeof(host) / sizeof(host[0]));
-	if (nb_host < 0)
-		return nb_host;
 	want = calloc(LB_STEER_SYNC_MAX, sizeof(*want));
 	if (want == NULL)
 		return -ENOMEM;
-	n = lb_steer_rules_of(c, host, (size_t)nb_host, want);
+	n = lb_steer_rules_of(c, host, nb_host, want);
 	rc = lb_steer_sync(s, want, n, res);
 	free(want);
 	return rc;

@@ -426,8 +426,7 @@ main(int argc, char **argv)
 	/* The rules of the boot configuration; lb-control syncs its own
 	 * on every publish. */
 	lb_xdp_sync(dp.conf);
-	snprintf(dp.shm->steer_pin, sizeof(dp.shm->steer_pin), "%s",
-		 lb_xdp_pin_dir());
+	lb_xdp_publish(dp.shm);
 	for (uint16_t i = 0; i < nw; i++) {
 		dp.w[i] = lb_worker_create(&dp, i, lcores[i]);
 		if (dp.w[i] == NULL) {

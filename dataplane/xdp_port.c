@@ -30,9 +30,13 @@ static struct {
 	char **argv;		/* what lb_xdp_eal_args() returned */
 	char **owned;		/* the strings of argv we made */
 	int nb_owned;
-	char pin_dir[PATH_MAX];
+	char pin_dir[LB_SHM_STEER_PIN_MAX];
 	bool pinned;		/* some port runs on the pinned maps */
 	struct lb_steer *s[RTE_MAX_ETHPORTS];
+	int ifindex[RTE_MAX_ETHPORTS]; /* of the adopted ports */
+	uint32_t nb_if;
+	uint32_t host[LB_SHM_STEER_HOST_MAX]; /* the kernel's addresses there */
+	uint32_t nb_host;
 } xp = {.obj_fd = -1};
 
 /* The devargs of a --vdev of net_af_xdp (its alias eth_af_xdp too) that
@@ -132,8 +136,8 @@ lb_xdp_init(const char *pin_dir)
 		if (pin_dir[0] != '/' ||
 		    strlen(pin_dir) >= sizeof(xp.pin_dir)) {
 			fprintf(stderr, "lb-dataplane: --xdp-pin: '%s' is not "
-					"an absolute path\n",
-				pin_dir);
+					"an absolute path shorter than %zu bytes\n",
+				pin_dir, sizeof(xp.pin_dir));
 			return -EINVAL;
 		}
 		snprintf(xp.pin_dir, sizeof(xp.pin_dir), "%s", pin_dir);
@@ -222,6 +226,7 @@ lb_xdp_port_started(uint16_t port_id)
 	} else {
 		xp.pinned = true;
 	}
+	xp.ifindex[xp.nb_if++] = ifindex;
 	LOG(INFO, "port %u: steering program adopted (maps %s)", port_id,
 	    conf.pin_dir != NULL ? conf.pin_dir : "private");
 }
@@ -229,13 +234,26 @@ lb_xdp_port_started(uint16_t port_id)
 void
 lb_xdp_sync(const struct lb_dpconf *c)
 {
+	int n;
+
+	/* The addresses the host keeps on these interfaces: taken once,
+	 * and published, so that lb-control's rules are the same. */
+	n = lb_steer_host_addrs(xp.ifindex, xp.nb_if, xp.host,
+				LB_SHM_STEER_HOST_MAX);
+	if (n < 0) {
+		LOG(ERR, "cannot read the interfaces' addresses: %s",
+		    strerror(-n));
+		n = 0;
+	}
+	xp.nb_host = (uint32_t)n;
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++) {
 		struct lb_steer_sync_res res;
 		int rc;
 
 		if (xp.s[p] == NULL)
 			continue;
-		rc = lb_steer_sync_dpconf(xp.s[p], c, &res);
+		rc = lb_steer_sync_dpconf(xp.s[p], c, xp.host, xp.nb_host,
+					  &res);
 		if (rc != 0)
 			LOG(ERR, "port %u: steering rules: %s", p,
 			    strerror(-rc));
@@ -246,10 +264,13 @@ lb_xdp_sync(const struct lb_dpconf *c)
 	}
 }
 
-const char *
-lb_xdp_pin_dir(void)
+void
+lb_xdp_publish(struct lb_shm *shm)
 {
-	return xp.pinned ? xp.pin_dir : "";
+	snprintf(shm->steer_pin, sizeof(shm->steer_pin), "%s",
+		 xp.pinned ? xp.pin_dir : "");
+	shm->steer_nb_host = xp.nb_host;
+	memcpy(shm->steer_host, xp.host, sizeof(xp.host));
 }
 
 void

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "lb/dpconf.h"
+#include "lb/shm.h"
 
 /** Option of lb-dataplane that leaves net_af_xdp ports to the PMD's own
  * program; looked for before the EAL parses its arguments. */
@@ -54,9 +55,9 @@ void lb_xdp_port_started(uint16_t port_id);
 /** Syncs the rules of @p c into the maps of the adopted ports. */
 void lb_xdp_sync(const struct lb_dpconf *c);
 
-/** The pin directory when some port runs the program on pinned maps,
- * else "". */
-const char *lb_xdp_pin_dir(void);
+/** Tells lb-control where the pinned maps are (none: "") and which
+ * addresses the host shares (struct lb_shm). */
+void lb_xdp_publish(struct lb_shm *shm);
 
 /** Releases the handles (the PMD detaches the program when it closes the
  * port) and what lb_xdp_eal_args() allocated. */
@@ -93,10 +94,10 @@ lb_xdp_sync(const struct lb_dpconf *c)
 {
 	(void)c;
 }
-static inline const char *
-lb_xdp_pin_dir(void)
+static inline void
+lb_xdp_publish(struct lb_shm *shm)
 {
-	return "";
+	(void)shm;
 }
 static inline void
 lb_xdp_close(void)

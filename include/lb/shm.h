@@ -40,6 +40,7 @@
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
 #define LB_SHM_LAYOUT_VERSION 6u
 #define LB_SHM_STEER_PIN_MAX 256
+#define LB_SHM_STEER_HOST_MAX 32
 #define LB_SHM_MAX_WORKERS 16u
 #define LB_SHM_MAX_PORTS 4u
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
@@ -140,6 +141,11 @@ struct lb_shm {
 	/** bpffs directory of the XDP steering maps of net_af_xdp ports
 	 * (docs/xdp.md), "" when no port runs on pinned maps. */
 	char steer_pin[LB_SHM_STEER_PIN_MAX];
+	/** The kernel's addresses on those ports' interfaces when the
+	 * dataplane started: shared with the host, steered by port only
+	 * (include/lb/steer_sync.h). */
+	uint32_t steer_nb_host;
+	uint32_t steer_host[LB_SHM_STEER_HOST_MAX];
 	struct lb_shm_worker *w[LB_SHM_MAX_WORKERS];
 	/** Governor multiplier M per service slot of the published table
 	 * (a double's bits; lb-control writes, workers read, relaxed). */

@@ -42,11 +42,15 @@ size_t lb_steer_rules_of(const struct lb_dpconf *c, const uint32_t *host,
 			 size_t nb_host, struct lb_steer_rule *out);
 
 /**
- * The IPv4 addresses of the kernel's interfaces in the caller's network
- * namespace, at most @p max.
+ * The IPv4 addresses the kernel has on the interfaces @p ifindex (in the
+ * caller's network namespace), at most @p max: the addresses the host
+ * shares with the dataplane on its NICs. Addresses of other interfaces
+ * (the dataplane's exception path taps, loopback, management NICs) do not
+ * count: steering them whole on these NICs takes nothing from the host.
  * @return how many, or a negative errno.
  */
-int lb_steer_host_addrs(uint32_t *out, size_t max);
+int lb_steer_host_addrs(const int *ifindex, size_t nb_if, uint32_t *out,
+			size_t max);
 
 /** What lb_steer_sync() did. */
 struct lb_steer_sync_res {
@@ -65,8 +69,9 @@ struct lb_steer_sync_res {
 int lb_steer_sync(struct lb_steer *s, const struct lb_steer_rule *want,
 		  size_t n, struct lb_steer_sync_res *res);
 
-/** lb_steer_rules_of() with the host's addresses, then lb_steer_sync(). */
+/** lb_steer_rules_of(), then lb_steer_sync(). */
 int lb_steer_sync_dpconf(struct lb_steer *s, const struct lb_dpconf *c,
+			 const uint32_t *host, size_t nb_host,
 			 struct lb_steer_sync_res *res);
 
 #endif /* LB_STEER_SYNC_H */

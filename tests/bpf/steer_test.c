@@ -1426,6 +1426,23 @@ test_sync(void **state)
 	lb_steer_close(s);
 }
 
+/* The host's addresses, of the named interfaces only. */
+static void
+test_host_addrs(void **state)
+{
+	int lo = (int)if_nametoindex("lo"), none = 1000000;
+	uint32_t a[4];
+
+	(void)state;
+	assert_true(lo > 0);
+	assert_int_equal(lb_steer_host_addrs(&lo, 1, a, 4), 1);
+	assert_int_equal(a[0], htonl(INADDR_LOOPBACK));
+	assert_int_equal(lb_steer_host_addrs(&none, 1, a, 4), 0);
+	assert_int_equal(lb_steer_host_addrs(NULL, 0, a, 4), 0);
+	assert_int_equal(lb_steer_host_addrs(&lo, 1, a, 0), 0);
+	assert_int_equal(lb_steer_host_addrs(NULL, 1, a, 4), -EINVAL);
+}
+
 static int
 quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -1495,6 +1512,7 @@ main(void)
 		cmocka_unit_test(test_write_obj),
 		cmocka_unit_test(test_obj_memfd),
 		cmocka_unit_test(test_sync),
+		cmocka_unit_test(test_host_addrs),
 	};
 
 	if (geteuid() != 0) {
