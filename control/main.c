@@ -40,6 +40,7 @@
 #include "lb/sched.h"
 #include "lb/statefile.h"
 #include "publish_priv.h"
+#include "scale_priv.h"
 
 #define DEF_SOCKET "/run/sluice/lb-control.sock"
 #define DEF_STATE "/var/lib/sluice/state.conf"
@@ -74,6 +75,7 @@ struct ctl_main {
 	void *as_backup;	/* the autoscaler's, likewise */
 	uint64_t as_gen0;
 	struct lb_pub pub;
+	struct lb_scale *scale; /* the autoscaler's runtime */
 	struct lb_apisrv *api;
 	struct lb_httpd *httpd;
 	/* The SNAT addresses the dataplane's workers cut their port slices
@@ -578,6 +580,32 @@ metrics_body(void *ctx, struct lb_cmd_out *out)
 	return lb_metrics_format(&m->ctl, out);
 }
 
+/* The autoscaler changed the backends or its settings. */
+static int
+scale_commit(void *ctx)
+{
+	struct ctl_main *m = ctx;
+	struct lb_cmd_out out;
+	int rc;
+
+	lb_cmd_out_init(&out);
+	rc = publish(m, true, &out);
+	if (rc != 0) {
+		/* Published at the next slow tick. */
+		m->dirty = true;
+		logf_("%s", lb_cmd_out_errmsg(&out));
+	}
+	lb_cmd_out_free(&out);
+	return rc;
+}
+
+static uint64_t
+as_clock(void *arg)
+{
+	(void)arg;
+	return mono_ns();
+}
+
 /* The registry: the conf module's commands, then lb-control's. */
 static int
 registry_setup(struct ctl_main *m)
@@ -593,6 +621,10 @@ registry_setup(struct ctl_main *m)
 	if (m->ctl.as == NULL)
 		return -ENOMEM;
 	lb_as_set_data_slot(m->ctl.as, &m->ctl.data);
+	lb_as_set_clock(m->ctl.as, as_clock, NULL);
+	m->scale = lb_scale_create(&m->ctl, scale_commit, m);
+	if (m->scale == NULL)
+		return -ENOMEM;
 	rc = lb_conf_register(m->ctl.conf, m->reg);
 	if (rc == 0)
 		rc = lb_ctlcmd_register(&m->ctl, m->reg);
@@ -784,6 +816,7 @@ tick(struct ctl_main *m)
 	lb_pub_drain(&m->pub, m->ctl.view, LB_FB_RING_SIZE);
 	lb_view_sync(m->ctl.view);
 	lb_view_tick(m->ctl.view);
+	lb_scale_tick(m->scale, now);
 	if (now < m->next_slow_ns)
 		return;
 	m->next_slow_ns = now + SLOW_NS;
@@ -1009,12 +1042,16 @@ main(int argc, char **argv)
 		      "one",
 		      m.pub.dp_pid);
 		teardown(&m);
+		/* The next image knows nothing of these instances. */
+		lb_scale_free(m.scale);
+		m.scale = NULL;
 		wait_exit(m.pub.dp_pid);
 		exec_again(&m, ATTACHES_ENV);
 	}
 	logf_("stopping; the dataplane keeps forwarding with its table");
 	ret = EXIT_SUCCESS;
 out:
+	lb_scale_free(m.scale);
 	teardown(&m);
 	lb_pub_detach(&m.pub);
 	lb_cmd_reg_free(m.reg);

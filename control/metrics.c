@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lb/flow_table.h"
+#include "lb/autoscale.h"
 #include "lb/metrics.h"
 #include "lb/pkt_parse.h"
 #include "lb/prom.h"
@@ -745,6 +746,8 @@ lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 	if (ctl == NULL || out == NULL)
 		return -EINVAL;
 	rc = control_fams(ctl, out);
+	if (rc == 0)
+		rc = lb_as_metrics(ctl->as, out);
 	if (rc != 0 || ctl->view == NULL)
 		return rc;
 	rc = snap_take(ctl, &s);

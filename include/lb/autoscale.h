@@ -288,6 +288,10 @@ unsigned int lb_as_hist_len(const struct lb_as_svc *s);
 const struct lb_as_decision *lb_as_hist_at(const struct lb_as_svc *s,
 					   unsigned int i);
 
+/** Appends the autoscaler's /metrics families (nothing without an
+ * autoscaled service). @return 0 or a negative errno. */
+int lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o);
+
 /** Names for lbctl, JSON and metrics. */
 const char *lb_as_state_name(enum lb_as_state st);
 const char *lb_as_origin_name(enum lb_as_origin o);
