@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Attach to the dataplane's memzone, build tables, publish them with one
- * pointer swap, free the old ones after an RCU grace period, drain the
- * feedback rings.
+ * pointer swap, reuse the old ones after an RCU grace period, drain the
+ * feedback rings. Tables live in the dataplane's preallocated slots
+ * (lb_shm.table): nothing here takes a lock of the shared heap, so a
+ * SIGKILL at any point leaves nothing held for the next lb-control.
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,7 +15,6 @@
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
-#include <rte_malloc.h>
 #include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring_elem.h>
@@ -37,6 +38,20 @@ static bool
 pid_alive(pid_t pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* The published table is one of the slots, and every slot exists. */
+static bool
+tables_ok(struct lb_shm *shm)
+{
+	bool cur = false;
+
+	for (unsigned int i = 0; i < LB_SHM_TABLES; i++) {
+		if (shm->table[i] == NULL)
+			return false;
+		cur |= shm->table[i] == shm->conf;
+	}
+	return cur;
 }
 
 int
@@ -77,7 +92,7 @@ lb_pub_attach(struct lb_pub *p, char *err, size_t errlen)
 		return -EAGAIN;
 	}
 	if (shm->nb_workers == 0 || shm->nb_workers > LB_SHM_MAX_WORKERS ||
-	    shm->qsbr == NULL || shm->conf == NULL) {
+	    shm->qsbr == NULL || shm->conf == NULL || !tables_ok(shm)) {
 		snprintf(err, errlen,
 			 "the dataplane's shared memory makes no sense "
 			 "(%u workers)",
@@ -104,6 +119,9 @@ lb_pub_attach(struct lb_pub *p, char *err, size_t errlen)
 	}
 	p->shm = shm;
 	p->dp_pid = shm->dataplane_pid;
+	/* A lb-control killed between a swap and its grace period may have
+	 * left a worker on the previous table. */
+	p->settled = false;
 	return 0;
 }
 
@@ -125,6 +143,8 @@ lb_pub_alive(const struct lb_pub *p)
 	       pid_alive(p->dp_pid);
 }
 
+static int settle(struct lb_pub *p, uint64_t gen);
+
 int
 lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 	     struct lb_dpconf **out, char *err, size_t errlen)
@@ -139,25 +159,25 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 		return -ENODEV;
 	}
 	cur = atomic_load_explicit(&p->shm->conf, memory_order_acquire);
-	d = rte_zmalloc("lb_dpconf", sizeof(*d), 0);
-	if (d == NULL) {
-		snprintf(err, errlen, "no DPDK memory for a table (%zu bytes)",
-			 sizeof(*d));
-		return -ENOMEM;
+	if (!p->settled) {
+		rc = settle(p, cur->gen);
+		if (rc != 0) {
+			snprintf(err, errlen, "the dataplane went away");
+			return rc;
+		}
+		p->settled = true;
 	}
+	/* Any slot but the published one: no worker reads it any more. */
+	d = p->shm->table[0] != cur ? p->shm->table[0] : p->shm->table[1];
 	rc = lb_dpconf_compile(d, conf, cur, lb_view_busy, p->shm, err, errlen);
-	if (rc != 0) {
-		rte_free(d);
+	if (rc != 0)
 		return rc;
-	}
 	/* The same table under a new generation would only make every
 	 * worker rebuild its schedulers for nothing. */
 	if (cur != NULL && memcmp((const char *)d + sizeof(d->gen),
 				  (const char *)cur + sizeof(cur->gen),
-				  sizeof(*d) - sizeof(d->gen)) == 0) {
-		rte_free(d);
+				  sizeof(*d) - sizeof(d->gen)) == 0)
 		return 1;
-	}
 	*out = d;
 	return 0;
 }
@@ -165,7 +185,8 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 void
 lb_pub_discard(struct lb_dpconf *d)
 {
-	rte_free(d);
+	/* The slot stays the dataplane's; the next build overwrites it. */
+	(void)d;
 }
 
 /* Whether every worker runs table generation @p gen or a later one. */
@@ -179,18 +200,20 @@ all_took_up(const struct lb_pub *p, uint64_t gen)
 	return true;
 }
 
-int64_t
-lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
+/*
+ * Waits until no worker can read any table but the one of generation
+ * @p gen, just published. @return 0, or -ENODEV if the dataplane died.
+ */
+static int
+settle(struct lb_pub *p, uint64_t gen)
 {
-	struct lb_dpconf *old;
 	uint64_t t0 = mono_ns(), next_check = t0 + 10000000ull;
 	bool warned = false;
 	uint64_t token;
 
-	old = atomic_exchange_explicit(&p->shm->conf, d, memory_order_acq_rel);
 	token = rte_rcu_qsbr_start(p->shm->qsbr);
 	/*
-	 * Two conditions before the old table goes. The grace period: no
+	 * Two conditions before the old table is reused. The grace period: no
 	 * reader is inside a poll that loaded it. And every worker has
 	 * taken the new one up: a worker that sleeps goes offline (so that
 	 * it does not hold grace periods up) yet keeps its table, which it
@@ -203,7 +226,7 @@ lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
 	 * dataplane that died with a worker online.
 	 */
 	while (rte_rcu_qsbr_check(p->shm->qsbr, token, false) != 1 ||
-	       !all_took_up(p, d->gen)) {
+	       !all_took_up(p, gen)) {
 		uint64_t now = mono_ns();
 
 		if (now >= next_check) {
@@ -215,13 +238,23 @@ lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
 			fprintf(stderr,
 				"lb-control: a dataplane worker has not "
 				"taken up table %lu for 1 s; still waiting "
-				"before freeing the old one\n",
-				(unsigned long)d->gen);
+				"before reusing the old one\n",
+				(unsigned long)gen);
 			warned = true;
 		}
 		rte_delay_us_sleep(20);
 	}
-	rte_free(old);
+	return 0;
+}
+
+int64_t
+lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
+{
+	uint64_t t0 = mono_ns();
+
+	atomic_store_explicit(&p->shm->conf, d, memory_order_release);
+	if (settle(p, d->gen) != 0)
+		return -ENODEV;
 	return (int64_t)(mono_ns() - t0);
 }
 

@@ -26,6 +26,8 @@
 struct lb_pub {
 	struct lb_shm *shm; /**< NULL until attached */
 	pid_t dp_pid;
+	/** No worker reads a table but the published one (see settle()). */
+	bool settled;
 };
 
 /**

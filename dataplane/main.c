@@ -198,6 +198,16 @@ shm_create(const char *config)
 	shm->admit = lb_admit_shm_init(mz->addr, LB_ADMIT_SHM_SLOTS_DEFAULT);
 	dp.admit = shm->admit;
 	keep_boot_config(shm, config);
+	shm->table[0] = dp.conf;
+	for (unsigned int i = 1; i < LB_SHM_TABLES; i++) {
+		shm->table[i] = rte_zmalloc("lb_dpconf", sizeof(*dp.conf), 0);
+		if (shm->table[i] == NULL) {
+			fprintf(stderr, "lb-dataplane: no memory for %u "
+					"tables\n",
+				LB_SHM_TABLES);
+			return -ENOMEM;
+		}
+	}
 	atomic_store_explicit(&shm->conf, dp.conf, memory_order_release);
 	dp.shm = shm;
 	dp.gov_m = shm->gov_m;
@@ -478,9 +488,8 @@ out:
 			lb_port_close(p);
 	rte_mempool_free(dp.pool);
 	lb_hdr_db_free(dp.hdb);
-	/* Once published, the table belongs to whoever publishes next
-	 * (lb-control frees the ones it replaces); EAL cleanup takes the
-	 * rest. */
+	/* Once published, the tables are lb-control's to reuse; EAL
+	 * cleanup takes them. */
 	if (dp.shm == NULL)
 		rte_free(dp.conf);
 	rte_eal_cleanup();

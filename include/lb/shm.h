@@ -16,8 +16,9 @@
  *  - each worker writes only its own struct lb_shm_worker (counters,
  *    conf_gen) and produces into its feedback ring;
  *  - lb-control is the only writer of @c conf: it builds a new table in
- *    DPDK memory, stores the pointer (release), waits for an RCU grace
- *    period on @c qsbr, then frees the old table.
+ *    the slot of @c table that is not published, stores the pointer
+ *    (release) and waits for an RCU grace period on @c qsbr before that
+ *    slot is built into again.
  *
  * Any change to these structures, struct lb_dpconf, struct lb_fb or the
  * counter enums bumps LB_SHM_LAYOUT_VERSION; lb-control refuses to attach
@@ -38,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 6u
+#define LB_SHM_LAYOUT_VERSION 7u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32
 #define LB_SHM_MAX_WORKERS 16u
@@ -122,6 +123,9 @@ struct lb_shm_port {
 	char driver[32];
 };
 
+/** Tables the dataplane allocates: the published one and the next. */
+#define LB_SHM_TABLES 2u
+
 struct lb_shm {
 	uint32_t magic;          /**< LB_SHM_MAGIC once ready */
 	uint32_t layout_version; /**< LB_SHM_LAYOUT_VERSION */
@@ -135,6 +139,14 @@ struct lb_shm {
 	struct rte_rcu_qsbr *qsbr;
 	/** The published table; lb-control is its only writer. */
 	struct lb_dpconf *_Atomic conf;
+	/**
+	 * Every table there will ever be, allocated by the dataplane at start
+	 * (table[0] is its --config): conf is one of them, and lb-control
+	 * builds the next in another. It never allocates in the shared heap,
+	 * whose lock a lb-control killed inside rte_malloc() would leave
+	 * taken for every process of the dataplane.
+	 */
+	struct lb_dpconf *table[LB_SHM_TABLES];
 	/** lb-control's pid while attached, 0 otherwise. Workers produce
 	 * feedback records only while it is set. */
 	_Atomic int32_t control_pid;
