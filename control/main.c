@@ -36,6 +36,8 @@
 #include "lb/api.h"
 #include "lb/autoscale.h"
 #include "lb/ctlcmd.h"
+#include "lb/govcmd.h"
+#include "lb/govview.h"
 #include "lb/metrics.h"
 #include "lb/sched.h"
 #include "lb/statefile.h"
@@ -629,6 +631,8 @@ registry_setup(struct ctl_main *m)
 	if (rc == 0)
 		rc = lb_ctlcmd_register(&m->ctl, m->reg);
 	if (rc == 0)
+		rc = lb_govcmd_register(&m->ctl, m->reg);
+	if (rc == 0)
 		rc = lb_as_register(m->ctl.as, m->reg);
 	return rc;
 }
@@ -803,6 +807,20 @@ wait_exit(pid_t pid)
 
 /* ---- the loop ---- */
 
+/* The governors' multipliers to the workers: no table is republished. */
+static void
+gov_publish(struct ctl_main *m)
+{
+	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
+		double x = lb_govview_m(lb_view_gov(m->ctl.view), s);
+		uint64_t b;
+
+		memcpy(&b, &x, sizeof(b));
+		atomic_store_explicit(&m->pub.shm->gov_m[s], b,
+				      memory_order_relaxed);
+	}
+}
+
 static void
 tick(struct ctl_main *m)
 {
@@ -817,6 +835,7 @@ tick(struct ctl_main *m)
 	lb_view_sync(m->ctl.view);
 	lb_view_tick(m->ctl.view);
 	lb_scale_tick(m->scale, now);
+	gov_publish(m);
 	if (now < m->next_slow_ns)
 		return;
 	m->next_slow_ns = now + SLOW_NS;

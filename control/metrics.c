@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb/govcmd.h"
 #include "lb/flow_table.h"
 #include "lb/autoscale.h"
 #include "lb/metrics.h"
@@ -759,6 +760,8 @@ lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 		rc = be_fams(&s, out);
 	if (rc == 0)
 		rc = be_l7_fams(&s, out);
+	if (rc == 0)
+		rc = lb_govcmd_metrics(ctl, out);
 	free(s.svc);
 	free(s.be);
 	return rc;

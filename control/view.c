@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lb/adaptive.h"
+#include "lb/govview.h"
 #include "lb/l7view.h"
 #include "lb/view.h"
 
@@ -69,6 +70,7 @@ struct lb_view {
 	/* [worker][svc][be], nw of them */
 	struct fb_slot (*fb)[NSVC][NBE];
 	struct lb_l7view *l7;
+	struct lb_govview *gov; /* overload governors, by service slot */
 	uint64_t (*clock)(void *arg);
 	void *clock_arg;
 	uint64_t last_ts; /* newest record time seen */
@@ -132,7 +134,8 @@ lb_view_create(const struct lb_shm *shm)
 	v->shm = shm;
 	v->nw = nw;
 	v->l7 = lb_l7view_create();
-	if (v->l7 == NULL) {
+	v->gov = lb_govview_create();
+	if (v->l7 == NULL || v->gov == NULL) {
 		lb_view_free(v);
 		errno = ENOMEM;
 		return NULL;
@@ -154,6 +157,7 @@ lb_view_free(struct lb_view *v)
 	if (v == NULL)
 		return;
 	lb_l7view_free(v->l7);
+	lb_govview_free(v->gov);
 	free(v->fb);
 	free(v);
 }
@@ -212,6 +216,7 @@ lb_view_feed(struct lb_view *v, uint32_t wid, const struct lb_fb *r,
 			if (x->ts_ns > v->last_ts)
 				v->last_ts = x->ts_ns;
 			lb_l7view_feed(v->l7, x);
+			lb_govview_feed(v->gov, x);
 			break;
 		default:
 			break;
@@ -356,6 +361,15 @@ lb_view_sync(struct lb_view *v)
 			}
 			v->svc[s].id = sid;
 		}
+		/* A service's governor starts over with a new service. */
+		(void)lb_govview_set(
+			v->gov, s,
+			c != NULL && s < c->nb_svc &&
+					c->svc[s].state == LB_SVC_ACTIVE &&
+					c->svc[s].opts.http ?
+				c->svc[s].opts.gov :
+				NULL,
+			changed, lb_view_now(v));
 	}
 	v->synced = true;
 	l7_members(v, c);
@@ -411,6 +425,7 @@ lb_view_tick(struct lb_view *v)
 	if (v == NULL)
 		return;
 	c = lb_view_conf(v);
+	lb_govview_tick(v->gov, lb_view_now(v));
 	for (uint32_t s = 0; c != NULL && s < c->nb_svc && s < NSVC; s++) {
 		const struct lb_dpconf_svc *t = &c->svc[s];
 		int64_t sum = 0;
@@ -643,4 +658,10 @@ lb_view_svc_state_name(uint8_t state)
 	default:
 		return "empty";
 	}
+}
+
+const struct lb_govview *
+lb_view_gov(const struct lb_view *v)
+{
+	return v != NULL ? v->gov : NULL;
 }

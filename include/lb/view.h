@@ -186,6 +186,11 @@ bool lb_view_busy(void *ctx, uint32_t svc, uint32_t be);
 /** Stable name of feedback kind @p k ("trial_ok", ...; "unknown"). */
 const char *lb_view_fb_kind_name(unsigned int k);
 
+struct lb_govview;
+/** The services' overload governors (lb/govview.h), fed and ticked by
+ * lb_view_feed(), lb_view_sync() and lb_view_tick(). */
+const struct lb_govview *lb_view_gov(const struct lb_view *v);
+
 /** "active", "draining", "removed" or "empty". */
 const char *lb_view_be_state_name(uint8_t state);
 

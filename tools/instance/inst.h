@@ -40,6 +40,8 @@ struct lb_inst_conf {
 	uint32_t head_max;
 	uint64_t idle_ns;
 	uint64_t drain_ns;
+	/** --access-log: one line per request framed (its target); -1. */
+	int log_fd;
 };
 
 /** Counters of one worker; written by it, read by the main thread. */

@@ -11,6 +11,7 @@
  * (inst_worker.c) own the connections.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <netdb.h>
@@ -56,6 +57,7 @@ static const char usage_text[] =
 	"  --max-head BYTES    longest request head (8192)\n"
 	"  --idle-ms MS        close connections quiet this long (60000)\n"
 	"  --drain-ms MS       on SIGTERM, time left to finish (5000)\n"
+	"  --access-log FILE   append each request's target to FILE\n"
 	"  -h, --help          this text\n";
 
 static void
@@ -155,6 +157,7 @@ enum {
 	OPT_MAXHEAD,
 	OPT_IDLE,
 	OPT_DRAIN,
+	OPT_LOG,
 };
 
 static const struct option long_opts[] = {
@@ -176,6 +179,7 @@ static const struct option long_opts[] = {
 	{"max-head", required_argument, NULL, OPT_MAXHEAD},
 	{"idle-ms", required_argument, NULL, OPT_IDLE},
 	{"drain-ms", required_argument, NULL, OPT_DRAIN},
+	{"access-log", required_argument, NULL, OPT_LOG},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -196,6 +200,7 @@ parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 	conf->head_max = LB_INST_HEAD_MAX_DEFAULT;
 	conf->idle_ns = 60000000000ull;
 	conf->drain_ns = 5000000000ull;
+	conf->log_fd = -1;
 	*listen = NULL;
 	while (rc == 0 &&
 	       (c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
@@ -244,6 +249,19 @@ parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 			break;
 		case OPT_STALL:
 			conf->stall = true;
+			break;
+		case OPT_LOG:
+			if (conf->log_fd >= 0)
+				close(conf->log_fd);
+			conf->log_fd = open(optarg,
+					    O_WRONLY | O_CREAT | O_APPEND |
+						    O_CLOEXEC,
+					    0644);
+			if (conf->log_fd < 0) {
+				fprintf(stderr, PROG ": --access-log '%s': %s\n",
+					optarg, strerror(errno));
+				rc = -EINVAL;
+			}
 			break;
 		case OPT_SPL:
 			if (strcmp(optarg, "on") == 0) {
