@@ -89,6 +89,8 @@ struct lb_worker {
 	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
 	struct lb_l7_rej *rej;
 	uint8_t rej_why; /**< reason of the refusal being decided */
+	uint32_t adm_client; /**< client (host order) of the segment fed */
+	uint64_t adm_now;    /**< and its time, for the request's buckets */
 	struct lb_admit_lc *admit; /**< NULL: no admission control */
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/* SYN copies kept for retries, indexed by flow->l7 */

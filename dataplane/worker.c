@@ -433,6 +433,9 @@ l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 	}
 	if (pkt->payload_len == 0 && !(pkt->tcp_flags & LB_TCP_FIN))
 		return LB_L7_PASS;
+	/* What a request's admission needs besides its header block. */
+	w->adm_client = rte_be_to_cpu_32(pkt->src);
+	w->adm_now = now;
 	rc = lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
 			   frame + pkt->payload_off, pkt->payload_len,
 			   (pkt->tcp_flags & LB_TCP_FIN) != 0, now);
@@ -461,27 +464,45 @@ gov_m(const struct lb_worker *w, uint32_t svc)
 	return m;
 }
 
-/* The pool's admission callback: the governor by priority rank. */
+/* Whether the requests of service @p svc are admitted one by one. */
+static inline bool
+l7_gated(const struct lb_dpconf_svc *svc)
+{
+	return svc->opts.gov[LB_CONF_GOV_ON] || svc->opts.admit.rate != 0;
+}
+
+/*
+ * The pool's admission callback: the governor by priority rank, then the
+ * service's requests/s token buckets (a throttled request takes no
+ * token).
+ */
 static bool
 on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 {
 	struct lb_worker *w = owner;
 	uint32_t svc = tag >> 16;
-	const uint64_t *g = w->conf->svc[svc].opts.gov;
-	unsigned int rank;
+	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
+	const uint64_t *g = o->gov;
+	unsigned int rank = rq->has_prio ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX) :
+					   (unsigned int)g[LB_CONF_GOV_PRIO];
+	enum lb_l7_rej_reason why;
 
-	if (!g[LB_CONF_GOV_ON])
-		return false;
-	rank = rq->has_prio ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX) :
-			      (unsigned int)g[LB_CONF_GOV_PRIO];
-	if (lb_gov_decide(gov_m(w, svc), rank, &w->rng, &w->st.gov[svc]) ==
-	    LB_GOV_ADMIT)
+	if (g[LB_CONF_GOV_ON] &&
+	    lb_gov_decide(gov_m(w, svc), rank, &w->rng, &w->st.gov[svc]) !=
+		    LB_GOV_ADMIT)
+		why = LB_L7_REJ_GOVERNOR;
+	else if (o->admit.rate != 0 && w->admit != NULL &&
+		 lb_admit_rejected(lb_admit_check(w->admit, (uint16_t)svc,
+						  &o->admit, w->adm_client,
+						  (uint8_t)rank, w->adm_now)))
+		why = LB_L7_REJ_RATE;
+	else
 		return false;
 	if (!rq->can_refuse) {
 		w->st.l7_unrefusable++;
 		return false;
 	}
-	w->rej_why = LB_L7_REJ_GOVERNOR;
+	w->rej_why = (uint8_t)why;
 	return true;
 }
 
@@ -1070,8 +1091,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 							   f->be);
 				if (f->l7 != LB_L7_NONE)
 					lb_l7_gate(w->l7, f->l7,
-						   svc->opts.gov
-							   [LB_CONF_GOV_ON]);
+						   l7_gated(svc));
 			}
 		}
 	} else if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&

@@ -50,6 +50,7 @@
 #include "lb/cmd.h"
 #include "lb/conf.h"
 #include "lb/fb.h"
+#include "lb/admit.h"
 #include "lb/hdr_scan.h"
 #include "lb/l7_reject.h"
 #include "pktbuild.h"
@@ -87,6 +88,8 @@
 #define IP_VIP_L4 PB_IP(203, 0, 113, 11)
 #define IP_VIP_GOV PB_IP(203, 0, 113, 12)
 #define IP_BE_GOV PB_IP(10, 1, 0, 22)
+#define IP_VIP_RATE PB_IP(203, 0, 113, 13)
+#define IP_BE_RATE PB_IP(10, 1, 0, 23)
 #define VPORT 80
 #define BPORT 8080
 
@@ -94,6 +97,7 @@
 #define SVC_HTTP 0
 #define SVC_L4 1
 #define SVC_GOV 2 /* http with the governor: admission tests */
+#define SVC_RATE 3 /* http with 2 requests of burst, 1/s */
 
 static const uint8_t mac_port[NB_PORTS][6] = {
 	{0x02, 0x1b, 0, 0, 0, 0xa0},
@@ -103,6 +107,7 @@ static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
 static const uint8_t mac_be_http[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
 static const uint8_t mac_be_l4[6] = {0x02, 0xbe, 0, 0, 0, 0x21};
 static const uint8_t mac_be_gov[6] = {0x02, 0xbe, 0, 0, 0, 0x22};
+static const uint8_t mac_be_rate[6] = {0x02, 0xbe, 0, 0, 0, 0x23};
 
 /*
  * The same service twice, once followed at L7 and once plain L4; the L7
@@ -120,6 +125,9 @@ static const char *const conf_lines[] = {
 	"service add tcp 203.0.113.12:80 http governor on default-priority 3 "
 	"retry-after 7",
 	"backend add tcp 203.0.113.12:80 10.1.0.22:8080",
+	"service add tcp 203.0.113.13:80 http admit-rate 1 admit-burst 2 "
+	"reject-status 429",
+	"backend add tcp 203.0.113.13:80 10.1.0.23:8080",
 	NULL,
 };
 
@@ -137,6 +145,7 @@ struct env {
 	int closed;
 	struct rte_ring *rx[NB_PORTS], *tx[NB_PORTS];
 	_Atomic uint64_t gov_m[LB_CONF_MAX_SVCS]; /* as lb-control's */
+	void *admit_mem; /* the global buckets, as lb-dataplane's */
 };
 
 static int
@@ -229,6 +238,10 @@ env_up(void **state, uint32_t l7_flows)
 	e->dp.hdb = hdb;
 	e->dp.l7_flows = l7_flows;
 	e->dp.gov_m = e->gov_m;
+	e->admit_mem = rte_zmalloc("l7pkt_admit", lb_admit_shm_size(64), 64);
+	assert_non_null(e->admit_mem);
+	e->dp.admit = lb_admit_shm_init(e->admit_mem, 64);
+	assert_non_null(e->dp.admit);
 	/* As main.c: X-SPL-Time ages are taken against the wall clock. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	e->dp.epoch_off_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec -
@@ -250,6 +263,9 @@ env_up(void **state, uint32_t l7_flows)
 	assert_int_equal(
 		lb_neigh_set_static(e->w->neigh, htonl(IP_BE_GOV), mac_be_gov),
 		0);
+	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_BE_RATE),
+					     mac_be_rate),
+			 0);
 	return e;
 }
 
@@ -281,6 +297,8 @@ env_close(struct env *e, int check)
 	}
 	rte_free(e->dp.conf);
 	e->dp.conf = NULL;
+	rte_free(e->admit_mem);
+	e->admit_mem = NULL;
 	avail = rte_mempool_avail_count(pool);
 	if (check && avail != e->pool_avail)
 		fail_msg("%d mbuf(s) not returned to the pool",
@@ -348,15 +366,19 @@ conn_init(struct conn *c, uint16_t svc, uint16_t cport, uint32_t iss,
 {
 	memset(c, 0, sizeof(*c));
 	c->svc = svc;
-	c->vip = svc == SVC_HTTP ? IP_VIP_HTTP :
-		 svc == SVC_GOV	 ? IP_VIP_GOV :
-				   IP_VIP_L4;
-	c->bip = svc == SVC_HTTP ? IP_BE_HTTP :
-		 svc == SVC_GOV	 ? IP_BE_GOV :
-				   IP_BE_L4;
-	c->bmac = svc == SVC_HTTP ? mac_be_http :
-		  svc == SVC_GOV  ? mac_be_gov :
-				    mac_be_l4;
+	static const struct {
+		uint32_t vip, bip;
+		const uint8_t *bmac;
+	} cast[] = {
+		[SVC_HTTP] = {IP_VIP_HTTP, IP_BE_HTTP, mac_be_http},
+		[SVC_L4] = {IP_VIP_L4, IP_BE_L4, mac_be_l4},
+		[SVC_GOV] = {IP_VIP_GOV, IP_BE_GOV, mac_be_gov},
+		[SVC_RATE] = {IP_VIP_RATE, IP_BE_RATE, mac_be_rate},
+	};
+
+	c->vip = cast[svc].vip;
+	c->bip = cast[svc].bip;
+	c->bmac = cast[svc].bmac;
 	c->cport = cport;
 	c->iss = iss;
 	c->irs = irs;
@@ -1726,11 +1748,11 @@ static const char ans_503[] = "HTTP/1.1 503 Service Unavailable\r\n"
  * server's next octet.
  */
 static void
-expect_refusal(struct env *e, struct conn *c, uint32_t req_seq,
-	       const char *what)
+expect_answer(struct env *e, struct conn *c, uint32_t req_seq, const char *ans,
+	      const char *what)
 {
 	static struct pb_frame got[4], want;
-	uint32_t alen = (uint32_t)strlen(ans_503);
+	uint32_t alen = (uint32_t)strlen(ans);
 	uint32_t fin_end = c->nxt[TO_C] + alen + 1;
 
 	if (take_all(e, 1, got, 4) != 1)
@@ -1740,7 +1762,7 @@ expect_refusal(struct env *e, struct conn *c, uint32_t req_seq,
 	if (take_all(e, 0, got, 4) != 1)
 		fail_msg("%s: not exactly one frame to the client", what);
 	own_frame(&want, c, TO_C, PB_ACK | PB_PSH | PB_FIN, c->nxt[TO_C],
-		  c->nxt[TO_BE], 65535, ans_503, (uint16_t)alen);
+		  c->nxt[TO_BE], 65535, ans, (uint16_t)alen);
 	same_frame(&got[0], &want, what);
 
 	/* The client acknowledges the answer and its FIN: nothing to say. */
@@ -1760,12 +1782,19 @@ expect_refusal(struct env *e, struct conn *c, uint32_t req_seq,
 	if (take_all(e, 0, got, 4) != 1)
 		fail_msg("%s: the answer is not sent again", what);
 	own_frame(&want, c, TO_C, PB_ACK | PB_PSH | PB_FIN, c->nxt[TO_C],
-		  c->nxt[TO_BE] + 1, 65535, ans_503, (uint16_t)alen);
+		  c->nxt[TO_BE] + 1, 65535, ans, (uint16_t)alen);
 	same_frame(&got[0], &want, what);
 	/* The backend's late segments go nowhere. */
 	inject(e, c, TO_C, PB_ACK, c->nxt[TO_C], req_seq, NULL, 0);
 	CHECK_EQ(take_all(e, 0, got, 4) + take_all(e, 1, got, 4), 0,
 		 "frames after the backend's late ACK");
+}
+
+static void
+expect_refusal(struct env *e, struct conn *c, uint32_t req_seq,
+	       const char *what)
+{
+	expect_answer(e, c, req_seq, ans_503, what);
 }
 
 static const char req_p2[] = "GET /b HTTP/1.1\r\nHost: x\r\n"
@@ -1940,6 +1969,42 @@ test_hold_bound(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * Requests/s token buckets (admit-rate 1, admit-burst 2, reject-status
+ * 429): two keep-alive requests take the burst, the third is refused with
+ * a 429 and never reaches the backend.
+ */
+static void
+test_rate(void **state)
+{
+	static const char ans_429[] = "HTTP/1.1 429 Too Many Requests\r\n"
+				      "Content-Type: text/plain\r\n"
+				      "Content-Length: 18\r\n"
+				      "Retry-After: 1\r\n"
+				      "Connection: close\r\n"
+				      "\r\n"
+				      "Too Many Requests\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	uint16_t len = (uint16_t)strlen(req_p2);
+	struct conn c;
+	uint32_t req_seq;
+
+	conn_init(&c, SVC_RATE, 41030, 3000, 6000);
+	conn_open(e, &c);
+	for (int i = 0; i < 2; i++) {
+		send_str(e, &c, TO_BE, req_p2, "request within the burst");
+		send_str(e, &c, TO_C, resp_ok, "its response");
+	}
+	req_seq = c.nxt[TO_BE];
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq, c.nxt[TO_C], req_p2,
+	       len);
+	c.nxt[TO_BE] += len;
+	expect_answer(e, &c, req_seq, ans_429, "request over the rate");
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 0, "by governor");
+	env_close(e, 1);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void
@@ -1983,6 +2048,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
 		cmocka_unit_test_teardown(test_hold, teardown),
 		cmocka_unit_test_teardown(test_hold_bound, teardown),
+		cmocka_unit_test_teardown(test_rate, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
