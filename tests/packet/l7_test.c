@@ -328,6 +328,9 @@ settle(struct env *e)
 
 	while (now_ns(e) < end)
 		lb_worker_poll(e->w);
+	/* Once more after the deadline: a thread descheduled for longer
+	 * than the loop must still poll once housekeeping is due. */
+	lb_worker_poll(e->w);
 }
 
 static void
