@@ -606,9 +606,11 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			if (i == NULL)
 				return; /* static backends are not ours */
 			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
-					     true, NULL) == 0)
+					     true, NULL) == 0) {
 				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
 					       "scaled down");
+				logf_("%s: instance %u draining", l, i->id);
+			}
 			break;
 		case LB_SG_REMOVE_PENDING:
 			i = oldest_pending(s);
