@@ -1304,6 +1304,13 @@ parse_opt_value(const struct lb_cmd_opt *o, const char *v,
 	case LB_CMD_OPT_NAME:
 		val->str = v;
 		return lb_cmd_parse_name(v, o->name, (size_t)o->max, out);
+	case LB_CMD_OPT_WORD:
+		val->str = v;
+		if (v[0] == '\0' || strlen(v) > o->max)
+			return lb_cmd_error(out, -ERANGE,
+					    "%s: '%s' must be 1..%lu bytes",
+					    o->name, v, (unsigned long)o->max);
+		return 0;
 	case LB_CMD_OPT_IPV4:
 		rc = lb_cmd_parse_ipv4(v, &ip, out);
 		val->u = ip;

@@ -4,10 +4,12 @@
  * change it. Every change checks everything first and only then writes,
  * so a refused command leaves no trace.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lb/conf.h"
 
@@ -623,6 +625,49 @@ gov_opts_check(const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
 	return 0;
 }
 
+/* Option keyword and default name of each feedback header. */
+static const struct {
+	const char *opt;
+	const char *name;
+} hdr_tab[LB_CONF_HDR_NB] = {
+	[LB_CONF_HDR_SPL] = {"spl-header", "X-SPL"},
+	[LB_CONF_HDR_SPL_TIME] = {"spl-time-header", "X-SPL-Time"},
+	[LB_CONF_HDR_PRIORITY] = {"priority-header", "X-Priority"},
+	[LB_CONF_HDR_EXPECT] = {"expect-header", "X-Expect-Ms"},
+	[LB_CONF_HDR_ORCA] = {"orca-header", "endpoint-load-metrics"},
+};
+
+const char *
+lb_conf_hdr_default(enum lb_conf_hdr h)
+{
+	return (unsigned int)h < LB_CONF_HDR_NB ? hdr_tab[h].name : NULL;
+}
+
+const char *
+lb_conf_hdr_opt(enum lb_conf_hdr h)
+{
+	return (unsigned int)h < LB_CONF_HDR_NB ? hdr_tab[h].opt : NULL;
+}
+
+/* A header name: an RFC 9110 token (tchar only). */
+static int
+hdr_name_check(const char *opt, const char *n, struct lb_cmd_out *out)
+{
+	size_t len = strnlen(n, LB_CONF_HDR_NAME_MAX + 1);
+
+	if (len == 0 || len > LB_CONF_HDR_NAME_MAX)
+		return lb_cmd_error(out, -ERANGE, "%s must be 1..%u bytes",
+				    opt, LB_CONF_HDR_NAME_MAX);
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)n[i]) &&
+		    strchr("!#$%&'*+-.^_`|~", n[i]) == NULL)
+			return lb_cmd_error(out, -EINVAL,
+					    "%s '%s' is not a header name (RFC "
+					    "9110 token)",
+					    opt, n);
+	return 0;
+}
+
 void
 lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 {
@@ -643,6 +688,8 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 	for (unsigned int i = 0; i < LB_CONF_GOV_NB; i++)
 		o->gov[i] = gov_opt[i].def;
 	lb_admit_conf_default(&o->admit);
+	for (int h = 0; h < LB_CONF_HDR_NB; h++)
+		snprintf(o->hdr[h], sizeof(o->hdr[h]), "%s", hdr_tab[h].name);
 }
 
 static int
@@ -716,6 +763,17 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 	if (lb_admit_conf_error(&o->admit) != NULL)
 		return lb_cmd_error(out, -EINVAL, "%s",
 				    lb_admit_conf_error(&o->admit));
+	for (int h = 0; h < LB_CONF_HDR_NB; h++) {
+		rc = hdr_name_check(hdr_tab[h].opt, o->hdr[h], out);
+		for (int k = 0; rc == 0 && k < h; k++)
+			if (strcasecmp(o->hdr[k], o->hdr[h]) == 0)
+				rc = lb_cmd_error(out, -EINVAL,
+						  "%s and %s are both '%s'",
+						  hdr_tab[k].opt,
+						  hdr_tab[h].opt, o->hdr[h]);
+		if (rc != 0)
+			return rc;
+	}
 	return gov_opts_check(o, out);
 }
 
@@ -727,6 +785,10 @@ opts_copy(struct lb_conf_svc_opts *dst, const struct lb_conf_svc_opts *src)
 
 	memset(t.sched, 0, sizeof(t.sched));
 	snprintf(t.sched, sizeof(t.sched), "%s", src->sched);
+	for (int h = 0; h < LB_CONF_HDR_NB; h++) {
+		memset(t.hdr[h], 0, sizeof(t.hdr[h]));
+		snprintf(t.hdr[h], sizeof(t.hdr[h]), "%s", src->hdr[h]);
+	}
 	*dst = t;
 }
 
@@ -742,7 +804,8 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->min_volume == b->min_volume && a->max_eject == b->max_eject &&
 	       a->panic == b->panic &&
 	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0 &&
-	       lb_admit_conf_eq(&a->admit, &b->admit);
+	       lb_admit_conf_eq(&a->admit, &b->admit) &&
+	       memcmp(a->hdr, b->hdr, sizeof(a->hdr)) == 0;
 }
 
 int
@@ -1199,6 +1262,10 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 		for (unsigned int g = 0; g < LB_CONF_GOV_NB && rc == 0; g++)
 			if (o->gov[g] != def.gov[g])
 				rc = gov_opt_print(out, g, o->gov[g]);
+		for (int h = 0; h < LB_CONF_HDR_NB && rc == 0; h++)
+			if (strcmp(o->hdr[h], def.hdr[h]) != 0)
+				rc = lb_cmd_printf(out, " %s %s",
+						   hdr_tab[h].opt, o->hdr[h]);
 		if (rc == 0)
 			rc = save_guard(out, o, &def);
 		if (rc == 0)
@@ -1459,7 +1526,8 @@ enum {
 	SO_ADMIT_REJECT,
 	SO_ADMIT_CLUSTER,
 	SO_GOV,
-	SO_NB = SO_GOV + LB_CONF_GOV_NB
+	SO_HDR = SO_GOV + LB_CONF_GOV_NB, /* LB_CONF_HDR_NB header names */
+	SO_NB = SO_HDR + LB_CONF_HDR_NB
 };
 
 #define SVC_OPTS(http_type)                                                    \
@@ -1493,9 +1561,15 @@ enum {
 		[SO_ADMIT_CLUSTER] = {"admit-cluster", LB_CMD_OPT_NAME, 0,     \
 				      16},                                     \
 		LB_CONF_GOV_LIST(SVC_GOV_OPT)                                  \
+		[SO_HDR] = {"spl-header", LB_CMD_OPT_WORD, 0, HN},             \
+		[SO_HDR + 1] = {"spl-time-header", LB_CMD_OPT_WORD, 0, HN},    \
+		[SO_HDR + 2] = {"priority-header", LB_CMD_OPT_WORD, 0, HN},    \
+		[SO_HDR + 3] = {"expect-header", LB_CMD_OPT_WORD, 0, HN},      \
+		[SO_HDR + 4] = {"orca-header", LB_CMD_OPT_WORD, 0, HN},        \
 	}
 #define SVC_GOV_OPT(id, kw, type, lo, hi, d)                                   \
 	[SO_GOV + LB_CONF_GOV_##id] = {kw, type, lo, hi},
+#define HN LB_CONF_HDR_NAME_MAX
 
 static const struct lb_cmd_opt svc_add_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_FLAG);
 static const struct lb_cmd_opt svc_set_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_BOOL);
@@ -1552,6 +1626,10 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 		if (v[SO_GOV + g].set)
 			o->gov[g] = v[SO_GOV + g].u;
 	apply_admit_opts(v, &o->admit);
+	for (int h = 0; h < LB_CONF_HDR_NB; h++)
+		if (v[SO_HDR + h].set)
+			snprintf(o->hdr[h], sizeof(o->hdr[h]), "%s",
+				 v[SO_HDR + h].str);
 }
 
 static int
@@ -1924,7 +2002,10 @@ static const struct lb_cmd_def conf_cmds[] = {
 				 "[admit-rate N] [admit-...] "
 				 "[governor on|off] "
 				 "[gov-... V] [default-priority P] "
-				 "[reject-status S] [retry-after S]",
+				 "[reject-status S] [retry-after S] "
+				 "[spl-header NAME] [spl-time-header NAME] "
+				 "[priority-header NAME] [expect-header NAME] "
+				 "[orca-header NAME]",
 		.help = "Add a virtual service",
 		.long_help =
 			"Options and their defaults:\n\n"
@@ -1990,7 +2071,19 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"- `default-priority P`: rank of requests without "
 			"X-Priority, 0..100;\n  default 1.\n"
 			"- `reject-status 503|429`, `retry-after S`: the "
-			"answer to a refused\n  request; default 503, 1.\n\n"
+			"answer to a refused\n  request; default 503, 1.\n"
+			"- `spl-header`, `spl-time-header`, "
+			"`priority-header`, `expect-header`,\n  `orca-header "
+			"NAME`: names of the headers that carry the "
+			"backend's\n  self-perceived load and its time, "
+			"the request's priority rank and\n  expected "
+			"response time, and ORCA load reports, on `http` "
+			"services;\n  defaults `X-SPL`, `X-SPL-Time`, "
+			"`X-Priority`, `X-Expect-Ms`,\n  "
+			"`endpoint-load-metrics`. Matched without regard to "
+			"case. At most\n  16 distinct names across all "
+			"services, each always used for the same\n  kind "
+			"of value.\n\n"
 			"The VIP may be a local address, but not a SNAT "
 			"address, backend or\nroute gateway. At most 64 "
 			"services.\n\n"

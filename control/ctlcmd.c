@@ -656,6 +656,9 @@ svc_json(const struct svc_row *r)
 				lb_cmd_fmt_duration(o->expiry_ns, d));
 		bad |= jset_str(j, "syn_timeout",
 				lb_cmd_fmt_duration(o->syn_timeout_ns, d));
+		for (int h = 0; h < LB_CONF_HDR_NB; h++)
+			bad |= jset_str(j, lb_conf_hdr_opt((enum lb_conf_hdr)h),
+					o->hdr[h]);
 	}
 	bad |= jset_u64(j, "backends", r->nb_conf);
 	bad |= jset_u64(j, "backends_draining", r->nb_drain);
@@ -824,6 +827,10 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 			lb_cmd_fmt_duration(o->retry_gap_ns, g),
 			lb_cmd_fmt_duration(o->expiry_ns, e),
 			lb_cmd_fmt_duration(o->syn_timeout_ns, t));
+	for (int h = 0; rc == 0 && o->http && h < LB_CONF_HDR_NB; h++)
+		rc = lb_cmd_printf(out, "%s%s %s%s", h ? ", " : "  ",
+				   lb_conf_hdr_opt((enum lb_conf_hdr)h),
+				   o->hdr[h], h + 1 < LB_CONF_HDR_NB ? "" : "\n");
 	if (rc == 0)
 		rc = lb_cmd_printf(out,
 				   "  backends: %u configured, %u draining",
@@ -1005,6 +1012,8 @@ static const struct {
 	W(l7_flows),
 	W(l7_pool_full),
 	W(l7_stopped),
+	W(l7_db_errors),
+	W(l7_blocks_lost),
 	W(conf_switches),
 	W(exc_to_kernel),
 	W(exc_from_kernel),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <rte_ring_elem.h>
 
 #include "lb/dpconf.h"
+#include "lb/hdr_conf.h"
 #include "publish_priv.h"
 
 #define GRACE_WARN_NS 1000000000ull
@@ -145,6 +147,34 @@ lb_pub_alive(const struct lb_pub *p)
 
 static int settle(struct lb_pub *p, uint64_t gen);
 
+/* The header database of @p conf's http services, in p->hdr_blob. */
+static int
+hdr_db_build(struct lb_pub *p, const struct lb_conf *conf, char *err,
+	     size_t errlen)
+{
+	struct lb_hdr_cfg cfg;
+	void *blob;
+	size_t len;
+	int rc;
+
+	rc = lb_hdr_conf_build(conf, &cfg, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (p->hdr_blob != NULL && memcmp(&cfg, &p->hdr_cfg, sizeof(cfg)) == 0)
+		return 0;
+	rc = lb_hdr_conf_blob(&cfg, &blob, &len);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot compile the header patterns: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	free(p->hdr_blob);
+	p->hdr_blob = blob;
+	p->hdr_len = len;
+	p->hdr_cfg = cfg;
+	return 0;
+}
+
 int
 lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 	     struct lb_dpconf **out, char *err, size_t errlen)
@@ -158,6 +188,9 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 		snprintf(err, errlen, "no dataplane attached");
 		return -ENODEV;
 	}
+	rc = hdr_db_build(p, conf, err, errlen);
+	if (rc != 0)
+		return rc;
 	cur = atomic_load_explicit(&p->shm->conf, memory_order_acquire);
 	if (!p->settled) {
 		rc = settle(p, cur->gen);
@@ -172,6 +205,18 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 	rc = lb_dpconf_compile(d, conf, cur, lb_view_busy, p->shm, err, errlen);
 	if (rc != 0)
 		return rc;
+	if (p->hdr_len > LB_DPCONF_HDR_MAX) {
+		snprintf(err, errlen,
+			 "the header database takes %zu bytes, a table has "
+			 "room for %u",
+			 p->hdr_len, LB_DPCONF_HDR_MAX);
+		return -ENOSPC;
+	}
+	/* The database travels with the table in its slot (see
+	 * lb_dpconf_hdr_blob()). */
+	memcpy(d + 1, p->hdr_blob, p->hdr_len);
+	d->hdr_len = p->hdr_len;
+	d->hdr_id = lb_hdr_db_blob_id(p->hdr_blob, p->hdr_len);
 	/* The same table under a new generation would only make every
 	 * worker rebuild its schedulers for nothing. */
 	if (cur != NULL && memcmp((const char *)d + sizeof(d->gen),

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "lb/conf.h"
+#include "lb/hdr_scan.h"
 #include "lb/shm.h"
 #include "lb/view.h"
 
@@ -28,6 +29,12 @@ struct lb_pub {
 	pid_t dp_pid;
 	/** No worker reads a table but the published one (see settle()). */
 	bool settled;
+	/* The header database last compiled (malloc) and what it was
+	 * compiled from: tables are published far more often than header
+	 * names change. */
+	struct lb_hdr_cfg hdr_cfg;
+	void *hdr_blob;
+	size_t hdr_len;
 };
 
 /**

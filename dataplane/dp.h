@@ -85,7 +85,9 @@ struct lb_worker {
 	uint16_t exc_n;
 	struct rte_mbuf *exc_m[LB_BURST];
 	struct lb_l7_pool *l7;  /**< HTTP following; NULL if disabled */
-	struct lb_hdr_scratch *hscr;
+	struct lb_hdr_scratch *hscr;  /**< for the database in use */
+	struct lb_hdr_db *hdb;        /**< own copy; NULL: dp->hdb */
+	uint64_t hdr_id;              /**< hdr_id of the table it came from */
 	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
 	struct lb_l7_rej *rej;
 	uint8_t rej_why; /**< reason of the refusal being decided */
@@ -154,6 +156,10 @@ unsigned int lb_worker_poll(struct lb_worker *w);
  * for those that did not. Called by the worker itself, between bursts.
  */
 void lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *c);
+
+/** Takes up the header database and header names of table @p pub
+ * (l7_table.c); called by lb_worker_switch(). */
+void lb_worker_l7_switch(struct lb_worker *w, const struct lb_dpconf *pub);
 
 /** The worker loop for rte_eal_remote_launch(); runs until dp->quit. */
 int lb_worker_main(void *arg);

@@ -520,6 +520,17 @@ inval:
 	return NULL;
 }
 
+uint64_t
+lb_hdr_db_blob_id(const void *buf, size_t len)
+{
+	struct blob_head h;
+
+	if (buf == NULL || len < sizeof(h))
+		return 0;
+	memcpy(&h, buf, sizeof(h));
+	return h.sum ^ len;
+}
+
 /* ---- Scratch ---------------------------------------------------------- */
 
 struct lb_hdr_scratch *

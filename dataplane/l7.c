@@ -11,14 +11,13 @@
 struct req_info {
 	uint32_t seq;
 	uint32_t expect_ms;
-	uint32_t prio;
+	uint16_t prio;
 	uint8_t has_expect;
 	uint8_t has_prio;
 };
 
 struct entry {
 	struct lb_http_follow hf;
-	struct lb_hdr_stream hs[2]; /* [0] requests, [1] responses */
 	struct lb_l7_pool *pool;
 	uint32_t next_seq[2];       /* next in-order byte per direction */
 	uint32_t tag;
@@ -27,6 +26,11 @@ struct entry {
 				     * and are answered in order) */
 	uint32_t last_answered;     /* last request finally answered */
 	uint32_t next_free;
+	/* Stream of the header block in progress per direction ([0]
+	 * requests, [1] responses), LB_L7_NONE when none is cut. */
+	uint32_t strm[2];
+	uint8_t lost[2];            /* that block's fields are lost */
+	uint8_t map;
 	bool used;
 	bool stopped;
 	uint8_t gate_on;
@@ -55,10 +59,18 @@ struct lb_l7_pool {
 	lb_l7_inflight_fn inflight;
 	lb_l7_admit_fn admit;
 	void *owner;
-	int f_spl, f_spl_time, f_prio, f_expect, f_orca;
+	/* The piece of a header block that the segment being fed holds, not
+	 * yet scanned: scanned whole in block mode if the block ends in the
+	 * segment, else fed to a stream at the segment's end. */
+	const uint8_t *pend;
+	size_t pend_len;
 	uint32_t capacity;
 	uint32_t free_head;
+	struct lb_hdr_stream *strm; /* capacity streams */
+	uint32_t *strm_free;
+	uint32_t strm_nfree;
 	struct lb_l7_stats st;
+	struct lb_hdr_map map[LB_L7_MAPS];
 	struct entry e[];
 };
 
@@ -70,6 +82,88 @@ field(const struct lb_hdr_result *r, int idx)
 	return &r->field[idx];
 }
 
+/* ---- header blocks ----------------------------------------------------- */
+
+static void
+strm_put(struct lb_l7_pool *p, struct entry *e, int dir)
+{
+	if (e->strm[dir] == LB_L7_NONE)
+		return;
+	lb_hdr_stream_reset(&p->strm[e->strm[dir]], p->scratch);
+	p->strm_free[p->strm_nfree++] = e->strm[dir];
+	e->strm[dir] = LB_L7_NONE;
+}
+
+/* Feeds bytes of a cut block to its stream, taking one first if needed;
+ * without a free stream the block's fields are lost. */
+static void
+strm_feed(struct lb_l7_pool *p, struct entry *e, int dir, const uint8_t *b,
+	  size_t n)
+{
+	if (e->lost[dir])
+		return;
+	if (e->strm[dir] == LB_L7_NONE) {
+		if (p->strm_nfree == 0) {
+			e->lost[dir] = 1;
+			p->st.blocks_lost++;
+			return;
+		}
+		e->strm[dir] = p->strm_free[--p->strm_nfree];
+	}
+	lb_hdr_feed(&p->strm[e->strm[dir]], p->scratch, b, n);
+}
+
+static void
+head_start(struct entry *e, int dir)
+{
+	struct lb_l7_pool *p = e->pool;
+
+	strm_put(p, e, dir);
+	e->lost[dir] = 0;
+	p->pend = NULL;
+	p->pend_len = 0;
+}
+
+static void
+head_bytes(struct entry *e, int dir, const uint8_t *b, size_t n)
+{
+	struct lb_l7_pool *p = e->pool;
+
+	if (e->strm[dir] == LB_L7_NONE && p->pend == NULL) {
+		p->pend = b;
+		p->pend_len = n;
+		return;
+	}
+	if (p->pend != NULL) {
+		strm_feed(p, e, dir, p->pend, p->pend_len);
+		p->pend = NULL;
+	}
+	strm_feed(p, e, dir, b, n);
+}
+
+/* The block's outcome; false when its fields are lost. */
+static bool
+head_end(struct entry *e, int dir, struct lb_hdr_result *r)
+{
+	struct lb_l7_pool *p = e->pool;
+	const uint8_t *b = p->pend;
+	int rc;
+
+	p->pend = NULL;
+	if (e->lost[dir]) {
+		e->lost[dir] = 0;
+		return false;
+	}
+	if (e->strm[dir] != LB_L7_NONE) {
+		rc = lb_hdr_end(&p->strm[e->strm[dir]], p->scratch, r);
+		strm_put(p, e, dir);
+	} else {
+		rc = lb_hdr_scan_block(p->db, p->scratch, b,
+				       b != NULL ? p->pend_len : 0, r);
+	}
+	return rc == 0;
+}
+
 /* ---- follower callbacks ------------------------------------------------ */
 
 static void
@@ -77,7 +171,7 @@ req_head_start(void *ctx, const struct lb_http_follow_req *rq)
 {
 	struct entry *e = ctx;
 
-	lb_hdr_stream_reset(&e->hs[0], e->pool->scratch);
+	head_start(e, 0);
 	if (e->armed && e->gate == G_NONE) {
 		e->gate = G_PENDING;
 		e->gate_req = rq->seq;
@@ -116,42 +210,40 @@ gate_ask(struct entry *e, uint32_t rq_seq, const struct req_info *ri,
 
 static void
 req_head_bytes(void *ctx, const struct lb_http_follow_req *rq,
-	       const uint8_t *p, size_t n)
+	       const uint8_t *b, size_t n)
 {
-	struct entry *e = ctx;
-
 	(void)rq;
-	lb_hdr_feed(&e->hs[0], e->pool->scratch, p, n);
+	head_bytes(ctx, 0, b, n);
 }
 
 static void
 req_head_end(void *ctx, const struct lb_http_follow_req *rq)
 {
 	struct entry *e = ctx;
-	struct lb_l7_pool *p = e->pool;
+	const struct lb_hdr_map *m = &e->pool->map[e->map];
 	struct req_info *ri = &e->req[rq->seq % REQ_RING];
 	struct lb_hdr_result r;
 	const struct lb_hdr_value *v;
 
 	memset(ri, 0, sizeof(*ri));
 	ri->seq = rq->seq;
-	if (lb_hdr_end(&e->hs[0], p->scratch, &r) != 0) {
+	if (!head_end(e, 0, &r)) {
 		gate_ask(e, rq->seq, NULL, false);
 		return;
 	}
-	v = field(&r, p->f_expect);
+	v = field(&r, m->f[LB_CONF_HDR_EXPECT]);
 	if (v != NULL) {
 		ri->has_expect = 1;
 		ri->expect_ms = (uint32_t)v->v.u;
 	}
-	v = field(&r, p->f_prio);
+	v = field(&r, m->f[LB_CONF_HDR_PRIORITY]);
 	if (v != NULL) {
 		ri->has_prio = 1;
-		ri->prio = (uint32_t)v->v.u;
+		ri->prio = (uint16_t)(v->v.u > UINT16_MAX ? UINT16_MAX :
+							    v->v.u);
 	}
 	gate_ask(e, rq->seq, ri, false);
 }
-
 static void
 req_done(void *ctx, const struct lb_http_follow_req *rq)
 {
@@ -171,20 +263,16 @@ req_done(void *ctx, const struct lb_http_follow_req *rq)
 static void
 resp_head_start(void *ctx, const struct lb_http_follow_resp *rs)
 {
-	struct entry *e = ctx;
-
 	(void)rs;
-	lb_hdr_stream_reset(&e->hs[1], e->pool->scratch);
+	head_start(ctx, 1);
 }
 
 static void
 resp_head_bytes(void *ctx, const struct lb_http_follow_resp *rs,
-		const uint8_t *p, size_t n)
+		const uint8_t *b, size_t n)
 {
-	struct entry *e = ctx;
-
 	(void)rs;
-	lb_hdr_feed(&e->hs[1], e->pool->scratch, p, n);
+	head_bytes(ctx, 1, b, n);
 }
 
 static void
@@ -192,13 +280,14 @@ resp_head_end(void *ctx, const struct lb_http_follow_resp *rs)
 {
 	struct entry *e = ctx;
 	struct lb_l7_pool *p = e->pool;
+	const struct lb_hdr_map *m = &p->map[e->map];
 	struct lb_l7_obs o;
 	struct lb_hdr_result r;
 	const struct lb_hdr_value *v;
 	const struct req_info *ri;
 
-	if (lb_hdr_end(&e->hs[1], p->scratch, &r) != 0)
-		memset(&r, 0, sizeof(r));
+	if (!head_end(e, 1, &r))
+		r.valid = 0;
 	/* 1xx are interim: the request is still waiting for its answer. */
 	if (rs->flags & LB_HTTP_FOLLOW_RESP_INTERIM)
 		return;
@@ -206,17 +295,17 @@ resp_head_end(void *ctx, const struct lb_http_follow_resp *rs)
 	o.status = rs->status;
 	o.timed = (rs->flags & LB_HTTP_FOLLOW_RESP_TIMED) != 0;
 	o.latency_ns = rs->latency_ns;
-	v = field(&r, p->f_spl);
+	v = field(&r, m->f[LB_CONF_HDR_SPL]);
 	if (v != NULL) {
 		o.has_spl = true;
 		o.spl = v->v.d;
 	}
-	v = field(&r, p->f_spl_time);
+	v = field(&r, m->f[LB_CONF_HDR_SPL_TIME]);
 	if (v != NULL) {
 		o.has_spl_time = true;
 		o.spl_time_ms = v->v.u;
 	}
-	v = field(&r, p->f_orca);
+	v = field(&r, m->f[LB_CONF_HDR_ORCA]);
 	/* A report without cpu_utilization (only named metrics, say) says
 	 * nothing about the load the view keeps: not a CPU of 0. */
 	if (v != NULL && (v->v.orca.present & LB_HDR_ORCA_CPU)) {
@@ -263,15 +352,50 @@ unfollowable(void *ctx, enum lb_http_follow_reason why)
 
 /* ---- pool --------------------------------------------------------------- */
 
+static void
+streams_free(struct lb_hdr_stream *st, uint32_t n)
+{
+	if (st == NULL)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		lb_hdr_stream_fini(&st[i]);
+	free(st);
+}
+
+/* @p n streams opened for @p db; NULL if one cannot be. */
+static struct lb_hdr_stream *
+streams_open(const struct lb_hdr_db *db, uint32_t n)
+{
+	struct lb_hdr_stream *st = calloc(n, sizeof(*st));
+
+	if (st == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		if (lb_hdr_stream_init(&st[i], db) != 0) {
+			streams_free(st, i);
+			return NULL;
+		}
+	return st;
+}
+
+static void
+maps_default(struct lb_l7_pool *p)
+{
+	for (uint32_t m = 0; m < LB_L7_MAPS; m++)
+		for (int h = 0; h < LB_CONF_HDR_NB; h++) {
+			int f = lb_hdr_db_field(p->db, (enum lb_hdr_kind)h);
+
+			p->map[m].f[h] = (int8_t)(f < 0 ? -1 : f);
+		}
+}
+
 void
 lb_l7_pool_free(struct lb_l7_pool *p)
 {
 	if (p == NULL)
 		return;
-	for (uint32_t i = 0; i < p->capacity; i++) {
-		lb_hdr_stream_fini(&p->e[i].hs[0]);
-		lb_hdr_stream_fini(&p->e[i].hs[1]);
-	}
+	streams_free(p->strm, p->capacity);
+	free(p->strm_free);
 	free(p);
 }
 
@@ -313,32 +437,72 @@ lb_l7_pool_create(uint32_t capacity, const struct lb_hdr_db *db,
 	p->inflight = inflight;
 	p->owner = owner;
 	p->capacity = capacity;
-	p->f_spl = lb_hdr_db_field(db, LB_HDR_KIND_SPL);
-	p->f_spl_time = lb_hdr_db_field(db, LB_HDR_KIND_SPL_TIME);
-	p->f_prio = lb_hdr_db_field(db, LB_HDR_KIND_PRIORITY);
-	p->f_expect = lb_hdr_db_field(db, LB_HDR_KIND_EXPECT_MS);
-	p->f_orca = lb_hdr_db_field(db, LB_HDR_KIND_ORCA);
+	p->strm = streams_open(db, capacity);
+	p->strm_free = malloc(capacity * sizeof(*p->strm_free));
+	if (p->strm == NULL || p->strm_free == NULL) {
+		lb_l7_pool_free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
 	for (uint32_t i = 0; i < capacity; i++) {
 		struct entry *e = &p->e[i];
 
 		e->pool = p;
 		e->next_free = i + 1 < capacity ? i + 1 : LB_L7_NONE;
-		/* Streams are opened once here; per header block they are
-		 * only reset, so following never allocates. */
-		if (lb_hdr_stream_init(&e->hs[0], db) != 0 ||
-		    lb_hdr_stream_init(&e->hs[1], db) != 0) {
-			lb_l7_pool_free(p);
-			errno = ENOMEM;
-			return NULL;
+		p->strm_free[i] = capacity - 1 - i;
+	}
+	p->strm_nfree = capacity;
+	p->free_head = 0;
+	maps_default(p);
+	return p;
+}
+
+int
+lb_l7_set_db(struct lb_l7_pool *p, const struct lb_hdr_db *db,
+	     struct lb_hdr_scratch *scratch)
+{
+	struct lb_hdr_stream *st;
+
+	if (p == NULL || db == NULL || scratch == NULL)
+		return -EINVAL;
+	st = streams_open(db, p->capacity);
+	if (st == NULL)
+		return -ENOMEM;
+	/* Blocks cut in progress were scanned with the old database: their
+	 * fields are given up, the exchanges go on. */
+	for (uint32_t i = 0; i < p->capacity; i++) {
+		struct entry *e = &p->e[i];
+
+		for (int d = 0; d < 2; d++) {
+			if (!e->used || e->strm[d] == LB_L7_NONE)
+				continue;
+			e->strm[d] = LB_L7_NONE;
+			e->lost[d] = 1;
+			p->st.blocks_lost++;
 		}
 	}
-	p->free_head = 0;
-	return p;
+	streams_free(p->strm, p->capacity);
+	p->strm = st;
+	for (uint32_t i = 0; i < p->capacity; i++)
+		p->strm_free[i] = p->capacity - 1 - i;
+	p->strm_nfree = p->capacity;
+	p->db = db;
+	p->scratch = scratch;
+	maps_default(p);
+	p->st.db_switches++;
+	return 0;
+}
+
+void
+lb_l7_set_map(struct lb_l7_pool *p, uint32_t map, const struct lb_hdr_map *m)
+{
+	if (p != NULL && m != NULL && map < LB_L7_MAPS)
+		p->map[map] = *m;
 }
 
 uint32_t
 lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
-	   uint32_t tag)
+	   uint32_t tag, uint32_t map)
 {
 	struct entry *e;
 	uint32_t idx = p->free_head;
@@ -350,14 +514,15 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e = &p->e[idx];
 	p->free_head = e->next_free;
 	lb_http_follow_init(&e->hf, &p->prof, &p->fstats, e);
-	lb_hdr_stream_reset(&e->hs[0], p->scratch);
-	lb_hdr_stream_reset(&e->hs[1], p->scratch);
 	e->next_seq[0] = client_seq;
 	e->next_seq[1] = backend_seq;
 	e->tag = tag;
 	e->inflight = 0;
 	e->last_done = 0;
 	e->last_answered = 0;
+	e->strm[0] = e->strm[1] = LB_L7_NONE;
+	e->lost[0] = e->lost[1] = 0;
+	e->map = (uint8_t)(map < LB_L7_MAPS ? map : 0);
 	e->used = true;
 	e->stopped = false;
 	e->gate_on = 0;
@@ -382,6 +547,8 @@ lb_l7_close(struct lb_l7_pool *p, uint32_t idx)
 		if (p->inflight != NULL)
 			p->inflight(p->owner, e->tag, -1);
 	}
+	strm_put(p, e, 0);
+	strm_put(p, e, 1);
 	e->used = false;
 	e->next_free = p->free_head;
 	p->free_head = idx;
@@ -407,6 +574,11 @@ feed(struct entry *e, int dir, const uint8_t *data, uint32_t len, int32_t off,
 	e->next_seq[dir] += n;
 	if (rc != 0)
 		e->stopped = true;
+	/* A header block goes on in the next segment: what this one held
+	 * goes to a stream before the segment is gone. */
+	if (e->pool->pend != NULL && !e->stopped)
+		strm_feed(e->pool, e, dir, e->pool->pend, e->pool->pend_len);
+	e->pool->pend = NULL;
 }
 
 int

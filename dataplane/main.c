@@ -28,6 +28,7 @@
 #include "exc.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
+#include "lb/hdr_conf.h"
 #include "xdp_port.h"
 
 #define NB_RXD 1024
@@ -98,6 +99,8 @@ sched_known(const char *name)
 }
 
 /* Loads the configuration file into dp.conf. */
+static struct lb_hdr_cfg boot_hdr;
+
 static int
 load_config(const char *path)
 {
@@ -115,12 +118,16 @@ load_config(const char *path)
 		fprintf(stderr, "lb-dataplane: %s\n", lb_cmd_out_errmsg(&out));
 		goto out;
 	}
-	dp.conf = rte_zmalloc("lb_dpconf", sizeof(*dp.conf), 0);
+	dp.conf = rte_zmalloc("lb_dpconf", LB_DPCONF_SLOT_SIZE, 0);
 	if (dp.conf == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	rc = lb_dpconf_build(dp.conf, conf, err, sizeof(err));
+	/* The boot table's header database is compiled here, from the same
+	 * names; lb-control's tables bring their own. */
+	if (rc == 0)
+		rc = lb_hdr_conf_build(conf, &boot_hdr, err, sizeof(err));
 	if (rc != 0)
 		fprintf(stderr, "lb-dataplane: %s: %s\n", path, err);
 out:
@@ -200,7 +207,7 @@ shm_create(const char *config)
 	keep_boot_config(shm, config);
 	shm->table[0] = dp.conf;
 	for (unsigned int i = 1; i < LB_SHM_TABLES; i++) {
-		shm->table[i] = rte_zmalloc("lb_dpconf", sizeof(*dp.conf), 0);
+		shm->table[i] = rte_zmalloc("lb_dpconf", LB_DPCONF_SLOT_SIZE, 0);
 		if (shm->table[i] == NULL) {
 			fprintf(stderr, "lb-dataplane: no memory for %u "
 					"tables\n",
@@ -394,10 +401,7 @@ main(int argc, char **argv)
 					    dp.ns_per_tsc);
 	}
 	if (dp.l7_flows > 0) {
-		struct lb_hdr_cfg hc;
-
-		lb_hdr_cfg_default(&hc);
-		dp.hdb = lb_hdr_db_compile(&hc);
+		dp.hdb = lb_hdr_db_compile(&boot_hdr);
 		if (dp.hdb == NULL) {
 			fprintf(stderr, "lb-dataplane: cannot compile the "
 					"header patterns: %s\n",

@@ -90,6 +90,8 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "l7_flows", sum.l7_flows);
 	add_u64(d, "l7_pool_full", sum.l7_pool_full);
 	add_u64(d, "l7_stopped", sum.l7_stopped);
+	add_u64(d, "l7_db_errors", sum.l7_db_errors);
+	add_u64(d, "l7_blocks_lost", sum.l7_blocks_lost);
 	add_u64(d, "conf_switches", sum.conf_switches);
 	add_u64(d, "exc_to_kernel", sum.exc_to_kernel);
 	add_u64(d, "exc_from_kernel", sum.exc_from_kernel);

@@ -1088,7 +1088,8 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 						   tcp_word(fr, pkt, 8),
 						   tcp_word(fr, pkt, 4) + 1,
 						   (uint32_t)f->svc << 16 |
-							   f->be);
+							   f->be,
+						   f->svc);
 				if (f->l7 != LB_L7_NONE)
 					lb_l7_gate(w->l7, f->l7,
 						   l7_gated(svc));
@@ -1419,6 +1420,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 		lb_l7_stats_get(w->l7, &ls);
 		w->st.l7_flows = ls.flows;
 		w->st.l7_pool_full = ls.pool_full;
+		w->st.l7_blocks_lost = ls.blocks_lost;
 	}
 	for (unsigned int i = 0; i < w->nb_pending; i++)
 		trial_failed(w, &w->pending[i], now);
@@ -1690,6 +1692,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	 * failed trial (see on_expire). */
 	if (min_syn != UINT64_MAX)
 		lb_flow_set_timeout(w->ft, LB_FLOW_SYN_SENT, min_syn);
+	lb_worker_l7_switch(w, pub);
 	w->st.conf_switches++;
 	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
 }
@@ -1729,6 +1732,7 @@ lb_worker_free(struct lb_worker *w)
 	lb_l7_pool_free(w->l7);
 	lb_hdr_scratch_free(w->hscr);
 	lb_admit_lc_free(w->admit);
+	lb_hdr_db_free(w->hdb);
 	rte_free(w);
 }
 

@@ -391,6 +391,8 @@ enum lb_cmd_opt_type {
 	LB_CMD_OPT_NAME,      /**< keyword and a name of at most max bytes */
 	LB_CMD_OPT_IPV4,      /**< keyword and an address */
 	LB_CMD_OPT_IPV4_PORT, /**< keyword and a.b.c.d:PORT */
+	LB_CMD_OPT_WORD,      /**< keyword and any word of 1..max bytes,
+			       * whose syntax the command checks */
 };
 
 /** One keyword a command accepts after its positional arguments. */
@@ -398,7 +400,7 @@ struct lb_cmd_opt {
 	const char *name;
 	enum lb_cmd_opt_type type;
 	uint64_t min; /**< U64, DURATION */
-	uint64_t max; /**< U64, DURATION; NAME: longest name */
+	uint64_t max; /**< U64, DURATION; NAME, WORD: longest value */
 };
 
 /** Parsed value of one option, in the slot of its struct lb_cmd_opt. */
@@ -407,7 +409,7 @@ struct lb_cmd_optval {
 	/** U64 and DURATION value, BOOL and FLAG 0/1, IPV4 address. */
 	uint64_t u;
 	uint16_t port;	 /**< IPV4_PORT */
-	const char *str; /**< the value word as given (NAME), else NULL */
+	const char *str; /**< the value word as given (NAME, WORD) */
 };
 
 /**

@@ -127,6 +127,22 @@
 #define LB_CONF_SYN_TIMEOUT_MIN_NS 1000000ull	  /**< 1 ms */
 #define LB_CONF_SYN_TIMEOUT_MAX_NS 60000000000ull /**< 1 min */
 
+/**
+ * Feedback headers whose names a service configures, in the order of the
+ * first kinds of enum lb_hdr_kind (lb/hdr_scan.h); docs/l7-feedback.md
+ * says where each default comes from.
+ */
+enum lb_conf_hdr {
+	LB_CONF_HDR_SPL = 0,   /**< `spl-header`, default X-SPL */
+	LB_CONF_HDR_SPL_TIME,  /**< `spl-time-header`, default X-SPL-Time */
+	LB_CONF_HDR_PRIORITY,  /**< `priority-header`, default X-Priority */
+	LB_CONF_HDR_EXPECT,    /**< `expect-header`, default X-Expect-Ms */
+	LB_CONF_HDR_ORCA,      /**< `orca-header`, endpoint-load-metrics */
+	LB_CONF_HDR_NB
+};
+/** Longest header name (LB_HDR_NAME_MAX of the scanner). */
+#define LB_CONF_HDR_NAME_MAX 64u
+
 /** IP protocol numbers of the services. */
 #define LB_CONF_PROTO_TCP 6u
 #define LB_CONF_PROTO_UDP 17u
@@ -202,7 +218,14 @@ struct lb_conf_svc_opts {
 	uint32_t panic;	     /**< % error-free below which picks are even */
 	uint64_t gov[LB_CONF_GOV_NB]; /**< LB_CONF_GOV_LIST, by id */
 	struct lb_admit_conf admit; /**< admission control, rate 0 = off */
+	/** Names of the feedback headers (RFC 9110 tokens, caseless). */
+	char hdr[LB_CONF_HDR_NB][LB_CONF_HDR_NAME_MAX + 1];
 };
+
+/** Default name of feedback header @p h ("X-SPL", ...), NULL if none. */
+const char *lb_conf_hdr_default(enum lb_conf_hdr h);
+/** Option keyword of feedback header @p h ("spl-header", ...), or NULL. */
+const char *lb_conf_hdr_opt(enum lb_conf_hdr h);
 
 struct lb_conf_be {
 	uint32_t ip;

@@ -86,7 +86,31 @@ struct lb_dpconf {
 	struct lb_dpconf_addr snat[LB_CONF_MAX_SNATS]; /**< mask unused */
 	struct lb_dpconf_route route[LB_CONF_MAX_ROUTES]; /**< longest first */
 	int16_t slot[LB_DPCONF_SVC_SLOTS]; /**< service index, -1 empty */
+	/**
+	 * The header scanner's database for the http services, serialized
+	 * (lb_hdr_conf_blob()): hdr_len bytes that follow the published
+	 * table in the same allocation (lb_dpconf_hdr_blob()); a worker's
+	 * copy of the table has only these two fields. hdr_len 0: the
+	 * dataplane's own database. hdr_id is lb_hdr_db_blob_id() of it.
+	 */
+	uint64_t hdr_id;
+	uint64_t hdr_len;
 };
+
+/**
+ * Room for the header database behind a published table: 16 fields of
+ * 64-byte names serialize to about 27 KiB with Hyperscan 5.4.
+ */
+#define LB_DPCONF_HDR_MAX (64u * 1024u)
+/** Bytes of a table slot in shared memory: the table and that room. */
+#define LB_DPCONF_SLOT_SIZE (sizeof(struct lb_dpconf) + LB_DPCONF_HDR_MAX)
+
+/** The serialized header database of published table @p d, or NULL. */
+static inline const void *
+lb_dpconf_hdr_blob(const struct lb_dpconf *d)
+{
+	return d->hdr_len != 0 ? (const void *)(d + 1) : NULL;
+}
 
 /**
  * Whether flows still use service slot @p svc (@p be = UINT32_MAX) or

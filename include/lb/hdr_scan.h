@@ -267,6 +267,12 @@ int lb_hdr_db_serialize(const struct lb_hdr_db *db, void *buf, size_t size,
  */
 struct lb_hdr_db *lb_hdr_db_deserialize(const void *buf, size_t len);
 
+/**
+ * What tells two serialized databases apart without reading them whole:
+ * the blob's checksum and length (0 for no blob). Equal for equal blobs.
+ */
+uint64_t lb_hdr_db_blob_id(const void *buf, size_t len);
+
 /** The configuration a database was built from. */
 const struct lb_hdr_cfg *lb_hdr_db_cfg(const struct lb_hdr_db *db);
 

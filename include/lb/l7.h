@@ -17,17 +17,30 @@
  * that flow: its bytes can no longer be framed with certainty, and a wrong
  * attribution would be worse than none. Such flows are counted.
  *
- * One pool per worker: no locks, no allocation after creation (the
- * Hyperscan streams are opened then and reset per header block).
+ * A header block that arrives whole in one segment (the usual case) is
+ * scanned in Hyperscan's block mode, in place; only a block that a segment
+ * boundary cuts takes a stream from the pool's stream set, until it ends.
+ * So a followed flow holds no scanner state between header blocks.
+ *
+ * Each flow reads the fields of its own header map (struct lb_hdr_map,
+ * one per service), so services name their headers differently while one
+ * database serves them all.
+ *
+ * One pool per worker: no locks, no allocation after creation except in
+ * lb_l7_set_db() (the streams are opened for the new database there, and
+ * only reset per header block).
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lb/hdr_conf.h"
 #include "lb/hdr_scan.h"
 #include "lb/http_follow.h"
 
 #define LB_L7_NONE UINT32_MAX
+/** Header maps of one pool: one per service slot. */
+#define LB_L7_MAPS 64u
 
 /** One final response and the request it answered. */
 struct lb_l7_obs {
@@ -61,15 +74,21 @@ struct lb_l7_stats {
 	uint64_t unfollowable; /**< flows the follower gave up on */
 	uint64_t requests;
 	uint64_t responses;    /**< final responses observed */
+	/** Header blocks cut by a segment boundary when no stream was
+	 * free, or in progress when the database changed: their fields
+	 * are lost (the exchange is still followed). */
+	uint64_t blocks_lost;
+	uint64_t db_switches;  /**< lb_l7_set_db() calls that took */
 };
 
 struct lb_l7_pool;
 
 /**
- * A pool of @p capacity followed flows scanning headers with @p db (the
- * worker's own copy) and @p scratch (the worker's). @p conf NULL for the
- * follower's defaults; @p owner is passed back to the callbacks. NULL with
- * errno on failure.
+ * A pool of @p capacity followed flows, and as many scanner streams,
+ * scanning headers with @p db (the worker's own copy) and @p scratch (the
+ * worker's). Every header map starts as @p db's default one (the first
+ * field of each kind). @p conf NULL for the follower's defaults; @p owner
+ * is passed back to the callbacks. NULL with errno on failure.
  */
 struct lb_l7_pool *lb_l7_pool_create(uint32_t capacity,
 				     const struct lb_hdr_db *db,
@@ -81,13 +100,29 @@ struct lb_l7_pool *lb_l7_pool_create(uint32_t capacity,
 void lb_l7_pool_free(struct lb_l7_pool *p);
 
 /**
+ * Scans with @p db and @p scratch from now on: every stream is opened
+ * anew for @p db (the allocation happens here, at table-switch time), header
+ * blocks cut in progress lose their fields (blocks_lost), and every header
+ * map is reset to @p db's default. The previous database and scratch are
+ * no longer used once this returns 0 and may be freed.
+ * @return 0, -EINVAL, or -ENOMEM (the pool keeps its previous database).
+ */
+int lb_l7_set_db(struct lb_l7_pool *p, const struct lb_hdr_db *db,
+		 struct lb_hdr_scratch *scratch);
+
+/** Sets header map @p map (< LB_L7_MAPS), which flows opened with it
+ * read from their next header block on. */
+void lb_l7_set_map(struct lb_l7_pool *p, uint32_t map,
+		   const struct lb_hdr_map *m);
+
+/**
  * Starts following a flow whose next client byte has TCP sequence number
  * @p client_seq and next backend byte @p backend_seq (host order); @p tag
- * comes back with its observations. @return the entry, or LB_L7_NONE
- * (pool empty).
+ * comes back with its observations; its fields are read through header
+ * map @p map. @return the entry, or LB_L7_NONE (pool empty).
  */
 uint32_t lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq,
-		    uint32_t backend_seq, uint32_t tag);
+		    uint32_t backend_seq, uint32_t tag, uint32_t map);
 
 /** Ends an entry (flow closed or expired); its requests leave in flight. */
 void lb_l7_close(struct lb_l7_pool *p, uint32_t idx);

@@ -87,6 +87,8 @@ struct lb_worker_stats {
 	struct lb_gov_lcore_stats gov[LB_CONF_MAX_SVCS];
 	struct lb_admit_stats admit; /**< admission, by key class */
 	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
+	uint64_t l7_db_errors;  /**< header databases that failed to load */
+	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
 };
 
 /** One backend slot as one worker saw it. */

@@ -110,7 +110,13 @@ bad "unknown scheduler 'fastest'" service set $SVC sched fastest
 bad "unknown scheduler 'fastest'" service add tcp "$VIP:81" sched fastest
 bad "http needs a tcp service" service add udp "$VIP:53" http
 m="unknown option 'bogus'; expected sched, http, retries, deferq,"
-bad "$m retry-gap, expiry or syn-timeout" service add tcp "$VIP:81" bogus 1
+m="$m retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject,"
+m="$m panic, governor, gov-ideal-rate, gov-interval, gov-window,"
+m="$m gov-overload, gov-raise, gov-release, gov-calm, gov-min-samples,"
+m="$m default-priority, reject-status, retry-after, spl-header,"
+m="$m spl-time-header, priority-header, expect-header or orca-header"
+bad "$m" \
+	service add tcp "$VIP:81" bogus 1
 bad "missing argument; usage: backend list [PROTO VIP:PORT]" \
 	backend list tcp
 # Draining twice: the first changes the state, the second is refused.

@@ -336,7 +336,7 @@ follow_l7(const struct lb_http_follow_conf *conf, const uint8_t *data,
 	uint32_t idx;
 
 	FUZZ_CHECK(p != NULL);
-	idx = lb_l7_open(p, seq[0], seq[1], 7);
+	idx = lb_l7_open(p, seq[0], seq[1], 7, 0);
 	FUZZ_CHECK(idx != LB_L7_NONE);
 	while (in.n > 0) {
 		uint8_t b = fuzz_take(&in);

@@ -51,6 +51,7 @@
 #include "lb/conf.h"
 #include "lb/fb.h"
 #include "lb/admit.h"
+#include "lb/hdr_conf.h"
 #include "lb/hdr_scan.h"
 #include "lb/l7_reject.h"
 #include "pktbuild.h"
@@ -2008,6 +2009,113 @@ test_rate(void **state)
 	env_close(e, 1);
 }
 
+/* ---- header names from the published table ------------------------------ */
+
+/*
+ * What lb-control publishes for conf_lines followed by @p extra: a table
+ * compiled after the current one, with the serialized header database of
+ * its services right behind it (control/publish.c). @p tear breaks the
+ * blob's last byte, as a torn copy would be. The worker takes it up at its
+ * next poll; the table it leaves is freed then.
+ */
+static void
+publish(struct env *e, const char *extra, int tear)
+{
+	struct lb_cmd_reg *reg = lb_cmd_reg_create();
+	struct lb_conf *conf = lb_conf_create(sched_known);
+	struct lb_dpconf *d, *old = e->dp.conf;
+	struct lb_hdr_cfg hc;
+	struct lb_cmd_out out;
+	char err[256];
+	void *blob;
+	size_t len;
+
+	assert_non_null(reg);
+	assert_non_null(conf);
+	assert_int_equal(lb_conf_register(conf, reg), 0);
+	lb_cmd_out_init(&out);
+	for (const char *const *l = conf_lines; *l != NULL; l++)
+		assert_int_equal(lb_cmd_exec_line(reg, *l, &out), 0);
+	if (lb_cmd_exec_line(reg, extra, &out) != 0)
+		fail_msg("'%s': %s", extra, lb_cmd_out_errmsg(&out));
+	if (lb_hdr_conf_build(conf, &hc, err, sizeof(err)) != 0)
+		fail_msg("lb_hdr_conf_build: %s", err);
+	assert_int_equal(lb_hdr_conf_blob(&hc, &blob, &len), 0);
+	d = rte_zmalloc("l7pkt_conf", sizeof(*d) + len, 0);
+	assert_non_null(d);
+	if (lb_dpconf_compile(d, conf, old, NULL, NULL, err, sizeof(err)) != 0)
+		fail_msg("lb_dpconf_compile: %s", err);
+	memcpy(d + 1, blob, len);
+	d->hdr_len = len;
+	d->hdr_id = lb_hdr_db_blob_id(blob, len);
+	if (tear)
+		((uint8_t *)(d + 1))[len - 1] ^= 0xff;
+	free(blob);
+	lb_cmd_out_free(&out);
+	lb_conf_free(conf);
+	lb_cmd_reg_free(reg);
+	e->dp.conf = d;
+	lb_worker_poll(e->w);
+	assert_ptr_equal(e->w->conf_pub, d);
+	rte_free(old);
+}
+
+/*
+ * The SPL header renamed on a live service: after the table switch the
+ * worker reads the new name, on connections open before the switch as on
+ * new ones, and no longer the old one. A response header cut by a segment
+ * boundary across the switch loses its fields rather than being read
+ * with two databases; a torn database leaves the worker on its previous
+ * one.
+ */
+static void
+test_renamed_header(void **state)
+{
+	static const char both[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\nX-Load: 0.75\r\n\r\n";
+	static const char req[] = "GET / HTTP/1.1\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t cut = 30;
+	struct conn c, d;
+
+	conn_init(&c, SVC_HTTP, 40100, 1000, 500000);
+	conn_open(e, &c);
+	exchange(e, &c, req, both, "default names");
+	expect_one(e, &c, w_spl(200, 0.5), "default names");
+
+	/* a response cut in its header block while the table changes */
+	send_str(e, &c, TO_BE, req, "request across the switch");
+	send_cut(e, &c, TO_C, both, cut, NULL, 0, "first piece");
+	publish(e, "service set tcp 203.0.113.10:80 spl-header X-Load", 0);
+	CHECK_EQ(e->w->st.l7_db_errors, 0, "database errors");
+	send_cut(e, &c, TO_C, both + cut, strlen(both) - cut, NULL, 0,
+		 "rest after the switch");
+	expect_one(e, &c, w_plain(200), "header block cut by the switch");
+
+	exchange(e, &c, req, both, "renamed, same connection");
+	expect_one(e, &c, w_spl(200, 0.75), "renamed, same connection");
+	conn_init(&d, SVC_HTTP, 40101, 3000, 700000);
+	conn_open(e, &d);
+	exchange(e, &d, req, both, "renamed, new connection");
+	expect_one(e, &d, w_spl(200, 0.75), "renamed, new connection");
+	exchange(e, &d, req,
+		 "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-SPL: 0.5\r\n\r\n",
+		 "old name only");
+	expect_one(e, &d, w_plain(200), "old name only");
+
+	/* renamed again, but the database is torn: the worker keeps the one
+	 * it has, which has no X-Other: nothing is read */
+	publish(e, "service set tcp 203.0.113.10:80 spl-header X-Other", 1);
+	CHECK_EQ(e->w->st.l7_db_errors, 1, "database errors");
+	exchange(e, &d, req,
+		 "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Other: 0.25\r\n"
+		 "X-Load: 0.75\r\n\r\n",
+		 "torn database");
+	expect_one(e, &d, w_plain(200), "torn database");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void
@@ -2052,6 +2160,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_hold, teardown),
 		cmocka_unit_test_teardown(test_hold_bound, teardown),
 		cmocka_unit_test_teardown(test_rate, teardown),
+		cmocka_unit_test_teardown(test_renamed_header, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");

@@ -699,16 +699,18 @@ static const struct bad_case bad_cases[] = {
 	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
 	  "admit-reject, admit-cluster, governor, gov-ideal-rate, "
 	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
-	  "gov-calm, gov-min-samples, default-priority, reject-status or "
-	  "retry-after" },
+	  "gov-calm, gov-min-samples, default-priority, reject-status, "
+	  "retry-after, spl-header, spl-time-header, priority-header, "
+	  "expect-header or orca-header" },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
 	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
 	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
 	  "admit-reject, admit-cluster, governor, gov-ideal-rate, "
 	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
-	  "gov-calm, gov-min-samples, default-priority, reject-status or "
-	  "retry-after" },
+	  "gov-calm, gov-min-samples, default-priority, reject-status, "
+	  "retry-after, spl-header, spl-time-header, priority-header, "
+	  "expect-header or orca-header" },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },

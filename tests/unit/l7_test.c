@@ -111,7 +111,7 @@ test_pipelined(void **state)
 		char both[256];
 
 		assert_non_null(p);
-		idx = lb_l7_open(p, cs, bs, 0x00030002);
+		idx = lb_l7_open(p, cs, bs, 0x00030002, 0);
 		assert_int_not_equal(idx, LB_L7_NONE);
 		snprintf(both, sizeof(both), "%s%s", req1, req2);
 		cs = feed(p, idx, 0, cs, both, seg, 1000000);
@@ -157,7 +157,7 @@ test_retransmit_and_gap(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	idx = lb_l7_open(p, 100, 500, 1);
+	idx = lb_l7_open(p, 100, 500, 1, 0);
 	assert_int_equal(lb_l7_segment(p, idx, 0, 100, r, 10, false, 0), 0);
 	/* the first 10 bytes again, then overlapping 5 + 10 new */
 	assert_int_equal(lb_l7_segment(p, idx, 0, 100, r, 10, false, 0), 0);
@@ -196,16 +196,16 @@ test_pool_and_bad_input(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	a = lb_l7_open(p, 1, 1, 1);
-	b = lb_l7_open(p, 1, 1, 2);
+	a = lb_l7_open(p, 1, 1, 1, 0);
+	b = lb_l7_open(p, 1, 1, 2, 0);
 	assert_int_not_equal(a, LB_L7_NONE);
 	assert_int_not_equal(b, LB_L7_NONE);
-	assert_int_equal(lb_l7_open(p, 1, 1, 3), LB_L7_NONE);
+	assert_int_equal(lb_l7_open(p, 1, 1, 3, 0), LB_L7_NONE);
 	lb_l7_stats_get(p, &st);
 	assert_int_equal(st.flows, 2);
 	assert_int_equal(st.pool_full, 1);
 	lb_l7_close(p, a);
-	assert_int_equal(lb_l7_open(p, 1, 1, 4), a);
+	assert_int_equal(lb_l7_open(p, 1, 1, 4, 0), a);
 	assert_int_equal(lb_l7_segment(p, 7, 0, 1, NULL, 0, false, 0),
 			 -EINVAL);
 	assert_int_equal(lb_l7_segment(p, a, 2, 1, NULL, 0, false, 0),
@@ -249,7 +249,7 @@ test_orca_needs_cpu(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	idx = lb_l7_open(p, cs, bs, 1);
+	idx = lb_l7_open(p, cs, bs, 1, 0);
 	for (int i = 0; i < 2; i++) {
 		cs = feed(p, idx, 0, cs, req2, 100, 1000);
 		bs = feed(p, idx, 1, bs, resp[i], 100, 2000);
@@ -273,7 +273,7 @@ test_close_delimited(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	idx = lb_l7_open(p, 0, 0, 9);
+	idx = lb_l7_open(p, 0, 0, 9, 0);
 	feed(p, idx, 0, 0, "GET / HTTP/1.0\r\n\r\n", 100, 0);
 	assert_int_equal(lb_l7_segment(p, idx, 1, 0, (const uint8_t *)r,
 				       (uint32_t)strlen(r), false, 10),
@@ -288,6 +288,127 @@ test_close_delimited(void **state)
 	lb_l7_pool_free(p);
 }
 
+/* Sends @p str in two segments cut at @p cut. */
+static uint32_t
+feed_cut(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
+	 const char *str, uint32_t cut)
+{
+	uint32_t len = (uint32_t)strlen(str);
+
+	assert_int_equal(lb_l7_segment(p, idx, dir, seq, (const uint8_t *)str,
+				       cut, false, 0),
+			 0);
+	assert_int_equal(lb_l7_segment(p, idx, dir, seq + cut,
+				       (const uint8_t *)str + cut, len - cut,
+				       false, 0),
+			 0);
+	return seq + len;
+}
+
+/* Cut header blocks take streams from the pool's set, as many as it
+ * follows flows; one more cut block loses its fields, not its framing. */
+static void
+test_stream_set(void **state)
+{
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(2, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	uint32_t a, b, as = 0, ab = 0, bs = 0, bb = 0;
+	struct lb_l7_stats st;
+
+	(void)state;
+	assert_non_null(p);
+	a = lb_l7_open(p, 0, 0, 1, 0);
+	b = lb_l7_open(p, 0, 0, 2, 0);
+	/* a: its request and its early response both cut open: 2 streams */
+	as = feed(p, a, 0, as, "GET / HTTP/1.1\r\nX-Priority: 4", 100, 0);
+	ab = feed(p, a, 1, ab, "HTTP/1.1 200 OK\r\nX-SPL: 0.", 100, 0);
+	/* b: its request is cut too, and no stream is left */
+	bs = feed(p, b, 0, bs, "GET / HTTP/1.1\r\nX-Prio", 100, 0);
+	bs = feed(p, b, 0, bs, "rity: 7\r\n\r\n", 100, 0);
+	as = feed(p, a, 0, as, "\r\n\r\n", 100, 0);
+	ab = feed(p, a, 1, ab, "5\r\nContent-Length: 0\r\n\r\n", 100, 0);
+	bb = feed(p, b, 1, bb, resp2, 100, 0);
+	assert_int_equal(s.n, 2);
+	assert_true(s.obs[0].has_spl && s.obs[0].spl == 0.5);
+	assert_true(s.obs[0].has_prio && s.obs[0].prio == 4);
+	assert_false(s.obs[1].has_prio);
+	assert_true(s.obs[1].spl == 1.5);
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.blocks_lost, 1);
+	/* the streams came back: b's next cut request is read */
+	bs = feed_cut(p, b, 0, bs, req1, 20);
+	bb = feed_cut(p, b, 1, bb, resp1, 20);
+	assert_int_equal(s.n, 3);
+	assert_true(s.obs[2].has_prio && s.obs[2].prio == 2);
+	assert_true(s.obs[2].spl == 0.8);
+	lb_l7_pool_free(p);
+	(void)as;
+	(void)ab;
+	(void)bb;
+}
+
+/* Another database: streams reopened for it, maps reset to its defaults;
+ * a header block cut across the change loses its fields; a map says
+ * which fields a flow reads. */
+static void
+test_set_db_and_maps(void **state)
+{
+	static const char both[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\nX-Load: 0.75\r\n\r\n";
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(2, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	struct lb_hdr_cfg cfg;
+	struct lb_hdr_db *db2;
+	struct lb_hdr_scratch *scr2;
+	struct lb_hdr_map none;
+	struct lb_l7_stats st;
+	uint32_t a, cs = 0, bs = 0;
+
+	(void)state;
+	assert_non_null(p);
+	memset(&cfg, 0, sizeof(cfg));
+	assert_int_equal(lb_hdr_cfg_add(&cfg, "X-Load", LB_HDR_KIND_SPL), 0);
+	db2 = lb_hdr_db_compile(&cfg);
+	scr2 = lb_hdr_scratch_alloc(db2);
+	assert_non_null(scr2);
+	a = lb_l7_open(p, 0, 0, 1, 5);
+	cs = feed(p, a, 0, cs, req2, 100, 0);
+	bs = feed(p, a, 1, bs, both, 100, 0);
+	assert_true(s.n == 1 && s.obs[0].spl == 0.5);
+	/* a block cut open when the database changes */
+	cs = feed(p, a, 0, cs, req2, 100, 0);
+	assert_int_equal(lb_l7_segment(p, a, 1, bs, (const uint8_t *)both,
+				       60, false, 0),
+			 0);
+	bs += 60;
+	assert_int_equal(lb_l7_set_db(p, NULL, scr2), -EINVAL);
+	assert_int_equal(lb_l7_set_db(p, db2, scr2), 0);
+	bs = feed(p, a, 1, bs, both + 60, 100, 0);
+	assert_int_equal(s.n, 2);
+	assert_false(s.obs[1].has_spl);
+	/* whole blocks from now on: X-Load, and X-SPL no more */
+	cs = feed(p, a, 0, cs, req2, 100, 0);
+	bs = feed(p, a, 1, bs, both, 100, 0);
+	assert_true(s.n == 3 && s.obs[2].has_spl && s.obs[2].spl == 0.75);
+	cs = feed(p, a, 0, cs, req2, 100, 0);
+	bs = feed_cut(p, a, 1, bs, both, 40);
+	assert_true(s.n == 4 && s.obs[3].has_spl && s.obs[3].spl == 0.75);
+	/* a map that reads nothing */
+	memset(&none, 0xff, sizeof(none));
+	lb_l7_set_map(p, 5, &none);
+	cs = feed(p, a, 0, cs, req2, 100, 0);
+	bs = feed(p, a, 1, bs, both, 100, 0);
+	assert_true(s.n == 5 && !s.obs[4].has_spl);
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.blocks_lost, 1);
+	assert_int_equal(st.db_switches, 1);
+	lb_l7_pool_free(p);
+	lb_hdr_scratch_free(scr2);
+	lb_hdr_db_free(db2);
+}
+
 int
 main(void)
 {
@@ -297,6 +418,8 @@ main(void)
 		cmocka_unit_test(test_pool_and_bad_input),
 		cmocka_unit_test(test_close_delimited),
 		cmocka_unit_test(test_orca_needs_cpu),
+		cmocka_unit_test(test_stream_set),
+		cmocka_unit_test(test_set_db_and_maps),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -31,6 +31,8 @@ struct lb_inst_conf {
 	uint64_t seed;
 	bool stall;
 	bool spl;
+	/** Name of the SPL header (a token); X-SPL by default. */
+	char spl_hdr[LB_INST_NAME_MAX + 1];
 	bool orca;
 	unsigned int threads;
 	/** Requests in flight in the process; 0: no limit. */

@@ -665,7 +665,8 @@ lb_inst_resp_build(char *buf, size_t cap, const struct lb_inst_resp *r)
 	 * a decimal integer are exactly that.
 	 */
 	if (r->spl_on)
-		PUT("X-SPL: %.4f\r\nX-SPL-Time: %" PRIu64 "\r\n", r->spl,
+		PUT("%s: %.4f\r\nX-SPL-Time: %" PRIu64 "\r\n",
+		    r->spl_hdr != NULL ? r->spl_hdr : "X-SPL", r->spl,
 		    r->spl_time_ms);
 	if (r->orca_on)
 		PUT("endpoint-load-metrics: TEXT cpu_utilization=%.4f, "

@@ -127,6 +127,8 @@ struct lb_inst_resp {
 	const char *name;
 	/** Send X-SPL and X-SPL-Time. */
 	bool spl_on;
+	/** Name of the SPL header instead of X-SPL (NULL: X-SPL). */
+	const char *spl_hdr;
 	/** Self-perceived load: finite and >= 0. */
 	double spl;
 	/** When the SPL was measured, ms since the Unix epoch. */

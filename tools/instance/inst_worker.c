@@ -574,6 +574,7 @@ respond(struct conn *c, uint16_t status)
 	r.date = w->date;
 	r.name = conf->name;
 	r.spl_on = conf->spl;
+	r.spl_hdr = conf->spl_hdr;
 	r.spl = spl;
 	r.spl_time_ms = wall / 1000000ull;
 	r.orca_on = conf->orca;

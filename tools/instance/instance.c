@@ -49,6 +49,7 @@ static const char usage_text[] =
 	"  --stall             read requests, never answer; SIGUSR1 "
 	"toggles\n"
 	"  --spl on|off        send X-SPL and X-SPL-Time (on)\n"
+	"  --spl-header NAME   send the SPL in header NAME (X-SPL)\n"
 	"  --orca              send endpoint-load-metrics (ORCA TEXT)\n"
 	"  --threads N         worker threads (1)\n"
 	"  --max-inflight N    503 beyond N requests in flight (0: none)\n"
@@ -138,6 +139,24 @@ bad:
 	return -EINVAL;
 }
 
+/* A header name: RFC 9110 token characters. */
+static int
+set_spl_hdr(struct lb_inst_conf *conf, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > LB_INST_NAME_MAX ||
+	    strspn(s, "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
+		      "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != n) {
+		fprintf(stderr,
+			PROG ": --spl-header: 1 to %u token characters\n",
+			LB_INST_NAME_MAX);
+		return -EINVAL;
+	}
+	memcpy(conf->spl_hdr, s, n + 1);
+	return 0;
+}
+
 enum {
 	OPT_LISTEN = 256,
 	OPT_NAME,
@@ -150,6 +169,7 @@ enum {
 	OPT_SEED,
 	OPT_STALL,
 	OPT_SPL,
+	OPT_SPL_HDR,
 	OPT_ORCA,
 	OPT_THREADS,
 	OPT_MAXINF,
@@ -172,6 +192,7 @@ static const struct option long_opts[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"stall", no_argument, NULL, OPT_STALL},
 	{"spl", required_argument, NULL, OPT_SPL},
+	{"spl-header", required_argument, NULL, OPT_SPL_HDR},
 	{"orca", no_argument, NULL, OPT_ORCA},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"max-inflight", required_argument, NULL, OPT_MAXINF},
@@ -196,6 +217,7 @@ parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 	conf->bench_ns = 10000000;
 	conf->seed = 1;
 	conf->spl = true;
+	snprintf(conf->spl_hdr, sizeof(conf->spl_hdr), "X-SPL");
 	conf->threads = 1;
 	conf->head_max = LB_INST_HEAD_MAX_DEFAULT;
 	conf->idle_ns = 60000000000ull;
@@ -272,6 +294,9 @@ parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 				fprintf(stderr, PROG ": --spl: on or off\n");
 				rc = -EINVAL;
 			}
+			break;
+		case OPT_SPL_HDR:
+			rc = set_spl_hdr(conf, optarg);
 			break;
 		case OPT_ORCA:
 			conf->orca = true;
