@@ -72,6 +72,15 @@ struct lb_apisrv *
 lb_apisrv_create(const char *path, mode_t mode, const struct lb_api_ops *ops,
 		 void *ctx, char *err, size_t errlen)
 {
+	return lb_apisrv_create_gid(path, mode, (gid_t)-1, ops, ctx, err,
+				    errlen);
+}
+
+struct lb_apisrv *
+lb_apisrv_create_gid(const char *path, mode_t mode, gid_t gid,
+		     const struct lb_api_ops *ops, void *ctx, char *err,
+		     size_t errlen)
+{
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char dbuf[PATH_MAX];
 	struct lb_apisrv *s;
@@ -117,11 +126,13 @@ lb_apisrv_create(const char *path, mode_t mode, const struct lb_api_ops *ops,
 	}
 	/* Nobody answered: what is there is a dead lb-control's socket. */
 	unlink(path);
-	/* The socket is born with the right mode: no window in which
-	 * others could connect before a chmod. */
-	old = umask((mode_t)(~mode & 0777));
+	/* The socket is born owner-only and gets its group, then its
+	 * mode, before it listens: no window in which others connect. */
+	old = umask(0177);
 	rc = bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ? -errno : 0;
 	umask(old);
+	if (rc == 0 && gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) != 0)
+		rc = -errno;
 	if (rc == 0 && chmod(path, mode) != 0)
 		rc = -errno;
 	if (rc == 0 && listen(s->lfd, 64) != 0)

@@ -41,6 +41,17 @@ struct lb_apisrv *lb_apisrv_create(const char *path, mode_t mode,
 				   const struct lb_api_ops *ops, void *ctx,
 				   char *err, size_t errlen);
 
+/**
+ * lb_apisrv_create() with the socket's group set to @p gid ((gid_t)-1:
+ * the process's), so that @p mode 0660 opens it to that group. The socket
+ * is born owner-only and gets its group and @p mode before it listens:
+ * nobody else can connect in between.
+ */
+struct lb_apisrv *lb_apisrv_create_gid(const char *path, mode_t mode,
+				       gid_t gid,
+				       const struct lb_api_ops *ops, void *ctx,
+				       char *err, size_t errlen);
+
 /** Closes every connection and removes the socket file. */
 void lb_apisrv_free(struct lb_apisrv *s);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -248,6 +250,58 @@ test_socket_file(void **state)
 	assert_null(lb_apisrv_create(NULL, 0600, &ops, f, err, sizeof(err)));
 }
 
+/* connect(2) to @p path as uid @p uid, gid @p gid and no supplementary
+ * groups, in a child: 0 or the errno. */
+static int
+connect_as(const char *path, uid_t uid, gid_t gid)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int fd;
+
+		if (setgroups(0, NULL) != 0 || setgid(gid) != 0 ||
+		    setuid(uid) != 0)
+			_exit(255);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+		_exit(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0
+			      ? 0
+			      : errno);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Owner-only by default; --socket-group opens it to one group and to
+ * nobody else. */
+static void
+test_group_access(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	char err[256];
+
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	assert_int_equal(connect_as(f->path, 4343, 4242), EACCES);
+	lb_apisrv_free(f->s);
+	f->s = lb_apisrv_create_gid(f->path, 0660, 4242, &ops, f, err,
+				    sizeof(err));
+	assert_non_null(f->s);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_gid, 4242);
+	assert_int_equal(st.st_mode & 0777, 0660);
+	assert_int_equal(connect_as(f->path, 4343, 4242), 0);
+	assert_int_equal(connect_as(f->path, 4343, 4343), EACCES);
+}
+
 static void
 test_requests(void **state)
 {
@@ -407,6 +461,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_socket_file, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_group_access, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_half_close, setup,
