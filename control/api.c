@@ -299,7 +299,13 @@ dump_line(json_t *o, size_t *len)
 	return t;
 }
 
-/* A copy of @p s jansson accepts: valid UTF-8. */
+/*
+ * A copy of @p s jansson accepts (valid UTF-8) and a terminal can print
+ * as it is: lbctl writes "text" and "error" to one, and they may quote
+ * what a backend or an orchestrator said. Control characters other than
+ * newline and tab (escape sequences start with ESC, or with C1 CSI
+ * U+009B) become '?'; in a one-line error newline and tab become spaces.
+ */
 static json_t *
 safe_string(const char *s, bool one_line)
 {
@@ -309,10 +315,14 @@ safe_string(const char *s, bool one_line)
 	if (c == NULL)
 		return NULL;
 	lb_api_utf8_fix(c);
-	if (one_line)
-		for (char *p = c; *p != '\0'; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = ' ';
+	for (unsigned char *p = (unsigned char *)c; *p != '\0'; p++) {
+		if (*p == '\n' || *p == '\t')
+			*p = one_line ? ' ' : *p;
+		else if (*p < 0x20 || *p == 0x7f)
+			*p = one_line ? ' ' : '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[0] = p[1] = '?';
+	}
 	j = json_string(c);
 	free(c);
 	return j;

@@ -9,7 +9,8 @@
  * Invariants: the lines handed out are exactly the input's lines (a CR
  * before the LF dropped); a decoded request respects the command-line
  * limits; every response is one line of JSON, an object with "v": 1 and
- * "ok" matching the code returned; the configuration is valid after
+ * "ok" matching the code returned, whose text and error hold no control
+ * character a terminal would act on; the configuration is valid after
  * every request.
  */
 #include <string.h>
@@ -113,6 +114,20 @@ check_response(const char *r, size_t n, int code)
 		FUZZ_CHECK(json_is_string(json_object_get(o, "error")));
 	} else {
 		FUZZ_CHECK(json_is_string(json_object_get(o, "text")));
+	}
+	/* Nothing for a terminal to act on in what lbctl prints. */
+	for (const char *k = "text"; k != NULL;
+	     k = strcmp(k, "text") == 0 ? "error" : NULL) {
+		const char *t = json_string_value(json_object_get(o, k));
+
+		for (; t != NULL && *t != '\0'; t++) {
+			unsigned char c = (unsigned char)*t;
+
+			FUZZ_CHECK(c >= 0x20 || c == '\n' || c == '\t');
+			FUZZ_CHECK(c != 0x7f);
+			FUZZ_CHECK(!(c == 0xc2 && (unsigned char)t[1] >= 0x80 &&
+				     (unsigned char)t[1] <= 0x9f));
+		}
 	}
 	json_decref(o);
 }

@@ -288,6 +288,21 @@ test_responses(void **state)
 			    "caf\xc3\xa9 ??");
 	json_decref(j);
 	free(s);
+	/* Nothing a terminal would act on reaches lbctl's output: escape
+	 * sequences (ESC, C1 CSI), bell, carriage return, DEL. */
+	s = lb_api_ok("a\x1b[2Jb\xc2\x9b" "1mc\a\r\x7f\td\n", NULL, &len);
+	j = load_line(s, len);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "text")),
+			    "a?[2Jb??1mc???\td\n");
+	json_decref(j);
+	free(s);
+	s = lb_api_error(-EIO, "x\x1b]0;title\ay\xc2\x85z", &len);
+	j = load_line(s, len);
+	assert_string_equal(json_string_value(json_object_get(j, "error")),
+			    "x ]0;title y??z");
+	json_decref(j);
+	free(s);
 }
 
 struct utf8_case {
