@@ -39,6 +39,7 @@
 #include "lb/govcmd.h"
 #include "lb/govview.h"
 #include "lb/metrics.h"
+#include "lb/privs.h"
 #include "lb/sched.h"
 #include "lb/statefile.h"
 #include "publish_priv.h"
@@ -65,6 +66,9 @@ struct opts {
 	const char *metrics; /* NULL: off */
 	unsigned int tick_ms;
 	mode_t sock_mode;
+	gid_t sock_gid;	   /* (gid_t)-1: lb-control's own */
+	uint64_t keep_caps; /* capabilities kept after start-up */
+	bool keep_all;	   /* --keep-caps all: drop nothing */
 	bool markdown;
 };
 
@@ -146,6 +150,14 @@ usage(FILE *f)
 		"  --socket PATH       API socket (default %s)\n"
 		"  --socket-mode MODE  its permissions, octal (default "
 		"%04o: owner only)\n"
+		"  --socket-group GROUP\n"
+		"                      the socket's group, name or number (with "
+		"--socket-mode 0660)\n"
+		"  --keep-caps LIST|default|all\n"
+		"                      capabilities kept once serving, e.g. "
+		"net_admin,sys_admin\n"
+		"                      (default: see docs/security.md); all "
+		"drops nothing\n"
 		"  --state FILE        state file (default %s)\n"
 		"  --metrics ADDR:PORT|off\n"
 		"                      Prometheus endpoint /metrics (default "
@@ -164,6 +176,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"socket-mode", required_argument, NULL, 'M'},
+		{"socket-group", required_argument, NULL, 'G'},
+		{"keep-caps", required_argument, NULL, 'C'},
 		{"state", required_argument, NULL, 'S'},
 		{"metrics", required_argument, NULL, 'm'},
 		{"tick", required_argument, NULL, 't'},
@@ -171,6 +185,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	char err[128];
 	unsigned long v;
 	char *end;
 	int c;
@@ -199,6 +214,21 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			o->sock_mode = (mode_t)v;
+			break;
+		case 'G':
+		case 'C':
+			o->keep_all = c == 'C' && strcmp(optarg, "all") == 0;
+			if (o->keep_all)
+				break;
+			if ((c == 'G' ? lb_privs_group(optarg, &o->sock_gid,
+						       err, sizeof(err))
+				      : lb_privs_parse(optarg, &o->keep_caps,
+						       err, sizeof(err))) != 0) {
+				logf_("--%s: %s",
+				      c == 'G' ? "socket-group" : "keep-caps",
+				      err);
+				return -EINVAL;
+			}
 			break;
 		case 't':
 			errno = 0;
@@ -935,6 +965,28 @@ quiet_eal_logs(bool quiet)
 	rte_log_set_global_level(quiet ? RTE_LOG_EMERG : RTE_LOG_DEBUG);
 }
 
+/*
+ * Start-up is over: the EAL is attached, the sockets bound, the state
+ * read. What is left to do needs far less than root (docs/security.md).
+ */
+static int
+drop_privs(struct ctl_main *m)
+{
+	struct lb_privs_report r;
+	char err[128], kept[512];
+
+	if (lb_privs_drop(m->o.keep_caps, true, &r, err, sizeof(err)) != 0) {
+		logf_("cannot drop privileges: %s", err);
+		return -1;
+	}
+	lb_privs_format(r.after, kept, sizeof(kept));
+	if (r.before != r.after || r.bset_dropped > 0)
+		logf_("capabilities kept: %s; %u left the bounding set%s",
+		      kept, r.bset_dropped,
+		      r.bset_denied ? " (not all: no CAP_SETPCAP)" : "");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -950,6 +1002,8 @@ main(int argc, char **argv)
 		.metrics = DEF_METRICS,
 		.tick_ms = DEF_TICK_MS,
 		.sock_mode = DEF_SOCK_MODE,
+		.sock_gid = (gid_t)-1,
+		.keep_caps = lb_privs_keep_default(),
 	};
 	m.argv0 = argv;
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
@@ -1038,8 +1092,8 @@ main(int argc, char **argv)
 		}
 		lb_cmd_out_free(&o);
 	}
-	m.api = lb_apisrv_create(m.o.socket, m.o.sock_mode, &api_ops, &m, err,
-				 sizeof(err));
+	m.api = lb_apisrv_create_gid(m.o.socket, m.o.sock_mode, m.o.sock_gid,
+				     &api_ops, &m, err, sizeof(err));
 	if (m.api == NULL) {
 		logf_("%s", err);
 		goto out;
@@ -1052,6 +1106,8 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (!m.o.keep_all && drop_privs(&m) != 0)
+		goto out;
 	logf_("serving %s (mode %04o)%s%s", m.o.socket, m.o.sock_mode,
 	      m.httpd != NULL ? ", metrics on http://" : "",
 	      m.httpd != NULL ? m.o.metrics : "");

@@ -166,6 +166,16 @@ e2e_log "service answering again after $((SECONDS - t0)) s: $ok"
 check "lb-control republished its configuration to the new dataplane" \
 	[ "$ok" = yes ]
 check "lb-control is still running (pid $pid)" kill -0 "$pid"
+# Started again by itself, it holds no more than it keeps after start-up
+# (docs/security.md): the default set (of what the test holds itself),
+# no_new_privs, and a bounding set its commands cannot exceed.
+caps=$(grep -E '^(CapEff|CapBnd|NoNewPrivs):' "/proc/$pid/status" |
+	awk '{printf "%s%s", sep, $2; sep=" "}')
+e2e_log "lb-control after executing itself again: CapEff CapBnd NNP = $caps"
+bnd=$(awk '/^CapBnd:/ {print $2}' /proc/self/status)
+kept=$(printf '%016x' $((0x00000000012054e0 & 0x$bnd)))
+check "lb-control runs with the capabilities it keeps only" \
+	[ "$caps" = "$kept $kept 1" ]
 ctl save >"$E2E_TMP/save5" 2>&1 || true
 check "lbctl save after the dataplane's restart is what it was" \
 	diff -u "$E2E_TMP/save4" "$E2E_TMP/save5"
