@@ -530,6 +530,7 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e->gate = G_NONE;
 	memset(e->req, 0, sizeof(e->req));
 	p->st.flows++;
+	p->st.active++;
 	return idx;
 }
 
@@ -550,6 +551,7 @@ lb_l7_close(struct lb_l7_pool *p, uint32_t idx)
 	strm_put(p, e, 0);
 	strm_put(p, e, 1);
 	e->used = false;
+	p->st.active--;
 	e->next_free = p->free_head;
 	p->free_head = idx;
 }

@@ -45,12 +45,28 @@ add_u64(struct rte_tel_data *d, const char *name, uint64_t v)
 	rte_tel_data_add_dict_u64(d, name, v);
 }
 
+/*
+ * Adds worker @p w's L7 entries and kept SYN copies in use now (read
+ * while the worker runs: a snapshot, exact once it is idle).
+ */
+static void
+held_now(const struct lb_worker *w, uint64_t *l7, uint64_t *holds)
+{
+	struct lb_l7_stats ls;
+
+	if (w->l7 != NULL) {
+		lb_l7_stats_get(w->l7, &ls);
+		*l7 += ls.active;
+	}
+	*holds += w->hold_cap - w->hold_nfree;
+}
+
 static int
 cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct lb_worker_stats sum;
 	struct lb_flow_stats fs;
-	uint64_t active = 0, refused = 0;
+	uint64_t active = 0, refused = 0, l7_active = 0, holds = 0;
 	struct rte_tel_data *drop, *parse;
 
 	(void)cmd;
@@ -65,6 +81,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		lb_flow_stats_get(tel_dp->w[i]->ft, &fs);
 		active += fs.flows;
 		refused += fs.refused;
+		held_now(tel_dp->w[i], &l7_active, &holds);
 	}
 	rte_tel_data_start_dict(d);
 	add_u64(d, "workers", tel_dp->nb_workers);
@@ -92,6 +109,10 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "l7_stopped", sum.l7_stopped);
 	add_u64(d, "l7_db_errors", sum.l7_db_errors);
 	add_u64(d, "l7_blocks_lost", sum.l7_blocks_lost);
+	/* Gauges of what faults could leak: L7 entries, kept SYNs, mbufs. */
+	add_u64(d, "l7_active", l7_active);
+	add_u64(d, "syn_holds", holds);
+	add_u64(d, "mbufs_in_use", rte_mempool_in_use_count(tel_dp->pool));
 	add_u64(d, "conf_switches", sum.conf_switches);
 	add_u64(d, "exc_to_kernel", sum.exc_to_kernel);
 	add_u64(d, "exc_from_kernel", sum.exc_from_kernel);

@@ -79,6 +79,7 @@ struct lb_l7_stats {
 	 * are lost (the exchange is still followed). */
 	uint64_t blocks_lost;
 	uint64_t db_switches;  /**< lb_l7_set_db() calls that took */
+	uint64_t active;       /**< entries in use now */
 };
 
 struct lb_l7_pool;
