@@ -32,16 +32,7 @@ BE2=$(be_addr 2):80
 DOWN=${E2E_CTL_DOWN:-3} # seconds lb-control stays dead
 REATTACH=${E2E_CTL_REATTACH_TIMEOUT:-60}
 
-topo_up 2
-be_start 1
-be_start 2
-conf=$E2E_TMP/lb.conf
-conf_ports "$conf"
-dp_start_shared "$conf"
-ctl_start
-ctl_do service add $SVC sched wrr >/dev/null
-ctl_do backend add $SVC "$BE1" >/dev/null
-ctl_do backend add $SVC "$BE2" weight 2 >/dev/null
+ctl_wrr_up
 ctl_do save >"$E2E_TMP/save0"
 sed 's/^/    /' "$E2E_TMP/save0"
 
@@ -152,17 +143,8 @@ sleep 1
 e2e_log "lb-dataplane stopped (status $DP_RC); starting it again with" \
 	"its boot configuration only"
 dp_start_shared "$conf"
-t0=$SECONDS
-ok=no
-while [ $((SECONDS - t0)) -lt "$REATTACH" ]; do
-	if ip netns exec "$NS_CLI" curl -s -o /dev/null --connect-timeout 1 \
-		--max-time 2 "http://$VIP/" 2>/dev/null; then
-		ok=yes
-		break
-	fi
-	sleep 0.5
-done
-e2e_log "service answering again after $((SECONDS - t0)) s: $ok"
+read -r ok secs <<<"$(vip_wait "$REATTACH")" || true
+e2e_log "service answering again after $secs s: $ok"
 check "lb-control republished its configuration to the new dataplane" \
 	[ "$ok" = yes ]
 check "lb-control is still running (pid $pid)" kill -0 "$pid"

@@ -29,16 +29,7 @@ BE1=$(be_addr 1):80
 BE2=$(be_addr 2):80
 ROUNDS=${E2E_FAULT_ROUNDS:-12}
 
-topo_up 2
-be_start 1
-be_start 2
-conf=$E2E_TMP/lb.conf
-conf_ports "$conf"
-dp_start_shared "$conf"
-ctl_start
-ctl_do service add $SVC sched wrr >/dev/null
-ctl_do backend add $SVC "$BE1" >/dev/null
-ctl_do backend add $SVC "$BE2" weight 2 >/dev/null
+ctl_wrr_up
 
 # expect W: the saved configuration with be2 at weight W (W >= 2).
 ctl_do save | grep -v '^#' >"$E2E_TMP/save.tpl"

@@ -1040,3 +1040,37 @@ metrics() {
 	ip netns exec "$NS_LB" curl -sS --max-time 5 \
 		"http://$CTL_METRICS/metrics"
 }
+
+# ctl_wrr_up: two nginx backends, a dataplane on hugepages with only its
+# ports in its boot configuration ($conf), lb-control, and through lbctl
+# a wrr service "tcp VIP:80" with be1 at weight 1 and be2 at weight 2.
+ctl_wrr_up() {
+	local svc="tcp $VIP:80"
+	topo_up 2
+	be_start 1
+	be_start 2
+	conf=$E2E_TMP/lb.conf
+	conf_ports "$conf"
+	dp_start_shared "$conf"
+	ctl_start
+	ctl_do service add $svc sched wrr >/dev/null
+	ctl_do backend add $svc "$(be_addr 1):80" >/dev/null
+	ctl_do backend add $svc "$(be_addr 2):80" weight 2 >/dev/null
+}
+
+# vip_wait SECS: until http://VIP/ answers, SECS at most; prints
+# "yes|no SECONDS" and fails on no.
+vip_wait() {
+	local t0=$SECONDS
+	while [ $((SECONDS - t0)) -lt "$1" ]; do
+		if ip netns exec "$NS_CLI" curl -s -o /dev/null \
+			--connect-timeout 1 --max-time 2 "http://$VIP/" \
+			2>/dev/null; then
+			echo "yes $((SECONDS - t0))"
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "no $1"
+	return 1
+}
