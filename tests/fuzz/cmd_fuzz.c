@@ -6,11 +6,17 @@
  * once each word is quoted by lb_cmd_quote(); the configuration is valid
  * after every apply, restored whole when a line fails, with a one-line
  * error naming the line; a configuration that applied saves, re-applies
- * and saves again to the same text.
+ * and saves again to the same text; when its feedback header names make
+ * a header database (what lb-control publishes), the database compiles,
+ * serialises and loads, and every http service finds each header it named
+ * under that name.
  */
 #include <string.h>
 
+#include <strings.h>
+
 #include "fuzz.h"
+#include "lb/hdr_conf.h"
 #include "scratch.h"
 
 static void
@@ -61,6 +67,51 @@ check_tokens(const char *text, size_t len)
 	lb_cmd_out_free(&out);
 }
 
+static void
+check_headers(const struct lb_conf *c)
+{
+	static struct lb_hdr_cfg last;
+	static int have_last;
+	struct lb_hdr_cfg cfg;
+	struct lb_hdr_db *db;
+	char err[LB_CMD_ERR_MAX];
+	void *blob;
+	size_t len;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (lb_hdr_conf_build(c, &cfg, err, sizeof(err)) != 0) {
+		FUZZ_CHECK(err[0] != '\0');
+		return;
+	}
+	FUZZ_CHECK(cfg.nb_fields >= 1 && cfg.nb_fields <= LB_HDR_MAX_FIELDS);
+	for (unsigned int i = 0; i < lb_conf_nb_svcs(c); i++) {
+		const struct lb_conf_svc *sv = lb_conf_svc_at(c, i);
+		struct lb_hdr_map map;
+
+		if (!sv->opts.http)
+			continue;
+		lb_hdr_conf_map(&cfg, &sv->opts, &map);
+		for (unsigned int h = 0; h < LB_CONF_HDR_NB; h++) {
+			FUZZ_CHECK(map.f[h] >= 0 &&
+				   (unsigned int)map.f[h] < cfg.nb_fields);
+			FUZZ_CHECK(!strcasecmp(cfg.fields[map.f[h]].name,
+					       sv->opts.hdr[h]));
+		}
+	}
+	/* Compiling costs milliseconds: only a set of names not seen last
+	 * time. */
+	if (have_last && !memcmp(&last, &cfg, sizeof(cfg)))
+		return;
+	FUZZ_CHECK(lb_hdr_conf_blob(&cfg, &blob, &len) == 0);
+	db = lb_hdr_db_deserialize(blob, len);
+	FUZZ_CHECK(db != NULL);
+	FUZZ_CHECK(lb_hdr_db_cfg(db)->nb_fields == cfg.nb_fields);
+	lb_hdr_db_free(db);
+	free(blob);
+	last = cfg;
+	have_last = 1;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -74,8 +125,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_conf_open(&s);
 	fz_conf_reset(&s);
 	lb_cmd_out_init(&out);
-	if (fz_conf_apply(&s, (const char *)data, size, "in", &out) == 0)
+	if (fz_conf_apply(&s, (const char *)data, size, "in", &out) == 0) {
 		fz_conf_check_roundtrip(&s);
+		check_headers(s.conf);
+	}
 	lb_cmd_out_free(&out);
 	return 0;
 }
