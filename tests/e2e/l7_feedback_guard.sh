@@ -4,8 +4,8 @@
 # Error feedback that a client can provoke: four lb-instance backends of
 # one `http` service; three of them answer 500 to every request under
 # /fail (--error-path), the fourth answers it normally. An attacker keeps
-# wrk hammering /fail over keep-alive connections while a legitimate
-# client opens a new connection per request to /:
+# wrk hammering /fail while a legitimate client requests /, both with a
+# new connection per request (so that the scheduler spreads both):
 #   - guards off (max-eject 100, panic 0): the attack works, the three
 #     pile up errors and lose far more than one backend's fair share of
 #     the legitimate client's new connections (the control phase);
@@ -62,7 +62,8 @@ print("%.3f %s" % (sum(max(0, fair - s) for s in sh),
 phase() {
 	local name=$1 apid
 	ip netns exec "$NS_CLI" wrk -t 1 -c 12 -d "$((SECS + 3))s" \
-		--timeout 2s "http://$VIP/fail/x" >"$E2E_TMP/$name.atk" 2>&1 &
+		--timeout 2s -H "Connection: close" "http://$VIP/fail/x" \
+		>"$E2E_TMP/$name.atk" 2>&1 &
 	apid=$!
 	sleep 1.5 # the attacker's connections are open and failing
 	ctl_json "$E2E_TMP/$name.0" backend list
