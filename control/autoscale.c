@@ -85,7 +85,7 @@ lb_as_origin_name(enum lb_as_origin o)
 const char *
 lb_as_policy_name(enum lb_as_policy p)
 {
-	return p == LB_AS_POLICY_SPL ? "spl"
+	return p == LB_AS_POLICY_SPL	    ? "spl"
 	       : p == LB_AS_POLICY_INFLIGHT ? "inflight"
 					    : "?";
 }
@@ -497,8 +497,8 @@ lb_as_inst_by_addr(struct lb_as_svc *s, uint32_t ip, uint16_t port)
 }
 
 struct lb_as_inst *
-lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o,
-	       enum lb_as_state state, uint64_t now_ns)
+lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o, enum lb_as_state state,
+	       uint64_t now_ns)
 {
 	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++) {
 		if (s->used[j])
@@ -564,8 +564,8 @@ lb_as_inst_count(const struct lb_as_svc *s, uint32_t n[LB_AS_STATE_COUNT])
 {
 	memset(n, 0, sizeof(uint32_t) * LB_AS_STATE_COUNT);
 	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++)
-		if (s->used[j] && (unsigned int)s->inst[j].state <
-					  LB_AS_STATE_COUNT)
+		if (s->used[j] &&
+		    (unsigned int)s->inst[j].state < LB_AS_STATE_COUNT)
 			n[s->inst[j].state]++;
 }
 
@@ -574,8 +574,8 @@ lb_as_inst_count(const struct lb_as_svc *s, uint32_t n[LB_AS_STATE_COUNT])
 bool
 lb_as_due(const struct lb_as_svc *s, uint64_t now_ns)
 {
-	return !s->deleted &&
-	       (!s->evaluated || now_ns - s->last_eval_ns >= s->conf.interval_ns);
+	return !s->deleted && (!s->evaluated ||
+			       now_ns - s->last_eval_ns >= s->conf.interval_ns);
 }
 
 static void
@@ -679,16 +679,16 @@ inflight_desired(struct lb_as_svc *s, const struct lb_as_input *in,
 		 char *why, size_t len)
 {
 	struct lb_inflight_decision id;
-	uint32_t sample = in->inflight > UINT32_MAX ? UINT32_MAX
-						    : (uint32_t)in->inflight;
+	uint32_t sample =
+		in->inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)in->inflight;
 	int rc;
 
 	rc = lb_inflight_tick(s->ifl, sample, running, pending, &id);
 	if (rc != 0)
 		return rc;
 	d->load = id.average;
-	d->desired = id.action == LB_INFLIGHT_NOOP ? running + pending
-						   : id.target;
+	d->desired =
+		id.action == LB_INFLIGHT_NOOP ? running + pending : id.target;
 	snprintf(why, len, "%s", lb_inflight_reason_name(id.reason));
 	return 0;
 }
@@ -787,7 +787,9 @@ lb_as_take_manual(struct lb_as_svc *s, uint64_t now_ns,
 	d->pending = pending;
 	d->desired = want;
 	d->target = want;
-	d->action = want > cur ? LB_SG_UP : want < cur ? LB_SG_DOWN : LB_SG_NONE;
+	d->action = want > cur	 ? LB_SG_UP
+		    : want < cur ? LB_SG_DOWN
+				 : LB_SG_NONE;
 	d->count = want > cur ? want - cur : cur - want;
 	snprintf(d->reason, sizeof(d->reason), "manual %s %d%s",
 		 m > 0 ? "up" : "down", m > 0 ? m : -m,
@@ -817,7 +819,8 @@ static const struct opt opts[] = {
 	{"policy", K_POLICY, OFF(policy), 0, 0},
 	{"lower", K_F64, OFF(lower), 0, 0},
 	{"upper", K_F64, OFF(upper), 0, 0},
-	{"decay", K_NAME, OFF(decay), 0, sizeof(((struct lb_as_conf *)0)->decay)},
+	{"decay", K_NAME, OFF(decay), 0,
+	 sizeof(((struct lb_as_conf *)0)->decay)},
 	{"decay-time", K_DUR, OFF(decay_ns), 0, DAY_NS},
 	{"queue-length", K_U32, OFF(queue_length), 1, 1u << 20},
 	{"rounds", K_U32, OFF(rounds), 1, LB_INFLIGHT_ROUNDS_MAX},
@@ -832,7 +835,8 @@ static const struct opt opts[] = {
 	{"pending-guard", K_BOOL, OFF(guard.pending_guard), 0, 0},
 	{"startup-timeout", K_DUR, OFF(guard.startup_timeout_ns), 0, DAY_NS},
 	{"drain-timeout", K_DUR, OFF(drain_timeout_ns), 0, DAY_NS},
-	{"interval", K_DUR, OFF(interval_ns), 10000000ull, 3600 * LB_SG_NS_PER_S},
+	{"interval", K_DUR, OFF(interval_ns), 10000000ull,
+	 3600 * LB_SG_NS_PER_S},
 	{"driver", K_NAME, OFF(driver), 0, LB_AS_DRIVER_LEN + 1},
 	{"command", K_STR, OFF(command), 0, LB_AS_ARG_LEN + 1},
 	{"target", K_STR, OFF(target), 0, LB_AS_ARG_LEN + 1},
@@ -1127,8 +1131,9 @@ manual(struct lb_as *as, int argc, char **argv, int sign,
 			return rc;
 	}
 	s->manual += sign * (int32_t)n;
-	return lb_cmd_printf(out, "queued: scale %s by %" PRIu64
-				  " (carried out at the next tick)\n",
+	return lb_cmd_printf(out,
+			     "queued: scale %s by %" PRIu64
+			     " (carried out at the next tick)\n",
 			     sign > 0 ? "up" : "down", n);
 }
 
@@ -1204,10 +1209,15 @@ svc_json(struct lb_as *as, struct lb_as_svc *s)
 		bad |= jset(o, "paused", json_boolean(s->paused));
 		for (unsigned int j = 0; j < NB_OPTS; j++) {
 			if (opts[j].kind == K_F64)
-				bad |= jset(conf, opts[j].name,
-					    json_real(*(const double *)(const void
-										*)((const char *)c +
-										   opts[j].off)));
+				bad |= jset(
+					conf, opts[j].name,
+					json_real(*(
+						const double
+							*)(const void
+								   *)((const char
+									       *)
+									      c +
+								      opts[j].off)));
 			else if (opts[j].kind == K_NAME ||
 				 opts[j].kind == K_STR)
 				bad |= jset(conf, opts[j].name,
@@ -1215,8 +1225,7 @@ svc_json(struct lb_as *as, struct lb_as_svc *s)
 							opts[j].off));
 			else {
 				opt_fmt(c, &opts[j], v, sizeof(v));
-				bad |= jset(conf, opts[j].name,
-					    json_string(v));
+				bad |= jset(conf, opts[j].name, json_string(v));
 			}
 		}
 		lb_as_inst_count(s, n);
@@ -1283,11 +1292,13 @@ show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 			   s->paused ? " (paused)" : "", c->driver,
 			   c->guard.min_instances, c->guard.max_instances);
 	if (rc == 0 && c->policy == LB_AS_POLICY_SPL)
-		rc = lb_cmd_printf(out, "  spl: lower %g upper %g decay %s %s\n",
+		rc = lb_cmd_printf(out,
+				   "  spl: lower %g upper %g decay %s %s\n",
 				   c->lower, c->upper, c->decay,
 				   lb_cmd_fmt_duration(c->decay_ns, d1));
 	if (rc == 0 && c->policy == LB_AS_POLICY_INFLIGHT)
-		rc = lb_cmd_printf(out, "  inflight: queue-length %u rounds %u\n",
+		rc = lb_cmd_printf(out,
+				   "  inflight: queue-length %u rounds %u\n",
 				   c->queue_length, c->rounds);
 	if (rc == 0)
 		rc = lb_cmd_printf(
@@ -1296,14 +1307,15 @@ show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 			lb_cmd_fmt_duration(c->interval_ns, d1),
 			lb_cmd_fmt_duration(c->guard.up_cooldown_ns, d2));
 	if (rc == 0)
-		rc = lb_cmd_printf(out, "%s down-window %s ",
-				   lb_cmd_fmt_duration(c->guard.down_cooldown_ns,
-						       d1),
-				   lb_cmd_fmt_duration(c->guard.down_window_ns,
-						       d2));
+		rc = lb_cmd_printf(
+			out, "%s down-window %s ",
+			lb_cmd_fmt_duration(c->guard.down_cooldown_ns, d1),
+			lb_cmd_fmt_duration(c->guard.down_window_ns, d2));
 	if (rc == 0)
 		rc = lb_cmd_printf(
-			out, "startup-timeout %s drain-timeout %s pending-guard %s\n",
+			out,
+			"startup-timeout %s drain-timeout %s pending-guard "
+			"%s\n",
 			lb_cmd_fmt_duration(c->guard.startup_timeout_ns, d1),
 			lb_cmd_fmt_duration(c->drain_timeout_ns, d2),
 			c->guard.pending_guard ? "on" : "off");
@@ -1324,13 +1336,12 @@ show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 				     ? (double)(now - i->since_ns) / 1e9
 				     : 0;
 
-		rc = lb_cmd_printf(out, "  %-5u %-21s %-7s %-9s %7.1fs %s\n",
-				   i->id,
-				   i->ip != 0 ? lb_cmd_fmt_ipv4_port(i->ip,
-								     i->port, a)
-					      : "-",
-				   lb_as_origin_name(i->origin),
-				   lb_as_state_name(i->state), age, i->why);
+		rc = lb_cmd_printf(
+			out, "  %-5u %-21s %-7s %-9s %7.1fs %s\n", i->id,
+			i->ip != 0 ? lb_cmd_fmt_ipv4_port(i->ip, i->port, a)
+				   : "-",
+			lb_as_origin_name(i->origin),
+			lb_as_state_name(i->state), age, i->why);
 	}
 	return rc;
 }
@@ -1369,7 +1380,8 @@ cmd_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	json_decref(arr);
 	if (rc != 0 || bad) {
 		json_decref(d);
-		return rc != 0 ? rc : lb_cmd_error(out, -ENOMEM, "out of memory");
+		return rc != 0 ? rc
+			       : lb_cmd_error(out, -ENOMEM, "out of memory");
 	}
 	return give(as, d, out);
 }
@@ -1401,18 +1413,18 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 			   "DESIRED", "ACTION", "COUNT", "REASON");
 	for (unsigned int i = from; i < s->hist_len && rc == 0; i++) {
 		const struct lb_as_decision *x = lb_as_hist_at(s, i);
-		double ago = now > x->now_ns ? (double)(now - x->now_ns) / 1e9
-					     : 0;
+		double ago =
+			now > x->now_ns ? (double)(now - x->now_ns) / 1e9 : 0;
 		json_t *e = json_object();
 
 		bad |= e == NULL;
 		if (e != NULL) {
 			bad |= jset(e, "ago_s", json_real(ago));
-			bad |= jset(e, "time_ns", json_integer(
-							 (json_int_t)x->now_ns));
+			bad |= jset(e, "time_ns",
+				    json_integer((json_int_t)x->now_ns));
 			bad |= jset(e, "manual", json_boolean(x->manual));
-			bad |= jset(e, "policy", json_string(lb_as_policy_name(
-							 x->policy)));
+			bad |= jset(e, "policy",
+				    json_string(lb_as_policy_name(x->policy)));
 			bad |= jset(e, "load", json_real(x->load));
 			bad |= jset(e, "running", json_integer(x->running));
 			bad |= jset(e, "pending", json_integer(x->pending));
@@ -1441,7 +1453,8 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	json_decref(arr);
 	if (rc != 0 || bad) {
 		json_decref(d);
-		return rc != 0 ? rc : lb_cmd_error(out, -ENOMEM, "out of memory");
+		return rc != 0 ? rc
+			       : lb_cmd_error(out, -ENOMEM, "out of memory");
 	}
 	return give(as, d, out);
 }
@@ -1618,10 +1631,9 @@ lb_as_register(struct lb_as *as, struct lb_cmd_reg *r)
 		return -EINVAL;
 	rc = lb_cmd_register_many(r, as_cmds,
 				  sizeof(as_cmds) / sizeof(as_cmds[0]), as);
-	if (rc == 0 && lb_cmd_lookup(r, 1, (char *const[]){"save", NULL},
-				     NULL) != NULL)
-		rc = lb_cmd_replace(r, &save, as, &as->save_old,
-				    &as->save_ctx);
+	if (rc == 0 &&
+	    lb_cmd_lookup(r, 1, (char *const[]){"save", NULL}, NULL) != NULL)
+		rc = lb_cmd_replace(r, &save, as, &as->save_old, &as->save_ctx);
 	return rc;
 }
 
@@ -1643,14 +1655,17 @@ static const struct {
 	{"lb_scale_instances_started_total",
 	 offsetof(struct lb_as_stats, started),
 	 "Instances asked of the orchestrator."},
-	{"lb_scale_instances_joined_total", offsetof(struct lb_as_stats, joined),
+	{"lb_scale_instances_joined_total",
+	 offsetof(struct lb_as_stats, joined),
 	 "Instances that became active (pending to active)."},
 	{"lb_scale_instances_drained_total",
 	 offsetof(struct lb_as_stats, drained),
 	 "Instances stopped after a drain."},
-	{"lb_scale_instances_failed_total", offsetof(struct lb_as_stats, failed),
+	{"lb_scale_instances_failed_total",
+	 offsetof(struct lb_as_stats, failed),
 	 "Instances that failed to start, never became healthy or died."},
-	{"lb_scale_driver_errors_total", offsetof(struct lb_as_stats, drv_errors),
+	{"lb_scale_driver_errors_total",
+	 offsetof(struct lb_as_stats, drv_errors),
 	 "Orchestrator commands that failed or timed out."},
 	{"lb_scale_drain_timeouts_total",
 	 offsetof(struct lb_as_stats, drain_timeouts),
@@ -1674,7 +1689,8 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 			uint64_t v;
 
 			svc_label(&as->rt[i]->key, l, sizeof(l));
-			memcpy(&v, (const char *)&as->rt[i]->st + as_fams[f].off,
+			memcpy(&v,
+			       (const char *)&as->rt[i]->st + as_fams[f].off,
 			       sizeof(v));
 			rc = lb_prom_u64(o, as_fams[f].name, &lb, 1, v);
 		}
@@ -1688,7 +1704,8 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 
 		svc_label(&as->rt[i]->key, l, sizeof(l));
 		lb_as_inst_count(as->rt[i], n);
-		for (unsigned int k = 0; k < LB_AS_STATE_COUNT && rc == 0; k++) {
+		for (unsigned int k = 0; k < LB_AS_STATE_COUNT && rc == 0;
+		     k++) {
 			struct lb_prom_label lb[2] = {
 				{"service", l}, {"state", lb_as_state_name(k)}};
 
@@ -1720,10 +1737,10 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 			struct lb_prom_label lb[5] = {
 				{"service", l},
 				{"id", id},
-				{"backend", x->ip != 0 ? lb_cmd_fmt_ipv4_port(
-								 x->ip, x->port,
-								 a)
-						       : ""},
+				{"backend",
+				 x->ip != 0 ? lb_cmd_fmt_ipv4_port(x->ip,
+								   x->port, a)
+					    : ""},
 				{"origin", lb_as_origin_name(x->origin)},
 				{"state", lb_as_state_name(x->state)},
 			};

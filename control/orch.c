@@ -35,6 +35,7 @@ builtins(void)
 	done = true;
 	drivers[nb_drivers++] = &lb_orch_process_ops;
 	drivers[nb_drivers++] = &exec_ops;
+	drivers[nb_drivers++] = &lb_orch_k8s_ops;
 }
 
 int
@@ -167,8 +168,8 @@ lb_orch_parse_output(const char *buf, size_t len, char *id, uint32_t *ip,
 			uint16_t xport;
 
 			if (memchr(buf + i, '\0', l) != NULL ||
-			    lb_orch_parse_line(buf + i, l, xid, &xip,
-					       &xport) != 0) {
+			    lb_orch_parse_line(buf + i, l, xid, &xip, &xport) !=
+				    0) {
 				if (bad_line != NULL)
 					*bad_line = line;
 				return -EINVAL;
@@ -193,9 +194,8 @@ lb_orch_parse_output(const char *buf, size_t len, char *id, uint32_t *ip,
 /* ---- child processes ---- */
 
 int
-lb_orch_job_start(struct lb_orch_job *j, const char *script,
-		  char *const *argv, char *const *env, bool keep_stdout,
-		  uint64_t deadline_ns)
+lb_orch_job_start(struct lb_orch_job *j, const char *script, char *const *argv,
+		  char *const *env, bool keep_stdout, uint64_t deadline_ns)
 {
 	size_t na = 0, ne = 0, nenv = 0;
 	char **args, **envp;
@@ -468,8 +468,7 @@ x_outcome(const struct lb_orch_job *j, int st, const char *what, char *msg,
 		snprintf(msg, len, "%s: killed by signal %d", what,
 			 WTERMSIG(st));
 	else if (WEXITSTATUS(st) != 0)
-		snprintf(msg, len, "%s: exit status %d", what,
-			 WEXITSTATUS(st));
+		snprintf(msg, len, "%s: exit status %d", what, WEXITSTATUS(st));
 }
 
 static unsigned int
@@ -518,10 +517,9 @@ x_step(struct xdrv *d, struct xinst *x, uint64_t now, struct lb_orch_ev *ev)
 			snprintf(ev->msg, sizeof(ev->msg),
 				 "up: line %u is not 'ID ADDRESS:PORT'", bad);
 		else
-			snprintf(ev->msg, sizeof(ev->msg),
-				 "up: %s", x->job.overflow
-						   ? "too much output"
-						   : "no 'ID ADDRESS:PORT' line");
+			snprintf(ev->msg, sizeof(ev->msg), "up: %s",
+				 x->job.overflow ? "too much output"
+						 : "no 'ID ADDRESS:PORT' line");
 	}
 	if (ev->msg[0] == '\0') { /* down worked */
 		ev->kind = LB_ORCH_EV_STOPPED;
@@ -604,4 +602,3 @@ static const struct lb_orch_ops exec_ops = {
 	.busy = x_busy,
 	.destroy = x_destroy,
 };
-

@@ -163,7 +163,8 @@ static const char netns_script[] =
 	"ip -n \"$0\" link set lo up\n"
 	"ip netns exec \"$0\" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
 	"net.ipv6.conf.default.disable_ipv6=1 || true\n"
-	"ip link add eth0 netns \"$0\" type veth peer name \"$1\" netns \"$2\"\n"
+	"ip link add eth0 netns \"$0\" type veth peer name \"$1\" netns "
+	"\"$2\"\n"
 	/* Frames the dataplane reads through AF_PACKET must carry whole
 	 * checksums: no offloads on either end. */
 	"ip netns exec \"$0\" ethtool -K eth0 rx off tx off tso off gso off "
@@ -209,8 +210,8 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 	snprintf(e_id, sizeof(e_id), "LB_INST_ID=%s", id);
 	snprintf(e_svc, sizeof(e_svc), "LB_SVC=%s", d->svc);
 	if (d->netns) {
-		char *argv[] = {p->ns, p->veth, d->swns, d->bridge, cidr,
-				d->cmd, NULL};
+		char *argv[] = {p->ns, p->veth, d->swns, d->bridge,
+				cidr,  d->cmd,	NULL};
 
 		/* Names that tell whose they are: the switch namespace's
 		 * name (a test's tag) and this process. */
@@ -288,8 +289,7 @@ p_fill(const struct pdrv *d, const struct pinst *p, struct lb_orch_ev *ev,
 	*ev = (struct lb_orch_ev){.kind = k, .inst = p->inst};
 	ev->ip = d->netns ? d->base + p->slot : d->base;
 	ev->port = d->netns ? d->inst_port : (uint16_t)(d->port0 + p->slot);
-	snprintf(ev->id, sizeof(ev->id), "%s",
-		 d->netns ? p->ns : "");
+	snprintf(ev->id, sizeof(ev->id), "%s", d->netns ? p->ns : "");
 	if (!d->netns)
 		snprintf(ev->id, sizeof(ev->id), "pid-%d", (int)p->job.pid);
 	snprintf(ev->ns, sizeof(ev->ns), "%s", d->netns ? p->ns : "");

@@ -52,8 +52,7 @@ struct lb_scale {
 	struct lb_view_be *vb; /* scratch */
 };
 
-static void
-logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void
 logf_(const char *fmt, ...)
@@ -215,9 +214,8 @@ ns_socket(const char *ns)
 	int self, fd, nsfd, err;
 
 	if (ns[0] == '\0')
-		return socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
-					       SOCK_CLOEXEC,
-			      0);
+		return socket(AF_INET,
+			      SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	snprintf(path, sizeof(path), "/run/netns/%s", ns);
 	nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0)
@@ -329,8 +327,8 @@ sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
 		const struct lb_conf_be *be = &sv->be[j];
 		struct lb_as_inst *i;
-		enum lb_as_state st = be->draining ? LB_AS_DRAINING
-						   : LB_AS_ACTIVE;
+		enum lb_as_state st =
+			be->draining ? LB_AS_DRAINING : LB_AS_ACTIVE;
 
 		if (be->orch)
 			continue;
@@ -360,8 +358,8 @@ sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 }
 
 static bool
-be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k,
-	  uint32_t ip, uint16_t port)
+be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k, uint32_t ip,
+	  uint16_t port)
 {
 	const struct lb_conf_svc *sv = lb_conf_svc_find(c, k);
 
@@ -629,8 +627,7 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 }
 
 static void
-evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
-	 uint64_t now)
+evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 {
 	struct lb_as_spl_in in[LB_AS_INST_MAX];
 	struct lb_as_input x = {.now_ns = now, .spl = in};
@@ -644,8 +641,8 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		return;
 	slot = view_svc(sc->ctl, lb_as_svc_key(s));
 	x.spl_now_ns = lb_view_now(sc->ctl->view);
-	if (slot >= 0 && lb_view_svc_get(sc->ctl->view, (uint32_t)slot,
-					 &vs) == 0)
+	if (slot >= 0 &&
+	    lb_view_svc_get(sc->ctl->view, (uint32_t)slot, &vs) == 0)
 		x.inflight = vs.inflight;
 	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
 		struct lb_as_inst *i = lb_as_inst_at(s, j);

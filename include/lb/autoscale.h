@@ -90,15 +90,15 @@ struct lb_as_conf {
 	/** min/max, tolerance, windows, cooldowns, pending guard, start-up
 	 * timeout: lb_scale_guard_params_recommended() except as noted. */
 	struct lb_scale_guard_params guard;
-	uint64_t interval_ns;	   /**< evaluation period */
-	uint64_t drain_timeout_ns; /**< longest drain before the stop */
+	uint64_t interval_ns;		   /**< evaluation period */
+	uint64_t drain_timeout_ns;	   /**< longest drain before the stop */
 	char driver[LB_AS_DRIVER_LEN + 1]; /**< "process" (default) ... */
 	char command[LB_AS_ARG_LEN + 1];   /**< process / exec command */
 	/** process: "PORT-PORT" on one address, or netns pool "A.B.C.D-E/LEN
 	 * via NS:BRIDGE". kubernetes: "URL NAMESPACE DEPLOYMENT". */
 	char target[LB_AS_ARG_LEN + 1];
-	uint16_t inst_port;	   /**< port of netns instances */
-	uint64_t exec_timeout_ns;  /**< exec: one command's limit */
+	uint16_t inst_port;	  /**< port of netns instances */
+	uint64_t exec_timeout_ns; /**< exec: one command's limit */
 };
 
 /** Fills @p c with the defaults (see docs/policies.md, autoscaler). */
@@ -139,18 +139,18 @@ struct lb_as_stats {
 	uint64_t ups;
 	uint64_t downs;
 	uint64_t manual;
-	uint64_t started;   /**< instances asked of the driver */
-	uint64_t joined;    /**< pending -> active */
-	uint64_t drained;   /**< draining -> stopped */
-	uint64_t failed;    /**< start-up timeout, start failure, death */
+	uint64_t started;    /**< instances asked of the driver */
+	uint64_t joined;     /**< pending -> active */
+	uint64_t drained;    /**< draining -> stopped */
+	uint64_t failed;     /**< start-up timeout, start failure, death */
 	uint64_t drv_errors; /**< driver commands that failed or timed out */
 	uint64_t drain_timeouts; /**< drains cut by the drain timeout */
 };
 
 /** Per-instance SPL input of an evaluation. */
 struct lb_as_spl_in {
-	uint32_t inst;	 /**< instance id */
-	bool seen;	 /**< an SPL arrived */
+	uint32_t inst; /**< instance id */
+	bool seen;     /**< an SPL arrived */
 	double spl;
 	uint64_t gen_ns; /**< generation, same clock as now_ns */
 };
@@ -255,8 +255,7 @@ void lb_as_note_driver_error(struct lb_as_svc *s);
 /** Counts a drain cut by the drain timeout. */
 void lb_as_note_drain_timeout(struct lb_as_svc *s);
 /** Instances in each state. */
-void lb_as_inst_count(const struct lb_as_svc *s,
-		      uint32_t n[LB_AS_STATE_COUNT]);
+void lb_as_inst_count(const struct lb_as_svc *s, uint32_t n[LB_AS_STATE_COUNT]);
 
 /* ---- decisions ---- */
 

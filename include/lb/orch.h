@@ -15,7 +15,9 @@
  *  - `exec`: runs a user command `CMD up SERVICE INSTANCE` and `CMD down
  *    SERVICE ID`, reads `ID ADDRESS:PORT` lines back from `up`; failures
  *    and timeouts are reported and retried with exponential backoff, never
- *    taken for success.
+ *    taken for success;
+ *  - `kubernetes`: a Deployment's scale subresource and its Service's
+ *    EndpointSlices, over libcurl's multi interface.
  *
  * Nothing here blocks: work is done by child processes whose pipes are
  * read without blocking and which are reaped with WNOHANG, from
@@ -72,8 +74,8 @@ struct lb_orch_ops {
 	/** Checks the driver's settings of @p c (command, target...). */
 	int (*check)(const struct lb_as_conf *c, struct lb_cmd_out *out);
 	/** Private state for service @p svc (e.g. "tcp:10.0.0.1:80"). */
-	void *(*create)(const struct lb_as_conf *c, const char *svc,
-			char *err, size_t errlen);
+	void *(*create)(const struct lb_as_conf *c, const char *svc, char *err,
+			size_t errlen);
 	/** Asks for instance @p inst. */
 	int (*start)(void *d, uint32_t inst, uint64_t now_ns);
 	/**
@@ -96,6 +98,7 @@ struct lb_orch_ops {
 
 /** The built-in drivers. */
 extern const struct lb_orch_ops lb_orch_process_ops;
+extern const struct lb_orch_ops lb_orch_k8s_ops;
 
 /** Registers a driver. @return 0, -EINVAL, -EEXIST, -ENOSPC. */
 int lb_orch_register(const struct lb_orch_ops *ops);

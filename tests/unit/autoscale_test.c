@@ -19,7 +19,7 @@
 
 #include <lb/autoscale.h>
 
-#define S(x) ((uint64_t)(x) * 1000000000ull)
+#define S(x) ((uint64_t)(x)*1000000000ull)
 #define SVC "tcp 10.0.0.100:80"
 
 struct fx {
@@ -135,19 +135,19 @@ test_bad_input(void **state)
 {
 	struct fx *f = *state;
 	static const char *const bad[] = {
-		"scale set tcp 10.0.0.1:80 min 1",	  /* no such service */
-		"scale set " SVC " min 3 max 2",	  /* min > max */
-		"scale set " SVC " policy magic",	  /* unknown policy */
+		"scale set tcp 10.0.0.1:80 min 1",	 /* no such service */
+		"scale set " SVC " min 3 max 2",	 /* min > max */
+		"scale set " SVC " policy magic",	 /* unknown policy */
 		"scale set " SVC " lower 0.9 upper 0.5", /* lower > upper */
-		"scale set " SVC " frob 1",		  /* unknown option */
-		"scale set " SVC " min",		  /* no value */
-		"scale set " SVC " min 1 min 2",	  /* twice */
-		"scale set " SVC " decay fast",		  /* unknown decay */
-		"scale set " SVC " lower -1",		  /* negative */
-		"scale set " SVC " tolerance 2",	  /* above 1 */
-		"scale set " SVC " interval 1ms",	  /* too short */
-		"scale pause " SVC,			  /* not autoscaled */
-		"scale up " SVC,			  /* not autoscaled */
+		"scale set " SVC " frob 1",		 /* unknown option */
+		"scale set " SVC " min",		 /* no value */
+		"scale set " SVC " min 1 min 2",	 /* twice */
+		"scale set " SVC " decay fast",		 /* unknown decay */
+		"scale set " SVC " lower -1",		 /* negative */
+		"scale set " SVC " tolerance 2",	 /* above 1 */
+		"scale set " SVC " interval 1ms",	 /* too short */
+		"scale pause " SVC,			 /* not autoscaled */
+		"scale up " SVC,			 /* not autoscaled */
 	};
 	uint64_t g0 = lb_as_generation(f->as);
 
@@ -172,8 +172,8 @@ apply(struct lb_as_svc *s, const struct lb_as_decision *d, uint64_t now)
 {
 	for (uint32_t k = 0; k < d->count; k++) {
 		if (d->action == LB_SG_UP) {
-			struct lb_as_inst *i =
-				lb_as_inst_add(s, LB_AS_ORCH, LB_AS_STARTING, now);
+			struct lb_as_inst *i = lb_as_inst_add(
+				s, LB_AS_ORCH, LB_AS_STARTING, now);
 			i->ip = 0x0a0c0032 + i->id;
 			i->port = 80;
 			lb_as_inst_set(s, i, LB_AS_PENDING, now, NULL);
@@ -207,8 +207,8 @@ eval_spl(struct lb_as_svc *s, uint64_t now, double spl,
 		struct lb_as_inst *i = lb_as_inst_at(s, j);
 
 		if (i->state == LB_AS_ACTIVE)
-			in[x.nb_spl++] = (struct lb_as_spl_in){i->id, true, spl,
-							      now};
+			in[x.nb_spl++] =
+				(struct lb_as_spl_in){i->id, true, spl, now};
 	}
 	return lb_as_eval(s, &x, d);
 }
@@ -435,12 +435,14 @@ test_flapping(void **state)
 	uint64_t ups, downs;
 	unsigned int n;
 
-	n = flap(f, "min 1 max 10 up-cooldown 0 down-cooldown 0 "
-		    "down-window 0 pending-guard off decay none",
+	n = flap(f,
+		 "min 1 max 10 up-cooldown 0 down-cooldown 0 "
+		 "down-window 0 pending-guard off decay none",
 		 120, &ups, &downs);
 	assert_true(n >= 100); /* the policy alone flaps */
-	n = flap(f, "min 1 max 10 up-cooldown 10s down-cooldown 10s "
-		    "down-window 30s decay none",
+	n = flap(f,
+		 "min 1 max 10 up-cooldown 10s down-cooldown 10s "
+		 "down-window 30s decay none",
 		 120, &ups, &downs);
 	assert_true(n > 0);
 	assert_true(ups <= 120 / 10 + 1);
@@ -495,8 +497,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_history_bounded, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_undo, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_flapping, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_flapping, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,22 +82,22 @@ test_parse_output(void **state)
 	uint16_t port;
 
 	(void)state;
-	assert_int_equal(lb_orch_parse_output(good, strlen(good), id, &ip,
-					      &port, &bad),
-			 1);
+	assert_int_equal(
+		lb_orch_parse_output(good, strlen(good), id, &ip, &port, &bad),
+		1);
 	assert_string_equal(id, "i7");
 	assert_int_equal(ip, 0x0a0c0009);
 	assert_int_equal(port, 80);
-	assert_int_equal(lb_orch_parse_output("# nothing\n\n", 11, id, &ip,
-					      &port, &bad),
-			 0);
+	assert_int_equal(
+		lb_orch_parse_output("# nothing\n\n", 11, id, &ip, &port, &bad),
+		0);
 	assert_int_equal(lb_orch_parse_output("", 0, id, &ip, &port, &bad), 0);
 	assert_int_equal(lb_orch_parse_output("i1 1.1.1.1:1\noops\n", 18, id,
 					      &ip, &port, &bad),
 			 -EINVAL);
 	assert_int_equal(bad, 2);
-	assert_int_equal(lb_orch_parse_output("i1 1.1.1.1:1\0x\n", 15, id,
-					      &ip, &port, &bad),
+	assert_int_equal(lb_orch_parse_output("i1 1.1.1.1:1\0x\n", 15, id, &ip,
+					      &port, &bad),
 			 -EINVAL);
 	/* Split anywhere, the prefix is either still without an instance
 	 * line, malformed (a cut word) or the same answer. */
@@ -116,6 +116,7 @@ struct run {
 	uint64_t now;
 	struct lb_orch_ev ev[64];
 	unsigned int n;
+	unsigned int seen; /* events before this were waited for */
 };
 
 /* Polls until an event of @p kind for @p inst, at most @p ms; keeps
@@ -124,6 +125,12 @@ static const struct lb_orch_ev *
 wait_ev(struct run *r, enum lb_orch_ev_kind kind, uint32_t inst,
 	unsigned int ms)
 {
+	/* One poll may have brought it with the one waited for before. */
+	for (unsigned int i = r->seen; i < r->n; i++)
+		if (r->ev[i].kind == kind && r->ev[i].inst == inst) {
+			r->seen = r->n;
+			return &r->ev[i];
+		}
 	for (unsigned int t = 0; t < ms / 10; t++) {
 		struct lb_orch_ev ev[8];
 		unsigned int n;
@@ -132,8 +139,16 @@ wait_ev(struct run *r, enum lb_orch_ev_kind kind, uint32_t inst,
 		for (unsigned int i = 0; i < n; i++) {
 			if (r->n < 64)
 				r->ev[r->n++] = ev[i];
-			if (ev[i].kind == kind && ev[i].inst == inst)
-				return &r->ev[r->n - 1];
+			if (ev[i].kind == kind && ev[i].inst == inst) {
+				const struct lb_orch_ev *e = &r->ev[r->n - 1];
+
+				/* Later events of this poll stay to be seen. */
+				r->seen = r->n;
+				for (unsigned int k = i + 1; k < n && r->n < 64;
+				     k++)
+					r->ev[r->n++] = ev[k];
+				return e;
+			}
 		}
 		usleep(10000);
 	}
@@ -163,16 +178,17 @@ write_script(void)
 	snprintf(script, sizeof(script), "%s/orch.sh", dir);
 	f = fopen(script, "w");
 	assert_non_null(f);
-	fprintf(f, "#!/bin/sh\n"
-		   "echo \"$1 $2 $3\" >>%s/calls\n"
-		   "case \"$1 $3\" in\n"
-		   "'up i0') echo \"# ok\"; echo \"pod-$3 10.1.2.3:8080\" ;;\n"
-		   "'up i1') echo 'boom' >&2; exit 3 ;;\n"
-		   "'up i2') exec sleep 30 ;;\n"
-		   "'up i3') echo 'not an instance line' ;;\n"
-		   "'down pod-i0') ;;\n"
-		   "*) exit 1 ;;\n"
-		   "esac\n",
+	fprintf(f,
+		"#!/bin/sh\n"
+		"echo \"$1 $2 $3\" >>%s/calls\n"
+		"case \"$1 $3\" in\n"
+		"'up i0') echo \"# ok\"; echo \"pod-$3 10.1.2.3:8080\" ;;\n"
+		"'up i1') echo 'boom' >&2; exit 3 ;;\n"
+		"'up i2') exec sleep 30 ;;\n"
+		"'up i3') echo 'not an instance line' ;;\n"
+		"'down pod-i0') ;;\n"
+		"*) exit 1 ;;\n"
+		"esac\n",
 		dir);
 	fclose(f);
 	chmod(script, 0755);
@@ -240,7 +256,8 @@ test_exec_driver(void **state)
 	assert_non_null(e);
 	assert_int_equal(calls("up tcp:10.0.0.1:80 i1"), LB_ORCH_START_TRIES);
 	for (unsigned int i = 0; i < r.n; i++)
-		assert_false(r.ev[i].inst == 1 && r.ev[i].kind == LB_ORCH_EV_UP);
+		assert_false(r.ev[i].inst == 1 &&
+			     r.ev[i].kind == LB_ORCH_EV_UP);
 
 	/* Hangs: killed at the timeout, reported, retried. */
 	assert_int_equal(r.ops->start(r.d, 2, lb_orch_now()), 0);
@@ -317,6 +334,120 @@ test_process_driver(void **state)
 	r.ops->destroy(r.d, 2000000000ull);
 }
 
+/* Runs @p script to its end and returns its output (static buffer). */
+static const char *
+run_out(const char *script, char *const *argv)
+{
+	static struct lb_orch_job j;
+
+	assert_int_equal(lb_orch_job_start(&j, script, argv, NULL, false,
+					   lb_orch_now() + 10000000000ull),
+			 0);
+	lb_orch_job_wait(&j, 10000000000ull);
+	return j.out;
+}
+
+/*
+ * The kubernetes driver against tests/unit/k8s_api.py, a local HTTP
+ * server speaking the scale subresource, EndpointSlice and Pod paths.
+ */
+static void
+test_k8s_driver(void **state)
+{
+	const char *src = getenv("LB_SRC_DIR");
+	char api[300], tokf[100], err[300], port[16], dbg[64];
+	char *argv[] = {api, "default", "web", "web", "s3cret", NULL};
+	char *dargv[] = {dbg, NULL};
+	struct lb_orch_job srv;
+	struct lb_as_conf c;
+	struct lb_cmd_out out;
+	struct run r = {0};
+	const struct lb_orch_ev *e;
+	const char *txt;
+	FILE *f;
+
+	(void)state;
+	if (src == NULL)
+		skip();
+	snprintf(api, sizeof(api), "%s/tests/unit/k8s_api.py", src);
+	assert_int_equal(lb_orch_job_start(&srv,
+					   "exec /usr/bin/python3 \"$0\" "
+					   "\"$@\"",
+					   argv, NULL, false, 0),
+			 0);
+	for (int i = 0; i < 500 && strchr(srv.out, '\n') == NULL; i++) {
+		lb_orch_job_poll(&srv, lb_orch_now(), NULL);
+		usleep(10000);
+	}
+	assert_non_null(strchr(srv.out, '\n'));
+	snprintf(port, sizeof(port), "%.*s", (int)strcspn(srv.out, "\n"),
+		 srv.out);
+	snprintf(dbg, sizeof(dbg), "http://127.0.0.1:%s/debug", port);
+	snprintf(tokf, sizeof(tokf), "%s/token", dir);
+	f = fopen(tokf, "w");
+	assert_non_null(f);
+	fputs("s3cret\n", f);
+	fclose(f);
+
+	lb_as_conf_default(&c);
+	snprintf(c.driver, sizeof(c.driver), "kubernetes");
+	lb_cmd_out_init(&out);
+	snprintf(c.target, sizeof(c.target), "ftp://x default web");
+	assert_true(lb_orch_check(&c, &out) < 0);
+	lb_cmd_out_reset(&out);
+	snprintf(c.target, sizeof(c.target), "http://x default");
+	assert_true(lb_orch_check(&c, &out) < 0);
+	snprintf(c.target, sizeof(c.target),
+		 "http://127.0.0.1:%s default web token=%s", port, tokf);
+	lb_cmd_out_reset(&out);
+	assert_int_equal(lb_orch_check(&c, &out), 0);
+	lb_cmd_out_free(&out);
+	r.ops = lb_orch_find("kubernetes");
+	assert_non_null(r.ops);
+	r.d = r.ops->create(&c, "tcp:10.0.0.1:80", err, sizeof(err));
+	assert_non_null(r.d);
+
+	/* Two starts: replicas 2, then each instance gets a ready pod. */
+	assert_int_equal(r.ops->start(r.d, 0, lb_orch_now()), 0);
+	assert_int_equal(r.ops->start(r.d, 1, lb_orch_now()), 0);
+	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 5000);
+	assert_non_null(e);
+	assert_string_equal(e->id, "web-0");
+	assert_int_equal(e->ip, 0x0a090001);
+	assert_int_equal(e->port, 8080);
+	e = wait_ev(&r, LB_ORCH_EV_UP, 1, 5000);
+	assert_non_null(e);
+	assert_string_equal(e->id, "web-1");
+	/* Stopping the older one: its pod gets the lowest deletion cost,
+	 * so the ReplicaSet takes it and not the newest. */
+	assert_int_equal(r.ops->stop(r.d, 0, "web-0", lb_orch_now()), 0);
+	e = wait_ev(&r, LB_ORCH_EV_STOPPED, 0, 8000);
+	assert_non_null(e);
+	txt = run_out("curl -s \"$0\"", dargv);
+	assert_non_null(strstr(txt, "\"replicas\": 1"));
+	assert_non_null(strstr(txt, "\"web-1\""));
+	assert_null(strstr(txt, "\"name\": \"web-0\""));
+	assert_non_null(strstr(txt, "pod-deletion-cost"));
+	/* A start the driver never got a pod for goes at once. */
+	assert_int_equal(r.ops->start(r.d, 2, lb_orch_now()), 0);
+	assert_int_equal(r.ops->stop(r.d, 2, "", lb_orch_now()), 1);
+	r.ops->destroy(r.d, 0);
+
+	/* A wrong token: errors, reported, retried, never an instance. */
+	f = fopen(tokf, "w");
+	fputs("wrong\n", f);
+	fclose(f);
+	r = (struct run){.ops = r.ops};
+	r.d = r.ops->create(&c, "tcp:10.0.0.1:80", err, sizeof(err));
+	assert_int_equal(r.ops->start(r.d, 5, lb_orch_now()), 0);
+	e = wait_ev(&r, LB_ORCH_EV_ERROR, UINT32_MAX, 5000);
+	assert_non_null(e);
+	assert_non_null(strstr(e->msg, "HTTP 401"));
+	assert_int_equal(count_ev(&r, LB_ORCH_EV_UP), 0);
+	r.ops->destroy(r.d, 0);
+	lb_orch_job_kill(&srv);
+}
+
 int
 main(void)
 {
@@ -325,6 +456,7 @@ main(void)
 		cmocka_unit_test(test_parse_output),
 		cmocka_unit_test(test_exec_driver),
 		cmocka_unit_test(test_process_driver),
+		cmocka_unit_test(test_k8s_driver),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[300];

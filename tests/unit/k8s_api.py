@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""A small Kubernetes API server for the kubernetes driver's tests.
+
+It speaks the paths and objects the driver uses, as the Kubernetes API
+reference records them:
+  GET/PATCH /apis/apps/v1/namespaces/NS/deployments/NAME/scale
+      (autoscaling/v1 Scale; PATCH with application/merge-patch+json)
+  GET /apis/discovery.k8s.io/v1/namespaces/NS/endpointslices
+      ?labelSelector=kubernetes.io/service-name=NAME (EndpointSliceList)
+  PATCH /api/v1/namespaces/NS/pods/NAME (metadata.annotations)
+and simulates the Deployment's ReplicaSet: a higher replica count creates
+pods (ready from the next list on), a lower one deletes the pods with the
+lowest controller.kubernetes.io/pod-deletion-cost first, then the newest.
+Every request needs "Authorization: Bearer TOKEN". Prints its port, then
+serves until killed; GET /debug returns the state.
+"""
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import parse_qs, urlparse
+
+NS, DEPLOY, SERVICE, TOKEN = sys.argv[1:5]
+COST = "controller.kubernetes.io/pod-deletion-cost"
+state = {"replicas": 0, "pods": [], "next": 0, "requests": []}
+
+
+def scale_obj():
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {"name": DEPLOY, "namespace": NS},
+            "spec": {"replicas": state["replicas"]},
+            "status": {"replicas": len(state["pods"])}}
+
+
+def reconcile():
+    pods = state["pods"]
+    while len(pods) < state["replicas"]:
+        n = state["next"]
+        state["next"] += 1
+        pods.append({"name": "%s-%d" % (DEPLOY, n), "ip": "10.9.0.%d" % (n + 1),
+                     "ready": False, "annotations": {}})
+    while len(pods) > state["replicas"]:
+        victim = min(range(len(pods)), key=lambda i: (
+            int(pods[i]["annotations"].get(COST, "0")), -i))
+        pods.pop(victim)
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def reply(self, code, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def authorized(self):
+        if self.headers.get("Authorization") == "Bearer " + TOKEN:
+            return True
+        self.reply(401, {"kind": "Status", "code": 401,
+                         "reason": "Unauthorized"})
+        return False
+
+    def do_GET(self):
+        u = urlparse(self.path)
+        if u.path == "/debug":
+            return self.reply(200, state)
+        if not self.authorized():
+            return
+        state["requests"].append("GET " + u.path)
+        if u.path == "/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (
+                NS, DEPLOY):
+            return self.reply(200, scale_obj())
+        if u.path == "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % NS:
+            sel = parse_qs(u.query).get("labelSelector", [""])[0]
+            eps = []
+            if sel == "kubernetes.io/service-name=" + SERVICE:
+                for p in state["pods"]:
+                    eps.append({"addresses": [p["ip"]],
+                                "conditions": {"ready": p["ready"]},
+                                "targetRef": {"kind": "Pod", "name": p["name"],
+                                              "namespace": NS}})
+                    p["ready"] = True  # ready from the next list on
+            items = [{"metadata": {"name": SERVICE + "-abcde", "labels": {
+                "kubernetes.io/service-name": SERVICE}},
+                "addressType": "IPv4", "endpoints": eps,
+                "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}]
+            return self.reply(200, {"kind": "EndpointSliceList",
+                                    "apiVersion": "discovery.k8s.io/v1",
+                                    "items": items if eps else []})
+        self.reply(404, {"kind": "Status", "code": 404})
+
+    def do_PATCH(self):
+        u = urlparse(self.path)
+        if not self.authorized():
+            return
+        if self.headers.get("Content-Type") != "application/merge-patch+json":
+            return self.reply(415, {"kind": "Status", "code": 415})
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        state["requests"].append("PATCH " + u.path + " " + json.dumps(body))
+        if u.path == "/apis/apps/v1/namespaces/%s/deployments/%s/scale" % (
+                NS, DEPLOY):
+            state["replicas"] = int(body["spec"]["replicas"])
+            reconcile()
+            return self.reply(200, scale_obj())
+        pre = "/api/v1/namespaces/%s/pods/" % NS
+        if u.path.startswith(pre):
+            for p in state["pods"]:
+                if p["name"] == u.path[len(pre):]:
+                    p["annotations"].update(body["metadata"]["annotations"])
+                    return self.reply(200, {"kind": "Pod", "metadata": {
+                        "name": p["name"], "annotations": p["annotations"]}})
+        self.reply(404, {"kind": "Status", "code": 404})
+
+
+srv = HTTPServer(("127.0.0.1", 0), Handler)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
