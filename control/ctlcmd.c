@@ -1226,6 +1226,12 @@ control_json(const struct lb_ctl *ctl)
 	bad |= jset_u64(o, "grace_ns_last", c->grace_ns_last);
 	bad |= jset_u64(o, "grace_ns_max", c->grace_ns_max);
 	bad |= jset_u64(o, "attaches", c->attaches);
+	bad |= jset_u64(o, "cluster_borrows", c->cluster.borrows);
+	bad |= jset_u64(o, "cluster_tokens", c->cluster.tokens);
+	bad |= jset_u64(o, "cluster_errors", c->cluster.errors);
+	bad |= jset_u64(o, "cluster_local_tokens", c->cluster.local);
+	bad |= jset_u64(o, "cluster_down_ms", c->cluster.down_ms);
+	bad |= jset_u64(o, "cluster_down", c->cluster.down);
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -1247,6 +1253,15 @@ stats_head(const struct lb_ctl *ctl, json_t *d, struct lb_cmd_out *out)
 		" refused, state file %s\n",
 		(int)getpid(), ctl->ctr.publishes, ctl->ctr.publish_errors,
 		ctl->state_path != NULL ? ctl->state_path : "-");
+	if (rc == 0 && ctl->ctr.cluster.borrows + ctl->ctr.cluster.errors > 0)
+		rc = lb_cmd_printf(
+			out,
+			"cluster tier (Redis): %s, %" PRIu64
+			" batch(es) for %" PRIu64 " token(s), %" PRIu64
+			" error(s), %" PRIu64 " token(s) refilled locally\n",
+			ctl->ctr.cluster.down ? "down" : "up",
+			ctl->ctr.cluster.borrows, ctl->ctr.cluster.tokens,
+			ctl->ctr.cluster.errors, ctl->ctr.cluster.local);
 	if (rc != 0)
 		return rc;
 	if (shm == NULL) {

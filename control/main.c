@@ -64,6 +64,7 @@ struct opts {
 	const char *socket;
 	const char *state;
 	const char *metrics; /* NULL: off */
+	const char *redis;   /* cluster tier HOST:PORT, NULL: none */
 	unsigned int tick_ms;
 	mode_t sock_mode;
 	gid_t sock_gid;	   /* (gid_t)-1: lb-control's own */
@@ -84,6 +85,7 @@ struct ctl_main {
 	struct lb_scale *scale; /* the autoscaler's runtime */
 	struct lb_apisrv *api;
 	struct lb_httpd *httpd;
+	struct lb_cluster *cluster; /* admission's Redis tier, or NULL */
 	/* The SNAT addresses the dataplane's workers cut their port slices
 	 * from when they started (its --config): they keep them. */
 	struct lb_conf_snat boot_snat[LB_CONF_MAX_SNATS];
@@ -164,6 +166,9 @@ usage(FILE *f)
 		"%s)\n"
 		"  --tick MS           feedback and health period, 1..10000 "
 		"(default %u)\n"
+		"  --redis HOST:PORT   Redis of the admission cluster tier "
+		"(services with\n"
+		"                      admit-cluster open|closed)\n"
 		"  --markdown          print the command reference in "
 		"Markdown and exit\n"
 		"  -h, --help          this text\n",
@@ -181,6 +186,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"state", required_argument, NULL, 'S'},
 		{"metrics", required_argument, NULL, 'm'},
 		{"tick", required_argument, NULL, 't'},
+		{"redis", required_argument, NULL, 'R'},
 		{"markdown", no_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -244,6 +250,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'D':
 			o->markdown = true;
+			break;
+		case 'R':
+			o->redis = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -891,7 +900,7 @@ static int
 serve(struct ctl_main *m)
 {
 	struct pollfd pfd[LB_APISRV_CONNS + 2];
-	uint64_t next_tick = mono_ns();
+	uint64_t next_tick = mono_ns(), next_cl = next_tick;
 
 	while (!quit && !m->dp_gone) {
 		uint64_t now = mono_ns();
@@ -903,7 +912,15 @@ serve(struct ctl_main *m)
 			next_tick = now + (uint64_t)m->o.tick_ms * 1000000ull;
 			continue;
 		}
+		if (m->cluster != NULL && now >= next_cl) {
+			lb_cluster_tick(m->cluster, lb_view_shm(m->ctl.view)->admit,
+					lb_view_conf(m->ctl.view), now);
+			next_cl = now + LB_CLUSTER_TICK_NS;
+		}
 		timeout = (int)((next_tick - now + 999999) / 1000000);
+		if (m->cluster != NULL && next_cl > now &&
+		    (int)((next_cl - now + 999999) / 1000000) < timeout)
+			timeout = (int)((next_cl - now + 999999) / 1000000);
 		n = lb_apisrv_pollfds(m->api, pfd, LB_APISRV_CONNS + 1);
 		if (m->httpd != NULL) {
 			int t = lb_httpd_timeout_ms(m->httpd);
@@ -1106,6 +1123,19 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (m.o.redis != NULL) {
+		char host[256];
+		uint16_t port;
+
+		if (lb_cluster_parse_addr(m.o.redis, host, sizeof(host),
+					  &port) != 0 ||
+		    (m.cluster = lb_cluster_create(host, port,
+						   &m.ctl.ctr.cluster)) ==
+			    NULL) {
+			logf_("--redis: '%s' is not HOST:PORT", m.o.redis);
+			goto out;
+		}
+	}
 	if (!m.o.keep_all && drop_privs(&m) != 0)
 		goto out;
 	logf_("serving %s (mode %04o)%s%s", m.o.socket, m.o.sock_mode,
@@ -1128,6 +1158,7 @@ main(int argc, char **argv)
 out:
 	lb_scale_free(m.scale);
 	teardown(&m);
+	lb_cluster_free(m.cluster);
 	lb_pub_detach(&m.pub);
 	lb_cmd_reg_free(m.reg);
 	lb_as_free(m.ctl.as);

@@ -64,6 +64,13 @@ static const struct {
 	C("api_errors", api_errors, "API requests refused."),
 	C("attaches", attaches,
 	  "Dataplanes attached to since lb-control first started."),
+	C("cluster_borrows", cluster.borrows,
+	  "Batches of admission tokens borrowed from Redis."),
+	C("cluster_tokens", cluster.tokens, "Admission tokens Redis gave."),
+	C("cluster_errors", cluster.errors,
+	  "Failed connections or commands to Redis."),
+	C("cluster_local_tokens", cluster.local,
+	  "Admission tokens refilled locally while Redis was down (open)."),
 #undef C
 };
 

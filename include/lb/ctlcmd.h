@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "lb/cluster.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
 #include "lb/view.h"
@@ -44,6 +45,7 @@ struct lb_ctl_counters {
 	uint64_t grace_ns_last;	 /**< last RCU grace period, ns */
 	uint64_t grace_ns_max;	 /**< longest RCU grace period, ns */
 	uint64_t attaches; /**< dataplanes attached since the first start */
+	struct lb_cluster_stats cluster; /**< admission's Redis tier */
 };
 
 /** The state lb-control's commands work on. */

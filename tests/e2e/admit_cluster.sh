@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The cluster tier of admission control: two load balancers (two
+# lb-dataplane processes on their own ports, each with its lb-control)
+# serve the same service limit through one local redis-server:
+#   - a client offering twice the limit to each of them for 10 s gets the
+#     limit in total, within 5%, and both admit a share;
+#   - Redis stopped mid-run: `admit-cluster closed` admits no more than
+#     the tokens the hosts held (rejections counted as cluster-down,
+#     lb-control says the tier is down);
+#   - switched to `admit-cluster open`, one host alone admits the rate
+#     from its local refill.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init admit_cluster
+e2e_need_control
+e2e_need_tools redis-server
+
+R=${E2E_ADMIT_RATE:-200}
+BURST=20
+SECS=10
+RPORT=6391 # the LB namespace's own loopback: always free
+NET2=10.21.0
+VIP2=$NET2.100
+IF_C2=sl-c2-$E2E_TAG
+IF_Q0=sl-q0-$E2E_TAG
+IF_Q1=sl-q1-$E2E_TAG
+IF_SQ=sl-sq-$E2E_TAG
+# Not a hex tag after "sl": the harness's sweep leaves it to this run.
+DP2_PREFIX=slz$E2E_TAG
+DP2_PID=
+CTL2_PID=
+
+# On exit, the second load balancer goes first (its hugepage files and
+# runtime directory too), then the harness's own clean-up.
+cluster_on_exit() {
+	local rc=$? m
+	set +e
+	[ -z "$CTL2_PID" ] || kill "$CTL2_PID" 2>/dev/null
+	[ -z "$DP2_PID" ] || kill "$DP2_PID" 2>/dev/null
+	sleep 1
+	[ -z "$DP2_PID" ] || kill -KILL "$DP2_PID" 2>/dev/null
+	awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts | while read -r m; do
+		rm -f "$m/$DP2_PREFIX"map_* 2>/dev/null
+	done
+	rm -rf "/var/run/dpdk/$DP2_PREFIX"
+	(exit "$rc")
+	ctl_on_exit
+}
+trap cluster_on_exit EXIT
+
+topo_up 1
+be_start 1
+# The second load balancer's links: client side and backend side.
+veth_pair "$NS_CLI" "$IF_C2" "$NS_LB" "$IF_Q0"
+veth_pair "$NS_LB" "$IF_Q1" "$NS_SW" "$IF_SQ"
+ip -n "$NS_SW" link set "$IF_SQ" master "$BR"
+ip -n "$NS_CLI" addr add "$NET2.2/24" dev "$IF_C2"
+
+ip netns exec "$NS_LB" redis-server --port "$RPORT" --bind 127.0.0.1 \
+	--save '' --appendonly no --loglevel warning \
+	>"$E2E_TMP/redis.log" 2>&1 &
+REDIS_PID=$!
+
+svc_opts="admit-rate $R admit-burst $BURST admit-reject rst admit-cluster closed"
+conf=$E2E_TMP/lb.conf
+conf_ports "$conf"
+cat >>"$conf" <<EOF
+service add tcp $VIP:80 $svc_opts
+backend add tcp $VIP:80 $(be_addr 1):80
+EOF
+dp_start_shared "$conf"
+ctl_start --redis "127.0.0.1:$RPORT"
+
+# The same service (same VIP and limit: the same Redis bucket) on the
+# second load balancer, reached by the client through its own link.
+conf2=$E2E_TMP/lb2.conf
+cat >"$conf2" <<EOF
+addr add $NET2.1/24 port 0
+addr add $BE_NET.5/24 port 1
+snat add $BE_NET.6 port 1
+service add tcp $VIP:80 $svc_opts
+backend add tcp $VIP:80 $(be_addr 1):80
+EOF
+ip netns exec "$NS_LB" "$LB_DATAPLANE" -l 0-1 --no-pci \
+	--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP2_PREFIX" \
+	--vdev="net_af_packet0,iface=$IF_Q0" \
+	--vdev="net_af_packet1,iface=$IF_Q1" -- --config "$conf2" \
+	</dev/null >"$E2E_TMP/dataplane2.log" 2>&1 &
+DP2_PID=$!
+for ((i = 0; i < 150; i++)); do
+	"$PY" "$E2E_DIR/lbtel.py" --prefix "$DP2_PREFIX" /lb/stats \
+		>/dev/null 2>&1 && break
+	kill -0 "$DP2_PID" 2>/dev/null ||
+		die "second lb-dataplane exited: $(tail -n 1 "$E2E_TMP/dataplane2.log")"
+	sleep 0.2
+done
+ip netns exec "$NS_LB" "$LB_CONTROL" --proc-type=secondary \
+	--file-prefix "$DP2_PREFIX" --no-pci -l 0 -- \
+	--socket "$E2E_TMP/ctl2.sock" --state "$E2E_TMP/state2.conf" \
+	--metrics off --redis "127.0.0.1:$RPORT" \
+	</dev/null >"$E2E_TMP/control2.log" 2>&1 &
+CTL2_PID=$!
+for ((i = 0; i < 150; i++)); do
+	"$LBCTL" --socket "$E2E_TMP/ctl2.sock" --timeout 2 stats \
+		>/dev/null 2>&1 && break
+	kill -0 "$CTL2_PID" 2>/dev/null ||
+		die "second lb-control exited: $(tail -n 1 "$E2E_TMP/control2.log")"
+	sleep 0.2
+done
+e2e_log "second load balancer up (dataplane $DP2_PID, control $CTL2_PID)"
+# The client reaches the VIP through the second one on its own link.
+ip -n "$NS_CLI" route add "$VIP/32" dev "$IF_C2" src "$NET2.2" table 100
+ip -n "$NS_CLI" rule add from "$NET2.2" table 100
+
+gen() {
+	ip netns exec "$NS_CLI" "$PY" -B "$E2E_DIR/connrate.py" --src "$1" \
+		--target "$VIP:80" --rate "$2" --seconds "$3" >"$4"
+}
+jf() { jq_get "$1" "d[\"$2\"]"; }
+# shellcheck disable=SC2317 # called from the conditions check evaluates
+within() {
+	[ $((($1 - $2) * 100)) -le $(($2 * $3)) ] &&
+		[ $((($2 - $1) * 100)) -le $(($2 * $3)) ]
+}
+
+# ---- one limit over two load balancers ----
+gen "$(cli_addr 1)" $((2 * R)) "$SECS" "$E2E_TMP/a" &
+pa=$!
+gen "$NET2.2" $((2 * R)) "$SECS" "$E2E_TMP/b"
+wait "$pa"
+a=$(jf "$E2E_TMP/a" ok)
+b=$(jf "$E2E_TMP/b" ok)
+e2e_log "host 1: $(cat "$E2E_TMP/a")"
+e2e_log "host 2: $(cat "$E2E_TMP/b")"
+check "together $((a + b)) admitted, within 5% of $((R * SECS))" \
+	within $((a + b)) $((R * SECS)) 5
+check "both hosts admitted a share ($a, $b)" \
+	'[ "$a" -gt $((R * SECS / 10)) ] && [ "$b" -gt $((R * SECS / 10)) ]'
+ctl_json "$E2E_TMP/st1" stats
+check "lb-control borrowed from Redis" \
+	'[ "$(jq_get "$E2E_TMP/st1" "d[\"control\"][\"cluster_borrows\"]")" -gt 0 ]'
+
+# ---- Redis stopped: closed ----
+kill "$REDIS_PID"
+wait "$REDIS_PID" 2>/dev/null || true
+gen "$(cli_addr 1)" $((2 * R)) 3 "$E2E_TMP/c" &
+pa=$!
+gen "$NET2.2" $((2 * R)) 3 "$E2E_TMP/d"
+wait "$pa"
+c=$(jf "$E2E_TMP/c" ok)
+d=$(jf "$E2E_TMP/d" ok)
+e2e_log "Redis down, closed: host 1 $c, host 2 $d admitted"
+check "closed: no more than the tokens held ($((c + d)) <= $((4 * BURST)))" \
+	[ $((c + d)) -le $((4 * BURST)) ]
+ctl_json "$E2E_TMP/st2" stats
+check "lb-control: cluster tier down, errors counted" \
+	'[ "$(jq_get "$E2E_TMP/st2" "d[\"control\"][\"cluster_down\"]")" = 1 ] && [ "$(jq_get "$E2E_TMP/st2" "d[\"control\"][\"cluster_errors\"]")" -gt 0 ]'
+ctl_json "$E2E_TMP/sh2" service show tcp "$VIP:80"
+check "rejections counted as cluster-down" \
+	'[ "$(jq_get "$E2E_TMP/sh2" "d[\"service\"][\"admit\"][\"verdicts\"][\"cluster_down\"]")" -gt 0 ]'
+
+# ---- open: the host refills locally at the rate ----
+ctl_do service set tcp "$VIP:80" admit-cluster open
+sleep 0.5
+gen "$(cli_addr 1)" $((2 * R)) 5 "$E2E_TMP/e"
+e=$(jf "$E2E_TMP/e" ok)
+e2e_log "Redis down, open: host 1 admitted $e in 5 s"
+check "open: $e admitted, within 5% of $((R * 5)) + burst" \
+	within "$e" $((R * 5 + BURST)) 5
+
+e2e_finish
