@@ -20,6 +20,15 @@ struct lb_admit_lc {
 	struct lb_admit_stats *st;
 	struct lb_admit_svc_stats *svc_st;
 	uint32_t nb_svc;
+	/* The last check's service part of the key and its bucket: a
+	 * steady key skips the mixing and the table's lookup. The bucket
+	 * of the last key is the table's most recently used one, so no
+	 * other check can have replaced it in between. */
+	struct lb_admit_conf last_c;
+	uint16_t last_svc;
+	uint64_t last_base;
+	uint64_t last_key;
+	struct lb_tb_local *last_l;
 	/* Stands in for the global bucket when the negative cache answers:
 	 * lb_tb_local_take() decides before it would ever ask this one. */
 	struct lb_tb_global neg_only;
@@ -38,41 +47,53 @@ mix(uint64_t x)
 	return x;
 }
 
+/* The key's part that depends on the service and its settings only. */
+static uint64_t
+key_base(uint16_t svc, const struct lb_admit_conf *c)
+{
+	uint64_t scope = (uint64_t)svc + 1, x;
+
+	/* client and prefix keys are shared by every service with the same
+	 * settings; the others belong to one service (scope = slot + 1). */
+	if (c->key == LB_ADMIT_KEY_CLIENT || c->key == LB_ADMIT_KEY_PREFIX)
+		scope = 0;
+	x = mix(c->rate);
+	x = mix(x ^ c->burst);
+	return mix(x ^ ((uint64_t)c->key | (uint64_t)c->prefix << 8 |
+			(uint64_t)c->cluster << 16 | scope << 24));
+}
+
+/* The key material of a check: client, its prefix, or the rank. */
+static inline uint64_t
+key_material(const struct lb_admit_conf *c, uint32_t client, uint8_t prio)
+{
+	switch (c->key) {
+	case LB_ADMIT_KEY_CLIENT:
+	case LB_ADMIT_KEY_CLIENT_SVC:
+		return client;
+	case LB_ADMIT_KEY_PREFIX:
+		return c->prefix >= 32 ? client
+				       : client & ~(UINT32_MAX >> c->prefix);
+	case LB_ADMIT_KEY_PRIO:
+		return prio;
+	default:
+		return 0;
+	}
+}
+
+static inline uint64_t
+key_final(uint64_t base, uint64_t m)
+{
+	uint64_t x = mix(base ^ m) & ~LB_ADMIT_BUSY;
+
+	return x != 0 ? x : 1;
+}
+
 uint64_t
 lb_admit_key_of(uint16_t svc, const struct lb_admit_conf *c, uint32_t client,
 		uint8_t prio)
 {
-	uint64_t m, scope, x;
-
-	/* client and prefix keys are shared by every service with the same
-	 * settings; the others belong to one service (scope = slot + 1). */
-	scope = (uint64_t)svc + 1;
-	switch (c->key) {
-	case LB_ADMIT_KEY_CLIENT:
-		m = client;
-		scope = 0;
-		break;
-	case LB_ADMIT_KEY_PREFIX:
-		m = c->prefix >= 32 ? client
-				    : client & ~(UINT32_MAX >> c->prefix);
-		scope = 0;
-		break;
-	case LB_ADMIT_KEY_CLIENT_SVC:
-		m = client;
-		break;
-	case LB_ADMIT_KEY_PRIO:
-		m = prio;
-		break;
-	default:
-		m = 0;
-		break;
-	}
-	x = mix(c->rate);
-	x = mix(x ^ c->burst);
-	x = mix(x ^ ((uint64_t)c->key | (uint64_t)c->prefix << 8 |
-		     (uint64_t)c->cluster << 16 | scope << 24));
-	x = mix(x ^ m) & ~LB_ADMIT_BUSY;
-	return x != 0 ? x : 1;
+	return key_final(key_base(svc, c), key_material(c, client, prio));
 }
 
 /* ---- shared table ----------------------------------------------------- */
@@ -332,13 +353,25 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	if (lc == NULL || c == NULL || c->rate == 0)
 		return LB_ADMIT_PASS;
 	cls = c->key < LB_ADMIT_KEY_MAX ? c->key : LB_ADMIT_KEY_SVC;
-	key = lb_admit_key_of(svc, c, client, prio);
-	full = lb_tb_table_count(lc->tbl) == lc->nb_local;
-	l = lb_tb_table_get(lc->tbl, key, now_ns);
-	/* A bucket never used yet in a full table replaced the least
-	 * recently used one. */
-	if (full && l->cnt.admitted == 0 && l->cnt.throttled == 0)
-		lc->st->evictions++;
+	if (svc != lc->last_svc || !lb_admit_conf_eq(c, &lc->last_c)) {
+		lc->last_svc = svc;
+		lc->last_c = *c;
+		lc->last_base = key_base(svc, c);
+		lc->last_key = 0;
+	}
+	key = key_final(lc->last_base, key_material(c, client, prio));
+	if (key == lc->last_key) {
+		l = lc->last_l;
+	} else {
+		full = lb_tb_table_count(lc->tbl) == lc->nb_local;
+		l = lb_tb_table_get(lc->tbl, key, now_ns);
+		/* A bucket never used yet in a full table replaced the
+		 * least recently used one. */
+		if (full && l->cnt.admitted == 0 && l->cnt.throttled == 0)
+			lc->st->evictions++;
+		lc->last_key = key;
+		lc->last_l = l;
+	}
 	if (l->tokens >= 1 &&
 	    now_ns - l->interval_start < lc->lconf.interval_ns) {
 		/* Tokens at hand: no shared memory touched. */

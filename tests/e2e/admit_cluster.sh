@@ -15,13 +15,17 @@
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/admit_lib.sh"
 
 e2e_init admit_cluster
 e2e_need_control
 e2e_need_tools redis-server
 
 R=${E2E_ADMIT_RATE:-200}
-BURST=20
+# Half a second of the rate: room for lb-control's ticks to come late on
+# a loaded host without losing tokens at the caps. The first seconds of
+# load drain the initial bursts before anything is measured.
+BURST=$((R / 2))
 SECS=10
 RPORT=6391 # the LB namespace's own loopback: always free
 NET2=10.21.0
@@ -117,28 +121,39 @@ e2e_log "second load balancer up (dataplane $DP2_PID, control $CTL2_PID)"
 ip -n "$NS_CLI" route add "$VIP/32" dev "$IF_C2" src "$NET2.2" table 100
 ip -n "$NS_CLI" rule add from "$NET2.2" table 100
 
-gen() {
-	ip netns exec "$NS_CLI" "$PY" -B "$E2E_DIR/connrate.py" --src "$1" \
-		--target "$VIP:80" --rate "$2" --seconds "$3" >"$4"
-}
-jf() { jq_get "$1" "d[\"$2\"]"; }
-# shellcheck disable=SC2317 # called from the conditions check evaluates
-within() {
-	[ $((($1 - $2) * 100)) -le $(($2 * $3)) ] &&
-		[ $((($2 - $1) * 100)) -le $(($2 * $3)) ]
-}
+# gen SRC RATE SECONDS OUT: connections to the VIP.
+gen() { admit_gen "$1" "$VIP:80" "$2" "$3" "$4"; }
 
 # ---- one limit over two load balancers ----
+gen "$(cli_addr 1)" $((2 * R)) 2 "$E2E_TMP/w1" &
+pa=$!
+gen "$NET2.2" $((2 * R)) 2 "$E2E_TMP/w2"
+wait "$pa"
+# passed: admissions of the service on both load balancers (their
+# lb-control's verdict counters, which a client that gave up on a late
+# SYN-ACK would not see).
+passed() {
+	local f=$E2E_TMP/p.json n1 n2
+	ctl --json service show tcp "$VIP:80" >"$f"
+	n1=$(jq_get "$f" 'd["service"]["admit"]["verdicts"]["pass"]')
+	"$LBCTL" --socket "$E2E_TMP/ctl2.sock" --json service show \
+		tcp "$VIP:80" >"$f"
+	n2=$(jq_get "$f" 'd["service"]["admit"]["verdicts"]["pass"]')
+	echo $((n1 + n2))
+}
+p0=$(passed)
 gen "$(cli_addr 1)" $((2 * R)) "$SECS" "$E2E_TMP/a" &
 pa=$!
 gen "$NET2.2" $((2 * R)) "$SECS" "$E2E_TMP/b"
 wait "$pa"
+p1=$(passed)
 a=$(jf "$E2E_TMP/a" ok)
 b=$(jf "$E2E_TMP/b" ok)
 e2e_log "host 1: $(cat "$E2E_TMP/a")"
 e2e_log "host 2: $(cat "$E2E_TMP/b")"
-check "together $((a + b)) admitted, within 5% of $((R * SECS))" \
-	within $((a + b)) $((R * SECS)) 5
+e2e_log "admitted by the load balancers: $((p1 - p0))"
+check "together $((p1 - p0)) admitted, within 5% of $((R * SECS))" \
+	within $((p1 - p0)) $((R * SECS)) 5
 check "both hosts admitted a share ($a, $b)" \
 	'[ "$a" -gt $((R * SECS / 10)) ] && [ "$b" -gt $((R * SECS / 10)) ]'
 ctl_json "$E2E_TMP/st1" stats
@@ -155,8 +170,8 @@ wait "$pa"
 c=$(jf "$E2E_TMP/c" ok)
 d=$(jf "$E2E_TMP/d" ok)
 e2e_log "Redis down, closed: host 1 $c, host 2 $d admitted"
-check "closed: no more than the tokens held ($((c + d)) <= $((4 * BURST)))" \
-	[ $((c + d)) -le $((4 * BURST)) ]
+check "closed: no more than the tokens held ($((c + d)) <= $((2 * BURST)))" \
+	[ $((c + d)) -le $((2 * BURST)) ]
 ctl_json "$E2E_TMP/st2" stats
 check "lb-control: cluster tier down, errors counted" \
 	'[ "$(jq_get "$E2E_TMP/st2" "d[\"control\"][\"cluster_down\"]")" = 1 ] && [ "$(jq_get "$E2E_TMP/st2" "d[\"control\"][\"cluster_errors\"]")" -gt 0 ]'
@@ -169,8 +184,9 @@ ctl_do service set tcp "$VIP:80" admit-cluster open
 sleep 0.5
 gen "$(cli_addr 1)" $((2 * R)) 5 "$E2E_TMP/e"
 e=$(jf "$E2E_TMP/e" ok)
-e2e_log "Redis down, open: host 1 admitted $e in 5 s"
-check "open: $e admitted, within 5% of $((R * 5)) + burst" \
-	within "$e" $((R * 5 + BURST)) 5
+e2e_log "Redis down, open: host 1: $(cat "$E2E_TMP/e")"
+# The rate, and up to a burst saved while idle after the switch.
+check "open: $e admitted, within 5% of $((R * 5 + BURST / 2))" \
+	within "$e" $((R * 5 + BURST / 2)) 5
 
 e2e_finish

@@ -16,6 +16,7 @@
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/admit_lib.sh"
 
 e2e_init admit_rate
 e2e_need_control
@@ -38,23 +39,8 @@ EOF
 LB_EAL_LCORES='0@0,1@1,2@0' LB_AFP_ARGS=',qpairs=2' dp_start_shared "$conf"
 ctl_start
 
-# gen SRC TARGET RATE SECONDS OUT: the connection generator in the client
-# namespace, its JSON result in OUT.
-gen() {
-	ip netns exec "$NS_CLI" "$PY" -B "$E2E_DIR/connrate.py" --src "$1" \
-		--target "$2" --rate "$3" --seconds "$4" >"$5"
-}
-# jf FILE KEY: a field of a generator's result.
-jf() { jq_get "$1" "d[\"$2\"]"; }
-# within N WANT PCT: |N - WANT| <= WANT * PCT / 100
-# shellcheck disable=SC2317 # called from the conditions check evaluates
-within() {
-	[ $((($1 - $2) * 100)) -le $(($2 * $3)) ] &&
-		[ $((($2 - $1) * 100)) -le $(($2 * $3)) ]
-}
-
 # ---- one limit over two workers ----
-gen "$(cli_addr 1)" "$VIP:80" $((3 * R)) "$SECS" "$E2E_TMP/g1"
+admit_gen "$(cli_addr 1)" "$VIP:80" $((3 * R)) "$SECS" "$E2E_TMP/g1"
 e2e_log "svc key, $((3 * R))/s offered for ${SECS}s: $(cat "$E2E_TMP/g1")"
 adm=$(jf "$E2E_TMP/g1" ok)
 check "svc key: $adm admitted, within 5% of $((R * SECS))" \
@@ -76,9 +62,9 @@ check "/metrics: lb_service_admissions_total pass = $pass" \
 	'metrics | grep -q "^lb_service_admissions_total{service=\"tcp $VIP:80\",verdict=\"pass\"} $pass\$"'
 
 # ---- per-client keys: a noisy client does not starve a quiet one ----
-gen "$(cli_addr 1)" "$VIP2:80" $((5 * RC)) 5 "$E2E_TMP/noisy" &
+admit_gen "$(cli_addr 1)" "$VIP2:80" $((5 * RC)) 5 "$E2E_TMP/noisy" &
 noisy_pid=$!
-gen "$(cli_addr 2)" "$VIP2:80" $((RC / 2)) 5 "$E2E_TMP/quiet"
+admit_gen "$(cli_addr 2)" "$VIP2:80" $((RC / 2)) 5 "$E2E_TMP/quiet"
 wait "$noisy_pid"
 e2e_log "noisy client at $((5 * RC))/s: $(cat "$E2E_TMP/noisy")"
 e2e_log "quiet client at $((RC / 2))/s: $(cat "$E2E_TMP/quiet")"
@@ -91,7 +77,7 @@ check "client key: every connection of the quiet client admitted" \
 ctl_do service set tcp "$VIP:80" admit-reject drop admit-rate 10 \
 	admit-burst 1
 sleep 1
-gen "$(cli_addr 1)" "$VIP:80" 100 2 "$E2E_TMP/g3"
+admit_gen "$(cli_addr 1)" "$VIP:80" 100 2 "$E2E_TMP/g3"
 e2e_log "drop mode, 10/s limit, 100/s offered for 2s: $(cat "$E2E_TMP/g3")"
 check "drop mode: nothing refused, the rejected SYNs time out" \
 	'[ "$(jf "$E2E_TMP/g3" refused)" = 0 ] && [ "$(jf "$E2E_TMP/g3" timeout)" -gt 100 ]'
