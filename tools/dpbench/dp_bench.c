@@ -46,7 +46,9 @@
  * Without EAL options it runs on lcores 0-1 with hugepages when enough
  * are free (--in-memory), else with --no-huge -m 1024.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +69,7 @@
 #include <rte_ring.h>
 
 #include "dp.h"
+#include "lb/admit.h"
 #include "lb/conf.h"
 #include "lb/csum.h"
 #include "lb/dpconf.h"
@@ -125,14 +128,16 @@
 #define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
 #define FB_BURST 64u
 
-enum test { T_EST, T_MIX, T_NEW, T_L7, T_MAX };
+enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_MAX };
 
-static const char *const test_names[T_MAX] = {"est", "mix", "new", "l7"};
+static const char *const test_names[T_MAX] = {"est", "mix", "new", "l7",
+					      "adm"};
 static const char *const test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
 	"new flows, every packet a SYN of a new client tuple",
 	"HTTP exchanges on established flows, http service vs plain L4",
+	"new flows, admission control on vs off",
 };
 
 /*
@@ -236,6 +241,8 @@ struct res {
 	/* l7 */
 	uint64_t fb;	     /* feedback records drained */
 	uint64_t fb_dropped; /* records the full ring lost */
+	/* adm: admissions and atomics on shared memory while measured */
+	uint64_t adm_pass, adm_atomics;
 	unsigned int problems;
 };
 
@@ -243,6 +250,12 @@ struct l7_row {
 	uint32_t flows;
 	double l4_mpps, l7_mpps, ratio, l4_ns, l7_ns, extra_ns;
 	double l4_busy, l7_busy;
+	unsigned int problems;
+};
+
+struct adm_row {
+	const char *key;
+	double off_fps, on_fps, ratio, off_ns, on_ns, extra_ns, atomics;
 	unsigned int problems;
 };
 
@@ -294,6 +307,11 @@ struct bench {
 	uint32_t nb_l7;
 	struct l7_row l7_rows[MAX_SIZES];
 	unsigned int nb_l7_rows;
+
+	/* adm: the global buckets the worker borrows from */
+	struct lb_admit_shm *admit_sh;
+	struct adm_row adm_rows[2];
+	unsigned int nb_adm_rows;
 };
 
 /* ---- frames ------------------------------------------------------------- */
@@ -1189,6 +1207,26 @@ lost:
  * forwarder while this lcore generates. Warm-up, then --seconds measured,
  * then every mbuf is collected back.
  */
+/*
+ * adm: admissions and atomic operations on shared memory, taken away at
+ * the start of the measured phase (@p start) and added at its end, so
+ * that the first interval of a fresh worker's buckets (which borrow one
+ * token at a time until they have a demand history) is not counted. The
+ * worker writes these counters meanwhile: a snapshot, as lb-control's.
+ */
+static void
+adm_count(const struct lb_worker *w, uint64_t *pass, uint64_t *atomics,
+	  int start)
+{
+	const volatile struct lb_admit_stats *a = &w->st.admit;
+	uint64_t p = 0;
+
+	for (unsigned int k = 0; k < LB_ADMIT_KEY_MAX; k++)
+		p += a->n[k][LB_ADMIT_PASS] + a->n[k][LB_ADMIT_PASS_FULL];
+	*pass = start ? -p : *pass + p;
+	*atomics = start ? -a->shm_atomics : *atomics + a->shm_atomics;
+}
+
 static int
 run_round(struct bench *b, struct gen *g, int worker, struct res *r)
 {
@@ -1284,6 +1322,9 @@ run_round(struct bench *b, struct gen *g, int worker, struct res *r)
 		if (phase == PH_WARM && t >= t_measure) {
 			phase = PH_MEASURE;
 			__atomic_store_n(&f.phase, phase, __ATOMIC_RELEASE);
+			if (worker)
+				adm_count(b->w, &r->adm_pass, &r->adm_atomics,
+					  1);
 		} else if (phase == PH_MEASURE &&
 			   (t >= t_drain || g->made >= cap)) {
 			phase = PH_DRAIN;
@@ -1342,6 +1383,8 @@ run_round(struct bench *b, struct gen *g, int worker, struct res *r)
 			r->fps = (double)(f.s[1].flows - f.s[0].flows) / dt;
 		}
 	}
+	if (worker)
+		adm_count(b->w, &r->adm_pass, &r->adm_atomics, 0);
 	if (gen_pkts > 0)
 		r->gen_ns = (double)gen_busy * 1e9 / (double)b->hz /
 			    (double)gen_pkts;
@@ -1591,6 +1634,110 @@ run_l7(struct bench *b, uint32_t nb)
 	return 0;
 }
 
+/*
+ * adm: new flows on the service with admission control off and on, both
+ * on a fresh worker each round, the order flipped every round. The limit
+ * is far above what one worker can take, so every SYN is admitted and
+ * the difference is what the check costs: per key of the service (one
+ * bucket) or per client (65536 clients, more than a worker's 4096 local
+ * buckets).
+ */
+static int
+run_adm(struct bench *b, enum lb_admit_key key)
+{
+	struct res r0[MAX_ROUNDS], r1[MAX_ROUNDS], warm;
+	struct adm_row *row = &b->adm_rows[b->nb_adm_rows++];
+	struct lb_admit_conf on, off;
+	double v[6][MAX_ROUNDS];
+	struct gen g;
+	int rc = 0;
+
+	memset(row, 0, sizeof(*row));
+	row->key = lb_admit_key_names[key];
+	lb_admit_conf_default(&off);
+	on = off;
+	on.key = (uint8_t)key;
+	on.rate = LB_ADMIT_RATE_MAX;
+	on.burst = LB_ADMIT_BURST_MAX;
+	printf("\n== %s %s: %s, admit-key %s (65536 clients; a fresh worker "
+	       "per round, at most %u SYNs per round)\n",
+	       test_names[T_ADM], row->key, test_what[T_ADM], row->key,
+	       NEW_CAP);
+	gen_init(&g, T_NEW, 0);
+	b->dp.admit = b->admit_sh;
+	for (unsigned int r = 0; r <= b->rounds && rc == 0; r++) {
+		for (unsigned int k = 0; k < 2 && rc == 0; k++) {
+			int adm = (k + r) % 2;
+			struct res *res = r == 0 ? &warm : adm ? &r1[r - 1]
+							       : &r0[r - 1];
+			uint64_t pass;
+
+			b->conf_l4->svc[0].opts.admit = adm ? on : off;
+			rc = worker_new(b);
+			if (rc == 0)
+				rc = run_round(b, &g, 1, res);
+			if (rc != 0 || !adm || r == 0)
+				continue;
+			pass = b->w->st.admit.n[key][LB_ADMIT_PASS] +
+			       b->w->st.admit.n[key][LB_ADMIT_PASS_FULL];
+			v[5][r - 1] = res->adm_pass > 0
+					      ? (double)res->adm_atomics /
+							(double)res->adm_pass
+					      : 0;
+			if (pass != b->w->st.flows_created) {
+				printf("  round: %" PRIu64 " admitted, %" PRIu64
+				       " flows created\n",
+				       pass, b->w->st.flows_created);
+				res->problems++;
+			}
+		}
+		if (r == 0 && rc == 0)
+			printf("round |  off flows/s  ns/pkt |   on flows/s  "
+			       "ns/pkt | on/off +ns/flow | atomics/admission"
+			       "\n");
+		if (r == 0 || rc != 0)
+			continue;
+		v[0][r - 1] = r0[r - 1].fps;
+		v[1][r - 1] = r1[r - 1].fps;
+		v[2][r - 1] = r0[r - 1].fps > 0 ? r1[r - 1].fps / r0[r - 1].fps
+						: 0;
+		v[3][r - 1] = r1[r - 1].ns - r0[r - 1].ns;
+		v[4][r - 1] = r0[r - 1].ns;
+		printf("%5u | %12.0f %7.1f | %12.0f %7.1f | %6.2f %7.1f | "
+		       "%.4f\n",
+		       r, r0[r - 1].fps, r0[r - 1].ns, r1[r - 1].fps,
+		       r1[r - 1].ns, v[2][r - 1], v[3][r - 1], v[5][r - 1]);
+		row->problems += r0[r - 1].problems + r1[r - 1].problems;
+	}
+	b->conf_l4->svc[0].opts.admit = off;
+	b->dp.admit = NULL;
+	if (rc != 0) {
+		fprintf(stderr, "lb-dpbench: adm: %s\n", strerror(-rc));
+		return rc;
+	}
+	{
+		double on_ns[MAX_ROUNDS];
+
+		for (unsigned int r = 0; r < b->rounds; r++)
+			on_ns[r] = r1[r].ns;
+		row->on_ns = median(on_ns, b->rounds);
+	}
+	row->off_fps = median(v[0], b->rounds);
+	row->on_fps = median(v[1], b->rounds);
+	row->ratio = median(v[2], b->rounds);
+	row->extra_ns = median(v[3], b->rounds);
+	row->off_ns = median(v[4], b->rounds);
+	row->atomics = median(v[5], b->rounds);
+	printf("median| %12.0f %7.1f | %12.0f %7.1f | %6.2f %7.1f | %.4f\n",
+	       row->off_fps, row->off_ns, row->on_fps, row->on_ns, row->ratio,
+	       row->extra_ns, row->atomics);
+	printf("checks: %s\n", row->problems == 0
+				       ? "every SYN admitted and forwarded, "
+					 "no drop, sampled outputs correct"
+				       : "FAILED (see above)");
+	return 0;
+}
+
 /* ---- setup -------------------------------------------------------------- */
 
 static int
@@ -1705,6 +1852,13 @@ bench_setup(struct bench *b)
 	if (conf_build(0, &b->conf_l4) != 0)
 		return -EINVAL;
 	b->dp.conf = b->conf_l4;
+	b->admit_sh = lb_admit_shm_init(
+		rte_zmalloc("dpb_admit",
+			    lb_admit_shm_size(LB_ADMIT_SHM_SLOTS_DEFAULT),
+			    RTE_CACHE_LINE_SIZE),
+		LB_ADMIT_SHM_SLOTS_DEFAULT);
+	if (b->admit_sh == NULL)
+		return -ENOMEM;
 	b->dp.pool = b->pool;
 	b->dp.nb_ports = 1;
 	b->dp.nb_workers = 1;
@@ -1786,6 +1940,7 @@ bench_teardown(struct bench *b)
 	rte_mempool_free(b->pool);
 	rte_free(b->conf_l4);
 	rte_free(b->conf_l7);
+	rte_free(b->admit_sh);
 	lb_hdr_db_free(b->hdb);
 	for (uint32_t s = 0; s < 2; s++) {
 		free(b->l7f[s]);
@@ -1807,7 +1962,8 @@ usage(FILE *f)
 		"(default 1000,1000000)\n"
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
-		"  --tests LIST      est, mix, new, l7 (default est,mix,new)\n"
+		"  --tests LIST      est, mix, new, l7, adm (default "
+		"est,mix,new)\n"
 		"Without EAL options: -l 0-1 --no-pci, hugepages when %u MB "
 		"are free, else --no-huge -m 1024.\n",
 		MAX_ROUNDS, MAX_FLOWS, L7_MAX_FLOWS, HUGE_MB_NEEDED);
@@ -1858,7 +2014,7 @@ parse_tests(struct bench *b, const char *arg)
 		if (t == T_MAX) {
 			fprintf(stderr,
 				"lb-dpbench: --tests: unknown '%s' "
-				"(est, mix, new, l7)\n",
+				"(est, mix, new, l7, adm)\n",
 				tok);
 			return -EINVAL;
 		}
@@ -2021,6 +2177,24 @@ print_summary(const struct bench *b)
 		       fps, r->problems == 0 ? "ok" : "FAILED");
 	}
 l7:
+	if (b->nb_adm_rows > 0) {
+		printf("\nadm: new flows with admission control off and on, "
+		       "all admitted (on/off and +ns/flow: medians of the "
+		       "per-round pairs)\n\n");
+		printf("| admit-key | off flows/s | on flows/s | on/off | off "
+		       "ns/pkt | on ns/pkt | +ns/new flow | shm atomics per "
+		       "admission | checks |\n");
+		printf("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+	}
+	for (unsigned int i = 0; i < b->nb_adm_rows; i++) {
+		const struct adm_row *r = &b->adm_rows[i];
+
+		printf("| %s | %.2fM | %.2fM | %.2f | %.1f | %.1f | %.1f | "
+		       "%.4f | %s |\n",
+		       r->key, r->off_fps / 1e6, r->on_fps / 1e6, r->ratio,
+		       r->off_ns, r->on_ns, r->extra_ns, r->atomics,
+		       r->problems == 0 ? "ok" : "FAILED");
+	}
 	if (b->nb_l7_rows == 0)
 		return;
 	printf("\nl7: the same worker and exchanges, service `http` vs plain "
@@ -2043,11 +2217,35 @@ l7:
 	}
 }
 
+/* Removes the files of directory @p dir (the EAL's: no subdirectories),
+ * then the directory. */
+static void
+rundir_remove(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
+		    (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+	if (rmdir(dir) != 0)
+		fprintf(stderr, "lb-dpbench: cannot remove %s: %s\n", dir,
+			strerror(errno));
+}
+
 int
 main(int argc, char **argv)
 {
 	static struct bench b;
-	char prefix[64], *eal[16];
+	char prefix[64], *eal[16], rundir[PATH_MAX] = "";
 	int neal = 0, dd = -1, rc, ret = EXIT_FAILURE;
 	int napp;
 	char **app;
@@ -2092,6 +2290,10 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		return EXIT_FAILURE;
 	}
+	/* Ours only when we chose the prefix. */
+	if (dd <= 0)
+		snprintf(rundir, sizeof(rundir), "%s",
+			 rte_eal_get_runtime_dir());
 	rc = parse_args(&b, napp, app);
 	if (rc != 0) {
 		ret = rc > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -2132,6 +2334,10 @@ main(int argc, char **argv)
 			    run_l7(&b, b.l7_sizes[i]) != 0)
 				goto out;
 	}
+	if ((b.tests & (1u << T_ADM)) &&
+	    (run_adm(&b, LB_ADMIT_KEY_SVC) != 0 ||
+	     run_adm(&b, LB_ADMIT_KEY_CLIENT) != 0))
+		goto out;
 	print_summary(&b);
 	printf("\nload average at the end: %.2f\n", load_avg());
 	ret = EXIT_SUCCESS;
@@ -2141,8 +2347,15 @@ main(int argc, char **argv)
 	for (unsigned int i = 0; i < b.nb_l7_rows; i++)
 		if (b.l7_rows[i].problems != 0)
 			ret = EXIT_FAILURE;
+	for (unsigned int i = 0; i < b.nb_adm_rows; i++)
+		if (b.adm_rows[i].problems != 0)
+			ret = EXIT_FAILURE;
 out:
 	bench_teardown(&b);
 	rte_eal_cleanup();
+	/* The EAL leaves its runtime directory behind even with
+	 * --in-memory; the one of our own prefix goes with us. */
+	if (rundir[0] != '\0')
+		rundir_remove(rundir);
 	return ret;
 }
