@@ -1128,6 +1128,11 @@ l7_open(struct bench *b, uint32_t nb)
 	uint32_t svc = 0, base = 0;
 	int rc;
 
+	/* The running worker's L7 state was sized for the previous count:
+	 * it goes before the count changes. */
+	lb_worker_free(b->w);
+	b->w = NULL;
+	b->dp.w[0] = NULL;
 	b->dp.conf = b->conf_l7;
 	b->dp.hdb = b->hdb;
 	b->dp.l7_flows = nb;
@@ -1664,6 +1669,8 @@ run_adm(struct bench *b, enum lb_admit_key key)
 	       test_names[T_ADM], row->key, test_what[T_ADM], row->key,
 	       NEW_CAP);
 	gen_init(&g, T_NEW, 0);
+	/* The forwarding tests' table (l7 may have run before). */
+	b->dp.conf = b->conf_l4;
 	b->dp.admit = b->admit_sh;
 	for (unsigned int r = 0; r <= b->rounds && rc == 0; r++) {
 		for (unsigned int k = 0; k < 2 && rc == 0; k++) {
@@ -2152,6 +2159,11 @@ print_summary(const struct bench *b)
 	char day[32];
 
 	strftime(day, sizeof(day), "%Y-%m-%d", localtime(&now));
+	/* The table is allocated whole for its capacity: this is what a
+	 * flow costs, whether 1k or 1M of them are in it. */
+	printf("\nflow table: %zu bytes for %u flows, %.1f bytes per flow\n",
+	       lb_flow_table_mem_size(TABLE_FLOWS), TABLE_FLOWS,
+	       (double)lb_flow_table_mem_size(TABLE_FLOWS) / TABLE_FLOWS);
 	printf("\nSummary (%s; medians over %u rounds of %.2f s; lb/bare and "
 	       "own ns/pkt are medians of the per-round pairs; lb busy: "
 	       "share of the worker's time in polls that moved packets)\n\n",
