@@ -131,12 +131,12 @@ lb_bench_admit(FILE *out, unsigned int rounds)
 	uint64_t sz = lb_admit_shm_size(LB_ADMIT_SHM_SLOTS_DEFAULT);
 	struct lb_admit_shm *sh = lb_admit_shm_init(aligned_alloc(64, sz),
 						    LB_ADMIT_SHM_SLOTS_DEFAULT);
-	const struct lb_bench_case c_base = {
-		"tb local take, tokens at hand", run_base, &base};
-	const struct lb_bench_case c_one = {
-		"admit check, one service key", run_admit, &one};
-	const struct lb_bench_case c_fit = {
-		"admit check, 1000 client keys", run_admit, &fit};
+	const struct lb_bench_case c_base = {"tb local take, tokens at hand",
+					     run_base, &base};
+	const struct lb_bench_case c_one = {"admit check, one service key",
+					    run_admit, &one};
+	const struct lb_bench_case c_fit = {"admit check, 1000 client keys",
+					    run_admit, &fit};
 	const struct lb_bench_case c_many = {
 		"admit check, 100000 client keys (LRU)", run_admit, &many};
 	const struct lb_bench_case c_shared = {
@@ -173,9 +173,10 @@ lb_bench_admit(FILE *out, unsigned int rounds)
 		     &many.st);
 	atomics_line(out, "one key, 2 threads (this thread)", &shared.st);
 	atomics_line(out, "one key, 2 threads (the other)", &rival.a.st);
-	for (struct adm_arg *a = &one; a != NULL;
-	     a = a == &one ? &fit : a == &fit ? &many : a == &many ? &shared
-							  : NULL)
+	for (struct adm_arg *a = &one; a != NULL; a = a == &one	   ? &fit
+						      : a == &fit  ? &many
+						      : a == &many ? &shared
+								   : NULL)
 		lb_admit_lc_free(a->lc);
 	lb_admit_lc_free(rival.a.lc);
 	free(sh);

@@ -130,8 +130,7 @@
 
 enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_MAX };
 
-static const char *const test_names[T_MAX] = {"est", "mix", "new", "l7",
-					      "adm"};
+static const char *const test_names[T_MAX] = {"est", "mix", "new", "l7", "adm"};
 static const char *const test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
@@ -1675,8 +1674,9 @@ run_adm(struct bench *b, enum lb_admit_key key)
 	for (unsigned int r = 0; r <= b->rounds && rc == 0; r++) {
 		for (unsigned int k = 0; k < 2 && rc == 0; k++) {
 			int adm = (k + r) % 2;
-			struct res *res = r == 0 ? &warm : adm ? &r1[r - 1]
-							       : &r0[r - 1];
+			struct res *res = r == 0 ? &warm
+					  : adm	 ? &r1[r - 1]
+						 : &r0[r - 1];
 			uint64_t pass;
 
 			b->conf_l4->svc[0].opts.admit = adm ? on : off;
@@ -1706,8 +1706,8 @@ run_adm(struct bench *b, enum lb_admit_key key)
 			continue;
 		v[0][r - 1] = r0[r - 1].fps;
 		v[1][r - 1] = r1[r - 1].fps;
-		v[2][r - 1] = r0[r - 1].fps > 0 ? r1[r - 1].fps / r0[r - 1].fps
-						: 0;
+		v[2][r - 1] =
+			r0[r - 1].fps > 0 ? r1[r - 1].fps / r0[r - 1].fps : 0;
 		v[3][r - 1] = r1[r - 1].ns - r0[r - 1].ns;
 		v[4][r - 1] = r0[r - 1].ns;
 		printf("%5u | %12.0f %7.1f | %12.0f %7.1f | %6.2f %7.1f | "
