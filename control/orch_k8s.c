@@ -307,6 +307,25 @@ by_pod(struct kdrv *d, const char *pod)
 	return NULL;
 }
 
+/* A pod name as Kubernetes makes them (an RFC 1123 subdomain): it goes
+ * into request paths and is shown as the instance's id, so anything else
+ * from the API server is not taken. */
+static bool
+pod_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > LB_ORCH_ID_LEN || s[0] == '-' || s[0] == '.' ||
+	    s[n - 1] == '-' || s[n - 1] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '.'))
+			return false;
+	return true;
+}
+
 /* Ready endpoints: new ones go to waiting instances, stopping instances
  * whose pod is gone are stopped. */
 static unsigned int
@@ -336,8 +355,7 @@ on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 			struct kinst *ki;
 			uint32_t ip;
 
-			if (pod == NULL || addr == NULL ||
-			    strlen(pod) > LB_ORCH_ID_LEN ||
+			if (pod == NULL || addr == NULL || !pod_name_ok(pod) ||
 			    lb_cmd_parse_ipv4(addr, &ip, NULL) != 0)
 				continue;
 			ki = by_pod(d, pod);

@@ -84,6 +84,13 @@ class Handler(BaseHTTPRequestHandler):
                                 "targetRef": {"kind": "Pod", "name": p["name"],
                                               "namespace": NS}})
                     p["ready"] = True  # ready from the next list on
+                if eps:
+                    # A name no pod can have, which the driver would put
+                    # in a request path: it must be ignored.
+                    eps.insert(0, {"addresses": ["10.9.0.99"],
+                                   "conditions": {"ready": True},
+                                   "targetRef": {"kind": "Pod",
+                                                 "name": "x/../evil?y=\u001b"}})
             items = [{"metadata": {"name": SERVICE + "-abcde", "labels": {
                 "kubernetes.io/service-name": SERVICE}},
                 "addressType": "IPv4", "endpoints": eps,
