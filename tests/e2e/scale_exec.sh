@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The exec driver through lb-control, with a user script that fails, then
+# hangs, then succeeds:
+#   - `up` #1 exits 1, #2 never returns (killed at exec-timeout), #3
+#     starts lb-instance in a network namespace on the backends' switch
+#     and prints `ID ADDRESS:PORT`: lb-control reports both failures,
+#     retries with backoff, and only the third instance line makes a
+#     backend, which becomes active and answers through the VIP;
+#   - a manual `scale up` goes through the same path (one more `up`);
+#   - `scale del` drains the instances and runs `down` for each, which
+#     removes them; nothing is left.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init scale_exec
+e2e_need_control
+e2e_need_tools curl
+INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
+[ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+SVC="tcp $VIP:80"
+
+conf=$E2E_TMP/lb.conf
+topo_up 0
+conf_ports "$conf"
+echo "service add $SVC http" >>"$conf"
+dp_start_shared "$conf"
+ctl_start
+
+script=$E2E_TMP/orch.sh
+cat >"$script" <<EOF
+#!/bin/bash
+# \$1 up|down, \$2 service, \$3 instance name (up) or id (down)
+echo "\$*" >>$E2E_TMP/calls
+n=\$(grep -c '^up ' $E2E_TMP/calls)
+case \$1 in
+up)
+	[ "\$n" = 1 ] && { echo "no capacity" >&2; exit 1; }
+	[ "\$n" = 2 ] && exec sleep 60
+	ns=sl-x\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
+	ip netns add \$ns
+	ip -n \$ns link set lo up
+	ip link add eth0 netns \$ns type veth peer name vx\$n-$E2E_TAG netns $NS_SW
+	ip netns exec \$ns ethtool -K eth0 rx off tx off tso off gso off gro off >/dev/null
+	ip netns exec $NS_SW ethtool -K vx\$n-$E2E_TAG rx off tx off tso off gso off gro off >/dev/null
+	ip -n $NS_SW link set vx\$n-$E2E_TAG master $BR up
+	ip -n \$ns addr add \$addr/24 dev eth0
+	ip -n \$ns link set eth0 up
+	setsid ip netns exec \$ns $INSTANCE --listen \$addr:80 --name be\$n \\
+		</dev/null >>$E2E_TMP/inst\$n.log 2>&1 &
+	echo "# started \$3"
+	echo "\$ns \$addr:80"
+	;;
+down)
+	pids=\$(ip netns pids "\$3")
+	[ -z "\$pids" ] || kill \$pids
+	sleep 0.2
+	ip netns del "\$3"
+	;;
+esac
+EOF
+chmod +x "$script"
+
+# count STATE / stat NAME: from `scale show --json`.
+count() {
+	ctl_json "$E2E_TMP/show.json" scale show $SVC
+	jq_get "$E2E_TMP/show.json" "d['services'][0]['counts']['$1']"
+}
+stat() {
+	ctl_json "$E2E_TMP/show.json" scale show $SVC
+	jq_get "$E2E_TMP/show.json" "d['services'][0]['stats']['$1']"
+}
+wait_active() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(count active)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+ctl_do scale set $SVC driver exec command "$script" exec-timeout 2s \
+	min 1 max 3 interval 500ms startup-timeout 40s up-cooldown 0 \
+	down-window 0 down-cooldown 0 drain-timeout 5s
+check "after a failure and a hang, the third try's instance is active" \
+	wait_active 1 30
+ctl scale show $SVC | sed 's/^/    /'
+sed 's/^/    calls: /' "$E2E_TMP/calls"
+check "the script ran up three times" \
+	'[ "$(grep -c "^up tcp:$VIP:80 i0" "$E2E_TMP/calls")" = 3 ]'
+check "both failures were counted as driver errors ($(stat driver_errors))" \
+	'[ "$(stat driver_errors)" -ge 2 ]'
+check "lb-control reported the exit status and the timeout" \
+	'grep -q "up: exit status 1; retrying" "$CTL_LOG" &&
+	 grep -q "up: timed out (killed); retrying" "$CTL_LOG"'
+check "the hung command was killed" '! pgrep -x -f "sleep 60" >/dev/null'
+http_seq "http://$VIP/" 5 "$E2E_TMP/seq.out"
+check "the instance answers through the VIP ($(http_tally \
+	"$E2E_TMP/seq.out"))" \
+	'[ "$(field be3 "$(http_tally "$E2E_TMP/seq.out")")" = 5 ]'
+ctl_json "$E2E_TMP/be.json" backend list $SVC
+check "backend list shows it as orchestrated and active" \
+	'[ "$(jq_get "$E2E_TMP/be.json" "[(b[\"origin\"], b[\"state\"]) for b in d[\"backends\"]]")" = "[[\"orch\", \"active\"]]" ]'
+
+ctl_do scale pause $SVC
+ctl_do scale up $SVC
+check "a manual scale-up starts a second instance" wait_active 2 20
+check "... recorded as manual in the history" \
+	'ctl scale history $SVC >"$E2E_TMP/hist.txt"; grep -q "manual .* up .*manual up 1" "$E2E_TMP/hist.txt"'
+
+ctl_do scale del $SVC
+# Drained (at most drain-timeout), then `down` for each.
+for ((i = 0; i < 300; i++)); do
+	[ "$(grep -c '^down ' "$E2E_TMP/calls")" -ge 2 ] &&
+		[ -z "$(ip netns list | grep "^sl-x[0-9]*-$E2E_TAG")" ] && break
+	sleep 0.1
+done
+check "scale show no longer lists the service" '! ctl scale show $SVC'
+sed 's/^/    calls: /' "$E2E_TMP/calls"
+check "scale del ran down for each instance" \
+	'[ "$(grep -c "^down tcp:$VIP:80 sl-x" "$E2E_TMP/calls")" = 2 ]'
+check "their namespaces are gone" \
+	'[ -z "$(ip netns list | grep "^sl-x[0-9]*-$E2E_TAG")" ]'
+ctl_json "$E2E_TMP/be.json" backend list $SVC
+check "and so are their backends" \
+	'[ "$(jq_get "$E2E_TMP/be.json" "len([b for b in d[\"backends\"] if b[\"state\"] != \"removed\"])")" = 0 ]'
+ctl_stop TERM
+dp_stop
+e2e_finish
