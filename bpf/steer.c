@@ -828,29 +828,77 @@ acl_key(uint32_t prefix, uint8_t prefixlen, struct lb_steer_acl_key *k)
 }
 
 int
-lb_steer_acl_set(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen,
-		 enum lb_steer_acl_action action, uint64_t ttl_ns)
+lb_steer_acl_put(struct lb_steer *s, const struct lb_steer_acl *a)
 {
 	struct lb_steer_acl_key k;
 	struct lb_steer_acl_val v;
 	int rc;
 
-	if (s == NULL ||
-	    (action != LB_STEER_ACL_DENY && action != LB_STEER_ACL_DENY_LB &&
-	     action != LB_STEER_ACL_ALLOW))
+	if (s == NULL || a == NULL ||
+	    (a->action != LB_STEER_ACL_DENY &&
+	     a->action != LB_STEER_ACL_DENY_LB &&
+	     a->action != LB_STEER_ACL_ALLOW) ||
+	    (a->origin != LB_STEER_ACL_MANUAL &&
+	     a->origin != LB_STEER_ACL_AUTO))
 		return -EINVAL;
-	rc = acl_key(prefix, prefixlen, &k);
+	rc = acl_key(a->prefix, a->prefixlen, &k);
 	if (rc != 0)
 		return rc;
 	memset(&v, 0, sizeof(v));
-	v.action = (uint8_t)action;
-	v.prefixlen = prefixlen;
-	if (ttl_ns != 0) {
-		v.expires_ns = lb_steer_now_ns() + ttl_ns;
-		if (v.expires_ns < ttl_ns)
-			v.expires_ns = UINT64_MAX;
-	}
+	v.action = (uint8_t)a->action;
+	v.prefixlen = a->prefixlen;
+	v.origin = (uint8_t)a->origin;
+	v.expires_ns = a->expires_ns;
 	return bpf_map_update_elem(s->fd_acl, &k, &v, BPF_ANY);
+}
+
+int
+lb_steer_acl_set(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen,
+		 enum lb_steer_acl_action action, uint64_t ttl_ns)
+{
+	struct lb_steer_acl a = {
+		.prefix = prefix,
+		.prefixlen = prefixlen,
+		.action = action,
+		.origin = LB_STEER_ACL_MANUAL,
+	};
+
+	if (ttl_ns != 0) {
+		a.expires_ns = lb_steer_now_ns() + ttl_ns;
+		if (a.expires_ns < ttl_ns)
+			a.expires_ns = UINT64_MAX;
+	}
+	return lb_steer_acl_put(s, &a);
+}
+
+int
+lb_steer_acl_match(struct lb_steer *s, uint32_t addr, uint64_t now_ns,
+		   struct lb_steer_acl *out)
+{
+	struct lb_steer_acl_key k = {.prefixlen = 32, .addr = addr};
+	struct lb_steer_acl_val v;
+
+	if (s == NULL || out == NULL)
+		return -EINVAL;
+	/* As the program: an expired entry is looked past, to the
+	 * prefixes shorter than its own. */
+	for (;;) {
+		if (bpf_map_lookup_elem(s->fd_acl, &k, &v) != 0)
+			return -ENOENT;
+		if (v.expires_ns == 0 || v.expires_ns > now_ns)
+			break;
+		if (v.prefixlen == 0 || v.prefixlen > 32)
+			return -ENOENT;
+		k.prefixlen = v.prefixlen - 1u;
+	}
+	out->prefixlen = v.prefixlen;
+	out->prefix = v.prefixlen == 0
+			      ? 0
+			      : addr & htonl(~0u << (32 - v.prefixlen));
+	out->action = (enum lb_steer_acl_action)v.action;
+	out->expires_ns = v.expires_ns;
+	out->origin = (enum lb_steer_acl_origin)v.origin;
+	return 0;
 }
 
 int
@@ -888,6 +936,7 @@ lb_steer_acl_walk(struct lb_steer *s,
 		a.prefixlen = (uint8_t)k.prefixlen;
 		a.action = (enum lb_steer_acl_action)v.action;
 		a.expires_ns = v.expires_ns;
+		a.origin = (enum lb_steer_acl_origin)v.origin;
 		rc = cb(&a, arg);
 		if (rc != 0)
 			return rc;

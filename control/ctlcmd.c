@@ -1342,6 +1342,8 @@ cmd_stats(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	}
 	if (!bad)
 		rc = stats_rows(ctl, tot, pw, out);
+	if (!bad && rc == 0 && ctl->xdp_stats != NULL)
+		rc = ctl->xdp_stats(ctl->xdp, d, out);
 	for (uint32_t w = 0; w < nw && !bad; w++) {
 		bad |= json_array_append_new(arr, pw[w]);
 		pw[w] = NULL;

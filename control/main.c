@@ -44,6 +44,9 @@
 #include "lb/statefile.h"
 #include "publish_priv.h"
 #include "scale_priv.h"
+#ifdef LB_WITH_STEER
+#include "lb/steerctl.h"
+#endif
 
 #define DEF_SOCKET "/run/sluice/lb-control.sock"
 #define DEF_STATE "/var/lib/sluice/state.conf"
@@ -71,6 +74,7 @@ struct opts {
 	uint64_t keep_caps; /* capabilities kept after start-up */
 	bool keep_all;	   /* --keep-caps all: drop nothing */
 	bool markdown;
+	const char *acl_auto; /* --acl-auto, NULL: off */
 };
 
 struct ctl_main {
@@ -86,6 +90,7 @@ struct ctl_main {
 	struct lb_apisrv *api;
 	struct lb_httpd *httpd;
 	struct lb_cluster *cluster; /* admission's Redis tier, or NULL */
+	struct lb_steerctl *steer; /* the XDP steering maps' side */
 	/* The SNAT addresses the dataplane's workers cut their port slices
 	 * from when they started (its --config): they keep them. */
 	struct lb_conf_snat boot_snat[LB_CONF_MAX_SNATS];
@@ -169,6 +174,11 @@ usage(FILE *f)
 		"  --redis HOST:PORT   Redis of the admission cluster tier "
 		"(services with\n"
 		"                      admit-cluster open|closed)\n"
+		"  --acl-auto REJECTS/WINDOW[,ttl=DURATION][,max=N]\n"
+		"                      deny sources the admission control "
+		"keeps rejecting\n"
+		"                      in the NIC's driver (XDP; default "
+		"off)\n"
 		"  --markdown          print the command reference in "
 		"Markdown and exit\n"
 		"  -h, --help          this text\n",
@@ -188,6 +198,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"tick", required_argument, NULL, 't'},
 		{"redis", required_argument, NULL, 'R'},
 		{"markdown", no_argument, NULL, 'D'},
+		{"acl-auto", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -247,6 +258,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			o->tick_ms = (unsigned int)v;
+			break;
+		case 'A':
+			o->acl_auto = optarg;
 			break;
 		case 'D':
 			o->markdown = true;
@@ -392,6 +406,115 @@ exec_again(struct ctl_main *m, const char *counter)
 	exit(EXIT_FAILURE);
 }
 
+/* ---- XDP steering (control/steerctl.c) ---- */
+
+#ifdef LB_WITH_STEER
+static void
+steer_feed(void *arg, const struct lb_fb *r, unsigned int n)
+{
+	struct ctl_main *m = arg;
+
+	lb_steerctl_feed(m->steer, r, n, lb_view_conf(m->ctl.view),
+			 lb_steer_now_ns());
+}
+
+static int
+steer_setup(struct ctl_main *m)
+{
+	struct lb_acl_auto_conf ac = {0};
+	char err[LB_CMD_ERR_MAX];
+
+	if (m->o.acl_auto != NULL &&
+	    lb_acl_auto_parse(m->o.acl_auto, &ac, err, sizeof(err)) != 0) {
+		logf_("--acl-auto: %s", err);
+		return -EINVAL;
+	}
+	m->steer = lb_steerctl_create(&ac, &m->ctl.data);
+	if (m->steer == NULL)
+		return -errno;
+	m->ctl.xdp_stats = lb_steerctl_stats;
+	m->ctl.xdp_metrics = lb_steerctl_metrics;
+	m->ctl.xdp = m->steer;
+	m->pub.fb_hook = steer_feed;
+	m->pub.fb_arg = m;
+	return lb_steerctl_register(m->steer, m->reg);
+}
+
+/* The maps the dataplane pinned, and their rules for the table in
+ * force: a restarted lb-control may have nothing new to publish. */
+static void
+steer_attach(struct ctl_main *m)
+{
+	const struct lb_shm *shm = m->pub.shm;
+	int rc;
+
+	rc = lb_steerctl_attach(m->steer, shm->steer_pin, shm->steer_host,
+				RTE_MIN(shm->steer_nb_host,
+					LB_SHM_STEER_HOST_MAX));
+	if (rc != 0)
+		logf_("cannot open the XDP steering maps in %s: %s",
+		      shm->steer_pin, strerror(-rc));
+	else if (lb_steerctl_attached(m->steer))
+		logf_("XDP steering maps in %s", shm->steer_pin);
+	if (lb_steerctl_sync(m->steer, lb_view_conf(m->ctl.view)) != 0)
+		logf_("cannot sync the XDP steering rules");
+}
+
+static void
+steer_sync(struct ctl_main *m, const struct lb_dpconf *d)
+{
+	if (lb_steerctl_sync(m->steer, d) != 0)
+		logf_("cannot sync the XDP steering rules");
+}
+
+static void
+steer_tick(struct ctl_main *m)
+{
+	lb_steerctl_tick(m->steer, lb_steer_now_ns());
+}
+
+static void
+steer_free(struct ctl_main *m)
+{
+	lb_steerctl_free(m->steer);
+	m->steer = NULL;
+}
+#else
+static int
+steer_setup(struct ctl_main *m)
+{
+	if (m->o.acl_auto == NULL)
+		return 0;
+	logf_("--acl-auto: built without XDP steering (bpf/)");
+	return -ENOTSUP;
+}
+
+static void
+steer_attach(struct ctl_main *m)
+{
+	(void)m;
+}
+
+static void
+steer_sync(struct ctl_main *m, const struct lb_dpconf *d)
+{
+	(void)m;
+	(void)d;
+}
+
+static void
+steer_tick(struct ctl_main *m)
+{
+	(void)m;
+}
+
+static void
+steer_free(struct ctl_main *m)
+{
+	(void)m;
+}
+#endif
+
 /* ---- the desired configuration ---- */
 
 static int
@@ -465,6 +588,7 @@ publish(struct ctl_main *m, bool save, struct lb_cmd_out *out)
 	if ((uint64_t)ns > m->ctl.ctr.grace_ns_max)
 		m->ctl.ctr.grace_ns_max = (uint64_t)ns;
 	lb_view_sync(m->ctl.view);
+	steer_sync(m, d);
 	return 0;
 }
 
@@ -673,6 +797,8 @@ registry_setup(struct ctl_main *m)
 		rc = lb_govcmd_register(&m->ctl, m->reg);
 	if (rc == 0)
 		rc = lb_as_register(m->ctl.as, m->reg);
+	if (rc == 0)
+		rc = steer_setup(m);
 	return rc;
 }
 
@@ -822,6 +948,7 @@ attach(struct ctl_main *m)
 	lb_view_set_clock(m->ctl.view, dp_clock,
 			  (void *)(uintptr_t)m->pub.shm);
 	lb_view_sync(m->ctl.view);
+	steer_attach(m);
 	logf_("attached to the dataplane (pid %d, %u worker(s), table "
 	      "generation %" PRIu64 ")",
 	      m->pub.dp_pid, m->pub.shm->nb_workers,
@@ -878,6 +1005,7 @@ tick(struct ctl_main *m)
 	if (now < m->next_slow_ns)
 		return;
 	m->next_slow_ns = now + SLOW_NS;
+	steer_tick(m);
 	lb_cmd_out_init(&out);
 	if (m->dirty) {
 		if (publish(m, false, &out) == 0)
@@ -1162,6 +1290,7 @@ out:
 	lb_pub_detach(&m.pub);
 	lb_cmd_reg_free(m.reg);
 	lb_as_free(m.ctl.as);
+	steer_free(&m);
 	free(m.as_backup);
 	lb_conf_free(m.ctl.conf);
 	lb_conf_free(m.backup);

@@ -773,6 +773,8 @@ lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 		rc = be_l7_fams(&s, out);
 	if (rc == 0)
 		rc = lb_govcmd_metrics(ctl, out);
+	if (rc == 0 && ctl->xdp_metrics != NULL)
+		rc = ctl->xdp_metrics(ctl->xdp, out);
 	free(s.svc);
 	free(s.be);
 	return rc;

@@ -347,6 +347,8 @@ lb_pub_drain(struct lb_pub *p, struct lb_view *v, unsigned int budget)
 			n = rte_ring_sc_dequeue_burst_elem(
 				r, buf, sizeof(buf[0]), DRAIN_BURST, NULL);
 			lb_view_feed(v, w, buf, n);
+			if (p->fb_hook != NULL && n > 0)
+				p->fb_hook(p->fb_arg, buf, n);
 			got += n;
 		} while (n == DRAIN_BURST && got < budget);
 		total += got;

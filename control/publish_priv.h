@@ -35,6 +35,10 @@ struct lb_pub {
 	struct lb_hdr_cfg hdr_cfg;
 	void *hdr_blob;
 	size_t hdr_len;
+	/** Sees every feedback record lb_pub_drain() passes to the view
+	 * (the XDP automatic deny), or NULL. */
+	void (*fb_hook)(void *arg, const struct lb_fb *r, unsigned int n);
+	void *fb_arg;
 };
 
 /**

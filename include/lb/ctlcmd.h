@@ -55,6 +55,11 @@ struct lb_ctl {
 	/** The autoscaler (its instance repository), or NULL. */
 	struct lb_as *as;
 	struct lb_ctl_counters ctr;
+	/** The XDP steering part of `stats` and /metrics (control/steerctl.c
+	 * when built), with @c xdp as their argument; NULL when none. */
+	int (*xdp_stats)(void *xdp, json_t *d, struct lb_cmd_out *out);
+	int (*xdp_metrics)(void *xdp, struct lb_cmd_out *out);
+	void *xdp;
 	const char *state_path; /**< for `stats` */
 	/** What the last command reports, for the API; the caller takes
 	 * the reference (and sets this back to NULL). */

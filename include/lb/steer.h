@@ -195,6 +195,7 @@ struct lb_steer_acl {
 	uint8_t prefixlen;
 	enum lb_steer_acl_action action;
 	uint64_t expires_ns; /**< lb_steer_now_ns() clock; 0: never */
+	enum lb_steer_acl_origin origin;
 };
 
 /**
@@ -206,6 +207,20 @@ struct lb_steer_acl {
  */
 int lb_steer_acl_set(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen,
 		     enum lb_steer_acl_action action, uint64_t ttl_ns);
+
+/**
+ * Sets the entry @p a (its expiry absolute, 0 for ever; its origin
+ * kept), replacing one that is there. Errors as lb_steer_acl_set().
+ */
+int lb_steer_acl_put(struct lb_steer *s, const struct lb_steer_acl *a);
+
+/**
+ * The entry that decides for source @p addr (network order) at
+ * @p now_ns, as the program finds it: the longest live prefix covering
+ * it. -ENOENT when none does.
+ */
+int lb_steer_acl_match(struct lb_steer *s, uint32_t addr, uint64_t now_ns,
+		       struct lb_steer_acl *out);
 
 /** Removes an entry; -ENOENT when there is none. */
 int lb_steer_acl_del(struct lb_steer *s, uint32_t prefix, uint8_t prefixlen);

@@ -93,7 +93,17 @@ struct lb_steer_acl_val {
 	 * shorter prefixes under it from one lookup, so the program looks
 	 * again with a key of this length minus one. */
 	__u8 prefixlen;
-	__u8 pad[6];
+	/** enum lb_steer_acl_origin: who made the entry. The program does
+	 * not read it; a byte of former padding, so 0 (manual) in maps
+	 * pinned before it existed. */
+	__u8 origin;
+	__u8 pad[5];
+};
+
+/** Who made an ACL entry. */
+enum lb_steer_acl_origin {
+	LB_STEER_ACL_MANUAL = 0, /**< an operator (lbctl acl, lb-steer) */
+	LB_STEER_ACL_AUTO = 1,	 /**< lb-control, for a rejected source */
 };
 
 /**

@@ -2,24 +2,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # lb-dataplane on net_af_xdp ports that load Sluice's XDP steering program
-# themselves, on an interface the dataplane shares with the kernel: the LB
-# namespace's client-side veth also carries a kernel address (HOST_ADDR)
-# with an HTTP service of the kernel's on port 8080, and a service of the
-# dataplane on port 81 of the same address.
+# themselves, with lb-control keeping the program's maps, on an interface
+# the dataplane shares with the kernel: the LB namespace's client-side veth
+# also carries a kernel address (HOST_ADDR) with an HTTP service of the
+# kernel's on port 8080, and a service of the dataplane on port 81 of the
+# same address.
 #   - at boot the dataplane attaches the program to both ports, pins its
 #     maps in /sys/fs/bpf/sluice/FILE-PREFIX and fills the rules from its
 #     configuration: whole-address rules for the VIP, its addresses and
 #     its SNAT address, a port rule for the service on the shared address;
 #   - HTTP to the VIP and to HOST_ADDR:81 is load-balanced while the host
 #     service keeps answering, interleaved; the counters agree;
-#   - a denied source: its datagrams die in the driver (drop_deny rises,
-#     the dataplane's rx stays still), neither the VIP nor the host
-#     answers it; another client is not affected; deny-lb drops only its
-#     load-balanced traffic; allow lifts a deny of a shorter prefix; an
-#     entry with an expiry stops denying when it expires;
-#   - lb-dataplane exits 0 on SIGTERM and the PMD removes the program; a
-#     restart adopts the pinned maps: the rules are kept, not added again,
-#     and the ACL still holds.
+#   - lb-control opens the pinned maps: a service added gets its rule and
+#     is answered, a service deleted loses it; the counters are in `lbctl
+#     stats`, its --json and /metrics;
+#   - `lbctl acl deny`: the source's datagrams die in the driver
+#     (drop_deny rises, the dataplane's rx stays still), neither the VIP
+#     nor the host answers it, another client is not affected; `lb-only`
+#     drops only its load-balanced traffic; `allow` lifts a deny of a
+#     shorter prefix; `del` and expiry end a deny; bad input is refused
+#     and changes nothing;
+#   - automatic deny (lb-control --acl-auto): a client that the admission
+#     control keeps rejecting is denied (lb-only) in the driver, listed as
+#     auto, and heard again when the deny expires;
+#   - the ACL outlives a restart of lb-control and of the dataplane; a
+#     restarted dataplane adopts the pinned maps and adds no rule twice.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -192,7 +199,48 @@ check "pass counted the host's frames ($(counter pass))" \
 check "xsk_arp counted ARP for our addresses ($(counter xsk_arp))" \
 	'[ "$(counter xsk_arp)" -ge 1 ]'
 
-# ---- source ACL --------------------------------------------------------------
+# ---- lb-control keeps the maps -----------------------------------------------
+
+ctl_start --acl-auto "3/10s,ttl=8s"
+check "lb-control opened the pinned maps" \
+	'grep -q "XDP steering maps in $PIN" "$CTL_LOG"'
+steer rules | sort >"$E2E_TMP/rules"
+check "lb-control left the rules as they were" \
+	'diff <(want_rules) "$E2E_TMP/rules" >&2'
+
+VIP2=$CLI_NET.101
+ctl_do service add tcp "$VIP2:80" sched rr
+ctl_do backend add tcp "$VIP2:80" "$(be_addr 1):80"
+check "a service added gets its rule" \
+	'steer rules | grep -Eq "^$VIP2 +all\+arp +vip"'
+ip -n "$NS_CLI" neigh replace "$VIP2" lladdr "$(if_mac "$NS_LB" "$IF_P0")" \
+	dev "$IF_CLI" nud permanent
+n=0
+for i in 1 2 3; do
+	[[ $(get "http://$VIP2/" "$CLI1") =~ ^0\ 200\ be[0-9]+$ ]] && n=$((n + 1))
+done
+check "and is answered through the program ($n/3)" [ "$n" = 3 ]
+ctl_do service del tcp "$VIP2:80"
+gone=0
+for ((i = 0; i < 150; i++)); do
+	steer rules | grep -q "^$VIP2 " || { gone=1; break; }
+	sleep 0.2
+done
+check "a service deleted loses its rule once its flows ran out" \
+	[ "$gone" = 1 ]
+
+ctl stats >"$E2E_TMP/stats.txt"
+check "lbctl stats shows the program's counters" \
+	'grep -Eq "^xsk_vip +[1-9][0-9]* " "$E2E_TMP/stats.txt"'
+ctl_json "$E2E_TMP/stats.json" stats
+v=$(jq_get "$E2E_TMP/stats.json" 'd["xdp"]["counters"]["xsk_vip"]["packets"]')
+check "lbctl --json stats has them ($v xsk_vip packets)" '[ "$v" -ge 80 ]'
+m=$(ip netns exec "$NS_LB" curl -s "http://$CTL_METRICS/metrics" |
+	grep '^lb_xdp_packets_total{verdict="xsk_vip"}' | awk '{ print $2 }')
+check "/metrics has them (lb_xdp_packets_total xsk_vip $m)" \
+	'[ -n "$m" ] && [ "$m" -ge 80 ]'
+
+# ---- source ACL ----------------------------------------------------------------
 
 # The client's kernel probes its neighbours now and then; a probe lost
 # while a source was denied (its TCP getting nowhere) would leave the VIP
@@ -204,16 +252,17 @@ for a in "$VIP" "$HOST_ADDR"; do
 		nud permanent
 done
 
-# acl_flood SRC N: "rx=<dataplane rx delta> drop=<drop_deny delta>" of N
-# datagrams from SRC to the VIP.
+# acl_flood SRC N [COUNTER]: "rx=<dataplane rx delta> drop=<COUNTER
+# delta>" of N datagrams from SRC to the VIP; COUNTER is drop_deny unless
+# given.
 acl_flood() {
-	local rx0 rx1 d0 d1
+	local rx0 rx1 d0 d1 c=${3:-drop_deny}
 	rx0=$(dp_rx)
-	d0=$(counter drop_deny)
+	d0=$(counter "$c")
 	flood "$1" "$2"
 	sleep 0.5
 	rx1=$(dp_rx)
-	d1=$(counter drop_deny)
+	d1=$(counter "$c")
 	echo "rx=$((rx1 - rx0)) drop=$((d1 - d0))"
 }
 
@@ -222,9 +271,9 @@ e2e_log "no ACL entry, 100 datagrams from $CLI2: $r"
 check "without an entry the datagrams reach the dataplane ($r)" \
 	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
 
-steer acl deny "$CLI2/32"
+ctl_do acl deny "$CLI2"
 r=$(acl_flood "$CLI2" 100)
-e2e_log "deny $CLI2, 100 datagrams from it: $r"
+e2e_log "acl deny $CLI2, 100 datagrams from it: $r"
 check "denied: the datagrams die in the driver (drop_deny +$(field drop "$r"))" \
 	'[ "$(field drop "$r")" -ge 100 ]'
 check "denied: the dataplane's rx stays still (+$(field rx "$r"))" \
@@ -235,23 +284,43 @@ check "denied: neither the VIP nor the host answers $CLI2 ($r)" \
 r=$(mixed 2 "$CLI1")
 check "another client is not affected ($r)" \
 	'[ "$r" = "vip=2 shared=2 host=2" ]'
+ctl acl list >"$E2E_TMP/acl.txt"
+check "acl list shows the entry" \
+	'grep -Eq "^$CLI2/32 +deny +manual +never$" "$E2E_TMP/acl.txt"'
 
-steer acl deny-lb "$CLI2/32"
+# Refused, and nothing changed.
+for bad in "$CLI2/16" "10.11.0.300" "$CLI2 expires 90" "$CLI2 expires 9000h" \
+	"$CLI2 forever"; do
+	rc=0
+	# shellcheck disable=SC2086 # the words of $bad are separate arguments
+	out=$(ctl acl deny $bad 2>&1) || rc=$?
+	check "acl deny $bad is refused ($out)" '[ "$rc" != 0 ] && [ -n "$out" ]'
+done
+rc=0
+out=$(ctl acl del "$CLI_NET.77" 2>&1) || rc=$?
+check "acl del of a prefix without an entry is refused ($out)" \
+	'[ "$rc" != 0 ]'
+check "the refused commands changed nothing" \
+	'ctl acl list | diff "$E2E_TMP/acl.txt" - >&2'
+
+ctl_do acl deny "$CLI2/32" lb-only
 r=$(mixed 2 "$CLI2")
-check "deny-lb: the host still answers $CLI2, the dataplane does not ($r)" \
+check "lb-only: the host still answers $CLI2, the dataplane does not ($r)" \
 	'[ "$r" = "vip=0 shared=0 host=2" ]'
 
-steer acl deny "$CLI_NET.0/24"
-steer acl allow "$CLI2/32"
+ctl_do acl deny "$CLI_NET.0/24"
+ctl_do acl allow "$CLI2"
 r=$(acl_flood "$CLI2" 100)
 check "allow lifts the deny of the /24 for $CLI2 ($r)" \
 	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
 r=$(mixed 1 "$CLI1")
 check "and the /24 still denies $CLI1 ($r)" '[ "$r" = "vip=0 shared=0 host=0" ]'
-steer acl del "$CLI_NET.0/24"
-steer acl del "$CLI2/32"
+ctl_do acl del "$CLI_NET.0/24"
+ctl_do acl del "$CLI2/32"
+r=$(mixed 1 "$CLI1")
+check "acl del: $CLI1 is answered again ($r)" '[ "$r" = "vip=1 shared=1 host=1" ]'
 
-steer acl deny "$CLI2/32" ttl 3
+ctl_do acl deny "$CLI2" expires 3s
 r=$(acl_flood "$CLI2" 50)
 check "deny with an expiry: denied at first ($r)" \
 	'[ "$(field drop "$r")" -ge 50 ] && [ "$(field rx "$r")" -le 5 ]'
@@ -262,10 +331,66 @@ check "expired: the datagrams reach the dataplane again ($r)" \
 r=$(mixed 2 "$CLI2")
 check "expired: both answer $CLI2 again ($r)" \
 	'[ "$r" = "vip=2 shared=2 host=2" ]'
+sleep 1.5
+check "lb-control removed the expired entry" \
+	'! ctl acl list | grep -q "^$CLI2/"'
+
+# ---- automatic deny ------------------------------------------------------------
+
+# One new connection a second per client on VIP3; more are refused with a
+# RST, and each refusal that fills a worker's negative cache is a reject
+# record for lb-control.
+VIP3=$CLI_NET.102
+ctl_do service add tcp "$VIP3:80" sched rr admit-rate 1 admit-burst 1 \
+	admit-key client admit-reject rst
+ctl_do backend add tcp "$VIP3:80" "$(be_addr 1):80"
+ip -n "$NS_CLI" neigh replace "$VIP3" lladdr "$mac0" dev "$IF_CLI" \
+	nud permanent
+denied=0
+for ((i = 0; i < 40 && !denied; i++)); do
+	get "http://$VIP3/" "$CLI2" >/dev/null
+	ctl acl list | grep -q "^$CLI2/32 .* auto " && denied=1
+done
+e2e_log "after $i connections to $VIP3 from $CLI2:"
+ctl acl list | sed 's/^/    /' >&2
+check "a client the admission control kept rejecting is denied (auto)" \
+	'ctl acl list | grep -Eq "^$CLI2/32 +deny-lb +auto +in [0-9]+s$"'
+r=$(acl_flood "$CLI2" 50 drop_deny_lb)
+check "auto-denied: its datagrams die in the driver ($r)" \
+	'[ "$(field drop "$r")" -ge 50 ] && [ "$(field rx "$r")" -le 5 ]'
+r=$(get "http://$HOST_ADDR:$HOST_PORT/" "$CLI2")
+check "auto-denied (lb-only): the host still answers $CLI2 ($r)" \
+	[ "$r" = "0 200 host" ]
+r=$(mixed 1 "$CLI1")
+check "the other client is not denied ($r)" '[ "$r" = "vip=1 shared=1 host=1" ]'
+ctl_json "$E2E_TMP/acl.json" acl list
+v=$(jq_get "$E2E_TMP/acl.json" 'd["auto"]["denies"]')
+check "acl list --json counts the automatic deny ($v)" '[ "$v" -ge 1 ]'
+gone=0
+for ((i = 0; i < 100; i++)); do
+	ctl acl list | grep -q "^$CLI2/" || { gone=1; break; }
+	sleep 0.2
+done
+check "the automatic deny expired" [ "$gone" = 1 ]
+r=$(mixed 1 "$CLI2")
+check "and the dataplane hears $CLI2 again ($r)" \
+	'[ "$r" = "vip=1 shared=1 host=1" ]'
+ctl_do service del tcp "$VIP3:80"
+
+# ---- lb-control restart ----------------------------------------------------------
+
+ctl_do acl deny "$CLI2"
+rc=0
+ctl_stop || rc=$?
+check "lb-control exits 0 on SIGTERM (status $rc)" [ "$rc" = 0 ]
+r=$(mixed 1 "$CLI2")
+check "without lb-control the deny holds ($r)" '[ "$r" = "vip=0 shared=0 host=0" ]'
+ctl_start --acl-auto "3/10s,ttl=8s"
+check "a restarted lb-control finds the entry in the pinned map" \
+	'ctl acl list | grep -Eq "^$CLI2/32 +deny +manual +never$"'
 
 # ---- restart -----------------------------------------------------------------
 
-steer acl deny "$CLI2/32"
 rc=0
 dp_stop || rc=$?
 check "lb-dataplane exits 0 on SIGTERM (status $rc)" [ "$rc" = 0 ]

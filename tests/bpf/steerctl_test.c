@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lb-control's side of the XDP steering program (control/steerctl.c) on
+ * real maps: the acl commands, the automatic deny fed with reject
+ * records, collection, rule sync, counters. Needs root (BPF maps);
+ * reports a skip (77) otherwise.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <cmocka.h>
+
+#include "lb/admit_conf.h"
+#include "lb/steerctl.h"
+
+#define S 1000000000ull
+
+struct fx {
+	struct lb_cmd_reg *reg;
+	struct lb_steerctl *sc;
+	struct lb_steer *s; /* the same maps, to look at them */
+	json_t *data;
+	struct lb_cmd_out out;
+};
+
+static int
+setup(void **state)
+{
+	struct lb_acl_auto_conf ac = {2, 10 * S, 60 * S, 2};
+	struct lb_steer_conf conf = {.max_rules = 64, .max_acl = 64};
+	struct lb_steer *own;
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	f->reg = lb_cmd_reg_create();
+	f->sc = lb_steerctl_create(&ac, &f->data);
+	if (f->reg == NULL || f->sc == NULL ||
+	    lb_steerctl_register(f->sc, f->reg) != 0)
+		return -1;
+	lb_cmd_out_init(&f->out);
+	/* Before any maps: every acl command refuses. */
+	if (lb_cmd_exec_line(f->reg, "acl deny 10.0.0.1", &f->out) != -ENODEV ||
+	    strstr(lb_cmd_out_errmsg(&f->out), "no XDP steering maps") == NULL)
+		return -1;
+	lb_cmd_out_reset(&f->out);
+	if (lb_steer_load(&conf, &own) != 0)
+		return -1;
+	/* The module owns the handle; the test looks at the maps through
+	 * it too. */
+	f->s = own;
+	if (lb_steerctl_attach_handle(f->sc, own, NULL, 0) != 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *f = *state;
+
+	lb_steerctl_free(f->sc); /* closes f->s */
+	lb_cmd_reg_free(f->reg);
+	lb_cmd_out_free(&f->out);
+	json_decref(f->data);
+	free(f);
+	return 0;
+}
+
+static int
+run(struct fx *f, const char *line)
+{
+	lb_cmd_out_reset(&f->out);
+	return lb_cmd_exec_line(f->reg, line, &f->out);
+}
+
+/* The entry of exactly @p pfx/@p len, or -ENOENT. */
+struct find {
+	uint32_t prefix;
+	uint8_t len;
+	struct lb_steer_acl found;
+	int n, hit;
+};
+
+static int
+find_cb(const struct lb_steer_acl *a, void *arg)
+{
+	struct find *x = arg;
+
+	x->n++;
+	if (a->prefix == x->prefix && a->prefixlen == x->len) {
+		x->found = *a;
+		x->hit = 1;
+	}
+	return 0;
+}
+
+static int
+entry(struct fx *f, const char *pfx, uint8_t len, struct lb_steer_acl *a,
+      int *total)
+{
+	struct find x = {.len = len};
+
+	assert_int_equal(inet_pton(AF_INET, pfx, &x.prefix), 1);
+	assert_int_equal(lb_steer_acl_walk(f->s, find_cb, &x), 0);
+	if (total != NULL)
+		*total = x.n;
+	if (!x.hit)
+		return -ENOENT;
+	if (a != NULL)
+		*a = x.found;
+	return 0;
+}
+
+static void
+test_commands(void **state)
+{
+	struct fx *f = *state;
+	struct lb_steer_acl a;
+	uint64_t now = lb_steer_now_ns();
+	int n;
+
+	assert_int_equal(run(f, "acl deny 10.1.0.0/16 expires 90s"), 0);
+	assert_int_equal(entry(f, "10.1.0.0", 16, &a, NULL), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_DENY);
+	assert_int_equal(a.origin, LB_STEER_ACL_MANUAL);
+	assert_true(a.expires_ns > now + 89 * S && a.expires_ns < now + 91 * S);
+	assert_int_equal(run(f, "acl deny 10.2.3.4 lb-only"), 0);
+	assert_int_equal(entry(f, "10.2.3.4", 32, &a, NULL), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_DENY_LB);
+	assert_int_equal(a.expires_ns, 0);
+	assert_int_equal(run(f, "acl allow 10.1.2.0/24"), 0);
+	assert_int_equal(entry(f, "10.1.2.0", 24, &a, &n), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_ALLOW);
+	assert_int_equal(n, 3);
+
+	/* refused, nothing changed */
+	assert_int_not_equal(run(f, "acl deny 10.1.2.3/16"), 0);
+	assert_non_null(strstr(lb_cmd_out_errmsg(&f->out), "host bits"));
+	assert_int_not_equal(run(f, "acl deny 10.1.2.3 expires soon"), 0);
+	assert_int_not_equal(run(f, "acl allow"), 0);
+	assert_int_equal(run(f, "acl del 10.9.0.0/16"), -ENOENT);
+	assert_non_null(strstr(lb_cmd_out_errmsg(&f->out), "no ACL entry"));
+	assert_int_equal(entry(f, "10.1.0.0", 16, NULL, &n), 0);
+	assert_int_equal(n, 3);
+
+	/* list: text and JSON, sorted by prefix */
+	assert_int_equal(run(f, "acl list"), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       "10.1.0.0/16        deny     manual  in 9"));
+	assert_true(strstr(lb_cmd_out_text(&f->out), "10.1.0.0/16") <
+		    strstr(lb_cmd_out_text(&f->out), "10.1.2.0/24"));
+	assert_non_null(f->data);
+	assert_int_equal(json_array_size(json_object_get(f->data, "entries")),
+			 3);
+
+	assert_int_equal(run(f, "acl del 10.1.0.0/16"), 0);
+	assert_int_equal(entry(f, "10.1.0.0", 16, NULL, &n), -ENOENT);
+	assert_int_equal(n, 2);
+}
+
+static struct lb_fb
+reject(const char *client, uint16_t svc, enum lb_admit_key key)
+{
+	struct lb_fb r;
+	struct in_addr a;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(inet_pton(AF_INET, client, &a), 1);
+	r.kind = LB_FB_REJECT;
+	r.svc = svc;
+	r.u32 = ntohl(a.s_addr);
+	r.flags = (uint16_t)(2 | key << 8);
+	return r;
+}
+
+static void
+test_auto(void **state)
+{
+	struct fx *f = *state;
+	struct lb_dpconf *c = calloc(1, sizeof(*c));
+	uint64_t now = lb_steer_now_ns();
+	struct lb_steer_acl a;
+	struct lb_fb r[2];
+
+	assert_non_null(c);
+	c->nb_svc = 2;
+	c->svc[1].state = LB_SVC_ACTIVE;
+	c->svc[1].opts.admit.prefix = 24;
+
+	/* two records of a client deny it (lb-only, auto, for the ttl) */
+	r[0] = reject("192.0.2.7", 0, LB_ADMIT_KEY_CLIENT);
+	lb_steerctl_feed(f->sc, r, 1, c, now);
+	assert_int_equal(entry(f, "192.0.2.7", 32, NULL, NULL), -ENOENT);
+	lb_steerctl_feed(f->sc, r, 1, c, now + 1);
+	assert_int_equal(entry(f, "192.0.2.7", 32, &a, NULL), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_DENY_LB);
+	assert_int_equal(a.origin, LB_STEER_ACL_AUTO);
+	assert_int_equal(a.expires_ns, now + 1 + 60 * S);
+
+	/* keys that are not a source are ignored */
+	r[0] = reject("192.0.2.8", 0, LB_ADMIT_KEY_SVC);
+	r[1] = reject("192.0.2.8", 0, LB_ADMIT_KEY_PRIO);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry(f, "192.0.2.8", 32, NULL, NULL), -ENOENT);
+
+	/* a prefix key denies the service's prefix */
+	r[0] = reject("198.51.100.9", 1, LB_ADMIT_KEY_PREFIX);
+	r[1] = r[0];
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry(f, "198.51.100.0", 24, &a, NULL), 0);
+	assert_int_equal(a.origin, LB_STEER_ACL_AUTO);
+
+	/* at most two at once */
+	r[0] = reject("203.0.113.1", 0, LB_ADMIT_KEY_CLIENT_SVC);
+	r[1] = r[0];
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry(f, "203.0.113.1", 32, NULL, NULL), -ENOENT);
+
+	/* an operator's allow is never overridden */
+	assert_int_equal(run(f, "acl del 192.0.2.7"), 0);
+	assert_int_equal(run(f, "acl allow 203.0.113.0/24"), 0);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry(f, "203.0.113.1", 32, NULL, NULL), -ENOENT);
+
+	/* the list says so */
+	assert_int_equal(run(f, "acl list"), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       "198.51.100.0/24    deny-lb  auto"));
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       "automatic deny: 2 rejects within 10s"));
+
+	/* expiry: collected from the map, room again in the table */
+	lb_steerctl_tick(f->sc, now + 61 * S);
+	assert_int_equal(entry(f, "198.51.100.0", 24, NULL, NULL), -ENOENT);
+	assert_int_equal(entry(f, "203.0.113.0", 24, NULL, NULL), 0);
+	run(f, "acl list");
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_object_get(f->data, "auto"), "active")),
+		0);
+	free(c);
+}
+
+static void
+test_sync_stats(void **state)
+{
+	struct fx *f = *state;
+	struct lb_dpconf *c = calloc(1, sizeof(*c));
+	struct lb_cmd_out o;
+	json_t *d = json_object();
+
+	assert_non_null(c);
+	c->nb_svc = 1;
+	c->svc[0].state = LB_SVC_ACTIVE;
+	c->svc[0].proto = 6;
+	c->svc[0].vip = htonl(0xc0000264);
+	c->svc[0].vport = htons(80);
+	assert_int_equal(lb_steerctl_sync(f->sc, c), 0);
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_steerctl_stats(f->sc, d, &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o), "xsk_vip"));
+	assert_non_null(json_object_get(
+		json_object_get(json_object_get(d, "xdp"), "counters"),
+		"drop_deny"));
+	lb_cmd_out_reset(&o);
+	assert_int_equal(lb_steerctl_metrics(f->sc, &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_xdp_packets_total{verdict=\"pass\"} 0"));
+	assert_non_null(strstr(lb_cmd_out_text(&o), "lb_xdp_acl_auto_active"));
+	lb_cmd_out_free(&o);
+	json_decref(d);
+	free(c);
+}
+
+static int
+quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_commands, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_stats, setup,
+						teardown),
+	};
+
+	if (geteuid() != 0) {
+		printf("steerctl_test: SKIP: needs root (BPF maps)\n");
+		return 77;
+	}
+	libbpf_set_print(quiet);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
