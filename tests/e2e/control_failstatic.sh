@@ -28,6 +28,7 @@ e2e_need_tools wrk
 
 SVC="tcp $VIP:80"
 BE1=$(be_addr 1):80
+# shellcheck disable=SC2034 # used in check's quoted conditions
 BE2=$(be_addr 2):80
 DOWN=${E2E_CTL_DOWN:-3} # seconds lb-control stays dead
 REATTACH=${E2E_CTL_REATTACH_TIMEOUT:-60}

@@ -25,7 +25,6 @@ e2e_need_control
 e2e_need_tools wrk
 
 SVC="tcp $VIP:80"
-BE1=$(be_addr 1):80
 BE2=$(be_addr 2):80
 ROUNDS=${E2E_FAULT_ROUNDS:-12}
 

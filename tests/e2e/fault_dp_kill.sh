@@ -11,7 +11,6 @@
 #     again, `lbctl save` is what it was, lbctl answers, and
 #     lb_control_attaches_total counts the new attach.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
-# shellcheck disable=SC2086 # $SVC ("tcp VIP:PORT") is two words on purpose
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +19,6 @@ e2e_init fault_dp_kill
 e2e_need_control
 e2e_need_tools wrk
 
-SVC="tcp $VIP:80"
 ROUNDS=${E2E_FAULT_DP_ROUNDS:-2}
 NOTICE=${E2E_FAULT_NOTICE_TIMEOUT:-10}
 REATTACH=${E2E_CTL_REATTACH_TIMEOUT:-60}

@@ -16,6 +16,7 @@
 #     even again;
 #   - in every phase the legitimate client sees no failure at all.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2086 # $SVC ("tcp VIP:PORT") is two words on purpose
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -14,6 +14,10 @@ test namespace (ip netns exec):
   inject     --iface I --dst-mac M --src A --dst A:P --kind K --count N
                                      writes malformed Ethernet frames of kind
                                      K (see KINDS) on I through AF_PACKET
+  synflood   --iface I --dst-mac M --dst A:P [--seconds S] [--pps R]
+                                     SYNs from spoofed sources of the client's
+                                     /24, each frame a new 4-tuple (of
+                                     --tuples), for S s, at R frames/s
   ping       --target A [--count N] [--timeout T]
                                      ICMP echo requests (the namespaces have
                                      no ping program); exit 0 when each got
@@ -205,6 +209,52 @@ def inject(args):
     return 0
 
 
+def tcp_syn(src, dst, sport, dport, seq):
+    """A SYN with a valid TCP checksum."""
+    hdr = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, 0x02,
+                      65535, 0, 0)
+    pseudo = struct.pack("!4s4sBBH", socket.inet_aton(src),
+                         socket.inet_aton(dst), 0, 6, len(hdr))
+    c = csum(pseudo + hdr)
+    return hdr[:16] + struct.pack("!H", c) + hdr[18:]
+
+
+def synflood(args):
+    """SYNs from many spoofed sources of the client's /24, as fast as one
+    core sends them, for --seconds; each frame another 4-tuple."""
+    mac = bytes.fromhex(args.dst_mac.replace(":", ""))
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((args.iface, 0))
+    src_mac = s.getsockname()[4][:6]
+    dst, dport = args.dst
+    net = args.net.rsplit(".", 1)[0]
+    frames = []
+    for i in range(args.tuples):
+        src = "%s.%d" % (net, args.first + i % args.sources)
+        sport = 1024 + (i // args.sources) % 64000
+        l3 = ipv4(src, dst, 6, tcp_syn(src, dst, sport, dport, i * 7919))
+        frames.append(mac + src_mac + b"\x08\x00" + l3)
+    sent = 0
+    n = len(frames)
+    t0 = time.monotonic()
+    end = t0 + args.seconds
+    while time.monotonic() < end:
+        for _ in range(1000):
+            try:
+                s.send(frames[sent % n])
+            except OSError:
+                continue
+            sent += 1
+        # --pps: wait for the schedule of the frames sent so far.
+        ahead = sent / args.pps - (time.monotonic() - t0) if args.pps else 0
+        if ahead > 0:
+            time.sleep(ahead)
+    dt = time.monotonic() - t0
+    s.close()
+    print(json.dumps({"sent": sent, "pps": int(sent / dt), "tuples": n}))
+    return 0
+
+
 def ping(args):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     s.settimeout(args.timeout)
@@ -262,6 +312,19 @@ def main(argv=None):
                    required=True)
     p.add_argument("--count", type=int, default=5)
     p.set_defaults(fn=inject)
+
+    p = sub.add_parser("synflood")
+    p.add_argument("--iface", required=True)
+    p.add_argument("--dst-mac", required=True)
+    p.add_argument("--dst", type=hostport, required=True)
+    p.add_argument("--net", default="10.11.0.0")
+    p.add_argument("--first", type=int, default=10)
+    p.add_argument("--sources", type=int, default=240)
+    p.add_argument("--tuples", type=int, default=65536)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--pps", type=float, default=0,
+                   help="frames per second; 0: as fast as possible")
+    p.set_defaults(fn=synflood)
 
     p = sub.add_parser("ping")
     p.add_argument("--target", required=True)
