@@ -31,15 +31,13 @@ FLOWS=${E2E_FLOOD_FLOWS:-4096}
 RECOVER=${E2E_FLOOD_RECOVER_TIMEOUT:-60}
 
 topo_up 2
-be_start 1
-be_start 2
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
-cat >>"$conf" <<EOF
-service add tcp $VIP:80
-backend add tcp $VIP:80 $(be_addr 1):80
-backend add tcp $VIP:80 $(be_addr 2):80
-EOF
+echo "service add tcp $VIP:80" >>"$conf"
+for i in 1 2; do
+	be_start "$i"
+	echo "backend add tcp $VIP:80 $(be_addr "$i"):80" >>"$conf"
+done
 dp_start "$conf" --flows "$FLOWS"
 workers=$(tel /lb/stats -k workers)
 cap=$((FLOWS * workers))
