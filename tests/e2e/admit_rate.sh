@@ -33,7 +33,7 @@ conf_ports "$conf"
 cat >>"$conf" <<EOF
 service add tcp $VIP:80 admit-rate $R admit-reject rst
 backend add tcp $VIP:80 $(be_addr 1):80
-service add tcp $VIP2:80 admit-rate $RC admit-key client admit-reject rst
+service add tcp $VIP2:80 admit-rate $RC admit-burst $((RC / 2)) admit-key client admit-reject rst
 backend add tcp $VIP2:80 $(be_addr 1):80
 EOF
 LB_EAL_LCORES='0@0,1@1,2@0' LB_AFP_ARGS=',qpairs=2' dp_start_shared "$conf"
@@ -68,8 +68,11 @@ admit_gen "$(cli_addr 2)" "$VIP2:80" $((RC / 2)) 5 "$E2E_TMP/quiet"
 wait "$noisy_pid"
 e2e_log "noisy client at $((5 * RC))/s: $(cat "$E2E_TMP/noisy")"
 e2e_log "quiet client at $((RC / 2))/s: $(cat "$E2E_TMP/quiet")"
-check "client key: noisy client admitted within 5% of $((RC * 5))" \
-	within "$(jf "$E2E_TMP/noisy" ok)" $((RC * 5)) 5
+# Its bucket starts full: the rate for 5 s and one burst. The burst of
+# half a second lets the quiet client's connections through when the
+# generator, descheduled on a busy host, sends several at once.
+check "client key: noisy client admitted within 5% of $((RC * 5 + RC / 2))" \
+	within "$(jf "$E2E_TMP/noisy" ok)" $((RC * 5 + RC / 2)) 5
 check "client key: every connection of the quiet client admitted" \
 	'[ "$(jf "$E2E_TMP/quiet" ok)" = "$(jf "$E2E_TMP/quiet" attempts)" ]'
 
