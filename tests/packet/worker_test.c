@@ -144,6 +144,12 @@ static const char *const conf_slow_retry[] = {
 	NULL,
 };
 
+static const char *const conf_admit[] = {
+	"service set tcp 203.0.113.10:80 admit-rate 1 admit-burst 1 "
+	"admit-reject rst",
+	NULL,
+};
+
 static const char *const conf_syn_timeout[] = {
 	"service set tcp 203.0.113.10:80 syn-timeout 30ms",
 	NULL,
@@ -1339,6 +1345,78 @@ test_deferq_no_backend(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * Admission: a service admitting 1 new connection/s with a burst of 1.
+ * The client's first SYN is forwarded; the next one is answered with a
+ * RST and its key enters the negative cache, which the worker reports
+ * once (LB_FB_REJECT); a third SYN in the same interval gets a RST
+ * without another report. No flow is created for either.
+ */
+static void
+test_admit(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_admit);
+	uint64_t sz = lb_admit_shm_size(1024);
+	struct lb_admit_shm *sh;
+	struct pb_frame in, want;
+	const struct lb_worker *w;
+	struct lb_fb r;
+	struct conn c;
+
+	/* The worker borrows from global buckets only when it has some. */
+	sh = lb_admit_shm_init(rte_zmalloc("lbpkt_admit", sz, 64), 1024);
+	assert_non_null(sh);
+	lb_worker_free(e->dp.w[0]);
+	e->dp.admit = sh;
+	e->dp.w[0] = lb_worker_create(&e->dp, 0, rte_lcore_id());
+	assert_non_null(e->dp.w[0]);
+	w = e->dp.w[0];
+	learn_all(e);
+	announce(e, 1, 0, IP_BE(0), mac_be[0]);
+	announce(e, 1, 0, IP_BE(1), mac_be[1]);
+	poll_w(e, 0);
+
+	c = tcp_conn(43001, 0);
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	CHECK_EQ(w->st.flows_created, 1, "first SYN: flows");
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		take(e, p, 0, NULL, 0);
+
+	for (uint16_t k = 0; k < 2; k++) {
+		c = tcp_conn((uint16_t)(43002 + k), 0);
+		seg_frame(&in, &c, seg_syn(ISS), 0);
+		inject(e, 0, 0, &in);
+		poll_w(e, 0);
+		client_rst_frame(&want, IP_VIP, c.cport, ISS);
+		expect_frame(e, 0, 0, &want, "rejected SYN: RST");
+	}
+	CHECK_EQ(w->st.flows_created, 1, "flows after the rejected SYNs");
+	CHECK_EQ(w->st.rst_sent, 2, "RSTs");
+	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_PASS], 1, "passed");
+	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_REJ_EMPTY], 1,
+		 "rejected: bucket empty");
+	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_REJ_NEG], 1,
+		 "rejected: negative cache");
+	CHECK_EQ(w->st.admit_svc[SVC_TCP].n[LB_ADMIT_REJ_EMPTY], 1,
+		 "service's rejections");
+	/* One report, for the key entering the negative cache. */
+	while (rte_ring_sc_dequeue_elem(w->fb, &r, sizeof(r)) == 0 &&
+	       r.kind != LB_FB_REJECT)
+		;
+	CHECK_EQ(r.kind, LB_FB_REJECT, "feedback kind");
+	CHECK_EQ(r.u32, IP_C, "rejected client, host order");
+	CHECK_EQ(r.svc, SVC_TCP, "service slot");
+	CHECK_EQ(r.flags & 0xff, LB_ADMIT_REJ_EMPTY, "reason");
+	CHECK_EQ(r.flags >> 8, LB_ADMIT_KEY_SVC, "key class");
+	while (rte_ring_sc_dequeue_elem(w->fb, &r, sizeof(r)) == 0)
+		if (r.kind == LB_FB_REJECT)
+			fail_msg("a second LB_FB_REJECT in the interval");
+	env_close(e, 1);
+	rte_free(sh);
+}
+
 /* Every backend refuses, every time: the client gets a RST at expiry. */
 static void
 test_deferq_refused(void **state)
@@ -2314,6 +2392,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_exception, teardown),
 		cmocka_unit_test_teardown(test_table_full, teardown),
 		cmocka_unit_test_teardown(test_rx_port, teardown),
+		cmocka_unit_test_teardown(test_admit, teardown),
 		cmocka_unit_test_teardown(test_ttl, teardown),
 		cmocka_unit_test_teardown(test_teardown_parked, teardown),
 	};
