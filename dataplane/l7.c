@@ -534,6 +534,17 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	return idx;
 }
 
+/* Requests never answered leave the in-flight count. */
+static void
+inflight_drain(struct entry *e)
+{
+	while (e->inflight > 0) {
+		e->inflight--;
+		if (e->pool->inflight != NULL)
+			e->pool->inflight(e->pool->owner, e->tag, -1);
+	}
+}
+
 void
 lb_l7_close(struct lb_l7_pool *p, uint32_t idx)
 {
@@ -542,12 +553,7 @@ lb_l7_close(struct lb_l7_pool *p, uint32_t idx)
 	if (idx >= p->capacity || !p->e[idx].used)
 		return;
 	e = &p->e[idx];
-	/* Requests never answered leave the in-flight count with the flow. */
-	while (e->inflight > 0) {
-		e->inflight--;
-		if (p->inflight != NULL)
-			p->inflight(p->owner, e->tag, -1);
-	}
+	inflight_drain(e);
 	strm_put(p, e, 0);
 	strm_put(p, e, 1);
 	e->used = false;
@@ -620,8 +626,12 @@ lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 		e->armed = 0;
 		if (e->stopped)
 			return -EPROTO;
-		if (e->gate == G_REFUSED)
+		if (e->gate == G_REFUSED) {
+			/* Refused: nothing of the flow reaches the backend
+			 * any more, nothing is in flight there. */
+			inflight_drain(e);
 			return LB_L7_REJECT;
+		}
 		if (e->gate == G_PENDING)
 			return fresh || fin ? LB_L7_HOLD : LB_L7_REPEAT;
 		return was == G_PENDING ? LB_L7_RELEASE : LB_L7_PASS;
@@ -655,7 +665,10 @@ lb_l7_decide(struct lb_l7_pool *p, uint32_t idx)
 		return LB_L7_PASS;
 	e = &p->e[idx];
 	gate_ask(e, e->gate_req, NULL, true);
-	return e->gate == G_REFUSED ? LB_L7_REJECT : LB_L7_RELEASE;
+	if (e->gate != G_REFUSED)
+		return LB_L7_RELEASE;
+	inflight_drain(e);
+	return LB_L7_REJECT;
 }
 
 void

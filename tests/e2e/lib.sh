@@ -1074,3 +1074,27 @@ vip_wait() {
 	echo "no $1"
 	return 1
 }
+
+# inst_up I [LB-INSTANCE OPTIONS...]: lb-instance (INSTANCE, else this
+# build's) as backend I on port 80, named beI, its output in instI.log;
+# returns once it listens.
+inst_up() {
+	local i=$1
+	shift
+	ip netns exec "$(ns_be "$i")" \
+		"${INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}" \
+		--listen "$(be_addr "$i"):80" --name "be$i" "$@" \
+		>>"$E2E_TMP/inst$i.log" 2>&1 &
+	eval "INST_PID$i=$!"
+	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
+		die "be$i: lb-instance did not start"
+}
+
+# inst_down I: backend I's lb-instance stopped (SIGTERM: it drains).
+inst_down() {
+	local v="INST_PID$1"
+	[ -n "${!v:-}" ] || return 0
+	kill -TERM "${!v}" 2>/dev/null || true
+	wait "${!v}" 2>/dev/null || true
+	eval "INST_PID$1="
+}

@@ -1826,6 +1826,8 @@ test_refuse(void **state)
 	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[2], 1, "throttled rank 2");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[2], 0, "admitted rank 2");
 	CHECK_EQ(e->w->st.l7_held, 0, "held");
+	/* Refused, it never was in flight toward the backend. */
+	CHECK_EQ(bst(e, SVC_GOV)->inflight, 0, "in flight");
 	env_close(e, 1);
 }
 
