@@ -668,6 +668,110 @@ hdr_name_check(const char *opt, const char *n, struct lb_cmd_out *out)
 	return 0;
 }
 
+/*
+ * The HTTP-feedback options (header names, error policy, default
+ * expectation), kept together so that each step of the option life cycle
+ * calls one function.
+ */
+static void
+l7_opts_default(struct lb_conf_svc_opts *o)
+{
+	for (int h = 0; h < LB_CONF_HDR_NB; h++)
+		snprintf(o->hdr[h], sizeof(o->hdr[h]), "%s", hdr_tab[h].name);
+	snprintf(o->errors, sizeof(o->errors), "5xx");
+	lb_http_err_codes_default(&o->err_codes);
+	o->err_exclude[0] = '\0';
+	o->default_expect_ms = 0;
+}
+
+static int
+l7_opts_check(const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	char paths[LB_HTTP_ERR_PATHS][LB_HTTP_ERR_PATH_MAX + 1];
+	struct lb_http_err_codes set;
+	int rc;
+
+	for (int h = 0; h < LB_CONF_HDR_NB; h++) {
+		rc = hdr_name_check(hdr_tab[h].opt, o->hdr[h], out);
+		for (int k = 0; rc == 0 && k < h; k++)
+			if (strcasecmp(o->hdr[k], o->hdr[h]) == 0)
+				rc = lb_cmd_error(out, -EINVAL,
+						  "%s and %s are both '%s'",
+						  hdr_tab[k].opt,
+						  hdr_tab[h].opt, o->hdr[h]);
+		if (rc != 0)
+			return rc;
+	}
+	if (memchr(o->errors, '\0', sizeof(o->errors)) == NULL ||
+	    lb_http_err_codes_parse(o->errors, &set) != 0)
+		return lb_cmd_error(out, -EINVAL,
+				    "errors: expected none or a list of "
+				    "codes, ranges and classes within "
+				    "100..599, such as 5xx or 500,502-504");
+	if (memchr(o->err_exclude, '\0', sizeof(o->err_exclude)) == NULL ||
+	    lb_http_err_paths(o->err_exclude, paths) < 0)
+		return lb_cmd_error(out, -EINVAL,
+				    "error-exclude: expected none or up to %u "
+				    "comma-separated path prefixes starting "
+				    "with /, %u bytes each at most",
+				    LB_HTTP_ERR_PATHS, LB_HTTP_ERR_PATH_MAX);
+	if (o->default_expect_ms > 3600000u)
+		return lb_cmd_error(out, -ERANGE,
+				    "default-expect out of range 0..1h");
+	return 0;
+}
+
+/* The names without what follows their NUL; the set from its text
+ * (checked already). */
+static void
+l7_opts_copy(struct lb_conf_svc_opts *t, const struct lb_conf_svc_opts *src)
+{
+	for (int h = 0; h < LB_CONF_HDR_NB; h++) {
+		memset(t->hdr[h], 0, sizeof(t->hdr[h]));
+		snprintf(t->hdr[h], sizeof(t->hdr[h]), "%s", src->hdr[h]);
+	}
+	memset(t->errors, 0, sizeof(t->errors));
+	snprintf(t->errors, sizeof(t->errors), "%s", src->errors);
+	if (lb_http_err_codes_parse(t->errors, &t->err_codes) != 0)
+		lb_http_err_codes_default(&t->err_codes);
+	memset(t->err_exclude, 0, sizeof(t->err_exclude));
+	if (strcmp(src->err_exclude, "none") != 0)
+		snprintf(t->err_exclude, sizeof(t->err_exclude), "%s",
+			 src->err_exclude);
+}
+
+static bool
+l7_opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
+{
+	return memcmp(a->hdr, b->hdr, sizeof(a->hdr)) == 0 &&
+	       strcmp(a->errors, b->errors) == 0 &&
+	       strcmp(a->err_exclude, b->err_exclude) == 0 &&
+	       a->default_expect_ms == b->default_expect_ms;
+}
+
+static int
+l7_opts_save(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
+	     const struct lb_conf_svc_opts *def)
+{
+	char d[LB_CMD_DURATION_STRLEN];
+	int rc = 0;
+
+	for (int h = 0; h < LB_CONF_HDR_NB && rc == 0; h++)
+		if (strcmp(o->hdr[h], def->hdr[h]) != 0)
+			rc = lb_cmd_printf(out, " %s %s", hdr_tab[h].opt,
+					   o->hdr[h]);
+	if (rc == 0 && strcmp(o->errors, def->errors) != 0)
+		rc = lb_cmd_printf(out, " errors %s", o->errors);
+	if (rc == 0 && o->err_exclude[0] != '\0')
+		rc = lb_cmd_printf(out, " error-exclude %s", o->err_exclude);
+	if (rc == 0 && o->default_expect_ms != 0)
+		rc = lb_cmd_printf(
+			out, " default-expect %s",
+			lb_cmd_fmt_duration(o->default_expect_ms * 1000000ull,
+					    d));
+	return rc;
+}
+
 void
 lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 {
@@ -688,8 +792,7 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 	for (unsigned int i = 0; i < LB_CONF_GOV_NB; i++)
 		o->gov[i] = gov_opt[i].def;
 	lb_admit_conf_default(&o->admit);
-	for (int h = 0; h < LB_CONF_HDR_NB; h++)
-		snprintf(o->hdr[h], sizeof(o->hdr[h]), "%s", hdr_tab[h].name);
+	l7_opts_default(o);
 }
 
 static int
@@ -763,17 +866,9 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 	if (lb_admit_conf_error(&o->admit) != NULL)
 		return lb_cmd_error(out, -EINVAL, "%s",
 				    lb_admit_conf_error(&o->admit));
-	for (int h = 0; h < LB_CONF_HDR_NB; h++) {
-		rc = hdr_name_check(hdr_tab[h].opt, o->hdr[h], out);
-		for (int k = 0; rc == 0 && k < h; k++)
-			if (strcasecmp(o->hdr[k], o->hdr[h]) == 0)
-				rc = lb_cmd_error(out, -EINVAL,
-						  "%s and %s are both '%s'",
-						  hdr_tab[k].opt,
-						  hdr_tab[h].opt, o->hdr[h]);
-		if (rc != 0)
-			return rc;
-	}
+	rc = l7_opts_check(o, out);
+	if (rc != 0)
+		return rc;
 	return gov_opts_check(o, out);
 }
 
@@ -785,10 +880,7 @@ opts_copy(struct lb_conf_svc_opts *dst, const struct lb_conf_svc_opts *src)
 
 	memset(t.sched, 0, sizeof(t.sched));
 	snprintf(t.sched, sizeof(t.sched), "%s", src->sched);
-	for (int h = 0; h < LB_CONF_HDR_NB; h++) {
-		memset(t.hdr[h], 0, sizeof(t.hdr[h]));
-		snprintf(t.hdr[h], sizeof(t.hdr[h]), "%s", src->hdr[h]);
-	}
+	l7_opts_copy(&t, src);
 	*dst = t;
 }
 
@@ -805,7 +897,7 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->panic == b->panic &&
 	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0 &&
 	       lb_admit_conf_eq(&a->admit, &b->admit) &&
-	       memcmp(a->hdr, b->hdr, sizeof(a->hdr)) == 0;
+	       l7_opts_eq(a, b);
 }
 
 int
@@ -1262,10 +1354,8 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 		for (unsigned int g = 0; g < LB_CONF_GOV_NB && rc == 0; g++)
 			if (o->gov[g] != def.gov[g])
 				rc = gov_opt_print(out, g, o->gov[g]);
-		for (int h = 0; h < LB_CONF_HDR_NB && rc == 0; h++)
-			if (strcmp(o->hdr[h], def.hdr[h]) != 0)
-				rc = lb_cmd_printf(out, " %s %s",
-						   hdr_tab[h].opt, o->hdr[h]);
+		if (rc == 0)
+			rc = l7_opts_save(out, o, &def);
 		if (rc == 0)
 			rc = save_guard(out, o, &def);
 		if (rc == 0)
@@ -1527,7 +1617,10 @@ enum {
 	SO_ADMIT_CLUSTER,
 	SO_GOV,
 	SO_HDR = SO_GOV + LB_CONF_GOV_NB, /* LB_CONF_HDR_NB header names */
-	SO_NB = SO_HDR + LB_CONF_HDR_NB
+	SO_ERRORS = SO_HDR + LB_CONF_HDR_NB,
+	SO_ERR_EXCLUDE,
+	SO_DEFAULT_EXPECT,
+	SO_NB
 };
 
 #define SVC_OPTS(http_type)                                                    \
@@ -1566,10 +1659,15 @@ enum {
 		[SO_HDR + 2] = {"priority-header", LB_CMD_OPT_WORD, 0, HN},    \
 		[SO_HDR + 3] = {"expect-header", LB_CMD_OPT_WORD, 0, HN},      \
 		[SO_HDR + 4] = {"orca-header", LB_CMD_OPT_WORD, 0, HN},        \
+		[SO_ERRORS] = {"errors", LB_CMD_OPT_WORD, 0, EL},              \
+		[SO_ERR_EXCLUDE] = {"error-exclude", LB_CMD_OPT_WORD, 0, EL},  \
+		[SO_DEFAULT_EXPECT] = {"default-expect", LB_CMD_OPT_DURATION,  \
+				       0, 3600000000000ull},                   \
 	}
 #define SVC_GOV_OPT(id, kw, type, lo, hi, d)                                   \
 	[SO_GOV + LB_CONF_GOV_##id] = {kw, type, lo, hi},
 #define HN LB_CONF_HDR_NAME_MAX
+#define EL LB_HTTP_ERR_STRLEN
 
 static const struct lb_cmd_opt svc_add_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_FLAG);
 static const struct lb_cmd_opt svc_set_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_BOOL);
@@ -1630,6 +1728,15 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 		if (v[SO_HDR + h].set)
 			snprintf(o->hdr[h], sizeof(o->hdr[h]), "%s",
 				 v[SO_HDR + h].str);
+	if (v[SO_ERRORS].set)
+		snprintf(o->errors, sizeof(o->errors), "%s", v[SO_ERRORS].str);
+	if (v[SO_ERR_EXCLUDE].set)
+		snprintf(o->err_exclude, sizeof(o->err_exclude), "%s",
+			 v[SO_ERR_EXCLUDE].str);
+	/* Whole milliseconds, as X-Expect-Ms; a part of one rounds up. */
+	if (v[SO_DEFAULT_EXPECT].set)
+		o->default_expect_ms =
+			(uint32_t)((v[SO_DEFAULT_EXPECT].u + 999999) / 1000000);
 }
 
 static int
@@ -2005,7 +2112,8 @@ static const struct lb_cmd_def conf_cmds[] = {
 				 "[reject-status S] [retry-after S] "
 				 "[spl-header NAME] [spl-time-header NAME] "
 				 "[priority-header NAME] [expect-header NAME] "
-				 "[orca-header NAME]",
+				 "[orca-header NAME] [errors CODES] "
+				 "[error-exclude PATHS] [default-expect DUR]",
 		.help = "Add a virtual service",
 		.long_help =
 			"Options and their defaults:\n\n"
@@ -2083,7 +2191,17 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"`endpoint-load-metrics`. Matched without regard to "
 			"case. At most\n  16 distinct names across all "
 			"services, each always used for the same\n  kind "
-			"of value.\n\n"
+			"of value.\n"
+			"- `errors CODES`: response statuses that count as "
+			"errors for the\n  scheduler on `http` services: "
+			"`none`, or codes, ranges and classes,\n  such as "
+			"`500,502-504` or `4xx,5xx`; default `5xx`.\n"
+			"- `error-exclude PATHS`: up to 4 comma-separated "
+			"request path\n  prefixes whose responses never count "
+			"as errors (`/health,/ready`);\n  default none.\n"
+			"- `default-expect DUR`: expected response time of "
+			"requests without\n  X-Expect-Ms, 0..1h; default 0 "
+			"(none).\n\n"
 			"The VIP may be a local address, but not a SNAT "
 			"address, backend or\nroute gateway. At most 64 "
 			"services.\n\n"

@@ -659,6 +659,9 @@ svc_json(const struct svc_row *r)
 		for (int h = 0; h < LB_CONF_HDR_NB; h++)
 			bad |= jset_str(j, lb_conf_hdr_opt((enum lb_conf_hdr)h),
 					o->hdr[h]);
+		bad |= jset_str(j, "errors", o->errors);
+		bad |= jset_str(j, "error_exclude", o->err_exclude);
+		bad |= jset_u64(j, "default_expect_ms", o->default_expect_ms);
 	}
 	bad |= jset_u64(j, "backends", r->nb_conf);
 	bad |= jset_u64(j, "backends_draining", r->nb_drain);
@@ -831,6 +834,13 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 		rc = lb_cmd_printf(out, "%s%s %s%s", h ? ", " : "  ",
 				   lb_conf_hdr_opt((enum lb_conf_hdr)h),
 				   o->hdr[h], h + 1 < LB_CONF_HDR_NB ? "" : "\n");
+	if (rc == 0 && o->http)
+		rc = lb_cmd_printf(out,
+				   "  errors %s, error-exclude %s, "
+				   "default-expect %ums\n",
+				   o->errors,
+				   o->err_exclude[0] ? o->err_exclude : "none",
+				   o->default_expect_ms);
 	if (rc == 0)
 		rc = lb_cmd_printf(out,
 				   "  backends: %u configured, %u draining",

@@ -14,7 +14,18 @@ struct req_info {
 	uint16_t prio;
 	uint8_t has_expect;
 	uint8_t has_prio;
+	uint8_t excluded; /* its path has an excluded prefix */
 };
+
+/* Excluded path prefixes of one header map. */
+struct l7_excl {
+	uint8_t n;
+	uint8_t len[LB_HTTP_ERR_PATHS];
+	char s[LB_HTTP_ERR_PATHS][LB_HTTP_ERR_PATH_MAX + 1];
+};
+
+/* Where the request line's target is being compared with the prefixes. */
+enum { RL_METHOD = 0, RL_TARGET, RL_DONE };
 
 struct entry {
 	struct lb_http_follow hf;
@@ -31,6 +42,9 @@ struct entry {
 	uint32_t strm[2];
 	uint8_t lost[2];            /* that block's fields are lost */
 	uint8_t map;
+	uint8_t rl_state;           /* RL_*, for the request head */
+	uint8_t rl_pos;             /* target bytes compared */
+	uint8_t ex_cand;            /* prefixes still matching */
 	bool used;
 	bool stopped;
 	uint8_t gate_on;
@@ -71,6 +85,7 @@ struct lb_l7_pool {
 	uint32_t strm_nfree;
 	struct lb_l7_stats st;
 	struct lb_hdr_map map[LB_L7_MAPS];
+	struct l7_excl excl[LB_L7_MAPS];
 	struct entry e[];
 };
 
@@ -121,7 +136,53 @@ head_start(struct entry *e, int dir)
 	strm_put(p, e, dir);
 	e->lost[dir] = 0;
 	p->pend = NULL;
+	/* Requests of a map without exclusions skip the comparison. */
+	if (dir == 0) {
+		e->rl_state = p->excl[e->map].n > 0 ? RL_METHOD : RL_DONE;
+		e->ex_cand = 0;
+	}
 	p->pend_len = 0;
+}
+
+/* Compares the request target in @p b with the excluded prefixes, until
+ * its end or until none can match any more. */
+static void
+target_scan(struct entry *e, const struct l7_excl *x, const uint8_t *b,
+	    size_t n)
+{
+	for (size_t i = 0; i < n && e->rl_state != RL_DONE; i++) {
+		uint8_t c = b[i];
+
+		if (e->rl_state == RL_METHOD) {
+			if (c == ' ') {
+				e->rl_state = RL_TARGET;
+				e->rl_pos = 0;
+				e->ex_cand = (uint8_t)((1u << x->n) - 1);
+			}
+			continue;
+		}
+		if (c == ' ' || c == '\r' || c == '\n') {
+			e->rl_state = RL_DONE;
+			break;
+		}
+		for (unsigned int k = 0; k < x->n; k++)
+			if (e->rl_pos < x->len[k] &&
+			    (uint8_t)x->s[k][e->rl_pos] != c)
+				e->ex_cand &= (uint8_t)~(1u << k);
+		e->rl_pos++;
+		if (e->ex_cand == 0 || e->rl_pos > LB_HTTP_ERR_PATH_MAX)
+			e->rl_state = RL_DONE;
+	}
+}
+
+/* Whether the target had a whole excluded prefix. */
+static bool
+target_excluded(const struct entry *e, const struct l7_excl *x)
+{
+	for (unsigned int k = 0; k < x->n; k++)
+		if ((e->ex_cand & (1u << k)) && e->rl_pos >= x->len[k])
+			return true;
+	return false;
 }
 
 static void
@@ -129,6 +190,8 @@ head_bytes(struct entry *e, int dir, const uint8_t *b, size_t n)
 {
 	struct lb_l7_pool *p = e->pool;
 
+	if (dir == 0 && e->rl_state != RL_DONE)
+		target_scan(e, &p->excl[e->map], b, n);
 	if (e->strm[dir] == LB_L7_NONE && p->pend == NULL) {
 		p->pend = b;
 		p->pend_len = n;
@@ -227,6 +290,7 @@ req_head_end(void *ctx, const struct lb_http_follow_req *rq)
 
 	memset(ri, 0, sizeof(*ri));
 	ri->seq = rq->seq;
+	ri->excluded = target_excluded(e, &e->pool->excl[e->map]);
 	if (!head_end(e, 0, &r)) {
 		gate_ask(e, rq->seq, NULL, false);
 		return;
@@ -319,6 +383,7 @@ resp_head_end(void *ctx, const struct lb_http_follow_resp *rs)
 		o.expect_ms = ri->expect_ms;
 		o.has_prio = ri->has_prio;
 		o.prio = ri->prio;
+		o.err_excluded = ri->excluded;
 	}
 	p->st.responses++;
 	p->obs(p->owner, e->tag, &o);
@@ -500,6 +565,25 @@ lb_l7_set_map(struct lb_l7_pool *p, uint32_t map, const struct lb_hdr_map *m)
 		p->map[map] = *m;
 }
 
+void
+lb_l7_set_excl(struct lb_l7_pool *p, uint32_t map,
+	       const char paths[][LB_HTTP_ERR_PATH_MAX + 1], unsigned int n)
+{
+	struct l7_excl *x;
+
+	if (p == NULL || map >= LB_L7_MAPS)
+		return;
+	x = &p->excl[map];
+	memset(x, 0, sizeof(*x));
+	for (unsigned int k = 0; k < n && k < LB_HTTP_ERR_PATHS; k++) {
+		size_t len = strnlen(paths[k], LB_HTTP_ERR_PATH_MAX);
+
+		memcpy(x->s[k], paths[k], len);
+		x->len[k] = (uint8_t)len;
+		x->n++;
+	}
+}
+
 uint32_t
 lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	   uint32_t tag, uint32_t map)
@@ -523,6 +607,8 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e->strm[0] = e->strm[1] = LB_L7_NONE;
 	e->lost[0] = e->lost[1] = 0;
 	e->map = (uint8_t)(map < LB_L7_MAPS ? map : 0);
+	e->rl_state = RL_DONE;
+	e->ex_cand = 0;
 	e->used = true;
 	e->stopped = false;
 	e->gate_on = 0;

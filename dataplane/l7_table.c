@@ -62,11 +62,15 @@ lb_worker_l7_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	}
 	cfg = lb_hdr_db_cfg(w->hdb != NULL ? w->hdb : w->dp->hdb);
 	for (uint32_t s = 0; s < pub->nb_svc; s++) {
+		char paths[LB_HTTP_ERR_PATHS][LB_HTTP_ERR_PATH_MAX + 1];
 		struct lb_hdr_map m;
+		int n;
 
 		if (pub->svc[s].state == LB_SVC_EMPTY || !pub->svc[s].opts.http)
 			continue;
 		lb_hdr_conf_map(cfg, &pub->svc[s].opts, &m);
 		lb_l7_set_map(w->l7, s, &m);
+		n = lb_http_err_paths(pub->svc[s].opts.err_exclude, paths);
+		lb_l7_set_excl(w->l7, s, paths, n > 0 ? (unsigned int)n : 0);
 	}
 }

@@ -313,8 +313,8 @@ f64_bits(double d)
 
 /*
  * One final response: what it says goes to the control plane, and its
- * status to the scheduler (5xx is an error, as the dispatch paper counts
- * failed requests; anything else a success).
+ * status to the scheduler (by default 5xx is an error, as the dispatch
+ * paper counts failed requests; anything else a success).
  */
 static void
 on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
@@ -322,27 +322,40 @@ on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
 	struct lb_worker *w = owner;
 	uint32_t svc = tag >> 16, be = tag & 0xffff;
 	struct lb_be_stats *b = &w->bst[svc][be];
-	bool err = o->status >= 500;
+	const struct lb_conf_svc_opts *so = &w->conf->svc[svc].opts;
+	/* The service's error policy (docs/l7-feedback.md): its statuses
+	 * are errors, others successes; on excluded paths neither. */
+	bool err = lb_http_err_codes_has(&so->err_codes, o->status);
+	uint32_t expect_ms = o->expect_ms;
 	uint16_t flags = 0;
 
 	b->http_responses++;
-	if (err)
+	if (o->status >= 500)
 		b->http_5xx++;
-	if (w->sched[svc] != NULL && be < w->conf->svc[svc].nb_be) {
+	if (w->sched[svc] != NULL && be < w->conf->svc[svc].nb_be &&
+	    !o->err_excluded) {
 		w->ops[svc]->result(w->sched[svc], be, !err);
 		b->sched_errors = w->ops[svc]->errors(w->sched[svc], be);
 	}
 	if (o->timed)
 		flags |= LB_FB_F_TIMED;
-	if (o->has_expect) {
+	if (!o->has_expect && so->default_expect_ms != 0) {
+		expect_ms = so->default_expect_ms;
+		flags |= LB_FB_F_EXPECT_DEF;
+	}
+	if (o->has_expect || (flags & LB_FB_F_EXPECT_DEF)) {
 		flags |= LB_FB_F_EXPECT;
-		if (o->timed && o->latency_ns <= o->expect_ms * 1000000ull)
+		if (o->timed && o->latency_ns <= expect_ms * 1000000ull)
 			flags |= LB_FB_F_QOS_MET;
 	}
 	if (o->has_prio)
 		flags |= LB_FB_F_PRIO |
 			 (uint16_t)(RTE_MIN(o->prio, 255u) << LB_FB_PRIO_SHIFT);
-	fb_put_full(w, LB_FB_HTTP, svc, be, flags, o->status, o->expect_ms,
+	else
+		flags |= LB_FB_F_PRIO_DEF |
+			 (uint16_t)(RTE_MIN(so->gov[LB_CONF_GOV_PRIO], 255u)
+				    << LB_FB_PRIO_SHIFT);
+	fb_put_full(w, LB_FB_HTTP, svc, be, flags, o->status, expect_ms,
 		    o->latency_ns);
 	if (o->has_spl) {
 		uint32_t age = 0;

@@ -45,6 +45,7 @@
 
 #include "lb/admit_conf.h"
 #include "lb/cmd.h"
+#include "lb/http_err.h"
 
 /** Most virtual services. */
 #define LB_CONF_MAX_SVCS 64u
@@ -220,6 +221,15 @@ struct lb_conf_svc_opts {
 	struct lb_admit_conf admit; /**< admission control, rate 0 = off */
 	/** Names of the feedback headers (RFC 9110 tokens, caseless). */
 	char hdr[LB_CONF_HDR_NB][LB_CONF_HDR_NAME_MAX + 1];
+	/** Statuses that count as errors for the scheduler, as given
+	 * (`errors`, lb/http_err.h), and as a set. */
+	char errors[LB_HTTP_ERR_STRLEN + 1];
+	struct lb_http_err_codes err_codes;
+	/** Request path prefixes whose responses never count as errors
+	 * (`error-exclude`), comma-separated; empty for none. */
+	char err_exclude[LB_HTTP_ERR_STRLEN + 1];
+	/** Expected response time of a request without one, ms; 0: none. */
+	uint32_t default_expect_ms;
 };
 
 /** Default name of feedback header @p h ("X-SPL", ...), NULL if none. */

@@ -38,6 +38,12 @@ enum lb_fb_kind {
 #define LB_FB_F_QOS_MET 0x04  /**< HTTP: answered within the expectation */
 #define LB_FB_F_PRIO 0x08     /**< HTTP: the request gave X-Priority */
 #define LB_FB_F_SPL_TIME 0x10 /**< SPL: X-SPL-Time was given */
+/** HTTP: no X-Expect-Ms; the expectation (LB_FB_F_EXPECT, u32b) is the
+ * service's `default-expect`. */
+#define LB_FB_F_EXPECT_DEF 0x20
+/** HTTP: no X-Priority; the rank in flags >> 8 is the service's
+ * `default-priority` (LB_FB_F_PRIO stays for a rank the request gave). */
+#define LB_FB_F_PRIO_DEF 0x40
 #define LB_FB_PRIO_SHIFT 8    /**< HTTP: priority rank in flags >> 8 */
 
 struct lb_fb {

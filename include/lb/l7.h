@@ -36,6 +36,7 @@
 
 #include "lb/hdr_conf.h"
 #include "lb/hdr_scan.h"
+#include "lb/http_err.h"
 #include "lb/http_follow.h"
 
 #define LB_L7_NONE UINT32_MAX
@@ -51,6 +52,9 @@ struct lb_l7_obs {
 	bool has_expect;     /**< X-Expect-Ms accepted (on the request) */
 	bool has_prio;       /**< X-Priority accepted (on the request) */
 	bool has_orca;       /**< endpoint-load-metrics accepted */
+	/** The request's path starts with a prefix of lb_l7_set_excl(): the
+	 * response never counts as an error. */
+	bool err_excluded;
 	uint64_t latency_ns; /**< request's last byte to response's first */
 	double spl;
 	uint64_t spl_time_ms; /**< epoch milliseconds */
@@ -115,6 +119,15 @@ int lb_l7_set_db(struct lb_l7_pool *p, const struct lb_hdr_db *db,
  * read from their next header block on. */
 void lb_l7_set_map(struct lb_l7_pool *p, uint32_t map,
 		   const struct lb_hdr_map *m);
+
+/**
+ * Request path prefixes of map @p map (@p n of them, at most
+ * LB_HTTP_ERR_PATHS; 0 for none) whose responses are reported with
+ * err_excluded. The request target is compared byte for byte (origin
+ * form, as the request line gives it) from the next request on.
+ */
+void lb_l7_set_excl(struct lb_l7_pool *p, uint32_t map,
+		    const char paths[][LB_HTTP_ERR_PATH_MAX + 1], unsigned int n);
 
 /**
  * Starts following a flow whose next client byte has TCP sequence number

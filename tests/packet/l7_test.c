@@ -2118,6 +2118,98 @@ test_renamed_header(void **state)
 	env_close(e, 1);
 }
 
+/* The one HTTP record in the ring, whatever it says. */
+static struct lb_fb
+http_record(struct env *e, const char *what)
+{
+	struct lb_fb r[4];
+	unsigned int n = fb_take(e, r, NELEM(r));
+
+	if (n != 1 || r[0].kind != LB_FB_HTTP)
+		fail_msg("%s: %u L7 records, want one HTTP record", what, n);
+	return r[0];
+}
+
+/*
+ * A service's error policy and defaults, changed on a live service:
+ * `errors 500,502-504` makes a 501 a success and a 503 an error; a 500 on
+ * an excluded path (`error-exclude /health`) is neither, so it does not
+ * reset the count either; `errors none` counts nothing. A request without
+ * X-Expect-Ms gets the service's `default-expect` and one without
+ * X-Priority its `default-priority`, both marked as defaults in the
+ * record.
+ */
+static void
+test_error_policy(void **state)
+{
+	static const char r500[] = "HTTP/1.1 500 E\r\nContent-Length: 0\r\n\r\n";
+	static const char r501[] = "HTTP/1.1 501 E\r\nContent-Length: 0\r\n\r\n";
+	static const char r503[] = "HTTP/1.1 503 E\r\nContent-Length: 0\r\n\r\n";
+	static const char r200[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	static const char health[] = "GET /health/deep HTTP/1.1\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	struct conn c;
+	struct lb_fb r;
+
+	conn_init(&c, SVC_HTTP, 40200, 5000, 9000);
+	conn_open(e, &c);
+	/* the defaults: a request without priority gets rank 1 */
+	exchange(e, &c, get_req, r500, "default policy");
+	r = http_record(e, "default policy");
+	CHECK_EQ(r.flags & (LB_FB_F_PRIO | LB_FB_F_PRIO_DEF), LB_FB_F_PRIO_DEF,
+		 "default rank flags");
+	CHECK_EQ(r.flags >> LB_FB_PRIO_SHIFT, 1, "default rank");
+	CHECK_EQ(r.flags & (LB_FB_F_EXPECT | LB_FB_F_EXPECT_DEF), 0,
+		 "no expectation");
+	CHECK_EQ(sched_errors(e), 1, "a 500 is an error by default");
+	exchange(e, &c, health, r500, "default policy, health");
+	(void)http_record(e, "default policy, health");
+	CHECK_EQ(sched_errors(e), 2, "and on any path");
+
+	publish(e,
+		"service set tcp 203.0.113.10:80 errors 500,502-504 "
+		"error-exclude /health,/ready default-expect 5s "
+		"default-priority 7",
+		0);
+	exchange(e, &c, get_req, r501, "501");
+	r = http_record(e, "501");
+	CHECK_EQ(r.flags >> LB_FB_PRIO_SHIFT, 7, "default rank after set");
+	CHECK_EQ(r.flags & (LB_FB_F_EXPECT | LB_FB_F_EXPECT_DEF |
+			    LB_FB_F_QOS_MET),
+		 LB_FB_F_EXPECT | LB_FB_F_EXPECT_DEF | LB_FB_F_QOS_MET,
+		 "default expectation met");
+	CHECK_EQ(r.u32b, 5000, "default expectation");
+	CHECK_EQ(sched_errors(e), 0, "a 501 is a success: count reset");
+	exchange(e, &c, get_req, r503, "503");
+	(void)http_record(e, "503");
+	CHECK_EQ(sched_errors(e), 1, "a 503 is an error");
+	exchange(e, &c, health, r500, "health 500");
+	(void)http_record(e, "health 500");
+	CHECK_EQ(sched_errors(e), 1, "an excluded 500 counts for nothing");
+	exchange(e, &c, health, r200, "health 200");
+	(void)http_record(e, "health 200");
+	CHECK_EQ(sched_errors(e), 1, "nor does an excluded 200");
+	exchange(e, &c,
+		 "GET /x HTTP/1.1\r\nX-Expect-Ms: 9\r\nX-Priority: 2\r\n\r\n",
+		 r500, "own expectation");
+	r = http_record(e, "own expectation");
+	CHECK_EQ(r.flags & (LB_FB_F_PRIO | LB_FB_F_PRIO_DEF), LB_FB_F_PRIO,
+		 "a rank of its own");
+	CHECK_EQ(r.flags >> LB_FB_PRIO_SHIFT, 2, "its rank");
+	CHECK_EQ(r.flags & (LB_FB_F_EXPECT | LB_FB_F_EXPECT_DEF),
+		 LB_FB_F_EXPECT, "an expectation of its own");
+	CHECK_EQ(r.u32b, 9, "its expectation");
+	CHECK_EQ(sched_errors(e), 2, "a 500 elsewhere is an error");
+
+	publish(e, "service set tcp 203.0.113.10:80 errors none", 0);
+	exchange(e, &c, get_req, r503, "errors none");
+	(void)http_record(e, "errors none");
+	CHECK_EQ(sched_errors(e), 0, "errors none: a 503 is a success");
+	expect_be(e, SVC_HTTP, 8, 7, 0, "responses and 5xx");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void
@@ -2163,6 +2255,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_hold_bound, teardown),
 		cmocka_unit_test_teardown(test_rate, teardown),
 		cmocka_unit_test_teardown(test_renamed_header, teardown),
+		cmocka_unit_test_teardown(test_error_policy, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");

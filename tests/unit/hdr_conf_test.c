@@ -200,6 +200,54 @@ test_options(void **state)
 	assert_null(strstr(lb_cmd_out_text(&f->o), "priority-header"));
 }
 
+/* The error policy and default expectation: saved when not the default,
+ * the set derived from the text, refused without a trace when bad. */
+static void
+test_error_options(void **state)
+{
+	static const char *const bad[] = {
+		"errors 600", "errors 5XX", "errors 500,", "errors",
+		"error-exclude health", "error-exclude /a,/b,/c,/d,/e",
+		"error-exclude /a?b", "default-expect 2h", "default-expect x",
+	};
+	struct fx *f = *state;
+	char line[160];
+	uint64_t gen;
+
+	must(f, "service add tcp 10.0.0.1:80 http");
+	assert_string_equal(opts(f, 0)->errors, "5xx");
+	assert_true(lb_http_err_codes_has(&opts(f, 0)->err_codes, 503));
+	assert_false(lb_http_err_codes_has(&opts(f, 0)->err_codes, 404));
+	gen = lb_conf_generation(f->c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "service set tcp 10.0.0.1:80 %s",
+			 bad[i]);
+		if (run(f, line) == 0)
+			fail_msg("'%s' accepted", line);
+	}
+	assert_int_equal(lb_conf_generation(f->c), gen);
+	must(f, "save");
+	assert_null(strstr(lb_cmd_out_text(&f->o), "error"));
+	assert_null(strstr(lb_cmd_out_text(&f->o), "default-expect"));
+	must(f, "service set tcp 10.0.0.1:80 errors 4xx,500,502-504 "
+		"error-exclude /health,/ready default-expect 1500us");
+	assert_true(lb_http_err_codes_has(&opts(f, 0)->err_codes, 404));
+	assert_true(lb_http_err_codes_has(&opts(f, 0)->err_codes, 503));
+	assert_false(lb_http_err_codes_has(&opts(f, 0)->err_codes, 501));
+	/* whole milliseconds, rounded up */
+	assert_int_equal(opts(f, 0)->default_expect_ms, 2);
+	must(f, "save");
+	assert_non_null(strstr(lb_cmd_out_text(&f->o),
+			       " errors 4xx,500,502-504 error-exclude "
+			       "/health,/ready default-expect 2ms\n"));
+	must(f, "service set tcp 10.0.0.1:80 errors none error-exclude none "
+		"default-expect 0s");
+	assert_false(lb_http_err_codes_has(&opts(f, 0)->err_codes, 503));
+	must(f, "save");
+	assert_non_null(strstr(lb_cmd_out_text(&f->o), " errors none\n"));
+	assert_null(strstr(lb_cmd_out_text(&f->o), "error-exclude"));
+}
+
 /* Compile, serialise, deserialise: the copy scans like the original and
  * the blob's identity follows its content. */
 static void
@@ -271,6 +319,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_options, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_blob_round_trip, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_error_options, fx_setup,
 						fx_teardown),
 	};
 

@@ -409,6 +409,63 @@ test_set_db_and_maps(void **state)
 	lb_hdr_db_free(db2);
 }
 
+/* Requests on excluded path prefixes are marked in their observation, at
+ * every split of the request line; other paths, other maps are not. */
+static void
+test_error_exclusion(void **state)
+{
+	static const char paths[][LB_HTTP_ERR_PATH_MAX + 1] = {"/health",
+							       "/a/b"};
+	static const struct {
+		const char *req;
+		bool excluded;
+	} cases[] = {
+		{"GET /health HTTP/1.1\r\nHost: x\r\n\r\n", true},
+		{"GET /healthz HTTP/1.1\r\n\r\n", true},
+		{"GET /health?full=1 HTTP/1.1\r\n\r\n", true},
+		{"GET /he HTTP/1.1\r\n\r\n", false},
+		{"GET /a/b/c HTTP/1.1\r\n\r\n", true},
+		{"OPTIONS /a/c HTTP/1.1\r\n\r\n", false},
+		{"GET / HTTP/1.1\r\nX-Path: /health\r\n\r\n", false},
+		{"GET /x/health HTTP/1.1\r\n\r\n", false},
+	};
+	static const char resp[] = "HTTP/1.1 500 No\r\nContent-Length: 0\r\n"
+				   "\r\n";
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(2, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	uint32_t a, b, as = 0, ab = 0, bs = 0, bb = 0;
+
+	(void)state;
+	assert_non_null(p);
+	lb_l7_set_excl(p, 3, paths, 2);
+	a = lb_l7_open(p, 0, 0, 1, 3);
+	b = lb_l7_open(p, 0, 0, 2, 4);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t len = (uint32_t)strlen(cases[i].req);
+
+		for (uint32_t cut = 1; cut < len; cut++) {
+			s.n = 0;
+			as = feed_cut(p, a, 0, as, cases[i].req, cut);
+			ab = feed(p, a, 1, ab, resp, 100, 0);
+			bs = feed_cut(p, b, 0, bs, cases[i].req, cut);
+			bb = feed(p, b, 1, bb, resp, 100, 0);
+			assert_int_equal(s.n, 2);
+			if (s.obs[0].err_excluded != cases[i].excluded)
+				fail_msg("'%s' cut at %u: excluded %d", cases[i].req,
+					 cut, s.obs[0].err_excluded);
+			assert_false(s.obs[1].err_excluded);
+		}
+	}
+	/* the exclusions go with the next request */
+	lb_l7_set_excl(p, 3, paths, 0);
+	s.n = 0;
+	as = feed(p, a, 0, as, cases[0].req, 100, 0);
+	ab = feed(p, a, 1, ab, resp, 100, 0);
+	assert_true(s.n == 1 && !s.obs[0].err_excluded);
+	lb_l7_pool_free(p);
+}
+
 int
 main(void)
 {
@@ -420,6 +477,7 @@ main(void)
 		cmocka_unit_test(test_orca_needs_cpu),
 		cmocka_unit_test(test_stream_set),
 		cmocka_unit_test(test_set_db_and_maps),
+		cmocka_unit_test(test_error_exclusion),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

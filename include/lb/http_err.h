@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_HTTP_ERR_H
+#define LB_HTTP_ERR_H
+
+/**
+ * @file
+ * Which HTTP responses of a service count as errors for its scheduler:
+ * a set of status codes (`errors 5xx`, `errors 500,502-504`, `errors
+ * none`) and request path prefixes whose responses never count (`error-
+ * exclude /health,/ready`), such as a health URL known to fail. Parsed
+ * and printed for the configuration (control/conf.c), read by the workers
+ * when a response is followed.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Lowest and highest status code a set holds (RFC 9110 15). */
+#define LB_HTTP_ERR_MIN 100u
+#define LB_HTTP_ERR_MAX 599u
+/** Longest text of a set or of a prefix list, in bytes. */
+#define LB_HTTP_ERR_STRLEN 127u
+/** Most excluded prefixes per service, and the longest one. */
+#define LB_HTTP_ERR_PATHS 4u
+#define LB_HTTP_ERR_PATH_MAX 63u
+
+/** A set of status codes: bit (code - 100) of w. */
+struct lb_http_err_codes {
+	uint64_t w[8];
+};
+
+/** The default set: 500..599 (5xx, as the dispatch paper counts failed
+ * requests). */
+void lb_http_err_codes_default(struct lb_http_err_codes *s);
+
+/**
+ * Reads "none", or a comma-separated list of codes ("502"), ranges
+ * ("502-504") and classes ("5xx") within 100..599, into @p s.
+ * @return 0 or -EINVAL (@p s unspecified).
+ */
+int lb_http_err_codes_parse(const char *text, struct lb_http_err_codes *s);
+
+static inline bool
+lb_http_err_codes_has(const struct lb_http_err_codes *s, unsigned int code)
+{
+	unsigned int b = code - LB_HTTP_ERR_MIN;
+
+	return code >= LB_HTTP_ERR_MIN && code <= LB_HTTP_ERR_MAX &&
+	       (s->w[b / 64] >> (b % 64)) & 1;
+}
+
+/**
+ * Splits a comma-separated list of path prefixes ("/health,/ready"; the
+ * empty text or "none" for no prefix) into @p out. Each prefix starts
+ * with '/', holds no blank, comma, '?' or '#', and is at most
+ * LB_HTTP_ERR_PATH_MAX bytes; at most LB_HTTP_ERR_PATHS of them.
+ * @return how many, or -EINVAL.
+ */
+int lb_http_err_paths(const char *text,
+		      char out[LB_HTTP_ERR_PATHS][LB_HTTP_ERR_PATH_MAX + 1]);
+
+#endif /* LB_HTTP_ERR_H */
