@@ -416,6 +416,7 @@ lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 	      const struct lb_as_conf *c, struct lb_cmd_out *out)
 {
 	char s[LB_CMD_ADDR_STRLEN + 8], a[LB_CMD_ADDR_STRLEN];
+	const struct lb_conf_svc *sv;
 	struct cfg *x;
 	int rc;
 
@@ -423,8 +424,16 @@ lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 		return lb_cmd_error(out, -EINVAL, "no autoscaler");
 	snprintf(s, sizeof(s), "%s %s", lb_cmd_proto_name(k->proto),
 		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
-	if (as->conf != NULL && lb_conf_svc_find(as->conf, k) == NULL)
+	sv = as->conf != NULL ? lb_conf_svc_find(as->conf, k) : NULL;
+	if (as->conf != NULL && sv == NULL)
 		return lb_cmd_error(out, -ENOENT, "no service %s", s);
+	/* Both policies read what the workers learn from HTTP responses:
+	 * X-SPL, and requests awaiting their response. */
+	if (sv != NULL && !sv->opts.http)
+		return lb_cmd_error(out, -EINVAL,
+				    "service %s does not follow HTTP; the %s "
+				    "policy needs it (service set %s http on)",
+				    s, lb_as_policy_name(c->policy), s);
 	rc = conf_check(as, c, out);
 	if (rc != 0)
 		return rc;

@@ -159,12 +159,17 @@ p_create(const struct lb_as_conf *c, const char *svc, char *err, size_t len)
 
 static const char netns_script[] =
 	"set -e\n"
+	/* A namespace of this name is one a killed lb-control left. */
+	"ip netns del \"$0\" 2>/dev/null || true\n"
 	"ip netns add \"$0\"\n"
 	"ip -n \"$0\" link set lo up\n"
 	"ip netns exec \"$0\" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
 	"net.ipv6.conf.default.disable_ipv6=1 || true\n"
-	"ip link add eth0 netns \"$0\" type veth peer name \"$1\" netns "
-	"\"$2\"\n"
+	/* The MAC follows from the address ($6), so that an address given
+	 * to a new instance keeps the MAC the dataplane's ARP cache holds
+	 * for it. */
+	"ip link add eth0 address \"$6\" netns \"$0\" type veth peer name "
+	"\"$1\" netns \"$2\"\n"
 	/* Frames the dataplane reads through AF_PACKET must carry whole
 	 * checksums: no offloads on either end. */
 	"ip netns exec \"$0\" ethtool -K eth0 rx off tx off tso off gso off "
@@ -210,8 +215,14 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 	snprintf(e_id, sizeof(e_id), "LB_INST_ID=%s", id);
 	snprintf(e_svc, sizeof(e_svc), "LB_SVC=%s", d->svc);
 	if (d->netns) {
+		char mac[24];
 		char *argv[] = {p->ns, p->veth, d->swns, d->bridge,
-				cidr,  d->cmd,	NULL};
+				cidr,  d->cmd,	mac,	 NULL};
+
+		/* Locally administered, unicast: 02:5c and the address. */
+		snprintf(mac, sizeof(mac), "02:5c:%02x:%02x:%02x:%02x",
+			 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff,
+			 ip & 0xff);
 
 		/* Names that tell whose they are: the switch namespace's
 		 * name (a test's tag) and this process. */

@@ -12,6 +12,9 @@
 #   - the load stops, a light client goes on: the instances are drained
 #     and stopped until the minimum is left, within the stabilization
 #     window plus margins, and the light client sees no failed request;
+#   - lb-control killed and started again: the settings come back from
+#     the state file (orchestrated backends are not in it) and the
+#     minimum is started again, in place of what the killed one left;
 #   - lb-control stops: no instance namespace is left behind.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
@@ -153,6 +156,24 @@ check "/metrics counts the scaling" \
 	 "$E2E_TMP/metrics.txt" &&
 	 grep -q "^lb_scale_instance_info{.*origin=\"orch\",state=\"active\"} 1" \
 	 "$E2E_TMP/metrics.txt"'
+
+# ---- a killed lb-control: its settings survive, its instances do not ----
+ctl save >"$E2E_TMP/save.txt"
+check "save has the autoscaler's settings and no orchestrated backend" \
+	'grep -q "^scale set $SVC .*command" "$E2E_TMP/save.txt" &&
+	 ! grep -q "^backend add" "$E2E_TMP/save.txt"'
+cat "$E2E_TMP/save.txt" | sed "s/^/    save: /"
+ctl_stop KILL || true
+ctl_start
+for ((i = 0; i < 200; i++)); do
+	[ "$(count active)" = 1 ] && break
+	sleep 0.1
+done
+check "after lb-control was killed and started again, the minimum runs" \
+	'[ "$(count active)" = 1 ]'
+http_seq "http://$VIP/" 5 "$E2E_TMP/again.out"
+check "and answers ($(http_tally "$E2E_TMP/again.out"))" \
+	'[ "$(field ok "$(http_tally "$E2E_TMP/again.out")")" = 5 ]'
 
 # ---- stop: nothing left behind ----
 ctl_stop TERM

@@ -52,6 +52,7 @@ setup(void **state)
 	lb_as_set_data_slot(f->as, &f->data);
 	lb_cmd_out_init(&f->out);
 	assert_int_equal(run(f, "service add " SVC " http"), 0);
+	assert_int_equal(run(f, "service add tcp 10.0.0.100:81"), 0);
 	*state = f;
 	return 0;
 }
@@ -136,6 +137,7 @@ test_bad_input(void **state)
 	struct fx *f = *state;
 	static const char *const bad[] = {
 		"scale set tcp 10.0.0.1:80 min 1",	 /* no such service */
+		"scale set tcp 10.0.0.100:81 min 1",	 /* not http */
 		"scale set " SVC " min 3 max 2",	 /* min > max */
 		"scale set " SVC " policy magic",	 /* unknown policy */
 		"scale set " SVC " lower 0.9 upper 0.5", /* lower > upper */
