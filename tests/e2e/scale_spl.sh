@@ -110,7 +110,8 @@ served=$(jq_get "$E2E_TMP/be.json" "len([b for b in d['backends'] \
 	if b['origin'] == 'orch' and b['flows_total'] > 0])")
 check "new instances took traffic ($served instances served flows)" \
 	'[ "$served" -ge 2 ]'
-check "wrk saw no failed request" \
+check "wrk saw no failed request$(grep -E "Socket errors|Non-2xx" \
+	"$E2E_TMP/wrk.out" | tr -s ' ' | sed 's/^/ -/')" \
 	'! grep -qE "Socket errors|Non-2xx" "$E2E_TMP/wrk.out" &&
 	 grep -q "requests in" "$E2E_TMP/wrk.out"'
 ctl scale history $SVC 256 >"$E2E_TMP/hist.txt"
