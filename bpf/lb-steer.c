@@ -219,11 +219,12 @@ print_acl(const struct lb_steer_acl *e, void *arg)
 	printf("%s/%u %s ", a, e->prefixlen,
 	       e->action <= 3 ? names[e->action] : "?");
 	if (e->expires_ns == 0)
-		printf("forever\n");
+		printf("forever");
 	else if (e->expires_ns <= now)
-		printf("expired\n");
+		printf("expired");
 	else
-		printf("ttl %.3f\n", (double)(e->expires_ns - now) / 1e9);
+		printf("ttl %.3f", (double)(e->expires_ns - now) / 1e9);
+	printf("%s\n", e->origin == LB_STEER_ACL_AUTO ? " auto" : "");
 	return 0;
 }
 

@@ -326,6 +326,8 @@ check "deny with an expiry: denied at first ($r)" \
 	'[ "$(field drop "$r")" -ge 50 ] && [ "$(field rx "$r")" -le 5 ]'
 sleep 3.5
 r=$(acl_flood "$CLI2" 50)
+e2e_log "expired, 50 datagrams from $CLI2: $r; counters now:" \
+	"$(steer stats | awk '{ printf "%s=%s ", $1, $2 }')"
 check "expired: the datagrams reach the dataplane again ($r)" \
 	'[ "$(field rx "$r")" -ge 50 ] && [ "$(field drop "$r")" = 0 ]'
 r=$(mixed 2 "$CLI2")
