@@ -466,6 +466,116 @@ test_error_exclusion(void **state)
 	lb_l7_pool_free(p);
 }
 
+/* ---- admission gate -------------------------------------------------- */
+
+/* What the admission callback heard, and what it answers. */
+static struct {
+	unsigned int calls;
+	struct lb_l7_req last;
+	bool refuse;
+} gate;
+
+static bool
+on_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
+{
+	(void)owner;
+	assert_int_equal(tag, 7);
+	gate.calls++;
+	gate.last = *rq;
+	return gate.refuse;
+}
+
+static int
+seg(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq, const char *s,
+    uint32_t len)
+{
+	return lb_l7_segment(p, idx, dir, seq, (const uint8_t *)s, len, false,
+			     0);
+}
+
+/* The gate's verdicts: pass in one segment, hold then release, a repeat
+ * while holding, a pipelined request that cannot be refused, a refusal
+ * and its sequence numbers, a decision forced before the head ends. */
+static void
+test_gate(void **state)
+{
+	struct sink s = { 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(2, db, scratch, NULL, on_obs,
+						 on_inflight, &s);
+	uint32_t l1 = (uint32_t)strlen(req1), l2 = (uint32_t)strlen(req2);
+	uint32_t lr = (uint32_t)strlen(resp2), idx, c = 1000, b = 5000;
+	uint32_t cn, bn, rs;
+
+	(void)state;
+	assert_non_null(p);
+	memset(&gate, 0, sizeof(gate));
+	lb_l7_set_admit(p, on_admit);
+	idx = lb_l7_open(p, c, b, 7, 0);
+	/* Gate off: nothing asked. */
+	assert_int_equal(seg(p, idx, 0, c, req2, l2), LB_L7_PASS);
+	c += l2;
+	assert_int_equal(seg(p, idx, 1, b, resp2, lr), 0);
+	b += lr;
+	assert_int_equal(gate.calls, 0);
+	lb_l7_gate(p, idx, true);
+	/* A whole head in one segment: decided, passed. */
+	assert_int_equal(seg(p, idx, 0, c, req1, l1), LB_L7_PASS);
+	assert_int_equal(gate.calls, 1);
+	assert_true(gate.last.has_prio && gate.last.prio == 2);
+	assert_true(gate.last.can_refuse && !gate.last.partial);
+	/* Pipelined behind it: heard, but cannot be refused. */
+	gate.refuse = true;
+	assert_int_equal(seg(p, idx, 0, c + l1, req2, l2), LB_L7_PASS);
+	assert_int_equal(gate.calls, 2);
+	assert_false(gate.last.can_refuse);
+	c += l1 + l2;
+	assert_int_equal(seg(p, idx, 1, b, resp2, lr), 0);
+	assert_int_equal(seg(p, idx, 1, b + lr, resp2, lr), 0);
+	b += 2 * lr;
+	/* Cut in two: held, a repeat dropped, then released. */
+	gate.refuse = false;
+	assert_int_equal(seg(p, idx, 0, c, req1, 10), LB_L7_HOLD);
+	assert_int_equal(seg(p, idx, 0, c, req1, 10), LB_L7_REPEAT);
+	assert_int_equal(gate.calls, 2);
+	assert_int_equal(seg(p, idx, 0, c + 10, req1 + 10, l1 - 10),
+			 LB_L7_RELEASE);
+	assert_int_equal(gate.calls, 3);
+	c += l1;
+	assert_int_equal(seg(p, idx, 1, b, resp2, lr), 0);
+	b += lr;
+	/* Forced before the head ends: no header known; the rest passes. */
+	assert_int_equal(seg(p, idx, 0, c, req1, 10), LB_L7_HOLD);
+	assert_int_equal(lb_l7_decide(p, idx), LB_L7_RELEASE);
+	assert_int_equal(gate.calls, 4);
+	assert_true(gate.last.partial && !gate.last.has_prio);
+	assert_int_equal(seg(p, idx, 0, c + 10, req1 + 10, l1 - 10),
+			 LB_L7_PASS);
+	assert_int_equal(gate.calls, 4);
+	assert_int_equal(lb_l7_decide(p, idx), LB_L7_PASS);
+	c += l1;
+	assert_int_equal(seg(p, idx, 1, b, resp2, lr), 0);
+	b += lr;
+	/* Refused: it is not in flight, the flow stays refused. */
+	gate.refuse = true;
+	assert_int_equal(seg(p, idx, 0, c, req1, l1), LB_L7_REJECT);
+	assert_int_equal(s.inflight, 0);
+	lb_l7_seq(p, idx, &cn, &bn, &rs);
+	assert_int_equal(cn, c + l1);
+	assert_int_equal(bn, b);
+	assert_int_equal(rs, c);
+	assert_int_equal(seg(p, idx, 0, c + l1, req2, l2), LB_L7_REJECT);
+	lb_l7_close(p, idx);
+	/* Refused at the forced decision. */
+	idx = lb_l7_open(p, 1, 1, 7, 0);
+	lb_l7_gate(p, idx, true);
+	assert_int_equal(seg(p, idx, 0, 1, req1, 10), LB_L7_HOLD);
+	assert_int_equal(lb_l7_decide(p, idx), LB_L7_REJECT);
+	lb_l7_seq(p, idx, &cn, &bn, &rs);
+	assert_true(cn == 11 && rs == 1);
+	lb_l7_close(p, idx);
+	lb_l7_pool_free(p);
+}
+
 int
 main(void)
 {
@@ -478,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_stream_set),
 		cmocka_unit_test(test_set_db_and_maps),
 		cmocka_unit_test(test_error_exclusion),
+		cmocka_unit_test(test_gate),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
