@@ -410,7 +410,12 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	label(k, l, sizeof(l), ' ');
 	if (ev->kind == LB_ORCH_EV_ERROR) {
 		lb_as_note_driver_error(s);
-		logf_("%s: instance %u: %s; retrying", l, ev->inst, ev->msg);
+		if (ev->inst == UINT32_MAX) /* not about one instance */
+			logf_("%s: driver %s: %s; retrying", l, r->ops->name,
+			      ev->msg);
+		else
+			logf_("%s: instance %u: %s; retrying", l, ev->inst,
+			      ev->msg);
 		if (i != NULL)
 			snprintf(i->why, sizeof(i->why), "%s", ev->msg);
 		return;

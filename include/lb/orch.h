@@ -58,7 +58,7 @@ enum lb_orch_ev_kind {
 
 struct lb_orch_ev {
 	enum lb_orch_ev_kind kind;
-	uint32_t inst; /**< the autoscaler's instance id */
+	uint32_t inst; /**< the autoscaler's instance id; UINT32_MAX: none */
 	uint32_t ip;
 	uint16_t port;
 	char id[LB_ORCH_ID_LEN + 1]; /**< the driver's name for it */
