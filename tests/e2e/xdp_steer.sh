@@ -18,7 +18,8 @@
 #     stats`, its --json and /metrics;
 #   - `lbctl acl deny`: the source's datagrams die in the driver
 #     (drop_deny rises, the dataplane's rx stays still), neither the VIP
-#     nor the host answers it, another client is not affected; `lb-only`
+#     nor the host answers it, another client is not affected; `allow`
+#     lets them through again; `lb-only`
 #     drops only its load-balanced traffic; `allow` lifts a deny of a
 #     shorter prefix; `del` and expiry end a deny; bad input is refused
 #     and changes nothing;
@@ -287,6 +288,11 @@ check "another client is not affected ($r)" \
 ctl acl list >"$E2E_TMP/acl.txt"
 check "acl list shows the entry" \
 	'grep -Eq "^$CLI2/32 +deny +manual +never$" "$E2E_TMP/acl.txt"'
+ctl_do acl allow "$CLI2"
+r=$(acl_flood "$CLI2" 100)
+check "acl allow: the datagrams reach the dataplane again ($r)" \
+	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
+ctl_do acl deny "$CLI2"
 
 # Refused, and nothing changed.
 for bad in "$CLI2/16" "10.11.0.300" "$CLI2 expires 90" "$CLI2 expires 9000h" \
