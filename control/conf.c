@@ -772,6 +772,8 @@ l7_opts_save(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
 	return rc;
 }
 
+static void check_default(struct lb_conf_check *k);
+
 void
 lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 {
@@ -793,6 +795,7 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 		o->gov[i] = gov_opt[i].def;
 	lb_admit_conf_default(&o->admit);
 	l7_opts_default(o);
+	check_default(&o->check);
 }
 
 static int
@@ -808,6 +811,128 @@ dur_range(const char *what, uint64_t v, uint64_t lo, uint64_t hi,
 				    lb_cmd_fmt_duration(lo, a),
 				    lb_cmd_fmt_duration(hi, b));
 	return 0;
+}
+
+/* ---- health check options ---- */
+
+static const char *const check_types[] = {
+	[LB_CONF_CHECK_NONE] = "none",
+	[LB_CONF_CHECK_TCP] = "tcp",
+	[LB_CONF_CHECK_HTTP] = "http",
+};
+#define NB_CHECK_TYPES (sizeof(check_types) / sizeof(check_types[0]))
+
+#define CHECK_OPTS                                                             \
+	[SO_CHECK] = {"check", LB_CMD_OPT_NAME, 0, 4},                         \
+	[SO_CHECK_PATH] = {"check-path", LB_CMD_OPT_WORD, 0,                   \
+			   LB_CONF_CHECK_PATH_LEN},                            \
+	[SO_CHECK_STATUS] = {"check-status", LB_CMD_OPT_WORD, 0, 7},           \
+	[SO_CHECK_PORT] = {"check-port", LB_CMD_OPT_U64, 0, 65535},            \
+	[SO_CHECK_INTERVAL] = {"check-interval", LB_CMD_OPT_DURATION,          \
+			       LB_CONF_CHECK_INTERVAL_MIN_NS,                  \
+			       LB_CONF_CHECK_INTERVAL_MAX_NS},                 \
+	[SO_CHECK_TIMEOUT] = {"check-timeout", LB_CMD_OPT_DURATION,            \
+			      LB_CONF_CHECK_TIMEOUT_MIN_NS,                    \
+			      LB_CONF_CHECK_TIMEOUT_MAX_NS},                   \
+	[SO_CHECK_RISE] = {"check-rise", LB_CMD_OPT_U64, 1,                    \
+			   LB_CONF_CHECK_COUNT_MAX},                           \
+	[SO_CHECK_FALL] = {"check-fall", LB_CMD_OPT_U64, 1,                    \
+			   LB_CONF_CHECK_COUNT_MAX},
+
+static void
+check_default(struct lb_conf_check *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->type = LB_CONF_CHECK_NONE;
+	k->status_lo = LB_CONF_CHECK_STATUS_LO_DEFAULT;
+	k->status_hi = LB_CONF_CHECK_STATUS_HI_DEFAULT;
+	k->rise = LB_CONF_CHECK_RISE_DEFAULT;
+	k->fall = LB_CONF_CHECK_FALL_DEFAULT;
+	k->interval_ns = LB_CONF_CHECK_INTERVAL_DEFAULT_NS;
+	k->timeout_ns = LB_CONF_CHECK_TIMEOUT_DEFAULT_NS;
+	snprintf(k->path, sizeof(k->path), "/");
+}
+
+static int
+check_check(uint8_t proto, const struct lb_conf_check *k,
+	    struct lb_cmd_out *out)
+{
+	if (k->type >= NB_CHECK_TYPES)
+		return lb_cmd_error(out, -EINVAL, "unknown check type %u",
+				    k->type);
+	if (k->type != LB_CONF_CHECK_NONE && proto != LB_CONF_PROTO_TCP)
+		return lb_cmd_error(out, -EINVAL,
+				    "check %s needs a tcp service",
+				    check_types[k->type]);
+	if (memchr(k->path, '\0', sizeof(k->path)) == NULL || k->path[0] != '/')
+		return lb_cmd_error(out, -EINVAL,
+				    "check-path must start with '/'");
+	/* It goes on the request line as it is. */
+	for (const char *p = k->path; *p != '\0'; p++)
+		if (*p <= ' ' || *p >= 0x7f)
+			return lb_cmd_error(out, -EINVAL,
+					    "check-path '%s' holds a space or "
+					    "control character",
+					    k->path);
+	if (k->status_lo < 100 || k->status_hi > 599 ||
+	    k->status_lo > k->status_hi)
+		return lb_cmd_error(out, -ERANGE,
+				    "check-status %u-%u out of 100..599",
+				    k->status_lo, k->status_hi);
+	if (k->rise < 1 || k->rise > LB_CONF_CHECK_COUNT_MAX || k->fall < 1 ||
+	    k->fall > LB_CONF_CHECK_COUNT_MAX)
+		return lb_cmd_error(out, -ERANGE,
+				    "check-rise %u or check-fall %u out of "
+				    "1..%u",
+				    k->rise, k->fall, LB_CONF_CHECK_COUNT_MAX);
+	if (dur_range("check-interval", k->interval_ns,
+		      LB_CONF_CHECK_INTERVAL_MIN_NS,
+		      LB_CONF_CHECK_INTERVAL_MAX_NS, out) != 0)
+		return -ERANGE;
+	return dur_range("check-timeout", k->timeout_ns,
+			 LB_CONF_CHECK_TIMEOUT_MIN_NS,
+			 LB_CONF_CHECK_TIMEOUT_MAX_NS, out);
+}
+
+static bool
+check_eq(const struct lb_conf_check *a, const struct lb_conf_check *b)
+{
+	return a->type == b->type && a->port == b->port &&
+	       a->status_lo == b->status_lo && a->status_hi == b->status_hi &&
+	       a->rise == b->rise && a->fall == b->fall &&
+	       a->interval_ns == b->interval_ns &&
+	       a->timeout_ns == b->timeout_ns && strcmp(a->path, b->path) == 0;
+}
+
+/* The check options of a service that differ from @p def. */
+static int
+save_check(struct lb_cmd_out *out, const struct lb_conf_check *k,
+	   const struct lb_conf_check *def)
+{
+	char d[LB_CMD_DURATION_STRLEN];
+	int rc = 0;
+
+	if (k->type != def->type)
+		rc = lb_cmd_printf(out, " check %s", check_types[k->type]);
+	if (rc == 0 && strcmp(k->path, def->path) != 0)
+		rc = lb_cmd_printf(out, " check-path %s", k->path);
+	if (rc == 0 && (k->status_lo != def->status_lo ||
+			k->status_hi != def->status_hi))
+		rc = lb_cmd_printf(out, " check-status %u-%u", k->status_lo,
+				   k->status_hi);
+	if (rc == 0 && k->port != def->port)
+		rc = lb_cmd_printf(out, " check-port %u", k->port);
+	if (rc == 0 && k->interval_ns != def->interval_ns)
+		rc = lb_cmd_printf(out, " check-interval %s",
+				   lb_cmd_fmt_duration(k->interval_ns, d));
+	if (rc == 0 && k->timeout_ns != def->timeout_ns)
+		rc = lb_cmd_printf(out, " check-timeout %s",
+				   lb_cmd_fmt_duration(k->timeout_ns, d));
+	if (rc == 0 && k->rise != def->rise)
+		rc = lb_cmd_printf(out, " check-rise %u", k->rise);
+	if (rc == 0 && k->fall != def->fall)
+		rc = lb_cmd_printf(out, " check-fall %u", k->fall);
+	return rc;
 }
 
 int
@@ -869,7 +994,8 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 	rc = l7_opts_check(o, out);
 	if (rc != 0)
 		return rc;
-	return gov_opts_check(o, out);
+	rc = check_check(proto, &o->check, out);
+	return rc != 0 ? rc : gov_opts_check(o, out);
 }
 
 /* Copies options without whatever follows the name's NUL. */
@@ -897,7 +1023,7 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->panic == b->panic &&
 	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0 &&
 	       lb_admit_conf_eq(&a->admit, &b->admit) &&
-	       l7_opts_eq(a, b);
+	       l7_opts_eq(a, b) && check_eq(&a->check, &b->check);
 }
 
 int
@@ -1361,6 +1487,8 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 		if (rc == 0)
 			rc = save_admit(out, &o->admit);
 		if (rc == 0)
+			rc = save_check(out, &o->check, &def.check);
+		if (rc == 0)
 			rc = lb_cmd_printf(out, "\n");
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 			const struct lb_conf_be *be = &sv->be[j];
@@ -1615,6 +1743,14 @@ enum {
 	SO_ADMIT_PREFIX,
 	SO_ADMIT_REJECT,
 	SO_ADMIT_CLUSTER,
+	SO_CHECK,
+	SO_CHECK_PATH,
+	SO_CHECK_STATUS,
+	SO_CHECK_PORT,
+	SO_CHECK_INTERVAL,
+	SO_CHECK_TIMEOUT,
+	SO_CHECK_RISE,
+	SO_CHECK_FALL,
 	SO_GOV,
 	SO_HDR = SO_GOV + LB_CONF_GOV_NB, /* LB_CONF_HDR_NB header names */
 	SO_ERRORS = SO_HDR + LB_CONF_HDR_NB,
@@ -1653,6 +1789,7 @@ enum {
 		[SO_ADMIT_REJECT] = {"admit-reject", LB_CMD_OPT_NAME, 0, 16},  \
 		[SO_ADMIT_CLUSTER] = {"admit-cluster", LB_CMD_OPT_NAME, 0,     \
 				      16},                                     \
+		CHECK_OPTS                                                     \
 		LB_CONF_GOV_LIST(SVC_GOV_OPT)                                  \
 		[SO_HDR] = {"spl-header", LB_CMD_OPT_WORD, 0, HN},             \
 		[SO_HDR + 1] = {"spl-time-header", LB_CMD_OPT_WORD, 0, HN},    \
@@ -1739,6 +1876,68 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 			(uint32_t)((v[SO_DEFAULT_EXPECT].u + 999999) / 1000000);
 }
 
+/* "200" or "200-399", each in 100..599. */
+static int
+parse_status(const char *s, struct lb_conf_check *k, struct lb_cmd_out *out)
+{
+	unsigned int lo, hi;
+	int n = 0;
+
+	if (sscanf(s, "%3u%n", &lo, &n) != 1 || n != 3)
+		goto bad;
+	hi = lo;
+	if (s[3] == '-' && (sscanf(s + 4, "%3u%n", &hi, &n) != 1 || n != 3 ||
+			    s[7] != '\0'))
+		goto bad;
+	if ((s[3] != '-' && s[3] != '\0') || lo < 100 || hi > 599 || lo > hi)
+		goto bad;
+	k->status_lo = (uint16_t)lo;
+	k->status_hi = (uint16_t)hi;
+	return 0;
+bad:
+	return lb_cmd_error(out, -EINVAL,
+			    "invalid check-status '%s': expected LO or LO-HI "
+			    "in 100..599",
+			    s);
+}
+
+/* The check options given to `service add|set`, over @p k. */
+static int
+apply_check_opts(const struct lb_cmd_optval *v, struct lb_conf_check *k,
+		 struct lb_cmd_out *out)
+{
+	int rc = 0;
+
+	if (v[SO_CHECK].set) {
+		unsigned int t;
+
+		for (t = 0; t < NB_CHECK_TYPES; t++)
+			if (strcmp(v[SO_CHECK].str, check_types[t]) == 0)
+				break;
+		if (t == NB_CHECK_TYPES)
+			return lb_cmd_error(out, -EINVAL,
+					    "unknown check '%s': expected none, "
+					    "tcp or http",
+					    v[SO_CHECK].str);
+		k->type = (uint8_t)t;
+	}
+	if (v[SO_CHECK_PATH].set)
+		snprintf(k->path, sizeof(k->path), "%s", v[SO_CHECK_PATH].str);
+	if (v[SO_CHECK_STATUS].set)
+		rc = parse_status(v[SO_CHECK_STATUS].str, k, out);
+	if (v[SO_CHECK_PORT].set)
+		k->port = (uint16_t)v[SO_CHECK_PORT].u;
+	if (v[SO_CHECK_INTERVAL].set)
+		k->interval_ns = v[SO_CHECK_INTERVAL].u;
+	if (v[SO_CHECK_TIMEOUT].set)
+		k->timeout_ns = v[SO_CHECK_TIMEOUT].u;
+	if (v[SO_CHECK_RISE].set)
+		k->rise = (uint32_t)v[SO_CHECK_RISE].u;
+	if (v[SO_CHECK_FALL].set)
+		k->fall = (uint32_t)v[SO_CHECK_FALL].u;
+	return rc;
+}
+
 static int
 cmd_svc_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
@@ -1757,6 +1956,9 @@ cmd_svc_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		return rc;
 	lb_conf_svc_opts_default(&o);
 	apply_svc_opts(v, &o);
+	rc = apply_check_opts(v, &o.check, out);
+	if (rc != 0)
+		return rc;
 	return lb_conf_svc_add(ctx, &k, &o, out);
 }
 
@@ -1783,6 +1985,9 @@ cmd_svc_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		return rc;
 	o = sv->opts;
 	apply_svc_opts(v, &o);
+	rc = apply_check_opts(v, &o.check, out);
+	if (rc != 0)
+		return rc;
 	return lb_conf_svc_set(c, &k, &o, out);
 }
 
@@ -2113,7 +2318,11 @@ static const struct lb_cmd_def conf_cmds[] = {
 				 "[spl-header NAME] [spl-time-header NAME] "
 				 "[priority-header NAME] [expect-header NAME] "
 				 "[orca-header NAME] [errors CODES] "
-				 "[error-exclude PATHS] [default-expect DUR]",
+				 "[error-exclude PATHS] [default-expect DUR] "
+				 "[check none|tcp|http] [check-path PATH] "
+				 "[check-status LO[-HI]] [check-port N] "
+				 "[check-interval DUR] [check-timeout DUR] "
+				 "[check-rise N] [check-fall N]",
 		.help = "Add a virtual service",
 		.long_help =
 			"Options and their defaults:\n\n"
@@ -2201,7 +2410,24 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"as errors (`/health,/ready`);\n  default none.\n"
 			"- `default-expect DUR`: expected response time of "
 			"requests without\n  X-Expect-Ms, 0..1h; default 0 "
-			"(none).\n\n"
+			"(none).\n"
+			"- `check none|tcp|http`: health check of the "
+			"backends; default\n  `none`. A checked backend "
+			"takes new flows only while up; one added\n  later "
+			"starts pending. tcp and http need a tcp service.\n"
+			"- `check-path PATH`: what http checks GET; default "
+			"`/`.\n"
+			"- `check-status LO[-HI]`: status range that passes "
+			"an http check;\n  default 200-399.\n"
+			"- `check-port N`: port the checks connect to, "
+			"0..65535; default 0,\n  the backend's own.\n"
+			"- `check-interval DUR`: time between checks of a "
+			"backend, 100ms..1h;\n  default 2s.\n"
+			"- `check-timeout DUR`: a check without its answer "
+			"fails after this\n  long, 10ms..1m; default 2s.\n"
+			"- `check-rise N`, `check-fall N`: successes in a row "
+			"to go up,\n  failures in a row to go down, 1..100; "
+			"defaults 2 and 3 (HAProxy's).\n\n"
 			"The VIP may be a local address, but not a SNAT "
 			"address, backend or\nroute gateway. At most 64 "
 			"services.\n\n"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lb/ctlcmd.h"
+#include "lb/health.h"
 #include "lb/autoscale.h"
 #include "lb/flow_table.h"
 #include "lb/pkt_parse.h"
@@ -84,6 +85,8 @@ struct be_row {
 	int slot; /* backend index in the table, -1: not published */
 	bool rt;  /* v holds runtime values */
 	struct lb_view_be v;
+	bool hc; /* hi holds the health checker's view */
+	struct lb_health_be_info hi;
 };
 
 static int
@@ -160,6 +163,38 @@ l7_json(const struct lb_l7view_be *x)
 }
 
 static json_t *
+health_json(const struct be_row *r)
+{
+	const struct lb_health_be_info *i = &r->hi;
+	json_t *o;
+	int bad;
+
+	if (!r->hc || i->state == LB_HEALTH_NONE)
+		return json_null();
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	bad = jset_u64(o, "probes", i->probes);
+	bad |= jset_u64(o, "failures", i->failures);
+	bad |= jset_u64(o, "successes_in_a_row", i->ok_run);
+	bad |= jset_u64(o, "failures_in_a_row", i->fail_run);
+	bad |= jset(o, "last_result",
+		    i->has_last ? json_string(lb_health_why_name(i->last)) :
+				  json_null());
+	bad |= jset(o, "last_status", i->has_last && i->last_status != 0 ?
+					      json_integer(i->last_status) :
+					      json_null());
+	bad |= jset(o, "last_latency_ms",
+		    i->has_last ? json_real((double)i->last_latency_ns / 1e6) :
+				  json_null());
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *
 row_json(const struct be_row *r)
 {
 	char a[LB_CMD_ADDR_STRLEN];
@@ -172,6 +207,10 @@ row_json(const struct be_row *r)
 	bad |= jset_str(o, "backend", lb_cmd_fmt_ipv4_port(r->ip, r->port, a));
 	bad |= jset_str(o, "state", r->state);
 	bad |= jset_str(o, "origin", r->origin != NULL ? r->origin : "static");
+	bad |= jset_str(o, "health", lb_health_state_name(
+					     r->hc ? r->hi.state :
+						     LB_HEALTH_NONE));
+	bad |= jset(o, "check", health_json(r));
 	bad |= jset_u64(o, "weight", r->weight);
 	bad |= jset(o, "slot",
 		    r->slot >= 0 ? json_integer(r->slot) : json_null());
@@ -211,17 +250,17 @@ row_json(const struct be_row *r)
 }
 
 #define BE_HDR_FMT                                                             \
-	"%-22s %-21s %-8s %-6s %6s %7s %9s %7s %-19s %-23s %6s %6s %-11s "     \
-	"%5s %4s %s\n"
+	"%-22s %-21s %-8s %-6s %-7s %-16s %6s %7s %9s %7s %-19s %-23s %6s "    \
+	"%6s %-11s %5s %4s %s\n"
 #define BE_ROW_FMT                                                             \
-	"%-22s %-21s %-8s %-6s %6u %7s %9s %7s %-19s %-23s %6s %6s %-11s "     \
-	"%5s %4s %s\n"
+	"%-22s %-21s %-8s %-6s %-7s %-16s %6u %7s %9s %7s %-19s %-23s %6s "    \
+	"%6s %-11s %5s %4s %s\n"
 
 static int
 be_header(struct lb_cmd_out *out)
 {
 	return lb_cmd_printf(out, BE_HDR_FMT, "SERVICE", "BACKEND", "STATE",
-			     "ORIGIN", "WEIGHT", "ACTIVE", "FLOWS", "ERRORS",
+			     "ORIGIN", "HEALTH", "LAST-CHECK", "WEIGHT", "ACTIVE", "FLOWS", "ERRORS",
 			     "PKTS(C>B/B>C)", "BYTES(C>B/B>C)", "SPL", "AGE",
 			     "P50/P99MS", "5XX%", "INFL",
 			     "ERRORS/WEIGHT BY WORKER");
@@ -284,15 +323,34 @@ l7_cols(const struct be_row *r, char *spl, char *age, char *lat, char *e5,
 		snprintf(e5, 16, "%.1f", 100.0 * x->rate_5xx);
 }
 
+/* The last check of a row: "ok 1.2ms", "timeout 2000ms", "-". */
+static void
+health_col(const struct be_row *r, char *buf, size_t len)
+{
+	char ms[16];
+
+	if (!r->hc || !r->hi.has_last) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_ms((double)r->hi.last_latency_ns / 1e6, ms, sizeof(ms));
+	if (r->hi.last_status != 0)
+		snprintf(buf, len, "%u %sms", r->hi.last_status, ms);
+	else
+		snprintf(buf, len, "%s %sms", lb_health_why_name(r->hi.last),
+			 ms);
+}
+
 static int
 row_text(const struct be_row *r, struct lb_cmd_out *out)
 {
 	char a[LB_CMD_ADDR_STRLEN], act[24], fl[24], er[24], pk[48], by[48];
 	char wk[LB_SHM_MAX_WORKERS * 24 + 1];
-	char spl[16], age[16], lat[32], e5[16], infl[16];
+	char spl[16], age[16], lat[32], e5[16], infl[16], hc[40];
 	size_t len = 0;
 
 	wk[0] = '\0';
+	health_col(r, hc, sizeof(hc));
 	l7_cols(r, spl, age, lat, e5, infl);
 	if (!r->rt) {
 		snprintf(act, sizeof(act), "-");
@@ -322,7 +380,10 @@ row_text(const struct be_row *r, struct lb_cmd_out *out)
 	}
 	return lb_cmd_printf(out, BE_ROW_FMT, r->svc,
 			     lb_cmd_fmt_ipv4_port(r->ip, r->port, a), r->state,
-			     r->origin != NULL ? r->origin : "static", r->weight, act, fl, er, pk, by, spl, age, lat, e5,
+			     r->origin != NULL ? r->origin : "static",
+			     lb_health_state_name(r->hc ? r->hi.state
+							: LB_HEALTH_NONE),
+			     hc, r->weight, act, fl, er, pk, by, spl, age, lat, e5,
 			     infl, wk);
 }
 
@@ -383,6 +444,9 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 				  r.svc);
 		row_runtime(ctl, s, b, &r);
 		inst_state(ctl, sv, &r);
+		r.hc = ctl->health != NULL &&
+		       lb_health_get(ctl->health, &sv->key, be->ip, be->port,
+				     &r.hi) == 0;
 		if (b >= 0)
 			listed[b] = true;
 		rc = emit_row(&r, arr, out);
@@ -1553,7 +1617,13 @@ static const struct lb_cmd_def replaced[] = {
 			"(X-SPL) and AGE how long ago it was generated;\n"
 			"P50/P99MS the median and 99th percentile latency, "
 			"5XX% the share of\n5xx responses, both over the "
-			"last 10 s; INFL the requests in flight.",
+			"last 10 s; INFL the requests in flight.\n"
+			"HEALTH is what the service's health check says: "
+			"`none` (not\nchecked), `pending` (added, not yet "
+			"`check-rise` successes), `up`, or\n`down` "
+			"(`check-fall` failures in a row); only `none` and "
+			"`up` take\nnew flows. LAST-CHECK is the last "
+			"check's outcome and how long it\ntook.",
 		.fn = cmd_be_list,
 	},
 };

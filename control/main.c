@@ -38,6 +38,7 @@
 #include "lb/ctlcmd.h"
 #include "lb/govcmd.h"
 #include "lb/govview.h"
+#include "lb/health.h"
 #include "lb/metrics.h"
 #include "lb/privs.h"
 #include "lb/sched.h"
@@ -98,6 +99,7 @@ struct ctl_main {
 	bool eal_up;  /* rte_eal_init() succeeded */
 	bool dirty;   /* desired configuration not published yet */
 	bool dp_gone; /* the dataplane went away: start again */
+	bool health_changed; /* a backend's health changed: publish */
 	uint64_t next_slow_ns;
 };
 
@@ -771,6 +773,54 @@ as_clock(void *arg)
 	return mono_ns();
 }
 
+/* ---- health checks ---- */
+
+/* lb_pub's hook: the health of every backend, in each table built. */
+static void
+health_mark(void *ctx, struct lb_dpconf *d)
+{
+	struct ctl_main *m = ctx;
+
+	lb_health_mark(m->ctl.health, d, mono_ns());
+}
+
+static void
+on_health(void *ctx, const struct lb_conf_svc_key *k, uint32_t ip,
+	  uint16_t port, enum lb_health_state from, enum lb_health_state to)
+{
+	struct ctl_main *m = ctx;
+	char s[LB_CTLCMD_SVC_STRLEN], a[LB_CMD_ADDR_STRLEN];
+	struct lb_health_be_info i;
+
+	if (lb_health_get(m->ctl.health, k, ip, port, &i) != 0)
+		i.has_last = false;
+	logf_("health: %s %s %s -> %s%s%s",
+	      lb_ctlcmd_svc_str(k->proto, k->vip, k->port, s),
+	      lb_cmd_fmt_ipv4_port(ip, port, a), lb_health_state_name(from),
+	      lb_health_state_name(to), i.has_last ? ", last check " : "",
+	      i.has_last ? lb_health_why_name(i.last) : "");
+	m->health_changed = true;
+}
+
+/* The probes' turn in the loop; a change of health is published now
+ * (not saved: health is not configuration). */
+static void
+health_run(struct ctl_main *m, const struct pollfd *pfd, unsigned int n)
+{
+	struct lb_cmd_out out;
+
+	lb_health_process(m->ctl.health, pfd, n, mono_ns());
+	if (!m->health_changed)
+		return;
+	m->health_changed = false;
+	lb_cmd_out_init(&out);
+	if (publish(m, false, &out) != 0) {
+		logf_("health: %s; retrying", lb_cmd_out_errmsg(&out));
+		m->dirty = true;
+	}
+	lb_cmd_out_free(&out);
+}
+
 /* The registry: the conf module's commands, then lb-control's. */
 static int
 registry_setup(struct ctl_main *m)
@@ -787,6 +837,12 @@ registry_setup(struct ctl_main *m)
 		return -ENOMEM;
 	lb_as_set_data_slot(m->ctl.as, &m->ctl.data);
 	lb_as_set_clock(m->ctl.as, as_clock, NULL);
+	m->ctl.health = lb_health_create(m->ctl.conf);
+	if (m->ctl.health == NULL ||
+	    lb_health_listen(m->ctl.health, on_health, m) != 0)
+		return -ENOMEM;
+	m->pub.mark = health_mark;
+	m->pub.mark_ctx = m;
 	m->scale = lb_scale_create(&m->ctl, scale_commit, m);
 	if (m->scale == NULL)
 		return -ENOMEM;
@@ -1027,13 +1083,13 @@ tick(struct ctl_main *m)
 static int
 serve(struct ctl_main *m)
 {
-	struct pollfd pfd[LB_APISRV_CONNS + 2];
+	struct pollfd pfd[LB_APISRV_CONNS + 2 + LB_HEALTH_MAX_PROBES];
 	uint64_t next_tick = mono_ns(), next_cl = next_tick;
 
 	while (!quit && !m->dp_gone) {
 		uint64_t now = mono_ns();
-		unsigned int n;
-		int timeout, rc;
+		unsigned int n, hn;
+		int timeout, rc, ht;
 
 		if (now >= next_tick) {
 			tick(m);
@@ -1058,11 +1114,17 @@ serve(struct ctl_main *m)
 			if (t >= 0 && t < timeout)
 				timeout = t;
 		}
-		rc = poll(pfd, n, timeout);
+		hn = lb_health_pollfds(m->ctl.health, pfd + n,
+				       LB_HEALTH_MAX_PROBES);
+		ht = lb_health_timeout_ms(m->ctl.health, now);
+		if (ht >= 0 && ht < timeout)
+			timeout = ht;
+		rc = poll(pfd, n + hn, timeout);
 		if (rc < 0 && errno != EINTR) {
 			logf_("poll: %s", strerror(errno));
 			return -errno;
 		}
+		health_run(m, pfd + n, hn);
 		if (rc <= 0 && m->httpd == NULL)
 			continue;
 		lb_apisrv_process(m->api, pfd, m->httpd != NULL ? n - 1 : n);
@@ -1291,6 +1353,7 @@ out:
 	lb_cmd_reg_free(m.reg);
 	lb_as_free(m.ctl.as);
 	steer_free(&m);
+	lb_health_free(m.ctl.health);
 	free(m.as_backup);
 	lb_conf_free(m.ctl.conf);
 	lb_conf_free(m.backup);

@@ -14,6 +14,7 @@
 #include "lb/govcmd.h"
 #include "lb/flow_table.h"
 #include "lb/autoscale.h"
+#include "lb/health.h"
 #include "lb/metrics.h"
 #include "lb/pkt_parse.h"
 #include "lb/prom.h"
@@ -24,6 +25,8 @@ struct be_snap {
 	char be[LB_CMD_ADDR_STRLEN];
 	bool http; /* of an http service: L7 families */
 	struct lb_view_be v;
+	bool hc; /* hi holds the health checker's view */
+	struct lb_health_be_info hi;
 };
 
 struct svc_snap {
@@ -742,11 +745,67 @@ snap_take(const struct lb_ctl *ctl, struct snap *s)
 				continue;
 			memcpy(y->svc, x->svc, sizeof(y->svc));
 			y->http = x->v.opts != NULL && x->v.opts->http;
+			y->hc = ctl->health != NULL &&
+				lb_health_get(ctl->health,
+					      &(struct lb_conf_svc_key){
+						      x->v.proto, x->v.vip,
+						      x->v.port},
+					      y->v.ip, y->v.port, &y->hi) == 0;
 			lb_cmd_fmt_ipv4_port(y->v.ip, y->v.port, y->be);
 			s->nbe++;
 		}
 	}
 	return 0;
+}
+
+/* What the health checks say, for the backends of checked services. */
+static int
+be_health_fams(const struct snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[3];
+	int rc;
+
+	rc = lb_prom_family(o, "lb_backend_health", "gauge",
+			    "1 for the backend's health: none (not checked), "
+			    "pending, up or down.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+		unsigned int n = be_labels(&s->be[k], l);
+
+		l[n].name = "health";
+		for (int h = LB_HEALTH_NONE; h < LB_HEALTH_NB && rc == 0; h++) {
+			l[n].value = lb_health_state_name(h);
+			rc = lb_prom_u64(o, "lb_backend_health", l, n + 1,
+					 (s->be[k].hc ? (int)s->be[k].hi.state
+						      : LB_HEALTH_NONE) == h);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_checks_total", "counter",
+				    "Health checks finished.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++)
+		if (s->be[k].hc)
+			rc = lb_prom_u64(o, "lb_backend_checks_total", l,
+					 be_labels(&s->be[k], l),
+					 s->be[k].hi.probes);
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_check_failures_total",
+				    "counter", "Health checks that failed.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++)
+		if (s->be[k].hc)
+			rc = lb_prom_u64(o, "lb_backend_check_failures_total",
+					 l, be_labels(&s->be[k], l),
+					 s->be[k].hi.failures);
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_check_latency_seconds",
+				    "gauge",
+				    "How long the last health check took.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++)
+		if (s->be[k].hc && s->be[k].hi.has_last)
+			rc = lb_prom_f64(o, "lb_backend_check_latency_seconds",
+					 l, be_labels(&s->be[k], l),
+					 (double)s->be[k].hi.last_latency_ns /
+						 1e9);
+	return rc;
 }
 
 int
@@ -775,6 +834,8 @@ lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 		rc = lb_govcmd_metrics(ctl, out);
 	if (rc == 0 && ctl->xdp_metrics != NULL)
 		rc = ctl->xdp_metrics(ctl->xdp, out);
+	if (rc == 0)
+		rc = be_health_fams(&s, out);
 	free(s.svc);
 	free(s.be);
 	return rc;

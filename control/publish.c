@@ -217,6 +217,8 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 	memcpy(d + 1, p->hdr_blob, p->hdr_len);
 	d->hdr_len = p->hdr_len;
 	d->hdr_id = lb_hdr_db_blob_id(p->hdr_blob, p->hdr_len);
+	if (p->mark != NULL)
+		p->mark(p->mark_ctx, d);
 	/* The same table under a new generation would only make every
 	 * worker rebuild its schedulers for nothing. */
 	if (cur != NULL && memcmp((const char *)d + sizeof(d->gen),

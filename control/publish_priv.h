@@ -24,6 +24,12 @@
 #include "lb/shm.h"
 #include "lb/view.h"
 
+/**
+ * Called on every table built, before it is compared with the published
+ * one: lb-control's health checker marks the backends that are down.
+ */
+typedef void lb_pub_mark_fn(void *ctx, struct lb_dpconf *d);
+
 struct lb_pub {
 	struct lb_shm *shm; /**< NULL until attached */
 	pid_t dp_pid;
@@ -39,6 +45,8 @@ struct lb_pub {
 	 * (the XDP automatic deny), or NULL. */
 	void (*fb_hook)(void *arg, const struct lb_fb *r, unsigned int n);
 	void *fb_arg;
+	lb_pub_mark_fn *mark; /**< NULL: none */
+	void *mark_ctx;
 };
 
 /**

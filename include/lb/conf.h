@@ -143,6 +143,42 @@ enum lb_conf_hdr {
 };
 /** Longest header name (LB_HDR_NAME_MAX of the scanner). */
 #define LB_CONF_HDR_NAME_MAX 64u
+/** Health checks of a service's backends (lb-control, lb/health.h). */
+enum lb_conf_check_type {
+	LB_CONF_CHECK_NONE = 0, /**< none: every backend is eligible */
+	LB_CONF_CHECK_TCP,	/**< a TCP connection is accepted */
+	LB_CONF_CHECK_HTTP,	/**< GET check-path answers check-status */
+};
+/** Longest check path, in bytes. */
+#define LB_CONF_CHECK_PATH_LEN 127u
+/*
+ * Check defaults are HAProxy's (configuration manual, section 5.2 server
+ * options and `timeout check`): a check every 2 s ("inter 2000"), 2
+ * successes to go up ("rise 2"), 3 failures to go down ("fall 3"), and
+ * without `timeout check` a check may take the interval. `option httpchk`
+ * asks for "/" and takes 2xx and 3xx as success.
+ */
+#define LB_CONF_CHECK_INTERVAL_DEFAULT_NS 2000000000ull
+#define LB_CONF_CHECK_INTERVAL_MIN_NS 100000000ull    /**< 100 ms */
+#define LB_CONF_CHECK_INTERVAL_MAX_NS 3600000000000ull /**< 1 h */
+#define LB_CONF_CHECK_TIMEOUT_DEFAULT_NS 2000000000ull
+#define LB_CONF_CHECK_TIMEOUT_MIN_NS 10000000ull    /**< 10 ms */
+#define LB_CONF_CHECK_TIMEOUT_MAX_NS 60000000000ull /**< 1 min */
+#define LB_CONF_CHECK_RISE_DEFAULT 2u
+#define LB_CONF_CHECK_FALL_DEFAULT 3u
+#define LB_CONF_CHECK_COUNT_MAX 100u
+#define LB_CONF_CHECK_STATUS_LO_DEFAULT 200u
+#define LB_CONF_CHECK_STATUS_HI_DEFAULT 399u
+
+/** A service's health check; lb_conf_svc_opts_default() fills it. */
+struct lb_conf_check {
+	uint8_t type;	/**< enum lb_conf_check_type */
+	uint16_t port;	/**< 0: the backend's own port */
+	uint16_t status_lo, status_hi; /**< http: expected status range */
+	uint32_t rise, fall; /**< results in a row to go up, down */
+	uint64_t interval_ns, timeout_ns;
+	char path[LB_CONF_CHECK_PATH_LEN + 1]; /**< http: absolute path */
+};
 
 /** IP protocol numbers of the services. */
 #define LB_CONF_PROTO_TCP 6u
@@ -230,6 +266,7 @@ struct lb_conf_svc_opts {
 	char err_exclude[LB_HTTP_ERR_STRLEN + 1];
 	/** Expected response time of a request without one, ms; 0: none. */
 	uint32_t default_expect_ms;
+	struct lb_conf_check check; /**< health check of the backends */
 };
 
 /** Default name of feedback header @p h ("X-SPL", ...), NULL if none. */

@@ -54,6 +54,8 @@ struct lb_ctl {
 	struct lb_view *view; /**< NULL while no dataplane is attached */
 	/** The autoscaler (its instance repository), or NULL. */
 	struct lb_as *as;
+	/** The health checker, or NULL. */
+	struct lb_health *health;
 	struct lb_ctl_counters ctr;
 	/** The XDP steering part of `stats` and /metrics (control/steerctl.c
 	 * when built), with @c xdp as their argument; NULL when none. */

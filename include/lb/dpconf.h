@@ -43,12 +43,18 @@ enum lb_dpconf_be_state {
 	LB_BE_REMOVED,   /**< deleted, its flows run out */
 };
 
+/** What lb-control's health checks say of a backend (lb/health.h). */
+enum lb_dpconf_be_health {
+	LB_BE_HEALTH_UP = 0, /**< healthy, or not checked */
+	LB_BE_HEALTH_DOWN,   /**< pending or failed: no new flows */
+};
+
 /** A backend as workers see it; addresses and ports in network order. */
 struct lb_dpconf_be {
 	uint32_t ip;
 	uint16_t port;
-	uint8_t state; /**< enum lb_dpconf_be_state */
-	uint8_t pad;
+	uint8_t state;	/**< enum lb_dpconf_be_state */
+	uint8_t health; /**< enum lb_dpconf_be_health */
 	uint32_t weight;
 };
 
@@ -139,7 +145,8 @@ int lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
 static inline bool
 lb_dpconf_be_eligible(const struct lb_dpconf_svc *s, uint32_t be)
 {
-	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE;
+	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE &&
+	       s->be[be].health == LB_BE_HEALTH_UP;
 }
 
 static inline uint32_t

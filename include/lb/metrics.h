@@ -38,6 +38,8 @@
  *    others), lb_backend_weight (configured), lb_backend_{flows,
  *    flows_ended,errors,http_responses,http_5xx}_total,
  *    lb_backend_flows_active, lb_backend_http_inflight,
+ *    lb_backend_health{health}, lb_backend_checks_total,
+ *    lb_backend_check_failures_total, lb_backend_check_latency_seconds,
  *    lb_backend_{packets,bytes}_total{direction}, and per worker
  *    lb_backend_sched_errors, lb_backend_worker_weight and
  *    lb_backend_trials_total{result}; backends of http services:

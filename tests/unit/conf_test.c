@@ -348,6 +348,21 @@ static const struct good_case good_cases[] = {
 	  "service add tcp 192.0.2.11:80 err-memory 1 min-volume 0 max-eject "
 	  "100 panic 0\n",
 	  NULL },
+	{ "service add tcp 192.0.2.11:80 check http check-path /healthz "
+	  "check-status 200 check-port 8081 check-interval 500ms "
+	  "check-timeout 250ms check-rise 1 check-fall 2",
+	  1,
+	  "service add tcp 192.0.2.11:80 check http check-path /healthz "
+	  "check-status 200-200 check-port 8081 check-interval 500ms "
+	  "check-timeout 250ms check-rise 1 check-fall 2\n",
+	  NULL },
+	{ "service add tcp 192.0.2.11:80 check tcp check-status 200-399 "
+	  "check-interval 2s check-timeout 2s check-rise 2 check-fall 3",
+	  1, "service add tcp 192.0.2.11:80 check tcp\n", NULL },
+	{ "service set tcp 192.0.2.10:80 check http check-path /a/b?c=1", 1,
+	  "service add tcp 192.0.2.10:80 sched maglev http check http "
+	  "check-path /a/b?c=1\n",
+	  NULL },
 	{ "service set tcp 192.0.2.10:80 err-memory 2 panic 0", 1,
 	  "service add tcp 192.0.2.10:80 sched maglev http err-memory 2 "
 	  "panic 0\n",
@@ -691,28 +706,48 @@ static const struct bad_case bad_cases[] = {
 	  -EINVAL, "admit-reject: expected drop or rst" },
 	{ "service add tcp 192.0.2.11:80 admit-prefix 33", -ERANGE,
 	  "admit-prefix 33 out of range 1..32" },
+	{ "service add udp 192.0.2.11:53 check tcp", -EINVAL,
+	  "check tcp needs a tcp service" },
+	{ "service add tcp 192.0.2.11:80 check ping", -EINVAL,
+	  "unknown check 'ping': expected none, tcp or http" },
+	{ "service add tcp 192.0.2.11:80 check http check-path health", -EINVAL,
+	  "check-path must start with '/'" },
+	{ "service add tcp 192.0.2.11:80 check-status 99", -EINVAL,
+	  "invalid check-status '99': expected LO or LO-HI in 100..599" },
+	{ "service add tcp 192.0.2.11:80 check-status 300-200", -EINVAL,
+	  "invalid check-status '300-200': expected LO or LO-HI in 100..599" },
+	{ "service add tcp 192.0.2.11:80 check-status 200-3999", -ERANGE,
+	  "check-status: '200-3999' must be 1..7 bytes" },
+	{ "service add tcp 192.0.2.11:80 check-status 2xx", -EINVAL,
+	  "invalid check-status '2xx': expected LO or LO-HI in 100..599" },
+	{ "service add tcp 192.0.2.11:80 check-rise 0", -ERANGE,
+	  "check-rise 0 out of range 1..100" },
+	{ "service add tcp 192.0.2.11:80 check-interval 10ms", -ERANGE,
+	  "check-interval 10ms out of range 100ms..1h" },
 	{ "service add icmp 192.0.2.11:80", -EINVAL,
 	  "invalid protocol 'icmp': expected tcp or udp" },
 	{ "service add tcp 192.0.2.11:80 weight 2", -EINVAL,
 	  "unknown option 'weight'; expected sched, http, retries, deferq, "
 	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
 	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
-	  "admit-reject, admit-cluster, governor, gov-ideal-rate, "
-	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
-	  "gov-calm, gov-min-samples, default-priority, reject-status, "
-	  "retry-after, spl-header, spl-time-header, priority-header, "
-	  "expect-header, orca-header, errors, error-exclude or "
-	  "default-expect" },
+	  "admit-reject, admit-cluster, check, check-path, check-status, "
+	  "check-port, check-interval, check-timeout, check-rise, check-fall, "
+	  "governor, gov-ideal-rate, gov-interval, gov-window, gov-overload, "
+	  "gov-raise, gov-release, gov-calm, gov-min-samples, "
+	  "default-priority, reject-status, retry-after, spl-header, "
+	  "spl-time-header, priority-header, expect-header, orca-header, "
+	  "errors, error-exclude or default-expect" },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
 	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
 	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
-	  "admit-reject, admit-cluster, governor, gov-ideal-rate, "
-	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
-	  "gov-calm, gov-min-samples, default-priority, reject-status, "
-	  "retry-after, spl-header, spl-time-header, priority-header, "
-	  "expect-header, orca-header, errors, error-exclude or "
-	  "default-expect" },
+	  "admit-reject, admit-cluster, check, check-path, check-status, "
+	  "check-port, check-interval, check-timeout, check-rise, check-fall, "
+	  "governor, gov-ideal-rate, gov-interval, gov-window, gov-overload, "
+	  "gov-raise, gov-release, gov-calm, gov-min-samples, "
+	  "default-priority, reject-status, retry-after, spl-header, "
+	  "spl-time-header, priority-header, expect-header, orca-header, "
+	  "errors, error-exclude or default-expect" },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },

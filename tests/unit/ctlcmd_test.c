@@ -192,19 +192,19 @@ test_backend_list(void **state)
 	t = run(c, "backend list", 0);
 	assert_int_equal(nb_lines(t), 4);
 	assert_string_equal(row(t, 0, buf),
-			    "SERVICE BACKEND STATE ORIGIN WEIGHT ACTIVE FLOWS ERRORS "
+			    "SERVICE BACKEND STATE ORIGIN HEALTH LAST-CHECK WEIGHT ACTIVE FLOWS ERRORS "
 			    "PKTS(C>B/B>C) BYTES(C>B/B>C) SPL AGE P50/P99MS "
 			    "5XX% INFL ERRORS/WEIGHT BY WORKER");
 	assert_string_equal(row(t, 1, buf),
-			    "tcp 10.11.0.100:80 10.12.0.11:80 active static 1 2 15 0 "
+			    "tcp 10.11.0.100:80 10.12.0.11:80 active static none - 1 2 15 0 "
 			    "30/20 3000/2000 - - - - 0 0/1 0/1");
 	/* rr gives 1 to every backend that takes new flows, errors or
 	 * not; the weight column is the configured one. */
 	assert_string_equal(row(t, 2, buf),
-			    "tcp 10.11.0.100:80 10.12.0.12:80 active static 3 0 0 4 "
+			    "tcp 10.11.0.100:80 10.12.0.12:80 active static none - 3 0 0 4 "
 			    "0/0 0/0 - - - - 0 0/1 4/1");
 	assert_string_equal(row(t, 3, buf),
-			    "udp 10.11.0.100:53 10.12.0.13:53 active static 1 0 0 0 "
+			    "udp 10.11.0.100:53 10.12.0.13:53 active static none - 1 0 0 0 "
 			    "0/0 0/0 - - - - 0 0/1 0/1");
 	assert_int_equal(json_array_size(dget(c->ctl.data, "backends")), 3);
 	assert_string_equal(dstr(c->ctl.data, "backends.0.service"),
@@ -231,10 +231,10 @@ test_backend_list(void **state)
 	t = run(c, "backend list tcp 10.11.0.100:80", 0);
 	assert_int_equal(nb_lines(t), 3);
 	assert_string_equal(row(t, 1, buf),
-			    "tcp 10.11.0.100:80 10.12.0.12:80 draining static 3 0 0 4 "
+			    "tcp 10.11.0.100:80 10.12.0.12:80 draining static none - 3 0 0 4 "
 			    "0/0 0/0 - - - - 0 0/0 4/0");
 	assert_string_equal(row(t, 2, buf),
-			    "tcp 10.11.0.100:80 10.12.0.11:80 removed static 1 2 15 0 "
+			    "tcp 10.11.0.100:80 10.12.0.11:80 removed static none - 1 2 15 0 "
 			    "30/20 3000/2000 - - - - 0 0/0 0/0");
 	assert_string_equal(dstr(c->ctl.data, "backends.1.state"), "removed");
 
@@ -245,7 +245,7 @@ test_backend_list(void **state)
 	lb_view_sync(c->ctl.view);
 	t = run(c, "backend list", 0);
 	assert_string_equal(row(t, 3, buf),
-			    "udp 10.11.0.100:53 10.12.0.13:53 removed static 1 1 0 0 "
+			    "udp 10.11.0.100:53 10.12.0.13:53 removed static none - 1 1 0 0 "
 			    "0/0 0/0 - - - - 0 0/0 0/0");
 	t = run(c, "backend list udp 10.11.0.100:53", 0);
 	assert_int_equal(nb_lines(t), 2);
@@ -272,7 +272,7 @@ test_detached(void **state)
 	(void)state;
 	t = run(c, "backend list", 0);
 	assert_string_equal(row(t, 1, buf),
-			    "tcp 10.11.0.100:80 10.12.0.11:80 active static 1 - - - - "
+			    "tcp 10.11.0.100:80 10.12.0.11:80 active static none - 1 - - - - "
 			    "- - - - - - -");
 	assert_true(json_is_null(dget(c->ctl.data, "backends.0.slot")));
 	t = run(c, "service list", 0);
@@ -327,7 +327,7 @@ test_l7(void **state)
 	t = run(c, "backend list tcp 10.11.0.100:8080", 0);
 	/* Read at the last record's time (no clock set): age 2 ms. */
 	assert_string_equal(row(t, 1, buf),
-			    "tcp 10.11.0.100:8080 10.12.0.21:80 active static 1 0 0 0 "
+			    "tcp 10.11.0.100:8080 10.12.0.21:80 active static none - 1 0 0 0 "
 			    "0/0 0/0 0.800 2ms 3.97/3.97 50.0 3 0/1 0/1");
 	assert_true(json_real_value(dget(c->ctl.data, "backends.0.l7.spl")) ==
 		    0.8);
