@@ -35,58 +35,18 @@ DOWN_LIMIT=${E2E_HEALTH_LIMIT:-6}
 
 topo_up 3
 
-# hc_be_start I: nginx on backend I answering "beI" on every path, and on
-# /health 200, or 503 while the file down exists; /health is logged with
-# the client's address and User-Agent.
-hc_be_start() {
-	local i=$1 ns dir addr
-	ns=$(ns_be "$i")
-	addr=$(be_addr "$i")
-	dir=$E2E_TMP/be$i
-	mkdir -p "$dir"
-	cat >"$dir/nginx.conf" <<EOF
-user nobody nogroup;
-worker_processes 1;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-events {
-	worker_connections 1024;
-}
-http {
-	access_log off;
-	default_type text/plain;
-	keepalive_timeout 120s;
-	keepalive_requests 1000000;
-	client_body_temp_path $dir/body;
-	proxy_temp_path $dir/proxy;
-	fastcgi_temp_path $dir/fastcgi;
-	uwsgi_temp_path $dir/uwsgi;
-	scgi_temp_path $dir/scgi;
-	log_format hc '\$remote_addr "\$http_user_agent" \$status';
-	server {
-		listen $addr:80 backlog=1024;
-		location = /health {
-			access_log $dir/health.log hc;
-			if (-f $dir/down) {
-				return 503 "down\\n";
+# /health answers 200, or 503 while the backend's file down exists, and is
+# logged (combined format: client address, request, status, User-Agent).
+BE_LOCATIONS='location = /health {
+			access_log @DIR@/health.log combined;
+			if (-f @DIR@/down) {
+				return 503 "down\n";
 			}
-			return 200 "ok\\n";
-		}
-		location / {
-			return 200 "be$i\\n";
-		}
-	}
-}
-EOF
-	ip netns exec "$ns" nginx -p "$dir" -e "$dir/error.log" \
-		-c "$dir/nginx.conf" ||
-		die "be$i: nginx did not start: $(tail -n 5 "$dir/error.log")"
-	wait_listen "$ns" tcp "$addr:80" ||
-		die "be$i: nginx is not listening on $addr:80"
-}
+			return 200 "ok\n";
+		}'
 
 for i in 1 2 3; do
-	hc_be_start "$i"
+	be_start "$i"
 done
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
@@ -106,27 +66,21 @@ health() {
 }
 
 # wait_health SECONDS ADDR STATE: until backend ADDR's health is STATE;
-# prints the seconds it took.
+# prints the seconds it took, or "HEALTH SECONDS" when they ran out.
 wait_health() {
-	local secs=$1 addr=$2 want=$3 t0 ms h
-	t0=$(date +%s%N)
-	while :; do
-		h=$(health "$addr")
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		if [ "$h" = "$want" ]; then
-			echo "$((ms / 1000)).$((ms % 1000 / 100))"
-			return 0
-		fi
-		if [ "$ms" -ge $((secs * 1000)) ]; then
-			echo "$h after $secs"
-			return 1
-		fi
-		sleep 0.1
-	done
+	local r
+	r=$(WAIT_PERIOD=0.1 wait_output "$1" "$3" health "$2") && {
+		echo "${r##* }"
+		return 0
+	}
+	echo "$r"
+	return 1
 }
 
+# hc_log_count I STATUS: checks from the kernel's address on port 1 in
+# backend I's log that got STATUS.
 hc_log_count() {
-	grep -c "^$LB_ADDR_BE \"sluice-health-check\" $2\$" \
+	grep -c "^$LB_ADDR_BE - .* \"GET /health HTTP/1.1\" $2 .*\"sluice-health-check\"\$" \
 		"$E2E_TMP/be$1/health.log" 2>/dev/null || echo 0
 }
 
@@ -152,6 +106,7 @@ sed 's/^/    /' "$E2E_TMP/bl.txt"
 check "lbctl backend list shows HEALTH and the last check" \
 	'head -n 1 "$E2E_TMP/bl.txt" | grep -Eq "HEALTH +LAST-CHECK" &&
 	 grep "$B1:80" "$E2E_TMP/bl.txt" | grep -Eq " up +200 [0-9.]+ms "'
+ctl_json "$E2E_TMP/bl.json" backend list
 check "--json shows the last check's result and latency" \
 	'[ "$(jq_get "$E2E_TMP/bl.json" "[b for b in d[\"backends\"] if b[\"backend\"] == \"$B1:80\"][0][\"check\"][\"last_result\"]")" = ok ] &&
 	 [ "$(jq_get "$E2E_TMP/bl.json" "[b for b in d[\"backends\"] if b[\"backend\"] == \"$B1:80\"][0][\"check\"][\"last_latency_ms\"] > 0")" = True ]'

@@ -436,7 +436,9 @@ wait_listen() {
 
 # be_start I [STATUS [DELAY_MS]]: nginx on backend I's address, port 80,
 # answering every request with STATUS (200) and the body "beI". With a
-# delay, nginx proxies to a local server that sleeps first.
+# delay, nginx proxies to a local server that sleeps first. BE_LOCATIONS,
+# when set, goes into the server block as it is (@DIR@ stands for the
+# backend's directory), for tests that need more locations.
 be_start() {
 	local i=$1 status=${2:-200} delay=${3:-0} ns dir addr loc
 	ns=$(ns_be "$i")
@@ -475,6 +477,7 @@ http {
 		location / {
 			$loc
 		}
+		${BE_LOCATIONS:+${BE_LOCATIONS//@DIR@/$dir}}
 	}
 }
 EOF
@@ -639,7 +642,7 @@ drop_count() {
 # second until the value equals VALUE; prints the last value read and the
 # seconds it took, and fails when SECONDS pass first.
 wait_value() {
-	local secs=$1 cmd=$2 want v t0 ms
+	local secs=$1 cmd=$2 want
 	shift 2
 	local keys=()
 	while [ $# -gt 0 ] && [ "$1" != "=" ]; do
@@ -647,9 +650,18 @@ wait_value() {
 		shift
 	done
 	want=${2:?wait_value: KEY... = VALUE}
+	wait_output "$secs" "$want" tel "$cmd" "${keys[@]}"
+}
+
+# wait_output SECONDS WANT CMD...: runs CMD every WAIT_PERIOD seconds
+# (0.5 unless set) until it prints WANT; prints the last output and the
+# seconds it took, and fails when SECONDS pass first.
+wait_output() {
+	local secs=$1 want=$2 v t0 ms
+	shift 2
 	t0=$(date +%s%N)
 	while :; do
-		v=$(tel "$cmd" "${keys[@]}" 2>/dev/null) || v='?'
+		v=$("$@" 2>/dev/null) || v='?'
 		ms=$((($(date +%s%N) - t0) / 1000000))
 		if [ "$v" = "$want" ]; then
 			echo "$v $((ms / 1000)).$((ms % 1000 / 100))"
@@ -659,7 +671,7 @@ wait_value() {
 			echo "$v $secs"
 			return 1
 		fi
-		sleep 0.5
+		sleep "${WAIT_PERIOD:-0.5}"
 	done
 }
 
