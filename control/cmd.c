@@ -1262,7 +1262,9 @@ static int
 unknown_opt(const char *k, const struct lb_cmd_opt *opts, unsigned int nopts,
 	    struct lb_cmd_out *out)
 {
-	char list[LB_CMD_ERR_MAX];
+	/* Room for the rest of the message and a key of some length: a
+	 * list too long for it ends with whole names and "...". */
+	char list[LB_CMD_ERR_MAX - 128];
 	size_t len = 0;
 
 	list[0] = '\0';
@@ -1273,6 +1275,10 @@ unknown_opt(const char *k, const struct lb_cmd_opt *opts, unsigned int nopts,
 
 		if (n < 0)
 			break;
+		if ((size_t)n + 5 >= sizeof(list) - len) {
+			snprintf(list + len, sizeof(list) - len, ", ...");
+			break;
+		}
 		len += (size_t)n;
 	}
 	if (nopts == 0)
