@@ -695,6 +695,38 @@ admit_json(const struct svc_row *r)
 	return j;
 }
 
+/* A service's health check settings, null without one. */
+static json_t *
+check_json(const struct lb_conf_check *k)
+{
+	static const char *const type[] = {"none", "tcp", "http"};
+	char d[LB_CMD_DURATION_STRLEN];
+	json_t *o;
+	int bad;
+
+	if (k->type == LB_CONF_CHECK_NONE || k->type > LB_CONF_CHECK_HTTP)
+		return json_null();
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	bad = jset_str(o, "type", type[k->type]);
+	if (k->type == LB_CONF_CHECK_HTTP) {
+		bad |= jset_str(o, "path", k->path);
+		bad |= jset_u64(o, "status_min", k->status_lo);
+		bad |= jset_u64(o, "status_max", k->status_hi);
+	}
+	bad |= jset_u64(o, "port", k->port);
+	bad |= jset_str(o, "interval", lb_cmd_fmt_duration(k->interval_ns, d));
+	bad |= jset_str(o, "timeout", lb_cmd_fmt_duration(k->timeout_ns, d));
+	bad |= jset_u64(o, "rise", k->rise);
+	bad |= jset_u64(o, "fall", k->fall);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *
 svc_json(const struct svc_row *r)
 {
@@ -726,6 +758,7 @@ svc_json(const struct svc_row *r)
 		bad |= jset_str(j, "errors", o->errors);
 		bad |= jset_str(j, "error_exclude", o->err_exclude);
 		bad |= jset_u64(j, "default_expect_ms", o->default_expect_ms);
+		bad |= jset(j, "check", check_json(&o->check));
 	}
 	bad |= jset_u64(j, "backends", r->nb_conf);
 	bad |= jset_u64(j, "backends_draining", r->nb_drain);

@@ -204,6 +204,10 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_string(e, "addr", addr);
 			rte_tel_data_add_dict_string(e, "state",
 						     state[v->be[b].state]);
+			rte_tel_data_add_dict_string(
+				e, "health",
+				v->be[b].health == LB_BE_HEALTH_UP ? "up"
+								   : "down");
 			rte_tel_data_add_dict_string(e, "sched",
 						     v->opts.sched);
 			add_u64(e, "weight", v->be[b].weight);

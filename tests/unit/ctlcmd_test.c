@@ -409,6 +409,16 @@ test_service_list_show(void **state)
 		json_array_size(dget(c->ctl.data, "service.backends_list")), 2);
 	assert_string_equal(dstr(c->ctl.data, "service.backends_list.1.state"),
 			    "draining");
+	assert_true(json_is_null(dget(c->ctl.data, "service.check")));
+	run(c, "service set tcp 10.11.0.100:80 check http check-path /hz "
+	       "check-rise 3",
+	    0);
+	run(c, "service show tcp 10.11.0.100:80", 0);
+	assert_string_equal(dstr(c->ctl.data, "service.check.type"), "http");
+	assert_string_equal(dstr(c->ctl.data, "service.check.path"), "/hz");
+	assert_string_equal(dstr(c->ctl.data, "service.check.interval"), "2s");
+	assert_int_equal(dint(c->ctl.data, "service.check.rise"), 3);
+	assert_int_equal(dint(c->ctl.data, "service.check.status_max"), 399);
 	run(c, "service show tcp 10.11.0.100:1", -ENOENT);
 	run(c, "service show tcp", -EINVAL);
 	cfx_free(c);
