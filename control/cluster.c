@@ -13,7 +13,7 @@
 #include "lb/cluster.h"
 #include "lb/dpconf.h"
 
-#define TIMEOUT_MS 100
+#define TIMEOUT_MS 200
 #define RECONNECT_NS 500000000ULL
 #define HIST 4u
 /* Keys of services nobody borrows for expire in Redis. */

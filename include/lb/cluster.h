@@ -50,7 +50,7 @@ void lb_cluster_free(struct lb_cluster *cl);
 /**
  * Tops up the global bucket of every active `admit-cluster` service of
  * table @p d in @p sh; call every LB_CLUSTER_TICK_NS. Blocks at most for
- * Redis's timeout (100 ms) when the server stops answering.
+ * Redis's timeout (200 ms) when the server stops answering.
  */
 void lb_cluster_tick(struct lb_cluster *cl, struct lb_admit_shm *sh,
 		     const struct lb_dpconf *d, uint64_t now_ns);
