@@ -226,6 +226,10 @@ svc_tick(struct lb_cluster *cl, struct lb_admit_shm *sh,
 	got = want > 0 ? borrow(cl, t, a, want, now_ns) : 0;
 	if (got > 0)
 		lb_tb_global_deposit(&e->b, (uint64_t)got);
+	/* Without a borrow this tick, the tier stays as it was: the local
+	 * refill must go on through such ticks, or their time is lost. */
+	if (got == 0 && want == 0 && cl->st->down)
+		got = -1;
 	if (got < 0 && a->cluster == LB_ADMIT_CLUSTER_OPEN) {
 		/* Fail open: this host alone refills at the rate. */
 		uint64_t n;
