@@ -42,7 +42,7 @@
  *
  * usage: lb-dpbench [EAL options --] [--seconds S] [--rounds N]
  *                   [--flows N[,N...]] [--l7-flows N[,N...]]
- *                   [--tests est,mix,new,l7]
+ *                   [--tests est,mix,new,l7] [--l7-governor]
  * Without EAL options it runs on lcores 0-1 with hugepages when enough
  * are free (--in-memory), else with --no-huge -m 1024.
  */
@@ -297,6 +297,7 @@ struct bench {
 
 	/* l7: its own table (two services), header database, flows */
 	struct lb_dpconf *conf_l4, *conf_l7;
+	int l7_gov; /* --l7-governor: the l7 service has governor on */
 	struct lb_hdr_db *hdb;
 	uint32_t l7_vip[2]; /* network order */
 	struct l7_tmpl t7_syn, t7_ack, t7_req, t7_synack[NB_BES],
@@ -1782,12 +1783,16 @@ conf_build(int l7, struct lb_dpconf **out_conf)
 	if (l7) {
 		key.vip = IP_VIP_L7;
 		o.http = true;
+		/* l7 2: every request decided by the governor (M 0: all
+		 * admitted), the cost of request admission. */
+		o.gov[LB_CONF_GOV_ON] = l7 == 2;
 	}
 	if (rc == 0)
 		rc = lb_conf_svc_add(c, &key, &o, &out);
 	for (uint32_t i = 0; i < NB_BES && rc == 0; i++)
 		rc = lb_conf_be_add(c, &key, IP_BE + i, BE_PORT, 1, &out);
 	o.http = false;
+	o.gov[LB_CONF_GOV_ON] = 0;
 	if (rc == 0 && l7)
 		rc = lb_conf_svc_add(c, &key2, &o, &out);
 	for (uint32_t i = 0; i < NB_BES && rc == 0 && l7; i++)
@@ -1905,7 +1910,7 @@ l7_setup(struct bench *b)
 
 	for (unsigned int i = 0; i < b->nb_l7_sizes; i++)
 		most = RTE_MAX(most, b->l7_sizes[i]);
-	if (conf_build(1, &b->conf_l7) != 0)
+	if (conf_build(b->l7_gov ? 2 : 1, &b->conf_l7) != 0)
 		return -EINVAL;
 	/* As lb-dataplane does: the default header fields. */
 	lb_hdr_cfg_default(&hc);
@@ -1971,6 +1976,8 @@ usage(FILE *f)
 		"(default 1000,10000)\n"
 		"  --tests LIST      est, mix, new, l7, adm (default "
 		"est,mix,new)\n"
+		"  --l7-governor     the l7 service admits each request "
+		"(governor on)\n"
 		"Without EAL options: -l 0-1 --no-pci, hugepages when %u MB "
 		"are free, else --no-huge -m 1024.\n",
 		MAX_ROUNDS, MAX_FLOWS, L7_MAX_FLOWS, HUGE_MB_NEEDED);
@@ -2039,6 +2046,7 @@ parse_args(struct bench *b, int argc, char **argv)
 		{"flows", required_argument, NULL, 'f'},
 		{"l7-flows", required_argument, NULL, 'l'},
 		{"tests", required_argument, NULL, 't'},
+		{"l7-governor", no_argument, NULL, 'g'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -2092,6 +2100,9 @@ parse_args(struct bench *b, int argc, char **argv)
 		case 't':
 			if (parse_tests(b, optarg) != 0)
 				return -EINVAL;
+			break;
+		case 'g':
+			b->l7_gov = 1;
 			break;
 		case 'h':
 			usage(stdout);
