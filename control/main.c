@@ -580,6 +580,8 @@ publish(struct ctl_main *m, bool save, struct lb_cmd_out *out)
 	if (d == NULL)
 		return 0;
 	ns = lb_pub_commit(&m->pub, d);
+	if (ns == -EINTR)
+		return 0; /* published and saved; stopping before the grace */
 	if (ns < 0) {
 		/* Saved: the next dataplane gets it from the state file. */
 		m->dp_gone = true;
@@ -979,6 +981,7 @@ attach(struct ctl_main *m)
 	int rc;
 
 	for (;;) {
+		m->pub.stop = &quit;
 		rc = lb_pub_attach(&m->pub, err, sizeof(err));
 		if (rc == 0)
 			break;

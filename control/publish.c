@@ -195,7 +195,9 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 	if (!p->settled) {
 		rc = settle(p, cur->gen);
 		if (rc != 0) {
-			snprintf(err, errlen, "the dataplane went away");
+			snprintf(err, errlen, "%s",
+				 rc == -EINTR ? "lb-control is stopping"
+					      : "the dataplane went away");
 			return rc;
 		}
 		p->settled = true;
@@ -279,6 +281,9 @@ settle(struct lb_pub *p, uint64_t gen)
 		if (now >= next_check) {
 			if (!lb_pub_alive(p))
 				return -ENODEV;
+			/* Stopping: the next lb-control settles at attach. */
+			if (p->stop != NULL && *p->stop)
+				return -EINTR;
 			next_check = now + 10000000ull;
 		}
 		if (!warned && now - t0 > GRACE_WARN_NS) {
@@ -299,9 +304,12 @@ lb_pub_commit(struct lb_pub *p, struct lb_dpconf *d)
 {
 	uint64_t t0 = mono_ns();
 
+	int rc;
+
 	atomic_store_explicit(&p->shm->conf, d, memory_order_release);
-	if (settle(p, d->gen) != 0)
-		return -ENODEV;
+	rc = settle(p, d->gen);
+	if (rc != 0)
+		return rc;
 	return (int64_t)(mono_ns() - t0);
 }
 

@@ -15,6 +15,7 @@
  * one is built, so the flows counted per slot are all the flows there are.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +36,8 @@ struct lb_pub {
 	pid_t dp_pid;
 	/** No worker reads a table but the published one (see settle()). */
 	bool settled;
+	/** Set (by a signal) when lb-control stops: waits give up. */
+	const volatile sig_atomic_t *stop;
 	/* The header database last compiled (malloc) and what it was
 	 * compiled from: tables are published far more often than header
 	 * names change. */

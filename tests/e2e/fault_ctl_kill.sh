@@ -39,7 +39,10 @@ expect() {
 		"$E2E_TMP/save.tpl"
 }
 
-# Traffic for the whole test: keep-alive wrk and new connections.
+# Traffic for the whole test: keep-alive wrk and new connections. The
+# timeouts (10 s to connect, 15 s in all) leave room for this host's CPUs
+# being taken away; a stop of forwarding across a restart lasts longer.
+export E2E_SEQ_CONNECT_TIMEOUT=10 E2E_SEQ_MAX_TIME=15
 touch "$E2E_TMP/seq.go"
 (
 	k=0
@@ -49,7 +52,7 @@ touch "$E2E_TMP/seq.go"
 	done
 ) &
 seq_pid=$!
-ip netns exec "$NS_CLI" wrk -t 1 -c 4 -d 600s --timeout 2s \
+ip netns exec "$NS_CLI" wrk -t 1 -c 4 -d 600s --timeout 10s \
 	"http://$VIP/" >"$E2E_TMP/wrk" 2>&1 &
 wrk_pid=$!
 

@@ -7,7 +7,7 @@
 # against a dataplane whose flow table holds E2E_FLOOD_FLOWS (4096) flows,
 # while wrk keeps 8 established keep-alive connections busy:
 #   - the established connections keep working: wrk sees no socket error
-#     (no reset, no 5 s timeout) and no non-2xx, and a persistent
+#     (no reset, no 10 s timeout) and no non-2xx, and a persistent
 #     connection is answered every 50 ms through the flood;
 #   - the flow table never holds more than its capacity and never evicts
 #     an established flow to make room (no segment finds its flow gone);
@@ -45,13 +45,13 @@ cap=$((FLOWS * workers))
 # wrk's keep-alive connections and one more persistent connection that
 # sends a request every 50 ms, logging each answer: set up before the
 # flood, used through it.
-ip netns exec "$NS_CLI" wrk -t 1 -c 8 -d "$((FLOOD + 6))s" --timeout 5s \
+ip netns exec "$NS_CLI" wrk -t 1 -c 8 -d "$((FLOOD + 6))s" --timeout 10s \
 	"http://$VIP/" >"$E2E_TMP/wrk" 2>&1 &
 wrk_pid=$!
 # shellcheck disable=SC2016 # Python, not shell
 ip netns exec "$NS_CLI" "$PY" -c '
 import http.client, sys, time
-c = http.client.HTTPConnection(sys.argv[1], 80, timeout=5)
+c = http.client.HTTPConnection(sys.argv[1], 80, timeout=10)
 end = time.monotonic() + float(sys.argv[2])
 with open(sys.argv[3], "w") as out:
     while time.monotonic() < end:
@@ -116,7 +116,7 @@ check "an established connection is served through the flood ($ok_n answers, $ba
 	'[ "$bad_n" = 0 ] && [ "$ok_n" -ge $((FLOOD * 5)) ]'
 # A flow evicted under an established connection would show as its
 # segments finding no flow (drop.no_flow) and as resets or timeouts; the
-# 5 s timeouts leave room for this host's CPUs being taken away.
+# 10 s timeouts leave room for this host's CPUs being taken away.
 check "no segment found its flow gone (drop.no_flow +$(d drop no_flow))" \
 	[ "$(d drop no_flow)" = 0 ]
 check "wrk: no socket error (reset, timeout), no non-2xx" \

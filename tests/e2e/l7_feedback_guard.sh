@@ -68,7 +68,7 @@ phase() {
 	apid=$!
 	sleep 1.5 # the attacker's connections are open and failing
 	ctl_json "$E2E_TMP/$name.0" backend list
-	ip netns exec "$NS_CLI" wrk -t 1 -c 4 -d "${SECS}s" --timeout 2s \
+	ip netns exec "$NS_CLI" wrk -t 1 -c 4 -d "${SECS}s" --timeout 10s \
 		-H "Connection: close" "http://$VIP/" >"$E2E_TMP/$name.wrk" \
 		2>&1 || true
 	ctl_json "$E2E_TMP/$name.1" backend list

@@ -680,14 +680,15 @@ wait_output() {
 # http_seq URL N OUT [SRC_ADDR]: N sequential requests from the client
 # namespace, a new connection each; one line per request in OUT:
 # "index curl_status http_code seconds body" (body "-" when empty).
+# Timeouts: E2E_SEQ_CONNECT_TIMEOUT (3 s), E2E_SEQ_MAX_TIME (5 s).
 http_seq() {
 	# shellcheck disable=SC2016 # expanded by the client's shell
 	ip netns exec "$NS_CLI" bash -c '
-url=$1 n=$2 out=$3 src=$4 tmp=$3.body
+url=$1 n=$2 out=$3 src=$4 ct=$5 mt=$6 tmp=$3.body
 : >"$out"
 for ((i = 1; i <= n; i++)); do
 	rc=0
-	w=$(curl -sS -o "$tmp" --connect-timeout 3 --max-time 5 \
+	w=$(curl -sS -o "$tmp" --connect-timeout "$ct" --max-time "$mt" \
 		-H "Connection: close" ${src:+--interface "$src"} \
 		-w "%{http_code} %{time_total}" "$url" 2>>"$out.err") || rc=$?
 	body=
@@ -695,7 +696,8 @@ for ((i = 1; i <= n; i++)); do
 	echo "$i $rc ${w:-000 0} ${body:--}" >>"$out"
 	rm -f "$tmp"
 done
-' http_seq "$1" "$2" "$3" "${4:-}"
+' http_seq "$1" "$2" "$3" "${4:-}" "${E2E_SEQ_CONNECT_TIMEOUT:-3}" \
+		"${E2E_SEQ_MAX_TIME:-5}"
 }
 
 # http_tally OUT: "ok=N fail=M max_s=T beI=N..." of an http_seq output
