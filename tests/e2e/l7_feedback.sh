@@ -31,28 +31,10 @@ SECS=${E2E_L7_SECONDS:-4}
 DELAY=(0 2 6 12)
 BENCH=(0 10 10 8)
 
-# inst_start I [OPTIONS...]: backend I's lb-instance.
-inst_start() {
-	local i=$1
-	shift
-	ip netns exec "$(ns_be "$i")" "$INSTANCE" --listen "$(be_addr "$i"):80" \
-		--name "be$i" --delay-ms "${DELAY[$i]}" \
-		--bench-ms "${BENCH[$i]}" "$@" >>"$E2E_TMP/inst$i.log" 2>&1 &
-	eval "INST_PID$i=$!"
-	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
-		die "be$i: lb-instance did not start"
+# inst_opts I: backend I's delay and benchmark time (see inst_start).
+inst_opts() {
+	echo --delay-ms "${DELAY[$1]}" --bench-ms "${BENCH[$1]}"
 }
-
-inst_stop() {
-	local v="INST_PID$1"
-	[ -n "${!v:-}" ] || return 0
-	kill -TERM "${!v}" 2>/dev/null || true
-	wait "${!v}" 2>/dev/null || true
-	eval "INST_PID$1="
-}
-
-# The harness's EXIT trap removes the namespaces with whatever runs in
-# them, lb-instance included.
 
 # direct_spl I: the X-SPL backend I answers a request sent to it directly,
 # the median of five.

@@ -31,14 +31,7 @@ N=4
 FAIR=0.25
 SVC="tcp $VIP:80"
 
-inst_start() {
-	local i=$1
-	shift
-	ip netns exec "$(ns_be "$i")" "$INSTANCE" --listen "$(be_addr "$i"):80" \
-		--name "be$i" --delay-ms 1 "$@" >>"$E2E_TMP/inst$i.log" 2>&1 &
-	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
-		die "be$i: lb-instance did not start"
-}
+inst_opts() { echo --delay-ms 1; }
 
 # lost FILE0 FILE1: "LOST S1 S2 S3 S4", the share of new connections
 # taken out of rotation (sum of max(0, fair - share)) and each share.

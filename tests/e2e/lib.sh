@@ -1112,3 +1112,29 @@ inst_down() {
 	wait "${!v}" 2>/dev/null || true
 	eval "INST_PID$1="
 }
+
+# inst_start I [OPTIONS...]: lb-instance ($INSTANCE) as backend I, on
+# port 80 of its namespace, named beI, with the options a test's
+# inst_opts I prints (when it defines one) and then OPTIONS; its pid in
+# INST_PIDI. The EXIT trap removes the namespaces with whatever runs there.
+inst_start() {
+	local i=$1 opts=()
+	shift
+	if declare -F inst_opts >/dev/null; then
+		read -r -a opts <<<"$(inst_opts "$i")"
+	fi
+	ip netns exec "$(ns_be "$i")" "$INSTANCE" --listen "$(be_addr "$i"):80" \
+		--name "be$i" "${opts[@]}" "$@" >>"$E2E_TMP/inst$i.log" 2>&1 &
+	eval "INST_PID$i=$!"
+	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
+		die "be$i: lb-instance did not start"
+}
+
+# inst_stop I: stops backend I's lb-instance (SIGTERM) and reaps it.
+inst_stop() {
+	local v="INST_PID$1"
+	[ -n "${!v:-}" ] || return 0
+	kill -TERM "${!v}" 2>/dev/null || true
+	wait "${!v}" 2>/dev/null || true
+	eval "INST_PID$1="
+}

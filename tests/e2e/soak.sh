@@ -38,23 +38,7 @@ export LSAN_OPTIONS="suppressions=$E2E_DIR/lsan.supp:log_path=$SAN/lsan:${LSAN_O
 export UBSAN_OPTIONS="print_stacktrace=1:log_path=$SAN/ubsan:${UBSAN_OPTIONS:-}"
 SVC="tcp $VIP:80"
 
-inst_start() {
-	local i=$1
-	shift
-	ip netns exec "$(ns_be "$i")" "$INSTANCE" --listen "$(be_addr "$i"):80" \
-		--name "be$i" --delay-ms 1 "$@" >>"$E2E_TMP/inst$i.log" 2>&1 &
-	eval "INST_PID$i=$!"
-	wait_listen "$(ns_be "$i")" tcp "$(be_addr "$i"):80" ||
-		die "be$i: lb-instance did not start"
-}
-
-inst_stop() {
-	local v="INST_PID$1"
-	[ -n "${!v:-}" ] || return 0
-	kill -TERM "${!v}" 2>/dev/null || true
-	wait "${!v}" 2>/dev/null || true
-	eval "INST_PID$1="
-}
+inst_opts() { echo --delay-ms 1; }
 
 topo_up 3
 for i in 1 2 3; do inst_start "$i"; done
