@@ -986,6 +986,19 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	return true;
 }
 
+/* A pure SYN on a closed flow of service @p svc_idx whose backend is no
+ * longer eligible. */
+static inline bool
+reopen_elsewhere(const struct lb_worker *w, const struct lb_flow *f,
+		 const struct lb_pkt *pkt, int svc_idx)
+{
+	return pkt->proto == LB_IPPROTO_TCP &&
+	       (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN &&
+	       (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED) &&
+	       f->svc == (uint16_t)svc_idx &&
+	       !lb_dpconf_be_eligible(&w->conf->svc[svc_idx], f->be);
+}
+
 static void
 from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	    int svc_idx, uint64_t hash, uint64_t now)
@@ -1013,6 +1026,18 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	if (unlikely(reopen_elsewhere(w, f, pkt, svc_idx))) {
+		/* A new connection on the tuple of a closed flow whose
+		 * backend takes no new flows any more (drained, removed: an
+		 * instance the autoscaler stopped): a new flow, not a SYN
+		 * into the void. */
+		flow_forget(w, f, 1, 1);
+		lb_flow_delete(w->ft, idx);
+		if (admit_reject(w, m, pkt, svc_idx, now))
+			return;
+		flow_new(w, m, pkt, svc_idx, &k, now);
+		return;
+	}
 	if (f->state == LB_FLOW_SYN_SENT) {
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */

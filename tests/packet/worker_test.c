@@ -1040,6 +1040,59 @@ test_tcp(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * A client port reused while its earlier flow is in TIME_WAIT: while that
+ * flow's backend takes new flows the SYN reopens the flow; once the
+ * backend is drained (an instance being scaled down, soon gone) the SYN
+ * makes a new flow on an eligible backend instead.
+ */
+static void
+test_tcp_reuse_drained(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(40001, 0);
+	const struct lb_flow *f;
+	struct lb_dpconf *d, *orig;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	announce(e, 1, 0, IP_BE(0), mac_be[0]);
+	announce(e, 1, 0, IP_BE(1), mac_be[1]);
+	poll_w(e, 0);
+	relay_first(e, &c, seg_syn(ISS));
+	for (unsigned int i = 0; i < NELEM(tcp_steps); i++)
+		relay(e, &c, &tcp_steps[i].s);
+	f = find_flow(e, 0, &c);
+	assert_non_null(f);
+	CHECK_EQ(f->state, LB_FLOW_TIME_WAIT, "first connection closed");
+
+	/* Backends 0 and 2 drained: only 1 is eligible. The worker takes
+	 * the new table up at its next poll. */
+	orig = e->dp.conf;
+	d = rte_zmalloc("lbpkt_conf2", sizeof(*d), 0);
+	assert_non_null(d);
+	memcpy(d, orig, sizeof(*d));
+	d->gen++;
+	d->svc[SVC_TCP].be[0].state = LB_BE_DRAINING;
+	d->svc[SVC_TCP].be[2].state = LB_BE_DRAINING;
+	e->dp.conf = d;
+	poll_w(e, 0);
+	conn_be(&c, 1);
+	relay_first(e, &c, seg_syn(ISS + 1000000));
+	f = find_flow(e, 0, &c);
+	assert_non_null(f);
+	CHECK_EQ(f->be, 1, "the reused port's SYN went to an eligible backend");
+	CHECK_EQ(f->state, LB_FLOW_SYN_SENT, "a new flow");
+	CHECK_EQ(w->st.flows_created, 2, "flows");
+	CHECK_EQ(w->bst[SVC_TCP][0].active, 0, "the old flow is gone");
+	CHECK_EQ(w->bst[SVC_TCP][1].active, 1, "the new flow");
+	check_no_drops(w, "reused port");
+	e->dp.conf = orig;
+	poll_w(e, 0);
+	rte_free(d);
+	env_close(e, 1);
+}
+
 /* ---- UDP --------------------------------------------------------------- */
 
 static void
@@ -2380,6 +2433,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_arp, teardown),
 		cmocka_unit_test_teardown(test_echo, teardown),
 		cmocka_unit_test_teardown(test_tcp, teardown),
+		cmocka_unit_test_teardown(test_tcp_reuse_drained, teardown),
 		cmocka_unit_test_teardown(test_udp, teardown),
 		cmocka_unit_test_teardown(test_retry, teardown),
 		cmocka_unit_test_teardown(test_syn_timeout, teardown),
