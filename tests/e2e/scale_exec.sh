@@ -9,6 +9,8 @@
 #     retries with backoff, and only the third instance line makes a
 #     backend, which becomes active and answers through the VIP;
 #   - a manual `scale up` goes through the same path (one more `up`);
+#   - an instance whose address never answers stays pending, is failed
+#     at the start-up timeout and taken down with `down`;
 #   - `scale del` drains the instances and runs `down` for each, which
 #     removes them; nothing is left.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
@@ -39,6 +41,8 @@ case \$1 in
 up)
 	[ "\$n" = 1 ] && { echo "no capacity" >&2; exit 1; }
 	[ "\$n" = 2 ] && exec sleep 60
+	# An address nothing answers on: never healthy.
+	[ "\$n" = 5 ] && { echo "never-\$n $BE_NET.99:80"; exit 0; }
 	ns=sl-x\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
 	ip netns add \$ns
 	ip -n \$ns link set lo up
@@ -54,6 +58,7 @@ up)
 	echo "\$ns \$addr:80"
 	;;
 down)
+	[ -e /run/netns/"\$3" ] || exit 0
 	pids=\$(ip netns pids "\$3")
 	[ -z "\$pids" ] || kill \$pids
 	sleep 0.2
@@ -82,7 +87,7 @@ wait_active() {
 }
 
 ctl_do scale set $SVC driver exec command "$script" exec-timeout 2s \
-	min 1 max 3 interval 500ms startup-timeout 40s up-cooldown 0 \
+	min 1 max 3 interval 500ms startup-timeout 15s up-cooldown 0 \
 	down-window 0 down-cooldown 0 drain-timeout 5s
 check "after a failure and a hang, the third try's instance is active" \
 	wait_active 1 30
@@ -109,6 +114,21 @@ ctl_do scale up $SVC
 check "a manual scale-up starts a second instance" wait_active 2 20
 check "... recorded as manual in the history" \
 	'ctl scale history $SVC >"$E2E_TMP/hist.txt"; grep -q "manual .* up .*manual up 1" "$E2E_TMP/hist.txt"'
+
+ctl_do scale up $SVC
+for ((i = 0; i < 300; i++)); do
+	[ "$(count failed)" = 1 ] && break
+	sleep 0.1
+done
+ctl scale show $SVC | sed 's/^/    /'
+check "an instance never healthy is failed at the start-up timeout" \
+	'[ "$(count failed)" = 1 ] && [ "$(count pending)" = 0 ] &&
+	 grep -q "instance 2 not healthy within the start-up timeout" "$CTL_LOG"'
+check "... and taken down" \
+	'grep -q "^down tcp:$VIP:80 never-5" "$E2E_TMP/calls"'
+ctl_json "$E2E_TMP/be.json" backend list $SVC
+check "... and is no backend" \
+	'[ "$(jq_get "$E2E_TMP/be.json" "len(d[\"backends\"])")" = 2 ]'
 
 ctl_do scale del $SVC
 # Drained (at most drain-timeout), then `down` for each.
