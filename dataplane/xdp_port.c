@@ -199,7 +199,7 @@ lb_xdp_port_started(uint16_t port_id)
 	if (ifindex == 0 || !xp.on)
 		return;
 	rc = lb_steer_adopt(&conf, ifindex, &xp.s[port_id]);
-	if (rc == -EBUSY || rc == -ENOENT) {
+	if (rc == -EBUSY) {
 		LOG(WARNING, "port %u: the XDP program on its interface is "
 			     "not the steering program: its maps are not "
 			     "managed",
@@ -208,21 +208,22 @@ lb_xdp_port_started(uint16_t port_id)
 	}
 	if (rc != 0) {
 		/* No bpffs on /sys/fs/bpf (ip netns exec mounts a /sys
-		 * without it), or a pinned map of an older layout: steer
-		 * by the boot configuration alone. */
+		 * without it; ENOENT or EPERM), or a pinned map of an older
+		 * layout: steer by the boot configuration alone. */
+		int rc2;
+
+		conf.pin_dir = NULL;
+		rc2 = lb_steer_adopt(&conf, ifindex, &xp.s[port_id]);
+		if (rc2 != 0) {
+			LOG(ERR, "port %u: cannot adopt the steering program "
+				 "(%s); its maps are not managed",
+			    port_id, strerror(-rc2));
+			return;
+		}
 		LOG(WARNING, "port %u: cannot pin the steering maps in %s "
 			     "(%s): steering from the boot configuration "
 			     "only, lb-control cannot change it",
 		    port_id, xp.pin_dir, strerror(-rc));
-		conf.pin_dir = NULL;
-		rc = lb_steer_adopt(&conf, ifindex, &xp.s[port_id]);
-		if (rc != 0) {
-			LOG(ERR, "port %u: cannot adopt the steering program: "
-				 "%s; the interface passes everything to the "
-				 "kernel",
-			    port_id, strerror(-rc));
-			return;
-		}
 	} else {
 		xp.pinned = true;
 	}
