@@ -112,11 +112,10 @@ bad "http needs a tcp service" service add udp "$VIP:53" http
 m="unknown option 'bogus'; expected sched, http, retries, deferq,"
 m="$m retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject,"
 m="$m panic, admit-rate, admit-burst, admit-key, admit-prefix,"
-m="$m admit-reject, admit-cluster, governor, gov-ideal-rate, gov-interval,"
-m="$m gov-window, gov-overload, gov-raise, gov-release, gov-calm,"
-m="$m gov-min-samples, default-priority, reject-status, retry-after,"
-m="$m spl-header, spl-time-header, priority-header, expect-header,"
-m="$m orca-header, errors, error-exclude or default-expect"
+m="$m admit-reject, admit-cluster, check, check-path, check-status,"
+m="$m check-port, check-interval, check-timeout, check-rise, check-fall,"
+m="$m governor, gov-ideal-rate, gov-interval, gov-window, gov-overload,"
+m="$m gov-raise, gov-release, ..."
 bad "$m" \
 	service add tcp "$VIP:81" bogus 1
 bad "missing argument; usage: backend list [PROTO VIP:PORT]" \
