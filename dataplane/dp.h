@@ -88,6 +88,7 @@ struct lb_worker {
 	struct lb_hdr_scratch *hscr;  /**< for the database in use */
 	struct lb_hdr_db *hdb;        /**< own copy; NULL: dp->hdb */
 	uint64_t hdr_id;              /**< hdr_id of the table it came from */
+	uint64_t now_ns; /**< time of the current poll (feedback records) */
 	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
 	struct lb_l7_rej *rej;
 	uint8_t rej_why; /**< reason of the refusal being decided */

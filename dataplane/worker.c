@@ -250,7 +250,7 @@ fb_put_full(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc,
 	    uint32_t be, uint16_t flags, uint32_t u32, uint32_t u32b, uint64_t v)
 {
 	struct lb_fb r = {
-		.ts_ns = now_ns(w->dp),
+		.ts_ns = w->now_ns,
 		.svc = (uint16_t)svc,
 		.be = (uint16_t)be,
 		.kind = (uint8_t)kind,
@@ -361,7 +361,7 @@ on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
 		uint32_t age = 0;
 
 		if (o->has_spl_time) {
-			int64_t now_ms = ((int64_t)now_ns(w->dp) +
+			int64_t now_ms = ((int64_t)w->now_ns +
 					  w->dp->epoch_off_ns) / 1000000;
 			int64_t d = now_ms - (int64_t)o->spl_time_ms;
 
@@ -1495,6 +1495,9 @@ lb_worker_poll(struct lb_worker *w)
 	uint64_t now = now_ns(dp);
 	const struct lb_dpconf *c = lb_dp_conf(dp);
 
+	/* One clock read per poll: records and ages of the poll share it. */
+	w->now_ns = now;
+
 	if (unlikely(c != w->conf_pub))
 		lb_worker_switch(w, c);
 	for (uint16_t p = 0; p < dp->nb_ports; p++) {
@@ -1792,6 +1795,7 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 		return NULL;
 	w->dp = dp;
 	w->wid = wid;
+	w->now_ns = now_ns(dp);
 	w->lcore = lcore;
 	lb_xoshiro_seed(&w->xo, (dp->rng_seed ? dp->rng_seed : dp->hash_seed) ^
 					(0x9e37ULL * (wid + 1)));
