@@ -46,6 +46,7 @@ struct probe {
 	enum phase ph;
 	uint64_t start_ns, deadline_ns;
 	uint16_t req_len, req_off, resp_len;
+	bool moved; /* went on in this round: its deadline waits a round */
 	char req[REQ_MAX];
 	char resp[RESP_MAX];
 };
@@ -479,6 +480,7 @@ start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 	p->start_ns = now;
 	p->deadline_ns = now + s->check.timeout_ns;
 	p->req_off = p->resp_len = p->req_len = 0;
+	p->moved = false;
 	p->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (p->fd < 0) {
 		/* No socket, no answer: the probe failed. */
@@ -561,6 +563,7 @@ step(struct lb_health *h, struct probe *p, short revents, uint64_t now)
 	int err = 0;
 	socklen_t len = sizeof(err);
 
+	p->moved = true;
 	if (p->ph == PH_CONNECT) {
 		if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
 			return;
@@ -617,9 +620,16 @@ lb_health_process(struct lb_health *h, const struct pollfd *pfd,
 			}
 		}
 	}
-	for (unsigned int j = 0; j < LB_HEALTH_MAX_PROBES; j++)
-		if (h->probe[j].fd >= 0 && now >= h->probe[j].deadline_ns)
-			finish(h, &h->probe[j], LB_HC_TIMEOUT, 0, now);
+	/* A probe that just went on (connected, sent) gets one more poll
+	 * before its deadline counts: when this loop was late, its answer
+	 * may be waiting already. */
+	for (unsigned int j = 0; j < LB_HEALTH_MAX_PROBES; j++) {
+		struct probe *p = &h->probe[j];
+
+		if (p->fd >= 0 && now >= p->deadline_ns && !p->moved)
+			finish(h, p, LB_HC_TIMEOUT, 0, now);
+		p->moved = false;
+	}
 	for (unsigned int i = 0; i < LB_CONF_MAX_SVCS; i++) {
 		struct hc_svc *s = h->svc[i];
 
