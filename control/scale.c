@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lb/autoscale.h"
+#include "lb/health.h"
 #include "lb/orch.h"
 #include "scale_priv.h"
 
@@ -487,6 +488,30 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	}
 }
 
+/*
+ * Whether a pending instance is healthy: the service's own health check
+ * decides when it has one (lb/health.h: a backend added at run time is
+ * pending until `check-rise` checks in a row passed, through the
+ * dataplane's exception path); without one, a TCP connection to the
+ * instance (probe_run()).
+ */
+static bool
+healthy(struct lb_scale *sc, struct rsvc *r, const struct lb_conf_svc_key *k,
+	const struct lb_as_inst *i, uint64_t now)
+{
+	const struct lb_conf_svc *sv = lb_conf_svc_find(sc->ctl->conf, k);
+	struct lb_health_be_info hi;
+	struct probe *p;
+
+	if (sv != NULL && sv->opts.check.type != LB_CONF_CHECK_NONE &&
+	    sc->ctl->health != NULL)
+		return lb_health_get(sc->ctl->health, k, i->ip, i->port,
+				     &hi) == 0 &&
+		       hi.state == LB_HEALTH_UP;
+	p = probe_of(r, i->id, true);
+	return p != NULL && probe_run(p, i, now);
+}
+
 /* Pending instances that pass their check become active; drains end. */
 static void
 lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
@@ -501,14 +526,12 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
 		struct lb_as_inst *i = lb_as_inst_at(s, j);
 		struct lb_view_be *vb;
-		struct probe *p;
 
 		if (i->origin != LB_AS_ORCH)
 			continue;
 		switch (i->state) {
 		case LB_AS_PENDING:
-			p = probe_of(r, i->id, true);
-			if (p == NULL || !probe_run(p, i, now))
+			if (!healthy(sc, r, k, i, now))
 				break;
 			probe_drop(r, i->id);
 			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,

@@ -40,7 +40,12 @@ SVC="tcp $VIP:80"
 conf=$E2E_TMP/lb.conf
 topo_up 0
 conf_ports "$conf"
-echo "service add $SVC http" >>"$conf"
+# SCALE_CHECK: the service's own health check decides when a new instance
+# is healthy; without one, lb-control's TCP connection to it does.
+check_opts=
+[ -z "${SCALE_CHECK:-}" ] ||
+	check_opts=" check $SCALE_CHECK check-interval 200ms check-rise 2"
+echo "service add $SVC http$check_opts" >>"$conf"
 dp_start_shared "$conf"
 ctl_start
 
@@ -103,6 +108,9 @@ wait "$wrk_pid" || true
 sed 's/^/    /' "$E2E_TMP/wrk.out"
 ctl scale history $SVC 40 | sed 's/^/    /'
 ctl backend list $SVC | sed 's/^/    /'
+[ -z "${SCALE_CHECK:-}" ] ||
+	check "new instances joined after the service's $SCALE_CHECK check" \
+		'grep -q "health: $SVC $BE_NET.51:80 pending -> up" "$CTL_LOG"'
 check "a scale-up within ${REACT_S}s of the load" \
 	"[ -n '$t_up' ] && [ \$(echo '${t_up:-0} - $t0 < $REACT_S' | bc) = 1 ]"
 ctl_json "$E2E_TMP/be.json" backend list $SVC
