@@ -143,6 +143,31 @@ check "and leaves it when removed" \
 	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -4 addr show dev $TAP1 | grep -qw \"inet $EXTRA/24\""'
 ctl_stop
 
+# ---- what the exception path costs (measured, not asserted) -------------------
+
+# median_ms FILE: the median of http_seq's seconds column, in ms.
+median_ms() {
+	awk '$2 == 0 { print $4 * 1000 }' "$1" | sort -n |
+		awk '{ v[NR] = $1 } END { printf "%.2f", NR ? v[int((NR + 1) / 2)] : -1 }'
+}
+
+# Rounds of 20 connections each way, alternated: from the LB namespace's
+# kernel to backend 1 through the tap, and from the client through the
+# VIP (forwarded by the workers only).
+for r in 1 2 3; do
+	# shellcheck disable=SC2016 # expanded by the LB namespace's shell
+	lbns bash -c '
+for ((i = 1; i <= 20; i++)); do
+	w=$(curl -s -o /dev/null -H "Connection: close" --max-time 5 \
+		-w "%{time_total}" "$1") && echo "$i 0 200 $w"
+done' kernel "http://$(be_addr 1)/" >"$E2E_TMP/lat-tap$r"
+	http_seq "http://$VIP/" 20 "$E2E_TMP/lat-vip$r"
+	e2e_log "round $r: median connection (connect, GET, close) from the" \
+		"kernel through the tap $(median_ms "$E2E_TMP/lat-tap$r") ms," \
+		"from the client through the VIP" \
+		"$(median_ms "$E2E_TMP/lat-vip$r") ms"
+done
+
 # ---- clean-up and the option to turn it off -----------------------------------
 
 check "lb-dataplane exits 0" dp_stop
