@@ -180,8 +180,8 @@ check "be2's 10 s 5xx rate in lbctl shows it ($e5)" \
 	"awk -v e='$e5' 'BEGIN { exit !(e >= 0.1) }'"
 # A success removes an eighth of a backend's error count (the service's
 # default err-memory 8), so at 50 % errors the count stays near 8 and the
-# backend loses most of its share (about two thirds in lb-sim and the unit
-# test): the bound asserts it keeps less than half.
+# backend loses most of its share (about two thirds in the unit test
+# half_failing_share): the bound asserts it keeps less than half.
 DROP=${E2E_L7_SHARE_DROP:-0.5}
 check "be2 failing loses share of new connections ($base -> $fail)" \
 	"awk -v b='$base' -v f='$fail' -v k='$DROP' 'BEGIN { exit !(b > 0.15 && f < b * k) }'"

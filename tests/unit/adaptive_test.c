@@ -1088,7 +1088,8 @@ test_panic(void **state)
  * of the three is weighed down when all of them fail half the time.
  */
 static double
-half_failing_share(const struct lb_adaptive_conf *conf, uint32_t bad_mask)
+failing_share(const struct lb_adaptive_conf *conf, uint32_t bad_mask,
+	      uint32_t fail_in)
 {
 	struct lb_adaptive *ad = lb_adaptive_create(3, conf);
 	struct lb_xoshiro x, y;
@@ -1103,7 +1104,8 @@ half_failing_share(const struct lb_adaptive_conf *conf, uint32_t bad_mask)
 
 		assert_int_equal(lb_adaptive_pick(ad, &rng, &be), 0);
 		hits += be == 1;
-		if (((bad_mask >> be) & 1) && (lb_xoshiro_next(&y) & 1))
+		if (((bad_mask >> be) & 1) &&
+		    lb_xoshiro_next(&y) % fail_in == 0)
 			lb_adaptive_fail(ad, be);
 		else
 			lb_adaptive_ok(ad, be);
@@ -1121,14 +1123,18 @@ test_half_failing_share(void **state)
 	double r, m, a;
 
 	(void)state;
-	r = half_failing_share(&reset, 0x2);
-	m = half_failing_share(&mem, 0x2);
+	r = failing_share(&reset, 0x2, 2);
+	m = failing_share(&mem, 0x2, 2);
 	print_message("share of fair: reset %.2f, err_memory 8 %.2f\n", r, m);
 	assert_true(r > 0.5);
 	assert_true(m < 0.4);
+	/* One request in ten failing costs little of the share. */
+	m = failing_share(&mem, 0x2, 10);
+	print_message("1 in 10 failing, err_memory 8: %.2f\n", m);
+	assert_true(m > 0.8);
 	/* All three fail half the time: one at most is weighed down, so
 	 * backend 1 keeps its fair share on average whatever the others. */
-	a = half_failing_share(&all, 0x7);
+	a = failing_share(&all, 0x7, 2);
 	print_message("all failing, max-eject 10 %%: backend 1 %.2f\n", a);
 	assert_true(a > 0.7);
 }
