@@ -53,6 +53,8 @@ struct entry {
 	uint32_t arm_seq; /* first fresh octet of this segment */
 	uint32_t gate_req; /* request whose admission is open or done */
 	uint32_t gate_seq; /* its first octet */
+	uint32_t started;  /* last request whose head started */
+	uint8_t refuse_now; /* G_WAIT ended: the answer goes out now */
 	struct req_info req[REQ_RING];
 };
 
@@ -62,6 +64,9 @@ enum gate {
 	G_PENDING, /* head incomplete, undecided: segments are held */
 	G_DECIDED, /* admitted before its head ended */
 	G_REFUSED,
+	/* refused behind earlier requests still unanswered: held until
+	 * their responses are through, then answered */
+	G_WAIT,
 };
 
 struct lb_l7_pool {
@@ -235,11 +240,14 @@ req_head_start(void *ctx, const struct lb_http_follow_req *rq)
 	struct entry *e = ctx;
 
 	head_start(e, 0);
+	e->started = rq->seq;
+	/* Only the request that starts the segment can be held apart. */
 	if (e->armed && e->gate == G_NONE) {
 		e->gate = G_PENDING;
 		e->gate_req = rq->seq;
 		e->gate_seq = e->arm_seq;
 	}
+	e->armed = 0;
 }
 
 /* Asks the pool's admission callback about request @p rq_seq. */
@@ -253,10 +261,12 @@ gate_ask(struct entry *e, uint32_t rq_seq, const struct req_info *ri,
 		.prio = ri != NULL ? ri->prio : 0,
 		.partial = partial,
 		.can_refuse = e->gate == G_PENDING && rq_seq == e->gate_req,
+		.entry = (uint32_t)(e - p->e),
 	};
 	bool refuse;
 
-	if (!e->gate_on || p->admit == NULL || e->gate == G_REFUSED)
+	if (!e->gate_on || p->admit == NULL || e->gate == G_REFUSED ||
+	    e->gate == G_WAIT)
 		return;
 	if (e->gate == G_DECIDED && rq_seq == e->gate_req) {
 		e->gate = G_NONE;
@@ -265,8 +275,11 @@ gate_ask(struct entry *e, uint32_t rq_seq, const struct req_info *ri,
 	refuse = p->admit(p->owner, e->tag, &rq);
 	if (!rq.can_refuse)
 		return;
+	/* Requests before it still await their responses: the answer
+	 * must come after them. */
 	if (refuse)
-		e->gate = G_REFUSED;
+		e->gate = lb_http_follow_outstanding(&e->hf) > 1 ? G_WAIT :
+								  G_REFUSED;
 	else
 		e->gate = partial ? G_DECIDED : G_NONE;
 }
@@ -397,6 +410,11 @@ resp_done(void *ctx, const struct lb_http_follow_resp *rs)
 	if ((rs->flags & LB_HTTP_FOLLOW_RESP_INTERIM) || rs->req_seq == 0)
 		return;
 	e->last_answered = rs->req_seq;
+	if (e->gate == G_WAIT && rs->req_seq + 1 == e->gate_req) {
+		/* The last response before the refused request. */
+		e->gate = G_REFUSED;
+		e->refuse_now = 1;
+	}
 	/* A request still being sent is not counted yet (see req_done). */
 	if ((int32_t)(rs->req_seq - e->last_done) > 0 || e->inflight == 0)
 		return;
@@ -614,6 +632,8 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e->gate_on = 0;
 	e->armed = 0;
 	e->gate = G_NONE;
+	e->started = 0;
+	e->refuse_now = 0;
 	memset(e->req, 0, sizeof(e->req));
 	p->st.flows++;
 	p->st.active++;
@@ -704,9 +724,9 @@ lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 		uint8_t was = e->gate;
 		bool fresh = len > 0 && (uint32_t)-off < len;
 
-		/* Nothing outstanding: the next octet starts a request. */
-		e->armed = was == G_NONE &&
-			   lb_http_follow_outstanding(&e->hf) == 0;
+		/* Every request started is complete: the next octet
+		 * starts a request. */
+		e->armed = was == G_NONE && e->started == e->last_done;
 		e->arm_seq = e->next_seq[0];
 		feed(e, dir, data, len, off, now_ns);
 		e->armed = 0;
@@ -718,13 +738,24 @@ lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 			inflight_drain(e);
 			return LB_L7_REJECT;
 		}
-		if (e->gate == G_PENDING)
+		if (e->gate == G_PENDING || e->gate == G_WAIT)
 			return fresh || fin ? LB_L7_HOLD : LB_L7_REPEAT;
 		return was == G_PENDING ? LB_L7_RELEASE : LB_L7_PASS;
 	}
 	feed(e, dir, data, len, off, now_ns);
 	if (fin && dir == 1 && !e->stopped)
 		lb_http_follow_close(&e->hf, now_ns);
+	if (e->refuse_now && dir == 1) {
+		e->refuse_now = 0;
+		if (fin) {
+			/* The backend closed first: no answer can follow
+			 * its FIN; what was held goes on. */
+			e->stopped = true;
+			return -EPROTO;
+		}
+		inflight_drain(e);
+		return LB_L7_REJECT;
+	}
 	return e->stopped ? -EPROTO : 0;
 }
 
@@ -746,11 +777,16 @@ lb_l7_decide(struct lb_l7_pool *p, uint32_t idx)
 {
 	struct entry *e;
 
-	if (idx >= p->capacity || !p->e[idx].used ||
-	    p->e[idx].gate != G_PENDING)
+	if (idx >= p->capacity || !p->e[idx].used)
 		return LB_L7_PASS;
 	e = &p->e[idx];
+	if (e->gate == G_WAIT)
+		return LB_L7_REPEAT;
+	if (e->gate != G_PENDING)
+		return LB_L7_PASS;
 	gate_ask(e, e->gate_req, NULL, true);
+	if (e->gate == G_WAIT)
+		return LB_L7_REPEAT;
 	if (e->gate != G_REFUSED)
 		return LB_L7_RELEASE;
 	inflight_drain(e);

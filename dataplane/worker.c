@@ -515,7 +515,7 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 		w->st.l7_unrefusable++;
 		return false;
 	}
-	w->rej_why = (uint8_t)why;
+	w->rej[rq->entry].reason = (uint8_t)why;
 	return true;
 }
 
@@ -589,7 +589,7 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	r->nheld = 0;
 	n = lb_l7_reject_http(ans, sizeof(ans), (uint16_t)g[LB_CONF_GOV_STATUS],
 			      (uint32_t)g[LB_CONF_GOV_RETRY]);
-	lb_l7_rej_refuse(r, (enum lb_l7_rej_reason)w->rej_why,
+	lb_l7_rej_refuse(r, (enum lb_l7_rej_reason)r->reason,
 			 (uint16_t)g[LB_CONF_GOV_STATUS],
 			 (uint32_t)g[LB_CONF_GOV_RETRY], srv_nxt, cli_nxt, fin,
 			 (uint16_t)(n > 0 ? n : 0));
@@ -608,6 +608,31 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	/* Both sides are closed as far as the table goes: the flow lives
 	 * on only as long as closed flows do, to take the client's FIN. */
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, LB_TCP_RST, now);
+}
+
+/*
+ * The last response before a refused pipelined request went out: the
+ * first held segment carries the answer.
+ */
+static void
+l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	       uint64_t now)
+{
+	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct rte_mbuf *m;
+	struct lb_pkt pkt;
+
+	if (r->nheld == 0)
+		return;
+	m = r->held[0];
+	memmove(&r->held[0], &r->held[1], (r->nheld - 1u) * sizeof(r->held[0]));
+	r->nheld--;
+	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+	    LB_PKT_IPV4) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	l7_refuse(w, f, idx, m, &pkt, now);
 }
 
 /* A segment of a refused flow: we stand in for the server. */
@@ -651,7 +676,9 @@ l7_admission(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	struct lb_l7_rej *r = &w->rej[f->l7];
 
 	if (v == LB_L7_HOLD && r->nheld >= LB_L7_HOLD_MAX) {
-		/* Held as much as we may: decide with what is known. */
+		/* Held as much as we may: decide with what is known; a
+		 * request waiting behind unanswered ones gets no more held
+		 * (the client sends it again). */
 		w->st.l7_hold_full++;
 		v = lb_l7_decide(w->l7, f->l7);
 	}
@@ -1139,8 +1166,13 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		w->st.l7_rej_absorbed++;
 		rte_pktmbuf_free(m);
 		return;
-	} else {
-		l7_follow(w, f, 1, frame_of(m), pkt, now);
+	} else if (unlikely(l7_follow(w, f, 1, frame_of(m), pkt, now) ==
+			    LB_L7_REJECT)) {
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags,
+			      now);
+		fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
+		l7_refuse_late(w, f, idx, now);
+		return;
 	}
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
 	fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);

@@ -146,7 +146,9 @@ void lb_l7_close(struct lb_l7_pool *p, uint32_t idx);
  * backend -> client; @p seq its sequence number, @p data/@p len its
  * payload, @p fin whether it carries FIN.
  * @return 0 (LB_L7_PASS) while the flow is followed, -EPROTO once it is
- *   not; on a gated flow's client segments, an enum lb_l7_verdict.
+ *   not; on a gated flow's client segments, an enum lb_l7_verdict; on a
+ *   backend segment, LB_L7_REJECT when it ends the last response before
+ *   a refused request (forward it, then answer the refusal).
  */
 int lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 		  const uint8_t *data, uint32_t len, bool fin, uint64_t now_ns);
@@ -154,14 +156,17 @@ int lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 void lb_l7_stats_get(const struct lb_l7_pool *p, struct lb_l7_stats *st);
 
 /* ---- admission of requests -----------------------------------------------
- * On a flow whose gate is on, every request that starts while nothing is
- * outstanding on the flow (the first one, and each keep-alive one) is
- * admitted or refused before its bytes go on: lb_l7_segment() says to hold
- * the client segments of its header block until the block is complete,
- * then asks the pool's admission callback with what the block said. A
- * request that starts while earlier ones await their responses
- * (pipelining) cannot be refused in their place: the callback hears of it
- * with can_refuse false.
+ * On a flow whose gate is on, every request that starts a client segment
+ * while no request is being sent (the first one, each keep-alive one, and
+ * a pipelined one sent in a segment of its own) is admitted or refused
+ * before its bytes go on: lb_l7_segment() says to hold the client segments
+ * of its header block until the block is complete, then asks the pool's
+ * admission callback with what the block said. A request refused behind
+ * earlier ones still unanswered stays held (with whatever the client sends
+ * after it) until the last of their responses has gone through:
+ * lb_l7_segment() then says LB_L7_REJECT on that backend segment. A
+ * request that starts inside a segment after the end of another cannot be
+ * held apart from it: the callback hears of it with can_refuse false.
  */
 
 /** lb_l7_segment() on a client segment of a gated flow. */
@@ -170,7 +175,8 @@ enum lb_l7_verdict {
 	LB_L7_HOLD = 1,	   /**< hold it: a request's head is incomplete */
 	LB_L7_RELEASE = 2, /**< forward the held segments, then this one */
 	LB_L7_REJECT = 3,  /**< refused: drop the held segments and this one */
-	LB_L7_REPEAT = 4,  /**< nothing new while holding: drop it */
+	/** Nothing new while holding, or no more may be held: drop it. */
+	LB_L7_REPEAT = 4,
 };
 
 /** A request at its admission. */
@@ -179,6 +185,7 @@ struct lb_l7_req {
 	bool partial;	 /**< decided before its header block ended */
 	bool can_refuse; /**< false: admitted whatever the answer */
 	uint32_t prio;
+	uint32_t entry; /**< the flow's entry in the pool */
 };
 
 /** Admission of one request of flow @p tag: true refuses it. */
@@ -193,8 +200,9 @@ void lb_l7_gate(struct lb_l7_pool *p, uint32_t idx, bool on);
 
 /**
  * Decides the held request now, with what is known (no header value):
- * the worker holds no more of its segments. @return LB_L7_RELEASE or
- * LB_L7_REJECT; LB_L7_PASS if nothing was held.
+ * the worker holds no more of its segments. @return LB_L7_RELEASE,
+ * LB_L7_REJECT, LB_L7_REPEAT (refused behind unanswered requests: drop
+ * the segment, hold nothing more), or LB_L7_PASS if nothing was held.
  */
 int lb_l7_decide(struct lb_l7_pool *p, uint32_t idx);
 

@@ -2210,6 +2210,57 @@ test_error_policy(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * Pipelined: a rank 0 request, then before its answer a rank 2 request in
+ * a segment of its own. The second is refused and held (nothing reaches
+ * the backend); the backend's answer to the first goes to the client,
+ * followed at once by the 503 in the sequence space after it, and the
+ * backend is reset at the first octet of the refused request.
+ */
+static void
+test_refuse_pipelined(void **state)
+{
+	static const char req_p0[] = "GET /a HTTP/1.1\r\nHost: x\r\n"
+				     "X-Priority: 0\r\n\r\n";
+	static struct pb_frame got[4], want;
+	struct env *e = env_up(state, L7_FLOWS);
+	uint16_t len = (uint16_t)strlen(req_p2), rl = (uint16_t)strlen(resp_ok);
+	uint32_t req_seq, alen = (uint32_t)strlen(ans_503);
+	struct conn c;
+
+	set_m(e, SVC_GOV, 100.0);
+	conn_init(&c, SVC_GOV, 41040, 11000, 21000);
+	conn_open(e, &c);
+	send_str(e, &c, TO_BE, req_p0, "rank 0 request");
+	req_seq = c.nxt[TO_BE];
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq, c.nxt[TO_C], req_p2,
+	       len);
+	c.nxt[TO_BE] += len;
+	CHECK_EQ(take_all(e, 1, got, 4) + take_all(e, 0, got, 4), 0,
+		 "frames while the refused request waits");
+	/* The answer to the first request, then the refusal after it. */
+	inject(e, &c, TO_C, PB_PSH | PB_ACK, c.nxt[TO_C], req_seq, resp_ok,
+	       rl);
+	if (take_all(e, 0, got, 4) != 2)
+		fail_msg("pipelined: not the response and the refusal");
+	seg_frame(&want, &c, TO_C, 1, PB_PSH | PB_ACK, c.nxt[TO_C], req_seq,
+		  (uint16_t)(c.ip_id[TO_C] - 1), (const uint8_t *)resp_ok, rl);
+	same_frame(&got[0], &want, "the first request's response");
+	c.nxt[TO_C] += rl;
+	own_frame(&want, &c, TO_C, PB_ACK | PB_PSH | PB_FIN, c.nxt[TO_C],
+		  c.nxt[TO_BE], 65535, ans_503, (uint16_t)alen);
+	same_frame(&got[1], &want, "the refusal after it");
+	if (take_all(e, 1, got, 4) != 1)
+		fail_msg("pipelined: not exactly one RST to the backend");
+	own_frame(&want, &c, TO_BE, PB_RST, req_seq, 0, 0, NULL, 0);
+	same_frame(&got[0], &want, "the RST to the backend");
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "refused");
+	CHECK_EQ(e->w->st.l7_unrefusable, 0, "unrefusable");
+	CHECK_EQ(e->w->st.l7_held, 1, "held");
+	CHECK_EQ(bst(e, SVC_GOV)->inflight, 0, "in flight");
+	env_close(e, 1);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void
@@ -2254,6 +2305,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_hold, teardown),
 		cmocka_unit_test_teardown(test_hold_bound, teardown),
 		cmocka_unit_test_teardown(test_rate, teardown),
+		cmocka_unit_test_teardown(test_refuse_pipelined, teardown),
 		cmocka_unit_test_teardown(test_renamed_header, teardown),
 		cmocka_unit_test_teardown(test_error_policy, teardown),
 	};

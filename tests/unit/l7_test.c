@@ -505,9 +505,11 @@ test_gate(void **state)
 	uint32_t l1 = (uint32_t)strlen(req1), l2 = (uint32_t)strlen(req2);
 	uint32_t lr = (uint32_t)strlen(resp2), idx, c = 1000, b = 5000;
 	uint32_t cn, bn, rs;
+	char both[256];
 
 	(void)state;
 	assert_non_null(p);
+	assert_true(l1 + l2 <= sizeof(both));
 	memset(&gate, 0, sizeof(gate));
 	lb_l7_set_admit(p, on_admit);
 	idx = lb_l7_open(p, c, b, 7, 0);
@@ -518,14 +520,11 @@ test_gate(void **state)
 	b += lr;
 	assert_int_equal(gate.calls, 0);
 	lb_l7_gate(p, idx, true);
-	/* A whole head in one segment: decided, passed. */
-	assert_int_equal(seg(p, idx, 0, c, req1, l1), LB_L7_PASS);
-	assert_int_equal(gate.calls, 1);
-	assert_true(gate.last.has_prio && gate.last.prio == 2);
-	assert_true(gate.last.can_refuse && !gate.last.partial);
-	/* Pipelined behind it: heard, but cannot be refused. */
-	gate.refuse = true;
-	assert_int_equal(seg(p, idx, 0, c + l1, req2, l2), LB_L7_PASS);
+	/* A whole head in one segment: decided, passed; a request after it
+	 * in the same segment is heard but cannot be refused apart. */
+	memcpy(both, req1, l1);
+	memcpy(both + l1, req2, l2);
+	assert_int_equal(seg(p, idx, 0, c, both, l1 + l2), LB_L7_PASS);
 	assert_int_equal(gate.calls, 2);
 	assert_false(gate.last.can_refuse);
 	c += l1 + l2;
@@ -555,8 +554,23 @@ test_gate(void **state)
 	c += l1;
 	assert_int_equal(seg(p, idx, 1, b, resp2, lr), 0);
 	b += lr;
-	/* Refused: it is not in flight, the flow stays refused. */
+	/* Pipelined in a segment of its own behind an unanswered request,
+	 * refused: held until that response is through, which then says
+	 * to answer. */
+	assert_int_equal(seg(p, idx, 0, c, req1, l1), LB_L7_PASS);
 	gate.refuse = true;
+	assert_int_equal(seg(p, idx, 0, c + l1, req2, l2), LB_L7_HOLD);
+	assert_true(gate.last.can_refuse);
+	assert_int_equal(seg(p, idx, 0, c + l1, req2, l2), LB_L7_REPEAT);
+	assert_int_equal(lb_l7_decide(p, idx), LB_L7_REPEAT);
+	assert_int_equal(seg(p, idx, 1, b, resp2, lr), LB_L7_REJECT);
+	lb_l7_seq(p, idx, &cn, &bn, &rs);
+	assert_true(cn == c + l1 + l2 && bn == b + lr && rs == c + l1);
+	assert_int_equal(s.inflight, 0);
+	lb_l7_close(p, idx);
+	idx = lb_l7_open(p, c, b, 7, 0);
+	lb_l7_gate(p, idx, true);
+	/* Refused: it is not in flight, the flow stays refused. */
 	assert_int_equal(seg(p, idx, 0, c, req1, l1), LB_L7_REJECT);
 	assert_int_equal(s.inflight, 0);
 	lb_l7_seq(p, idx, &cn, &bn, &rs);
