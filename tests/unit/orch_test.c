@@ -227,7 +227,9 @@ test_exec_driver(void **state)
 	lb_cmd_out_init(&out);
 	assert_true(lb_orch_check(&c, &out) < 0); /* no command */
 	snprintf(c.command, sizeof(c.command), "%s", script);
-	c.exec_timeout_ns = 300000000ull; /* 300 ms */
+	/* Long enough for a shell to start on a loaded host; the hanging
+	 * case below waits it out. */
+	c.exec_timeout_ns = 2000000000ull; /* 2 s */
 	lb_cmd_out_reset(&out);
 	assert_int_equal(lb_orch_check(&c, &out), 0);
 	lb_cmd_out_free(&out);
@@ -238,7 +240,7 @@ test_exec_driver(void **state)
 
 	/* Succeeds: the first instance line, after a comment. */
 	assert_int_equal(r.ops->start(r.d, 0, lb_orch_now()), 0);
-	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 3000);
+	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 8000);
 	assert_non_null(e);
 	assert_string_equal(e->id, "pod-i0");
 	assert_int_equal(e->ip, 0x0a010203);
@@ -248,11 +250,11 @@ test_exec_driver(void **state)
 	/* Fails: reported with its status, retried with backoff (1 s, 2 s,
 	 * 4 s), then given up: 4 tries in about 7 s. */
 	assert_int_equal(r.ops->start(r.d, 1, lb_orch_now()), 0);
-	e = wait_ev(&r, LB_ORCH_EV_ERROR, 1, 3000);
+	e = wait_ev(&r, LB_ORCH_EV_ERROR, 1, 8000);
 	assert_non_null(e);
 	assert_non_null(strstr(e->msg, "exit status 3"));
 	assert_int_equal(calls("up tcp:10.0.0.1:80 i1"), 1);
-	e = wait_ev(&r, LB_ORCH_EV_FAILED, 1, 12000);
+	e = wait_ev(&r, LB_ORCH_EV_FAILED, 1, 20000);
 	assert_non_null(e);
 	assert_int_equal(calls("up tcp:10.0.0.1:80 i1"), LB_ORCH_START_TRIES);
 	for (unsigned int i = 0; i < r.n; i++)
@@ -261,12 +263,12 @@ test_exec_driver(void **state)
 
 	/* Hangs: killed at the timeout, reported, retried. */
 	assert_int_equal(r.ops->start(r.d, 2, lb_orch_now()), 0);
-	e = wait_ev(&r, LB_ORCH_EV_ERROR, 2, 3000);
+	e = wait_ev(&r, LB_ORCH_EV_ERROR, 2, 8000);
 	assert_non_null(e);
 	assert_non_null(strstr(e->msg, "timed out"));
 	/* Says nothing usable: an error too, never an instance. */
 	assert_int_equal(r.ops->start(r.d, 3, lb_orch_now()), 0);
-	e = wait_ev(&r, LB_ORCH_EV_ERROR, 3, 3000);
+	e = wait_ev(&r, LB_ORCH_EV_ERROR, 3, 8000);
 	assert_non_null(e);
 	assert_non_null(strstr(e->msg, "line 1"));
 	assert_int_equal(count_ev(&r, LB_ORCH_EV_UP), 1);
@@ -275,7 +277,7 @@ test_exec_driver(void **state)
 	 * once; the live one is taken down with its driver id. */
 	assert_int_equal(r.ops->stop(r.d, 2, "", lb_orch_now()), 1);
 	assert_int_equal(r.ops->stop(r.d, 0, "pod-i0", lb_orch_now()), 0);
-	assert_non_null(wait_ev(&r, LB_ORCH_EV_STOPPED, 0, 3000));
+	assert_non_null(wait_ev(&r, LB_ORCH_EV_STOPPED, 0, 8000));
 	assert_int_equal(calls("down tcp:10.0.0.1:80 pod-i0"), 1);
 	assert_int_equal(r.ops->stop(r.d, 3, "", lb_orch_now()), 1);
 	assert_int_equal(r.ops->busy(r.d), 0);
@@ -316,20 +318,23 @@ test_process_driver(void **state)
 	assert_int_equal(r.ops->start(r.d, 0, lb_orch_now()), 0);
 	assert_int_equal(r.ops->start(r.d, 1, lb_orch_now()), 0);
 	assert_int_equal(r.ops->start(r.d, 2, lb_orch_now()), -ENOSPC);
-	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 2000);
+	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 8000);
 	assert_non_null(e);
 	assert_int_equal(e->ip, 0x7f000001);
 	assert_int_equal(e->port, 20000);
-	e = wait_ev(&r, LB_ORCH_EV_EXITED, 1, 3000);
+	e = wait_ev(&r, LB_ORCH_EV_EXITED, 1, 8000);
 	assert_non_null(e);
 	assert_non_null(strstr(e->msg, "status 4"));
+	/* Instance 0 is up once started; its shell may run later. */
 	snprintf(path, sizeof(path), "%s/p20000", dir);
+	for (unsigned int t = 0; t < 800 && access(path, F_OK) != 0; t++)
+		usleep(10000);
 	assert_int_equal(access(path, F_OK), 0);
 	/* The slot of the dead one is free again. */
 	assert_int_equal(r.ops->start(r.d, 3, lb_orch_now()), 0);
-	assert_non_null(wait_ev(&r, LB_ORCH_EV_UP, 3, 2000));
+	assert_non_null(wait_ev(&r, LB_ORCH_EV_UP, 3, 8000));
 	assert_int_equal(r.ops->stop(r.d, 0, "", lb_orch_now()), 0);
-	assert_non_null(wait_ev(&r, LB_ORCH_EV_STOPPED, 0, 3000));
+	assert_non_null(wait_ev(&r, LB_ORCH_EV_STOPPED, 0, 8000));
 	assert_int_equal(r.ops->busy(r.d), 1);
 	r.ops->destroy(r.d, 2000000000ull);
 }
