@@ -91,6 +91,7 @@ struct lb_worker {
 	uint64_t now_ns; /**< time of the current poll (feedback records) */
 	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
 	struct lb_l7_rej *rej;
+	uint32_t nb_rej; /**< entries of @c rej: the pool size at creation */
 	uint32_t adm_client; /**< client (host order) of the segment fed */
 	uint64_t adm_now;    /**< and its time, for the request's buckets */
 	struct lb_admit_lc *admit; /**< NULL: no admission control */

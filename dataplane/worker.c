@@ -400,7 +400,7 @@ gate_end(struct lb_worker *w, const struct lb_flow *f, uint32_t l7, bool flush,
 {
 	struct lb_l7_rej *r;
 
-	if (w->rej == NULL || l7 >= w->dp->l7_flows)
+	if (w->rej == NULL || l7 >= w->nb_rej)
 		return;
 	r = &w->rej[l7];
 	for (unsigned int i = 0; i < r->nheld; i++) {
@@ -1799,7 +1799,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
 	rte_ring_free(w->fb);
-	for (uint32_t i = 0; w->rej != NULL && i < w->dp->l7_flows; i++)
+	for (uint32_t i = 0; w->rej != NULL && i < w->nb_rej; i++)
 		gate_end(w, NULL, i, false, 0);
 	rte_free(w->rej);
 	lb_l7_pool_free(w->l7);
@@ -1924,6 +1924,8 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 					    sizeof(*w->rej) * dp->l7_flows,
 					    RTE_CACHE_LINE_SIZE,
 					    rte_lcore_to_socket_id(lcore));
+		if (w->rej != NULL)
+			w->nb_rej = dp->l7_flows;
 		if (w->l7 == NULL || w->rej == NULL) {
 			LOG(ERR, "worker %u: no memory to follow %u HTTP "
 				 "flows",
