@@ -18,6 +18,7 @@
 #include "lb/admit.h"
 #include "lb/deferq.h"
 #include "lb/dpconf.h"
+#include "lb/fb.h"
 #include "lb/flow_table.h"
 #include "lb/l7.h"
 #include "lb/neigh.h"
@@ -28,6 +29,8 @@
 #include "port.h"
 
 #define LB_BURST 32
+/** Feedback records a worker gathers per poll before one enqueue. */
+#define LB_FB_BUF 32
 #define LB_MAX_PORTS LB_SHM_MAX_PORTS
 #define LB_MAX_WORKERS LB_SHM_MAX_WORKERS
 #define LB_HOLD_NONE UINT32_MAX
@@ -79,6 +82,11 @@ struct lb_worker {
 	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
 	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
 	struct rte_ring *fb;    /**< feedback to lb-control */
+	/** Records of the current poll, enqueued in one burst at its end
+	 * (or when full): one ring operation for the two or three records
+	 * of a followed response instead of one each. */
+	uint16_t fb_n;
+	struct lb_fb fb_buf[LB_FB_BUF];
 	/** Exception path (exc.h): frames for the kernel and from it; NULL
 	 * when it is off. */
 	struct rte_ring *exc_out, *exc_in;

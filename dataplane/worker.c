@@ -245,6 +245,21 @@ hold_release(struct lb_worker *w, uint32_t i)
 
 /* ---- feedback to the control plane ----------------------------------- */
 
+/* Never wait for the control plane: what the ring has no room for is
+ * lost and counted, as a record enqueued alone would be. */
+static void
+fb_flush(struct lb_worker *w)
+{
+	unsigned int k;
+
+	if (w->fb_n == 0)
+		return;
+	k = rte_ring_sp_enqueue_burst_elem(w->fb, w->fb_buf,
+					   sizeof(w->fb_buf[0]), w->fb_n, NULL);
+	w->st.fb_dropped += w->fb_n - k;
+	w->fb_n = 0;
+}
+
 static void
 fb_put_full(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc,
 	    uint32_t be, uint16_t flags, uint32_t u32, uint32_t u32b, uint64_t v)
@@ -268,10 +283,9 @@ fb_put_full(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc,
 	     atomic_load_explicit(&w->dp->shm->control_pid,
 				  memory_order_relaxed) == 0))
 		return;
-	/* Never wait for the control plane: a full ring loses the record
-	 * and says so. */
-	if (rte_ring_sp_enqueue_elem(w->fb, &r, sizeof(r)) != 0)
-		w->st.fb_dropped++;
+	if (unlikely(w->fb_n == LB_FB_BUF))
+		fb_flush(w);
+	w->fb_buf[w->fb_n++] = r;
 }
 
 static inline void
@@ -1567,6 +1581,7 @@ lb_worker_poll(struct lb_worker *w)
 		lb_exc_flush(w);
 	for (uint16_t p = 0; p < dp->nb_ports; p++)
 		tx_flush(w, p);
+	fb_flush(w);
 	/* Nothing of the table is held across polls: any older table may
 	 * go once every worker has passed here. */
 	if (dp->shm != NULL)
