@@ -790,6 +790,40 @@ static const struct tcase cases[] = {
 	.reason = LB_HTTP_FOLLOW_R_SYNTAX,
 },
 {
+	/* Names longer than 16 bytes, odd tchars past the 16th, a colon
+	 * right after the 16th: names are skipped 16 bytes at a time. */
+	.name = "long field names with every kind of tchar",
+	.steps = {
+		C("GET /a HTTP/1.1\r\nX-Very-Long-Field-Name_with.odd~chars!#$%&'*+^`|: v\r\nAbcdefghijklmnop: 1\r\nX-0123456789-abcdef-Content-Length: 7\r\n\r\n", 10),
+	},
+	.ev = {
+		"Q1 start", "Q1 hdr GET /a HTTP/1.1\r\nX-Very-Long-Field-Name_with.odd~chars!#$%&'*+^`|: v\r\nAbcdefghijklmnop: 1\r\nX-0123456789-abcdef-Content-Length: 7\r\n\r\n",
+		"Q1 end OTHER", "Q1 done t=10 body=0",
+	},
+},
+{
+	.name = "byte from 0x80 in a long field name",
+	.steps = {
+		C("GET /a HTTP/1.1\r\nX-Very-Long-Field\x80Name: v\r\n\r\n", 10),
+	},
+	.ev = {
+		"Q1 start", "Q1 hdr GET /a HTTP/1.1\r\nX-Very-Long-Field",
+		"dead syntax",
+	},
+	.reason = LB_HTTP_FOLLOW_R_SYNTAX,
+},
+{
+	.name = "whitespace after a long field name",
+	.steps = {
+		C("GET /a HTTP/1.1\r\nX-Very-Long-Field-Name-Here : v\r\n\r\n", 10),
+	},
+	.ev = {
+		"Q1 start", "Q1 hdr GET /a HTTP/1.1\r\nX-Very-Long-Field-Name-Here",
+		"dead syntax",
+	},
+	.reason = LB_HTTP_FOLLOW_R_SYNTAX,
+},
+{
 	.name = "bare LF accepted by default",
 	.steps = {
 		C("GET /a HTTP/1.1\nHost: svc\n\n", 10),
