@@ -440,6 +440,21 @@ l7_stop(struct lb_worker *w, struct lb_flow *f)
 }
 
 /*
+ * Both directions have sent their FIN, in order (a gap stops following
+ * before): the exchange can report nothing more. Holding the entry until
+ * the flow expires (TIME_WAIT lasts minutes) would let connection churn
+ * empty the pool. A refused flow keeps it: the worker still answers for
+ * the server.
+ */
+static inline void
+l7_closed(struct lb_worker *w, struct lb_flow *f)
+{
+	if (unlikely(f->l7 != LB_L7_NONE) && f->state == LB_FLOW_TIME_WAIT &&
+	    (w->rej == NULL || w->rej[f->l7].state == LB_L7_RJ_OPEN))
+		l7_stop(w, f);
+}
+
+/*
  * Feeds one segment of an established flow of an http service to its
  * follower. Runs before the frame is rewritten and sent (the payload and
  * sequence numbers are not changed by full-NAT).
@@ -1110,6 +1125,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	    l7_admission(w, f, idx, m, pkt, v, now))
 		return;
 	fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
+	l7_closed(w, f);
 }
 
 static void
@@ -1190,6 +1206,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
 	fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
+	l7_closed(w, f);
 }
 
 /*

@@ -1625,7 +1625,7 @@ test_handshake(void **state)
 /*
  * A pool of two entries: a third flow is forwarded but not followed, and
  * counted; a flow's RST gives its entry back, in-flight requests
- * included.
+ * included, and so does a flow closed by both sides.
  */
 static void
 test_pool(void **state)
@@ -1656,6 +1656,22 @@ test_pool(void **state)
 	conn_open(e, &c[3]);
 	exchange(e, &c[3], get_req, resp, "fourth flow");
 	expect_one(e, &c[3], w_spl(200, 0.5), "fourth flow");
+	/* A flow closed by both FINs gives its entry back at once, not
+	 * when its TIME_WAIT expires: connection churn must not empty the
+	 * pool. */
+	xmit(e, &c[1], TO_BE, PB_FIN | PB_ACK, c[1].nxt[TO_BE], NULL, 0,
+	     "second flow, client FIN");
+	c[1].nxt[TO_BE]++;
+	xmit(e, &c[1], TO_C, PB_FIN | PB_ACK, c[1].nxt[TO_C], NULL, 0,
+	     "second flow, backend FIN");
+	c[1].nxt[TO_C]++;
+	xmit(e, &c[1], TO_BE, PB_ACK, c[1].nxt[TO_BE], NULL, 0,
+	     "second flow, last ACK");
+	conn_init(&c[2], SVC_HTTP, 40104, 77, 88);
+	conn_open(e, &c[2]);
+	exchange(e, &c[2], get_req, resp, "fifth flow");
+	expect_one(e, &c[2], w_spl(200, 0.5), "fifth flow, after a close");
+	CHECK_EQ(e->w->st.l7_pool_full, 1, "flows the pool had no room for");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
 	env_close(e, 1);
 }
