@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -254,12 +255,21 @@ check_unicast(uint32_t ip, const char *what, struct lb_cmd_out *out)
 struct lb_conf *
 lb_conf_create(lb_conf_sched_known_fn *sched_known)
 {
-	struct lb_conf *c = calloc(1, sizeof(*c));
+	/* Not zeroed whole: slots past the counts are never read and are
+	 * initialised when an entry is added, and validation creates one per
+	 * change (touching a few hundred KiB of mostly empty slots each time
+	 * would dominate it). */
+	const size_t head = offsetof(struct lb_conf, addr);
+	const size_t tail = offsetof(struct lb_conf, svc) +
+			    sizeof(((struct lb_conf *)NULL)->svc);
+	struct lb_conf *c = malloc(sizeof(*c));
 
 	if (c == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset(c, 0, head);
+	memset((char *)c + tail, 0, sizeof(*c) - tail);
 	c->sched_known = sched_known;
 	return c;
 }
@@ -1346,6 +1356,10 @@ lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
 int
 lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 {
+	/* Every member before the arrays, and any after them. */
+	const size_t head = offsetof(struct lb_conf, addr);
+	const size_t tail = offsetof(struct lb_conf, svc) +
+			    sizeof(((struct lb_conf *)NULL)->svc);
 	lb_conf_sched_known_fn *known;
 	uint64_t gen;
 
@@ -1355,7 +1369,20 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 		return 0;
 	known = dst->sched_known;
 	gen = dst->gen;
-	memcpy(dst, src, sizeof(*dst));
+	/* Only the entries in use: the whole structure is a few hundred KiB,
+	 * mostly empty backend slots, and lb-control copies it around every
+	 * command. Slots past the counts are never read and are initialised
+	 * whole when an entry is added. */
+	memcpy(dst, src, head);
+	memcpy((char *)dst + tail, (const char *)src + tail,
+	       sizeof(*dst) - tail);
+	memcpy(dst->addr, src->addr, src->nb_addr * sizeof(src->addr[0]));
+	memcpy(dst->route, src->route, src->nb_route * sizeof(src->route[0]));
+	memcpy(dst->snat, src->snat, src->nb_snat * sizeof(src->snat[0]));
+	for (unsigned int i = 0; i < src->nb_svc; i++)
+		memcpy(&dst->svc[i], &src->svc[i],
+		       offsetof(struct lb_conf_svc, be) +
+			       src->svc[i].nb_be * sizeof(src->svc[i].be[0]));
 	dst->sched_known = known;
 	dst->gen = gen + 1;
 	return 0;

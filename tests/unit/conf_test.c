@@ -1207,6 +1207,37 @@ test_help_and_markdown(void **state)
 
 /* ---- validate, copy, and the C interface ---- */
 
+/* A copy over a larger configuration leaves nothing of it behind. */
+static void
+test_copy_over_larger(void **state)
+{
+	struct fx *a = base_fx(), *e = fx_new(known);
+	char *s1, *s2;
+
+	(void)state;
+	assert_int_equal(run(e, "addr add 10.9.9.1/24 port 0"), 0);
+	s1 = saved(e->c);
+	assert_int_equal(lb_conf_copy(a->c, e->c), 0);
+	s2 = saved(a->c);
+	assert_string_equal(s1, s2);
+	assert_int_equal(lb_conf_nb_svcs(a->c), 0);
+	assert_int_equal(lb_conf_nb_snats(a->c), 0);
+	assert_int_equal(lb_conf_nb_routes(a->c), 0);
+	assert_int_equal(lb_conf_nb_addrs(a->c), 1);
+	assert_int_equal(lb_conf_validate(a->c, &a->o), 0);
+	/* and back: the larger one whole again */
+	free(s2);
+	fx_free(a);
+	a = base_fx();
+	assert_int_equal(lb_conf_copy(e->c, a->c), 0);
+	s2 = saved(e->c);
+	assert_string_equal(s2, base_conf);
+	free(s1);
+	free(s2);
+	fx_free(a);
+	fx_free(e);
+}
+
 static void
 test_validate_and_copy(void **state)
 {
@@ -1395,6 +1426,7 @@ main(void)
 		cmocka_unit_test(test_generation),
 		cmocka_unit_test(test_help_and_markdown),
 		cmocka_unit_test(test_validate_and_copy),
+		cmocka_unit_test(test_copy_over_larger),
 		cmocka_unit_test(test_c_interface),
 	};
 
