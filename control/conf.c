@@ -1070,7 +1070,8 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 				    "too many services (limit %u)",
 				    LB_CONF_MAX_SVCS);
 	sv = &c->svc[c->nb_svc++];
-	memset(sv, 0, sizeof(*sv));
+	/* Not the backend slots: each is written whole when added. */
+	memset(sv, 0, offsetof(struct lb_conf_svc, be));
 	sv->key = *key;
 	opts_copy(&sv->opts, o);
 	c->gen++;
