@@ -1094,6 +1094,15 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		flow_new(w, m, pkt, svc_idx, &k, now);
 		return;
 	}
+	if (unlikely(pkt->proto == LB_IPPROTO_TCP &&
+		     (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+			     LB_TCP_SYN &&
+		     (f->state == LB_FLOW_TIME_WAIT ||
+		      f->state == LB_FLOW_CLOSED)) &&
+	    admit_reject(w, m, pkt, svc_idx, now))
+		/* A new connection on a closed tuple: reusing a port
+		 * must not get round the limit. */
+		return;
 	if (f->state == LB_FLOW_SYN_SENT) {
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */

@@ -1447,10 +1447,32 @@ test_admit(void **state)
 	}
 	CHECK_EQ(w->st.flows_created, 1, "flows after the rejected SYNs");
 	CHECK_EQ(w->st.rst_sent, 2, "RSTs");
+	/* The first connection ends with a RST; a new connection on its
+	 * tuple is a new connection, admitted or not like any other:
+	 * reusing a port must not get round the limit. */
+	{
+		static struct seg rst = {.what = "client RST",
+					 .dir = TO_BE,
+					 .flags = PB_RST,
+					 .seq = ISS + 1};
+
+		c = tcp_conn(43001, 0);
+		seg_frame(&in, &c, &rst, 0);
+		inject(e, 0, 0, &in);
+		poll_w(e, 0);
+		for (uint16_t p = 0; p < NB_PORTS; p++)
+			take(e, p, 0, NULL, 0);
+		seg_frame(&in, &c, seg_syn(ISS + 100000), 0);
+		inject(e, 0, 0, &in);
+		poll_w(e, 0);
+		client_rst_frame(&want, IP_VIP, c.cport, ISS + 100000);
+		expect_frame(e, 0, 0, &want, "SYN on a closed tuple: RST");
+	}
+	CHECK_EQ(w->st.rst_sent, 3, "RSTs");
 	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_PASS], 1, "passed");
 	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_REJ_EMPTY], 1,
 		 "rejected: bucket empty");
-	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_REJ_NEG], 1,
+	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_REJ_NEG], 2,
 		 "rejected: negative cache");
 	CHECK_EQ(w->st.admit_svc[SVC_TCP].n[LB_ADMIT_REJ_EMPTY], 1,
 		 "service's rejections");
