@@ -1164,6 +1164,25 @@ be_or_error(struct lb_conf_svc *sv, uint32_t ip, uint16_t port,
 	return be;
 }
 
+/* The backend @p ip:@p port of service @p key, or NULL with the error in
+ * @p out and @p rc (the service too, in @p svp, when it is wanted). */
+static struct lb_conf_be *
+be_lookup(struct lb_conf *c, const struct lb_conf_svc_key *key, uint32_t ip,
+	  uint16_t port, struct lb_conf_svc **svp, struct lb_cmd_out *out,
+	  int *rc)
+{
+	struct lb_conf_svc *sv;
+
+	if (c == NULL) {
+		*rc = lb_cmd_error(out, -EINVAL, "no configuration");
+		return NULL;
+	}
+	sv = svc_or_error(c, key, out, rc);
+	if (svp != NULL)
+		*svp = sv;
+	return sv != NULL ? be_or_error(sv, ip, port, out, rc) : NULL;
+}
+
 int
 lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	       uint32_t ip, uint16_t port, uint32_t weight,
@@ -1213,12 +1232,7 @@ lb_conf_be_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	unsigned int idx;
 	int rc;
 
-	if (c == NULL)
-		return lb_cmd_error(out, -EINVAL, "no configuration");
-	sv = svc_or_error(c, key, out, &rc);
-	if (sv == NULL)
-		return rc;
-	be = be_or_error(sv, ip, port, out, &rc);
+	be = be_lookup(c, key, ip, port, &sv, out, &rc);
 	if (be == NULL)
 		return rc;
 	idx = (unsigned int)(be - sv->be);
@@ -1234,16 +1248,10 @@ lb_conf_be_set_weight(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		      uint32_t ip, uint16_t port, uint32_t weight,
 		      struct lb_cmd_out *out)
 {
-	struct lb_conf_svc *sv;
 	struct lb_conf_be *be;
 	int rc;
 
-	if (c == NULL)
-		return lb_cmd_error(out, -EINVAL, "no configuration");
-	sv = svc_or_error(c, key, out, &rc);
-	if (sv == NULL)
-		return rc;
-	be = be_or_error(sv, ip, port, out, &rc);
+	be = be_lookup(c, key, ip, port, NULL, out, &rc);
 	if (be == NULL)
 		return rc;
 	rc = weight_check(weight, out);
@@ -1262,16 +1270,10 @@ lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		 struct lb_cmd_out *out)
 {
 	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
-	struct lb_conf_svc *sv;
 	struct lb_conf_be *be;
 	int rc;
 
-	if (c == NULL)
-		return lb_cmd_error(out, -EINVAL, "no configuration");
-	sv = svc_or_error(c, key, out, &rc);
-	if (sv == NULL)
-		return rc;
-	be = be_or_error(sv, ip, port, out, &rc);
+	be = be_lookup(c, key, ip, port, NULL, out, &rc);
 	if (be == NULL)
 		return rc;
 	if (be->draining == draining)
@@ -1289,14 +1291,10 @@ lb_conf_be_set_orch(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		    uint32_t ip, uint16_t port, bool orch,
 		    struct lb_cmd_out *out)
 {
-	struct lb_conf_svc *sv;
 	struct lb_conf_be *be;
 	int rc;
 
-	if (c == NULL)
-		return lb_cmd_error(out, -EINVAL, "no configuration");
-	sv = svc_or_error(c, key, out, &rc);
-	be = sv != NULL ? be_or_error(sv, ip, port, out, &rc) : NULL;
+	be = be_lookup(c, key, ip, port, NULL, out, &rc);
 	if (be == NULL)
 		return rc;
 	if (be->orch != orch) {
