@@ -1042,16 +1042,22 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	return true;
 }
 
-/* A pure SYN on a closed flow of service @p svc_idx whose backend is no
- * longer eligible. */
+/* A pure SYN on a closed flow: a new connection on its tuple. */
 static inline bool
-reopen_elsewhere(const struct lb_worker *w, const struct lb_flow *f,
-		 const struct lb_pkt *pkt, int svc_idx)
+reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
 {
 	return pkt->proto == LB_IPPROTO_TCP &&
 	       (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN &&
-	       (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED) &&
-	       f->svc == (uint16_t)svc_idx &&
+	       (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED);
+}
+
+/* A new connection on a closed flow of service @p svc_idx whose backend
+ * is no longer eligible. */
+static inline bool
+reopen_elsewhere(const struct lb_worker *w, const struct lb_flow *f,
+		 int svc_idx)
+{
+	return f->svc == (uint16_t)svc_idx &&
 	       !lb_dpconf_be_eligible(&w->conf->svc[svc_idx], f->be);
 }
 
@@ -1063,6 +1069,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
+	bool reopen;
 	int v;
 
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
@@ -1082,7 +1089,8 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
-	if (unlikely(reopen_elsewhere(w, f, pkt, svc_idx))) {
+	reopen = reopens(f, pkt);
+	if (unlikely(reopen) && reopen_elsewhere(w, f, svc_idx)) {
 		/* A new connection on the tuple of a closed flow whose
 		 * backend takes no new flows any more (drained, removed: an
 		 * instance the autoscaler stopped): a new flow, not a SYN
@@ -1094,12 +1102,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		flow_new(w, m, pkt, svc_idx, &k, now);
 		return;
 	}
-	if (unlikely(pkt->proto == LB_IPPROTO_TCP &&
-		     (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
-			     LB_TCP_SYN &&
-		     (f->state == LB_FLOW_TIME_WAIT ||
-		      f->state == LB_FLOW_CLOSED)) &&
-	    admit_reject(w, m, pkt, svc_idx, now))
+	if (unlikely(reopen) && admit_reject(w, m, pkt, svc_idx, now))
 		/* A new connection on a closed tuple: reusing a port
 		 * must not get round the limit. */
 		return;
@@ -1112,9 +1115,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
-	if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN &&
-	    (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED) &&
-	    f->l7 != LB_L7_NONE && w->l7 != NULL) {
+	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
 		 * sends it back to SYN_SENT, where l7 means a SYN copy):
 		 * the old exchange ends here. Only then: a SYN the client
