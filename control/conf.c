@@ -759,6 +759,21 @@ l7_opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->default_expect_ms == b->default_expect_ms;
 }
 
+/*
+ * " keyword value", the value quoted as the tokenizer reads it back: a
+ * header name may start with '#' and a path may hold '"', which a bare
+ * word would turn into a comment or an open quote.
+ */
+static int
+print_word(struct lb_cmd_out *out, const char *kw, const char *v)
+{
+	char q[2 * LB_HTTP_ERR_STRLEN + 3];
+
+	if (lb_cmd_quote(v, q, sizeof(q)) < 0)
+		return lb_cmd_error(out, -EINVAL, "%s cannot be saved", kw);
+	return lb_cmd_printf(out, " %s %s", kw, q);
+}
+
 static int
 l7_opts_save(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
 	     const struct lb_conf_svc_opts *def)
@@ -768,12 +783,11 @@ l7_opts_save(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
 
 	for (int h = 0; h < LB_CONF_HDR_NB && rc == 0; h++)
 		if (strcmp(o->hdr[h], def->hdr[h]) != 0)
-			rc = lb_cmd_printf(out, " %s %s", hdr_tab[h].opt,
-					   o->hdr[h]);
+			rc = print_word(out, hdr_tab[h].opt, o->hdr[h]);
 	if (rc == 0 && strcmp(o->errors, def->errors) != 0)
-		rc = lb_cmd_printf(out, " errors %s", o->errors);
+		rc = print_word(out, "errors", o->errors);
 	if (rc == 0 && o->err_exclude[0] != '\0')
-		rc = lb_cmd_printf(out, " error-exclude %s", o->err_exclude);
+		rc = print_word(out, "error-exclude", o->err_exclude);
 	if (rc == 0 && o->default_expect_ms != 0)
 		rc = lb_cmd_printf(
 			out, " default-expect %s",
@@ -925,7 +939,7 @@ save_check(struct lb_cmd_out *out, const struct lb_conf_check *k,
 	if (k->type != def->type)
 		rc = lb_cmd_printf(out, " check %s", check_types[k->type]);
 	if (rc == 0 && strcmp(k->path, def->path) != 0)
-		rc = lb_cmd_printf(out, " check-path %s", k->path);
+		rc = print_word(out, "check-path", k->path);
 	if (rc == 0 && (k->status_lo != def->status_lo ||
 			k->status_hi != def->status_hi))
 		rc = lb_cmd_printf(out, " check-status %u-%u", k->status_lo,
@@ -1452,11 +1466,112 @@ save_admit(struct lb_cmd_out *out, const struct lb_admit_conf *a)
 	return rc;
 }
 
+/* The service's own options, which a `service add` line must carry. */
+static int
+save_core(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
+	  const struct lb_conf_svc_opts *def)
+{
+	char d[LB_CMD_DURATION_STRLEN];
+	int rc = 0;
+
+	if (strcmp(o->sched, def->sched) != 0)
+		rc = lb_cmd_printf(out, " sched %s", o->sched);
+	if (rc == 0 && o->http)
+		rc = lb_cmd_printf(out, " http");
+	if (rc == 0 && o->retries != def->retries)
+		rc = lb_cmd_printf(out, " retries %u", o->retries);
+	if (rc == 0 && o->deferq_len != def->deferq_len)
+		rc = lb_cmd_printf(out, " deferq %u", o->deferq_len);
+	if (rc == 0 && o->retry_gap_ns != def->retry_gap_ns)
+		rc = lb_cmd_printf(out, " retry-gap %s",
+				   lb_cmd_fmt_duration(o->retry_gap_ns, d));
+	if (rc == 0 && o->expiry_ns != def->expiry_ns)
+		rc = lb_cmd_printf(out, " expiry %s",
+				   lb_cmd_fmt_duration(o->expiry_ns, d));
+	if (rc == 0 && o->syn_timeout_ns != def->syn_timeout_ns)
+		rc = lb_cmd_printf(out, " syn-timeout %s",
+				   lb_cmd_fmt_duration(o->syn_timeout_ns, d));
+	return rc;
+}
+
+static int
+save_gov(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
+	 const struct lb_conf_svc_opts *def)
+{
+	int rc = 0;
+
+	for (unsigned int g = 0; g < LB_CONF_GOV_NB && rc == 0; g++)
+		if (o->gov[g] != def->gov[g])
+			rc = gov_opt_print(out, g, o->gov[g]);
+	return rc;
+}
+
+static int
+save_admit_opts(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
+		const struct lb_conf_svc_opts *def)
+{
+	(void)def;
+	return save_admit(out, &o->admit);
+}
+
+static int
+save_check_opts(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
+		const struct lb_conf_svc_opts *def)
+{
+	return save_check(out, &o->check, &def->check);
+}
+
+/*
+ * One service as `service add SVC OPTIONS`, in groups of options that
+ * each hold what their checks relate (retry-gap with expiry, gov-release
+ * with gov-raise, admit-burst with admit-rate): a group that would take
+ * the line past LB_CMD_LINE_MAX, which every option at its longest can,
+ * goes on a `service set SVC` line of its own. The service's own options
+ * come first, so each line applies to a valid service.
+ */
+static int
+save_svc(struct lb_cmd_out *out, const char *svc,
+	 const struct lb_conf_svc_opts *o, const struct lb_conf_svc_opts *def)
+{
+	static int (*const group[])(struct lb_cmd_out *,
+				    const struct lb_conf_svc_opts *,
+				    const struct lb_conf_svc_opts *) = {
+		save_core,  save_gov,	     l7_opts_save,
+		save_guard, save_admit_opts, save_check_opts,
+	};
+	struct lb_cmd_out g;
+	size_t line;
+	int rc;
+
+	rc = lb_cmd_printf(out, "service add %s", svc);
+	line = strlen("service add ") + strlen(svc);
+	lb_cmd_out_init(&g);
+	for (size_t i = 0; i < sizeof(group) / sizeof(group[0]) && rc == 0;
+	     i++) {
+		lb_cmd_out_reset(&g);
+		rc = group[i](&g, o, def);
+		if (rc != 0) {
+			rc = lb_cmd_error(out, rc, "%s", lb_cmd_out_errmsg(&g));
+			break;
+		}
+		if (g.len == 0)
+			continue;
+		if (line + g.len > LB_CMD_LINE_MAX) {
+			rc = lb_cmd_printf(out, "\nservice set %s", svc);
+			line = strlen("service set ") + strlen(svc);
+		}
+		if (rc == 0)
+			rc = lb_cmd_printf(out, "%s", lb_cmd_out_text(&g));
+		line += g.len;
+	}
+	lb_cmd_out_free(&g);
+	return rc != 0 ? rc : lb_cmd_printf(out, "\n");
+}
+
 int
 lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 {
 	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
-	char d[LB_CMD_DURATION_STRLEN];
 	struct lb_conf_svc_opts def;
 	int rc = 0;
 
@@ -1479,43 +1594,9 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 				   ipstr(c->snat[i].ip, a), c->snat[i].port);
 	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++) {
 		const struct lb_conf_svc *sv = &c->svc[i];
-		const struct lb_conf_svc_opts *o = &sv->opts;
 
 		svc_str(&sv->key, s);
-		rc = lb_cmd_printf(out, "service add %s", s);
-		if (rc == 0 && strcmp(o->sched, def.sched) != 0)
-			rc = lb_cmd_printf(out, " sched %s", o->sched);
-		if (rc == 0 && o->http)
-			rc = lb_cmd_printf(out, " http");
-		if (rc == 0 && o->retries != def.retries)
-			rc = lb_cmd_printf(out, " retries %u", o->retries);
-		if (rc == 0 && o->deferq_len != def.deferq_len)
-			rc = lb_cmd_printf(out, " deferq %u", o->deferq_len);
-		if (rc == 0 && o->retry_gap_ns != def.retry_gap_ns)
-			rc = lb_cmd_printf(
-				out, " retry-gap %s",
-				lb_cmd_fmt_duration(o->retry_gap_ns, d));
-		if (rc == 0 && o->expiry_ns != def.expiry_ns)
-			rc = lb_cmd_printf(
-				out, " expiry %s",
-				lb_cmd_fmt_duration(o->expiry_ns, d));
-		if (rc == 0 && o->syn_timeout_ns != def.syn_timeout_ns)
-			rc = lb_cmd_printf(
-				out, " syn-timeout %s",
-				lb_cmd_fmt_duration(o->syn_timeout_ns, d));
-		for (unsigned int g = 0; g < LB_CONF_GOV_NB && rc == 0; g++)
-			if (o->gov[g] != def.gov[g])
-				rc = gov_opt_print(out, g, o->gov[g]);
-		if (rc == 0)
-			rc = l7_opts_save(out, o, &def);
-		if (rc == 0)
-			rc = save_guard(out, o, &def);
-		if (rc == 0)
-			rc = save_admit(out, &o->admit);
-		if (rc == 0)
-			rc = save_check(out, &o->check, &def.check);
-		if (rc == 0)
-			rc = lb_cmd_printf(out, "\n");
+		rc = save_svc(out, s, &sv->opts, &def);
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 			const struct lb_conf_be *be = &sv->be[j];
 

@@ -946,6 +946,110 @@ test_save_apply_save(void **state)
 	fx_free(b);
 }
 
+/*
+ * Values the tokenizer would misread bare (a header name starting with
+ * '#', a path holding '"') are saved quoted, and a service whose options
+ * all take their longest form is saved in lines the tokenizer accepts,
+ * the options that overflow the `service add` line following on `service
+ * set` lines; both apply back to what was saved.
+ */
+static void
+test_save_quotes_and_long_lines(void **state)
+{
+	static const char *const hdr_opt[] = { "spl-header", "spl-time-header",
+					       "priority-header",
+					       "expect-header", "orca-header" };
+	struct fx *a = fx_new(known);
+	struct fx *b = fx_new(known);
+	char line[LB_CMD_LINE_MAX + 1], name[80], *s1, *s2;
+	unsigned int n, lines = 0;
+	size_t w;
+
+	(void)state;
+	ok(a, "service add tcp 192.0.2.11:80 http spl-header \"#spl\" "
+	      "error-exclude \"/a\\\"b,/c\"");
+	s1 = saved(a->c);
+	assert_string_equal(s1, "service add tcp 192.0.2.11:80 http spl-header "
+				"\"#spl\" error-exclude \"/a\\\"b,/c\"\n");
+	assert_int_equal(apply_text(b, s1, "saved", &n), 0);
+	s2 = saved(b->c);
+	assert_string_equal(s2, s1);
+	free(s1);
+	free(s2);
+
+	ok(a, "service add tcp 192.0.2.12:80 sched maglev http retries 5 "
+	      "deferq 100 retry-gap 1500ms expiry 2h syn-timeout 250ms "
+	      "err-memory 3 min-volume 7 max-eject 40 panic 20");
+	ok(a, "service set tcp 192.0.2.12:80 governor on gov-ideal-rate on "
+	      "gov-interval 1500ms gov-window 17 gov-overload 33 gov-raise 77 "
+	      "gov-release 66 gov-calm 999999 gov-min-samples 999999999 "
+	      "default-priority 99 reject-status 429 retry-after 86399");
+	for (size_t h = 0; h < NELEM(hdr_opt); h++) {
+		/* 64 bytes, the longest name, a different one each */
+		snprintf(name, sizeof(name),
+			 "#%zu-abcdefghijklmnopqrstuvwxyz0123456789abcdefghijk"
+			 "lmnopqrstuvwxy",
+			 h);
+		name[LB_CONF_HDR_NAME_MAX] = '\0';
+		snprintf(line, sizeof(line),
+			 "service set tcp 192.0.2.12:80 %s \"%s\"", hdr_opt[h],
+			 name);
+		ok(a, line);
+	}
+	ok(a, "service set tcp 192.0.2.12:80 errors "
+	      "500,501,502,503,504,505,506,507,508,509,510,511,512,513,514,"
+	      "515,516,517,518,519,520,521,522,523,524,525,526,527,528,529,"
+	      "530,531");
+	/* two paths of 63 bytes, 127 in all, each '"' escaped */
+	w = (size_t)snprintf(line, sizeof(line),
+			     "service set tcp 192.0.2.12:80 error-exclude \"");
+	for (unsigned int k = 0; k < 2; k++) {
+		line[w++] = k == 0 ? '/' : ',';
+		if (k == 1)
+			line[w++] = '/';
+		for (unsigned int q = 0; q < LB_HTTP_ERR_PATH_MAX - 1; q++) {
+			line[w++] = '\\';
+			line[w++] = '"';
+		}
+	}
+	snprintf(line + w, sizeof(line) - w, "\"");
+	ok(a, line);
+	ok(a, "service set tcp 192.0.2.12:80 default-expect 1500ms "
+	      "admit-rate 123456 admit-burst 23456 admit-key prefix "
+	      "admit-prefix 17 admit-reject rst");
+	w = (size_t)snprintf(line, sizeof(line),
+			     "service set tcp 192.0.2.12:80 check http "
+			     "check-path /");
+	memset(line + w, 'p', LB_CONF_CHECK_PATH_LEN - 1);
+	snprintf(line + w + LB_CONF_CHECK_PATH_LEN - 1,
+		 sizeof(line) - w - LB_CONF_CHECK_PATH_LEN + 1,
+		 " check-status 201-299 check-port 8081 check-interval 1500ms "
+		 "check-timeout 1500ms check-rise 7 check-fall 9");
+	ok(a, line);
+
+	s1 = saved(a->c);
+	for (const char *p = s1, *nl; *p != '\0'; p = nl + 1) {
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		NOTE_IF((size_t)(nl - p) > LB_CMD_LINE_MAX, "too long: %.*s\n",
+			(int)(nl - p), p);
+		assert_true((size_t)(nl - p) <= LB_CMD_LINE_MAX);
+		lines++;
+	}
+	assert_non_null(strstr(s1, "\nservice set tcp 192.0.2.12:80 "));
+	fx_free(b);
+	b = fx_new(known);
+	assert_int_equal(apply_text(b, s1, "saved", &n), 0);
+	assert_int_equal(n, lines);
+	s2 = saved(b->c);
+	assert_string_equal(s2, s1);
+	assert_int_equal(lb_conf_validate(b->c, &b->o), 0);
+	free(s1);
+	free(s2);
+	fx_free(a);
+	fx_free(b);
+}
+
 /* ---- files: the failing line is named ---- */
 
 struct file_case {
@@ -1423,6 +1527,7 @@ main(void)
 		cmocka_unit_test(test_save_apply_save),
 		cmocka_unit_test(test_apply_file_lines),
 		cmocka_unit_test(test_lists),
+		cmocka_unit_test(test_save_quotes_and_long_lines),
 		cmocka_unit_test(test_generation),
 		cmocka_unit_test(test_help_and_markdown),
 		cmocka_unit_test(test_validate_and_copy),
