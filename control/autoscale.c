@@ -42,6 +42,7 @@ struct lb_as_svc {
 	int32_t manual; /* queued: > 0 up, < 0 down */
 	uint64_t last_eval_ns;
 	bool evaluated;
+	bool adopted; /* instances adopted since the last evaluation */
 	uint32_t next_id;
 	bool used[LB_AS_INST_MAX];
 	bool spl_member[LB_AS_INST_MAX];
@@ -527,6 +528,21 @@ lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o, enum lb_as_state state,
 	return NULL;
 }
 
+struct lb_as_inst *
+lb_as_inst_adopt(struct lb_as_svc *s, uint64_t now_ns)
+{
+	struct lb_as_inst *i =
+		lb_as_inst_add(s, LB_AS_ORCH, LB_AS_STARTING, now_ns);
+
+	if (i == NULL)
+		return NULL;
+	s->st.started--; /* lb_as_inst_add() counted a start */
+	s->st.adopted++;
+	s->adopted = true;
+	snprintf(i->why, sizeof(i->why), "adopted");
+	return i;
+}
+
 void
 lb_as_inst_set(struct lb_as_svc *s, struct lb_as_inst *i,
 	       enum lb_as_state state, uint64_t now_ns, const char *why)
@@ -718,6 +734,11 @@ lb_as_eval(struct lb_as_svc *s, const struct lb_as_input *in,
 	s->last_eval_ns = in->now_ns;
 	s->evaluated = true;
 	pool(s, &running, &pending, &oldest);
+	/* What the adopted pool was decided on is not known: its count
+	 * stands for it, so that the stabilization windows hold it. */
+	if (s->adopted)
+		lb_scale_guard_note(s->guard, in->now_ns, running + pending);
+	s->adopted = false;
 	memset(d, 0, sizeof(*d));
 	d->now_ns = in->now_ns;
 	d->policy = s->conf.policy;
@@ -1258,6 +1279,7 @@ svc_json(struct lb_as *as, struct lb_as_svc *s)
 			    json_integer(s->st.drv_errors));
 		bad |= jset(st, "drain_timeouts",
 			    json_integer(s->st.drain_timeouts));
+		bad |= jset(st, "adopted", json_integer(s->st.adopted));
 	}
 	bad |= jset(o, "config", conf);
 	bad |= jset(o, "counts", cnt);
@@ -1679,6 +1701,9 @@ static const struct {
 	{"lb_scale_drain_timeouts_total",
 	 offsetof(struct lb_as_stats, drain_timeouts),
 	 "Drains ended by the drain timeout with flows left."},
+	{"lb_scale_instances_adopted_total",
+	 offsetof(struct lb_as_stats, adopted),
+	 "Instances the orchestrator had running, adopted (not started)."},
 };
 
 int

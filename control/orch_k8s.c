@@ -10,13 +10,20 @@
  * Service defaults to the Deployment's name.
  *
  * lb-control owns the replica count: it is the number of instances the
- * autoscaler asked for and has not stopped. A start raises it and waits
- * for a ready endpoint no instance has yet; a stop first gives the
- * instance's pod the lowest pod-deletion-cost, so that the ReplicaSet
- * removes that pod, then lowers the count, and reports the stop once the
- * pod's endpoint is gone. One request is in flight at a time, through
- * libcurl's multi interface: nothing waits. Failed requests are reported
- * and retried with backoff.
+ * autoscaler asked for and has not stopped, plus the pods it adopted.
+ * On its first contact the driver reads the count, then lists the
+ * endpoints: each ready one (up to the count) goes to an instance asked
+ * for meanwhile, or else is reported as adopted (LB_ORCH_EV_ADOPTED), so
+ * that a restarted lb-control, which knows no instance, does not lower
+ * the count of a Deployment whose pods serve. Nothing is patched before
+ * that listing has succeeded; a failed one is retried with backoff.
+ *
+ * A start raises the count and waits for a ready endpoint no instance
+ * has yet; a stop first gives the instance's pod the lowest
+ * pod-deletion-cost, so that the ReplicaSet removes that pod, then lowers
+ * the count, and reports the stop once the pod's endpoint is gone. One
+ * request is in flight at a time, through libcurl's multi interface:
+ * nothing waits. Failed requests are reported and retried with backoff.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,8 +43,8 @@ enum kstate { K_FREE = 0, K_WANT, K_UP, K_STOPPING };
 
 struct kinst {
 	enum kstate st;
-	uint32_t inst;
-	bool marked; /* pod-deletion-cost set */
+	uint32_t inst; /* UINT32_MAX: adopted, no id from the runtime yet */
+	bool marked;   /* pod-deletion-cost set */
 	char pod[LB_ORCH_ID_LEN + 1];
 };
 
@@ -60,6 +67,7 @@ struct kdrv {
 	char *resp;
 	size_t len;
 	long replicas; /* -1: not read yet */
+	bool adopted;  /* the first listing is done: the count may change */
 	unsigned int fails;
 	uint64_t next_ns; /* no request before this (backoff) */
 	uint64_t list_ns; /* next EndpointSlice list */
@@ -326,14 +334,50 @@ pod_name_ok(const char *s)
 	return true;
 }
 
-/* Ready endpoints: new ones go to waiting instances, stopping instances
- * whose pod is gone are stopped. */
+/* Instances in state @p a or @p b. */
+static long
+nb_in(const struct kdrv *d, enum kstate a, enum kstate b)
+{
+	long n = 0;
+
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+		n += d->k[i].st == a || d->k[i].st == b;
+	return n;
+}
+
+/* A ready pod found by the first listing that no instance waited for:
+ * adopted, while the replica count has room for it. */
+static unsigned int
+adopt_pod(struct kdrv *d, const char *pod, uint32_t ip, uint16_t port,
+	  struct lb_orch_ev *ev)
+{
+	/* Up to the count: pods the driver holds already count. */
+	if (d->adopted || nb_in(d, K_UP, K_STOPPING) >= d->replicas)
+		return 0;
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++) {
+		if (d->k[i].st != K_FREE)
+			continue;
+		d->k[i] = (struct kinst){.st = K_UP, .inst = UINT32_MAX};
+		snprintf(d->k[i].pod, sizeof(d->k[i].pod), "%s", pod);
+		*ev = (struct lb_orch_ev){.kind = LB_ORCH_EV_ADOPTED,
+					  .inst = UINT32_MAX,
+					  .ip = ip,
+					  .port = port};
+		snprintf(ev->id, sizeof(ev->id), "%s", pod);
+		return 1;
+	}
+	return 0;
+}
+
+/* Ready endpoints: new ones go to waiting instances (or, the first time,
+ * are adopted), stopping instances whose pod is gone are stopped. */
 static unsigned int
 on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 {
 	bool seen[LB_AS_INST_MAX] = {false};
 	json_t *items = json_object_get(j, "items"), *it, *e;
-	unsigned int n = 0;
+	unsigned int n = 0, n0;
+	bool full = false;
 	size_t a, b;
 
 	json_array_foreach(items, a, it)
@@ -366,6 +410,8 @@ on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 			/* "ready" absent means ready (EndpointConditions). */
 			if (ready != NULL && !json_is_true(ready))
 				continue;
+			full |= n >= max;
+			n0 = n;
 			for (unsigned int i = 0; i < LB_AS_INST_MAX && n < max;
 			     i++) {
 				if (d->k[i].st != K_WANT)
@@ -384,8 +430,14 @@ on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 				n++;
 				break;
 			}
+			if (n == n0 && n < max)
+				n += adopt_pod(d, pod, ip, (uint16_t)port,
+					       &ev[n]);
 		}
 	}
+	/* Adopted pods the events had no room for: the next listing. */
+	if (!full)
+		d->adopted = true;
 	for (unsigned int i = 0; i < LB_AS_INST_MAX && n < max; i++) {
 		if (d->k[i].st != K_STOPPING || seen[i] || !d->k[i].marked)
 			continue;
@@ -398,15 +450,12 @@ on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 	return n;
 }
 
-/* What the autoscaler asked for and has not stopped. */
+/* What the autoscaler asked for and has not stopped, and the pods it
+ * adopted. */
 static long
 wanted(const struct kdrv *d)
 {
-	long n = 0;
-
-	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
-		n += d->k[i].st == K_WANT || d->k[i].st == K_UP;
-	return n;
+	return nb_in(d, K_WANT, K_UP);
 }
 
 static unsigned int
@@ -472,6 +521,19 @@ on_done(struct kdrv *d, CURLcode cc, uint64_t now, struct lb_orch_ev *ev,
 	return n;
 }
 
+static void
+req_list(struct kdrv *d)
+{
+	char path[384];
+
+	snprintf(path, sizeof(path),
+		 "/apis/discovery.k8s.io/v1/namespaces/%s/"
+		 "endpointslices?labelSelector=kubernetes.io%%2F"
+		 "service-name%%3D%s",
+		 d->ns, d->service);
+	req_start(d, OP_LIST, "GET", path, NULL, NULL);
+}
+
 /* The next request, if one is due. */
 static void
 next_req(struct kdrv *d, uint64_t now)
@@ -486,6 +548,10 @@ next_req(struct kdrv *d, uint64_t now)
 		 d->deploy);
 	if (d->replicas < 0) {
 		req_start(d, OP_GET_SCALE, "GET", path, NULL, NULL);
+		return;
+	}
+	if (!d->adopted) {
+		req_list(d);
 		return;
 	}
 	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++) {
@@ -509,14 +575,8 @@ next_req(struct kdrv *d, uint64_t now)
 		req_start(d, OP_SET_SCALE, "PATCH", path, body, NULL);
 		return;
 	}
-	if (busy && now >= d->list_ns) {
-		snprintf(path, sizeof(path),
-			 "/apis/discovery.k8s.io/v1/namespaces/%s/"
-			 "endpointslices?labelSelector=kubernetes.io%%2F"
-			 "service-name%%3D%s",
-			 d->ns, d->service);
-		req_start(d, OP_LIST, "GET", path, NULL, NULL);
-	}
+	if (busy && now >= d->list_ns)
+		req_list(d);
 }
 
 /* ---- ops ---- */
@@ -546,7 +606,8 @@ k_stop(void *dv, uint32_t inst, const char *id, uint64_t now)
 	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++) {
 		struct kinst *ki = &d->k[i];
 
-		if (ki->st == K_FREE || ki->inst != inst)
+		/* UINT32_MAX: adopted pods no instance stands for. */
+		if (ki->st == K_FREE || ki->inst != inst || inst == UINT32_MAX)
 			continue;
 		if (ki->st == K_WANT) {
 			/* No pod of its own yet: one replica fewer. */
@@ -587,14 +648,36 @@ k_poll(void *dv, uint64_t now, struct lb_orch_ev *ev, unsigned int max)
 	return n;
 }
 
+static int
+k_adopt(void *dv, const char *id, uint32_t inst)
+{
+	struct kdrv *d = dv;
+
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+		if (d->k[i].st == K_UP && d->k[i].inst == UINT32_MAX &&
+		    strcmp(d->k[i].pod, id) == 0) {
+			d->k[i].inst = inst;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static bool
+k_synced(void *dv)
+{
+	return ((struct kdrv *)dv)->adopted;
+}
+
 static unsigned int
 k_busy(void *dv)
 {
 	struct kdrv *d = dv;
 	unsigned int n = d->op != OP_NONE;
 
+	/* An adopted pod the runtime did not take is the Deployment's: it
+	 * keeps its replica, and nothing waits for it. */
 	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
-		n += d->k[i].st != K_FREE;
+		n += d->k[i].st != K_FREE && d->k[i].inst != UINT32_MAX;
 	return n;
 }
 
@@ -620,6 +703,8 @@ const struct lb_orch_ops lb_orch_k8s_ops = {
 	.start = k_start,
 	.stop = k_stop,
 	.poll = k_poll,
+	.adopt = k_adopt,
+	.synced = k_synced,
 	.busy = k_busy,
 	.destroy = k_destroy,
 };

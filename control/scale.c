@@ -397,6 +397,39 @@ inst_stop(struct lb_as_svc *s, struct rsvc *r, struct lb_as_inst *i,
 	lb_as_inst_set(s, i, failed ? LB_AS_FAILED : LB_AS_STOPPING, now, why);
 }
 
+/*
+ * An instance that ran before the driver did (lb-control restarted): an
+ * instance from now on, which then comes up as a started one does. Not
+ * when its address is a backend already, nor when the repository is
+ * full: the driver then keeps it as it is, never stopped.
+ */
+static struct lb_as_inst *
+adopt(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+      const struct lb_orch_ev *ev, uint64_t now)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	struct lb_as_inst *i = NULL;
+	char l[40], a[LB_CMD_ADDR_STRLEN];
+	const char *why = NULL;
+
+	label(k, l, sizeof(l), ' ');
+	lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a);
+	if (r->ops->adopt == NULL)
+		why = "the driver adopts nothing";
+	else if (be_exists(sc->ctl->conf, k, ev->ip, ev->port))
+		why = "a backend already";
+	else if ((i = lb_as_inst_adopt(s, now)) == NULL)
+		why = "no room for an instance";
+	if (why != NULL) {
+		logf_("%s: %s at %s left as it is: %s", l, ev->id, a, why);
+		return NULL;
+	}
+	if (r->ops->adopt(r->drv, ev->id, i->id) != 0)
+		logf_("%s: instance %u: driver lost %s", l, i->id, ev->id);
+	logf_("%s: instance %u adopted: %s at %s", l, i->id, ev->id, a);
+	return i;
+}
+
 static void
 on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	 const struct lb_orch_ev *ev, uint64_t now)
@@ -421,6 +454,9 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			snprintf(i->why, sizeof(i->why), "%s", ev->msg);
 		return;
 	}
+	if (ev->kind == LB_ORCH_EV_ADOPTED &&
+	    (i = adopt(sc, s, r, ev, now)) == NULL)
+		return;
 	if (i == NULL) {
 		/* An instance no one waits for (stopped meanwhile). */
 		if (ev->kind == LB_ORCH_EV_UP)
@@ -428,6 +464,7 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		return;
 	}
 	switch (ev->kind) {
+	case LB_ORCH_EV_ADOPTED:
 	case LB_ORCH_EV_UP:
 		if (i->state != LB_AS_STARTING) {
 			r->ops->stop(r->drv, ev->inst, ev->id, now);
@@ -663,6 +700,10 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 	struct lb_view_svc vs;
 	int slot;
 
+	/* Decisions on instances that run but are not known yet would
+	 * start too many, or stop the ones that serve. */
+	if (r->drv != NULL && r->ops->synced != NULL && !r->ops->synced(r->drv))
+		return;
 	if (lb_as_take_manual(s, now, &d) == 1)
 		carry_out(sc, s, r, &d, now);
 	if (!lb_as_due(s, now) || sc->ctl->view == NULL)

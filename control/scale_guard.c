@@ -325,6 +325,21 @@ decide(struct lb_scale_guard *g, const struct lb_scale_guard_input *in,
 }
 
 int
+lb_scale_guard_note(struct lb_scale_guard *g, uint64_t now_ns, uint32_t count)
+{
+	if (g == NULL)
+		return -EINVAL;
+	if (count > LB_SG_INSTANCES_MAX || (g->seen && now_ns < g->last_ns)) {
+		g->st.rejected++;
+		return -ERANGE;
+	}
+	g->seen = true;
+	g->last_ns = now_ns;
+	history_add(g, now_ns, count);
+	return 0;
+}
+
+int
 lb_scale_guard_decide(struct lb_scale_guard *g,
 		      const struct lb_scale_guard_input *in,
 		      struct lb_scale_guard_decision *out)

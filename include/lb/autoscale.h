@@ -145,6 +145,7 @@ struct lb_as_stats {
 	uint64_t failed;     /**< start-up timeout, start failure, death */
 	uint64_t drv_errors; /**< driver commands that failed or timed out */
 	uint64_t drain_timeouts; /**< drains cut by the drain timeout */
+	uint64_t adopted; /**< found running by the driver, not started */
 };
 
 /** Per-instance SPL input of an evaluation. */
@@ -245,6 +246,13 @@ struct lb_as_inst *lb_as_inst_by_addr(struct lb_as_svc *s, uint32_t ip,
  */
 struct lb_as_inst *lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o,
 				  enum lb_as_state state, uint64_t now_ns);
+/**
+ * Adds an orchestrated instance the driver found running (it was not
+ * asked for: a restarted lb-control meets the instances it had), in
+ * STARTING like a start, to come up through the same path. Counted as
+ * adopted, not started. @return it, or NULL when full.
+ */
+struct lb_as_inst *lb_as_inst_adopt(struct lb_as_svc *s, uint64_t now_ns);
 /** Moves an instance to @p state, noting @p why (may be NULL). */
 void lb_as_inst_set(struct lb_as_svc *s, struct lb_as_inst *i,
 		    enum lb_as_state state, uint64_t now_ns, const char *why);

@@ -17,7 +17,9 @@
  *    and timeouts are reported and retried with exponential backoff, never
  *    taken for success;
  *  - `kubernetes`: a Deployment's scale subresource and its Service's
- *    EndpointSlices, over libcurl's multi interface.
+ *    EndpointSlices, over libcurl's multi interface; the ready pods it
+ *    finds when it starts are adopted (LB_ORCH_EV_ADOPTED), so that a
+ *    restarted lb-control keeps the replicas that serve.
  *
  * Nothing here blocks: work is done by child processes whose pipes are
  * read without blocking and which are reaped with WNOHANG, from
@@ -54,6 +56,13 @@ enum lb_orch_ev_kind {
 	LB_ORCH_EV_EXITED,
 	/** A command failed or timed out; it is retried. */
 	LB_ORCH_EV_ERROR,
+	/**
+	 * An instance that was running before the driver was created (found
+	 * at ip:port, id its name; inst UINT32_MAX): the runtime makes it an
+	 * instance of the service, as one that came up, and gives the driver
+	 * its id with adopt().
+	 */
+	LB_ORCH_EV_ADOPTED,
 };
 
 struct lb_orch_ev {
@@ -87,6 +96,18 @@ struct lb_orch_ops {
 	/** Progress; up to @p max events out. */
 	unsigned int (*poll)(void *d, uint64_t now_ns, struct lb_orch_ev *ev,
 			     unsigned int max);
+	/**
+	 * Gives the instance reported by an ADOPTED event (driver id @p id)
+	 * the autoscaler's id @p inst. NULL for drivers that adopt nothing.
+	 * @return 0, or -ENOENT (no such adopted instance).
+	 */
+	int (*adopt)(void *d, const char *id, uint32_t inst);
+	/**
+	 * Whether the driver knows which instances run (the kubernetes
+	 * driver: once it has adopted the running pods); the autoscaler
+	 * decides nothing before. NULL: from the start.
+	 */
+	bool (*synced)(void *d);
 	/** Instances it still has (running, starting or stopping). */
 	unsigned int (*busy)(void *d);
 	/**

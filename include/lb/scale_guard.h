@@ -262,6 +262,17 @@ int lb_scale_guard_decide(struct lb_scale_guard *g,
 			  const struct lb_scale_guard_input *in,
 			  struct lb_scale_guard_decision *out);
 
+/**
+ * Records @p count as the recommendation at @p now_ns without deciding:
+ * for a pool taken over as it is (a restarted lb-control adopting the
+ * instances it had), whose earlier recommendations are not known, so
+ * that the stabilization windows hold it as if it had been decided.
+ * @return 0; -EINVAL for NULL; -ERANGE for a count above
+ *   LB_SG_INSTANCES_MAX or @p now_ns before the previous call's.
+ */
+int lb_scale_guard_note(struct lb_scale_guard *g, uint64_t now_ns,
+			uint32_t count);
+
 /** Copies the counters. @return 0 or -EINVAL. */
 int lb_scale_guard_stats_get(const struct lb_scale_guard *g,
 			     struct lb_scale_guard_stats *st);

@@ -13,7 +13,10 @@ and simulates the Deployment's ReplicaSet: a higher replica count creates
 pods (ready from the next list on), a lower one deletes the pods with the
 lowest controller.kubernetes.io/pod-deletion-cost first, then the newest.
 Every request needs "Authorization: Bearer TOKEN". Prints its port, then
-serves until killed; GET /debug returns the state.
+serves until killed; GET /debug returns the state. POST /debug sets up a
+test: {"replicas": N} makes the Deployment have N pods, ready at once (as
+if they ran before the driver started), {"fail_lists": N} answers the
+next N EndpointSlice lists with HTTP 500, and the request log restarts.
 """
 import json
 import sys
@@ -22,7 +25,8 @@ from urllib.parse import parse_qs, urlparse
 
 NS, DEPLOY, SERVICE, TOKEN = sys.argv[1:5]
 COST = "controller.kubernetes.io/pod-deletion-cost"
-state = {"replicas": 0, "pods": [], "next": 0, "requests": []}
+state = {"replicas": 0, "pods": [], "next": 0, "requests": [],
+         "fail_lists": 0}
 
 
 def scale_obj():
@@ -75,6 +79,10 @@ class Handler(BaseHTTPRequestHandler):
                 NS, DEPLOY):
             return self.reply(200, scale_obj())
         if u.path == "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % NS:
+            if state["fail_lists"] > 0:
+                state["fail_lists"] -= 1
+                return self.reply(500, {"kind": "Status", "code": 500,
+                                        "reason": "InternalError"})
             sel = parse_qs(u.query).get("labelSelector", [""])[0]
             eps = []
             if sel == "kubernetes.io/service-name=" + SERVICE:
@@ -99,6 +107,19 @@ class Handler(BaseHTTPRequestHandler):
                                     "apiVersion": "discovery.k8s.io/v1",
                                     "items": items if eps else []})
         self.reply(404, {"kind": "Status", "code": 404})
+
+    def do_POST(self):
+        if urlparse(self.path).path != "/debug":
+            return self.reply(404, {"kind": "Status", "code": 404})
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if "replicas" in body:
+            state["replicas"] = int(body["replicas"])
+            reconcile()
+            for p in state["pods"]:
+                p["ready"] = True
+        state["fail_lists"] = int(body.get("fail_lists", 0))
+        state["requests"] = []
+        self.reply(200, state)
 
     def do_PATCH(self):
         u = urlparse(self.path)

@@ -3,8 +3,10 @@
  * Tests of the orchestrator drivers: the exec driver's output reader
  * (table of lines, whole outputs, every split point), the exec driver
  * against real scripts that fail, hang and succeed (errors reported and
- * retried with backoff, never taken for success), and the process driver
- * starting, supervising and stopping real local processes.
+ * retried with backoff, never taken for success), the process driver
+ * starting, supervising and stopping real local processes, and the
+ * kubernetes driver against a local API server, adopting the pods that
+ * run when it starts.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include <lb/orch.h>
 
@@ -356,12 +359,45 @@ run_out(const char *script, char *const *argv)
  * The kubernetes driver against tests/unit/k8s_api.py, a local HTTP
  * server speaking the scale subresource, EndpointSlice and Pod paths.
  */
+/* Starts the API server (Deployment and Service "web" in "default",
+ * token "s3cret" in @p tokf); its port in @p port, its /debug URL in
+ * @p dbg. @return false without the source tree. */
+static bool
+api_start(struct lb_orch_job *srv, char *port, size_t np, char *dbg, size_t nd,
+	  char *tokf, size_t nt)
+{
+	const char *src = getenv("LB_SRC_DIR");
+	char api[300];
+	char *argv[] = {api, "default", "web", "web", "s3cret", NULL};
+	FILE *f;
+
+	if (src == NULL)
+		return false;
+	snprintf(api, sizeof(api), "%s/tests/unit/k8s_api.py", src);
+	assert_int_equal(lb_orch_job_start(srv,
+					   "exec /usr/bin/python3 \"$0\" "
+					   "\"$@\"",
+					   argv, NULL, false, 0),
+			 0);
+	for (int i = 0; i < 500 && strchr(srv->out, '\n') == NULL; i++) {
+		lb_orch_job_poll(srv, lb_orch_now(), NULL);
+		usleep(10000);
+	}
+	assert_non_null(strchr(srv->out, '\n'));
+	snprintf(port, np, "%.*s", (int)strcspn(srv->out, "\n"), srv->out);
+	snprintf(dbg, nd, "http://127.0.0.1:%s/debug", port);
+	snprintf(tokf, nt, "%s/token", dir);
+	f = fopen(tokf, "w");
+	assert_non_null(f);
+	fputs("s3cret\n", f);
+	fclose(f);
+	return true;
+}
+
 static void
 test_k8s_driver(void **state)
 {
-	const char *src = getenv("LB_SRC_DIR");
-	char api[300], tokf[100], err[300], port[16], dbg[64];
-	char *argv[] = {api, "default", "web", "web", "s3cret", NULL};
+	char tokf[100], err[300], port[16], dbg[64];
 	char *dargv[] = {dbg, NULL};
 	struct lb_orch_job srv;
 	struct lb_as_conf c;
@@ -372,27 +408,9 @@ test_k8s_driver(void **state)
 	FILE *f;
 
 	(void)state;
-	if (src == NULL)
+	if (!api_start(&srv, port, sizeof(port), dbg, sizeof(dbg), tokf,
+		       sizeof(tokf)))
 		skip();
-	snprintf(api, sizeof(api), "%s/tests/unit/k8s_api.py", src);
-	assert_int_equal(lb_orch_job_start(&srv,
-					   "exec /usr/bin/python3 \"$0\" "
-					   "\"$@\"",
-					   argv, NULL, false, 0),
-			 0);
-	for (int i = 0; i < 500 && strchr(srv.out, '\n') == NULL; i++) {
-		lb_orch_job_poll(&srv, lb_orch_now(), NULL);
-		usleep(10000);
-	}
-	assert_non_null(strchr(srv.out, '\n'));
-	snprintf(port, sizeof(port), "%.*s", (int)strcspn(srv.out, "\n"),
-		 srv.out);
-	snprintf(dbg, sizeof(dbg), "http://127.0.0.1:%s/debug", port);
-	snprintf(tokf, sizeof(tokf), "%s/token", dir);
-	f = fopen(tokf, "w");
-	assert_non_null(f);
-	fputs("s3cret\n", f);
-	fclose(f);
 
 	lb_as_conf_default(&c);
 	snprintf(c.driver, sizeof(c.driver), "kubernetes");
@@ -453,6 +471,292 @@ test_k8s_driver(void **state)
 	lb_orch_job_kill(&srv);
 }
 
+/* The API server's state (GET /debug): replicas, pods, request log. */
+static json_t *
+api_state(const char *dbg)
+{
+	char *argv[] = {(char *)dbg, NULL};
+	json_t *j = json_loads(run_out("curl -s \"$0\"", argv), 0, NULL);
+
+	assert_non_null(j);
+	return j;
+}
+
+/* Sets the API server up (POST /debug, see k8s_api.py); the request log
+ * starts again. */
+static void
+api_setup(const char *dbg, const char *body)
+{
+	char *argv[] = {(char *)dbg, (char *)body, NULL};
+
+	assert_non_null(
+		strstr(run_out("curl -s -X POST -d \"$1\" \"$0\"", argv),
+		       "\"requests\": []"));
+}
+
+/* Requests in the log that start with @p prefix. */
+static unsigned int
+api_count(const char *dbg, const char *prefix)
+{
+	json_t *j = api_state(dbg), *v;
+	unsigned int n = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "requests"), i, v)
+	{
+		n += strncmp(json_string_value(v), prefix, strlen(prefix)) == 0;
+	}
+	json_decref(j);
+	return n;
+}
+
+/* The request log's @p i th entry (static buffer), "" past its end. */
+static const char *
+api_req(const char *dbg, size_t i)
+{
+	static char buf[512];
+	json_t *j = api_state(dbg);
+	const char *v = json_string_value(
+		json_array_get(json_object_get(j, "requests"), i));
+
+	snprintf(buf, sizeof(buf), "%s", v != NULL ? v : "");
+	json_decref(j);
+	return buf;
+}
+
+/*
+ * What lb-control's scale runtime (control/scale.c) does with a driver's
+ * events, health checks passing at once: an adopted pod becomes an
+ * instance of the repository, which comes up as a started one does.
+ */
+struct mini {
+	struct lb_as_svc *s;
+	struct run r;
+};
+
+static void
+mini_poll(struct mini *m)
+{
+	struct lb_orch_ev ev[8];
+	unsigned int n = m->r.ops->poll(m->r.d, lb_orch_now(), ev, 8);
+
+	for (unsigned int k = 0; k < n; k++) {
+		const struct lb_orch_ev *e = &ev[k];
+		struct lb_as_inst *i = lb_as_inst_find(m->s, e->inst);
+
+		if (m->r.n < 64)
+			m->r.ev[m->r.n++] = *e;
+		switch (e->kind) {
+		case LB_ORCH_EV_ADOPTED:
+			assert_int_equal(e->inst, UINT32_MAX);
+			i = lb_as_inst_adopt(m->s, 0);
+			assert_non_null(i);
+			assert_int_equal(m->r.ops->adopt(m->r.d, e->id, i->id),
+					 0);
+			/* fall through */
+		case LB_ORCH_EV_UP:
+			assert_non_null(i);
+			assert_int_equal(i->state, LB_AS_STARTING);
+			i->ip = e->ip;
+			i->port = e->port;
+			snprintf(i->drv_id, sizeof(i->drv_id), "%s", e->id);
+			lb_as_inst_set(m->s, i, LB_AS_PENDING, 0, NULL);
+			lb_as_inst_set(m->s, i, LB_AS_ACTIVE, 0, "healthy");
+			break;
+		case LB_ORCH_EV_STOPPED:
+			assert_non_null(i);
+			lb_as_inst_remove(m->s, i);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Polls for @p ms; @return whether an event of @p kind for @p inst came. */
+static bool
+mini_wait(struct mini *m, enum lb_orch_ev_kind kind, uint32_t inst,
+	  unsigned int ms)
+{
+	for (unsigned int t = 0; t < ms / 10; t++) {
+		unsigned int n0 = m->r.n;
+
+		mini_poll(m);
+		for (unsigned int i = n0; i < m->r.n; i++)
+			if (m->r.ev[i].kind == kind && m->r.ev[i].inst == inst)
+				return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * A restarted lb-control meets a Deployment of 3 ready pods: its
+ * kubernetes driver adopts them before it may change the replica count,
+ * the autoscaler (min 1) takes them as instances, and only a scale-down
+ * the policy decides, after its down window, lowers the count, through
+ * the pod-deletion-cost of the instance it drained. A listing that fails
+ * is retried, and nothing is patched meanwhile.
+ */
+static void
+test_k8s_adopt(void **state)
+{
+	char tokf[100], err[300], port[16], dbg[64], line[400];
+	struct lb_conf_svc_key key = {6, 0x0a000001, 80};
+	struct lb_conf *conf = lb_conf_create(NULL);
+	struct lb_cmd_reg *reg = lb_cmd_reg_create();
+	struct lb_as *as = lb_as_create(conf);
+	struct lb_as_decision d = {0};
+	struct lb_as_inst *victim = NULL;
+	struct lb_orch_job srv;
+	struct lb_cmd_out out;
+	struct mini m = {0};
+	unsigned int down_at = 0;
+	char *txt;
+	json_t *j;
+
+	(void)state;
+	if (!api_start(&srv, port, sizeof(port), dbg, sizeof(dbg), tokf,
+		       sizeof(tokf)))
+		skip();
+	api_setup(dbg, "{\"replicas\": 3}");
+	assert_non_null(as);
+	assert_int_equal(lb_conf_register(conf, reg), 0);
+	assert_int_equal(lb_as_register(as, reg), 0);
+	lb_cmd_out_init(&out);
+	assert_int_equal(
+		lb_cmd_exec_line(reg, "service add tcp 10.0.0.1:80 http", &out),
+		0);
+	snprintf(line, sizeof(line),
+		 "scale set tcp 10.0.0.1:80 policy inflight rounds 1 min 1 "
+		 "max 5 driver kubernetes target \"http://127.0.0.1:%s "
+		 "default web token=%s\"",
+		 port, tokf);
+	lb_cmd_out_reset(&out);
+	assert_int_equal(lb_cmd_exec_line(reg, line, &out), 0);
+	m.s = lb_as_svc_find(as, &key);
+	assert_non_null(m.s);
+	assert_int_equal(lb_as_svc_conf(m.s)->guard.down_window_ns,
+			 300000000000ull);
+	m.r.ops = lb_orch_find("kubernetes");
+	m.r.d = m.r.ops->create(lb_as_svc_conf(m.s), "tcp:10.0.0.1:80", err,
+				sizeof(err));
+	assert_non_null(m.r.d);
+
+	/* The runtime decides nothing before the driver is synced. */
+	for (int t = 0; t < 500 && !m.r.ops->synced(m.r.d); t++) {
+		mini_poll(&m);
+		usleep(10000);
+	}
+	assert_true(m.r.ops->synced(m.r.d));
+	assert_int_equal(count_ev(&m.r, LB_ORCH_EV_ADOPTED), 3);
+	assert_int_equal(lb_as_nb_inst(m.s), 3);
+	for (uint32_t id = 0; id < 3; id++) {
+		const struct lb_as_inst *i = lb_as_inst_find(m.s, id);
+
+		assert_non_null(i);
+		assert_int_equal(i->origin, LB_AS_ORCH);
+		assert_int_equal(i->state, LB_AS_ACTIVE);
+		assert_int_equal(i->ip, 0x0a090001 + id);
+		assert_int_equal(i->port, 8080);
+	}
+	assert_int_equal(lb_as_svc_stats(m.s)->adopted, 3);
+	assert_int_equal(lb_as_svc_stats(m.s)->started, 0);
+	/* A second more: the count the driver owns is the Deployment's. */
+	for (int t = 0; t < 100; t++) {
+		mini_poll(&m);
+		usleep(10000);
+	}
+	assert_int_equal(api_count(dbg, "PATCH"), 0);
+	assert_string_equal(api_req(dbg, 0),
+			    "GET /apis/apps/v1/namespaces/default/deployments/"
+			    "web/scale");
+	assert_string_equal(api_req(dbg, 1),
+			    "GET /apis/discovery.k8s.io/v1/namespaces/default/"
+			    "endpointslices");
+
+	/* Nothing in flight: 2 instances would do, but the adopted count
+	 * holds for the down window (300 s), as if decided at adoption. */
+	for (unsigned int k = 0; k <= 400 && down_at == 0; k++) {
+		struct lb_as_input in = {.now_ns =
+						 (1000ull + k) * 1000000000ull};
+
+		assert_int_equal(lb_as_eval(m.s, &in, &d), 0);
+		if (d.action == LB_SG_DOWN)
+			down_at = k;
+		else
+			assert_int_equal(d.action, LB_SG_NONE);
+	}
+	assert_int_equal(down_at, 300);
+	assert_int_equal(d.count, 1);
+	/* Carried out as the runtime does: the newest active instance
+	 * drains, then its driver stops it. */
+	for (uint32_t id = 0; id < 3; id++)
+		if (victim == NULL || id > victim->id)
+			victim = lb_as_inst_find(m.s, id);
+	assert_string_equal(victim->drv_id, "web-2");
+	lb_as_inst_set(m.s, victim, LB_AS_STOPPING, 0, "drained");
+	assert_int_equal(
+		m.r.ops->stop(m.r.d, victim->id, victim->drv_id, lb_orch_now()),
+		0);
+	assert_true(mini_wait(&m, LB_ORCH_EV_STOPPED, 2, 8000));
+	assert_int_equal(lb_as_nb_inst(m.s), 2);
+	assert_int_equal(api_count(dbg, "PATCH"), 2);
+	assert_non_null(strstr(api_req(dbg, 2),
+			       "PATCH /api/v1/namespaces/default/pods/web-2 "));
+	assert_non_null(strstr(api_req(dbg, 2), "pod-deletion-cost"));
+	assert_string_equal(api_req(dbg, 3),
+			    "PATCH /apis/apps/v1/namespaces/default/"
+			    "deployments/web/scale {\"spec\": {\"replicas\": "
+			    "2}}");
+	j = api_state(dbg);
+	txt = json_dumps(json_object_get(j, "pods"), 0);
+	assert_int_equal(json_array_size(json_object_get(j, "pods")), 2);
+	assert_non_null(strstr(txt, "\"web-0\""));
+	assert_null(strstr(txt, "\"web-2\""));
+	free(txt);
+	json_decref(j);
+	m.r.ops->destroy(m.r.d, 0);
+
+	/* The listing fails twice (HTTP 500): reported, retried with
+	 * backoff, and no count is patched meanwhile, though an instance
+	 * asked for before the pods are known (inst 7) wants one replica. */
+	api_setup(dbg, "{\"replicas\": 3, \"fail_lists\": 2}");
+	m.r = (struct run){.ops = m.r.ops};
+	m.r.d = m.r.ops->create(lb_as_svc_conf(m.s), "tcp:10.0.0.1:80", err,
+				sizeof(err));
+	assert_non_null(m.r.d);
+	assert_non_null(lb_as_inst_add(m.s, LB_AS_ORCH, LB_AS_STARTING, 0));
+	assert_non_null(lb_as_inst_find(m.s, 3));
+	assert_int_equal(m.r.ops->start(m.r.d, 3, lb_orch_now()), 0);
+	assert_true(mini_wait(&m, LB_ORCH_EV_ERROR, UINT32_MAX, 5000));
+	assert_non_null(
+		strstr(m.r.ev[m.r.n - 1].msg, "list endpoints: HTTP 500"));
+	assert_false(m.r.ops->synced(m.r.d));
+	assert_int_equal(api_count(dbg, "PATCH"), 0);
+	assert_true(mini_wait(&m, LB_ORCH_EV_UP, 3, 10000));
+	assert_true(m.r.ops->synced(m.r.d));
+	assert_int_equal(count_ev(&m.r, LB_ORCH_EV_ERROR), 2);
+	/* Inst 3 took the first ready pod, the other two are adopted: the
+	 * count stays 3. */
+	assert_int_equal(count_ev(&m.r, LB_ORCH_EV_ADOPTED), 2);
+	for (int t = 0; t < 100; t++) {
+		mini_poll(&m);
+		usleep(10000);
+	}
+	assert_int_equal(api_count(dbg, "PATCH"), 0);
+	assert_int_equal(
+		api_count(dbg, "GET /apis/discovery.k8s.io/v1/namespaces/"), 3);
+	assert_int_equal(lb_as_nb_inst(m.s), 5);
+	m.r.ops->destroy(m.r.d, 0);
+
+	lb_cmd_out_free(&out);
+	lb_as_free(as);
+	lb_cmd_reg_free(reg);
+	lb_conf_free(conf);
+	lb_orch_job_kill(&srv);
+}
+
 int
 main(void)
 {
@@ -462,6 +766,7 @@ main(void)
 		cmocka_unit_test(test_exec_driver),
 		cmocka_unit_test(test_process_driver),
 		cmocka_unit_test(test_k8s_driver),
+		cmocka_unit_test(test_k8s_adopt),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[300];

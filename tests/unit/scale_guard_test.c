@@ -583,6 +583,48 @@ test_reset(void **state)
 	lb_scale_guard_free(NULL);
 }
 
+/* A noted count (a pool adopted as it is) holds the down window as a
+ * decided one would; a bad note changes nothing. */
+static void
+test_note(void **state)
+{
+	struct lb_scale_guard_params p;
+	struct lb_scale_guard_decision d;
+	struct lb_scale_guard *g;
+	struct lb_scale_guard_input in = {
+		.now_ns = S(100), .desired = 1.0, .running = 3};
+
+	(void)state;
+	lb_scale_guard_params_default(&p);
+	p.down_window_ns = S(300);
+	g = lb_scale_guard_create(&p);
+	assert_non_null(g);
+	assert_int_equal(lb_scale_guard_note(NULL, S(100), 3), -EINVAL);
+	assert_int_equal(
+		lb_scale_guard_note(g, S(100), LB_SG_INSTANCES_MAX + 1),
+		-ERANGE);
+	assert_int_equal(lb_scale_guard_note(g, S(100), 3), 0);
+	assert_int_equal(lb_scale_guard_note(g, S(99), 3), -ERANGE);
+	assert_int_equal(lb_scale_guard_decide(g, &in, &d), 0);
+	assert_int_equal(d.action, NONE);
+	assert_int_equal(d.reason, STAB);
+	in.now_ns = S(399);
+	assert_int_equal(lb_scale_guard_decide(g, &in, &d), 0);
+	assert_int_equal(d.action, NONE);
+	/* 300 s after the note (and the first decision) it no longer
+	 * counts. */
+	in.now_ns = S(400);
+	assert_int_equal(lb_scale_guard_decide(g, &in, &d), 0);
+	assert_int_equal(d.action, DOWN);
+	assert_int_equal(d.count, 2);
+	/* Without the note the first decision goes down at once. */
+	lb_scale_guard_reset(g);
+	in.now_ns = S(100);
+	assert_int_equal(lb_scale_guard_decide(g, &in, &d), 0);
+	assert_int_equal(d.action, DOWN);
+	lb_scale_guard_free(g);
+}
+
 static void
 test_params(void **state)
 {
@@ -737,6 +779,7 @@ main(void)
 		cmocka_unit_test(test_history_ring),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_names),
