@@ -718,13 +718,19 @@ l7_responses(const struct bench *b, uint32_t svc)
 	return n;
 }
 
-/* Takes what the worker reported, as lb-control would. */
+/*
+ * Takes what the worker reported, as lb-control would: through the ring
+ * pointer of the worker's shared part (w->sh), whose cache line the worker
+ * does not write. w->fb shares one with the records the worker is
+ * gathering, and reading it on every loop of this lcore would take that
+ * line away from the worker for each record it writes.
+ */
 static inline unsigned int
 fb_drain(struct bench *b)
 {
 	struct lb_fb r[FB_BURST];
 
-	return rte_ring_sc_dequeue_burst_elem(b->w->fb, r, sizeof(r[0]),
+	return rte_ring_sc_dequeue_burst_elem(b->w->sh.fb, r, sizeof(r[0]),
 					      FB_BURST, NULL);
 }
 
