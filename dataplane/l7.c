@@ -805,6 +805,22 @@ lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
 }
 
 void
+lb_l7_prefetch(const struct lb_l7_pool *p, uint32_t idx)
+{
+	const char *b, *end;
+
+	if (idx >= p->capacity)
+		return;
+	/* An exchange touches nearly every line of its entry (both
+	 * directions' lexer state, the request ring): all of them. */
+	b = (const char *)&p->e[idx];
+	end = b + sizeof(p->e[idx]);
+	for (b = (const char *)((uintptr_t)b & ~(uintptr_t)63); b < end;
+	     b += 64)
+		__builtin_prefetch(b);
+}
+
+void
 lb_l7_stats_get(const struct lb_l7_pool *p, struct lb_l7_stats *st)
 {
 	*st = p->st;

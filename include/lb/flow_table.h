@@ -390,6 +390,28 @@ lb_flow_prefetch(const struct lb_flow_table *t, uint64_t hash)
 	__builtin_prefetch(&lb_flow_slots(t)[lb_flow_sig(hash) & t->slot_mask]);
 }
 
+/**
+ * The flow a lookup of @p hash would most likely find: the first one in
+ * its slot run whose stored hash bits match, keys not compared (that is
+ * lb_flow_lookup_hash()'s job). For prefetching the flow's own state a
+ * burst ahead; @return a flow index or LB_FLOW_NONE.
+ */
+static inline uint32_t
+lb_flow_peek(const struct lb_flow_table *t, uint64_t hash)
+{
+	const uint64_t *slot = lb_flow_slots(t);
+	uint32_t sig = lb_flow_sig(hash);
+
+	for (uint32_t i = sig & t->slot_mask;; i = (i + 1) & t->slot_mask) {
+		uint64_t s = slot[i];
+
+		if (s == UINT64_MAX)
+			return LB_FLOW_NONE;
+		if ((uint32_t)(s >> 32) == sig)
+			return (uint32_t)s >> 1;
+	}
+}
+
 static inline int
 lb_flow_key_eq(const struct lb_flow_key *a, const struct lb_flow_key *b)
 {

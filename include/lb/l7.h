@@ -155,6 +155,13 @@ int lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 
 void lb_l7_stats_get(const struct lb_l7_pool *p, struct lb_l7_stats *st);
 
+/**
+ * Prefetches the state lb_l7_segment() reads for entry @p idx, so that a
+ * caller handling a burst can overlap its cache misses with the work on
+ * the segments before. A hint: does nothing for an index out of range.
+ */
+void lb_l7_prefetch(const struct lb_l7_pool *p, uint32_t idx);
+
 /* ---- admission of requests -----------------------------------------------
  * On a flow whose gate is on, every request that starts a client segment
  * while no request is being sent (the first one, each keep-alive one, and

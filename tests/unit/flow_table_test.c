@@ -419,6 +419,41 @@ keys_at_home(const struct lb_flow_table *t, uint32_t home,
 	return n;
 }
 
+/* lb_flow_peek() names the flow a lookup finds when no other key of the
+ * run shares its hash bits, NONE on an empty run, and the first match of
+ * the run (keys not compared) when one does. */
+static void
+test_peek(void **state)
+{
+	struct lb_flow_table *t = table(64);
+	struct lb_flow_key o, r;
+	enum lb_flow_dir dir;
+	uint64_t h;
+
+	(void)state;
+	nth_keys(0, LB_FLOW_PROTO_TCP, &o, &r);
+	assert_int_equal(lb_flow_peek(t, lb_flow_hash(t->seed, &o)),
+			 LB_FLOW_NONE);
+	for (uint32_t i = 0; i < 40; i++)
+		assert_int_equal(insert_nth(t, i, LB_FLOW_PROTO_TCP, 0),
+				 (int)i);
+	for (uint32_t i = 0; i < 40; i++) {
+		nth_keys(i, LB_FLOW_PROTO_TCP, &o, &r);
+		assert_int_equal(lb_flow_peek(t, lb_flow_hash(t->seed, &o)),
+				 lb_flow_lookup(t, &o, &dir));
+		assert_int_equal(lb_flow_peek(t, lb_flow_hash(t->seed, &r)),
+				 i);
+	}
+	/* Same hash bits as flow 7's reply key, another key: the guess is
+	 * flow 7, the lookup finds nothing. */
+	nth_keys(7, LB_FLOW_PROTO_TCP, &o, &r);
+	h = lb_flow_hash(t->seed, &r);
+	nth_keys(1000, LB_FLOW_PROTO_TCP, &o, &r);
+	assert_int_equal(lb_flow_peek(t, h), 7);
+	assert_int_equal(lb_flow_lookup_hash(t, &r, h, &dir), LB_FLOW_NONE);
+	lb_flow_table_free(t);
+}
+
 static void
 test_colliding_buckets(void **state)
 {
@@ -1173,6 +1208,7 @@ main(void)
 		cmocka_unit_test(test_key_helpers),
 		cmocka_unit_test(test_insert_lookup_both_directions),
 		cmocka_unit_test(test_insert_bad_input_and_duplicates),
+		cmocka_unit_test(test_peek),
 		cmocka_unit_test(test_colliding_buckets),
 		cmocka_unit_test(test_cluster_with_mixed_homes),
 		cmocka_unit_test(test_full_table_refuses),

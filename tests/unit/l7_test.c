@@ -206,6 +206,18 @@ test_pool_and_bad_input(void **state)
 	assert_int_equal(st.pool_full, 1);
 	lb_l7_close(p, a);
 	assert_int_equal(lb_l7_open(p, 1, 1, 4, 0), a);
+	/* A prefetch is a hint: in range or not, the entries stay as they
+	 * are. */
+	lb_l7_stats_get(p, &st);
+	lb_l7_prefetch(p, a);
+	lb_l7_prefetch(p, 2);
+	lb_l7_prefetch(p, LB_L7_NONE);
+	{
+		struct lb_l7_stats st2;
+
+		lb_l7_stats_get(p, &st2);
+		assert_memory_equal(&st, &st2, sizeof(st));
+	}
 	assert_int_equal(lb_l7_segment(p, 7, 0, 1, NULL, 0, false, 0),
 			 -EINVAL);
 	assert_int_equal(lb_l7_segment(p, a, 2, 1, NULL, 0, false, 0),
