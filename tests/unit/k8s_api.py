@@ -17,14 +17,20 @@ serves until killed; GET /debug returns the state. POST /debug sets up a
 test: {"replicas": N} makes the Deployment have N pods, ready at once (as
 if they ran before the driver started), {"fail_lists": N} answers the
 next N EndpointSlice lists with HTTP 500, and the request log restarts.
+Pods get addresses 10.9.0.1, 10.9.0.2 ... and port 8080, or those of
+K8S_POD_ADDRS (addresses separated by spaces, the Nth pod made gets the
+Nth) and K8S_POD_PORT from the environment.
 """
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlparse
 
 NS, DEPLOY, SERVICE, TOKEN = sys.argv[1:5]
 COST = "controller.kubernetes.io/pod-deletion-cost"
+ADDRS = os.environ.get("K8S_POD_ADDRS", "").split()
+PORT = int(os.environ.get("K8S_POD_PORT", "8080"))
 state = {"replicas": 0, "pods": [], "next": 0, "requests": [],
          "fail_lists": 0}
 
@@ -41,7 +47,8 @@ def reconcile():
     while len(pods) < state["replicas"]:
         n = state["next"]
         state["next"] += 1
-        pods.append({"name": "%s-%d" % (DEPLOY, n), "ip": "10.9.0.%d" % (n + 1),
+        ip = ADDRS[n] if n < len(ADDRS) else "10.9.0.%d" % (n + 1)
+        pods.append({"name": "%s-%d" % (DEPLOY, n), "ip": ip,
                      "ready": False, "annotations": {}})
     while len(pods) > state["replicas"]:
         victim = min(range(len(pods)), key=lambda i: (
@@ -102,7 +109,7 @@ class Handler(BaseHTTPRequestHandler):
             items = [{"metadata": {"name": SERVICE + "-abcde", "labels": {
                 "kubernetes.io/service-name": SERVICE}},
                 "addressType": "IPv4", "endpoints": eps,
-                "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}]
+                "ports": [{"name": "http", "port": PORT, "protocol": "TCP"}]}]
             return self.reply(200, {"kind": "EndpointSliceList",
                                     "apiVersion": "discovery.k8s.io/v1",
                                     "items": items if eps else []})
