@@ -1049,6 +1049,26 @@ except Exception:
 ' "$1" "$2"
 }
 
+# scale_count STATE / scale_stat NAME: the autoscaled service $SVC's
+# instances in STATE, its counter NAME (scale show --json).
+scale_count() {
+	ctl_json "$E2E_TMP/show.json" scale show $SVC
+	jq_get "$E2E_TMP/show.json" "d['services'][0]['counts']['$1']"
+}
+scale_stat() {
+	ctl_json "$E2E_TMP/show.json" scale show $SVC
+	jq_get "$E2E_TMP/show.json" "d['services'][0]['stats']['$1']"
+}
+# scale_wait_active N SECONDS: until $SVC has N active instances.
+scale_wait_active() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(scale_count active)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # metrics: lb-control's /metrics (from inside the LB namespace).
 metrics() {
 	ip netns exec "$NS_LB" curl -sS --max-time 5 \

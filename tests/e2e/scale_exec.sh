@@ -69,22 +69,9 @@ EOF
 chmod +x "$script"
 
 # count STATE / stat NAME: from `scale show --json`.
-count() {
-	ctl_json "$E2E_TMP/show.json" scale show $SVC
-	jq_get "$E2E_TMP/show.json" "d['services'][0]['counts']['$1']"
-}
-stat() {
-	ctl_json "$E2E_TMP/show.json" scale show $SVC
-	jq_get "$E2E_TMP/show.json" "d['services'][0]['stats']['$1']"
-}
-wait_active() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ "$(count active)" = "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+count() { scale_count "$@"; }
+stat() { scale_stat "$@"; }
+wait_active() { scale_wait_active "$@"; }
 
 ctl_do scale set $SVC driver exec command "$script" exec-timeout 2s \
 	min 1 max 3 interval 500ms startup-timeout 15s up-cooldown 0 \

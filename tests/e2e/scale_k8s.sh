@@ -61,22 +61,6 @@ patch_seq() {
 }
 api -X POST -d '{"replicas": 3}' >/dev/null
 
-count() {
-	ctl_json "$E2E_TMP/show.json" scale show $SVC
-	jq_get "$E2E_TMP/show.json" "d['services'][0]['counts']['$1']"
-}
-stat() {
-	ctl_json "$E2E_TMP/show.json" scale show $SVC
-	jq_get "$E2E_TMP/show.json" "d['services'][0]['stats']['$1']"
-}
-wait_active() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ "$(count active)" = "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # answers: the tally of 30 requests through the VIP.
 answers() {
 	http_seq "http://$VIP/" 30 "$E2E_TMP/seq.out"
@@ -93,10 +77,12 @@ ctl_do scale set $SVC driver kubernetes \
 	target "http://127.0.0.1:$APORT default web token=$E2E_TMP/token" \
 	policy inflight rounds 1 min 1 max 5 interval 500ms \
 	drain-timeout 2s
-check "the 3 running pods are adopted and become active" wait_active 3 30
+check "the 3 running pods are adopted and become active" \
+	scale_wait_active 3 30
 ctl scale show $SVC | sed 's/^/    /'
-check "they were adopted, none started ($(stat adopted), $(stat started))" \
-	'[ "$(stat adopted)" = 3 ] && [ "$(stat started)" = 0 ]'
+check "they were adopted, none started ($(scale_stat adopted) and \
+$(scale_stat started))" \
+	'[ "$(scale_stat adopted)" = 3 ] && [ "$(scale_stat started)" = 0 ]'
 ctl_json "$E2E_TMP/be.json" backend list $SVC
 check "backend list shows them as orchestrated and active" \
 	'[ "$(jq_get "$E2E_TMP/be.json" "sorted((b[\"backend\"], b[\"origin\"], b[\"state\"]) for b in d[\"backends\"])")" = "[[\"$(be_addr 1):80\", \"orch\", \"active\"], [\"$(be_addr 2):80\", \"orch\", \"active\"], [\"$(be_addr 3):80\", \"orch\", \"active\"]]" ]'
@@ -109,7 +95,8 @@ check "they answer through the VIP" all_answer
 # ---- lb-control killed and started again ----
 ctl_stop KILL || true
 ctl_start
-check "after a restart the 3 pods are adopted again" wait_active 3 30
+check "after a restart the 3 pods are adopted again" \
+	scale_wait_active 3 30
 check "... the count still not patched" \
 	'[ "$(patches)" = 0 ] && [ "$(api_get "d[\"replicas\"]")" = 3 ] &&
 	 [ "$(api_get "len(d[\"pods\"])")" = 3 ]'
@@ -118,13 +105,13 @@ check "... and they answer through the VIP" all_answer
 # ---- a scale-down the policy decides ----
 ctl_do scale set $SVC down-window 1s down-cooldown 1s
 for ((i = 0; i < 600; i++)); do
-	[ "$(api_get "d['replicas']")" = 1 ] && [ "$(count active)" = 1 ] &&
-		[ "$(count stopping)" = 0 ] && break
+	[ "$(api_get "d['replicas']")" = 1 ] && [ "$(scale_count active)" = 1 ] &&
+		[ "$(scale_count stopping)" = 0 ] && break
 	sleep 0.1
 done
 ctl scale show $SVC | sed 's/^/    /'
 check "the policy brought the count down to the minimum" \
-	'[ "$(api_get "d[\"replicas\"]")" = 1 ] && [ "$(count active)" = 1 ]'
+	'[ "$(api_get "d[\"replicas\"]")" = 1 ] && [ "$(scale_count active)" = 1 ]'
 # Two steps; the second drain may end before the first count is set.
 check "each step marked the drained pod, then lowered the count ($(patch_seq))" \
 	'[[ "$(patch_seq)" =~ ^web-2\ (replicas=2\ )?web-1\ replicas=1$ ]]'

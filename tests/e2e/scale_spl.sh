@@ -61,14 +61,8 @@ ctl_do scale set $SVC "${policy_opts[@]}" driver process command "$cmd" \
 	down-window 6s startup-timeout 20s drain-timeout 15s
 
 # count STATE: instances of the service in STATE (scale show --json).
-count() {
-	ctl_json "$E2E_TMP/show.json" scale show $SVC
-	jq_get "$E2E_TMP/show.json" "d['services'][0]['counts']['$1']"
-}
-stat() {
-	ctl_json "$E2E_TMP/show.json" scale show $SVC
-	jq_get "$E2E_TMP/show.json" "d['services'][0]['stats']['$1']"
-}
+count() { scale_count "$@"; }
+stat() { scale_stat "$@"; }
 # settled: only the minimum left, nothing on its way in or out.
 settled() {
 	ctl_json "$E2E_TMP/show.json" scale show $SVC
