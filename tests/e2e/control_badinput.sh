@@ -138,7 +138,7 @@ bad "$f:3: port 0 out of range 1..65535 in '$BE_NET.12:0'" apply "$f"
 bad "$E2E_TMP/missing.conf: No such file or directory" \
 	apply "$E2E_TMP/missing.conf"
 check "the half-applied file left no service behind" \
-	'! ctl service list | grep -q "$VIP:81"'
+	'! ctl service list | has "$VIP:81"'
 
 # ---- lbctl's own usage errors -----------------------------------------------
 

@@ -105,7 +105,7 @@ check "lbctl help lists the registry's commands (conf's and lb-control's)" \
 	 grep -q "^service add " "$E2E_TMP/help" &&
 	 grep -q "^stats" "$E2E_TMP/help" && grep -q "^save" "$E2E_TMP/help"'
 check "lbctl help backend add shows its usage" \
-	'ctl help backend add | grep -q "backend add PROTO VIP:PORT IP:PORT"'
+	'ctl help backend add | has "backend add PROTO VIP:PORT IP:PORT"'
 
 # ---- a service and two backends, live ---------------------------------------
 
@@ -200,7 +200,7 @@ e2e_log "be2 after drain: state=$st flows_active=$act"
 check "be2 is draining with its held flows active ($act >= $on2)" \
 	'[ "$st" = draining ] && [ "$act" != - ] && [ "$act" -ge "$on2" ]'
 check "backend list (table) says draining" \
-	'ctl backend list | grep -qE "$BE2 .*draining"'
+	'ctl backend list | has -E "$BE2 .*draining"'
 
 http_seq "http://$VIP/" 30 "$E2E_TMP/seq4"
 t=$(http_tally "$E2E_TMP/seq4")
@@ -231,7 +231,7 @@ check "be2's flows finished (flows_active 0 within ${DRAIN}s)" \
 
 ctl_do backend del $SVC "$BE2" >/dev/null
 check "backend del: be2 is gone from backend list" \
-	'! ctl backend list | grep -q "$BE2"'
+	'! ctl backend list | has "$BE2"'
 http_seq "http://$VIP/" 20 "$E2E_TMP/seq5"
 t=$(http_tally "$E2E_TMP/seq5")
 e2e_log "20 requests after deleting be2: $t"
@@ -321,10 +321,10 @@ e2e_log "metrics: $(grep -c '^lb_' "$E2E_TMP/metrics" || true) samples"
 check "/metrics: Prometheus text with HELP and TYPE, names lb_*" \
 	'grep -q "^# HELP lb_" "$E2E_TMP/metrics" &&
 	 grep -q "^# TYPE lb_" "$E2E_TMP/metrics" &&
-	 ! grep -v "^#" "$E2E_TMP/metrics" | grep -v "^lb_" | grep -q .'
+	 ! grep -v "^#" "$E2E_TMP/metrics" | grep -v "^lb_" | has .'
 check "/metrics: a sample labelled with be1 of $SVC" \
 	'grep "^lb_" "$E2E_TMP/metrics" |
-	 grep "service=\"$SVC\"" | grep -q "backend=\"$BE1\""'
+	 grep "service=\"$SVC\"" | has "backend=\"$BE1\""'
 check "/metrics: anything else is 404" \
 	'[ "$(ip netns exec "$NS_LB" curl -s -o /dev/null -w "%{http_code}" \
 		"http://$CTL_METRICS/other")" = 404 ]'
@@ -337,7 +337,7 @@ st=$(jq_get "$E2E_TMP/svc3.json" \
 	'[s["state"] for s in d["services"] if s["service"] == "'"$SVC"'"]')
 e2e_log "service list after service del: $SVC is $st"
 check "service del: gone from the configuration (save)" \
-	'! ctl save | grep -q "^service add $SVC "'
+	'! ctl save | has "^service add $SVC "'
 check "service del: gone from service list, or deleted while flows end" \
 	'[ "$st" = "[]" ] || [ "$st" = "[\"deleted\"]" ]'
 ip netns exec "$NS_CLI" curl -sS -o /dev/null --connect-timeout 2 \

@@ -46,7 +46,7 @@ lbns() {
 
 # tap_has IF ADDR/LEN: the kernel has that address on IF.
 tap_has() {
-	lbns ip -o -4 addr show dev "$1" 2>/dev/null | grep -qw "inet $2"
+	lbns ip -o -4 addr show dev "$1" 2>/dev/null | has -w "inet $2"
 }
 
 # wait_for SECONDS CMD...: until CMD succeeds, polling every 0.2 s.
@@ -73,7 +73,7 @@ check "$TAP0 has the local address of port 0" \
 check "$TAP1 has the local address of port 1" \
 	wait_for 5 tap_has "$TAP1" "$LB_ADDR_BE/24"
 check "the SNAT address and the VIP are not the kernel's" \
-	'! tap_has "$TAP1" "$LB_SNAT/32" && ! lbns ip -o -4 addr | grep -qw "$VIP"'
+	'! tap_has "$TAP1" "$LB_SNAT/32" && ! lbns ip -o -4 addr | has -w "$VIP"'
 e2e_log "kernel addresses: $(lbns ip -o -4 addr show | awk '{print $2, $4}' | tr '\n' ' ')"
 
 # ---- the kernel talks on the backends' network --------------------------------
@@ -85,7 +85,7 @@ check "the kernel of the LB namespace reaches backend 1 through port 1 ($body)" 
 body=$(lbns curl -sS --max-time 5 "http://$(be_addr 2)/" 2>&1) || true
 check "and backend 2 ($body)" '[ "$body" = be2 ]'
 check "the kernel resolved backend 1 with ARP through the dataplane" \
-	'lbns ip neigh show dev "$TAP1" | grep -w "$(be_addr 1)" | grep -q lladdr'
+	'lbns ip neigh show dev "$TAP1" | grep -w "$(be_addr 1)" | has lladdr'
 check "ping from the kernel to backend 2 is answered" \
 	lbns "$PY" "$E2E_DIR/nettool.py" ping --target "$(be_addr 2)"
 
@@ -140,7 +140,7 @@ check "the kernel talks from the new address too ($body)" '[ "$body" = be1 ]'
 ctl_do addr del "$EXTRA/24" port 1 >/dev/null 2>&1 ||
 	ctl_do addr del "$EXTRA" port 1 >/dev/null
 check "and leaves it when removed" \
-	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -4 addr show dev $TAP1 | grep -qw \"inet $EXTRA/24\""'
+	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -4 addr show dev $TAP1 | has -w \"inet $EXTRA/24\""'
 ctl_stop
 
 # ---- what the exception path costs (measured, not asserted) -------------------

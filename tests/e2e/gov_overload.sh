@@ -196,7 +196,7 @@ e2e_log "M from the end of the slowdown: $(cut -d' ' -f2 "$E2E_TMP/m_c" | tr '\n
 # Released: M gets back to 0. Gradually: between two samples it never
 # falls by more than R (2) per interval (0.5 s) that passed, plus one.
 check "release: M gets back to 0" \
-	'cut -d" " -f2 "$E2E_TMP/m_c" | grep -qx "0.0"'
+	'cut -d" " -f2 "$E2E_TMP/m_c" | has -x "0.0"'
 check "release: step by step, by at most R per interval" \
 	'awk "NR > 1 && p - \$2 > 2 * (int((\$1 - t) / 0.5) + 1) { exit 1 }
 	     { t = \$1; p = \$2 }" "$E2E_TMP/m_c"'

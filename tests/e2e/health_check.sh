@@ -177,7 +177,7 @@ e2e_log "be1 down after ${t}s (fall $FALL x ${INTERVAL_MS} ms)"
 check "be1 goes down within ${DOWN_LIMIT}s of its health URL failing ($t)" \
 	'[[ "$t" =~ ^[0-9]+\.[0-9]$ ]]'
 check "be1's last check says 503" \
-	'grep "$B1:80" <(ctl backend list) | grep -q " down  *503 "'
+	'grep "$B1:80" <(ctl backend list) | has " down  *503 "'
 tel_save /lb/backends "$E2E_TMP/tb1"
 check "the dataplane's table marks be1 down, be2 up" \
 	'[ "$(be_field "$E2E_TMP/tb1" "$SVC" 1 health)" = down ] &&

@@ -125,7 +125,7 @@ check "lbctl's SPL orders the backends by their delay (${SPL[1]} < ${SPL[2]} < $
 	"awk -v a='${SPL[1]}' -v b='${SPL[2]}' -v c='${SPL[3]}' 'BEGIN { exit !(a < b && b < c) }'"
 s1=$(jq_get "$f" "[x['l7']['spl'] for x in d['backends']]")
 check "the three SPLs are ordered as their loads ($s1)" \
-	"jq_get '$f' 'sorted([x[\"l7\"][\"spl\"] for x in d[\"backends\"]]) == [x[\"l7\"][\"spl\"] for x in d[\"backends\"]]' | grep -qx True"
+	"jq_get '$f' 'sorted([x[\"l7\"][\"spl\"] for x in d[\"backends\"]]) == [x[\"l7\"][\"spl\"] for x in d[\"backends\"]]' | has -x True"
 ctl_json "$E2E_TMP/stats.json" stats
 check "no feedback record lost to a full ring (fb_dropped 0)" \
 	'[ "$(jq_get "$E2E_TMP/stats.json" "d[\"total\"][\"fb_dropped\"]")" = 0 ]'

@@ -86,9 +86,9 @@ check "the SPL lbctl shows ($spl) matches the instance's ($direct)" \
 		d = g - w; if (d < 0) d = -d
 		exit !(w > 0 && d <= 0.25 * w + 0.15) }'"
 check "lbctl save keeps the name" \
-	'ctl save | grep -q "^service add tcp $VIP:80 .*spl-header X-Load"'
+	'ctl save | has "^service add tcp $VIP:80 .*spl-header X-Load"'
 check "service show names the header" \
-	'ctl service show tcp "$VIP:80" | grep -q "spl-header X-Load"'
+	'ctl service show tcp "$VIP:80" | has "spl-header X-Load"'
 
 # X-Load as another service's priority header: refused, nothing changes
 ctl_do service add tcp "$VIP:81" http
@@ -101,7 +101,7 @@ else
 fi
 e2e_log "refused: $(cat "$E2E_TMP/refused.txt")"
 check "the refused change left the configuration as it was" \
-	'! ctl save | grep -q "priority-header"'
+	'! ctl save | has "priority-header"'
 requests 10
 ctl_json "$E2E_TMP/c.json" backend list
 recs_c=$(be_val "$E2E_TMP/c.json" "['l7']['spl_records']")

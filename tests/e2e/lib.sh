@@ -98,6 +98,18 @@ die() {
 	exit 1
 }
 
+# has GREP-OPTIONS... PATTERN: whether its standard input has a matching
+# line, for the end of a pipeline. It reads all of its input before it
+# looks: `producer | grep -q` would stop at the first match, and a
+# producer still writing then dies of SIGPIPE, which pipefail reports
+# as the pipeline failing although the line was there.
+has() {
+	local t
+	t=$(cat)
+	grep -q "$@" <<<"$t"
+}
+export -f has
+
 # check DESCRIPTION COMMAND...: runs the command (usually [ ... ]) and
 # records a failure when it fails; the test goes on. A single string is
 # evaluated, for compound conditions: check "x" '[ "$a" = 1 ] && [ ... ]'.

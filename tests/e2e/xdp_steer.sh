@@ -41,7 +41,7 @@ LB_STEER=${LB_STEER:-$d/bpf/lb-steer}
 [ -x "$LB_STEER" ] || e2e_skip "lb-steer is not built ($LB_STEER)"
 grep -qs ' /sys/fs/bpf bpf ' /proc/mounts ||
 	e2e_skip "bpffs is not mounted on /sys/fs/bpf (run tools/setup)"
-ldd "$LB_DATAPLANE" | grep -q librte_net_af_xdp ||
+ldd "$LB_DATAPLANE" | has librte_net_af_xdp ||
 	compgen -G "/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*" >/dev/null ||
 	e2e_skip "DPDK has no net_af_xdp PMD"
 nm "$LB_DATAPLANE" | grep -c lb_xdp_port_started >/dev/null ||
@@ -229,7 +229,7 @@ check "and is answered through the program ($n/3)" [ "$n" = 3 ]
 ctl_do service del tcp "$VIP2:80"
 gone=0
 for ((i = 0; i < 150; i++)); do
-	steer rules | grep -q "^$VIP2 " || { gone=1; break; }
+	steer rules | has "^$VIP2 " || { gone=1; break; }
 	sleep 0.2
 done
 check "a service deleted loses its rule once its flows ran out" \
@@ -346,7 +346,7 @@ check "expired: both answer $CLI2 again ($r)" \
 	'[ "$r" = "vip=2 shared=2 host=2" ]'
 sleep 1.5
 check "lb-control removed the expired entry" \
-	'! ctl acl list | grep -q "^$CLI2/"'
+	'! ctl acl list | has "^$CLI2/"'
 
 # ---- automatic deny ------------------------------------------------------------
 
@@ -362,7 +362,7 @@ ip -n "$NS_CLI" neigh replace "$VIP3" lladdr "$mac0" dev "$IF_CLI" \
 denied=0
 for ((i = 0; i < 40 && !denied; i++)); do
 	get "http://$VIP3/" "$CLI2" >/dev/null
-	ctl acl list | grep -q "^$CLI2/32 .* auto " && denied=1
+	ctl acl list | has "^$CLI2/32 .* auto " && denied=1
 done
 e2e_log "after $i connections to $VIP3 from $CLI2:"
 ctl acl list | sed 's/^/    /' >&2
@@ -381,7 +381,7 @@ v=$(jq_get "$E2E_TMP/acl.json" 'd["auto"]["denies"]')
 check "acl list --json counts the automatic deny ($v)" '[ "$v" -ge 1 ]'
 gone=0
 for ((i = 0; i < 100; i++)); do
-	ctl acl list | grep -q "^$CLI2/" || { gone=1; break; }
+	ctl acl list | has "^$CLI2/" || { gone=1; break; }
 	sleep 0.2
 done
 check "the automatic deny expired" [ "$gone" = 1 ]
