@@ -114,11 +114,12 @@ check "the flow table never held more than its capacity ($peak <= $cap)" \
 # One request per 50 ms over FLOOD + 5 s, less the slowness of this host.
 check "an established connection is served through the flood ($ok_n answers, $bad_n failures)" \
 	'[ "$bad_n" = 0 ] && [ "$ok_n" -ge $((FLOOD * 5)) ]'
-# A flow evicted under an established connection would show as its
-# segments finding no flow (drop.no_flow) and as resets or timeouts; the
+# A flow evicted under an established connection shows as resets or
+# timeouts of the persistent connection (above) and of wrk (below); the
 # 10 s timeouts leave room for this host's CPUs being taken away.
-check "no segment found its flow gone (drop.no_flow +$(d drop no_flow))" \
-	[ "$(d drop no_flow)" = 0 ]
+# drop.no_flow is only logged: a backend retransmitting its SYN-ACK to a
+# flood flow that expired half-open finds no flow too, which is right.
+e2e_log "segments that found no flow: drop.no_flow +$(d drop no_flow)"
 check "wrk: no socket error (reset, timeout), no non-2xx" \
 	'grep -q "requests in" "$E2E_TMP/wrk" &&
 	 ! grep -q "Socket errors" "$E2E_TMP/wrk" &&
