@@ -58,6 +58,32 @@ void lb_maglev_free(struct lb_maglev *m);
 int lb_maglev_build(struct lb_maglev *m, const struct lb_maglev_be *be,
 		    uint32_t n);
 
+/**
+ * A build of a table in steps (lb_maglev_builder_step()): the same table
+ * as lb_maglev_build(), made a bounded amount of work at a time, so that
+ * a worker can build one between bursts.
+ */
+struct lb_maglev_builder;
+
+/**
+ * Prepares the build of @p m from @p be[0..n-1] (copied); @p m is not
+ * touched before the first step, and must outlive the builder.
+ * @return the builder, or NULL with errno EINVAL (as lb_maglev_build())
+ * or ENOMEM.
+ */
+struct lb_maglev_builder *lb_maglev_builder_create(struct lb_maglev *m,
+						   const struct lb_maglev_be *be,
+						   uint32_t n);
+
+/**
+ * Does about @p budget units of the build (a unit is an entry cleared or
+ * one probe of a permutation; the slot being claimed is always finished).
+ * @return 1 while work remains, 0 once the table is complete.
+ */
+int lb_maglev_builder_step(struct lb_maglev_builder *b, uint32_t budget);
+
+void lb_maglev_builder_free(struct lb_maglev_builder *b);
+
 /** Backend index for a flow hash, or LB_MAGLEV_NONE. */
 static inline uint32_t
 lb_maglev_lookup(const struct lb_maglev *m, uint64_t hash)

@@ -132,6 +132,66 @@ test_weights(void **state)
 	lb_maglev_free(m);
 }
 
+/*
+ * A build in steps makes the table a build in one go makes, whatever the
+ * budget of a step, and a small budget takes many steps: the table can be
+ * built between a worker's bursts.
+ */
+static void
+test_builder_steps(void **state)
+{
+	static const uint32_t sizes[] = { 251, LB_MAGLEV_DEFAULT_SIZE };
+	static const uint32_t budgets[] = { 1, 7, 1000, 16384, UINT32_MAX };
+	static const uint32_t w[5] = { 1, 3, 0, 2, 5 };
+	struct lb_maglev_be be[5];
+
+	(void)state;
+	for (uint32_t i = 0; i < 5; i++)
+		be[i] = (struct lb_maglev_be){ 0x0a000001ULL + i * 7, w[i] };
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		struct lb_maglev *one = lb_maglev_create(sizes[z]);
+
+		assert_non_null(one);
+		assert_int_equal(lb_maglev_build(one, be, 5), 0);
+		for (size_t k = 0; k < sizeof(budgets) / sizeof(budgets[0]);
+		     k++) {
+			struct lb_maglev *m = lb_maglev_create(sizes[z]);
+			struct lb_maglev_builder *b;
+			uint64_t steps = 1;
+
+			assert_non_null(m);
+			/* Left over from an earlier table: overwritten. */
+			for (uint32_t e = 0; e < m->size; e++)
+				m->entry[e] = 3;
+			b = lb_maglev_builder_create(m, be, 5);
+			assert_non_null(b);
+			while (lb_maglev_builder_step(b, budgets[k]) != 0)
+				steps++;
+			lb_maglev_builder_free(b);
+			assert_int_equal(m->nb_be, 5);
+			assert_memory_equal(m->entry, one->entry,
+					    m->size * sizeof(m->entry[0]));
+			if (budgets[k] == UINT32_MAX)
+				assert_int_equal(steps, 1);
+			else if (budgets[k] <= 1000)
+				assert_true(steps >= m->size / budgets[k]);
+			lb_maglev_free(m);
+		}
+		lb_maglev_free(one);
+	}
+	/* Its input is checked as lb_maglev_build() checks it. */
+	be[1].key = be[0].key;
+	{
+		struct lb_maglev *m = lb_maglev_create(251);
+
+		errno = 0;
+		assert_null(lb_maglev_builder_create(m, be, 5));
+		assert_int_equal(errno, EINVAL);
+		assert_null(lb_maglev_builder_create(NULL, be, 5));
+		lb_maglev_free(m);
+	}
+}
+
 /* Removing one of N equal backends must move close to 1/N of the slots:
  * those of the removed backend (1/N) plus a small extra share that the
  * paper measures in its figure 11. We allow up to 1.5/N of the slots to
@@ -211,6 +271,7 @@ main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_empty_and_zero_weight),
 		cmocka_unit_test(test_weights),
+		cmocka_unit_test(test_builder_steps),
 		cmocka_unit_test(test_disruption),
 		cmocka_unit_test(test_deterministic_in_place),
 	};
