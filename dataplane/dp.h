@@ -79,6 +79,9 @@ struct lb_worker {
 	struct lb_xoshiro xo;
 	struct lb_rng rng;
 	void *sched[LB_CONF_MAX_SVCS];
+	/** Service slots whose scheduler is still being built, one bit
+	 * each: a slice per poll, between bursts (sched_build_slice()). */
+	uint64_t sched_todo;
 	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
 	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
 	struct rte_ring *fb;    /**< feedback to lb-control */

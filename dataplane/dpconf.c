@@ -71,9 +71,10 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 		taken[i] = true;
 	}
 	for (unsigned int b = 0; b < cs->nb_be; b++) {
+		bool kept = idx[b] >= 0;
 		uint32_t i;
 
-		if (idx[b] < 0) {
+		if (!kept) {
 			for (i = 0; i < LB_CONF_MAX_BES; i++) {
 				/* A slot whose old flows are still counted
 				 * against it must not change hands. */
@@ -96,6 +97,8 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 			.state = cs->be[b].draining ? LB_BE_DRAINING :
 						      LB_BE_ACTIVE,
 			.weight = cs->be[b].weight,
+			/* Only lb-control's health checks move it on. */
+			.up_gen = kept ? old->be[i].up_gen : 0,
 		};
 	}
 	for (uint32_t i = 0; i < LB_CONF_MAX_BES; i++)

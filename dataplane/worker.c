@@ -1602,6 +1602,36 @@ housekeeping(struct lb_worker *w, uint64_t now)
 	}
 }
 
+/*
+ * Work units of one build slice (maglev: entries cleared or probed).
+ * About 40 us here: a poll that builds stays far from what fills a
+ * 1024-entry rx ring, and ten Maglev tables are built within a few
+ * hundred polls.
+ */
+#define SCHED_SLICE 16384u
+
+_Static_assert(LB_CONF_MAX_SVCS <= 64, "sched_todo has one bit per slot");
+
+/* One slice of the builds table switches left, lowest slot first. */
+static void
+sched_build_slice(struct lb_worker *w, uint32_t budget)
+{
+	uint32_t s = (uint32_t)__builtin_ctzll(w->sched_todo);
+
+	if (w->ops[s] == NULL || w->ops[s]->build(w->sched[s], budget) == 0)
+		w->sched_todo &= ~(1ull << s);
+}
+
+/* The longest a poll spent on tables and builds: @p tsc this time. */
+static void
+switch_time(struct lb_worker *w, uint64_t tsc)
+{
+	uint64_t ns = (uint64_t)((double)tsc * w->dp->ns_per_tsc);
+
+	if (ns > w->st.switch_max_ns)
+		w->st.switch_max_ns = ns;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 unsigned int
@@ -1612,12 +1642,16 @@ lb_worker_poll(struct lb_worker *w)
 	unsigned int total = 0;
 	uint64_t now = now_ns(dp);
 	const struct lb_dpconf *c = lb_dp_conf(dp);
+	uint64_t sw_tsc = 0;
 
 	/* One clock read per poll: records and ages of the poll share it. */
 	w->now_ns = now;
 
-	if (unlikely(c != w->conf_pub))
+	if (unlikely(c != w->conf_pub)) {
+		sw_tsc = rte_rdtsc();
 		lb_worker_switch(w, c);
+		sw_tsc = rte_rdtsc() - sw_tsc;
+	}
 	for (uint16_t p = 0; p < dp->nb_ports; p++) {
 		uint16_t n = rte_eth_rx_burst(p, w->wid, pkts, LB_BURST);
 
@@ -1654,6 +1688,16 @@ lb_worker_poll(struct lb_worker *w)
 	for (uint16_t p = 0; p < dp->nb_ports; p++)
 		tx_flush(w, p);
 	fb_flush(w);
+	/* Schedulers a switch left to build: a slice per poll, after the
+	 * bursts, so forwarding goes on while they are built. */
+	if (unlikely(w->sched_todo != 0)) {
+		uint64_t t0 = rte_rdtsc();
+
+		sched_build_slice(w, SCHED_SLICE);
+		sw_tsc += rte_rdtsc() - t0;
+	}
+	if (unlikely(sw_tsc != 0))
+		switch_time(w, sw_tsc);
 	/* Nothing of the table is held across polls: any older table may
 	 * go once every worker has passed here. */
 	if (dp->shm != NULL)
@@ -1674,7 +1718,8 @@ lb_worker_main(void *arg)
 		rte_rcu_qsbr_thread_online(dp->shm->qsbr, w->wid);
 	}
 	while (!dp->quit) {
-		if (lb_worker_poll(w) != 0) {
+		/* Pending builds keep it awake, to be done soon. */
+		if (lb_worker_poll(w) != 0 || w->sched_todo != 0) {
 			w->idle_loops = 0;
 			sleep_us = 1;
 			continue;
@@ -1722,9 +1767,62 @@ same_deferq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->expiry_ns == b->expiry_ns;
 }
 
+/* Slot @p b of two tables holds the same backend. */
+static bool
+same_be(const struct lb_dpconf_be *a, const struct lb_dpconf_be *b)
+{
+	return a->state != LB_BE_EMPTY && a->ip == b->ip && a->port == b->port;
+}
+
 /*
- * Scheduler state for service slot @p s of table @p c. Backends that keep
- * their slot keep the error counts this worker learnt about them.
+ * Whether backend @p n, the same as @p o of the previous table, came back
+ * up by its health check since: what was learnt of its errors was about
+ * an instance that failed, and would keep the new one starved. up_gen
+ * tells even a worker that never took up the table marking it down.
+ */
+static bool
+be_recovered(const struct lb_dpconf_be *o, const struct lb_dpconf_be *n)
+{
+	return o->up_gen != n->up_gen ||
+	       (o->health == LB_BE_HEALTH_DOWN && n->health == LB_BE_HEALTH_UP);
+}
+
+/*
+ * Whether service @p b needs the scheduler state built for @p a: the same
+ * scheduler and guards, and the same backends, weights, eligibility and
+ * health. Every table change used to rebuild every scheduler; a Maglev
+ * table takes milliseconds, so with ten of them any change stalled the
+ * worker for tens of milliseconds.
+ */
+static bool
+same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
+{
+	if (a->state != b->state || a->nb_be != b->nb_be ||
+	    strcmp(a->opts.sched, b->opts.sched) != 0 ||
+	    a->opts.err_memory != b->opts.err_memory ||
+	    a->opts.min_volume != b->opts.min_volume ||
+	    a->opts.max_eject != b->opts.max_eject ||
+	    a->opts.panic != b->opts.panic)
+		return false;
+	for (uint32_t i = 0; i < a->nb_be; i++) {
+		const struct lb_dpconf_be *x = &a->be[i], *y = &b->be[i];
+
+		if (x->ip != y->ip || x->port != y->port ||
+		    x->weight != y->weight || x->health != y->health ||
+		    x->up_gen != y->up_gen ||
+		    lb_dpconf_be_eligible(a, i) != lb_dpconf_be_eligible(b, i))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Scheduler state for service slot @p s of table @p c. A service the
+ * scheduler sees unchanged keeps its state. Otherwise backends that keep
+ * their slot keep the error counts this worker learnt about them, unless
+ * their health check brought them back up. A scheduler with a costly
+ * build (ops->build) is built in slices between bursts, answering from
+ * the lookup of the state it replaces meanwhile.
  */
 static void
 svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
@@ -1735,6 +1833,8 @@ svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 	struct lb_sched_be be[LB_CONF_MAX_BES];
 	void *st = NULL;
 
+	if (old != NULL && w->sched[s] != NULL && same_sched(old, v))
+		return;
 	if (v->state == LB_SVC_ACTIVE && v->nb_be > 0)
 		ops = lb_sched_find(v->opts.sched);
 	if (ops != NULL) {
@@ -1761,17 +1861,26 @@ svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 	if (st != NULL && old != NULL && w->sched[s] != NULL &&
 	    w->ops[s] == ops) {
 		for (uint32_t b = 0; b < v->nb_be && b < old->nb_be; b++)
-			if (old->be[b].state != LB_BE_EMPTY &&
-			    old->be[b].ip == v->be[b].ip &&
-			    old->be[b].port == v->be[b].port)
+			if (same_be(&old->be[b], &v->be[b]) &&
+			    !be_recovered(&old->be[b], &v->be[b]))
 				ops->set_errors(st, b,
 						w->ops[s]->errors(w->sched[s],
 								  b));
+		if (ops->inherit != NULL)
+			ops->inherit(st, w->sched[s]);
 	}
 	if (w->sched[s] != NULL)
 		w->ops[s]->destroy(w->sched[s]);
 	w->sched[s] = st;
 	w->ops[s] = st != NULL ? ops : NULL;
+	/* What lb-control shows is what the new state weighs with. */
+	for (uint32_t b = 0; b < v->nb_be; b++)
+		w->bst[s][b].sched_errors =
+			st != NULL ? ops->errors(st, b) : 0;
+	if (st != NULL && ops->build != NULL)
+		w->sched_todo |= 1ull << s;
+	else
+		w->sched_todo &= ~(1ull << s);
 }
 
 /* The deferred queue of slot @p s: kept while its settings stay. */
@@ -1835,6 +1944,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 				w->ops[s]->destroy(w->sched[s]);
 			w->sched[s] = NULL;
 			w->ops[s] = NULL;
+			w->sched_todo &= ~(1ull << s);
 			if (w->deferq[s] != NULL) {
 				lb_deferq_flush(w->deferq[s], on_deferq, w);
 				lb_deferq_free(w->deferq[s]);
@@ -2039,6 +2149,10 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->sh.st = &w->st;
 	w->sh.be = w->bst;
 	lb_worker_switch(w, c);
+	/* Not yet in the packet loop: the first schedulers are complete
+	 * before the first packet. */
+	while (w->sched_todo != 0)
+		sched_build_slice(w, UINT32_MAX);
 	w->st.conf_switches = 0;
 	return w;
 fail:

@@ -56,6 +56,14 @@ struct lb_dpconf_be {
 	uint8_t state;	/**< enum lb_dpconf_be_state */
 	uint8_t health; /**< enum lb_dpconf_be_health */
 	uint32_t weight;
+	/**
+	 * Times lb-control's health checks brought this backend back up
+	 * (down or pending to up); carried from table to table. A worker
+	 * that sees it change, or the health go from down to up, forgets
+	 * the errors it counted for the backend: they were about the
+	 * instance that failed, not the one that now passes its check.
+	 */
+	uint32_t up_gen;
 };
 
 struct lb_dpconf_svc {

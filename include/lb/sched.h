@@ -79,6 +79,24 @@ struct lb_sched_ops {
 	 * no errors). @return 0, -EINVAL or -ERANGE.
 	 */
 	int (*guard)(void *st, const struct lb_sched_guard *g);
+	/**
+	 * For schedulers whose state is costly to build (maglev's lookup
+	 * table takes milliseconds): create() only prepares the work, and
+	 * build() does at most about @p budget units of it. A worker calls
+	 * it between bursts, so a table change never stalls forwarding.
+	 * Until the build is done, pick() and next() answer from what
+	 * inherit() handed over, else by a hash of the flow over the
+	 * eligible backends. @return 1 while work remains, 0 once the
+	 * state is complete. NULL: create() does all the work.
+	 */
+	int (*build)(void *st, uint32_t budget);
+	/**
+	 * Hands the lookup of @p old, the previous state of the same
+	 * service and scheduler, to @p st, which answers from it until
+	 * its own build is done; @p old is destroyed right after. NULL:
+	 * nothing worth carrying.
+	 */
+	void (*inherit)(void *st, void *old);
 };
 
 /**

@@ -39,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 8u
+#define LB_SHM_LAYOUT_VERSION 9u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -74,6 +74,8 @@ struct lb_worker_stats {
 	uint64_t l7_pool_full;  /**< http flows not followed: pool empty */
 	uint64_t l7_stopped;    /**< followed flows given up (gap, syntax) */
 	uint64_t conf_switches; /**< published tables taken up */
+	/** Longest a poll spent taking up a table or building schedulers. */
+	uint64_t switch_max_ns;
 	uint64_t exc_to_kernel;   /**< frames given to the exception path */
 	uint64_t exc_from_kernel; /**< frames the kernel sent out a port */
 	/* HTTP request admission (docs/admission.md) */

@@ -2422,6 +2422,289 @@ test_teardown_parked(void **state)
 	env_close(e, 1);
 }
 
+/* ---- scheduler state across table changes ----------------------------- */
+
+#define IP_VIP_MAG PB_IP(203, 0, 113, 12)
+#define IP_VIP_MAG2 PB_IP(203, 0, 113, 13)
+#define SVC_MAG 3
+#define SVC_MAG2 4
+
+static const char *const conf_scheds[] = {
+	"service set tcp 203.0.113.10:80 sched adaptive retry-gap 1s "
+	"expiry 5s",
+	"service add tcp 203.0.113.12:80 sched maglev",
+	"backend add tcp 203.0.113.12:80 10.1.0.20:8080",
+	"backend add tcp 203.0.113.12:80 10.1.0.21:8080",
+	"backend add tcp 203.0.113.12:80 10.1.0.22:8080",
+	"service add tcp 203.0.113.13:80 sched maglev",
+	"backend add tcp 203.0.113.13:80 10.1.0.20:8080",
+	"backend add tcp 203.0.113.13:80 10.1.0.21:8080",
+	NULL,
+};
+
+/*
+ * The next table lb-control would publish: the current one, a generation
+ * on, for the caller to edit and then table_publish().
+ */
+static struct lb_dpconf *
+table_next(const struct env *e)
+{
+	struct lb_dpconf *d = rte_malloc("lbpkt_conf", sizeof(*d), 0);
+
+	assert_non_null(d);
+	memcpy(d, e->dp.conf, sizeof(*d));
+	d->gen++;
+	return d;
+}
+
+/* Publishes @d: every worker takes it up at its next poll. */
+static void
+table_publish(struct env *e, struct lb_dpconf *d)
+{
+	struct lb_dpconf *old = e->dp.conf;
+
+	e->dp.conf = d;
+	poll_all(e);
+	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
+		assert_ptr_equal(e->dp.w[i]->conf_pub, d);
+	rte_free(old);
+}
+
+/*
+ * The one frame worker 0 sent toward a backend: a SYN of @c to one of the
+ * TCP backends, whose index it returns (and the SNAT port in @c).
+ */
+static int
+syn_out(struct env *e, struct conn *c, const char *what)
+{
+	static struct pb_frame got;
+	uint32_t dst;
+
+	expect_one(e, 1, 0, &got, what);
+	if (got.len < ETH + 34 || got.b[ETH + 33] != PB_SYN)
+		fail_msg("%s: not a SYN", what);
+	dst = (uint32_t)pb_get16(got.b + ETH + 16) << 16 |
+	      pb_get16(got.b + ETH + 18);
+	if (dst < IP_BE(0) || dst > IP_BE(3))
+		fail_msg("%s: sent to %08x, not a backend", what, dst);
+	c->sport = pb_get16(got.b + ETH + 20);
+	conn_be(c, (int)(dst - IP_BE(0)));
+	return (int)(dst - IP_BE(0));
+}
+
+/*
+ * A new connection from client port @cport to @vip: returns the backend
+ * its SYN reached first. A backend in @refuse (bit per index) answers
+ * with a RST, and the SYN moves on, until one answers with a SYN-ACK.
+ */
+static int
+connect_once(struct env *e, uint32_t vip, uint16_t cport, unsigned int refuse)
+{
+	struct conn c = tcp_conn(cport, 0);
+	const struct seg synack = {.what = "backend SYN-ACK",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = IRS,
+				   .ack = ISS + 1,
+				   .mss = 1};
+	struct pb_frame in;
+	int first, be;
+
+	c.vip = vip;
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	first = be = syn_out(e, &c, "SYN of a new connection");
+	while (refuse & (1u << be)) {
+		backend_rst(&in, &c, ISS);
+		inject(e, 1, 0, &in);
+		poll_w(e, 0);
+		be = syn_out(e, &c, "SYN retried after a RST");
+	}
+	seg_frame(&in, &c, &synack, 0);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	if (take(e, 0, 0, NULL, 0) != 1)
+		fail_msg("the SYN-ACK of backend %d was not forwarded", be);
+	return first;
+}
+
+static uint32_t
+sched_errors_of(const struct lb_worker *w, uint32_t svc, uint32_t be)
+{
+	return w->ops[svc]->errors(w->sched[svc], be);
+}
+
+/* Backend 0 refuses connections until the adaptive weights starve it. */
+static void
+starve_be0(struct env *e, uint16_t *cport)
+{
+	const struct lb_worker *w = e->dp.w[0];
+
+	for (int k = 0; sched_errors_of(w, SVC_TCP, 0) < 20; k++) {
+		if (k == 3000)
+			fail_msg("backend 0 has %u errors after %d "
+				 "connections",
+				 sched_errors_of(w, SVC_TCP, 0), k);
+		connect_once(e, IP_VIP, (*cport)++, 1u << 0);
+	}
+	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, sched_errors_of(w, SVC_TCP, 0),
+		 "errors shown for backend 0");
+}
+
+/*
+ * A backend whose instance failed and came back: its health check marked
+ * it down, then up again. The errors its failed instance earned are gone
+ * (in every worker's scheduler and in what it shows), so new connections
+ * reach it at its fair share at once, not after hundreds of others. A
+ * worker that never took up the table marking it down learns it from
+ * up_gen, which lb-control moves on at each return.
+ */
+static void
+test_health_recovery(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_scheds);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t cport = 42000;
+	struct lb_dpconf *d;
+	unsigned int n = 90, to0 = 0;
+
+	learn_all(e);
+	starve_be0(e, &cport);
+	/* Starved: its share of new connections is near nothing. */
+	d = table_next(e);
+	d->svc[SVC_TCP].be[0].health = LB_BE_HEALTH_DOWN;
+	table_publish(e, d);
+	for (unsigned int k = 0; k < 30; k++)
+		CHECK_EQ(connect_once(e, IP_VIP, cport++, 0) != 0, 1,
+			 "a backend down takes no new connection");
+	d = table_next(e);
+	d->svc[SVC_TCP].be[0].health = LB_BE_HEALTH_UP;
+	d->svc[SVC_TCP].be[0].up_gen++;
+	table_publish(e, d);
+	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), 0, "errors once back up");
+	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, 0, "errors shown");
+	for (unsigned int k = 0; k < n; k++)
+		to0 += connect_once(e, IP_VIP, cport++, 0) == 0;
+	/* A fair share is n / 3; starved, it would get about 2 of 90. */
+	if (to0 < n / 8)
+		fail_msg("backend 0 back up got %u of %u new connections",
+			 to0, n);
+
+	/* Back up without a table that marked it down in between. */
+	starve_be0(e, &cport);
+	d = table_next(e);
+	d->svc[SVC_TCP].be[0].up_gen++;
+	table_publish(e, d);
+	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), 0,
+		 "errors once back up, down unseen");
+	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, 0, "errors shown");
+	env_close(e, 1);
+}
+
+/*
+ * A table change touches only the schedulers of the services it changes:
+ * the others keep their state (the same object, the same error counts),
+ * and a change of one Maglev service leaves the other one's table alone.
+ */
+static void
+test_sched_kept(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_scheds);
+	struct lb_worker *w = e->dp.w[0];
+	void *before[LB_CONF_MAX_SVCS];
+	uint16_t cport = 43000;
+	struct lb_dpconf *d;
+	uint32_t errs;
+
+	learn_all(e);
+	starve_be0(e, &cport);
+	errs = sched_errors_of(w, SVC_TCP, 0);
+	memcpy(before, w->sched, sizeof(before));
+	for (uint32_t s = 0; s <= SVC_MAG2; s++)
+		assert_non_null(before[s]);
+
+	/* The same services under a new generation: nothing rebuilt. */
+	table_publish(e, table_next(e));
+	for (uint32_t s = 0; s <= SVC_MAG2; s++)
+		assert_ptr_equal(w->sched[s], before[s]);
+
+	/* A weight of the first Maglev service: its state alone. */
+	d = table_next(e);
+	d->svc[SVC_MAG].be[2].weight = 3;
+	table_publish(e, d);
+	assert_ptr_not_equal(w->sched[SVC_MAG], before[SVC_MAG]);
+	for (uint32_t s = 0; s <= SVC_MAG2; s++)
+		if (s != SVC_MAG)
+			assert_ptr_equal(w->sched[s], before[s]);
+	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), errs, "adaptive errors kept");
+
+	/* Draining a backend of the adaptive service rebuilds it, and the
+	 * backends that stay keep what was learnt of them. */
+	d = table_next(e);
+	d->svc[SVC_TCP].be[2].state = LB_BE_DRAINING;
+	table_publish(e, d);
+	assert_ptr_not_equal(w->sched[SVC_TCP], before[SVC_TCP]);
+	assert_ptr_equal(w->sched[SVC_MAG2], before[SVC_MAG2]);
+	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), errs, "errors carried");
+	env_close(e, 1);
+}
+
+/*
+ * A Maglev table is built between bursts, a slice per poll: the worker
+ * forwards new connections of the service while the build goes on (to
+ * backends that take new flows, from the table being replaced), and once
+ * built they go where Maglev says.
+ */
+static void
+test_maglev_build_sliced(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_scheds);
+	struct lb_worker *w = e->dp.w[0];
+	unsigned int during = 0, polls = 0;
+	uint16_t cport = 44000;
+	struct lb_dpconf *d;
+
+	learn_all(e);
+	CHECK_EQ(w->sched_todo, 0, "builds pending after start");
+	d = table_next(e);
+	d->svc[SVC_MAG].be[1].state = LB_BE_DRAINING;
+	d->svc[SVC_MAG2].be[0].weight = 2;
+	table_publish(e, d);
+	while (w->sched_todo != 0) {
+		if (++polls > 100000)
+			fail_msg("builds still pending after %u polls", polls);
+		CHECK_EQ(connect_once(e, IP_VIP_MAG, cport++, 0) != 1, 1,
+			 "a drained backend takes no new connection");
+		during++;
+	}
+	/* The build took several polls, each forwarding a connection. */
+	if (during < 4)
+		fail_msg("%u connections forwarded while building", during);
+	CHECK_EQ(w->st.conf_switches, 1, "tables taken up");
+	if (w->st.switch_max_ns == 0)
+		fail_msg("switch_max_ns not measured");
+	/* Built: the state answers as Maglev over the backends left. */
+	for (unsigned int k = 0; k < 30; k++) {
+		struct lb_flow_key key;
+		uint32_t want;
+		int got;
+
+		lb_flow_key_set(&key, htonl(IP_C), htonl(IP_VIP_MAG),
+				htons(cport), htons(VPORT), PB_PROTO_TCP);
+		assert_int_equal(w->ops[SVC_MAG]->pick(
+					 w->sched[SVC_MAG],
+					 lb_flow_hash(e->dp.hash_seed, &key),
+					 &w->rng, &want),
+				 0);
+		got = connect_once(e, IP_VIP_MAG, cport++, 0);
+		CHECK_EQ(got, want, "backend of a new connection");
+		CHECK_EQ(got != 1, 1, "not the drained backend");
+	}
+	check_no_drops(w, "while building");
+	env_close(e, 1);
+}
+
 /*
  * "--lcores=0@(CPUS)": lcore 0 may run on any CPU this process may use.
  * Pinned to one CPU, a busy neighbour there would stall the timed tests
@@ -2471,6 +2754,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_admit, teardown),
 		cmocka_unit_test_teardown(test_ttl, teardown),
 		cmocka_unit_test_teardown(test_teardown_parked, teardown),
+		cmocka_unit_test_teardown(test_health_recovery, teardown),
+		cmocka_unit_test_teardown(test_sched_kept, teardown),
+		cmocka_unit_test_teardown(test_maglev_build_sliced, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");

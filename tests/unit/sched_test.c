@@ -32,6 +32,21 @@ backends(struct lb_sched_be *be, const uint32_t *w)
 					      w[i], true };
 }
 
+/*
+ * A complete state: create() and, for a scheduler that builds in slices,
+ * build() until done, as a worker does between bursts.
+ */
+static void *
+create_built(const struct lb_sched_ops *ops, const struct lb_sched_be *be,
+	     uint32_t n)
+{
+	void *st = ops->create(be, n);
+
+	while (st != NULL && ops->build != NULL && ops->build(st, 4096) != 0)
+		;
+	return st;
+}
+
 static void
 count_picks(const struct lb_sched_ops *ops, void *st, unsigned int picks,
 	    uint32_t *cnt)
@@ -112,7 +127,7 @@ test_shares(void **state)
 		const struct lb_sched_ops *ops = lb_sched_find(rows[r].name);
 		unsigned int picks = rows[r].exact ? 1000 : 40000;
 		uint32_t cnt[N];
-		void *st = ops->create(be, N);
+		void *st = create_built(ops, be, N);
 
 		assert_non_null(st);
 		count_picks(ops, st, picks, cnt);
@@ -142,7 +157,7 @@ test_wrr_smooth(void **state)
 				     { 3, 1, true } };
 	const struct lb_sched_ops *ops = lb_sched_find("wrr");
 	static const uint32_t want[7] = { 0, 0, 1, 0, 2, 0, 0 };
-	void *st = ops->create(be, 3);
+	void *st = create_built(ops, be, 3);
 
 	(void)state;
 	assert_non_null(st);
@@ -167,7 +182,7 @@ test_drain_and_next(void **state)
 	backends(be, w);
 	for (size_t r = 0; r < 4; r++) {
 		const struct lb_sched_ops *ops = lb_sched_find(names[r]);
-		void *st = ops->create(be, N);
+		void *st = create_built(ops, be, N);
 		uint32_t cnt[N], nx;
 
 		assert_non_null(st);
@@ -209,7 +224,7 @@ test_maglev_consistent(void **state)
 
 	(void)state;
 	backends(be, w);
-	st = ops->create(be, N);
+	st = create_built(ops, be, N);
 	assert_non_null(st);
 	for (uint64_t h = 0; h < 256; h++)
 		assert_int_equal(ops->pick(st, h * 0x9e3779b97f4a7c15ULL, &rng,
@@ -247,7 +262,7 @@ test_adaptive_feedback(void **state)
 
 	(void)state;
 	backends(be, w);
-	st = ops->create(be, N);
+	st = create_built(ops, be, N);
 	assert_non_null(st);
 	for (int k = 0; k < 20; k++)
 		ops->result(st, 3, false);
@@ -268,12 +283,85 @@ test_adaptive_feedback(void **state)
 	ops->destroy(st);
 
 	/* The others keep no error counts. */
-	st = lb_sched_find("rr")->create(be, N);
+	st = create_built(lb_sched_find("rr"), be, N);
 	lb_sched_find("rr")->result(st, 0, false);
 	assert_int_equal(lb_sched_find("rr")->errors(st, 0), 0);
 	assert_int_equal(lb_sched_find("rr")->set_errors(st, 0, 5), 0);
 	assert_int_equal(lb_sched_find("rr")->errors(st, 0), 0);
 	lb_sched_find("rr")->destroy(st);
+}
+
+/*
+ * Maglev builds its table in slices (a worker does one per poll). Every
+ * state answers at once: from the table it inherited, checked against its
+ * own backends, or by the flow's hash over the eligible ones; once built
+ * it answers as a state built in one go.
+ */
+static void
+test_maglev_sliced(void **state)
+{
+	static const uint32_t w[N] = { 1, 1, 1, 1 };
+	const struct lb_sched_ops *ops = lb_sched_find("maglev");
+	struct lb_sched_be be[N];
+	void *prev, *st, *ref;
+	unsigned int slices = 0, inherited = 0;
+	int rc;
+
+	(void)state;
+	backends(be, w);
+	prev = create_built(ops, be, N);
+	be[1].eligible = false;
+	ref = create_built(ops, be, N);
+	st = ops->create(be, N);
+	assert_non_null(prev);
+	assert_non_null(ref);
+	assert_non_null(st);
+	/* Nothing inherited: eligible backends only, by the hash. */
+	for (uint64_t h = 0; h < 256; h++) {
+		uint32_t got;
+
+		assert_int_equal(ops->pick(st, h * 0x9e3779b97f4a7c15ULL, &rng,
+					   &got),
+				 0);
+		assert_true(got < N && got != 1);
+	}
+	ops->inherit(st, prev);
+	ops->destroy(prev);
+	prev = create_built(ops, (struct lb_sched_be[N]){
+					 be[0], { be[1].key, 1, true }, be[2],
+					 be[3] },
+			    N);
+	do {
+		rc = ops->build(st, 1000);
+		assert_true(rc == 0 || rc == 1);
+		slices++;
+		for (uint64_t h = 0; h < 64; h++) {
+			uint64_t x = h * 0x9e3779b97f4a7c15ULL;
+			uint32_t got, was;
+
+			assert_int_equal(ops->pick(st, x, &rng, &got), 0);
+			assert_true(got < N && got != 1);
+			/* Flows of the backends that stay keep theirs. */
+			assert_int_equal(ops->pick(prev, x, &rng, &was), 0);
+			if (rc == 1 && was != 1) {
+				assert_int_equal(got, was);
+				inherited++;
+			}
+		}
+	} while (rc == 1);
+	assert_true(slices > 10);
+	assert_true(inherited > 0);
+	for (uint64_t h = 0; h < 4096; h++) {
+		uint64_t x = h * 0x9e3779b97f4a7c15ULL;
+		uint32_t got, want;
+
+		assert_int_equal(ops->pick(st, x, &rng, &got), 0);
+		assert_int_equal(ops->pick(ref, x, &rng, &want), 0);
+		assert_int_equal(got, want);
+	}
+	ops->destroy(prev);
+	ops->destroy(ref);
+	ops->destroy(st);
 }
 
 static void
@@ -300,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_wrr_smooth),
 		cmocka_unit_test(test_drain_and_next),
 		cmocka_unit_test(test_maglev_consistent),
+		cmocka_unit_test(test_maglev_sliced),
 		cmocka_unit_test(test_adaptive_feedback),
 		cmocka_unit_test(test_bad_create),
 	};
