@@ -30,6 +30,9 @@ struct hc_be {
 	uint64_t next_ns; /* next probe due */
 	int probe;	  /* index of its probe in flight, -1 */
 	struct lb_health_be_info info;
+	/* Times it came back up (pending or down to up), and the count
+	 * the last table built was given (lb_health_mark()). */
+	uint32_t rises, rises_marked;
 };
 
 struct hc_svc {
@@ -408,6 +411,14 @@ lb_health_mark(struct lb_health *h, struct lb_dpconf *d, uint64_t now)
 
 			v->be[b].health = down ? LB_BE_HEALTH_DOWN
 					       : LB_BE_HEALTH_UP;
+			/* up_gen comes from the previous table; one more
+			 * for a backend back up tells workers to drop the
+			 * errors of its failed instance, even a worker that
+			 * never took up a table marking it down. */
+			if (e != NULL && e->rises != e->rises_marked) {
+				v->be[b].up_gen++;
+				e->rises_marked = e->rises;
+			}
 		}
 	}
 }
@@ -436,6 +447,8 @@ record(struct lb_health *h, struct hc_svc *s, struct hc_be *b,
 	if (b->next_ns < now)
 		b->next_ns = now;
 	if (lb_health_fsm_result(&b->fsm, ok, s->check.rise, s->check.fall)) {
+		if (b->fsm.state == LB_HEALTH_UP)
+			b->rises++;
 		b->info.since_ns = now;
 		notify(h, s, b, from);
 	}

@@ -157,7 +157,8 @@ bool lb_health_eligible(const struct lb_health *h,
 /**
  * Writes each backend's health into table @p d (after syncing with the
  * configuration at @p now_ns): pending and down backends of checked
- * services are marked down, all others up.
+ * services are marked down, all others up. A backend that came back up
+ * (pending or down to up) since the last call gets one more up_gen.
  */
 void lb_health_mark(struct lb_health *h, struct lb_dpconf *d,
 		    uint64_t now_ns);

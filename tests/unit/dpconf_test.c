@@ -256,6 +256,11 @@ test_stable_slots(void **state)
 	web = slot_of(d1, "10.11.0.100", 80);
 	assert_true(web >= 0);
 
+	/* up_gen (lb-control's count of health returns) goes from table
+	 * to table with its backend, and not to one taking its slot */
+	d1->svc[web].be[0].up_gen = 5;
+	d1->svc[web].be[1].up_gen = 7;
+
 	/* backend 0 deleted while it still has flows; a new one added */
 	f->busy[web][0] = true;
 	run(f, "backend del tcp 10.11.0.100:80 10.12.0.11:80");
@@ -269,6 +274,8 @@ test_stable_slots(void **state)
 	assert_int_equal(d2->svc[web].be[2].ip, ip("10.12.0.13"));
 	assert_int_equal(d2->svc[web].be[2].state, LB_BE_ACTIVE);
 	assert_int_equal(d2->svc[web].nb_be, 3);
+	assert_int_equal(d2->svc[web].be[1].up_gen, 7);
+	assert_int_equal(d2->svc[web].be[2].up_gen, 0);
 
 	/* flows gone: the slot is free for the next newcomer */
 	f->busy[web][0] = false;
@@ -276,6 +283,8 @@ test_stable_slots(void **state)
 	d3 = compile(f, d2);
 	assert_int_equal(d3->svc[web].be[0].ip, ip("10.12.0.14"));
 	assert_int_equal(d3->svc[web].be[0].state, LB_BE_ACTIVE);
+	assert_int_equal(d3->svc[web].be[0].up_gen, 0);
+	assert_int_equal(d3->svc[web].be[1].up_gen, 7);
 	assert_int_equal(d3->svc[web].be[2].ip, ip("10.12.0.13"));
 
 	/* a deleted service with flows leaves the lookup, keeps its slot;

@@ -404,6 +404,9 @@ test_tcp_probe(void **state)
 	struct lb_conf *c = conf_one(LB_CONF_CHECK_TCP, NULL);
 	struct lb_health *h = lb_health_create(c);
 	struct lb_health_be_info i;
+	/* One table marked again and again: up_gen carried, as
+	 * lb_dpconf_compile() carries it from table to table. */
+	static struct lb_dpconf d;
 
 	(void)state;
 	lb_health_sync(h, mono());
@@ -411,7 +414,17 @@ test_tcp_probe(void **state)
 	assert_int_equal(lb_conf_be_add(c, &svc_a, LOOPBACK, port, 1, NULL), 0);
 	lb_health_sync(h, mono());
 	assert_int_equal(st(h, &svc_a, LOOPBACK, port), PEND);
+	table_of(c, &d);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_DOWN);
+	assert_int_equal(d.svc[0].be[0].up_gen, 0);
 	assert_true(run_until(h, &svc_a, port, UP, 10));
+	/* Each return to up moves up_gen on once, in the next table. */
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[0].be[0].up_gen, 1);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].up_gen, 1);
 	assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, port, &i), 0);
 	assert_true(i.probes >= 2);
 	assert_int_equal(i.last, LB_HC_OK);
@@ -423,10 +436,16 @@ test_tcp_probe(void **state)
 	assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, port, &i), 0);
 	assert_int_equal(i.last, LB_HC_REFUSED);
 	assert_int_equal(i.fail_run, 2);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_DOWN);
+	assert_int_equal(d.svc[0].be[0].up_gen, 1);
 	/* And back. */
 	lfd = listener(&port, 64);
 	assert_true(run_until(h, &svc_a, port, UP, 10));
 	assert_true(lb_health_stats(h)->changes >= 3);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[0].be[0].up_gen, 2);
 	lb_health_free(h);
 	lb_conf_free(c);
 	close(lfd);
