@@ -228,6 +228,14 @@ worker_fams_out(const struct snap *s, const struct lb_ctl *ctl,
 				(unsigned int)wlabel(s, w, l),
 				u64_at(s->shm->w[w]->st, worker_fams[i].off));
 	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_worker_switch_max_seconds", "gauge",
+				    "Longest a poll spent taking up a table "
+				    "or building schedulers.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_f64(o, "lb_worker_switch_max_seconds", l,
+				 (unsigned int)wlabel(s, w, l),
+				 (double)s->shm->w[w]->st->switch_max_ns / 1e9);
 	for (int k = 0; k < 4 && rc == 0; k++) {
 		static const char *const fam[][3] = {
 			{"lb_flows_active", "gauge", "Flows in the table."},

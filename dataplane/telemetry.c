@@ -67,6 +67,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct lb_worker_stats sum;
 	struct lb_flow_stats fs;
 	uint64_t active = 0, refused = 0, l7_active = 0, holds = 0;
+	uint64_t switch_max = 0;
 	struct rte_tel_data *drop, *parse;
 
 	(void)cmd;
@@ -82,6 +83,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		active += fs.flows;
 		refused += fs.refused;
 		held_now(tel_dp->w[i], &l7_active, &holds);
+		switch_max = RTE_MAX(switch_max, tel_dp->w[i]->st.switch_max_ns);
 	}
 	rte_tel_data_start_dict(d);
 	add_u64(d, "workers", tel_dp->nb_workers);
@@ -114,6 +116,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "syn_holds", holds);
 	add_u64(d, "mbufs_in_use", rte_mempool_in_use_count(tel_dp->pool));
 	add_u64(d, "conf_switches", sum.conf_switches);
+	add_u64(d, "switch_max_ns", switch_max);
 	add_u64(d, "exc_to_kernel", sum.exc_to_kernel);
 	add_u64(d, "exc_from_kernel", sum.exc_from_kernel);
 	add_u64(d, "conf_gen", tel_conf_enter()->gen);
