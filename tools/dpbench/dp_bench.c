@@ -46,7 +46,6 @@
  * Without EAL options it runs on lcores 0-1 with hugepages when enough
  * are free (--in-memory), else with --no-huge -m 1024.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
@@ -77,6 +76,7 @@
 #include "lb/hdr_scan.h"
 #include "lb/neigh.h"
 #include "lb/sched.h"
+#include "rundir.h"
 
 #define RING_SIZE 2048u /* the port's rx and tx rings */
 #define IN_FLIGHT 1024u /* mbufs the generator keeps circulating */
@@ -2246,30 +2246,6 @@ l7:
 	}
 }
 
-/* Removes the files of directory @p dir (the EAL's: no subdirectories),
- * then the directory. */
-static void
-rundir_remove(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
-		    (int)sizeof(path))
-			unlink(path);
-	}
-	closedir(d);
-	if (rmdir(dir) != 0)
-		fprintf(stderr, "lb-dpbench: cannot remove %s: %s\n", dir,
-			strerror(errno));
-}
-
 int
 main(int argc, char **argv)
 {
@@ -2385,6 +2361,8 @@ out:
 	/* The EAL leaves its runtime directory behind even with
 	 * --in-memory; the one of our own prefix goes with us. */
 	if (rundir[0] != '\0')
-		rundir_remove(rundir);
+		if (lb_dpb_rundir_remove(rundir) != 0)
+			fprintf(stderr, "lb-dpbench: cannot remove %s: %s\n",
+				rundir, strerror(errno));
 	return ret;
 }

@@ -19,7 +19,6 @@
  *
  * usage: lb-switchbench [--rounds N] [--window MS]
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -45,6 +44,7 @@
 #include "lb/conf.h"
 #include "lb/dpconf.h"
 #include "lb/sched.h"
+#include "rundir.h"
 
 #define NB_SVCS 10u
 #define NB_BES 16u
@@ -193,26 +193,6 @@ cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void
-rundir_remove(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
-		    (int)sizeof(path))
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -319,6 +299,6 @@ out:
 	rte_free(dp.conf);
 	rte_eal_cleanup();
 	if (rundir[0] != '\0')
-		rundir_remove(rundir);
+		lb_dpb_rundir_remove(rundir);
 	return ret;
 }
