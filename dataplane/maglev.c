@@ -119,8 +119,8 @@ lb_maglev_builder_create(struct lb_maglev *m, const struct lb_maglev_be *be,
 		return NULL;
 	}
 	size = m->size;
-	b = calloc(1, sizeof(*b) + (size_t)n * (sizeof(b->p[0]) +
-						sizeof(uint32_t)));
+	b = calloc(1, sizeof(*b) +
+			      (size_t)n * (sizeof(b->p[0]) + sizeof(uint32_t)));
 	if (b == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -189,7 +189,8 @@ lb_maglev_builder_step(struct lb_maglev_builder *b, uint32_t budget)
 		/* Since size is prime and 0 < skip < size, the permutation
 		 * visits every slot, so a free one is always found. */
 		do {
-			c = (uint32_t)((p->offset + (uint64_t)p->next * p->skip) %
+			c = (uint32_t)((p->offset +
+					(uint64_t)p->next * p->skip) %
 				       size);
 			p->next++;
 			work++;

@@ -83,7 +83,8 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		active += fs.flows;
 		refused += fs.refused;
 		held_now(tel_dp->w[i], &l7_active, &holds);
-		switch_max = RTE_MAX(switch_max, tel_dp->w[i]->st.switch_max_ns);
+		switch_max =
+			RTE_MAX(switch_max, tel_dp->w[i]->st.switch_max_ns);
 	}
 	rte_tel_data_start_dict(d);
 	add_u64(d, "workers", tel_dp->nb_workers);

@@ -1876,8 +1876,7 @@ svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 	w->ops[s] = st != NULL ? ops : NULL;
 	/* What lb-control shows is what the new state weighs with. */
 	for (uint32_t b = 0; b < v->nb_be; b++)
-		w->bst[s][b].sched_errors =
-			st != NULL ? ops->errors(st, b) : 0;
+		w->bst[s][b].sched_errors = st != NULL ? ops->errors(st, b) : 0;
 	if (st != NULL && ops->build != NULL)
 		w->sched_todo |= 1ull << s;
 	else

@@ -71,9 +71,9 @@ struct lb_maglev_builder;
  * @return the builder, or NULL with errno EINVAL (as lb_maglev_build())
  * or ENOMEM.
  */
-struct lb_maglev_builder *lb_maglev_builder_create(struct lb_maglev *m,
-						   const struct lb_maglev_be *be,
-						   uint32_t n);
+struct lb_maglev_builder *
+lb_maglev_builder_create(struct lb_maglev *m, const struct lb_maglev_be *be,
+			 uint32_t n);
 
 /**
  * Does about @p budget units of the build (a unit is an entry cleared or

@@ -2548,8 +2548,8 @@ starve_be0(struct env *e, uint16_t *cport)
 				 sched_errors_of(w, SVC_TCP, 0), k);
 		connect_once(e, IP_VIP, (*cport)++, 1u << 0);
 	}
-	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, sched_errors_of(w, SVC_TCP, 0),
-		 "errors shown for backend 0");
+	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors,
+		 sched_errors_of(w, SVC_TCP, 0), "errors shown for backend 0");
 }
 
 /*
@@ -2588,8 +2588,8 @@ test_health_recovery(void **state)
 		to0 += connect_once(e, IP_VIP, cport++, 0) == 0;
 	/* A fair share is n / 3; starved, it would get about 2 of 90. */
 	if (to0 < n / 8)
-		fail_msg("backend 0 back up got %u of %u new connections",
-			 to0, n);
+		fail_msg("backend 0 back up got %u of %u new connections", to0,
+			 n);
 
 	/* Back up without a table that marked it down in between. */
 	starve_be0(e, &cport);

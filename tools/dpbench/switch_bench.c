@@ -57,7 +57,7 @@ enum { C_IDLE, C_ONE, C_ALL, C_MAX };
 static const char *const case_names[C_MAX] = {"idle", "one", "all"};
 
 struct res {
-	double max_us;	/* longest poll */
+	double max_us;	   /* longest poll */
 	unsigned int slow; /* polls longer than SLOW_NS */
 };
 
@@ -104,7 +104,8 @@ conf_first(void)
 			snprintf(line, sizeof(line),
 				 "addr add 10.0.0.1/16 port 0");
 		else if (k == 1)
-			snprintf(line, sizeof(line), "snat add 10.0.2.1 port 0");
+			snprintf(line, sizeof(line),
+				 "snat add 10.0.2.1 port 0");
 		else if (b == 0)
 			snprintf(line, sizeof(line),
 				 "service add tcp 10.0.100.%u:80 sched maglev",
@@ -205,10 +206,18 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char prefix[64], rundir[PATH_MAX] = "";
-	char *eal[] = {argv[0], (char *)"-l", (char *)"0", (char *)"--no-pci",
-		       (char *)"--no-huge", (char *)"-m", (char *)"512",
-		       (char *)"--no-shconf", (char *)"--file-prefix", prefix,
-		       (char *)"--log-level=lib.eal:warning", NULL};
+	char *eal[] = {argv[0],
+		       (char *)"-l",
+		       (char *)"0",
+		       (char *)"--no-pci",
+		       (char *)"--no-huge",
+		       (char *)"-m",
+		       (char *)"512",
+		       (char *)"--no-shconf",
+		       (char *)"--file-prefix",
+		       prefix,
+		       (char *)"--log-level=lib.eal:warning",
+		       NULL};
 	unsigned int rounds = 9, window_ms = 200;
 	struct rte_ring *rxr, *txr;
 	struct rte_mempool *pool;
@@ -258,8 +267,7 @@ main(int argc, char **argv)
 	dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
 	dp.hash_seed = LB_DP_HASH_SEED_DEFAULT;
 	dp.flows = 4096;
-	if (lb_port_setup(0, 1, pool, RING_SIZE, RING_SIZE, &dp.port[0]) !=
-	    0) {
+	if (lb_port_setup(0, 1, pool, RING_SIZE, RING_SIZE, &dp.port[0]) != 0) {
 		fprintf(stderr, "lb-switchbench: port setup failed\n");
 		goto out;
 	}
