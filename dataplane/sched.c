@@ -223,6 +223,7 @@ static int
 mag_start(struct mag *m)
 {
 	struct lb_maglev_be *mb = malloc(m->n * sizeof(*mb));
+	int rc;
 
 	if (mb == NULL)
 		return -ENOMEM;
@@ -244,8 +245,9 @@ mag_start(struct mag *m)
 	}
 	lb_maglev_builder_free(m->bld);
 	m->bld = lb_maglev_builder_create(m->next, mb, m->n);
+	rc = m->bld == NULL ? -errno : 0;
 	free(mb);
-	return m->bld == NULL ? -errno : 0;
+	return rc;
 }
 
 static int

@@ -1791,9 +1791,9 @@ be_recovered(const struct lb_dpconf_be *o, const struct lb_dpconf_be *n)
 /*
  * Whether service @p b needs the scheduler state built for @p a: the same
  * scheduler and guards, and the same backends, weights, eligibility and
- * health. Every table change used to rebuild every scheduler; a Maglev
- * table takes milliseconds, so with ten of them any change stalled the
- * worker for tens of milliseconds.
+ * health. A Maglev table takes milliseconds to build: rebuilding every
+ * scheduler at every table change would stall a worker with ten of them
+ * for tens of milliseconds, and lose what adaptive states learnt.
  */
 static bool
 same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
