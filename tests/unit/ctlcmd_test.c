@@ -442,6 +442,8 @@ test_stats(void **state)
 	f->st[1].drop[LB_DROP_NO_ROUTE] = 3;
 	f->st[0].verdict[LB_PKT_DROP_FIRST] = 2;
 	f->ft[0].stats.flows = 7;
+	f->st[0].switch_max_ns = 900;
+	f->st[1].switch_max_ns = 1200;
 	lb_view_feed(c->ctl.view, 1, r, 2);
 	c->ctl.ctr.publishes = 4;
 	t = run(c, "stats", 0);
@@ -459,6 +461,9 @@ test_stats(void **state)
 			    "drop no_route 3 0 3");
 	assert_string_equal(row(strstr(t, "\nflows_active") + 1, 0, buf),
 			    "flows_active 7 7 0");
+	/* A longest time: the total is the largest, not a sum. */
+	assert_string_equal(row(strstr(t, "\nswitch_max_ns") + 1, 0, buf),
+			    "switch_max_ns 1200 900 1200");
 	assert_string_equal(row(strstr(t, "\nfeedback trial_ok") + 1, 0, buf),
 			    "feedback trial_ok 1 0 1");
 	assert_int_equal(dint(c->ctl.data, "total.rx"), 150);

@@ -158,6 +158,7 @@ test_attached(void **state)
 	assert_non_null(ctl.view);
 	f->st[0].rx = 10;
 	f->st[1].rx = 20;
+	f->st[1].switch_max_ns = 2500000;
 	f->st[1].drop[LB_DROP_NO_ROUTE] = 3;
 	f->ft[1].stats.flows = 5;
 	fx_bst(f, 0, 0, 0)->flows = 10;
@@ -183,6 +184,8 @@ test_attached(void **state)
 	ASSERT_LINE(t, "lb_worker_conf_generation{worker=\"1\"} 2");
 	ASSERT_LINE(t, "lb_rx_packets_total{worker=\"0\"} 10");
 	ASSERT_LINE(t, "lb_rx_packets_total{worker=\"1\"} 20");
+	ASSERT_LINE(t, "lb_worker_switch_max_seconds{worker=\"1\"} 0.0025");
+	ASSERT_LINE(t, "lb_worker_switch_max_seconds{worker=\"0\"} 0");
 	ASSERT_LINE(t, "lb_flows_active{worker=\"1\"} 5");
 	ASSERT_LINE(t, "lb_dropped_packets_total{worker=\"1\","
 		       "reason=\"no_route\"} 3");
