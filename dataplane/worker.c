@@ -907,11 +907,23 @@ trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	defer_or_rst(w, t, now);
 }
 
+/*
+ * Key of a client's SYN in the deferred queue, under which its
+ * retransmissions join it. Keyed with this worker's secret flow table
+ * seed, not the schedulers' hash seed, which hosts may share: a client
+ * who could compute keys could make its SYN take another's place.
+ */
+static inline uint64_t
+deferq_key(const struct lb_worker *w, const struct lb_flow_key *orig)
+{
+	return lb_flow_hash(w->ft->seed, orig);
+}
+
 static void
 defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 {
 	struct lb_deferq *q = w->deferq[t->svc];
-	uint64_t key = lb_flow_hash(w->dp->hash_seed, &t->orig), old;
+	uint64_t key = deferq_key(w, &t->orig), old;
 	struct rte_mbuf *m;
 	int rc;
 
@@ -963,14 +975,14 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	 * that entry: it keeps the client's place. */
 	if (q != NULL && lb_deferq_depth(q) > 0) {
 		struct lb_deferq_entry qe;
-		uint64_t old;
+		uint64_t old, qkey = deferq_key(w, orig);
 
-		if (lb_deferq_lookup(q, key, &qe) == 0) {
+		if (lb_deferq_lookup(q, qkey, &qe) == 0) {
 			t.hold = hold_put(w, m);
 			rte_pktmbuf_free(m);
 			if (t.hold == LB_HOLD_NONE)
 				return;
-			if (lb_deferq_push(q, key, t.hold, now, &old) ==
+			if (lb_deferq_push(q, qkey, t.hold, now, &old) ==
 			    LB_DEFERQ_JOINED) {
 				w->st.deferq_joined++;
 				w->hold_since[t.hold] = w->hold_since[old];

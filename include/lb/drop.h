@@ -23,7 +23,7 @@ enum lb_drop {
 	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
 	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
 	LB_DROP_EXC_FULL,    /**< for the kernel, but its ring was full */
-	LB_DROP_ARP_SPOOF,   /**< ARP whose sender claims one of our addresses */
+	LB_DROP_ARP_SPOOF,   /**< ARP sender claims one of our addresses */
 	LB_DROP_SRC_OURS,    /**< new flow or ping from one of our addresses */
 	LB_DROP_L4_CSUM,     /**< new flow's TCP/UDP checksum is wrong */
 	LB_DROP_MAX,
