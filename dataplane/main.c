@@ -62,6 +62,8 @@ usage(FILE *f, const char *prog)
 		"  --hash-seed N      seed of the flow hash maglev picks with: "
 		"the same secret on every host of an ECMP group (default "
 		"random)\n"
+		"  --hash-seed-file FILE  the same, read from FILE (kept off "
+		"the command line)\n"
 		"  --seed N           seed of the per-process secrets and "
 		"random streams, to repeat a test or benchmark (default "
 		"random)\n"
@@ -97,20 +99,22 @@ parse_uint(const char *s, const char *what, unsigned long max,
 	return 0;
 }
 
+/* Takes the seed of option @p what from @p arg: the number itself, or
+ * (@p file) the file holding it. */
 static int
-parse_u64(const char *s, const char *what, uint64_t *out)
+seed_opt(const char *what, const char *arg, bool file, uint64_t *out,
+	 bool *set)
 {
-	char *end;
+	int rc = file ? lb_seed_read_file(arg, out) : lb_seed_parse(arg, out);
 
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	if (errno != 0 || *s == '\0' || *end != '\0') {
-		fprintf(stderr,
-			"lb-dataplane: %s: '%s' is not a 64-bit number\n",
-			what, s);
-		return -EINVAL;
-	}
-	return 0;
+	if (rc == -EINVAL)
+		fprintf(stderr, "lb-dataplane: %s: '%s' %s a 64-bit number\n",
+			what, arg, file ? "does not hold" : "is not");
+	else if (rc != 0)
+		fprintf(stderr, "lb-dataplane: %s: '%s': %s\n", what, arg,
+			strerror(-rc));
+	*set = rc == 0;
+	return rc;
 }
 
 static int
@@ -297,6 +301,7 @@ main(int argc, char **argv)
 		{ "idle-us", required_argument, NULL, 'i' },
 		{ "l7-flows", required_argument, NULL, 'l' },
 		{ "hash-seed", required_argument, NULL, 's' },
+		{ "hash-seed-file", required_argument, NULL, 'F' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "exception-ifname", required_argument, NULL, 'x' },
 		{ "no-exception", no_argument, NULL, 'X' },
@@ -354,14 +359,17 @@ main(int argc, char **argv)
 				goto out;
 			break;
 		case 's':
-			if (parse_u64(optarg, "--hash-seed", &seeds.hash) != 0)
+		case 'F':
+			if (seed_opt(opt == 's' ? "--hash-seed" :
+						  "--hash-seed-file",
+				     optarg, opt == 'F', &seeds.hash,
+				     &seeds.hash_set) != 0)
 				goto out;
-			seeds.hash_set = true;
 			break;
 		case 'S':
-			if (parse_u64(optarg, "--seed", &seeds.rng) != 0)
+			if (seed_opt("--seed", optarg, false, &seeds.rng,
+				     &seeds.rng_set) != 0)
 				goto out;
-			seeds.rng_set = true;
 			break;
 		case 'x':
 			exc_prefix = optarg;

@@ -38,6 +38,22 @@ struct lb_seeds {
 int lb_seed_random(uint64_t *out);
 
 /**
+ * Parses @p s as a 64-bit number (decimal, 0x hexadecimal or 0 octal, as
+ * strtoull() with base 0), with nothing after it but one newline.
+ * @return 0, or -EINVAL.
+ */
+int lb_seed_parse(const char *s, uint64_t *out);
+
+/**
+ * Reads a seed from the file @p path: its one line, as lb_seed_parse()
+ * takes it. A file readable by root only keeps a shared seed off the
+ * command line, which any local user can read.
+ * @return 0, -EINVAL (not a number, or more than one line), or the
+ * negative errno of opening or reading it.
+ */
+int lb_seed_read_file(const char *path, uint64_t *out);
+
+/**
  * Draws the seeds of @p s that were not given.
  * @return 0, or the negative errno of lb_seed_random().
  */

@@ -2,7 +2,10 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +89,86 @@ test_random_fills_all_bits(void **state)
 	assert_true(and == 0);
 }
 
+static void
+test_parse(void **state)
+{
+	static const struct {
+		const char *s;
+		int rc;
+		uint64_t v;
+	} rows[] = {
+		{ "0", 0, 0 },
+		{ "12345", 0, 12345 },
+		{ "0x736c756963652121", 0, 0x736c756963652121ull },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "0xffffffffffffffff\n", 0, UINT64_MAX },
+		{ "18446744073709551616", -EINVAL, 0 }, /* 2^64 */
+		{ "", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 }, /* strtoull() would wrap it */
+		{ "+1", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "1\n\n", -EINVAL, 0 },
+		{ "12abc", -EINVAL, 0 },
+		{ "0x", -EINVAL, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v = 7;
+		int rc = lb_seed_parse(rows[i].s, &v);
+
+		if (rc != rows[i].rc || (rc == 0 && v != rows[i].v))
+			fail_msg("'%s': rc %d value %llu", rows[i].s, rc,
+				 (unsigned long long)v);
+		if (rc != 0 && v != 7)
+			fail_msg("'%s': refused but written", rows[i].s);
+	}
+}
+
+static void
+test_read_file(void **state)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		uint64_t v;
+	} rows[] = {
+		{ "0x0123456789abcdef\n", 0, 0x0123456789abcdefull },
+		{ "42", 0, 42 },
+		{ "", -EINVAL, 0 },
+		{ "42\n43\n", -EINVAL, 0 },
+		{ "4\0002", -EINVAL, 0 },
+		/* longer than any number, though it would parse */
+		{ "00000000000000000000000000000000000000000000000000000000"
+		  "000000000000000001",
+		  -EINVAL, 0 },
+	};
+	char path[] = "/tmp/seed_test_XXXXXX";
+	uint64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t len = rows[i].text[0] == '4' && rows[i].text[1] == 0 ?
+				     3 :
+				     strlen(rows[i].text);
+		int fd = mkstemp(path);
+		int rc;
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, rows[i].text, len), (ssize_t)len);
+		close(fd);
+		v = 0;
+		rc = lb_seed_read_file(path, &v);
+		unlink(path);
+		memcpy(path + strlen(path) - 6, "XXXXXX", 6);
+		if (rc != rows[i].rc || (rc == 0 && v != rows[i].v))
+			fail_msg("row %zu: rc %d value %llu", i, rc,
+				 (unsigned long long)v);
+	}
+	assert_int_equal(lb_seed_read_file("/nonexistent/seed", &v), -ENOENT);
+}
+
 int
 main(void)
 {
@@ -93,6 +176,8 @@ main(void)
 		cmocka_unit_test(test_draws_differ),
 		cmocka_unit_test(test_given_seeds_kept),
 		cmocka_unit_test(test_random_fills_all_bits),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_read_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
