@@ -573,6 +573,23 @@ tcp_conn(uint16_t cport, int be)
 	};
 }
 
+/* A datagram stream from the client to the UDP service. */
+static struct conn
+udp_conn(uint16_t cport)
+{
+	return (struct conn){
+		.proto = PB_PROTO_UDP,
+		.cip = IP_C,
+		.cport = cport,
+		.cmac = mac_c,
+		.vip = IP_VIP,
+		.vport = UVPORT,
+		.bip = IP_UBE,
+		.bport = UBPORT,
+		.bmac = mac_ube,
+	};
+}
+
 static void
 conn_be(struct conn *c, int be)
 {
@@ -1178,17 +1195,7 @@ test_udp(void **state)
 {
 	struct env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
-	struct conn u = {
-		.proto = PB_PROTO_UDP,
-		.cip = IP_C,
-		.cport = 5000,
-		.cmac = mac_c,
-		.vip = IP_VIP,
-		.vport = UVPORT,
-		.bip = IP_UBE,
-		.bport = UBPORT,
-		.bmac = mac_ube,
-	};
+	struct conn u = udp_conn(5000);
 	struct conn z = u;
 	const struct seg query = {
 		.what = "query", .dir = TO_BE, .seq = 1, .plen = 40};
@@ -2213,17 +2220,7 @@ test_l4_csum(void **state)
 	const struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before;
 	struct conn c = tcp_conn(41000, 0), c2 = tcp_conn(41001, 0);
-	struct conn u = {
-		.proto = PB_PROTO_UDP,
-		.cip = IP_C,
-		.cport = 5100,
-		.cmac = mac_c,
-		.vip = IP_VIP,
-		.vport = UVPORT,
-		.bip = IP_UBE,
-		.bport = UBPORT,
-		.bmac = mac_ube,
-	};
+	struct conn u = udp_conn(5100);
 	const struct seg query = {
 		.what = "query", .dir = TO_BE, .seq = 1, .plen = 40};
 	const struct seg query0 = {.what = "first query without checksum",
