@@ -34,8 +34,6 @@
 #define LB_MAX_PORTS LB_SHM_MAX_PORTS
 #define LB_MAX_WORKERS LB_SHM_MAX_WORKERS
 #define LB_HOLD_NONE UINT32_MAX
-/** Default flow hash seed: fixed, so that hosts agree. */
-#define LB_DP_HASH_SEED_DEFAULT 0x736c756963652121ULL
 
 /** A learnt neighbour, broadcast to the other workers. */
 struct lb_neigh_msg {
@@ -134,8 +132,12 @@ struct lb_dp {
 	uint16_t nb_workers;
 	struct lb_worker *w[LB_MAX_WORKERS];
 	double ns_per_tsc;
-	uint64_t hash_seed; /**< flow hash for maglev: same on every host */
-	uint64_t rng_seed;  /**< schedulers' random streams */
+	/** Flow hash the schedulers pick with (maglev): a secret, the same
+	 * on the hosts of an ECMP group only when given (lb/seed.h). */
+	uint64_t hash_seed;
+	/** Workers' generators: per-worker table seeds, schedulers' random
+	 * streams; random unless given. 0: derived from hash_seed. */
+	uint64_t rng_seed;
 	uint32_t idle_us;   /**< longest sleep when idle; 0 = busy poll */
 	uint32_t flows;     /**< flow table capacity per worker */
 	/** Header scanner database, NULL to follow no HTTP at all. */

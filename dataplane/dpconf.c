@@ -258,6 +258,20 @@ lb_dpconf_is_ours(const struct lb_dpconf *d, uint32_t ip, uint16_t port)
 	return false;
 }
 
+bool
+lb_dpconf_is_own(const struct lb_dpconf *d, uint32_t ip)
+{
+	for (uint32_t i = 0; i < d->nb_addr; i++)
+		if (d->addr[i].ip == ip)
+			return true;
+	if (lb_dpconf_snat_find(d, ip) >= 0)
+		return true;
+	for (uint32_t i = 0; i < d->nb_svc; i++)
+		if (d->svc[i].state != LB_SVC_EMPTY && d->svc[i].vip == ip)
+			return true;
+	return false;
+}
+
 int
 lb_dpconf_next_hop(const struct lb_dpconf *d, uint32_t dst, uint16_t *port,
 		   uint32_t *nh, uint32_t *src)

@@ -29,6 +29,7 @@
 #include "lb/cmd.h"
 #include "lb/conf.h"
 #include "lb/hdr_conf.h"
+#include "lb/seed.h"
 #include "xdp_port.h"
 
 #define NB_RXD 1024
@@ -58,8 +59,14 @@ usage(FILE *f, const char *prog)
 		"to busy-poll (default %u)\n"
 		"  --l7-flows N       HTTP flows followed at once per worker, 0 "
 		"to follow none (default %u)\n"
-		"  --hash-seed N      seed of the flow hash; the same on every "
-		"host of an ECMP group (default fixed)\n"
+		"  --hash-seed N      seed of the flow hash maglev picks with: "
+		"the same secret on every host of an ECMP group (default "
+		"random)\n"
+		"  --hash-seed-file FILE  the same, read from FILE (kept off "
+		"the command line)\n"
+		"  --seed N           seed of the per-process secrets and "
+		"random streams, to repeat a test or benchmark (default "
+		"random)\n"
 		"  --exception-ifname PREFIX  names of the kernel interfaces "
 		"of the exception path: PREFIX + port (default %s)\n"
 		"  --no-exception     no exception path: the kernel does not "
@@ -90,6 +97,24 @@ parse_uint(const char *s, const char *what, unsigned long max,
 	}
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* Takes the seed of option @p what from @p arg: the number itself, or
+ * (@p file) the file holding it. */
+static int
+seed_opt(const char *what, const char *arg, bool file, uint64_t *out,
+	 bool *set)
+{
+	int rc = file ? lb_seed_read_file(arg, out) : lb_seed_parse(arg, out);
+
+	if (rc == -EINVAL)
+		fprintf(stderr, "lb-dataplane: %s: '%s' %s a 64-bit number\n",
+			what, arg, file ? "does not hold" : "is not");
+	else if (rc != 0)
+		fprintf(stderr, "lb-dataplane: %s: '%s': %s\n", what, arg,
+			strerror(-rc));
+	*set = rc == 0;
+	return rc;
 }
 
 static int
@@ -276,6 +301,8 @@ main(int argc, char **argv)
 		{ "idle-us", required_argument, NULL, 'i' },
 		{ "l7-flows", required_argument, NULL, 'l' },
 		{ "hash-seed", required_argument, NULL, 's' },
+		{ "hash-seed-file", required_argument, NULL, 'F' },
+		{ "seed", required_argument, NULL, 'S' },
 		{ "exception-ifname", required_argument, NULL, 'x' },
 		{ "no-exception", no_argument, NULL, 'X' },
 		{ "xdp-pin", required_argument, NULL, 'P' },
@@ -289,7 +316,8 @@ main(int argc, char **argv)
 	unsigned int lcores[LB_MAX_WORKERS], lcore;
 	uint16_t nw = 0;
 	uint32_t nb_mbufs;
-	int rc, opt, ret = EXIT_FAILURE, hash_seed_set = 0;
+	struct lb_seeds seeds = { 0 };
+	int rc, opt, ret = EXIT_FAILURE;
 
 	/* Before the EAL probes the ports: net_af_xdp ports load the XDP
 	 * steering program (docs/xdp.md). */
@@ -330,20 +358,19 @@ main(int argc, char **argv)
 				       &dp.l7_flows) != 0)
 				goto out;
 			break;
-		case 's': {
-			char *end;
-
-			errno = 0;
-			dp.hash_seed = strtoull(optarg, &end, 0);
-			if (errno != 0 || *optarg == '\0' || *end != '\0') {
-				fprintf(stderr, "lb-dataplane: --hash-seed: "
-						"'%s' is not a 64-bit number\n",
-					optarg);
+		case 's':
+		case 'F':
+			if (seed_opt(opt == 's' ? "--hash-seed" :
+						  "--hash-seed-file",
+				     optarg, opt == 'F', &seeds.hash,
+				     &seeds.hash_set) != 0)
 				goto out;
-			}
-			hash_seed_set = 1;
 			break;
-		}
+		case 'S':
+			if (seed_opt("--seed", optarg, false, &seeds.rng,
+				     &seeds.rng_set) != 0)
+				goto out;
+			break;
 		case 'x':
 			exc_prefix = optarg;
 			break;
@@ -409,12 +436,24 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* The flow hash must be the same on every host and across restarts
-	 * so that maglev sends a flow to the same backend wherever ECMP
-	 * delivers it; randomness for the schedulers is seeded apart. */
-	if (!hash_seed_set)
-		dp.hash_seed = LB_DP_HASH_SEED_DEFAULT;
-	dp.rng_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
+	/* Both seeds are secrets (lb/seed.h): a known flow hash lets clients
+	 * choose ports that all land on one maglev backend, known table
+	 * seeds let them fill one bucket. Hosts of an ECMP group share the
+	 * flow hash seed through --hash-seed; nothing else needs to agree
+	 * with anyone. */
+	rc = lb_seeds_draw(&seeds);
+	if (rc != 0) {
+		fprintf(stderr, "lb-dataplane: no random seed from the "
+				"kernel: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+	if (seeds.rng_set)
+		fprintf(stderr, "lb-dataplane: --seed given: the flow and "
+				"neighbour table seeds are predictable (for "
+				"tests and benchmarks only)\n");
+	dp.hash_seed = seeds.hash;
+	dp.rng_seed = seeds.rng;
 
 	nb_mbufs = dp.nb_ports * nw * (NB_RXD + NB_TXD + LB_BURST) +
 		   nw * (4096 + 4096 + 2 * MBUF_CACHE) + 4096;

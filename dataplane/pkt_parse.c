@@ -32,9 +32,10 @@ bad_source(uint32_t be_src)
 {
 	const uint8_t *b = (const uint8_t *)&be_src;
 
-	/* 0.0.0.0/8, multicast/reserved 224.0.0.0/3 and limited broadcast
-	 * are never valid sources for a flow (RFC 1122 3.2.1.3). */
-	return b[0] == 0 || b[0] >= 224;
+	/* 0.0.0.0/8, loopback 127.0.0.0/8, multicast 224.0.0.0/4, reserved
+	 * 240.0.0.0/4 and limited broadcast are never valid sources for a
+	 * flow (RFC 1122 3.2.1.3, RFC 1812 5.3.7). */
+	return b[0] == 0 || b[0] == 127 || b[0] >= 224;
 }
 
 static enum lb_pkt_verdict
@@ -126,6 +127,12 @@ lb_pkt_parse(const uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 	ihl = (uint32_t)(ip[0] & 0xf) * 4;
 	if (ihl < IPV4_MIN_HDR || ihl > len - off)
 		return LB_PKT_DROP_IP_IHL;
+	/* Any fragment is dropped, so it is classified as one before its
+	 * length is judged: a first fragment cut short, or a later one, is
+	 * still counted where an operator looks for fragments. The flags
+	 * and offset lie within the 20 bytes checked above. */
+	if (rd16(ip + 6) & (IP_MF | IP_OFFMASK))
+		return LB_PKT_DROP_IP_FRAG;
 	tot = rd16(ip + 2);
 	/* Ethernet pads short frames, so the frame may be longer than the
 	 * IP datagram; it may never be shorter. */
@@ -133,8 +140,6 @@ lb_pkt_parse(const uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 		return LB_PKT_DROP_IP_LEN;
 	if (lb_csum_fold(lb_csum_partial(ip, ihl, 0)) != 0xffff)
 		return LB_PKT_DROP_IP_CSUM;
-	if (rd16(ip + 6) & (IP_MF | IP_OFFMASK))
-		return LB_PKT_DROP_IP_FRAG;
 	pkt->ip_len = (uint16_t)tot;
 	pkt->ttl = ip[8];
 	pkt->proto = ip[9];
@@ -154,6 +159,27 @@ lb_pkt_parse(const uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 	default:
 		return LB_PKT_DROP_IP_PROTO;
 	}
+}
+
+bool
+lb_pkt_l4_csum_ok(const uint8_t *frame, const struct lb_pkt *pkt)
+{
+	const uint8_t *l4 = frame + pkt->l4_off;
+	uint32_t l4_len = pkt->ip_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
+	uint8_t pseudo[12];
+	uint32_t sum;
+
+	/* A UDP checksum of 0 means the sender computed none (RFC 768). */
+	if (pkt->proto == LB_IPPROTO_UDP && rd16_raw(l4 + 6) == 0)
+		return true;
+	memcpy(pseudo, &pkt->src, 4);
+	memcpy(pseudo + 4, &pkt->dst, 4);
+	pseudo[8] = 0;
+	pseudo[9] = pkt->proto;
+	wr16(pseudo + 10, (uint16_t)l4_len);
+	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
+	sum = lb_csum_partial(l4, l4_len, sum);
+	return lb_csum_fold(sum) == 0xffff;
 }
 
 static const char *const verdict_names[LB_PKT_VERDICT_MAX] = {

@@ -56,6 +56,13 @@ lb_port_setup(uint16_t port_id, uint16_t nb_queues, struct rte_mempool *mp,
 			    port_id, di.driver_name);
 		}
 	}
+	/* Where the port checks TCP and UDP checksums on receipt, its word
+	 * spares the worker doing so for a new flow's first packet (the
+	 * only packets whose checksum it verifies); elsewhere the mbufs say
+	 * "unknown" and the worker checks in software. */
+	conf.rxmode.offloads |=
+		di.rx_offload_capa &
+		(RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	/* Checksums are updated incrementally in software, which every port
 	 * supports, so no tx offload is required. */
 	rc = rte_eth_dev_configure(port_id, nb_queues, nb_queues, &conf);

@@ -907,11 +907,23 @@ trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	defer_or_rst(w, t, now);
 }
 
+/*
+ * Key of a client's SYN in the deferred queue, under which its
+ * retransmissions join it. Keyed with this worker's secret flow table
+ * seed, not the schedulers' hash seed, which hosts may share: a client
+ * who could compute keys could make its SYN take another's place.
+ */
+static inline uint64_t
+deferq_key(const struct lb_worker *w, const struct lb_flow_key *orig)
+{
+	return lb_flow_hash(w->ft->seed, orig);
+}
+
 static void
 defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 {
 	struct lb_deferq *q = w->deferq[t->svc];
-	uint64_t key = lb_flow_hash(w->dp->hash_seed, &t->orig), old;
+	uint64_t key = deferq_key(w, &t->orig), old;
 	struct rte_mbuf *m;
 	int rc;
 
@@ -963,14 +975,14 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	 * that entry: it keeps the client's place. */
 	if (q != NULL && lb_deferq_depth(q) > 0) {
 		struct lb_deferq_entry qe;
-		uint64_t old;
+		uint64_t old, qkey = deferq_key(w, orig);
 
-		if (lb_deferq_lookup(q, key, &qe) == 0) {
+		if (lb_deferq_lookup(q, qkey, &qe) == 0) {
 			t.hold = hold_put(w, m);
 			rte_pktmbuf_free(m);
 			if (t.hold == LB_HOLD_NONE)
 				return;
-			if (lb_deferq_push(q, key, t.hold, now, &old) ==
+			if (lb_deferq_push(q, qkey, t.hold, now, &old) ==
 			    LB_DEFERQ_JOINED) {
 				w->st.deferq_joined++;
 				w->hold_since[t.hold] = w->hold_since[old];
@@ -1061,6 +1073,48 @@ reopen_elsewhere(const struct lb_worker *w, const struct lb_flow *f,
 	       !lb_dpconf_be_eligible(&w->conf->svc[svc_idx], f->be);
 }
 
+/*
+ * Whether the TCP or UDP checksum of @p m verifies: the port's word when
+ * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
+ */
+static inline bool
+l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE: /* data verified, field not */
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		return lb_pkt_l4_csum_ok(frame_of(m), pkt);
+	}
+}
+
+/*
+ * Whether the first packet of a flow may create it; counts and frees it
+ * otherwise. A packet from one of our own addresses (a land attack: the
+ * backend's answer would go from the VIP to the VIP) or with a checksum
+ * the backend will refuse would hold a flow, a SNAT port and, for a SYN,
+ * every backend's trial and a deferred queue entry, for nothing. Only
+ * here, before any state: an established flow's packets keep the
+ * incremental path and its cost.
+ */
+static bool
+first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	if (unlikely(pkt->src == pkt->dst ||
+		     lb_dpconf_is_own(w->conf, pkt->src))) {
+		drop(w, m, LB_DROP_SRC_OURS);
+		return false;
+	}
+	if (unlikely(!l4_csum_ok(m, pkt))) {
+		drop(w, m, LB_DROP_L4_CSUM);
+		return false;
+	}
+	return true;
+}
+
 static void
 from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	    int svc_idx, uint64_t hash, uint64_t now)
@@ -1083,6 +1137,8 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			drop(w, m, LB_DROP_NO_FLOW);
 			return;
 		}
+		if (!first_pkt_ok(w, m, pkt))
+			return;
 		if (admit_reject(w, m, pkt, svc_idx, now))
 			return;
 		flow_new(w, m, pkt, svc_idx, &k, now);
@@ -1090,6 +1146,10 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	}
 	f = lb_flow_get(w->ft, idx);
 	reopen = reopens(f, pkt);
+	/* A SYN on a closed tuple starts a connection again (a new trial,
+	 * a SYN copy): checked as a first packet. */
+	if (unlikely(reopen) && !first_pkt_ok(w, m, pkt))
+		return;
 	if (unlikely(reopen) && reopen_elsewhere(w, f, svc_idx)) {
 		/* A new connection on the tuple of a closed flow whose
 		 * backend takes no new flows any more (drained, removed: an
@@ -1312,6 +1372,13 @@ handle_arp(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		drop(w, m, LB_DROP_NOT_OURS);
 		return;
 	}
+	/* Nobody else may speak for our addresses: learning such a sender
+	 * would hand our own traffic (and the kernel's, through the
+	 * exception path) to whoever claims it. */
+	if (unlikely(arp.spa != 0 && lb_dpconf_is_own(w->conf, arp.spa))) {
+		drop(w, m, LB_DROP_ARP_SPOOF);
+		return;
+	}
 	if (arp.spa != 0)
 		neigh_learn(w, arp.spa, arp.sha, port, now, 1);
 	if (arp.op == LB_ARP_REQUEST &&
@@ -1345,6 +1412,11 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		    lb_dpconf_is_ours(c, pkt->dst, m->port)) {
 			uint32_t peer = pkt->src;
 
+			/* The reply would go to ourselves. */
+			if (unlikely(lb_dpconf_is_own(c, peer))) {
+				drop(w, m, LB_DROP_SRC_OURS);
+				return;
+			}
 			if (lb_nat_icmp_echo_reply(frame_of(m),
 						   rte_pktmbuf_data_len(m),
 						   pkt) == 0) {

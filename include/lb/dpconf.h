@@ -204,6 +204,13 @@ lb_dpconf_snat_find(const struct lb_dpconf *d, uint32_t ip)
 bool lb_dpconf_is_ours(const struct lb_dpconf *d, uint32_t ip, uint16_t port);
 
 /**
+ * Whether @p ip is one of our own addresses on any port: a local address,
+ * a SNAT address or the VIP of a service (deleted ones included, while
+ * their flows run). No packet from outside may carry it as its source.
+ */
+bool lb_dpconf_is_own(const struct lb_dpconf *d, uint32_t ip);
+
+/**
  * The port and next hop for destination @p dst: @p dst itself when it
  * lies in a connected subnet, else the gateway of the longest matching
  * route. @p src receives our address on that port to use as ARP sender.

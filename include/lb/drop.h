@@ -23,6 +23,9 @@ enum lb_drop {
 	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
 	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
 	LB_DROP_EXC_FULL,    /**< for the kernel, but its ring was full */
+	LB_DROP_ARP_SPOOF,   /**< ARP sender claims one of our addresses */
+	LB_DROP_SRC_OURS,    /**< new flow or ping from one of our addresses */
+	LB_DROP_L4_CSUM,     /**< new flow's TCP/UDP checksum is wrong */
 	LB_DROP_MAX,
 };
 
@@ -45,6 +48,9 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_NOMBUF] = "no_mbuf",
 		[LB_DROP_TTL] = "ttl_expired",
 		[LB_DROP_EXC_FULL] = "exception_full",
+		[LB_DROP_ARP_SPOOF] = "arp_spoof",
+		[LB_DROP_SRC_OURS] = "src_ours",
+		[LB_DROP_L4_CSUM] = "l4_csum",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

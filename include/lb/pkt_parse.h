@@ -13,6 +13,7 @@
  * fails gets a drop reason for the counters and is never forwarded.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LB_ETHER_TYPE_IPV4 0x0800
@@ -44,7 +45,7 @@ enum lb_pkt_verdict {
 	LB_PKT_DROP_IP_LEN,      /**< total length below IHL or beyond data */
 	LB_PKT_DROP_IP_CSUM,     /**< header checksum does not verify */
 	LB_PKT_DROP_IP_FRAG,     /**< a fragment (reassembly not supported) */
-	LB_PKT_DROP_IP_ADDR,     /**< source multicast/broadcast/zero */
+	LB_PKT_DROP_IP_ADDR,     /**< source zero/loopback/multicast/bcast */
 	LB_PKT_DROP_IP_PROTO,    /**< not TCP, UDP or ICMP */
 	LB_PKT_DROP_TCP_TRUNC,   /**< TCP header or options cut short */
 	LB_PKT_DROP_TCP_FLAGS,   /**< impossible flag combinations */
@@ -81,6 +82,14 @@ struct lb_pkt {
  */
 enum lb_pkt_verdict lb_pkt_parse(const uint8_t *frame, uint32_t len,
 				 struct lb_pkt *pkt);
+
+/**
+ * Whether the TCP or UDP checksum of a frame that lb_pkt_parse() found
+ * LB_PKT_IPV4 verifies over the pseudo-header and the whole segment (a
+ * UDP checksum of 0 is "none" and passes). Reads every byte of the
+ * segment: for packets that create state, not for every packet.
+ */
+bool lb_pkt_l4_csum_ok(const uint8_t *frame, const struct lb_pkt *pkt);
 
 /** Short stable name of a verdict for counters and logs. */
 const char *lb_pkt_verdict_name(enum lb_pkt_verdict v);

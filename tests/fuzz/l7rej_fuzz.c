@@ -72,7 +72,7 @@ check_seg(const struct lb_l7_rej_seg *s)
 	n = lb_l7_reject_seg(frame, sizeof(frame), 14, s);
 	FUZZ_CHECK(n == 14 + 40 + s->len);
 	v = lb_pkt_parse(frame, (uint32_t)n, &pkt);
-	if (b[0] == 0 || b[0] >= 224) {
+	if (b[0] == 0 || b[0] == 127 || b[0] >= 224) {
 		FUZZ_CHECK(v == LB_PKT_DROP_IP_ADDR);
 		return;
 	}

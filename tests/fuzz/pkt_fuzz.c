@@ -32,14 +32,23 @@ l4_csum_ok(const uint8_t *f, const struct lb_pkt *pkt)
 	       0xffff;
 }
 
-/* Whether the parser takes @p be as a source address (not 0/8, not
+/* Whether the parser takes @p be as a source address (not 0/8, 127/8 or
  * 224/3): a reply to a frame sent to such an address is dropped. */
 static int
 src_ok(uint32_t be)
 {
 	const uint8_t *b = (const uint8_t *)&be;
 
-	return b[0] != 0 && b[0] < 224;
+	return b[0] != 0 && b[0] != 127 && b[0] < 224;
+}
+
+/* A first octet the parser takes in a source, from any byte @p x. */
+static uint8_t
+src_octet(uint8_t x)
+{
+	uint8_t o = (uint8_t)(1 + x % 222);
+
+	return o >= 127 ? (uint8_t)(o + 1) : o;
 }
 
 static void
@@ -73,9 +82,15 @@ check_rewrite(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt0)
 	uint16_t sp = (uint16_t)(pkt.dport | 1), dp = (uint16_t)(pkt.sport | 2);
 	int ok;
 
-	((uint8_t *)&src)[0] = (uint8_t)(1 + ((uint8_t *)&src)[0] % 223);
+	((uint8_t *)&src)[0] = src_octet(((uint8_t *)&src)[0]);
 	memcpy(f, data, len);
 	ok = l4_csum_ok(f, &pkt);
+	/* The worker's check of a first packet agrees with this one, a
+	 * UDP checksum of 0 ("none") aside. */
+	if (pkt.proto != LB_IPPROTO_ICMP)
+		FUZZ_CHECK(lb_pkt_l4_csum_ok(f, &pkt) ==
+			   (ok || (pkt.proto == LB_IPPROTO_UDP &&
+				   !memcmp(f + pkt.l4_off + 6, "\0\0", 2))));
 	if (pkt.proto == LB_IPPROTO_ICMP) {
 		FUZZ_CHECK(lb_nat_rewrite(f, &pkt, src, sp, dst, dp) ==
 			   -EPROTONOSUPPORT);
@@ -134,7 +149,7 @@ check_icmp(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt0)
 	uint32_t osrc = pkt0->dst ^ 0x100u;
 	int rc;
 
-	((uint8_t *)&osrc)[0] = (uint8_t)(1 + ((uint8_t *)&osrc)[0] % 223);
+	((uint8_t *)&osrc)[0] = src_octet(((uint8_t *)&osrc)[0]);
 
 	memcpy(f, data, len);
 	rc = lb_nat_icmp_parse(f, len, &pkt, &ic);

@@ -573,6 +573,23 @@ tcp_conn(uint16_t cport, int be)
 	};
 }
 
+/* A datagram stream from the client to the UDP service. */
+static struct conn
+udp_conn(uint16_t cport)
+{
+	return (struct conn){
+		.proto = PB_PROTO_UDP,
+		.cip = IP_C,
+		.cport = cport,
+		.cmac = mac_c,
+		.vip = IP_VIP,
+		.vport = UVPORT,
+		.bip = IP_UBE,
+		.bport = UBPORT,
+		.bmac = mac_ube,
+	};
+}
+
 static void
 conn_be(struct conn *c, int be)
 {
@@ -885,6 +902,84 @@ test_arp(void **state)
 	env_close(e, 1);
 }
 
+/* A VIP inside the client subnet, as a one-armed setup has it. */
+#define IP_VIP_LAN PB_IP(198, 51, 100, 10)
+
+static const char *const conf_vip_lan[] = {
+	"service add tcp 198.51.100.10:80 sched rr",
+	"backend add tcp 198.51.100.10:80 10.1.0.20:8080",
+	NULL,
+};
+
+struct spoof_row {
+	const char *what;
+	uint16_t port;
+	uint16_t op;  /* 1 request, 2 reply */
+	uint32_t spa; /* the address claimed */
+};
+
+static const struct spoof_row spoof_rows[] = {
+	{"reply claiming the VIP of the client subnet", 0, 2, IP_VIP_LAN},
+	{"reply claiming a routed VIP", 0, 2, IP_VIP},
+	{"reply claiming our address on that port", 0, 2, IP_LB0},
+	{"reply claiming the other port's address", 1, 2, IP_LB0},
+	{"reply claiming the SNAT address", 1, 2, IP_SNAT},
+	{"request claiming the VIP", 0, 1, IP_VIP_LAN},
+	{"request claiming the SNAT address", 1, 1, IP_SNAT},
+};
+
+static void
+test_arp_spoof(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_vip_lan);
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before;
+	struct lb_neigh_info ni;
+	struct pb_frame f, want;
+
+	learn_all(e);
+	for (unsigned int i = 0; i < NELEM(spoof_rows); i++) {
+		const struct spoof_row *r = &spoof_rows[i];
+
+		pb_arp_frame(&f, r->op == 1 ? bcast : mac_port[r->port],
+			     mac_stranger, r->op, mac_stranger, r->spa,
+			     r->op == 1 ? zero_mac : mac_port[r->port],
+			     our_ip[r->port], PB_FRAME_MIN);
+		before = w->st;
+		inject(e, r->port, 0, &f);
+		poll_w(e, 0);
+		expect_quiet(e, r->what);
+		check_drop_delta(w, &before, LB_DROP_ARP_SPOOF, r->what);
+		if (lb_neigh_get(w->neigh, htonl(r->spa), now_ns(e), &ni) ==
+			    0 &&
+		    memcmp(ni.mac, mac_stranger, 6) == 0)
+			fail_msg("%s: learnt as a neighbour", r->what);
+	}
+	CHECK_EQ(w->st.arp_replies, 0, "ARP answered to a spoofer");
+
+	/* The next packet for the VIP (here a ping's answer: the ping
+	 * claims to come from it) goes nowhere, least of all to the MAC
+	 * that claimed the VIP. */
+	echo_frames(&f, &want, 0, IP_VIP_LAN, mac_stranger, IP_LB0, 1);
+	before = w->st;
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	settle(e);
+	expect_quiet(e, "ping from the VIP after the spoof");
+	check_drop_delta(w, &before, LB_DROP_SRC_OURS,
+			 "ping from the VIP after the spoof");
+
+	/* Our addresses are still answered for, the VIP included. */
+	pb_arp_frame(&f, bcast, mac_c, 1, mac_c, IP_C, zero_mac, IP_VIP_LAN,
+		     PB_FRAME_MIN);
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	pb_arp_frame(&want, mac_c, mac_port[0], 2, mac_port[0], IP_VIP_LAN,
+		     mac_c, IP_C, PB_FRAME_MIN);
+	expect_frame(e, 0, 0, &want, "the client asking for the VIP");
+	env_close(e, 1);
+}
+
 /* ---- ICMP echo --------------------------------------------------------- */
 
 static void
@@ -1100,17 +1195,7 @@ test_udp(void **state)
 {
 	struct env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
-	struct conn u = {
-		.proto = PB_PROTO_UDP,
-		.cip = IP_C,
-		.cport = 5000,
-		.cmac = mac_c,
-		.vip = IP_VIP,
-		.vport = UVPORT,
-		.bip = IP_UBE,
-		.bport = UBPORT,
-		.bmac = mac_ube,
-	};
+	struct conn u = udp_conn(5000);
 	struct conn z = u;
 	const struct seg query = {
 		.what = "query", .dir = TO_BE, .seq = 1, .plen = 40};
@@ -1796,8 +1881,16 @@ static const struct bad_row bad_rows[] = {
 	{"header checksum wrong", B_TCP, 0, 0, V(IP_CSUM), P(22, 1, 63)},
 	{"first fragment", B_TCP, 0, 1, V(IP_FRAG), P(20, 2, 0x20, 0)},
 	{"later fragment", B_TCP, 0, 1, V(IP_FRAG), P(20, 2, 0, 0xb9)},
+	{"first fragment cut short", B_UDP, 40, 1, V(IP_FRAG),
+	 P(20, 2, 0x20, 0)},
+	{"later fragment cut short", B_TCP, 40, 1, V(IP_FRAG),
+	 P(20, 2, 0, 0xb9)},
+	{"later fragment, last one", B_UDP, 0, 1, V(IP_FRAG),
+	 P(20, 2, 0x01, 0x72)},
 	{"source 0.0.0.0", B_TCP, 0, 1, V(IP_ADDR), P(26, 4, 0, 0, 0, 0)},
 	{"multicast source", B_TCP, 0, 1, V(IP_ADDR), P(26, 4, 224, 0, 0, 5)},
+	{"loopback source", B_TCP, 0, 1, V(IP_ADDR), P(26, 4, 127, 0, 0, 1)},
+	{"class E source", B_UDP, 0, 1, V(IP_ADDR), P(26, 4, 240, 1, 2, 3)},
 	{"broadcast source", B_UDP, 0, 1, V(IP_ADDR),
 	 P(26, 4, 255, 255, 255, 255)},
 	{"GRE", B_TCP, 0, 1, V(IP_PROTO), P(23, 1, 47)},
@@ -1934,6 +2027,13 @@ struct drop_row {
 		.seq = 77, .ack = 99, .flags = (flags_), .win = 1000,          \
 		.plen = 10                                                     \
 	}
+/* From one of our own addresses, as a land attack forges it. */
+#define FROM_OURS(proto_, src_, sport_, dst_, dport_, flags_)                  \
+	{                                                                      \
+		.proto = (proto_), .ttl = TTL_IN, .id = 0x0c0c, .src = (src_), \
+		.dst = (dst_), .sport = (sport_), .dport = (dport_),           \
+		.seq = 77, .flags = (flags_), .win = 1000, .plen = 10          \
+	}
 #define ICMP_TO(dst_, type_)                                                   \
 	{                                                                      \
 		.proto = PB_PROTO_ICMP, .ttl = TTL_IN, .id = 0x0f0f,           \
@@ -1980,6 +2080,31 @@ static const struct drop_row drop_rows[] = {
 	{"echo reply to the VIP", 0, ICMP_TO(IP_VIP, 0), LB_DROP_ICMP},
 	{"ICMP redirect to the VIP", 0, ICMP_TO(IP_VIP, 5), LB_DROP_ICMP},
 	{"timestamp request to the VIP", 0, ICMP_TO(IP_VIP, 13), LB_DROP_ICMP},
+	{"land: SYN from the VIP to itself", 0,
+	 FROM_OURS(PB_PROTO_TCP, IP_VIP, VPORT, IP_VIP, VPORT, PB_SYN),
+	 LB_DROP_SRC_OURS},
+	{"SYN from the VIP, another port", 0,
+	 FROM_OURS(PB_PROTO_TCP, IP_VIP, 40000, IP_VIP, VPORT, PB_SYN),
+	 LB_DROP_SRC_OURS},
+	{"SYN from the other VIP", 0,
+	 FROM_OURS(PB_PROTO_TCP, IP_VIP2, VPORT, IP_VIP, VPORT, PB_SYN),
+	 LB_DROP_SRC_OURS},
+	{"SYN from our local address", 0,
+	 FROM_OURS(PB_PROTO_TCP, IP_LB0, 40001, IP_VIP, VPORT, PB_SYN),
+	 LB_DROP_SRC_OURS},
+	{"SYN from port 1's address", 0,
+	 FROM_OURS(PB_PROTO_TCP, IP_LB1, 40002, IP_VIP, VPORT, PB_SYN),
+	 LB_DROP_SRC_OURS},
+	{"SYN from the SNAT address", 0,
+	 FROM_OURS(PB_PROTO_TCP, IP_SNAT, 40003, IP_VIP, VPORT, PB_SYN),
+	 LB_DROP_SRC_OURS},
+	{"land: UDP from the VIP to itself", 0,
+	 FROM_OURS(PB_PROTO_UDP, IP_VIP, UVPORT, IP_VIP, UVPORT, 0),
+	 LB_DROP_SRC_OURS},
+	{"echo request from the VIP", 0,
+	 {.proto = PB_PROTO_ICMP, .ttl = TTL_IN, .id = 0x0f0f, .src = IP_VIP,
+	  .dst = IP_LB0, .type = 8, .rest = 0x00090001, .plen = 8},
+	 LB_DROP_SRC_OURS},
 };
 
 static void
@@ -2051,6 +2176,126 @@ test_not_forwarded(void **state)
 	poll_w(e, 0);
 	check_dropped(e, &before, LB_DROP_ICMP,
 		      "port unreachable with a bad ICMP checksum");
+	env_close(e, 1);
+}
+
+/* ---- checksums of the packets that create a flow ---------------------- */
+
+/* Spoils the TCP or UDP checksum of an untagged frame without options. */
+static void
+spoil_l4_csum(struct pb_frame *f)
+{
+	uint32_t off = ETH + 20 + (f->b[ETH + 9] == PB_PROTO_TCP ? 16 : 6);
+
+	f->b[off] ^= 0x5a;
+}
+
+static void
+inject_ol(struct env *e, const struct pb_frame *f, uint64_t ol_flags)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)f->len), f->b, f->len);
+	m->port = 0;
+	m->ol_flags = ol_flags;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[0][0], m), 0);
+}
+
+/* Polls past the retry gap of conf_base: nothing may be sent. */
+static void
+expect_silence(struct env *e, const char *what)
+{
+	uint64_t end = now_ns(e) + QUIET_NS;
+
+	while (now_ns(e) < end)
+		poll_all(e);
+	expect_quiet(e, what);
+}
+
+static void
+test_l4_csum(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before;
+	struct conn c = tcp_conn(41000, 0), c2 = tcp_conn(41001, 0);
+	struct conn u = udp_conn(5100);
+	const struct seg query = {
+		.what = "query", .dir = TO_BE, .seq = 1, .plen = 40};
+	const struct seg query0 = {.what = "first query without checksum",
+				   .dir = TO_BE,
+				   .seq = 4,
+				   .plen = 24,
+				   .csum0 = 1};
+	const struct seg data = {.what = "data, bad checksum, established",
+				 .dir = TO_BE,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = 1001,
+				 .ack = 5001,
+				 .plen = 100};
+	struct pb_frame f, got;
+
+	learn_all(e);
+
+	/* A SYN the backend would drop reaches none of them, holds no flow
+	 * and no SNAT port, and is not queued. */
+	seg_frame(&f, &c, seg_syn(1000), 0);
+	spoil_l4_csum(&f);
+	before = w->st;
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	expect_silence(e, "SYN with a bad TCP checksum");
+	check_drop_delta(w, &before, LB_DROP_L4_CSUM,
+			 "SYN with a bad TCP checksum");
+	CHECK_EQ(w->st.flows_created, 0, "flows of a bad SYN");
+	CHECK_EQ(w->st.deferred, 0, "bad SYNs queued");
+	if (find_flow(e, 0, &c) != NULL)
+		fail_msg("a SYN with a bad checksum made a flow");
+
+	/* The client's retransmission, intact, gets through. */
+	open_tcp(e, &c, 1000, 5000);
+	CHECK_EQ(w->st.flows_created, 1, "flows");
+
+	/* An established flow's segments are not checked (the backend
+	 * does): forwarded as they are. */
+	seg_frame(&f, &c, &data, 0);
+	spoil_l4_csum(&f);
+	before = w->st;
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	expect_one(e, 1, 0, &got, data.what);
+	check_drop_delta(w, &before, -1, data.what);
+
+	/* UDP: the first datagram creates the flow, so it is checked; a
+	 * checksum of 0 is "none" and valid. */
+	seg_frame(&f, &u, &query, 0);
+	spoil_l4_csum(&f);
+	before = w->st;
+	inject(e, 0, 0, &f);
+	poll_w(e, 0);
+	expect_quiet(e, "UDP query with a bad checksum");
+	check_drop_delta(w, &before, LB_DROP_L4_CSUM,
+			 "UDP query with a bad checksum");
+	if (find_flow(e, 0, &u) != NULL)
+		fail_msg("a datagram with a bad checksum made a flow");
+	u.cport = 5101;
+	relay_first(e, &u, &query0);
+	CHECK_EQ(w->st.flows_created, 2, "flows");
+
+	/* Where the port checked the checksum, its word is taken. */
+	seg_frame(&f, &c2, seg_syn(2000), 0);
+	before = w->st;
+	inject_ol(e, &f, RTE_MBUF_F_RX_L4_CKSUM_BAD);
+	poll_w(e, 0);
+	expect_quiet(e, "SYN the port found bad");
+	check_drop_delta(w, &before, LB_DROP_L4_CSUM, "SYN the port found bad");
+	spoil_l4_csum(&f);
+	inject_ol(e, &f, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	poll_w(e, 0);
+	expect_one(e, 1, 0, &got, "SYN the port found good");
+	CHECK_EQ(w->st.flows_created, 3, "flows");
+	CHECK_EQ(w->st.drop[LB_DROP_L4_CSUM], 3, "l4_csum drops");
 	env_close(e, 1);
 }
 
@@ -2738,6 +2983,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_arp, teardown),
+		cmocka_unit_test_teardown(test_arp_spoof, teardown),
 		cmocka_unit_test_teardown(test_echo, teardown),
 		cmocka_unit_test_teardown(test_tcp, teardown),
 		cmocka_unit_test_teardown(test_tcp_reuse_drained, teardown),
@@ -2750,6 +2996,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_redirect, teardown),
 		cmocka_unit_test_teardown(test_malformed, teardown),
 		cmocka_unit_test_teardown(test_not_forwarded, teardown),
+		cmocka_unit_test_teardown(test_l4_csum, teardown),
 		cmocka_unit_test_teardown(test_exception, teardown),
 		cmocka_unit_test_teardown(test_table_full, teardown),
 		cmocka_unit_test_teardown(test_rx_port, teardown),

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -185,6 +186,16 @@ test_addresses(void **state)
 		if (lb_dpconf_is_ours(d, ip(rows[i].ip), rows[i].port) !=
 		    rows[i].ours)
 			fail_msg("%s port %u", rows[i].ip, rows[i].port);
+	/* Own on any port: what no packet from outside may come from. */
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		bool own = lb_dpconf_is_own(d, ip(rows[i].ip));
+		bool want = strcmp(rows[i].ip, "10.11.0.7") != 0 &&
+			    strcmp(rows[i].ip, "10.12.0.11") != 0;
+
+		if (own != want)
+			fail_msg("%s: own %d, want %d", rows[i].ip, own, want);
+	}
+	assert_false(lb_dpconf_is_own(d, ip("10.12.0.3")));
 	assert_int_equal(lb_dpconf_snat_find(d, ip("10.12.0.2")), 1);
 	assert_int_equal(lb_dpconf_snat_find(d, ip("10.12.0.3")),
 			 LB_DPCONF_NONE);

@@ -147,6 +147,29 @@ static void m_fragoff(struct frame *f)
 	put16(f->b + f->ip + 6, 0x0010);
 	ip_fix_csum(f);
 }
+static void m_frag_cut(struct frame *f)
+{
+	/* A first fragment whose datagram goes on past the frame. */
+	put16(f->b + f->ip + 2, 1500);
+	put16(f->b + f->ip + 6, 0x2000);
+	ip_fix_csum(f);
+}
+static void m_frag_bad_csum(struct frame *f)
+{
+	put16(f->b + f->ip + 6, 0x00b9);
+	ip_fix_csum(f);
+	f->b[f->ip + 10] ^= 0x40;
+}
+static void m_src_loopback(struct frame *f)
+{
+	memcpy(f->b + f->ip + 12, (uint8_t[]){ 127, 0, 0, 1 }, 4);
+	ip_fix_csum(f);
+}
+static void m_src_class_e(struct frame *f)
+{
+	memcpy(f->b + f->ip + 12, (uint8_t[]){ 240, 0, 0, 1 }, 4);
+	ip_fix_csum(f);
+}
 static void m_src_mcast(struct frame *f)
 {
 	f->b[f->ip + 12] = 239;
@@ -215,6 +238,11 @@ static const struct row rows[] = {
 	{ "bad ip checksum", TCP, m_csum, LB_PKT_DROP_IP_CSUM },
 	{ "more fragments", UDP, m_mf, LB_PKT_DROP_IP_FRAG },
 	{ "fragment offset", UDP, m_fragoff, LB_PKT_DROP_IP_FRAG },
+	{ "fragment beyond the frame", UDP, m_frag_cut, LB_PKT_DROP_IP_FRAG },
+	{ "fragment, bad ip checksum", UDP, m_frag_bad_csum,
+	  LB_PKT_DROP_IP_FRAG },
+	{ "loopback source", TCP, m_src_loopback, LB_PKT_DROP_IP_ADDR },
+	{ "class e source", UDP, m_src_class_e, LB_PKT_DROP_IP_ADDR },
 	{ "multicast source", TCP, m_src_mcast, LB_PKT_DROP_IP_ADDR },
 	{ "broadcast source", TCP, m_src_bcast, LB_PKT_DROP_IP_ADDR },
 	{ "zero source", TCP, m_src_zero, LB_PKT_DROP_IP_ADDR },
@@ -442,6 +470,90 @@ test_csum_incremental(void **state)
 	}
 }
 
+/* The L4 checksum over the pseudo-header, by the reference routine. */
+static void
+l4_fix_csum(struct frame *f)
+{
+	uint8_t *ip = f->b + f->ip, buf[12 + FRAME_MAX];
+	uint32_t l4_len = (uint32_t)(ip[2] << 8 | ip[3]) - 20;
+	uint32_t coff = ip[9] == LB_IPPROTO_TCP ? 16 : 6;
+	uint16_t c;
+
+	put16(ip + 20 + coff, 0);
+	memcpy(buf, ip + 12, 8);
+	buf[8] = 0;
+	buf[9] = ip[9];
+	put16(buf + 10, (uint16_t)l4_len);
+	memcpy(buf + 12, ip + 20, l4_len);
+	c = ref_csum(buf, 12 + l4_len);
+	/* A UDP sum of 0 is sent as 0xffff (RFC 768). */
+	if (c == 0 && ip[9] == LB_IPPROTO_UDP)
+		c = 0xffff;
+	put16(ip + 20 + coff, c);
+}
+
+/* Every checksummed bit counts: the pseudo-header's addresses, the
+ * header and the payload, odd lengths included; UDP's 0 means none. */
+static void
+test_l4_csum(void **state)
+{
+	static const struct {
+		uint8_t proto;
+		uint32_t l4_len;
+	} cases[] = {
+		{ LB_IPPROTO_TCP, 20 },     { LB_IPPROTO_TCP, 20 + 7 },
+		{ LB_IPPROTO_TCP, 20 + 100 }, { LB_IPPROTO_UDP, 8 },
+		{ LB_IPPROTO_UDP, 8 + 13 },   { LB_IPPROTO_UDP, 8 + 64 },
+	};
+	struct lb_xoshiro x;
+	struct lb_rng r;
+
+	(void)state;
+	lb_xoshiro_seed(&x, 17);
+	r = lb_rng_xoshiro(&x);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct frame f;
+		struct lb_pkt pkt;
+		uint8_t *ip;
+		uint32_t l4_len = cases[i].l4_len;
+
+		build(&f, (int)(i & 1), cases[i].proto, l4_len);
+		ip = f.b + f.ip;
+		for (uint32_t k = cases[i].proto == LB_IPPROTO_TCP ? 20 : 8;
+		     k < l4_len; k++)
+			ip[20 + k] = (uint8_t)lb_rng_u64(&r);
+		l4_fix_csum(&f);
+		assert_int_equal(lb_pkt_parse(f.b, f.len, &pkt), LB_PKT_IPV4);
+		assert_true(lb_pkt_l4_csum_ok(f.b, &pkt));
+		/* Each bit of the addresses and of the segment. */
+		for (uint32_t off = 12; off < 20 + l4_len; off++) {
+			for (int bit = 0; bit < 8; bit++) {
+				ip[off] ^= (uint8_t)(1u << bit);
+				/* The parser took the addresses from here. */
+				memcpy(&pkt.src, ip + 12, 4);
+				memcpy(&pkt.dst, ip + 16, 4);
+				/* A UDP checksum flipped to 0 means "none". */
+				if (cases[i].proto == LB_IPPROTO_UDP &&
+				    ip[26] == 0 && ip[27] == 0) {
+					ip[off] ^= (uint8_t)(1u << bit);
+					continue;
+				}
+				if (lb_pkt_l4_csum_ok(f.b, &pkt))
+					fail_msg("case %zu: bit %d of byte %u "
+						 "flipped, still verifies",
+						 i, bit, off);
+				ip[off] ^= (uint8_t)(1u << bit);
+			}
+		}
+		memcpy(&pkt.src, ip + 12, 4);
+		memcpy(&pkt.dst, ip + 16, 4);
+		if (cases[i].proto == LB_IPPROTO_UDP) {
+			put16(ip + 26, 0);
+			assert_true(lb_pkt_l4_csum_ok(f.b, &pkt));
+		}
+	}
+}
+
 static void
 test_names(void **state)
 {
@@ -465,6 +577,7 @@ main(void)
 		cmocka_unit_test(test_random_frames),
 		cmocka_unit_test(test_csum_matches_reference),
 		cmocka_unit_test(test_csum_incremental),
+		cmocka_unit_test(test_l4_csum),
 		cmocka_unit_test(test_names),
 	};
 
