@@ -265,7 +265,8 @@ main(int argc, char **argv)
 	dp.nb_ports = 1;
 	dp.nb_workers = 1;
 	dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	dp.hash_seed = LB_DP_HASH_SEED_DEFAULT;
+	/* A fixed seed: every round builds the same Maglev tables. */
+	dp.hash_seed = 0x5eed5eed5eed5eedULL;
 	dp.flows = 4096;
 	if (lb_port_setup(0, 1, pool, RING_SIZE, RING_SIZE, &dp.port[0]) != 0) {
 		fprintf(stderr, "lb-switchbench: port setup failed\n");
