@@ -1114,6 +1114,7 @@ static const struct {
 	W(arp_requests),
 	W(echo_replies),
 	W(icmp_translated),
+	W(icmp_mtu_clamped),
 	W(idle_sleeps),
 	W(fb_dropped),
 	W(l7_flows),

@@ -1220,6 +1220,39 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 }
 
 /*
+ * An ICMP error about a client-side flow (quoting VIP -> client) that is
+ * not in this worker's table. Which worker owns it depends on where the
+ * client's SYN arrived (the NIC's RSS on the client's tuple with its own
+ * key and table, an XDP program's choice, queue 0 without RSS), which the
+ * error's own address pair (router, VIP) does not tell. So the workers
+ * are asked in turn, each in its own table: the error goes on to the
+ * next worker, nb_workers - 1 times at most; the count rides in the
+ * mbuf's user tag while it is in a redirect ring. Only errors quoting a
+ * service's VIP and port go round.
+ * @return true if @p m was passed on (or dropped as redirect_full).
+ */
+static bool
+icmp_pass_on(struct lb_worker *w, struct rte_mbuf *m,
+	     const struct lb_nat_icmp *ic)
+{
+	struct lb_dp *dp = w->dp;
+	uint64_t hops = w->in_redirect ? (uint64_t)m->hash.usr + 1 : 1;
+	struct lb_worker *next;
+
+	if (hops >= dp->nb_workers ||
+	    lb_dpconf_svc_find(w->conf, ic->proto, ic->inner.src,
+			       ic->inner.sport) < 0)
+		return false;
+	next = dp->w[(w->wid + 1u) % dp->nb_workers];
+	m->hash.usr = (uint32_t)hops;
+	if (rte_ring_mp_enqueue(next->redirect, m) != 0)
+		drop(w, m, LB_DROP_REDIRECT);
+	else
+		w->st.redirect_out++;
+	return true;
+}
+
+/*
  * An ICMP error about one of our flows. From a backend (quoting SNAT ->
  * backend): unreachable during the handshake fails the trial, otherwise
  * it is translated for the client. From the client side (quoting
@@ -1238,14 +1271,20 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
+	int sn;
 
 	if (lb_nat_icmp_parse(fr, len, pkt, &ic) != 0) {
 		drop(w, m, LB_DROP_ICMP);
 		return;
 	}
+	sn = lb_dpconf_snat_find(w->conf, pkt->dst);
+	if (sn >= 0 && unlikely(w->conf->snat[sn].port != m->port)) {
+		drop(w, m, LB_DROP_SNAT_PORT);
+		return;
+	}
 	/* An error about SNAT -> backend traffic belongs to the worker that
 	 * owns the quoted SNAT port. */
-	if (w->snat != NULL && lb_dpconf_snat_find(w->conf, pkt->dst) >= 0) {
+	if (w->snat != NULL && sn >= 0) {
 		uint32_t owner = lb_snat_owner(w->snat, ic.inner.sport);
 
 		if (owner != w->wid && owner < w->dp->nb_workers) {
@@ -1263,6 +1302,8 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			ic.inner.sport, ic.proto);
 	idx = lb_flow_lookup(w->ft, &k, &dir);
 	if (idx == LB_FLOW_NONE) {
+		if (sn < 0 && icmp_pass_on(w, m, &ic))
+			return;
 		drop_or_kernel(w, m, pkt->dst, LB_DROP_NO_FLOW);
 		return;
 	}
@@ -1290,6 +1331,10 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		drop(w, m, LB_DROP_TTL);
 		return;
 	}
+	if (ic.type == LB_ICMP_DEST_UNREACH && ic.code == LB_ICMP_FRAG_NEEDED &&
+	    ic.mtu < LB_NAT_MTU_FLOOR &&
+	    lb_nat_icmp_set_mtu(fr, len, pkt, LB_NAT_MTU_FLOOR) == 0)
+		w->st.icmp_mtu_clamped++;
 	if (lb_nat_icmp_rewrite(fr, len, pkt, k2->dst, k2->src, &in) < 0) {
 		drop(w, m, LB_DROP_ICMP);
 		return;
@@ -1633,7 +1678,9 @@ lb_worker_poll(struct lb_worker *w)
 
 		w->st.redirect_in += n;
 		total += n;
+		w->in_redirect = true;
 		handle_burst(w, pkts, n, now);
+		w->in_redirect = false;
 	}
 	if (w->exc_in != NULL) {
 		/* The kernel's frames leave as they are (m->port: which). */

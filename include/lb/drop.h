@@ -23,6 +23,9 @@ enum lb_drop {
 	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
 	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
 	LB_DROP_EXC_FULL,    /**< for the kernel, but its ring was full */
+	LB_DROP_VLAN,        /**< 802.1Q tag other than the port's own */
+	LB_DROP_SNAT_PORT,   /**< to a SNAT address, on another port */
+	LB_DROP_PORT_UNUSED, /**< the table names a port not in use */
 	LB_DROP_MAX,
 };
 
@@ -45,6 +48,9 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_NOMBUF] = "no_mbuf",
 		[LB_DROP_TTL] = "ttl_expired",
 		[LB_DROP_EXC_FULL] = "exception_full",
+		[LB_DROP_VLAN] = "vlan_mismatch",
+		[LB_DROP_SNAT_PORT] = "snat_wrong_port",
+		[LB_DROP_PORT_UNUSED] = "port_unused",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

@@ -39,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 8u
+#define LB_SHM_LAYOUT_VERSION 9u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -89,6 +89,8 @@ struct lb_worker_stats {
 	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
 	uint64_t l7_db_errors;  /**< header databases that failed to load */
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
+	/** Frag-needed errors whose MTU was raised to LB_NAT_MTU_FLOOR. */
+	uint64_t icmp_mtu_clamped;
 };
 
 /** One backend slot as one worker saw it. */

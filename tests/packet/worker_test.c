@@ -43,6 +43,7 @@
 #include "dp.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
+#include "lb/nat.h"
 #include "pktbuild.h"
 
 #define NB_PORTS 2
@@ -1749,6 +1750,114 @@ test_redirect(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * A router's error about a response (VIP -> client) that the client-side
+ * RSS hashed on (router, VIP) lands on any worker: @rest is the error's
+ * bytes 4..7 as sent, @rest_out as the backend must get them.
+ */
+static void
+frag_needed_frames(struct pb_frame *in, struct pb_frame *want,
+		   const struct conn *c, const struct seg *s, uint32_t rest,
+		   uint32_t rest_out)
+{
+	uint8_t dgram[PB_FRAME_MAX], quote[48];
+	struct pb_frame sent;
+	struct pb_dg d, q;
+
+	seg_frame(&sent, c, s, 1);
+	memcpy(quote, sent.b + ETH, sizeof(quote));
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x7a7a,
+			   .src = IP_RTR,
+			   .dst = IP_VIP,
+			   .type = 3,
+			   .code = 4,
+			   .rest = rest,
+			   .data = quote,
+			   .plen = sizeof(quote)};
+	pb_ipv4_frame(in, mac_port[0], mac_rtr, &d);
+	seg_dg(&q, c, s, 0);
+	q.ttl = TTL_FWD;
+	pb_ipv4(dgram, &q);
+	memcpy(quote, dgram, sizeof(quote));
+	d.src = IP_SNAT;
+	d.dst = c->bip;
+	d.ttl = TTL_FWD;
+	d.rest = rest_out;
+	pb_ipv4_frame(want, c->bmac, mac_port[1], &d);
+}
+
+/*
+ * Client-side ICMP errors reach the worker that owns the quoted flow,
+ * whichever worker RSS gave them to, and a frag-needed's MTU is never
+ * passed on below LB_NAT_MTU_FLOOR.
+ */
+static void
+test_icmp_owner(void **state)
+{
+	struct env *e = env_up(state, 2, FLOWS, NULL);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	struct conn c = tcp_conn(44101, 0), other = tcp_conn(44102, 1);
+	const struct seg resp = {.what = "response on worker 1",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 1,
+				 .plen = 1400};
+	struct pb_frame in, want;
+
+	learn_all(e);
+	c.q = 1;
+	open_tcp(e, &c, ISS, IRS);
+	relay(e, &c, &resp);
+
+	/* Worker 0 has no such flow: it hands the error on, and worker 1
+	 * translates it for the backend. */
+	frag_needed_frames(&in, &want, &c, &resp, 1280, 1280);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "worker 0 with an error about worker 1's flow");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing the error on");
+	poll_w(e, 1);
+	expect_frame(e, 1, 1, &want, "frag-needed translated by worker 1");
+	CHECK_EQ(w1->st.icmp_translated, 1, "worker 1 translating");
+	CHECK_EQ(w1->st.icmp_mtu_clamped, 0, "MTU 1280 passed on as it is");
+
+	/* MTU 68: the backend hears 552. */
+	frag_needed_frames(&in, &want, &c, &resp, 68, LB_NAT_MTU_FLOOR);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "worker 0 with a tiny MTU");
+	poll_w(e, 1);
+	expect_frame(e, 1, 1, &want, "frag-needed of MTU 68 raised to 552");
+	CHECK_EQ(w1->st.icmp_translated, 2, "worker 1 translating");
+	CHECK_EQ(w1->st.icmp_mtu_clamped, 1, "MTU raised once");
+
+	/* On the owner's own queue it stays there. */
+	frag_needed_frames(&in, &want, &c, &resp, 1400, 1400);
+	inject(e, 0, 1, &in);
+	poll_w(e, 1);
+	expect_frame(e, 1, 1, &want, "frag-needed on the owner's queue");
+	CHECK_EQ(w1->st.redirect_out, 0, "worker 1 kept its own");
+
+	/* About a flow nobody has: once round the workers, then dropped. */
+	other.sport = 40000;
+	frag_needed_frames(&in, &want, &other, &resp, 1280, 1280);
+	inject(e, 0, 1, &in);
+	poll_w(e, 1);
+	expect_quiet(e, "worker 1 with an error about no flow");
+	CHECK_EQ(w1->st.redirect_out, 1, "worker 1 handing it on");
+	poll_w(e, 0);
+	poll_w(e, 1);
+	expect_quiet(e, "an error about no flow");
+	CHECK_EQ(w0->st.drop[LB_DROP_NO_FLOW], 1, "dropped by the last worker");
+	CHECK_EQ(w0->st.redirect_out, 2, "worker 0 not handing it back");
+	CHECK_EQ(w1->st.drop[LB_DROP_NO_FLOW], 0, "worker 1");
+	CHECK_EQ(w0->st.icmp_translated, 0, "worker 0 translating");
+	env_close(e, 1);
+}
+
 /* ---- malformed frames -------------------------------------------------- */
 
 enum base { B_TCP, B_UDP, B_ICMP, B_ARP };
@@ -2471,6 +2580,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_admit, teardown),
 		cmocka_unit_test_teardown(test_ttl, teardown),
 		cmocka_unit_test_teardown(test_teardown_parked, teardown),
+		cmocka_unit_test_teardown(test_icmp_owner, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
