@@ -22,6 +22,7 @@
 
 #include "dp.h"
 #include "exc.h"
+#include "lb/bytes.h"
 #include "lb/nat.h"
 
 #define LOG(level, fmt, ...) \
@@ -94,6 +95,50 @@ tx_enqueue(struct lb_worker *w, uint16_t port, struct rte_mbuf *m)
 		tx_flush(w, port);
 }
 
+/* ---- 802.1Q ------------------------------------------------------------- */
+
+#define VLAN_HDR_LEN 4
+#define VLAN_VID_MASK 0x0fff
+
+/* The VLAN a frame arrived in: 0 untagged (or priority-tagged). */
+static inline uint16_t
+pkt_vid(const struct lb_pkt *pkt)
+{
+	return pkt->has_vlan ? (uint16_t)(pkt->vlan_tci & VLAN_VID_MASK) : 0;
+}
+
+/*
+ * Gives frame @p m the tag of the port it leaves by (@p vid, 0: none),
+ * whatever tag it came with: the output side's VLAN is ours to choose,
+ * never the sender's. The priority bits start at 0 for the same reason.
+ * @return 0, or -ENOSPC without headroom for a tag.
+ */
+static inline int
+vlan_out(struct rte_mbuf *m, uint16_t vid)
+{
+	uint8_t *fr = frame_of(m);
+	bool tagged = rd16(fr + 12) == LB_ETHER_TYPE_VLAN;
+
+	if (likely(!tagged && vid == 0))
+		return 0;
+	if (tagged && vid != 0) {
+		wr16(fr + 14, vid);
+		return 0;
+	}
+	if (tagged) {
+		memmove(fr + VLAN_HDR_LEN, fr, 12);
+		rte_pktmbuf_adj(m, VLAN_HDR_LEN);
+		return 0;
+	}
+	fr = (uint8_t *)rte_pktmbuf_prepend(m, VLAN_HDR_LEN);
+	if (fr == NULL)
+		return -ENOSPC;
+	memmove(fr, fr + VLAN_HDR_LEN, 12);
+	wr16(fr + 12, LB_ETHER_TYPE_VLAN);
+	wr16(fr + 14, vid);
+	return 0;
+}
+
 /* ---- neighbours --------------------------------------------------------- */
 
 static void
@@ -102,14 +147,23 @@ send_arp_request(struct lb_worker *w, uint16_t port, uint32_t src,
 {
 	struct lb_dp *dp = w->dp;
 	struct lb_nat_link link = { 0 };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	struct rte_mbuf *m;
 	int len;
 
+	/* The table may name any port up to LB_CONF_PORT_MAX; only those
+	 * set up have a MAC and a TX buffer. */
+	if (unlikely(port >= dp->nb_ports)) {
+		w->st.drop[LB_DROP_PORT_UNUSED]++;
+		return;
+	}
+	m = rte_pktmbuf_alloc(dp->pool);
 	if (m == NULL) {
 		w->st.drop[LB_DROP_NOMBUF]++;
 		return;
 	}
 	memcpy(link.mac, dp->port[port].mac.addr_bytes, 6);
+	link.vlan_tci = w->conf->port_vlan[port];
+	link.has_vlan = link.vlan_tci != 0;
 	len = lb_nat_arp_request(rte_pktmbuf_mtod(m, uint8_t *),
 				 rte_pktmbuf_tailroom(m), &link, src, target,
 				 dst_mac);
@@ -151,9 +205,16 @@ route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst, uint64_t now)
 	uint8_t mac[6];
 	int rc;
 
-	if (lb_dpconf_next_hop(w->conf, dst, &port, &nh, &src) != 0 ||
-	    port >= dp->nb_ports) {
+	if (lb_dpconf_next_hop(w->conf, dst, &port, &nh, &src) != 0) {
 		drop(w, m, LB_DROP_NO_ROUTE);
+		return;
+	}
+	if (unlikely(port >= dp->nb_ports)) {
+		drop(w, m, LB_DROP_PORT_UNUSED);
+		return;
+	}
+	if (unlikely(vlan_out(m, w->conf->port_vlan[port]) != 0)) {
+		drop(w, m, LB_DROP_NOMBUF);
 		return;
 	}
 	rc = lb_neigh_lookup(w->neigh, nh, now, mac);
@@ -1505,6 +1566,14 @@ handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 	for (unsigned int i = 0; i < n; i++) {
 		if (i + 1 < n)
 			l7_prefetch(w, m[i + 1], &pkt[i + 1], fi[i + 1]);
+		/* A port takes its own VLAN only: the input side's tag
+		 * must not pick where a frame goes. */
+		if (v[i] < LB_PKT_DROP_FIRST &&
+		    unlikely(pkt_vid(&pkt[i]) !=
+			     w->conf->port_vlan[m[i]->port])) {
+			drop(w, m[i], LB_DROP_VLAN);
+			continue;
+		}
 		switch (v[i]) {
 		case LB_PKT_IPV4:
 			handle_ipv4(w, m[i], &pkt[i], hash[i], now);

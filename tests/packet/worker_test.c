@@ -2447,6 +2447,214 @@ test_rx_port(void **state)
 	env_close(e, 1);
 }
 
+/* ---- what a port accepts ------------------------------------------------ */
+
+/* Inserts an 802.1Q tag after the MAC addresses of @f. */
+static void
+vlan_tag(struct pb_frame *f, uint16_t tci)
+{
+	assert_true(f->len + 4 <= PB_FRAME_MAX);
+	memmove(f->b + 16, f->b + 12, f->len - 12);
+	pb_put16(f->b + 12, 0x8100);
+	pb_put16(f->b + 14, tci);
+	f->len += 4;
+}
+
+/* Port 1 (the backends) on VLAN 20, port 0 untagged. */
+static const char *const conf_vlan[] = {
+	"addr del 10.1.0.1",
+	"addr add 10.1.0.1/24 port 1 vlan 20",
+	NULL,
+};
+
+/* An ARP frame as pb_arp_frame() builds it, tagged, padded to 60. */
+static void
+arp_tagged(struct pb_frame *f, const uint8_t *dst, const uint8_t *src,
+	   uint16_t op, const uint8_t *sha, uint32_t spa, const uint8_t *tha,
+	   uint32_t tpa, uint16_t tci)
+{
+	pb_arp_frame(f, dst, src, op, sha, spa, tha, tpa, PB_FRAME_MIN - 4);
+	vlan_tag(f, tci);
+}
+
+static void
+test_vlan_untagged(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49001, 0);
+	struct lb_worker_stats before;
+	struct pb_frame in;
+
+	learn_all(e);
+	/* A client picking a VLAN: not on a port that has none. */
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	vlan_tag(&in, 20);
+	before = w->st;
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "tagged SYN on an untagged port");
+	check_drop_delta(w, &before, LB_DROP_VLAN, "tagged SYN");
+	CHECK_EQ(w->st.flows_created, 0, "flows");
+	/* The same on the backends' side, and a tagged ARP request. */
+	pb_arp_frame(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
+		     IP_SNAT, PB_FRAME_MIN - 4);
+	vlan_tag(&in, 7);
+	before = w->st;
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "tagged ARP request on an untagged port");
+	check_drop_delta(w, &before, LB_DROP_VLAN, "tagged ARP request");
+	env_close(e, 1);
+}
+
+static void
+test_vlan_tagged(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_vlan);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49002, 0);
+	const struct seg synack = {.what = "backend SYN-ACK in VLAN 20",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = IRS,
+				   .ack = ISS + 1,
+				   .mss = 1};
+	struct lb_worker_stats before;
+	struct pb_frame in, want;
+	static struct pb_frame got;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	for (int i = 0; i < 3; i++) {
+		arp_tagged(&in, mac_port[1], mac_be[i], 2, mac_be[i],
+			   IP_BE(i), mac_port[1], IP_LB1, 20);
+		inject(e, 1, 0, &in);
+	}
+	poll_w(e, 0);
+	expect_quiet(e, "neighbours announcing themselves");
+	check_no_drops(w, "tagged announcements");
+
+	/* The client's SYN leaves port 1 tagged 20. */
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_one(e, 1, 0, &got, "client SYN");
+	if (got.len < ETH + 4 + 28)
+		fail_msg("client SYN: %u bytes sent", got.len);
+	c.sport = pb_get16(got.b + ETH + 4 + 20);
+	seg_frame(&want, &c, seg_syn(ISS), 1);
+	vlan_tag(&want, 20);
+	expect_same(&got, &want, "client SYN, out in VLAN 20");
+
+	/* The reply comes tagged and leaves port 0 untagged. */
+	seg_frame(&in, &c, &synack, 0);
+	vlan_tag(&in, 20);
+	seg_frame(&want, &c, &synack, 1);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &want, "SYN-ACK, out untagged");
+
+	/* Untagged, or in another VLAN, on port 1: dropped. */
+	seg_frame(&in, &c, &synack, 0);
+	before = w->st;
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "untagged SYN-ACK on the tagged port");
+	check_drop_delta(w, &before, LB_DROP_VLAN, "untagged on port 1");
+	vlan_tag(&in, 30);
+	before = w->st;
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "SYN-ACK in VLAN 30");
+	check_drop_delta(w, &before, LB_DROP_VLAN, "VLAN 30 on port 1");
+
+	/* ARP and ping on the tagged port are answered tagged. */
+	arp_tagged(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
+		   IP_SNAT, 20);
+	arp_tagged(&want, mac_be[0], mac_port[1], 2, mac_port[1], IP_SNAT,
+		   mac_be[0], IP_BE(0), 20);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ARP reply in VLAN 20");
+	echo_frames(&in, &want, 1, IP_BE(1), mac_be[1], IP_LB1, 3);
+	vlan_tag(&in, 20);
+	vlan_tag(&want, 20);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
+
+	/* Our own ARP request is tagged too: a ping from a host nobody
+	 * introduced waits for it. */
+	arp_tagged(&want, bcast, mac_port[1], 1, mac_port[1], IP_LB1, zero_mac,
+		   IP_HOST1, 20);
+	echo_frames(&in, &got, 1, IP_HOST1, mac_host1, IP_LB1, 4);
+	vlan_tag(&in, 20);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ARP request in VLAN 20");
+	CHECK_EQ(w->st.drop[LB_DROP_VLAN], 2, "frames in the wrong VLAN");
+	env_close(e, 1);
+}
+
+/*
+ * A table may name ports up to 31; the dataplane runs two here. Resolving
+ * a next hop behind port 9 (the retransmitted ARP request, a new packet)
+ * sends nothing and counts it.
+ */
+static void
+test_port_unused(void **state)
+{
+	/* The SYN's own timeout (the shortest of the services') must not
+	 * retry toward port 9 meanwhile. */
+	static const char *const slow[] = {
+		"service set tcp 203.0.113.10:80 syn-timeout 60s",
+		"service set tcp 203.0.113.11:80 syn-timeout 60s",
+		NULL,
+	};
+	struct env *e = env_up(state, 1, FLOWS, slow);
+	struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49301, 0);
+	struct lb_dpconf *d, *orig;
+	struct pb_frame in;
+	uint64_t end;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	poll_w(e, 0);
+	/* No backend is known: the SYN waits for an ARP answer. */
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	CHECK_EQ(take(e, 1, 0, NULL, 0), 1, "ARP request on port 1");
+	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
+
+	orig = e->dp.conf;
+	d = rte_zmalloc("lbpkt_conf_p9", sizeof(*d), 0);
+	assert_non_null(d);
+	memcpy(d, orig, sizeof(*d));
+	d->gen++;
+	for (uint32_t i = 0; i < d->nb_addr; i++)
+		if (d->addr[i].port == 1)
+			d->addr[i].port = 9;
+	e->dp.conf = d;
+	end = now_ns(e) + WAIT_NS;
+	while (w->st.drop[LB_DROP_PORT_UNUSED] == 0 && now_ns(e) < end)
+		poll_w(e, 0);
+	expect_quiet(e, "ARP request retransmitted toward port 9");
+	CHECK_EQ(w->st.drop[LB_DROP_PORT_UNUSED], 1, "retransmit not sent");
+	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
+
+	c.cport = 49302;
+	seg_frame(&in, &c, seg_syn(ISS + 7), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "a SYN toward port 9");
+	CHECK_EQ(w->st.drop[LB_DROP_PORT_UNUSED], 2, "SYN not sent");
+	e->dp.conf = orig;
+	poll_w(e, 0);
+	rte_free(d);
+	env_close(e, 1);
+}
+
 /* ---- TTL --------------------------------------------------------------- */
 
 static void
@@ -2581,6 +2789,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_ttl, teardown),
 		cmocka_unit_test_teardown(test_teardown_parked, teardown),
 		cmocka_unit_test_teardown(test_icmp_owner, teardown),
+		cmocka_unit_test_teardown(test_vlan_untagged, teardown),
+		cmocka_unit_test_teardown(test_vlan_tagged, teardown),
+		cmocka_unit_test_teardown(test_port_unused, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
