@@ -1472,6 +1472,12 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	sn = lb_dpconf_snat_find(c, pkt->dst);
+	if (sn >= 0 && unlikely(c->snat[sn].port != m->port)) {
+		/* Replies come back where the address lives: anything else
+		 * is a spoof from a network that should not reach it. */
+		drop(w, m, LB_DROP_SNAT_PORT);
+		return;
+	}
 	if (sn >= 0 && w->snat != NULL) {
 		uint32_t owner = lb_snat_owner(w->snat, pkt->dport);
 
@@ -1487,6 +1493,20 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	drop_or_kernel(w, m, pkt->dst, LB_DROP_NOT_OURS);
+}
+
+/*
+ * Bytes after the IP datagram (Ethernet padding, or a trailer a sender
+ * hid there) are not part of it: they are not forwarded. Padding is
+ * normal, so this is not counted.
+ */
+static inline void
+trim_trailer(struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	uint32_t end = (uint32_t)pkt->l3_off + pkt->ip_len;
+
+	if (unlikely(rte_pktmbuf_pkt_len(m) > end))
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - end));
 }
 
 /*
@@ -1576,6 +1596,7 @@ handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 		}
 		switch (v[i]) {
 		case LB_PKT_IPV4:
+			trim_trailer(m[i], &pkt[i]);
 			handle_ipv4(w, m[i], &pkt[i], hash[i], now);
 			break;
 		case LB_PKT_ARP:

@@ -2597,6 +2597,100 @@ test_vlan_tagged(void **state)
 }
 
 /*
+ * Backend traffic to a SNAT address comes in on the SNAT address's port
+ * (port 1) only: a client-side sender forging a backend's reply is
+ * refused, as is an ICMP error sent to the SNAT address from there.
+ */
+static void
+test_snat_port(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49101, 0);
+	const struct seg data = {.what = "backend data",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 1,
+				 .plen = 100};
+	struct lb_worker_stats before;
+	uint8_t quote[48];
+	struct pb_frame in, sent;
+	struct pb_dg d;
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	seg_frame(&in, &c, &data, 0);
+	memcpy(in.b + 6, mac_c, 6);
+	before = w->st;
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "a backend's reply forged on port 0");
+	check_drop_delta(w, &before, LB_DROP_SNAT_PORT, "forged reply");
+
+	seg_frame(&sent, &c, &tcp_steps[1].s, 1);
+	memcpy(quote, sent.b + ETH, sizeof(quote));
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x5151,
+			   .src = IP_BE(0),
+			   .dst = IP_SNAT,
+			   .type = 3,
+			   .code = 3,
+			   .data = quote,
+			   .plen = sizeof(quote)};
+	pb_ipv4_frame(&in, mac_port[0], mac_c, &d);
+	before = w->st;
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "an ICMP error to the SNAT address on port 0");
+	check_drop_delta(w, &before, LB_DROP_SNAT_PORT, "forged ICMP error");
+
+	/* The real one, on port 1, goes through. */
+	relay(e, &c, &data);
+	CHECK_EQ(w->st.drop[LB_DROP_SNAT_PORT], 2, "refused on port 0");
+	env_close(e, 1);
+}
+
+/* Bytes past the IP datagram are not forwarded. */
+static void
+test_trailer(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49201, 0);
+	const struct seg req = {.what = "request with a trailer",
+				.dir = TO_BE,
+				.flags = PB_PSH | PB_ACK,
+				.seq = ISS + 1,
+				.ack = IRS + 1,
+				.plen = 100};
+	const struct seg resp = {.what = "response with a trailer",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 101,
+				 .plen = 3};
+	const struct seg *segs[] = {&req, &resp};
+	struct pb_frame in, want;
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	for (unsigned int i = 0; i < NELEM(segs); i++) {
+		seg_frame(&in, &c, segs[i], 0);
+		seg_frame(&want, &c, segs[i], 1);
+		memset(in.b + in.len, 0xa5, 20);
+		in.len += 20;
+		inject(e, in_port(segs[i]), 0, &in);
+		poll_w(e, 0);
+		expect_frame(e, (uint16_t)(1 - in_port(segs[i])), 0, &want,
+			     segs[i]->what);
+	}
+	check_no_drops(w, "trailers");
+	env_close(e, 1);
+}
+
+/*
  * A table may name ports up to 31; the dataplane runs two here. Resolving
  * a next hop behind port 9 (the retransmitted ARP request, a new packet)
  * sends nothing and counts it.
@@ -2791,6 +2885,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_icmp_owner, teardown),
 		cmocka_unit_test_teardown(test_vlan_untagged, teardown),
 		cmocka_unit_test_teardown(test_vlan_tagged, teardown),
+		cmocka_unit_test_teardown(test_snat_port, teardown),
+		cmocka_unit_test_teardown(test_trailer, teardown),
 		cmocka_unit_test_teardown(test_port_unused, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
