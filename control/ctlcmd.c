@@ -1504,6 +1504,7 @@ cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 			 x->len);
 		bad |= e == NULL || jset_str(e, "addr", p) ||
 		       jset_u64(e, "port", x->port) ||
+		       (x->vlan != 0 && jset_u64(e, "vlan", x->vlan)) ||
 		       json_array_append_new(arr, e);
 	}
 	if (!bad) {
