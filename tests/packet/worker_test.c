@@ -2460,6 +2460,20 @@ vlan_tag(struct pb_frame *f, uint16_t tci)
 	f->len += 4;
 }
 
+/* @f, arriving on @port, is sent nowhere and dropped for @why alone. */
+static void
+expect_dropped(struct env *e, uint16_t port, const struct pb_frame *f,
+	       enum lb_drop why, const char *what)
+{
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before = w->st;
+
+	inject(e, port, 0, f);
+	poll_w(e, 0);
+	expect_quiet(e, what);
+	check_drop_delta(w, &before, (int)why, what);
+}
+
 /* Port 1 (the backends) on VLAN 20, port 0 untagged. */
 static const char *const conf_vlan[] = {
 	"addr del 10.1.0.1",
@@ -2483,28 +2497,19 @@ test_vlan_untagged(void **state)
 	struct env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(49001, 0);
-	struct lb_worker_stats before;
 	struct pb_frame in;
 
 	learn_all(e);
 	/* A client picking a VLAN: not on a port that has none. */
 	seg_frame(&in, &c, seg_syn(ISS), 0);
 	vlan_tag(&in, 20);
-	before = w->st;
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "tagged SYN on an untagged port");
-	check_drop_delta(w, &before, LB_DROP_VLAN, "tagged SYN");
+	expect_dropped(e, 0, &in, LB_DROP_VLAN, "tagged SYN on an untagged port");
 	CHECK_EQ(w->st.flows_created, 0, "flows");
 	/* The same on the backends' side, and a tagged ARP request. */
 	pb_arp_frame(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
 		     IP_SNAT, PB_FRAME_MIN - 4);
 	vlan_tag(&in, 7);
-	before = w->st;
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "tagged ARP request on an untagged port");
-	check_drop_delta(w, &before, LB_DROP_VLAN, "tagged ARP request");
+	expect_dropped(e, 1, &in, LB_DROP_VLAN, "tagged ARP request on an untagged port");
 	env_close(e, 1);
 }
 
@@ -2520,7 +2525,6 @@ test_vlan_tagged(void **state)
 				   .seq = IRS,
 				   .ack = ISS + 1,
 				   .mss = 1};
-	struct lb_worker_stats before;
 	struct pb_frame in, want;
 	static struct pb_frame got;
 
@@ -2556,17 +2560,9 @@ test_vlan_tagged(void **state)
 
 	/* Untagged, or in another VLAN, on port 1: dropped. */
 	seg_frame(&in, &c, &synack, 0);
-	before = w->st;
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "untagged SYN-ACK on the tagged port");
-	check_drop_delta(w, &before, LB_DROP_VLAN, "untagged on port 1");
+	expect_dropped(e, 1, &in, LB_DROP_VLAN, "untagged SYN-ACK on the tagged port");
 	vlan_tag(&in, 30);
-	before = w->st;
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "SYN-ACK in VLAN 30");
-	check_drop_delta(w, &before, LB_DROP_VLAN, "VLAN 30 on port 1");
+	expect_dropped(e, 1, &in, LB_DROP_VLAN, "SYN-ACK in VLAN 30");
 
 	/* ARP and ping on the tagged port are answered tagged. */
 	arp_tagged(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
@@ -2613,7 +2609,6 @@ test_snat_port(void **state)
 				 .seq = IRS + 1,
 				 .ack = ISS + 1,
 				 .plen = 100};
-	struct lb_worker_stats before;
 	uint8_t quote[48];
 	struct pb_frame in, sent;
 	struct pb_dg d;
@@ -2622,11 +2617,7 @@ test_snat_port(void **state)
 	open_tcp(e, &c, ISS, IRS);
 	seg_frame(&in, &c, &data, 0);
 	memcpy(in.b + 6, mac_c, 6);
-	before = w->st;
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "a backend's reply forged on port 0");
-	check_drop_delta(w, &before, LB_DROP_SNAT_PORT, "forged reply");
+	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT, "a backend's reply forged on port 0");
 
 	seg_frame(&sent, &c, &tcp_steps[1].s, 1);
 	memcpy(quote, sent.b + ETH, sizeof(quote));
@@ -2640,11 +2631,7 @@ test_snat_port(void **state)
 			   .data = quote,
 			   .plen = sizeof(quote)};
 	pb_ipv4_frame(&in, mac_port[0], mac_c, &d);
-	before = w->st;
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "an ICMP error to the SNAT address on port 0");
-	check_drop_delta(w, &before, LB_DROP_SNAT_PORT, "forged ICMP error");
+	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT, "an ICMP error to the SNAT address on port 0");
 
 	/* The real one, on port 1, goes through. */
 	relay(e, &c, &data);
