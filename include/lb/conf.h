@@ -384,8 +384,7 @@ int lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
  * (0: untagged). -EINVAL if another address of the port has another.
  */
 int lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
-			  uint16_t port, uint16_t vlan,
-			  struct lb_cmd_out *out);
+			  uint16_t port, uint16_t vlan, struct lb_cmd_out *out);
 int lb_conf_addr_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out);
 int lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
 		      uint16_t port, struct lb_cmd_out *out);

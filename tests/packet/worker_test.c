@@ -2503,13 +2503,15 @@ test_vlan_untagged(void **state)
 	/* A client picking a VLAN: not on a port that has none. */
 	seg_frame(&in, &c, seg_syn(ISS), 0);
 	vlan_tag(&in, 20);
-	expect_dropped(e, 0, &in, LB_DROP_VLAN, "tagged SYN on an untagged port");
+	expect_dropped(e, 0, &in, LB_DROP_VLAN,
+		       "tagged SYN on an untagged port");
 	CHECK_EQ(w->st.flows_created, 0, "flows");
 	/* The same on the backends' side, and a tagged ARP request. */
 	pb_arp_frame(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
 		     IP_SNAT, PB_FRAME_MIN - 4);
 	vlan_tag(&in, 7);
-	expect_dropped(e, 1, &in, LB_DROP_VLAN, "tagged ARP request on an untagged port");
+	expect_dropped(e, 1, &in, LB_DROP_VLAN,
+		       "tagged ARP request on an untagged port");
 	env_close(e, 1);
 }
 
@@ -2530,8 +2532,8 @@ test_vlan_tagged(void **state)
 
 	announce(e, 0, 0, IP_C, mac_c);
 	for (int i = 0; i < 3; i++) {
-		arp_tagged(&in, mac_port[1], mac_be[i], 2, mac_be[i],
-			   IP_BE(i), mac_port[1], IP_LB1, 20);
+		arp_tagged(&in, mac_port[1], mac_be[i], 2, mac_be[i], IP_BE(i),
+			   mac_port[1], IP_LB1, 20);
 		inject(e, 1, 0, &in);
 	}
 	poll_w(e, 0);
@@ -2560,7 +2562,8 @@ test_vlan_tagged(void **state)
 
 	/* Untagged, or in another VLAN, on port 1: dropped. */
 	seg_frame(&in, &c, &synack, 0);
-	expect_dropped(e, 1, &in, LB_DROP_VLAN, "untagged SYN-ACK on the tagged port");
+	expect_dropped(e, 1, &in, LB_DROP_VLAN,
+		       "untagged SYN-ACK on the tagged port");
 	vlan_tag(&in, 30);
 	expect_dropped(e, 1, &in, LB_DROP_VLAN, "SYN-ACK in VLAN 30");
 
@@ -2617,7 +2620,8 @@ test_snat_port(void **state)
 	open_tcp(e, &c, ISS, IRS);
 	seg_frame(&in, &c, &data, 0);
 	memcpy(in.b + 6, mac_c, 6);
-	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT, "a backend's reply forged on port 0");
+	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT,
+		       "a backend's reply forged on port 0");
 
 	seg_frame(&sent, &c, &tcp_steps[1].s, 1);
 	memcpy(quote, sent.b + ETH, sizeof(quote));
@@ -2631,7 +2635,8 @@ test_snat_port(void **state)
 			   .data = quote,
 			   .plen = sizeof(quote)};
 	pb_ipv4_frame(&in, mac_port[0], mac_c, &d);
-	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT, "an ICMP error to the SNAT address on port 0");
+	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT,
+		       "an ICMP error to the SNAT address on port 0");
 
 	/* The real one, on port 1, goes through. */
 	relay(e, &c, &data);
