@@ -346,6 +346,13 @@ int
 lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
 		 struct lb_cmd_out *out)
 {
+	return lb_conf_addr_add_vlan(c, ip, len, port, 0, out);
+}
+
+int
+lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
+		      uint16_t port, uint16_t vlan, struct lb_cmd_out *out)
+{
 	char a[LB_CMD_IPV4_STRLEN], n1[LB_CMD_ADDR_STRLEN];
 	char n2[LB_CMD_ADDR_STRLEN];
 	const struct lb_conf_addr *dup;
@@ -357,11 +364,29 @@ lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
 	if (len < 1 || len > 32)
 		return lb_cmd_error(out, -ERANGE,
 				    "prefix length %u out of range 1..32", len);
+	if (vlan > LB_CONF_VLAN_MAX)
+		return lb_cmd_error(out, -ERANGE, "vlan %u out of range 1..%u",
+				    vlan, LB_CONF_VLAN_MAX);
 	rc = port_check(port, out);
 	if (rc == 0)
 		rc = check_unicast(ip, "address", out);
 	if (rc != 0)
 		return rc;
+	/* The dataplane tags a port's frames one way: its addresses must
+	 * agree on it. */
+	for (unsigned int i = 0; i < c->nb_addr; i++) {
+		const struct lb_conf_addr *x = &c->addr[i];
+
+		if (x->port != port || x->vlan == vlan)
+			continue;
+		if (x->vlan == 0)
+			return lb_cmd_error(out, -EINVAL,
+					    "port %u is untagged (address %s)",
+					    port, ipstr(x->ip, a));
+		return lb_cmd_error(out, -EINVAL,
+				    "port %u is on vlan %u (address %s)", port,
+				    x->vlan, ipstr(x->ip, a));
+	}
 	m = mask_of(len);
 	subnet_str(ip, len, n1);
 	/* /31 and /32 have no network or broadcast address (RFC 3021). */
@@ -410,7 +435,7 @@ lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many local addresses (limit %u)",
 				    LB_CONF_MAX_ADDRS);
-	c->addr[c->nb_addr++] = (struct lb_conf_addr){ip, len, port};
+	c->addr[c->nb_addr++] = (struct lb_conf_addr){ip, len, port, vlan};
 	c->gen++;
 	return 0;
 }
@@ -1337,8 +1362,9 @@ lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
 	/* The order of lb_conf_save(): each entry meets what it depends on. */
 	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++)
-		rc = lb_conf_addr_add(t, c->addr[i].ip, c->addr[i].len,
-				      c->addr[i].port, out);
+		rc = lb_conf_addr_add_vlan(t, c->addr[i].ip, c->addr[i].len,
+					   c->addr[i].port, c->addr[i].vlan,
+					   out);
 	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++)
 		rc = lb_conf_route_add(t, c->route[i].net, c->route[i].len,
 				       c->route[i].gw, c->route[i].port, out);
@@ -1578,10 +1604,15 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 	if (c == NULL || out == NULL)
 		return lb_cmd_error(out, -EINVAL, "no configuration");
 	lb_conf_svc_opts_default(&def);
-	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++)
-		rc = lb_cmd_printf(out, "addr add %s/%u port %u\n",
+	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++) {
+		rc = lb_cmd_printf(out, "addr add %s/%u port %u",
 				   ipstr(c->addr[i].ip, a), c->addr[i].len,
 				   c->addr[i].port);
+		if (rc == 0 && c->addr[i].vlan != 0)
+			rc = lb_cmd_printf(out, " vlan %u", c->addr[i].vlan);
+		if (rc == 0)
+			rc = lb_cmd_printf(out, "\n");
+	}
 	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++) {
 		const struct lb_conf_route *r = &c->route[i];
 
@@ -1646,10 +1677,15 @@ static const struct lb_cmd_opt port_opt[] = {
 	{"port", LB_CMD_OPT_U64, 0, LB_CONF_PORT_MAX},
 };
 
+static const struct lb_cmd_opt addr_opt[] = {
+	{"port", LB_CMD_OPT_U64, 0, LB_CONF_PORT_MAX},
+	{"vlan", LB_CMD_OPT_U64, 1, LB_CONF_VLAN_MAX},
+};
+
 static int
 cmd_addr_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	struct lb_cmd_optval v[1];
+	struct lb_cmd_optval v[2];
 	uint32_t ip;
 	uint8_t len;
 	int rc;
@@ -1658,12 +1694,13 @@ cmd_addr_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	if (rc == 0)
 		rc = lb_cmd_parse_ipv4_len(argv[0], &ip, &len, out);
 	if (rc == 0)
-		rc = lb_cmd_parse_opts(argc - 1, argv + 1, port_opt, 1, v, out);
+		rc = lb_cmd_parse_opts(argc - 1, argv + 1, addr_opt, 2, v, out);
 	if (rc != 0)
 		return rc;
 	if (!v[0].set)
 		return missing(out, "port N");
-	return lb_conf_addr_add(ctx, ip, len, (uint16_t)v[0].u, out);
+	return lb_conf_addr_add_vlan(ctx, ip, len, (uint16_t)v[0].u,
+				     v[1].set ? (uint16_t)v[1].u : 0, out);
 }
 
 static int
@@ -1713,7 +1750,11 @@ cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++) {
 		snprintf(a, sizeof(a), "%s/%u", ipstr(c->addr[i].ip, b),
 			 c->addr[i].len);
-		rc = lb_cmd_printf(out, "%-18s %u\n", a, c->addr[i].port);
+		rc = lb_cmd_printf(out, "%-18s %u", a, c->addr[i].port);
+		if (rc == 0 && c->addr[i].vlan != 0)
+			rc = lb_cmd_printf(out, " vlan %u", c->addr[i].vlan);
+		if (rc == 0)
+			rc = lb_cmd_printf(out, "\n");
 	}
 	return rc;
 }
@@ -2320,7 +2361,7 @@ cmd_save(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 static const struct lb_cmd_def conf_cmds[] = {
 	{
 		.path = "addr add",
-		.synopsis = "IP/PREFIX port N",
+		.synopsis = "IP/PREFIX port N [vlan V]",
 		.help = "Add a local address and its connected subnet on a "
 			"DPDK port",
 		.long_help =
@@ -2332,6 +2373,12 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"may not be the network or broadcast\naddress of "
 			"its subnet, nor a SNAT address, backend or route "
 			"gateway.\nAt most 16 local addresses.\n\n"
+			"With `vlan V` (1..4094) the port's frames carry "
+			"802.1Q tag V: frames\nwith another tag or none are "
+			"dropped there, and what leaves the port\nis tagged "
+			"V. Without it the port is untagged and drops tagged "
+			"frames.\nEvery address of a port has the same "
+			"VLAN.\n\n"
 			"Example: `addr add 10.0.0.1/24 port 0`",
 		.fn = cmd_addr_add,
 	},

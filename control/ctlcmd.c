@@ -1114,6 +1114,7 @@ static const struct {
 	W(arp_requests),
 	W(echo_replies),
 	W(icmp_translated),
+	W(icmp_mtu_clamped),
 	W(idle_sleeps),
 	W(fb_dropped),
 	W(l7_flows),
@@ -1514,6 +1515,7 @@ cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 			 x->len);
 		bad |= e == NULL || jset_str(e, "addr", p) ||
 		       jset_u64(e, "port", x->port) ||
+		       (x->vlan != 0 && jset_u64(e, "vlan", x->vlan)) ||
 		       json_array_append_new(arr, e);
 	}
 	if (!bad) {

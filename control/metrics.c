@@ -157,6 +157,8 @@ static const struct {
 	W("echo_replies", echo_replies, "ICMP echo replies sent."),
 	W("icmp_translated", icmp_translated,
 	  "ICMP errors translated for a flow."),
+	W("icmp_mtu_clamped", icmp_mtu_clamped,
+	  "Frag-needed errors whose MTU was raised to the floor."),
 	W("idle_sleeps", idle_sleeps, "Sleeps of an idle worker."),
 	W("feedback_dropped", fb_dropped,
 	  "Feedback records lost because the ring was full."),

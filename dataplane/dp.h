@@ -74,6 +74,8 @@ struct lb_worker {
 	struct lb_neigh *neigh;
 	struct rte_ring *redirect; /**< mbufs of our flows from others */
 	struct rte_ring *neigh_in; /**< struct lb_neigh_msg from others */
+	/** Handling frames of the redirect ring (their user tag is ours). */
+	bool in_redirect;
 	struct lb_xoshiro xo;
 	struct lb_rng rng;
 	void *sched[LB_CONF_MAX_SVCS];

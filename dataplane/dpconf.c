@@ -127,6 +127,8 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		d->addr[d->nb_addr++] = (struct lb_dpconf_addr){
 			htonl(a->ip), mask_of(a->len), a->port
 		};
+		if (a->port <= LB_CONF_PORT_MAX)
+			d->port_vlan[a->port] = a->vlan;
 	}
 	for (unsigned int i = 0; i < lb_conf_nb_snats(c); i++) {
 		const struct lb_conf_snat *s = lb_conf_snat_at(c, i);

@@ -299,6 +299,28 @@ lb_nat_icmp_rewrite(uint8_t *frame, uint32_t len, struct lb_pkt *pkt,
 	return 0;
 }
 
+int
+lb_nat_icmp_set_mtu(uint8_t *frame, uint32_t len, const struct lb_pkt *pkt,
+		    uint16_t mtu)
+{
+	struct lb_nat_icmp ie;
+	uint8_t *icmp;
+	uint16_t old, new;
+	int rc;
+
+	rc = lb_nat_icmp_parse(frame, len, pkt, &ie);
+	if (rc != 0)
+		return rc;
+	if (ie.type != LB_ICMP_DEST_UNREACH || ie.code != LB_ICMP_FRAG_NEEDED)
+		return -EINVAL;
+	icmp = frame + pkt->l4_off;
+	old = rd16_raw(icmp + 6);
+	wr16(icmp + 6, mtu);
+	new = rd16_raw(icmp + 6);
+	wr16_raw(icmp + 2, lb_csum_update16(rd16_raw(icmp + 2), old, new));
+	return 0;
+}
+
 /* A whole Ethernet/IPv4 ARP body sits at the frame's l3_off. */
 static int
 arp_ok(const uint8_t *frame, uint32_t len, const struct lb_pkt *pkt)

@@ -105,6 +105,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "arp_requests", sum.arp_requests);
 	add_u64(d, "echo_replies", sum.echo_replies);
 	add_u64(d, "icmp_translated", sum.icmp_translated);
+	add_u64(d, "icmp_mtu_clamped", sum.icmp_mtu_clamped);
 	add_u64(d, "idle_sleeps", sum.idle_sleeps);
 	add_u64(d, "fb_dropped", sum.fb_dropped);
 	add_u64(d, "l7_flows", sum.l7_flows);

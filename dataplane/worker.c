@@ -22,6 +22,7 @@
 
 #include "dp.h"
 #include "exc.h"
+#include "lb/bytes.h"
 #include "lb/nat.h"
 
 #define LOG(level, fmt, ...) \
@@ -94,6 +95,50 @@ tx_enqueue(struct lb_worker *w, uint16_t port, struct rte_mbuf *m)
 		tx_flush(w, port);
 }
 
+/* ---- 802.1Q ------------------------------------------------------------- */
+
+#define VLAN_HDR_LEN 4
+#define VLAN_VID_MASK 0x0fff
+
+/* The VLAN a frame arrived in: 0 untagged (or priority-tagged). */
+static inline uint16_t
+pkt_vid(const struct lb_pkt *pkt)
+{
+	return pkt->has_vlan ? (uint16_t)(pkt->vlan_tci & VLAN_VID_MASK) : 0;
+}
+
+/*
+ * Gives frame @p m the tag of the port it leaves by (@p vid, 0: none),
+ * whatever tag it came with: the output side's VLAN is ours to choose,
+ * never the sender's. The priority bits start at 0 for the same reason.
+ * @return 0, or -ENOSPC without headroom for a tag.
+ */
+static inline int
+vlan_out(struct rte_mbuf *m, uint16_t vid)
+{
+	uint8_t *fr = frame_of(m);
+	bool tagged = rd16(fr + 12) == LB_ETHER_TYPE_VLAN;
+
+	if (likely(!tagged && vid == 0))
+		return 0;
+	if (tagged && vid != 0) {
+		wr16(fr + 14, vid);
+		return 0;
+	}
+	if (tagged) {
+		memmove(fr + VLAN_HDR_LEN, fr, 12);
+		rte_pktmbuf_adj(m, VLAN_HDR_LEN);
+		return 0;
+	}
+	fr = (uint8_t *)rte_pktmbuf_prepend(m, VLAN_HDR_LEN);
+	if (fr == NULL)
+		return -ENOSPC;
+	memmove(fr, fr + VLAN_HDR_LEN, 12);
+	wr16(fr + 12, LB_ETHER_TYPE_VLAN);
+	wr16(fr + 14, vid);
+	return 0;
+}
+
 /* ---- neighbours --------------------------------------------------------- */
 
 static void
@@ -102,14 +147,23 @@ send_arp_request(struct lb_worker *w, uint16_t port, uint32_t src,
 {
 	struct lb_dp *dp = w->dp;
 	struct lb_nat_link link = { 0 };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	struct rte_mbuf *m;
 	int len;
 
+	/* The table may name any port up to LB_CONF_PORT_MAX; only those
+	 * set up have a MAC and a TX buffer. */
+	if (unlikely(port >= dp->nb_ports)) {
+		w->st.drop[LB_DROP_PORT_UNUSED]++;
+		return;
+	}
+	m = rte_pktmbuf_alloc(dp->pool);
 	if (m == NULL) {
 		w->st.drop[LB_DROP_NOMBUF]++;
 		return;
 	}
 	memcpy(link.mac, dp->port[port].mac.addr_bytes, 6);
+	link.vlan_tci = w->conf->port_vlan[port];
+	link.has_vlan = link.vlan_tci != 0;
 	len = lb_nat_arp_request(rte_pktmbuf_mtod(m, uint8_t *),
 				 rte_pktmbuf_tailroom(m), &link, src, target,
 				 dst_mac);
@@ -151,9 +205,16 @@ route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst, uint64_t now)
 	uint8_t mac[6];
 	int rc;
 
-	if (lb_dpconf_next_hop(w->conf, dst, &port, &nh, &src) != 0 ||
-	    port >= dp->nb_ports) {
+	if (lb_dpconf_next_hop(w->conf, dst, &port, &nh, &src) != 0) {
 		drop(w, m, LB_DROP_NO_ROUTE);
+		return;
+	}
+	if (unlikely(port >= dp->nb_ports)) {
+		drop(w, m, LB_DROP_PORT_UNUSED);
+		return;
+	}
+	if (unlikely(vlan_out(m, w->conf->port_vlan[port]) != 0)) {
+		drop(w, m, LB_DROP_NOMBUF);
 		return;
 	}
 	rc = lb_neigh_lookup(w->neigh, nh, now, mac);
@@ -1280,6 +1341,39 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 }
 
 /*
+ * An ICMP error about a client-side flow (quoting VIP -> client) that is
+ * not in this worker's table. Which worker owns it depends on where the
+ * client's SYN arrived (the NIC's RSS on the client's tuple with its own
+ * key and table, an XDP program's choice, queue 0 without RSS), which the
+ * error's own address pair (router, VIP) does not tell. So the workers
+ * are asked in turn, each in its own table: the error goes on to the
+ * next worker, nb_workers - 1 times at most; the count rides in the
+ * mbuf's user tag while it is in a redirect ring. Only errors quoting a
+ * service's VIP and port go round.
+ * @return true if @p m was passed on (or dropped as redirect_full).
+ */
+static bool
+icmp_pass_on(struct lb_worker *w, struct rte_mbuf *m,
+	     const struct lb_nat_icmp *ic)
+{
+	struct lb_dp *dp = w->dp;
+	uint64_t hops = w->in_redirect ? (uint64_t)m->hash.usr + 1 : 1;
+	struct lb_worker *next;
+
+	if (hops >= dp->nb_workers ||
+	    lb_dpconf_svc_find(w->conf, ic->proto, ic->inner.src,
+			       ic->inner.sport) < 0)
+		return false;
+	next = dp->w[(w->wid + 1u) % dp->nb_workers];
+	m->hash.usr = (uint32_t)hops;
+	if (rte_ring_mp_enqueue(next->redirect, m) != 0)
+		drop(w, m, LB_DROP_REDIRECT);
+	else
+		w->st.redirect_out++;
+	return true;
+}
+
+/*
  * An ICMP error about one of our flows. From a backend (quoting SNAT ->
  * backend): unreachable during the handshake fails the trial, otherwise
  * it is translated for the client. From the client side (quoting
@@ -1298,14 +1392,20 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
+	int sn;
 
 	if (lb_nat_icmp_parse(fr, len, pkt, &ic) != 0) {
 		drop(w, m, LB_DROP_ICMP);
 		return;
 	}
+	sn = lb_dpconf_snat_find(w->conf, pkt->dst);
+	if (sn >= 0 && unlikely(w->conf->snat[sn].port != m->port)) {
+		drop(w, m, LB_DROP_SNAT_PORT);
+		return;
+	}
 	/* An error about SNAT -> backend traffic belongs to the worker that
 	 * owns the quoted SNAT port. */
-	if (w->snat != NULL && lb_dpconf_snat_find(w->conf, pkt->dst) >= 0) {
+	if (w->snat != NULL && sn >= 0) {
 		uint32_t owner = lb_snat_owner(w->snat, ic.inner.sport);
 
 		if (owner != w->wid && owner < w->dp->nb_workers) {
@@ -1323,6 +1423,8 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			ic.inner.sport, ic.proto);
 	idx = lb_flow_lookup(w->ft, &k, &dir);
 	if (idx == LB_FLOW_NONE) {
+		if (sn < 0 && icmp_pass_on(w, m, &ic))
+			return;
 		drop_or_kernel(w, m, pkt->dst, LB_DROP_NO_FLOW);
 		return;
 	}
@@ -1350,6 +1452,10 @@ icmp_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		drop(w, m, LB_DROP_TTL);
 		return;
 	}
+	if (ic.type == LB_ICMP_DEST_UNREACH && ic.code == LB_ICMP_FRAG_NEEDED &&
+	    ic.mtu < LB_NAT_MTU_FLOOR &&
+	    lb_nat_icmp_set_mtu(fr, len, pkt, LB_NAT_MTU_FLOOR) == 0)
+		w->st.icmp_mtu_clamped++;
 	if (lb_nat_icmp_rewrite(fr, len, pkt, k2->dst, k2->src, &in) < 0) {
 		drop(w, m, LB_DROP_ICMP);
 		return;
@@ -1438,6 +1544,12 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	sn = lb_dpconf_snat_find(c, pkt->dst);
+	if (sn >= 0 && unlikely(c->snat[sn].port != m->port)) {
+		/* Replies come back where the address lives: anything else
+		 * is a spoof from a network that should not reach it. */
+		drop(w, m, LB_DROP_SNAT_PORT);
+		return;
+	}
 	if (sn >= 0 && w->snat != NULL) {
 		uint32_t owner = lb_snat_owner(w->snat, pkt->dport);
 
@@ -1453,6 +1565,20 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	drop_or_kernel(w, m, pkt->dst, LB_DROP_NOT_OURS);
+}
+
+/*
+ * Bytes after the IP datagram (Ethernet padding, or a trailer a sender
+ * hid there) are not part of it: they are not forwarded. Padding is
+ * normal, so this is not counted.
+ */
+static inline void
+trim_trailer(struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	uint32_t end = (uint32_t)pkt->l3_off + pkt->ip_len;
+
+	if (unlikely(rte_pktmbuf_pkt_len(m) > end))
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - end));
 }
 
 /*
@@ -1532,8 +1658,17 @@ handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 	for (unsigned int i = 0; i < n; i++) {
 		if (i + 1 < n)
 			l7_prefetch(w, m[i + 1], &pkt[i + 1], fi[i + 1]);
+		/* A port takes its own VLAN only: the input side's tag
+		 * must not pick where a frame goes. */
+		if (v[i] < LB_PKT_DROP_FIRST &&
+		    unlikely(pkt_vid(&pkt[i]) !=
+			     w->conf->port_vlan[m[i]->port])) {
+			drop(w, m[i], LB_DROP_VLAN);
+			continue;
+		}
 		switch (v[i]) {
 		case LB_PKT_IPV4:
+			trim_trailer(m[i], &pkt[i]);
 			handle_ipv4(w, m[i], &pkt[i], hash[i], now);
 			break;
 		case LB_PKT_ARP:
@@ -1740,7 +1875,9 @@ lb_worker_poll(struct lb_worker *w)
 
 		w->st.redirect_in += n;
 		total += n;
+		w->in_redirect = true;
 		handle_burst(w, pkts, n, now);
+		w->in_redirect = false;
 	}
 	if (w->exc_in != NULL) {
 		/* The kernel's frames leave as they are (m->port: which). */

@@ -191,7 +191,13 @@ struct lb_conf_addr {
 	uint32_t ip;
 	uint8_t len;   /**< subnet length, 1..32 */
 	uint16_t port; /**< DPDK port id */
+	/** 802.1Q VLAN id of the port, 1..LB_CONF_VLAN_MAX; 0: untagged.
+	 * Every address of one port has the same. */
+	uint16_t vlan;
 };
+
+/** Largest 802.1Q VLAN id (4095 is reserved). */
+#define LB_CONF_VLAN_MAX 4094u
 
 /** Next hop for destinations outside the connected subnets. */
 struct lb_conf_route {
@@ -373,6 +379,12 @@ const struct lb_conf_svc *lb_conf_svc_find(const struct lb_conf *c,
 
 int lb_conf_addr_add(struct lb_conf *c, uint32_t ip, uint8_t len, uint16_t port,
 		     struct lb_cmd_out *out);
+/**
+ * lb_conf_addr_add() on a port whose frames carry 802.1Q tag @p vlan
+ * (0: untagged). -EINVAL if another address of the port has another.
+ */
+int lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
+			  uint16_t port, uint16_t vlan, struct lb_cmd_out *out);
 int lb_conf_addr_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out);
 int lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
 		      uint16_t port, struct lb_cmd_out *out);

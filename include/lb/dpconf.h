@@ -100,6 +100,8 @@ struct lb_dpconf {
 	struct lb_dpconf_addr snat[LB_CONF_MAX_SNATS]; /**< mask unused */
 	struct lb_dpconf_route route[LB_CONF_MAX_ROUTES]; /**< longest first */
 	int16_t slot[LB_DPCONF_SVC_SLOTS]; /**< service index, -1 empty */
+	/** 802.1Q VLAN id of each port (host order), 0: untagged. */
+	uint16_t port_vlan[LB_CONF_PORT_MAX + 1];
 	/**
 	 * The header scanner's database for the http services, serialized
 	 * (lb_hdr_conf_blob()): hdr_len bytes that follow the published

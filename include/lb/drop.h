@@ -26,6 +26,9 @@ enum lb_drop {
 	LB_DROP_ARP_SPOOF,   /**< ARP sender claims one of our addresses */
 	LB_DROP_SRC_OURS,    /**< new flow or ping from one of our addresses */
 	LB_DROP_L4_CSUM,     /**< new flow's TCP/UDP checksum is wrong */
+	LB_DROP_VLAN,        /**< 802.1Q tag other than the port's own */
+	LB_DROP_SNAT_PORT,   /**< to a SNAT address, on another port */
+	LB_DROP_PORT_UNUSED, /**< the table names a port not in use */
 	LB_DROP_MAX,
 };
 
@@ -51,6 +54,9 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_ARP_SPOOF] = "arp_spoof",
 		[LB_DROP_SRC_OURS] = "src_ours",
 		[LB_DROP_L4_CSUM] = "l4_csum",
+		[LB_DROP_VLAN] = "vlan_mismatch",
+		[LB_DROP_SNAT_PORT] = "snat_wrong_port",
+		[LB_DROP_PORT_UNUSED] = "port_unused",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

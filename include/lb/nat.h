@@ -63,6 +63,15 @@
 /** Destination unreachable code "fragmentation needed and DF set". */
 #define LB_ICMP_FRAG_NEEDED 4
 
+/**
+ * Smallest next-hop MTU a frag-needed error is passed on with: Linux's
+ * default min_pmtu (512 bytes of data and 40 of headers). A router's
+ * lower value, or a forger's (68 would make a backend cut every response
+ * into 28-byte segments), is raised to it; a stack told this much stops
+ * setting DF, so routers fragment on a real path that narrow.
+ */
+#define LB_NAT_MTU_FLOOR 552
+
 /** ARP operations (host order). */
 #define LB_ARP_REQUEST 1
 #define LB_ARP_REPLY 2
@@ -193,6 +202,16 @@ int lb_nat_icmp_parse(const uint8_t *frame, uint32_t len,
 int lb_nat_icmp_rewrite(uint8_t *frame, uint32_t len, struct lb_pkt *pkt,
 			uint32_t outer_src, uint32_t outer_dst,
 			const struct lb_nat_tuple *inner);
+
+/**
+ * Sets the next-hop MTU of a frag-needed error in place to @p mtu and
+ * updates the ICMP checksum incrementally.
+ *
+ * @return 0; the errors of lb_nat_icmp_parse(); -EINVAL for an error
+ *   that is not frag-needed, the frame untouched.
+ */
+int lb_nat_icmp_set_mtu(uint8_t *frame, uint32_t len, const struct lb_pkt *pkt,
+			uint16_t mtu);
 
 /**
  * Reads the fields of an ARP packet that lb_pkt_parse() accepted.

@@ -91,6 +91,8 @@ struct lb_worker_stats {
 	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
 	uint64_t l7_db_errors;  /**< header databases that failed to load */
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
+	/** Frag-needed errors whose MTU was raised to LB_NAT_MTU_FLOOR. */
+	uint64_t icmp_mtu_clamped;
 };
 
 /** One backend slot as one worker saw it. */

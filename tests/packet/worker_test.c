@@ -43,6 +43,7 @@
 #include "dp.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
+#include "lb/nat.h"
 #include "pktbuild.h"
 
 #define NB_PORTS 2
@@ -1834,6 +1835,114 @@ test_redirect(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * A router's error about a response (VIP -> client) that the client-side
+ * RSS hashed on (router, VIP) lands on any worker: @rest is the error's
+ * bytes 4..7 as sent, @rest_out as the backend must get them.
+ */
+static void
+frag_needed_frames(struct pb_frame *in, struct pb_frame *want,
+		   const struct conn *c, const struct seg *s, uint32_t rest,
+		   uint32_t rest_out)
+{
+	uint8_t dgram[PB_FRAME_MAX], quote[48];
+	struct pb_frame sent;
+	struct pb_dg d, q;
+
+	seg_frame(&sent, c, s, 1);
+	memcpy(quote, sent.b + ETH, sizeof(quote));
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x7a7a,
+			   .src = IP_RTR,
+			   .dst = IP_VIP,
+			   .type = 3,
+			   .code = 4,
+			   .rest = rest,
+			   .data = quote,
+			   .plen = sizeof(quote)};
+	pb_ipv4_frame(in, mac_port[0], mac_rtr, &d);
+	seg_dg(&q, c, s, 0);
+	q.ttl = TTL_FWD;
+	pb_ipv4(dgram, &q);
+	memcpy(quote, dgram, sizeof(quote));
+	d.src = IP_SNAT;
+	d.dst = c->bip;
+	d.ttl = TTL_FWD;
+	d.rest = rest_out;
+	pb_ipv4_frame(want, c->bmac, mac_port[1], &d);
+}
+
+/*
+ * Client-side ICMP errors reach the worker that owns the quoted flow,
+ * whichever worker RSS gave them to, and a frag-needed's MTU is never
+ * passed on below LB_NAT_MTU_FLOOR.
+ */
+static void
+test_icmp_owner(void **state)
+{
+	struct env *e = env_up(state, 2, FLOWS, NULL);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	struct conn c = tcp_conn(44101, 0), other = tcp_conn(44102, 1);
+	const struct seg resp = {.what = "response on worker 1",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 1,
+				 .plen = 1400};
+	struct pb_frame in, want;
+
+	learn_all(e);
+	c.q = 1;
+	open_tcp(e, &c, ISS, IRS);
+	relay(e, &c, &resp);
+
+	/* Worker 0 has no such flow: it hands the error on, and worker 1
+	 * translates it for the backend. */
+	frag_needed_frames(&in, &want, &c, &resp, 1280, 1280);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "worker 0 with an error about worker 1's flow");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing the error on");
+	poll_w(e, 1);
+	expect_frame(e, 1, 1, &want, "frag-needed translated by worker 1");
+	CHECK_EQ(w1->st.icmp_translated, 1, "worker 1 translating");
+	CHECK_EQ(w1->st.icmp_mtu_clamped, 0, "MTU 1280 passed on as it is");
+
+	/* MTU 68: the backend hears 552. */
+	frag_needed_frames(&in, &want, &c, &resp, 68, LB_NAT_MTU_FLOOR);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "worker 0 with a tiny MTU");
+	poll_w(e, 1);
+	expect_frame(e, 1, 1, &want, "frag-needed of MTU 68 raised to 552");
+	CHECK_EQ(w1->st.icmp_translated, 2, "worker 1 translating");
+	CHECK_EQ(w1->st.icmp_mtu_clamped, 1, "MTU raised once");
+
+	/* On the owner's own queue it stays there. */
+	frag_needed_frames(&in, &want, &c, &resp, 1400, 1400);
+	inject(e, 0, 1, &in);
+	poll_w(e, 1);
+	expect_frame(e, 1, 1, &want, "frag-needed on the owner's queue");
+	CHECK_EQ(w1->st.redirect_out, 0, "worker 1 kept its own");
+
+	/* About a flow nobody has: once round the workers, then dropped. */
+	other.sport = 40000;
+	frag_needed_frames(&in, &want, &other, &resp, 1280, 1280);
+	inject(e, 0, 1, &in);
+	poll_w(e, 1);
+	expect_quiet(e, "worker 1 with an error about no flow");
+	CHECK_EQ(w1->st.redirect_out, 1, "worker 1 handing it on");
+	poll_w(e, 0);
+	poll_w(e, 1);
+	expect_quiet(e, "an error about no flow");
+	CHECK_EQ(w0->st.drop[LB_DROP_NO_FLOW], 1, "dropped by the last worker");
+	CHECK_EQ(w0->st.redirect_out, 2, "worker 0 not handing it back");
+	CHECK_EQ(w1->st.drop[LB_DROP_NO_FLOW], 0, "worker 1");
+	CHECK_EQ(w0->st.icmp_translated, 0, "worker 0 translating");
+	env_close(e, 1);
+}
+
 /* ---- malformed frames -------------------------------------------------- */
 
 enum base { B_TCP, B_UDP, B_ICMP, B_ARP };
@@ -2583,6 +2692,300 @@ test_rx_port(void **state)
 	env_close(e, 1);
 }
 
+/* ---- what a port accepts ------------------------------------------------ */
+
+/* Inserts an 802.1Q tag after the MAC addresses of @f. */
+static void
+vlan_tag(struct pb_frame *f, uint16_t tci)
+{
+	assert_true(f->len + 4 <= PB_FRAME_MAX);
+	memmove(f->b + 16, f->b + 12, f->len - 12);
+	pb_put16(f->b + 12, 0x8100);
+	pb_put16(f->b + 14, tci);
+	f->len += 4;
+}
+
+/* @f, arriving on @port, is sent nowhere and dropped for @why alone. */
+static void
+expect_dropped(struct env *e, uint16_t port, const struct pb_frame *f,
+	       enum lb_drop why, const char *what)
+{
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before = w->st;
+
+	inject(e, port, 0, f);
+	poll_w(e, 0);
+	expect_quiet(e, what);
+	check_drop_delta(w, &before, (int)why, what);
+}
+
+/* Port 1 (the backends) on VLAN 20, port 0 untagged. */
+static const char *const conf_vlan[] = {
+	"addr del 10.1.0.1",
+	"addr add 10.1.0.1/24 port 1 vlan 20",
+	NULL,
+};
+
+/* An ARP frame as pb_arp_frame() builds it, tagged, padded to 60. */
+static void
+arp_tagged(struct pb_frame *f, const uint8_t *dst, const uint8_t *src,
+	   uint16_t op, const uint8_t *sha, uint32_t spa, const uint8_t *tha,
+	   uint32_t tpa, uint16_t tci)
+{
+	pb_arp_frame(f, dst, src, op, sha, spa, tha, tpa, PB_FRAME_MIN - 4);
+	vlan_tag(f, tci);
+}
+
+static void
+test_vlan_untagged(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49001, 0);
+	struct pb_frame in;
+
+	learn_all(e);
+	/* A client picking a VLAN: not on a port that has none. */
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	vlan_tag(&in, 20);
+	expect_dropped(e, 0, &in, LB_DROP_VLAN,
+		       "tagged SYN on an untagged port");
+	CHECK_EQ(w->st.flows_created, 0, "flows");
+	/* The same on the backends' side, and a tagged ARP request. */
+	pb_arp_frame(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
+		     IP_SNAT, PB_FRAME_MIN - 4);
+	vlan_tag(&in, 7);
+	expect_dropped(e, 1, &in, LB_DROP_VLAN,
+		       "tagged ARP request on an untagged port");
+	env_close(e, 1);
+}
+
+static void
+test_vlan_tagged(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_vlan);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49002, 0);
+	const struct seg synack = {.what = "backend SYN-ACK in VLAN 20",
+				   .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK,
+				   .seq = IRS,
+				   .ack = ISS + 1,
+				   .mss = 1};
+	struct pb_frame in, want;
+	static struct pb_frame got;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	for (int i = 0; i < 3; i++) {
+		arp_tagged(&in, mac_port[1], mac_be[i], 2, mac_be[i], IP_BE(i),
+			   mac_port[1], IP_LB1, 20);
+		inject(e, 1, 0, &in);
+	}
+	poll_w(e, 0);
+	expect_quiet(e, "neighbours announcing themselves");
+	check_no_drops(w, "tagged announcements");
+
+	/* The client's SYN leaves port 1 tagged 20. */
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_one(e, 1, 0, &got, "client SYN");
+	if (got.len < ETH + 4 + 28)
+		fail_msg("client SYN: %u bytes sent", got.len);
+	c.sport = pb_get16(got.b + ETH + 4 + 20);
+	seg_frame(&want, &c, seg_syn(ISS), 1);
+	vlan_tag(&want, 20);
+	expect_same(&got, &want, "client SYN, out in VLAN 20");
+
+	/* The reply comes tagged and leaves port 0 untagged. */
+	seg_frame(&in, &c, &synack, 0);
+	vlan_tag(&in, 20);
+	seg_frame(&want, &c, &synack, 1);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 0, 0, &want, "SYN-ACK, out untagged");
+
+	/* Untagged, or in another VLAN, on port 1: dropped. */
+	seg_frame(&in, &c, &synack, 0);
+	expect_dropped(e, 1, &in, LB_DROP_VLAN,
+		       "untagged SYN-ACK on the tagged port");
+	vlan_tag(&in, 30);
+	expect_dropped(e, 1, &in, LB_DROP_VLAN, "SYN-ACK in VLAN 30");
+
+	/* ARP and ping on the tagged port are answered tagged. */
+	arp_tagged(&in, bcast, mac_be[0], 1, mac_be[0], IP_BE(0), zero_mac,
+		   IP_SNAT, 20);
+	arp_tagged(&want, mac_be[0], mac_port[1], 2, mac_port[1], IP_SNAT,
+		   mac_be[0], IP_BE(0), 20);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ARP reply in VLAN 20");
+	echo_frames(&in, &want, 1, IP_BE(1), mac_be[1], IP_LB1, 3);
+	vlan_tag(&in, 20);
+	vlan_tag(&want, 20);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
+
+	/* Our own ARP request is tagged too: a ping from a host nobody
+	 * introduced waits for it. */
+	arp_tagged(&want, bcast, mac_port[1], 1, mac_port[1], IP_LB1, zero_mac,
+		   IP_HOST1, 20);
+	echo_frames(&in, &got, 1, IP_HOST1, mac_host1, IP_LB1, 4);
+	vlan_tag(&in, 20);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	expect_frame(e, 1, 0, &want, "ARP request in VLAN 20");
+	CHECK_EQ(w->st.drop[LB_DROP_VLAN], 2, "frames in the wrong VLAN");
+	env_close(e, 1);
+}
+
+/*
+ * Backend traffic to a SNAT address comes in on the SNAT address's port
+ * (port 1) only: a client-side sender forging a backend's reply is
+ * refused, as is an ICMP error sent to the SNAT address from there.
+ */
+static void
+test_snat_port(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49101, 0);
+	const struct seg data = {.what = "backend data",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 1,
+				 .plen = 100};
+	uint8_t quote[48];
+	struct pb_frame in, sent;
+	struct pb_dg d;
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	seg_frame(&in, &c, &data, 0);
+	memcpy(in.b + 6, mac_c, 6);
+	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT,
+		       "a backend's reply forged on port 0");
+
+	seg_frame(&sent, &c, &tcp_steps[1].s, 1);
+	memcpy(quote, sent.b + ETH, sizeof(quote));
+	d = (struct pb_dg){.proto = PB_PROTO_ICMP,
+			   .ttl = TTL_IN,
+			   .id = 0x5151,
+			   .src = IP_BE(0),
+			   .dst = IP_SNAT,
+			   .type = 3,
+			   .code = 3,
+			   .data = quote,
+			   .plen = sizeof(quote)};
+	pb_ipv4_frame(&in, mac_port[0], mac_c, &d);
+	expect_dropped(e, 0, &in, LB_DROP_SNAT_PORT,
+		       "an ICMP error to the SNAT address on port 0");
+
+	/* The real one, on port 1, goes through. */
+	relay(e, &c, &data);
+	CHECK_EQ(w->st.drop[LB_DROP_SNAT_PORT], 2, "refused on port 0");
+	env_close(e, 1);
+}
+
+/* Bytes past the IP datagram are not forwarded. */
+static void
+test_trailer(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49201, 0);
+	const struct seg req = {.what = "request with a trailer",
+				.dir = TO_BE,
+				.flags = PB_PSH | PB_ACK,
+				.seq = ISS + 1,
+				.ack = IRS + 1,
+				.plen = 100};
+	const struct seg resp = {.what = "response with a trailer",
+				 .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = IRS + 1,
+				 .ack = ISS + 101,
+				 .plen = 3};
+	const struct seg *segs[] = {&req, &resp};
+	struct pb_frame in, want;
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	for (unsigned int i = 0; i < NELEM(segs); i++) {
+		seg_frame(&in, &c, segs[i], 0);
+		seg_frame(&want, &c, segs[i], 1);
+		memset(in.b + in.len, 0xa5, 20);
+		in.len += 20;
+		inject(e, in_port(segs[i]), 0, &in);
+		poll_w(e, 0);
+		expect_frame(e, (uint16_t)(1 - in_port(segs[i])), 0, &want,
+			     segs[i]->what);
+	}
+	check_no_drops(w, "trailers");
+	env_close(e, 1);
+}
+
+/*
+ * A table may name ports up to 31; the dataplane runs two here. Resolving
+ * a next hop behind port 9 (the retransmitted ARP request, a new packet)
+ * sends nothing and counts it.
+ */
+static void
+test_port_unused(void **state)
+{
+	/* The SYN's own timeout (the shortest of the services') must not
+	 * retry toward port 9 meanwhile. */
+	static const char *const slow[] = {
+		"service set tcp 203.0.113.10:80 syn-timeout 60s",
+		"service set tcp 203.0.113.11:80 syn-timeout 60s",
+		NULL,
+	};
+	struct env *e = env_up(state, 1, FLOWS, slow);
+	struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(49301, 0);
+	struct lb_dpconf *d, *orig;
+	struct pb_frame in;
+	uint64_t end;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	poll_w(e, 0);
+	/* No backend is known: the SYN waits for an ARP answer. */
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	CHECK_EQ(take(e, 1, 0, NULL, 0), 1, "ARP request on port 1");
+	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
+
+	orig = e->dp.conf;
+	d = rte_zmalloc("lbpkt_conf_p9", sizeof(*d), 0);
+	assert_non_null(d);
+	memcpy(d, orig, sizeof(*d));
+	d->gen++;
+	for (uint32_t i = 0; i < d->nb_addr; i++)
+		if (d->addr[i].port == 1)
+			d->addr[i].port = 9;
+	e->dp.conf = d;
+	end = now_ns(e) + WAIT_NS;
+	while (w->st.drop[LB_DROP_PORT_UNUSED] == 0 && now_ns(e) < end)
+		poll_w(e, 0);
+	expect_quiet(e, "ARP request retransmitted toward port 9");
+	CHECK_EQ(w->st.drop[LB_DROP_PORT_UNUSED], 1, "retransmit not sent");
+	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
+
+	c.cport = 49302;
+	seg_frame(&in, &c, seg_syn(ISS + 7), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "a SYN toward port 9");
+	CHECK_EQ(w->st.drop[LB_DROP_PORT_UNUSED], 2, "SYN not sent");
+	e->dp.conf = orig;
+	poll_w(e, 0);
+	rte_free(d);
+	env_close(e, 1);
+}
+
 /* ---- TTL --------------------------------------------------------------- */
 
 static void
@@ -3006,6 +3409,12 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_health_recovery, teardown),
 		cmocka_unit_test_teardown(test_sched_kept, teardown),
 		cmocka_unit_test_teardown(test_maglev_build_sliced, teardown),
+		cmocka_unit_test_teardown(test_icmp_owner, teardown),
+		cmocka_unit_test_teardown(test_vlan_untagged, teardown),
+		cmocka_unit_test_teardown(test_vlan_tagged, teardown),
+		cmocka_unit_test_teardown(test_snat_port, teardown),
+		cmocka_unit_test_teardown(test_trailer, teardown),
+		cmocka_unit_test_teardown(test_port_unused, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");

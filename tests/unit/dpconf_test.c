@@ -202,6 +202,30 @@ test_addresses(void **state)
 	free(d);
 }
 
+/* Each port's VLAN comes from its addresses; ports without any are
+ * untagged. */
+static void
+test_port_vlan(void **state)
+{
+	struct fx *f = fx_new();
+	struct lb_dpconf *d;
+
+	(void)state;
+	run(f, "addr add 10.13.0.1/24 port 2 vlan 20");
+	run(f, "addr add 10.13.1.1/24 port 2 vlan 20");
+	run(f, "addr add 10.14.0.1/24 port 31 vlan 4094");
+	d = compile(f, NULL);
+	for (uint32_t p = 0; p <= LB_CONF_PORT_MAX; p++) {
+		uint16_t want = p == 2 ? 20 : p == 31 ? 4094 : 0;
+
+		if (d->port_vlan[p] != want)
+			fail_msg("port %u: vlan %u, want %u", p,
+				 d->port_vlan[p], want);
+	}
+	free(d);
+	fx_free(f);
+}
+
 static void
 test_next_hop(void **state)
 {
@@ -325,6 +349,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_services),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_port_vlan),
 		cmocka_unit_test(test_next_hop),
 		cmocka_unit_test(test_stable_slots),
 	};

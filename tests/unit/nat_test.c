@@ -795,6 +795,42 @@ test_icmp_translate(void **state)
 	}
 }
 
+/*
+ * lb_nat_icmp_set_mtu() on each frag-needed case gives the frame built
+ * with the new MTU (checksums from scratch); other errors are refused
+ * untouched.
+ */
+static void
+test_icmp_set_mtu(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NELEM(icmp_cases); i++) {
+		struct icmp_case c = icmp_cases[i];
+		struct icmp_side s[2];
+		struct frame f, want;
+		struct lb_pkt pkt;
+
+		icmp_sides(&c, s);
+		build_icmp(&f, &c, &s[0], NULL);
+		parse_ok(&f, &pkt);
+		if (c.type != 3 || c.code != 4) {
+			want = f;
+			assert_int_equal(lb_nat_icmp_set_mtu(f.b, f.len, &pkt,
+							     LB_NAT_MTU_FLOOR),
+					 -EINVAL);
+			assert_frames_equal(c.what, &f, &want);
+			continue;
+		}
+		c.mtu = LB_NAT_MTU_FLOOR;
+		build_icmp(&want, &c, &s[0], NULL);
+		assert_int_equal(lb_nat_icmp_set_mtu(f.b, f.len, &pkt,
+						     LB_NAT_MTU_FLOOR),
+				 0);
+		assert_frames_equal(c.what, &f, &want);
+		verify_frame(&f);
+	}
+}
+
 /* Quote shapes that must be rejected, with valid outer checksums. */
 static void
 q_cut_to_0(uint8_t *q, uint32_t *l)
@@ -1454,6 +1490,7 @@ main(void)
 		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_set_macs),
 		cmocka_unit_test(test_icmp_translate),
+		cmocka_unit_test(test_icmp_set_mtu),
 		cmocka_unit_test(test_icmp_reject),
 		cmocka_unit_test(test_icmp_quote_lengths),
 		cmocka_unit_test(test_icmp_bounds),
