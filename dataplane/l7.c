@@ -685,9 +685,12 @@ feed(struct entry *e, int dir, const uint8_t *data, uint32_t len, int32_t off,
 	n = len - (uint32_t)-off;
 	rc = dir == 0 ? lb_http_follow_request(&e->hf, fresh, n, now_ns) :
 			lb_http_follow_response(&e->hf, fresh, n, now_ns);
-	e->next_seq[dir] += n;
+	/* A segment that stops the following may be dropped rather than
+	 * forwarded (docs/admission.md): its octets do not count as sent. */
 	if (rc != 0)
 		e->stopped = true;
+	else
+		e->next_seq[dir] += n;
 	/* A header block goes on in the next segment: what this one held
 	 * goes to a stream before the segment is gone. */
 	if (e->pool->pend != NULL && !e->stopped)
@@ -802,6 +805,14 @@ lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
 	*cli_nxt = e->next_seq[0];
 	*srv_nxt = e->next_seq[1];
 	*req_seq = e->gate_seq;
+}
+
+enum lb_http_follow_reason
+lb_l7_reason(const struct lb_l7_pool *p, uint32_t idx)
+{
+	if (idx >= p->capacity || !p->e[idx].used)
+		return LB_HTTP_FOLLOW_OK;
+	return lb_http_follow_reason(&p->e[idx].hf);
 }
 
 void

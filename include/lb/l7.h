@@ -221,4 +221,14 @@ int lb_l7_decide(struct lb_l7_pool *p, uint32_t idx);
 void lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
 	       uint32_t *srv_nxt, uint32_t *req_seq);
 
+/**
+ * Why entry @p idx is no longer followed: what the follower gave up on
+ * (LB_HTTP_FOLLOW_R_LOST for a gap), or LB_HTTP_FOLLOW_OK while it is
+ * followed or when it stopped because the backend closed first. Once
+ * stopped, lb_l7_seq() gives the octets before the segment that stopped
+ * it: that segment's fresh octets are not counted.
+ */
+enum lb_http_follow_reason lb_l7_reason(const struct lb_l7_pool *p,
+					uint32_t idx);
+
 #endif /* LB_L7_H */

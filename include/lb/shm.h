@@ -39,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 8u
+#define LB_SHM_LAYOUT_VERSION 9u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -50,6 +50,13 @@
 struct rte_rcu_qsbr;
 struct rte_ring;
 struct lb_flow_table;
+
+/** What became of a gated flow no longer followed (lb_worker_stats). */
+enum lb_l7_unf {
+	LB_L7_UNF_RESET = 0,
+	LB_L7_UNF_ADMITTED,
+	LB_L7_UNF_MAX,
+};
 
 /** Counters of one worker; one writer (the worker), 64-bit words only. */
 struct lb_worker_stats {
@@ -89,6 +96,11 @@ struct lb_worker_stats {
 	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
 	uint64_t l7_db_errors;  /**< header databases that failed to load */
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
+	/** Gated HTTP flows that could no longer be followed, or got no
+	 * follower entry (docs/admission.md), by what became of them:
+	 * [LB_L7_UNF_RESET] reset both ways, [LB_L7_UNF_ADMITTED] admitted
+	 * as one request and forwarded unfollowed. */
+	uint64_t l7_unfollowed[LB_L7_UNF_MAX];
 };
 
 /** One backend slot as one worker saw it. */

@@ -124,7 +124,7 @@ static const char *const conf_lines[] = {
 	"service add tcp 203.0.113.11:80 sched adaptive",
 	"backend add tcp 203.0.113.11:80 10.1.0.21:8080",
 	"service add tcp 203.0.113.12:80 http governor on default-priority 3 "
-	"retry-after 7",
+	"retry-after 7 prio-trust 198.51.100.0/24",
 	"backend add tcp 203.0.113.12:80 10.1.0.22:8080",
 	"service add tcp 203.0.113.13:80 http admit-rate 1 admit-burst 2 "
 	"reject-status 429",

@@ -119,57 +119,59 @@ test_conf_check(void **state)
 static void
 test_keys(void **state)
 {
+	struct lb_admit_shm *sh = shm_new(16);
 	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 100, 0);
 	struct lb_admit_conf d;
 	uint64_t k;
 
 	(void)state;
 	/* svc: the client does not matter, the slot does */
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			 lb_admit_key_of(1, &c, IP(10, 0, 0, 2), 3));
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
-			     lb_admit_key_of(2, &c, 0, 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			 lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 2), 3));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 0),
+			     lb_admit_key_of(sh, 2, &c, 0, 0));
 	/* a changed rate or burst makes a new bucket */
 	d = c;
 	d.rate = 101;
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
-			     lb_admit_key_of(1, &d, 0, 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 0),
+			     lb_admit_key_of(sh, 1, &d, 0, 0));
 	d = c;
 	d.burst = 50;
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
-			     lb_admit_key_of(1, &d, 0, 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 0),
+			     lb_admit_key_of(sh, 1, &d, 0, 0));
 	/* client: per address, shared across services of equal settings */
 	c.key = LB_ADMIT_KEY_CLIENT;
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			     lb_admit_key_of(1, &c, IP(10, 0, 0, 2), 0));
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			 lb_admit_key_of(2, &c, IP(10, 0, 0, 1), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			     lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 2), 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			 lb_admit_key_of(sh, 2, &c, IP(10, 0, 0, 1), 0));
 	/* client-svc: per address and service */
 	c.key = LB_ADMIT_KEY_CLIENT_SVC;
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			     lb_admit_key_of(2, &c, IP(10, 0, 0, 1), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			     lb_admit_key_of(sh, 2, &c, IP(10, 0, 0, 1), 0));
 	/* prefix: /24 by default, /16 when asked */
 	c.key = LB_ADMIT_KEY_PREFIX;
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			 lb_admit_key_of(1, &c, IP(10, 1, 2, 200), 0));
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			     lb_admit_key_of(1, &c, IP(10, 1, 3, 3), 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			 lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 200), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			     lb_admit_key_of(sh, 1, &c, IP(10, 1, 3, 3), 0));
 	c.prefix = 16;
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			 lb_admit_key_of(1, &c, IP(10, 1, 3, 3), 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			 lb_admit_key_of(sh, 1, &c, IP(10, 1, 3, 3), 0));
 	c.prefix = 32;
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			     lb_admit_key_of(1, &c, IP(10, 1, 2, 4), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			     lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 4), 0));
 	/* prio: per rank */
 	c.key = LB_ADMIT_KEY_PRIO;
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 1),
-			     lb_admit_key_of(1, &c, 0, 2));
-	assert_int_equal(lb_admit_key_of(1, &c, IP(1, 2, 3, 4), 2),
-			 lb_admit_key_of(1, &c, IP(5, 6, 7, 8), 2));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 1),
+			     lb_admit_key_of(sh, 1, &c, 0, 2));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(1, 2, 3, 4), 2),
+			 lb_admit_key_of(sh, 1, &c, IP(5, 6, 7, 8), 2));
 	for (uint32_t i = 0; i < 100000; i++) {
-		k = lb_admit_key_of((uint16_t)i, &c, i, (uint8_t)i);
+		k = lb_admit_key_of(sh, (uint16_t)i, &c, i, (uint8_t)i);
 		assert_true(k != 0 && (k & LB_ADMIT_BUSY) == 0);
 	}
+	free(sh);
 }
 
 static void
@@ -184,7 +186,7 @@ test_shm_table(void **state)
 	assert_int_equal(lb_admit_shm_size(12), 0);
 	assert_null(lb_admit_shm_init(sh, 12));
 	for (uint32_t i = 0; i < 16; i++) {
-		uint64_t k = lb_admit_key_of(0, &c, i, 0);
+		uint64_t k = lb_admit_key_of(sh, 0, &c, i, 0);
 
 		assert_null(lb_admit_shm_find(sh, k));
 		e[i] = lb_admit_shm_get(sh, k, 0, &c, i, 0, &at);
@@ -198,10 +200,10 @@ test_shm_table(void **state)
 	}
 	assert_int_equal(at, 16); /* one claim per insertion */
 	/* full, nothing idle long enough: no bucket */
-	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(0, &c, 99, 0), 0, &c,
+	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0, &c,
 				     99, SEC, &at));
 	/* 5 tokens at 10/s fill in 0.5 s, but entries stay 2 s at least */
-	x = lb_admit_shm_get(sh, lb_admit_key_of(0, &c, 99, 0), 0, &c, 99,
+	x = lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0, &c, 99,
 			     2 * SEC, &at);
 	assert_non_null(x);
 	assert_int_equal(x->client, 99);
@@ -209,7 +211,7 @@ test_shm_table(void **state)
 	/* a cluster bucket starts empty and only fills by deposit */
 	c = conf(LB_ADMIT_KEY_SVC, 10, 5);
 	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
-	x = lb_admit_shm_get(sh, lb_admit_key_of(3, &c, 0, 0), 3, &c, 0,
+	x = lb_admit_shm_get(sh, lb_admit_key_of(sh, 3, &c, 0, 0), 3, &c, 0,
 			     2 * SEC, &at);
 	assert_non_null(x);
 	assert_int_equal(lb_tb_global_avail(&x->b, 100 * SEC), 0);
@@ -361,7 +363,7 @@ test_cluster_bucket(void **state)
 
 	(void)state;
 	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
-	e = lb_admit_shm_get(f->sh, lb_admit_key_of(2, &c, 0, 0), 2, &c, 0, 0,
+	e = lb_admit_shm_get(f->sh, lb_admit_key_of(f->sh, 2, &c, 0, 0), 2, &c, 0, 0,
 			     &at);
 	assert_non_null(e);
 	assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0, 0),
