@@ -493,13 +493,16 @@ rej_send_new(struct lb_worker *w, const struct lb_flow *f,
  * requests would escape admission. `unfollowable admit-flow` charges it
  * as one request of the service's default rank; `refuse`, or a charge
  * refused, resets both ends: the backend at @p cli_nxt (the next octet
- * it expects), the client at @p srv_nxt acknowledging @p cli_nxt (taken
- * in SYN_SENT as in ESTABLISHED). @return true when reset.
+ * it expects) and, when it differs, at @p cli_alt too (a client that sent
+ * other octets twice at one place may leave the follower ahead of the
+ * backend: one of the two is exact, the other at worst draws an ACK), the
+ * client at @p srv_nxt acknowledging @p cli_nxt (taken in SYN_SENT as in
+ * ESTABLISHED). @return true when reset.
  */
 static bool
 l7_fallback(struct lb_worker *w, const struct lb_flow *f,
 	    const uint8_t *frame, uint32_t l3, uint32_t cli_nxt,
-	    uint32_t srv_nxt, uint64_t now)
+	    uint32_t cli_alt, uint32_t srv_nxt, uint64_t now)
 {
 	const struct lb_conf_svc_opts *o = &w->conf->svc[f->svc].opts;
 	uint32_t client = rte_be_to_cpu_32(f->key[LB_FLOW_DIR_ORIG].src);
@@ -512,6 +515,9 @@ l7_fallback(struct lb_worker *w, const struct lb_flow *f,
 	}
 	w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
 	rej_send_new(w, f, frame, l3, false, cli_nxt, 0, LB_TCP_RST, now);
+	if (cli_alt != cli_nxt)
+		rej_send_new(w, f, frame, l3, false, cli_alt, 0, LB_TCP_RST,
+			     now);
 	rej_send_new(w, f, frame, l3, true, srv_nxt, cli_nxt,
 		     LB_TCP_RST | LB_TCP_ACK, now);
 	return true;
@@ -526,10 +532,10 @@ l7_fallback(struct lb_worker *w, const struct lb_flow *f,
  * (its entry is closed, the segment must be dropped).
  */
 static bool
-l7_unfollowed(struct lb_worker *w, struct lb_flow *f, const uint8_t *frame,
-	      const struct lb_pkt *pkt, uint64_t now)
+l7_unfollowed(struct lb_worker *w, struct lb_flow *f, int dir,
+	      const uint8_t *frame, const struct lb_pkt *pkt, uint64_t now)
 {
-	uint32_t cli_nxt, srv_nxt, req_seq;
+	uint32_t cli_nxt, srv_nxt, req_seq, alt;
 
 	switch (lb_l7_reason(w->l7, f->l7)) {
 	case LB_HTTP_FOLLOW_OK:
@@ -546,7 +552,13 @@ l7_unfollowed(struct lb_worker *w, struct lb_flow *f, const uint8_t *frame,
 	/* Held segments never reached the backend. */
 	if (w->rej != NULL && f->l7 < w->nb_rej && w->rej[f->l7].nheld > 0)
 		cli_nxt = req_seq;
-	if (!l7_fallback(w, f, frame, pkt->l3_off, cli_nxt, srv_nxt, now))
+	/* A client segment starting before what the follower read: the
+	 * backend may not have what the follower read (never forwarded). */
+	alt = cli_nxt;
+	if (dir == 0 && (int32_t)(tcp_word(frame, pkt, 4) - cli_nxt) < 0)
+		alt = tcp_word(frame, pkt, 4);
+	if (!l7_fallback(w, f, frame, pkt->l3_off, cli_nxt, alt, srv_nxt,
+			 now))
 		return false;
 	l7_stop(w, f);
 	return true;
@@ -581,7 +593,7 @@ l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 			   (pkt->tcp_flags & LB_TCP_FIN) != 0, now);
 	if (rc < 0) {
 		w->st.l7_stopped++;
-		if (unlikely(l7_unfollowed(w, f, frame, pkt, now)))
+		if (unlikely(l7_unfollowed(w, f, dir, frame, pkt, now)))
 			return L7_RESET;
 		/* Unfollowed from here: what was held goes on first. */
 		gate_end(w, f, f->l7, true, now);
@@ -1274,7 +1286,8 @@ l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	 * gives the next octet each side expects. */
 	cli_nxt = syn ? tcp_word(fr, pkt, 8) : tcp_word(fr, pkt, 4);
 	srv_nxt = syn ? tcp_word(fr, pkt, 4) + 1 : tcp_word(fr, pkt, 8);
-	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, srv_nxt, now))
+	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, cli_nxt, srv_nxt,
+			 now))
 		return false;
 	lb_flow_touch(w->ft, idx, syn ? LB_FLOW_DIR_REPLY : LB_FLOW_DIR_ORIG,
 		      LB_TCP_RST, now);

@@ -410,6 +410,120 @@ test_local_lru(void **state)
 	fx_free(f);
 }
 
+/* Fills every slot of a 16-slot table with clients 1000.. at time 0; none
+ * is idle long enough to be reused before 2 s. */
+static void
+fill_table(struct fx *f, const struct lb_admit_conf *c)
+{
+	for (uint32_t i = 0; i < 16; i++)
+		assert_int_equal(lb_admit_check(f->lc[0], 0, c, 1000 + i, 0, 0),
+				 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].table_full, 0);
+}
+
+/* New clients while the table is full, 1 ms apart: how many pass. */
+static uint64_t
+flood(struct fx *f, const struct lb_admit_conf *c, enum lb_admit_verdict v)
+{
+	uint64_t pass = 0;
+
+	for (uint32_t i = 0; i < 200; i++) {
+		enum lb_admit_verdict got = lb_admit_check(
+			f->lc[0], 0, c, 5000 + i, 0, SEC + i * MS);
+
+		pass += !lb_admit_rejected(got);
+		if (v != LB_ADMIT_VERDICT_MAX)
+			assert_int_equal(got, v);
+	}
+	return pass;
+}
+
+/*
+ * A flood of new keys fills the shared table. `admit-full overflow` (the
+ * default) holds the keys without a slot to one key's rate and burst
+ * together; `open` admits them all; `closed` none. Each check that found
+ * no slot is counted, per worker and per service.
+ */
+static void
+test_table_full(void **state)
+{
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 10, 5);
+	struct fx *f;
+	uint64_t pass;
+
+	(void)state;
+	assert_int_equal(c.full, LB_ADMIT_FULL_OVERFLOW); /* the default */
+	f = fx_new(16, 1024, 1);
+	fill_table(f, &c);
+	pass = flood(f, &c, LB_ADMIT_VERDICT_MAX);
+	/* 200 ms at 10/s, and the burst of 5 */
+	assert_true(pass >= 5 && pass <= 5 + 2 + 1);
+	assert_int_equal(f->st[0].table_full, 200);
+	assert_int_equal(f->svc[0][0].table_full, 200);
+	/* the clients that have a bucket keep it */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 1003, 0, SEC),
+			 LB_ADMIT_PASS);
+	fx_free(f);
+
+	c.full = LB_ADMIT_FULL_OPEN;
+	f = fx_new(16, 1024, 1);
+	fill_table(f, &c);
+	assert_int_equal(flood(f, &c, LB_ADMIT_PASS_FULL), 200);
+	assert_int_equal(f->st[0].table_full, 200);
+	fx_free(f);
+
+	c.full = LB_ADMIT_FULL_CLOSED;
+	f = fx_new(16, 1024, 1);
+	fill_table(f, &c);
+	assert_int_equal(flood(f, &c, LB_ADMIT_REJ_FULL), 0);
+	assert_int_equal(f->st[0].table_full, 200);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_FULL],
+			 200);
+	assert_int_equal(f->svc[0][0].n[LB_ADMIT_REJ_FULL], 200);
+	fx_free(f);
+}
+
+/*
+ * The key's mixing is secret: clients chosen to share one probe range
+ * when the secret is known (here: forced to zero) crowd that range and
+ * leave keys without a bucket, but spread out in a table with its own
+ * random secret.
+ */
+static void
+test_secret(void **state)
+{
+	enum { N = 48 };
+	struct lb_admit_shm *known = shm_new(1024), *sh = shm_new(1024);
+	struct lb_admit_shm *other = shm_new(1024);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 10, 5);
+	uint32_t cl[N], n = 0, placed = 0;
+
+	(void)state;
+	/* getrandom() gave each table its own secret */
+	assert_true(sh->secret[0] != other->secret[0] ||
+		    sh->secret[1] != other->secret[1]);
+	assert_int_not_equal(lb_admit_key_of(sh, 0, &c, 7, 0),
+			     lb_admit_key_of(other, 0, &c, 7, 0));
+	memset(known->secret, 0, sizeof(known->secret));
+	for (uint32_t a = 1; n < N; a++)
+		if ((lb_admit_key_of(known, 0, &c, a, 0) & 1023) == 0)
+			cl[n++] = a;
+	for (uint32_t i = 0; i < N; i++)
+		placed += lb_admit_shm_get(known, lb_admit_key_of(known, 0, &c,
+								  cl[i], 0),
+					   0, &c, cl[i], 0, NULL) != NULL;
+	assert_int_equal(placed, LB_ADMIT_PROBES);
+	placed = 0;
+	for (uint32_t i = 0; i < N; i++)
+		placed += lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c,
+							       cl[i], 0),
+					   0, &c, cl[i], 0, NULL) != NULL;
+	assert_int_equal(placed, N);
+	free(known);
+	free(sh);
+	free(other);
+}
+
 /* ---- threads: the global bucket never over-dispenses ----------------- */
 
 struct thr {
@@ -503,6 +617,8 @@ main(void)
 		cmocka_unit_test(test_atomics_per_admission),
 		cmocka_unit_test(test_cluster_bucket),
 		cmocka_unit_test(test_local_lru),
+		cmocka_unit_test(test_table_full),
+		cmocka_unit_test(test_secret),
 		cmocka_unit_test(test_threads_never_over_dispense),
 	};
 
