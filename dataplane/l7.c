@@ -266,7 +266,7 @@ gate_ask(struct entry *e, uint32_t rq_seq, const struct req_info *ri,
 	bool refuse;
 
 	if (!e->gate_on || p->admit == NULL || e->gate == G_REFUSED ||
-	    e->gate == G_WAIT)
+	    e->gate == G_WAIT || e->stopped)
 		return;
 	if (e->gate == G_DECIDED && rq_seq == e->gate_req) {
 		e->gate = G_NONE;
@@ -689,7 +689,7 @@ feed(struct entry *e, int dir, const uint8_t *data, uint32_t len, int32_t off,
 	 * forwarded (docs/admission.md): its octets do not count as sent. */
 	if (rc != 0)
 		e->stopped = true;
-	else
+	else if (!e->stopped)
 		e->next_seq[dir] += n;
 	/* A header block goes on in the next segment: what this one held
 	 * goes to a stream before the segment is gone. */
@@ -766,6 +766,13 @@ void
 lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn)
 {
 	p->admit = fn;
+}
+
+void
+lb_l7_stop(struct lb_l7_pool *p, uint32_t idx)
+{
+	if (idx < p->capacity && p->e[idx].used)
+		p->e[idx].stopped = true;
 }
 
 void

@@ -527,7 +527,8 @@ l7_fallback(struct lb_worker *w, const struct lb_flow *f,
  * The follower of gated flow @p f gave up on segment @p pkt. A tunnel
  * after an admitted request (101, CONNECT) or a backend that closed first
  * leaves nothing to gate; anything else, the client may have caused (a
- * gap, too many pipelined requests, bytes it sent differently twice):
+ * gap, too many pipelined requests, bytes it sent differently twice, a
+ * throttled request pipelined in one segment behind an admitted one):
  * the service's fallback decides. @return true when the flow was reset
  * (its entry is closed, the segment must be dropped).
  */
@@ -536,8 +537,11 @@ l7_unfollowed(struct lb_worker *w, struct lb_flow *f, int dir,
 	      const uint8_t *frame, const struct lb_pkt *pkt, uint64_t now)
 {
 	uint32_t cli_nxt, srv_nxt, req_seq, alt;
+	bool over = w->adm_stop;
 
-	switch (lb_l7_reason(w->l7, f->l7)) {
+	w->adm_stop = false;
+	switch (over ? LB_HTTP_FOLLOW_R_QUEUE_FULL :
+		       lb_l7_reason(w->l7, f->l7)) {
 	case LB_HTTP_FOLLOW_OK:
 	case LB_HTTP_FOLLOW_R_UPGRADE:
 	case LB_HTTP_FOLLOW_R_CONNECT:
@@ -672,6 +676,14 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 		return false;
 	if (!rq->can_refuse) {
 		w->st.l7_unrefusable++;
+		/* It shares its segment with an admitted request and cannot
+		 * be refused alone: admitted, one token would buy as many
+		 * requests as fit in a segment. Unless the service admits
+		 * flows whole, the flow is reset (l7_unfollowed()). */
+		if (o->admit.unfollow == LB_ADMIT_UNF_REFUSE) {
+			w->adm_stop = true;
+			lb_l7_stop(w->l7, rq->entry);
+		}
 		return false;
 	}
 	w->rej[rq->entry].reason = (uint8_t)why;

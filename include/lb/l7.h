@@ -202,6 +202,13 @@ typedef bool (*lb_l7_admit_fn)(void *owner, uint32_t tag,
 /** Sets the admission callback of the pool (NULL: no gate anywhere). */
 void lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn);
 
+/**
+ * From the admission callback: stops following entry @p idx. The segment
+ * being fed returns -EPROTO, its octets do not count as sent, and no
+ * later request of it is asked about.
+ */
+void lb_l7_stop(struct lb_l7_pool *p, uint32_t idx);
+
 /** Turns the gate of entry @p idx on or off (off after lb_l7_open()). */
 void lb_l7_gate(struct lb_l7_pool *p, uint32_t idx, bool on);
 

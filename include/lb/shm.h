@@ -87,7 +87,7 @@ struct lb_worker_stats {
 	uint64_t l7_refused[LB_L7_REJ_MAX]; /**< requests refused, by reason */
 	uint64_t l7_held;	 /**< client segments held for a decision */
 	uint64_t l7_hold_full;	 /**< decided early: hold bound reached */
-	uint64_t l7_unrefusable; /**< throttled while pipelined: admitted */
+	uint64_t l7_unrefusable; /**< throttled while pipelined in a segment */
 	uint64_t l7_rej_resent;	 /**< refusals sent again */
 	uint64_t l7_rej_absorbed; /**< segments of refused flows taken in */
 	/** Governor decisions per service slot and priority class. */

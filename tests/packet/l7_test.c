@@ -2394,6 +2394,33 @@ test_unfollowable_pipelined(void **state)
 }
 
 /*
+ * Two requests in one segment once one token is left: the first takes it,
+ * the second cannot be refused apart from the first, so the flow is
+ * reset rather than both forwarded.
+ */
+static void
+test_unfollowable_over_rate(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t one = strlen(req_plain);
+	char req[2 * sizeof(req_plain)];
+	struct conn c;
+
+	memcpy(req, req_plain, one);
+	memcpy(req + one, req_plain, one);
+	conn_init(&c, SVC_RATE, 41105, 58000, 68000);
+	conn_open(e, &c);
+	exchange(e, &c, req_plain, resp_ok, "first token");
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C], req,
+	       (uint16_t)(2 * one));
+	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "two in a segment");
+	CHECK_EQ(e->w->st.l7_unrefusable, 1, "unrefusable");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	CHECK_EQ(bst(e, SVC_RATE)->inflight, 0, "in flight");
+	env_close(e, 1);
+}
+
+/*
  * A request with TTL 1: the follower reads it, the worker does not
  * forward it. The client then sends other octets at the same sequence
  * numbers, longer, which the backend reads as a request of their own and
@@ -2561,6 +2588,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_error_policy, teardown),
 		cmocka_unit_test_teardown(test_unfollowable_gap, teardown),
 		cmocka_unit_test_teardown(test_unfollowable_pipelined,
+					  teardown),
+		cmocka_unit_test_teardown(test_unfollowable_over_rate,
 					  teardown),
 		cmocka_unit_test_teardown(test_unfollowable_ttl, teardown),
 		cmocka_unit_test_teardown(test_unfollowable_pool_full,
