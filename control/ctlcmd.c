@@ -1133,6 +1133,12 @@ static const struct {
 	W(l7_flows),
 	W(l7_pool_full),
 	W(l7_stopped),
+	{"l7_unfollowed_reset",
+	 offsetof(struct lb_worker_stats, l7_unfollowed) +
+		 LB_L7_UNF_RESET * sizeof(uint64_t)},
+	{"l7_unfollowed_admitted",
+	 offsetof(struct lb_worker_stats, l7_unfollowed) +
+		 LB_L7_UNF_ADMITTED * sizeof(uint64_t)},
 	W(l7_db_errors),
 	W(l7_blocks_lost),
 	W(conf_switches),
