@@ -1164,6 +1164,20 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	uint32_t client = rte_be_to_cpu_32(pkt->src);
 	enum lb_admit_verdict v;
 
+	if (unlikely(svc->opts.http && w->l7 == NULL && l7_gated(svc))) {
+		/* No follower pool (--l7-flows 0): no request of the flow
+		 * can be admitted, as when the pool is empty. */
+		if (a->unfollow == LB_ADMIT_UNF_FLOW &&
+		    l7_decide(w, (uint32_t)svc_idx,
+			      (unsigned int)svc->opts.gov[LB_CONF_GOV_PRIO],
+			      client, now) == LB_L7_REJ_MAX) {
+			w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
+			return false;
+		}
+		w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
+		rst_client(w, m, now);
+		return true;
+	}
 	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
 		return false;
 	v = lb_admit_check(w->admit, (uint16_t)svc_idx, a, client, 0, now);

@@ -252,7 +252,8 @@ env_up(void **state, uint32_t l7_flows)
 	e->w = lb_worker_create(&e->dp, 0, rte_lcore_id());
 	assert_non_null(e->w);
 	e->dp.w[0] = e->w;
-	assert_non_null(e->w->l7);
+	if (l7_flows > 0)
+		assert_non_null(e->w->l7);
 	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_C), mac_c),
 			 0);
 	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_BE_HTTP),
@@ -2476,6 +2477,47 @@ test_unfollowable_pool_full(void **state)
 }
 
 /*
+ * Without a follower pool (--l7-flows 0) no request can be admitted: a
+ * SYN to a gated service is answered with a RST (an ungated http service
+ * is forwarded as before); with `admit-flow` each connection is charged
+ * as one request.
+ */
+static void
+test_unfollowable_no_pool(void **state)
+{
+	static struct pb_frame got[4];
+	struct env *e = env_up(state, 0);
+	struct conn c;
+
+	assert_null(e->w->l7);
+	conn_init(&c, SVC_RATE, 41130, 59000, 69000);
+	inject(e, &c, TO_BE, PB_SYN, c.iss, 0, NULL, 0);
+	CHECK_EQ(take_all(e, 1, got, 4), 0, "frames to the backend");
+	if (take_all(e, 0, got, 4) != 1)
+		fail_msg("no pool: not exactly one frame to the client");
+	CHECK_EQ(got[0].b[ETH + 20 + 13] & (PB_RST | PB_SYN), PB_RST,
+		 "RST to the client");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	conn_init(&c, SVC_HTTP, 41131, 59100, 69100);
+	conn_open(e, &c);
+	exchange(e, &c, req_plain, resp_ok, "ungated http service");
+
+	publish(e, "service set tcp 203.0.113.13:80 unfollowable admit-flow",
+		0);
+	for (int i = 0; i < 3; i++) {
+		conn_init(&c, SVC_RATE, (uint16_t)(41132 + i),
+			  (uint32_t)(59200 + i), (uint32_t)(69200 + i));
+		inject(e, &c, TO_BE, PB_SYN, c.iss, 0, NULL, 0);
+		CHECK_EQ(take_all(e, 1, got, 4), i < 2 ? 1 : 0,
+			 "SYNs forwarded: the burst of 2");
+		take_all(e, 0, got, 4);
+	}
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_ADMITTED], 2, "admitted");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 2, "reset");
+	env_close(e, 1);
+}
+
+/*
  * `unfollowable admit-flow`: such a flow costs one request. With a token
  * left it goes on unfollowed; once the bucket is empty the next one is
  * reset.
@@ -2596,6 +2638,7 @@ main(int argc, char **argv)
 					  teardown),
 		cmocka_unit_test_teardown(test_unfollowable_admit_flow,
 					  teardown),
+		cmocka_unit_test_teardown(test_unfollowable_no_pool, teardown),
 		cmocka_unit_test_teardown(test_prio_untrusted, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
