@@ -1212,9 +1212,8 @@ admit_rows(const struct lb_shm *shm, uint32_t nw, json_t *tot,
 	struct srow r;
 	int rc = 0;
 
-	for (int k = 0; k < LB_ADMIT_KEY_MAX * LB_ADMIT_VERDICT_MAX + 5 &&
-			rc == 0;
-	     k++) {
+	for (int k = 0;
+	     k < LB_ADMIT_KEY_MAX * LB_ADMIT_VERDICT_MAX + 5 && rc == 0; k++) {
 		int cls = k / LB_ADMIT_VERDICT_MAX, v = k % LB_ADMIT_VERDICT_MAX;
 		bool is_extra = cls >= LB_ADMIT_KEY_MAX;
 

@@ -201,8 +201,7 @@ cmd_gov_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 			sum.l7_unfollowed[LB_L7_UNF_RESET],
 			sum.l7_unfollowed[LB_L7_UNF_ADMITTED]);
 	d = json_pack("{s:o, s:{s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:I}}",
-		      "services",
-		      arr, "refused", "governor",
+		      "services", arr, "refused", "governor",
 		      (json_int_t)sum.l7_refused[LB_L7_REJ_GOVERNOR], "rate",
 		      (json_int_t)sum.l7_refused[LB_L7_REJ_RATE], "held",
 		      (json_int_t)sum.l7_held, "hold_full",

@@ -460,8 +460,8 @@ l7_closed(struct lb_worker *w, struct lb_flow *f)
 static bool l7_gated(const struct lb_dpconf_svc *svc);
 static void rej_send(struct lb_worker *w, const struct lb_flow *f,
 		     struct rte_mbuf *m, uint32_t l3_off, bool to_client,
-		     uint32_t seq, uint32_t ack, uint8_t flags, const void *data,
-		     uint16_t len, uint64_t now);
+		     uint32_t seq, uint32_t ack, uint8_t flags,
+		     const void *data, uint16_t len, uint64_t now);
 static int l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
 		     uint32_t client, uint64_t now);
 
@@ -470,9 +470,9 @@ static int l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
  * from @p frame (@p l3 octets), sent as rej_send() does.
  */
 static void
-rej_send_new(struct lb_worker *w, const struct lb_flow *f,
-	     const uint8_t *frame, uint32_t l3, bool to_client, uint32_t seq,
-	     uint32_t ack, uint8_t flags, uint64_t now)
+rej_send_new(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
+	     uint32_t l3, bool to_client, uint32_t seq, uint32_t ack,
+	     uint8_t flags, uint64_t now)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
 
@@ -500,16 +500,16 @@ rej_send_new(struct lb_worker *w, const struct lb_flow *f,
  * ESTABLISHED). @return true when reset.
  */
 static bool
-l7_fallback(struct lb_worker *w, const struct lb_flow *f,
-	    const uint8_t *frame, uint32_t l3, uint32_t cli_nxt,
-	    uint32_t cli_alt, uint32_t srv_nxt, uint64_t now)
+l7_fallback(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
+	    uint32_t l3, uint32_t cli_nxt, uint32_t cli_alt, uint32_t srv_nxt,
+	    uint64_t now)
 {
 	const struct lb_conf_svc_opts *o = &w->conf->svc[f->svc].opts;
 	uint32_t client = rte_be_to_cpu_32(f->key[LB_FLOW_DIR_ORIG].src);
 
 	if (o->admit.unfollow == LB_ADMIT_UNF_FLOW &&
-	    l7_decide(w, f->svc, (unsigned int)o->gov[LB_CONF_GOV_PRIO],
-		      client, now) == LB_L7_REJ_MAX) {
+	    l7_decide(w, f->svc, (unsigned int)o->gov[LB_CONF_GOV_PRIO], client,
+		      now) == LB_L7_REJ_MAX) {
 		w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
 		return false;
 	}
@@ -540,8 +540,8 @@ l7_unfollowed(struct lb_worker *w, struct lb_flow *f, int dir,
 	bool over = w->adm_stop;
 
 	w->adm_stop = false;
-	switch (over ? LB_HTTP_FOLLOW_R_QUEUE_FULL :
-		       lb_l7_reason(w->l7, f->l7)) {
+	switch (over ? LB_HTTP_FOLLOW_R_QUEUE_FULL
+		     : lb_l7_reason(w->l7, f->l7)) {
 	case LB_HTTP_FOLLOW_OK:
 	case LB_HTTP_FOLLOW_R_UPGRADE:
 	case LB_HTTP_FOLLOW_R_CONNECT:
@@ -561,8 +561,7 @@ l7_unfollowed(struct lb_worker *w, struct lb_flow *f, int dir,
 	alt = cli_nxt;
 	if (dir == 0 && (int32_t)(tcp_word(frame, pkt, 4) - cli_nxt) < 0)
 		alt = tcp_word(frame, pkt, 4);
-	if (!l7_fallback(w, f, frame, pkt->l3_off, cli_nxt, alt, srv_nxt,
-			 now))
+	if (!l7_fallback(w, f, frame, pkt->l3_off, cli_nxt, alt, srv_nxt, now))
 		return false;
 	l7_stop(w, f);
 	return true;
@@ -636,8 +635,8 @@ l7_gated(const struct lb_dpconf_svc *svc)
  * or LB_L7_REJ_MAX when admitted.
  */
 static int
-l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
-	  uint32_t client, uint64_t now)
+l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank, uint32_t client,
+	  uint64_t now)
 {
 	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
 	const uint64_t *g = o->gov;
@@ -647,9 +646,8 @@ l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
 		    LB_GOV_ADMIT)
 		return LB_L7_REJ_GOVERNOR;
 	if (o->admit.rate != 0 && w->admit != NULL &&
-	    lb_admit_rejected(lb_admit_check(w->admit, (uint16_t)svc,
-					     &o->admit, client, (uint8_t)rank,
-					     now)))
+	    lb_admit_rejected(lb_admit_check(w->admit, (uint16_t)svc, &o->admit,
+					     client, (uint8_t)rank, now)))
 		return LB_L7_REJ_RATE;
 	return LB_L7_REJ_MAX;
 }
@@ -666,10 +664,10 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 	struct lb_worker *w = owner;
 	uint32_t svc = tag >> 16;
 	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
-	bool own = rq->has_prio && lb_admit_trusted(&o->prio_trust,
-						    w->adm_client);
-	unsigned int rank = own ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX) :
-				  (unsigned int)o->gov[LB_CONF_GOV_PRIO];
+	bool own =
+		rq->has_prio && lb_admit_trusted(&o->prio_trust, w->adm_client);
+	unsigned int rank = own ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX)
+				: (unsigned int)o->gov[LB_CONF_GOV_PRIO];
 	int why = l7_decide(w, svc, rank, w->adm_client, w->adm_now);
 
 	if (why == LB_L7_REJ_MAX)
@@ -1312,8 +1310,7 @@ l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	 * gives the next octet each side expects. */
 	cli_nxt = syn ? tcp_word(fr, pkt, 8) : tcp_word(fr, pkt, 4);
 	srv_nxt = syn ? tcp_word(fr, pkt, 4) + 1 : tcp_word(fr, pkt, 8);
-	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, cli_nxt, srv_nxt,
-			 now))
+	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, cli_nxt, srv_nxt, now))
 		return false;
 	lb_flow_touch(w->ft, idx, syn ? LB_FLOW_DIR_REPLY : LB_FLOW_DIR_ORIG,
 		      LB_TCP_RST, now);

@@ -172,8 +172,7 @@ uint64_t lb_admit_key_of(const struct lb_admit_shm *sh, uint16_t svc,
 struct lb_admit_gent *lb_admit_shm_overflow(struct lb_admit_shm *sh,
 					    uint16_t svc,
 					    const struct lb_admit_conf *c,
-					    uint64_t now_ns,
-					    uint64_t *atomics);
+					    uint64_t now_ns, uint64_t *atomics);
 
 /**
  * The global bucket of @p key, inserted (full, or empty for a cluster

@@ -2332,8 +2332,7 @@ expect_reset2(struct env *e, const struct conn *c, uint32_t cli_nxt,
 	unsigned int n = alt != cli_nxt ? 2 : 1;
 
 	if (take_all(e, 1, got, 4) != n)
-		fail_msg("%s: not exactly %u frame(s) to the backend", what,
-			 n);
+		fail_msg("%s: not exactly %u frame(s) to the backend", what, n);
 	own_frame(&want, c, TO_BE, PB_RST, cli_nxt, 0, 0, NULL, 0);
 	same_frame(&got[0], &want, what);
 	if (n == 2) {
@@ -2366,8 +2365,8 @@ test_unfollowable_gap(void **state)
 
 	conn_init(&c, SVC_RATE, 41100, 51000, 61000);
 	conn_open(e, &c);
-	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half,
-	       c.nxt[TO_C], req_plain + half, (uint16_t)(len - half));
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half, c.nxt[TO_C],
+	       req_plain + half, (uint16_t)(len - half));
 	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "second half first");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
 	CHECK_EQ(e->w->st.l7_stopped, 1, "stopped");
@@ -2441,8 +2440,8 @@ test_unfollowable_ttl(void **state)
 		   (uint16_t)strlen(req_plain));
 	CHECK_EQ(take_all(e, 1, NULL, 0), 0, "TTL 1: frames to the backend");
 	take_all(e, 0, NULL, 0); /* an ICMP time exceeded, if any */
-	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C],
-	       other, (uint16_t)strlen(other));
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C], other,
+	       (uint16_t)strlen(other));
 	/* The follower read the TTL 1 octets, the backend did not: both
 	 * places are reset. */
 	expect_reset2(e, &c, c.nxt[TO_BE] + (uint32_t)strlen(req_plain),
@@ -2537,9 +2536,9 @@ test_unfollowable_admit_flow(void **state)
 		conn_open(e, &c);
 		if (i < 2) {
 			/* the burst of 2: forwarded, unfollowed */
-			xmit(e, &c, TO_BE, PB_PSH | PB_ACK,
-			     c.nxt[TO_BE] + half, req_plain + half,
-			     (uint16_t)(len - half), "gap, admitted");
+			xmit(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half,
+			     req_plain + half, (uint16_t)(len - half),
+			     "gap, admitted");
 			continue;
 		}
 		inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half,
@@ -2567,8 +2566,7 @@ test_prio_untrusted(void **state)
 	uint32_t req_seq;
 
 	set_m(e, SVC_GOV, 100.0);
-	publish(e, "service set tcp 203.0.113.12:80 prio-trust 10.9.0.0/16",
-		0);
+	publish(e, "service set tcp 203.0.113.12:80 prio-trust 10.9.0.0/16", 0);
 	conn_init(&c, SVC_GOV, 41120, 57000, 67000);
 	conn_open(e, &c);
 	req_seq = c.nxt[TO_BE];

@@ -200,8 +200,8 @@ test_shm_table(void **state)
 	}
 	assert_int_equal(at, 16); /* one claim per insertion */
 	/* full, nothing idle long enough: no bucket */
-	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0, &c,
-				     99, SEC, &at));
+	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0,
+				     &c, 99, SEC, &at));
 	/* 5 tokens at 10/s fill in 0.5 s, but entries stay 2 s at least */
 	x = lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0, &c, 99,
 			     2 * SEC, &at);
@@ -363,8 +363,8 @@ test_cluster_bucket(void **state)
 
 	(void)state;
 	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
-	e = lb_admit_shm_get(f->sh, lb_admit_key_of(f->sh, 2, &c, 0, 0), 2, &c, 0, 0,
-			     &at);
+	e = lb_admit_shm_get(f->sh, lb_admit_key_of(f->sh, 2, &c, 0, 0), 2, &c,
+			     0, 0, &at);
 	assert_non_null(e);
 	assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0, 0),
 			 LB_ADMIT_REJ_EMPTY);
@@ -509,14 +509,15 @@ test_secret(void **state)
 		if ((lb_admit_key_of(known, 0, &c, a, 0) & 1023) == 0)
 			cl[n++] = a;
 	for (uint32_t i = 0; i < N; i++)
-		placed += lb_admit_shm_get(known, lb_admit_key_of(known, 0, &c,
-								  cl[i], 0),
-					   0, &c, cl[i], 0, NULL) != NULL;
+		placed +=
+			lb_admit_shm_get(
+				known, lb_admit_key_of(known, 0, &c, cl[i], 0),
+				0, &c, cl[i], 0, NULL) != NULL;
 	assert_int_equal(placed, LB_ADMIT_PROBES);
 	placed = 0;
 	for (uint32_t i = 0; i < N; i++)
-		placed += lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c,
-							       cl[i], 0),
+		placed += lb_admit_shm_get(sh,
+					   lb_admit_key_of(sh, 0, &c, cl[i], 0),
 					   0, &c, cl[i], 0, NULL) != NULL;
 	assert_int_equal(placed, N);
 	free(known);
