@@ -1693,22 +1693,28 @@ set_m(struct env *e, uint16_t svc, double m)
 	atomic_store(&e->gov_m[svc], b);
 }
 
+/* Frame @p in arrives on port @p iport; the worker polls once. */
+static void
+rx_frame(struct env *e, uint16_t iport, const struct pb_frame *in)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)in->len), in->b, in->len);
+	m->port = iport;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
+	lb_worker_poll(e->w);
+}
+
 /* Sends one segment and forwards nothing: what comes out is for later. */
 static void
 inject(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
        uint32_t ack, const void *data, uint16_t len)
 {
 	static struct pb_frame in;
-	uint16_t iport = d == TO_BE ? 0 : 1;
-	struct rte_mbuf *m;
 
 	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
-	m = rte_pktmbuf_alloc(pool);
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
-	m->port = iport;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
-	lb_worker_poll(e->w);
+	rx_frame(e, d == TO_BE ? 0 : 1, &in);
 }
 
 /* A segment the worker writes itself: TTL 64, id 0, DF, no options. */
@@ -2307,15 +2313,9 @@ inject_ttl(struct env *e, struct conn *c, uint8_t ttl, uint32_t seq,
 		.data = data,
 		.plen = len,
 	};
-	struct rte_mbuf *m;
 
 	pb_ipv4_frame(&in, mac_port[0], mac_c, &g);
-	m = rte_pktmbuf_alloc(pool);
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
-	m->port = 0;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[0], m), 0);
-	lb_worker_poll(e->w);
+	rx_frame(e, 0, &in);
 }
 
 /*
