@@ -194,7 +194,7 @@ svc_tick(struct lb_cluster *cl, struct lb_admit_shm *sh,
 {
 	const struct lb_admit_conf *a = &t->opts.admit;
 	struct cl_svc *cs = &cl->svc[slot];
-	uint64_t key = lb_admit_key_of(slot, a, 0, 0), avail, target, want;
+	uint64_t key = lb_admit_key_of(sh, slot, a, 0, 0), avail, target, want;
 	struct lb_admit_gent *e;
 	int64_t got;
 

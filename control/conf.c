@@ -1072,6 +1072,7 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->panic == b->panic &&
 	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0 &&
 	       lb_admit_conf_eq(&a->admit, &b->admit) &&
+	       lb_admit_trust_eq(&a->prio_trust, &b->prio_trust) &&
 	       l7_opts_eq(a, b) && check_eq(&a->check, &b->check);
 }
 
@@ -1489,6 +1490,30 @@ save_admit(struct lb_cmd_out *out, const struct lb_admit_conf *a)
 	    a->cluster < LB_ADMIT_CLUSTER_MAX)
 		rc = lb_cmd_printf(out, " admit-cluster %s",
 				   lb_admit_cluster_names[a->cluster]);
+	if (rc == 0 && a->full != d.full && a->full < LB_ADMIT_FULL_MAX)
+		rc = lb_cmd_printf(out, " admit-full %s",
+				   lb_admit_full_names[a->full]);
+	if (rc == 0 && a->unfollow != d.unfollow &&
+	    a->unfollow < LB_ADMIT_UNF_MAX)
+		rc = lb_cmd_printf(out, " unfollowable %s",
+				   lb_admit_unfollow_names[a->unfollow]);
+	return rc;
+}
+
+/* `prio-trust` as it is read back: PREFIX[,PREFIX...] or none. */
+static int
+save_trust(struct lb_cmd_out *out, const struct lb_admit_trust *t)
+{
+	char a[LB_CMD_IPV4_STRLEN];
+	int rc;
+
+	if (t->n == 0)
+		return 0;
+	rc = lb_cmd_printf(out, " prio-trust ");
+	for (unsigned int i = 0; i < t->n && i < LB_ADMIT_TRUST_MAX && rc == 0;
+	     i++)
+		rc = lb_cmd_printf(out, "%s%s/%u", i ? "," : "",
+				   ipstr(t->net[i], a), t->len[i]);
 	return rc;
 }
 
@@ -1536,8 +1561,11 @@ static int
 save_admit_opts(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
 		const struct lb_conf_svc_opts *def)
 {
+	int rc;
+
 	(void)def;
-	return save_admit(out, &o->admit);
+	rc = save_admit(out, &o->admit);
+	return rc != 0 ? rc : save_trust(out, &o->prio_trust);
 }
 
 static int
@@ -1904,6 +1932,9 @@ enum {
 	SO_ERRORS = SO_HDR + LB_CONF_HDR_NB,
 	SO_ERR_EXCLUDE,
 	SO_DEFAULT_EXPECT,
+	SO_ADMIT_FULL,
+	SO_UNFOLLOW,
+	SO_PRIO_TRUST,
 	SO_NB
 };
 
@@ -1948,10 +1979,14 @@ enum {
 		[SO_ERR_EXCLUDE] = {"error-exclude", LB_CMD_OPT_WORD, 0, EL},  \
 		[SO_DEFAULT_EXPECT] = {"default-expect", LB_CMD_OPT_DURATION,  \
 				       0, 3600000000000ull},                   \
+		[SO_ADMIT_FULL] = {"admit-full", LB_CMD_OPT_NAME, 0, 16},      \
+		[SO_UNFOLLOW] = {"unfollowable", LB_CMD_OPT_NAME, 0, 16},      \
+		[SO_PRIO_TRUST] = {"prio-trust", LB_CMD_OPT_WORD, 0, TL},      \
 	}
 #define SVC_GOV_OPT(id, kw, type, lo, hi, d)                                   \
 	[SO_GOV + LB_CONF_GOV_##id] = {kw, type, lo, hi},
 #define HN LB_CONF_HDR_NAME_MAX
+#define TL (LB_ADMIT_TRUST_MAX * 19) /* "a.b.c.d/nn," each */
 #define EL LB_HTTP_ERR_STRLEN
 
 static const struct lb_cmd_opt svc_add_opts[SO_NB] = SVC_OPTS(LB_CMD_OPT_FLAG);
@@ -1978,6 +2013,45 @@ apply_admit_opts(const struct lb_cmd_optval *v, struct lb_admit_conf *a)
 		a->cluster = lb_admit_word(v[SO_ADMIT_CLUSTER].str,
 					   lb_admit_cluster_names,
 					   LB_ADMIT_CLUSTER_MAX);
+	if (v[SO_ADMIT_FULL].set)
+		a->full = lb_admit_word(v[SO_ADMIT_FULL].str,
+					lb_admit_full_names, LB_ADMIT_FULL_MAX);
+	if (v[SO_UNFOLLOW].set)
+		a->unfollow = lb_admit_word(v[SO_UNFOLLOW].str,
+					    lb_admit_unfollow_names,
+					    LB_ADMIT_UNF_MAX);
+}
+
+/* `prio-trust none` or up to LB_ADMIT_TRUST_MAX comma-separated
+ * prefixes (a.b.c.d/LEN, no host bits). */
+static int
+apply_trust_opt(const struct lb_cmd_optval *v, struct lb_admit_trust *t,
+		struct lb_cmd_out *out)
+{
+	struct lb_admit_trust n = {.n = 0};
+	char buf[TL + 1], *p, *save = NULL;
+	int rc;
+
+	if (!v[SO_PRIO_TRUST].set)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", v[SO_PRIO_TRUST].str);
+	if (strcmp(buf, "none") == 0) {
+		*t = n;
+		return 0;
+	}
+	for (p = strtok_r(buf, ",", &save); p != NULL;
+	     p = strtok_r(NULL, ",", &save)) {
+		if (n.n == LB_ADMIT_TRUST_MAX)
+			return lb_cmd_error(out, -EINVAL,
+					    "prio-trust: at most %u prefixes",
+					    LB_ADMIT_TRUST_MAX);
+		rc = lb_cmd_parse_prefix(p, &n.net[n.n], &n.len[n.n], out);
+		if (rc != 0)
+			return rc;
+		n.n++;
+	}
+	*t = n;
+	return 0;
 }
 
 static void
@@ -2105,6 +2179,8 @@ cmd_svc_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	lb_conf_svc_opts_default(&o);
 	apply_svc_opts(v, &o);
 	rc = apply_check_opts(v, &o.check, out);
+	if (rc == 0)
+		rc = apply_trust_opt(v, &o.prio_trust, out);
 	if (rc != 0)
 		return rc;
 	return lb_conf_svc_add(ctx, &k, &o, out);
@@ -2134,6 +2210,8 @@ cmd_svc_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	o = sv->opts;
 	apply_svc_opts(v, &o);
 	rc = apply_check_opts(v, &o.check, out);
+	if (rc == 0)
+		rc = apply_trust_opt(v, &o.prio_trust, out);
 	if (rc != 0)
 		return rc;
 	return lb_conf_svc_set(c, &k, &o, out);
@@ -2473,6 +2551,9 @@ static const struct lb_cmd_def conf_cmds[] = {
 				 "[priority-header NAME] [expect-header NAME] "
 				 "[orca-header NAME] [errors CODES] "
 				 "[error-exclude PATHS] [default-expect DUR] "
+				 "[admit-full overflow|open|closed] "
+				 "[unfollowable refuse|admit-flow] "
+				 "[prio-trust PREFIXES] "
 				 "[check none|tcp|http] [check-path PATH] "
 				 "[check-status LO[-HI]] [check-port N] "
 				 "[check-interval DUR] [check-timeout DUR] "
@@ -2532,6 +2613,20 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"refills locally at the rate, `closed` admits no "
 			"more than\n  was borrowed; default `off`. Only "
 			"with `admit-key svc`.\n"
+			"- `admit-full overflow|open|closed`: a key that finds "
+			"no room in\n  the shared bucket table is charged to "
+			"the service's overflow bucket\n  (one key's rate and "
+			"burst for all such keys), admitted, or\n  refused; "
+			"default `overflow`.\n"
+			"- `unfollowable refuse|admit-flow`: a flow of a "
+			"service with request\n  admission that can no longer "
+			"be followed, or gets no follower\n  entry, is reset "
+			"both ways, or charged as one request and\n  "
+			"forwarded unfollowed (reset if refused); default "
+			"`refuse`.\n"
+			"- `prio-trust none|PREFIX[,PREFIX...]`: up to 4 "
+			"client prefixes\n  whose X-Priority counts; other "
+			"clients get `default-priority`;\n  default `none`.\n"
 			"- `governor on|off`, `gov-ideal-rate on|off`, "
 			"`gov-interval DUR`,\n  `gov-window N`, "
 			"`gov-overload PCT`, `gov-raise T`, `gov-release R`,\n"

@@ -680,6 +680,16 @@ admit_json(const struct svc_row *r)
 				a->cluster < LB_ADMIT_CLUSTER_MAX
 					? lb_admit_cluster_names[a->cluster]
 					: "?");
+		bad |= jset_str(j, "full",
+				a->full < LB_ADMIT_FULL_MAX
+					? lb_admit_full_names[a->full]
+					: "?");
+		bad |= jset_str(j, "unfollowable",
+				a->unfollow < LB_ADMIT_UNF_MAX
+					? lb_admit_unfollow_names[a->unfollow]
+					: "?");
+		bad |= jset_u64(j, "table_full",
+				r->rt ? r->v.admit_table_full : 0);
 	}
 	for (int k = 0; k < LB_ADMIT_VERDICT_MAX && !bad; k++)
 		bad |= jset_u64(v, lb_admit_verdict_name(k),
@@ -886,10 +896,11 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 	return lb_cmd_printf(
 		out,
 		"  admission: rate %" PRIu64 "/s, burst %" PRIu64
-		", key %s/%u, reject %s, cluster %s\n"
+		", key %s/%u, reject %s, cluster %s, full %s\n"
 		"    passed %" PRIu64 ", passed without bucket %" PRIu64
 		"; rejected: empty %" PRIu64 ", negative-cache %" PRIu64
-		", cluster-down %" PRIu64 "\n",
+		", cluster-down %" PRIu64 ", table-full %" PRIu64
+		"; table full %" PRIu64 " times\n",
 		a->rate, a->rate != 0 ? lb_admit_burst(a) : 0,
 		a->key < LB_ADMIT_KEY_MAX ? lb_admit_key_names[a->key] : "?",
 		a->prefix,
@@ -899,8 +910,11 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 		a->cluster < LB_ADMIT_CLUSTER_MAX
 			? lb_admit_cluster_names[a->cluster]
 			: "?",
+		a->full < LB_ADMIT_FULL_MAX ? lb_admit_full_names[a->full]
+					    : "?",
 		n[LB_ADMIT_PASS], n[LB_ADMIT_PASS_FULL], n[LB_ADMIT_REJ_EMPTY],
-		n[LB_ADMIT_REJ_NEG], n[LB_ADMIT_REJ_CLUSTER]);
+		n[LB_ADMIT_REJ_NEG], n[LB_ADMIT_REJ_CLUSTER],
+		n[LB_ADMIT_REJ_FULL], r->v.admit_table_full);
 }
 
 static int
@@ -1120,6 +1134,12 @@ static const struct {
 	W(l7_flows),
 	W(l7_pool_full),
 	W(l7_stopped),
+	{"l7_unfollowed_reset",
+	 offsetof(struct lb_worker_stats, l7_unfollowed) +
+		 LB_L7_UNF_RESET * sizeof(uint64_t)},
+	{"l7_unfollowed_admitted",
+	 offsetof(struct lb_worker_stats, l7_unfollowed) +
+		 LB_L7_UNF_ADMITTED * sizeof(uint64_t)},
 	W(l7_db_errors),
 	W(l7_blocks_lost),
 	W(conf_switches),
@@ -1188,13 +1208,13 @@ admit_rows(const struct lb_shm *shm, uint32_t nw, json_t *tot,
 	   json_t *const *pw, struct lb_cmd_out *out)
 {
 	static const char *const extra[] = {"borrows", "borrowed",
-					    "shm_atomics", "evictions"};
+					    "shm_atomics", "evictions",
+					    "table_full"};
 	struct srow r;
 	int rc = 0;
 
-	for (int k = 0; k < LB_ADMIT_KEY_MAX * LB_ADMIT_VERDICT_MAX + 4 &&
-			rc == 0;
-	     k++) {
+	for (int k = 0;
+	     k < LB_ADMIT_KEY_MAX * LB_ADMIT_VERDICT_MAX + 5 && rc == 0; k++) {
 		int cls = k / LB_ADMIT_VERDICT_MAX, v = k % LB_ADMIT_VERDICT_MAX;
 		bool is_extra = cls >= LB_ADMIT_KEY_MAX;
 
@@ -1210,7 +1230,8 @@ admit_rows(const struct lb_shm *shm, uint32_t nw, json_t *tot,
 		for (uint32_t w = 0; w < nw; w++) {
 			const struct lb_admit_stats *a = &shm->w[w]->st->admit;
 			const uint64_t x[] = {a->borrows, a->borrowed,
-					      a->shm_atomics, a->evictions};
+					      a->shm_atomics, a->evictions,
+					      a->table_full};
 
 			r.w[w] = is_extra ? x[k - LB_ADMIT_KEY_MAX *
 						      LB_ADMIT_VERDICT_MAX]

@@ -193,18 +193,24 @@ cmd_gov_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 			"refused: governor %" PRIu64 ", rate %" PRIu64
 			"; held segments %" PRIu64 ", decided at the hold "
 			"bound %" PRIu64 ", throttled but pipelined %" PRIu64
-			"\n",
+			"; unfollowable flows reset %" PRIu64
+			", admitted %" PRIu64 "\n",
 			sum.l7_refused[LB_L7_REJ_GOVERNOR],
 			sum.l7_refused[LB_L7_REJ_RATE], sum.l7_held,
-			sum.l7_hold_full, sum.l7_unrefusable);
-	d = json_pack("{s:o, s:{s:I, s:I}, s:I, s:I, s:I, s:I}", "services",
-		      arr, "refused", "governor",
+			sum.l7_hold_full, sum.l7_unrefusable,
+			sum.l7_unfollowed[LB_L7_UNF_RESET],
+			sum.l7_unfollowed[LB_L7_UNF_ADMITTED]);
+	d = json_pack("{s:o, s:{s:I, s:I}, s:I, s:I, s:I, s:I, s:{s:I, s:I}}",
+		      "services", arr, "refused", "governor",
 		      (json_int_t)sum.l7_refused[LB_L7_REJ_GOVERNOR], "rate",
 		      (json_int_t)sum.l7_refused[LB_L7_REJ_RATE], "held",
 		      (json_int_t)sum.l7_held, "hold_full",
 		      (json_int_t)sum.l7_hold_full, "unrefusable",
 		      (json_int_t)sum.l7_unrefusable, "resent",
-		      (json_int_t)sum.l7_rej_resent);
+		      (json_int_t)sum.l7_rej_resent, "unfollowable", "reset",
+		      (json_int_t)sum.l7_unfollowed[LB_L7_UNF_RESET],
+		      "admitted",
+		      (json_int_t)sum.l7_unfollowed[LB_L7_UNF_ADMITTED]);
 	if (rc != 0 || d == NULL) {
 		json_decref(d);
 		return rc != 0 ? rc : lb_cmd_error(out, -ENOMEM, "out of memory");
@@ -313,6 +319,8 @@ int
 lb_govcmd_metrics(const struct lb_ctl *ctl, struct lb_cmd_out *o)
 {
 	static const char *const reasons[LB_L7_REJ_MAX] = {"governor", "rate"};
+	static const char *const unf_names[LB_L7_UNF_MAX] = {"reset",
+							     "admitted"};
 	struct lb_prom_label l[3] = {
 		{"service", NULL}, {"priority", NULL}, {"result", NULL}};
 	struct lb_worker_stats sum;
@@ -380,6 +388,12 @@ lb_govcmd_metrics(const struct lb_ctl *ctl, struct lb_cmd_out *o)
 		rc = worker_counter(o, "lb_http_unrefusable_total",
 				    "Throttled requests admitted: pipelined.",
 				    NULL, NULL, &sum.l7_unrefusable, 1);
+	if (rc == 0)
+		rc = worker_counter(o, "lb_http_unfollowable_total",
+				    "Gated flows no longer followed, by what "
+				    "became of them.",
+				    "action", unf_names, sum.l7_unfollowed,
+				    LB_L7_UNF_MAX);
 	if (rc == 0)
 		rc = worker_counter(o, "lb_http_refusal_resent_total",
 				    "Refusals sent again.", NULL, NULL,

@@ -183,6 +183,8 @@ static const struct {
 	  "Atomic operations on shared memory for admission."),
 	W("admit_evictions", admit.evictions,
 	  "Local token buckets replaced (least recently used)."),
+	W("admit_table_full", admit.table_full,
+	  "Admissions whose key found no room in the shared bucket table."),
 #undef W
 };
 

@@ -556,6 +556,9 @@ lb_view_svc_get(const struct lb_view *v, uint32_t svc, struct lb_view_svc *out)
 	for (uint32_t w = 0; w < v->nw; w++)
 		for (int k = 0; k < LB_ADMIT_VERDICT_MAX; k++)
 			out->admit[k] += v->shm->w[w]->st->admit_svc[svc].n[k];
+	for (uint32_t w = 0; w < v->nw; w++)
+		out->admit_table_full +=
+			v->shm->w[w]->st->admit_svc[svc].table_full;
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "lb/admit.h"
 
@@ -47,9 +49,13 @@ mix(uint64_t x)
 	return x;
 }
 
-/* The key's part that depends on the service and its settings only. */
+/* Key material no client, prefix or rank can have: the overflow bucket. */
+#define OVF_MATERIAL (1ULL << 32)
+
+/* The key's part that depends on the table's secret, the service and its
+ * settings only. */
 static uint64_t
-key_base(uint16_t svc, const struct lb_admit_conf *c)
+key_base(const uint64_t secret[2], uint16_t svc, const struct lb_admit_conf *c)
 {
 	uint64_t scope = (uint64_t)svc + 1, x;
 
@@ -57,7 +63,7 @@ key_base(uint16_t svc, const struct lb_admit_conf *c)
 	 * settings; the others belong to one service (scope = slot + 1). */
 	if (c->key == LB_ADMIT_KEY_CLIENT || c->key == LB_ADMIT_KEY_PREFIX)
 		scope = 0;
-	x = mix(c->rate);
+	x = mix(secret[0] ^ c->rate);
 	x = mix(x ^ c->burst);
 	return mix(x ^ ((uint64_t)c->key | (uint64_t)c->prefix << 8 |
 			(uint64_t)c->cluster << 16 | scope << 24));
@@ -81,19 +87,26 @@ key_material(const struct lb_admit_conf *c, uint32_t client, uint8_t prio)
 	}
 }
 
+/* Two rounds, each keyed (the base carries secret[0]; @p k1 is
+ * secret[1]): a client who knows the mixer but not the secret cannot pick
+ * addresses whose keys share slots. */
 static inline uint64_t
-key_final(uint64_t base, uint64_t m)
+key_final(uint64_t base, uint64_t k1, uint64_t m)
 {
-	uint64_t x = mix(base ^ m) & ~LB_ADMIT_BUSY;
+	uint64_t x = mix(mix(base ^ m) ^ k1) & ~LB_ADMIT_BUSY;
 
 	return x != 0 ? x : 1;
 }
 
 uint64_t
-lb_admit_key_of(uint16_t svc, const struct lb_admit_conf *c, uint32_t client,
-		uint8_t prio)
+lb_admit_key_of(const struct lb_admit_shm *sh, uint16_t svc,
+		const struct lb_admit_conf *c, uint32_t client, uint8_t prio)
 {
-	return key_final(key_base(svc, c), key_material(c, client, prio));
+	static const uint64_t none[2];
+	const uint64_t *sec = sh != NULL ? sh->secret : none;
+
+	return key_final(key_base(sec, svc, c), sec[1],
+			 key_material(c, client, prio));
 }
 
 /* ---- shared table ----------------------------------------------------- */
@@ -105,7 +118,8 @@ lb_admit_shm_size(uint32_t nb_slots)
 	    nb_slots > (1u << 24))
 		return 0;
 	return sizeof(struct lb_admit_shm) +
-	       (uint64_t)nb_slots * sizeof(struct lb_admit_gent);
+	       ((uint64_t)nb_slots + LB_ADMIT_OVF_SLOTS) *
+		       sizeof(struct lb_admit_gent);
 }
 
 struct lb_admit_shm *
@@ -120,6 +134,13 @@ lb_admit_shm_init(void *mem, uint32_t nb_slots)
 	}
 	memset(mem, 0, sz);
 	sh->nb_slots = nb_slots;
+	/* A constant would let anyone compute which clients collide. */
+	if (getrandom(sh->secret, sizeof(sh->secret), 0) !=
+	    (ssize_t)sizeof(sh->secret)) {
+		if (errno == 0)
+			errno = EIO;
+		return NULL;
+	}
 	atomic_thread_fence(memory_order_release);
 	return sh;
 }
@@ -160,15 +181,18 @@ reusable(const struct lb_admit_gent *e, uint64_t now_ns)
 	return now_ns > used && now_ns - used >= idle;
 }
 
+/* @p local: refilled here at the rate even on a cluster service (the
+ * overflow bucket, which lb-control does not feed). */
 static void
 setup(struct lb_admit_gent *e, uint64_t key, uint16_t svc,
-      const struct lb_admit_conf *c, uint32_t client, uint64_t now_ns)
+      const struct lb_admit_conf *c, uint32_t client, uint64_t now_ns,
+      bool local)
 {
 	struct lb_tb_global_conf gc = {
 		.capacity = lb_admit_burst(c),
 		.rate = c->rate,
 		.threshold = 0,
-		.refill = c->cluster != LB_ADMIT_CLUSTER_OFF
+		.refill = c->cluster != LB_ADMIT_CLUSTER_OFF && !local
 				  ? LB_TB_REFILL_NONE
 				  : LB_TB_REFILL_EACH,
 	};
@@ -183,7 +207,7 @@ setup(struct lb_admit_gent *e, uint64_t key, uint16_t svc,
 	e->client = client;
 	e->svc = svc;
 	e->cls = c->key;
-	e->cluster = c->cluster;
+	e->cluster = local ? LB_ADMIT_CLUSTER_OFF : c->cluster;
 	atomic_store_explicit(&e->flags, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->used_ns, now_ns, memory_order_relaxed);
 	atomic_store_explicit(&e->key, key, memory_order_release);
@@ -241,12 +265,43 @@ lb_admit_shm_get(struct lb_admit_shm *sh, uint64_t key, uint16_t svc,
 				    &e->key, &k, key | LB_ADMIT_BUSY,
 				    memory_order_acq_rel,
 				    memory_order_acquire)) {
-				setup(e, key, svc, c, client, now_ns);
+				setup(e, key, svc, c, client, now_ns, false);
 				return e;
 			}
 		}
 	}
 	return NULL;
+}
+
+struct lb_admit_gent *
+lb_admit_shm_overflow(struct lb_admit_shm *sh, uint16_t svc,
+		      const struct lb_admit_conf *c, uint64_t now_ns,
+		      uint64_t *atomics)
+{
+	struct lb_admit_gent *e;
+	uint64_t key, k;
+
+	if (sh == NULL || c == NULL)
+		return NULL;
+	key = key_final(key_base(sh->secret, svc, c), sh->secret[1],
+			OVF_MATERIAL);
+	e = &sh->ent[sh->nb_slots + svc % LB_ADMIT_OVF_SLOTS];
+	k = atomic_load_explicit(&e->key, memory_order_acquire);
+	if ((k & LB_ADMIT_BUSY) != 0)
+		k = wait_ready(e, k);
+	if (k == key)
+		return e;
+	if ((k & LB_ADMIT_BUSY) != 0)
+		return NULL;
+	/* Empty, or made for the service's former settings: start over. */
+	if (atomics != NULL)
+		(*atomics)++;
+	if (!atomic_compare_exchange_strong_explicit(
+		    &e->key, &k, key | LB_ADMIT_BUSY, memory_order_acq_rel,
+		    memory_order_acquire))
+		return k == key ? e : NULL;
+	setup(e, key, svc, c, 0, now_ns, true);
+	return e;
 }
 
 /* ---- one worker ------------------------------------------------------- */
@@ -317,8 +372,21 @@ borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
 
 	e = lb_admit_shm_get(lc->sh, key, svc, c, client, now_ns,
 			     &lc->st->shm_atomics);
-	if (e == NULL)
-		return LB_ADMIT_PASS_FULL;
+	if (e == NULL) {
+		/* Every slot of the key's probe range is busy (a flood of
+		 * new keys): the service says what that means. */
+		lc->st->table_full++;
+		if (svc < lc->nb_svc)
+			lc->svc_st[svc].table_full++;
+		if (c->full == LB_ADMIT_FULL_OPEN)
+			return LB_ADMIT_PASS_FULL;
+		if (c->full != LB_ADMIT_FULL_OVERFLOW)
+			return LB_ADMIT_REJ_FULL;
+		e = lb_admit_shm_overflow(lc->sh, svc, c, now_ns,
+					  &lc->st->shm_atomics);
+		if (e == NULL)
+			return LB_ADMIT_REJ_FULL;
+	}
 	rc = lb_tb_local_take(l, &lc->lconf, &e->b, 1, now_ns);
 	if (l->cnt.borrows != borrows) {
 		lc->st->borrows++;
@@ -356,10 +424,11 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	if (svc != lc->last_svc || !lb_admit_conf_eq(c, &lc->last_c)) {
 		lc->last_svc = svc;
 		lc->last_c = *c;
-		lc->last_base = key_base(svc, c);
+		lc->last_base = key_base(lc->sh->secret, svc, c);
 		lc->last_key = 0;
 	}
-	key = key_final(lc->last_base, key_material(c, client, prio));
+	key = key_final(lc->last_base, lc->sh->secret[1],
+			key_material(c, client, prio));
 	if (key == lc->last_key) {
 		l = lc->last_l;
 	} else {

@@ -105,6 +105,9 @@ struct lb_worker {
 	uint32_t nb_rej; /**< entries of @c rej: the pool size at creation */
 	uint32_t adm_client; /**< client (host order) of the segment fed */
 	uint64_t adm_now;    /**< and its time, for the request's buckets */
+	/** The admission callback stopped the entry being fed: a throttled
+	 * request it could not refuse alone (docs/admission.md). */
+	bool adm_stop;
 	struct lb_admit_lc *admit; /**< NULL: no admission control */
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/* SYN copies kept for retries, indexed by flow->l7 */

@@ -266,7 +266,7 @@ gate_ask(struct entry *e, uint32_t rq_seq, const struct req_info *ri,
 	bool refuse;
 
 	if (!e->gate_on || p->admit == NULL || e->gate == G_REFUSED ||
-	    e->gate == G_WAIT)
+	    e->gate == G_WAIT || e->stopped)
 		return;
 	if (e->gate == G_DECIDED && rq_seq == e->gate_req) {
 		e->gate = G_NONE;
@@ -685,9 +685,12 @@ feed(struct entry *e, int dir, const uint8_t *data, uint32_t len, int32_t off,
 	n = len - (uint32_t)-off;
 	rc = dir == 0 ? lb_http_follow_request(&e->hf, fresh, n, now_ns) :
 			lb_http_follow_response(&e->hf, fresh, n, now_ns);
-	e->next_seq[dir] += n;
+	/* A segment that stops the following may be dropped rather than
+	 * forwarded (docs/admission.md): its octets do not count as sent. */
 	if (rc != 0)
 		e->stopped = true;
+	else if (!e->stopped)
+		e->next_seq[dir] += n;
 	/* A header block goes on in the next segment: what this one held
 	 * goes to a stream before the segment is gone. */
 	if (e->pool->pend != NULL && !e->stopped)
@@ -766,6 +769,13 @@ lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn)
 }
 
 void
+lb_l7_stop(struct lb_l7_pool *p, uint32_t idx)
+{
+	if (idx < p->capacity && p->e[idx].used)
+		p->e[idx].stopped = true;
+}
+
+void
 lb_l7_gate(struct lb_l7_pool *p, uint32_t idx, bool on)
 {
 	if (idx < p->capacity && p->e[idx].used)
@@ -802,6 +812,14 @@ lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
 	*cli_nxt = e->next_seq[0];
 	*srv_nxt = e->next_seq[1];
 	*req_seq = e->gate_seq;
+}
+
+enum lb_http_follow_reason
+lb_l7_reason(const struct lb_l7_pool *p, uint32_t idx)
+{
+	if (idx >= p->capacity || !p->e[idx].used)
+		return LB_HTTP_FOLLOW_OK;
+	return lb_http_follow_reason(&p->e[idx].hf);
 }
 
 void

@@ -228,6 +228,11 @@ shm_create(const char *config)
 		return -ENOMEM;
 	}
 	shm->admit = lb_admit_shm_init(mz->addr, LB_ADMIT_SHM_SLOTS_DEFAULT);
+	if (shm->admit == NULL) {
+		fprintf(stderr, "lb-dataplane: cannot set up %s: %s\n",
+			LB_ADMIT_SHM_NAME, strerror(errno));
+		return -EIO;
+	}
 	dp.admit = shm->admit;
 	keep_boot_config(shm, config);
 	shm->table[0] = dp.conf;

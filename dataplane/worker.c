@@ -515,6 +515,119 @@ l7_closed(struct lb_worker *w, struct lb_flow *f)
 		l7_stop(w, f);
 }
 
+/* l7_follow(): the flow was reset both ways, drop the segment. */
+#define L7_RESET (LB_L7_REPEAT + 1)
+
+static bool l7_gated(const struct lb_dpconf_svc *svc);
+static void rej_send(struct lb_worker *w, const struct lb_flow *f,
+		     struct rte_mbuf *m, uint32_t l3_off, bool to_client,
+		     uint32_t seq, uint32_t ack, uint8_t flags,
+		     const void *data, uint16_t len, uint64_t now);
+static int l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
+		     uint32_t client, uint64_t now);
+
+/*
+ * A fresh segment of flow @p f with no payload, the link header copied
+ * from @p frame (@p l3 octets), sent as rej_send() does.
+ */
+static void
+rej_send_new(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
+	     uint32_t l3, bool to_client, uint32_t seq, uint32_t ack,
+	     uint8_t flags, uint64_t now)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
+
+	if (m == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return;
+	}
+	if (rte_pktmbuf_append(m, (uint16_t)l3) == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_memcpy(frame_of(m), frame, l3);
+	rej_send(w, f, m, l3, to_client, seq, ack, flags, NULL, 0, now);
+}
+
+/*
+ * A gated flow of service @p f->svc is not (or no longer) followed: its
+ * requests would escape admission. `unfollowable admit-flow` charges it
+ * as one request of the service's default rank; `refuse`, or a charge
+ * refused, resets both ends: the backend at @p cli_nxt (the next octet
+ * it expects) and, when it differs, at @p cli_alt too (a client that sent
+ * other octets twice at one place may leave the follower ahead of the
+ * backend: one of the two is exact, the other at worst draws an ACK), the
+ * client at @p srv_nxt acknowledging @p cli_nxt (taken in SYN_SENT as in
+ * ESTABLISHED). @return true when reset.
+ */
+static bool
+l7_fallback(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
+	    uint32_t l3, uint32_t cli_nxt, uint32_t cli_alt, uint32_t srv_nxt,
+	    uint64_t now)
+{
+	const struct lb_conf_svc_opts *o = &w->conf->svc[f->svc].opts;
+	uint32_t client = rte_be_to_cpu_32(f->key[LB_FLOW_DIR_ORIG].src);
+
+	if (o->admit.unfollow == LB_ADMIT_UNF_FLOW &&
+	    l7_decide(w, f->svc, (unsigned int)o->gov[LB_CONF_GOV_PRIO], client,
+		      now) == LB_L7_REJ_MAX) {
+		w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
+		return false;
+	}
+	w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
+	rej_send_new(w, f, frame, l3, false, cli_nxt, 0, LB_TCP_RST, now);
+	if (cli_alt != cli_nxt)
+		rej_send_new(w, f, frame, l3, false, cli_alt, 0, LB_TCP_RST,
+			     now);
+	rej_send_new(w, f, frame, l3, true, srv_nxt, cli_nxt,
+		     LB_TCP_RST | LB_TCP_ACK, now);
+	return true;
+}
+
+/*
+ * The follower of gated flow @p f gave up on segment @p pkt. A tunnel
+ * after an admitted request (101, CONNECT) or a backend that closed first
+ * leaves nothing to gate; anything else, the client may have caused (a
+ * gap, too many pipelined requests, bytes it sent differently twice, a
+ * throttled request pipelined in one segment behind an admitted one):
+ * the service's fallback decides. @return true when the flow was reset
+ * (its entry is closed, the segment must be dropped).
+ */
+static bool
+l7_unfollowed(struct lb_worker *w, struct lb_flow *f, int dir,
+	      const uint8_t *frame, const struct lb_pkt *pkt, uint64_t now)
+{
+	uint32_t cli_nxt, srv_nxt, req_seq, alt;
+	bool over = w->adm_stop;
+
+	w->adm_stop = false;
+	switch (over ? LB_HTTP_FOLLOW_R_QUEUE_FULL
+		     : lb_l7_reason(w->l7, f->l7)) {
+	case LB_HTTP_FOLLOW_OK:
+	case LB_HTTP_FOLLOW_R_UPGRADE:
+	case LB_HTTP_FOLLOW_R_CONNECT:
+	case LB_HTTP_FOLLOW_R_TRUNCATED:
+		return false;
+	default:
+		break;
+	}
+	if (!l7_gated(&w->conf->svc[f->svc]))
+		return false;
+	lb_l7_seq(w->l7, f->l7, &cli_nxt, &srv_nxt, &req_seq);
+	/* Held segments never reached the backend. */
+	if (w->rej != NULL && f->l7 < w->nb_rej && w->rej[f->l7].nheld > 0)
+		cli_nxt = req_seq;
+	/* A client segment starting before what the follower read: the
+	 * backend may not have what the follower read (never forwarded). */
+	alt = cli_nxt;
+	if (dir == 0 && (int32_t)(tcp_word(frame, pkt, 4) - cli_nxt) < 0)
+		alt = tcp_word(frame, pkt, 4);
+	if (!l7_fallback(w, f, frame, pkt->l3_off, cli_nxt, alt, srv_nxt, now))
+		return false;
+	l7_stop(w, f);
+	return true;
+}
+
 /*
  * Feeds one segment of an established flow of an http service to its
  * follower. Runs before the frame is rewritten and sent (the payload and
@@ -544,6 +657,8 @@ l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 			   (pkt->tcp_flags & LB_TCP_FIN) != 0, now);
 	if (rc < 0) {
 		w->st.l7_stopped++;
+		if (unlikely(l7_unfollowed(w, f, dir, frame, pkt, now)))
+			return L7_RESET;
 		/* Unfollowed from here: what was held goes on first. */
 		gate_end(w, f, f->l7, true, now);
 		l7_stop(w, f);
@@ -568,16 +683,41 @@ gov_m(const struct lb_worker *w, uint32_t svc)
 }
 
 /* Whether the requests of service @p svc are admitted one by one. */
-static inline bool
+static bool
 l7_gated(const struct lb_dpconf_svc *svc)
 {
 	return svc->opts.gov[LB_CONF_GOV_ON] || svc->opts.admit.rate != 0;
 }
 
 /*
- * The pool's admission callback: the governor by priority rank, then the
- * service's requests/s token buckets (a throttled request takes no
- * token).
+ * One request of rank @p rank from @p client (host order): the governor
+ * by rank, then the service's requests/s token buckets (a throttled
+ * request takes no token). @return the refusal's enum lb_l7_rej_reason,
+ * or LB_L7_REJ_MAX when admitted.
+ */
+static int
+l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank, uint32_t client,
+	  uint64_t now)
+{
+	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
+	const uint64_t *g = o->gov;
+
+	if (g[LB_CONF_GOV_ON] &&
+	    lb_gov_decide(gov_m(w, svc), rank, &w->rng, &w->st.gov[svc]) !=
+		    LB_GOV_ADMIT)
+		return LB_L7_REJ_GOVERNOR;
+	if (o->admit.rate != 0 && w->admit != NULL &&
+	    lb_admit_rejected(lb_admit_check(w->admit, (uint16_t)svc, &o->admit,
+					     client, (uint8_t)rank, now)))
+		return LB_L7_REJ_RATE;
+	return LB_L7_REJ_MAX;
+}
+
+/*
+ * The pool's admission callback: l7_decide() with the request's rank.
+ * X-Priority counts only from the service's prio-trust prefixes: rank 0
+ * is never throttled, so a client choosing its own rank would choose to
+ * be exempt.
  */
 static bool
 on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
@@ -585,24 +725,24 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 	struct lb_worker *w = owner;
 	uint32_t svc = tag >> 16;
 	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
-	const uint64_t *g = o->gov;
-	unsigned int rank = rq->has_prio ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX) :
-					   (unsigned int)g[LB_CONF_GOV_PRIO];
-	enum lb_l7_rej_reason why;
+	bool own =
+		rq->has_prio && lb_admit_trusted(&o->prio_trust, w->adm_client);
+	unsigned int rank = own ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX)
+				: (unsigned int)o->gov[LB_CONF_GOV_PRIO];
+	int why = l7_decide(w, svc, rank, w->adm_client, w->adm_now);
 
-	if (g[LB_CONF_GOV_ON] &&
-	    lb_gov_decide(gov_m(w, svc), rank, &w->rng, &w->st.gov[svc]) !=
-		    LB_GOV_ADMIT)
-		why = LB_L7_REJ_GOVERNOR;
-	else if (o->admit.rate != 0 && w->admit != NULL &&
-		 lb_admit_rejected(lb_admit_check(w->admit, (uint16_t)svc,
-						  &o->admit, w->adm_client,
-						  (uint8_t)rank, w->adm_now)))
-		why = LB_L7_REJ_RATE;
-	else
+	if (why == LB_L7_REJ_MAX)
 		return false;
 	if (!rq->can_refuse) {
 		w->st.l7_unrefusable++;
+		/* It shares its segment with an admitted request and cannot
+		 * be refused alone: admitted, one token would buy as many
+		 * requests as fit in a segment. Unless the service admits
+		 * flows whole, the flow is reset (l7_unfollowed()). */
+		if (o->admit.unfollow == LB_ADMIT_UNF_REFUSE) {
+			w->adm_stop = true;
+			lb_l7_stop(w->l7, rq->entry);
+		}
 		return false;
 	}
 	w->rej[rq->entry].reason = (uint8_t)why;
@@ -670,7 +810,6 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	uint32_t cli_nxt, srv_nxt, req_seq, l3 = pkt->l3_off;
 	bool fin = (pkt->tcp_flags & LB_TCP_FIN) != 0;
 	char ans[LB_L7_REJECT_HTTP_MAX];
-	struct rte_mbuf *rst;
 	int n;
 
 	lb_l7_seq(w->l7, f->l7, &cli_nxt, &srv_nxt, &req_seq);
@@ -684,16 +823,7 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			 (uint32_t)g[LB_CONF_GOV_RETRY], srv_nxt, cli_nxt, fin,
 			 (uint16_t)(n > 0 ? n : 0));
 	w->st.l7_refused[r->reason]++;
-	rst = rte_pktmbuf_alloc(w->dp->pool);
-	if (rst != NULL && rte_pktmbuf_append(rst, (uint16_t)l3) != NULL) {
-		rte_memcpy(frame_of(rst), frame_of(m), l3);
-		rej_send(w, f, rst, l3, false, req_seq, 0, LB_TCP_RST, NULL, 0,
-			 now);
-	} else if (rst != NULL) {
-		rte_pktmbuf_free(rst);
-	} else {
-		w->st.drop[LB_DROP_NOMBUF]++;
-	}
+	rej_send_new(w, f, frame_of(m), l3, false, req_seq, 0, LB_TCP_RST, now);
 	rej_answer(w, f, m, l3, r, now);
 	/* Both sides are closed as far as the table goes: the flow lives
 	 * on only as long as closed flows do, to take the client's FIN. */
@@ -763,8 +893,16 @@ static bool
 l7_admission(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	     struct rte_mbuf *m, const struct lb_pkt *pkt, int v, uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct lb_l7_rej *r;
 
+	if (v == L7_RESET) {
+		/* Reset both ways: the flow lives on only as closed flows
+		 * do; nothing of it reaches the backend any more. */
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, LB_TCP_RST, now);
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	r = &w->rej[f->l7];
 	if (v == LB_L7_HOLD && r->nheld >= LB_L7_HOLD_MAX) {
 		/* Held as much as we may: decide with what is known; a
 		 * request waiting behind unanswered ones gets no more held
@@ -1097,6 +1235,20 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	uint32_t client = rte_be_to_cpu_32(pkt->src);
 	enum lb_admit_verdict v;
 
+	if (unlikely(svc->opts.http && w->l7 == NULL && l7_gated(svc))) {
+		/* No follower pool (--l7-flows 0): no request of the flow
+		 * can be admitted, as when the pool is empty. */
+		if (a->unfollow == LB_ADMIT_UNF_FLOW &&
+		    l7_decide(w, (uint32_t)svc_idx,
+			      (unsigned int)svc->opts.gov[LB_CONF_GOV_PRIO],
+			      client, now) == LB_L7_REJ_MAX) {
+			w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
+			return false;
+		}
+		w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
+		rst_client(w, m, now);
+		return true;
+	}
 	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
 		return false;
 	v = lb_admit_check(w->admit, (uint16_t)svc_idx, a, client, 0, now);
@@ -1259,6 +1411,34 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	l7_closed(w, f);
 }
 
+/*
+ * No follower entry for flow @p f (pool empty) at handshake segment @p m:
+ * on a gated service its requests would escape admission, so the
+ * service's fallback applies as to a flow no longer followable.
+ * @return true when the flow was reset and @p m dropped.
+ */
+static bool
+l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	    struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	const uint8_t *fr = frame_of(m);
+	bool syn = (pkt->tcp_flags & LB_TCP_SYN) != 0;
+	uint32_t cli_nxt, srv_nxt;
+
+	if (!l7_gated(&w->conf->svc[f->svc]))
+		return false;
+	/* The backend's SYN-ACK (or, for the client's ACK, the reverse)
+	 * gives the next octet each side expects. */
+	cli_nxt = syn ? tcp_word(fr, pkt, 8) : tcp_word(fr, pkt, 4);
+	srv_nxt = syn ? tcp_word(fr, pkt, 4) + 1 : tcp_word(fr, pkt, 8);
+	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, cli_nxt, srv_nxt, now))
+		return false;
+	lb_flow_touch(w->ft, idx, syn ? LB_FLOW_DIR_REPLY : LB_FLOW_DIR_ORIG,
+		      LB_TCP_RST, now);
+	rte_pktmbuf_free(m);
+	return true;
+}
+
 static void
 from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	     uint64_t hash, uint64_t now)
@@ -1268,6 +1448,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct lb_flow *f;
 	struct lb_trial t;
 	uint32_t idx;
+	int v;
 
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
@@ -1319,6 +1500,8 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 				if (f->l7 != LB_L7_NONE)
 					lb_l7_gate(w->l7, f->l7,
 						   l7_gated(svc));
+				else if (l7_no_entry(w, f, idx, m, pkt, now))
+					return;
 			}
 		}
 	} else if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
@@ -1327,8 +1510,12 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		w->st.l7_rej_absorbed++;
 		rte_pktmbuf_free(m);
 		return;
-	} else if (unlikely(l7_follow(w, f, 1, frame_of(m), pkt, now) ==
-			    LB_L7_REJECT)) {
+	} else if (unlikely((v = l7_follow(w, f, 1, frame_of(m), pkt, now)) ==
+			    L7_RESET)) {
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, LB_TCP_RST, now);
+		rte_pktmbuf_free(m);
+		return;
+	} else if (unlikely(v == LB_L7_REJECT)) {
 		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags,
 			      now);
 		fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);

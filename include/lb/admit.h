@@ -28,7 +28,16 @@
  * Keys: every bucket is known by a 64-bit key that mixes the service slot,
  * the key class, the key material (client, prefix or priority) and the
  * service's admission settings, so a changed rate or burst starts fresh
- * buckets while the old ones age out.
+ * buckets while the old ones age out. The mixing is keyed with the shared
+ * table's secret (random, drawn when the table is set up), so that nobody
+ * outside can choose clients whose buckets crowd one probe range of the
+ * shared table or one run of a worker's local table.
+ *
+ * A key that finds no slot in the shared table (every slot of its probe
+ * range busy) is handled as the service's `admit-full` says: counted,
+ * then admitted without a token (open), refused (closed), or charged to
+ * the service's overflow bucket (overflow, the default), one bucket of the
+ * per-key rate and burst shared by every key of the service without a slot.
  */
 
 #include <stdatomic.h>
@@ -51,6 +60,9 @@ enum lb_admit_verdict {
 	LB_ADMIT_REJ_NEG,
 	/** Rejected: the cluster tier is unreachable and fails closed. */
 	LB_ADMIT_REJ_CLUSTER,
+	/** Rejected: the shared table had no room for the key's bucket and
+	 * the service fails closed (admit-full closed). */
+	LB_ADMIT_REJ_FULL,
 	LB_ADMIT_VERDICT_MAX,
 };
 
@@ -71,6 +83,7 @@ lb_admit_verdict_name(enum lb_admit_verdict v)
 		[LB_ADMIT_REJ_EMPTY] = "empty",
 		[LB_ADMIT_REJ_NEG] = "negative_cache",
 		[LB_ADMIT_REJ_CLUSTER] = "cluster_down",
+		[LB_ADMIT_REJ_FULL] = "table_full",
 	};
 
 	return (unsigned int)v < LB_ADMIT_VERDICT_MAX ? names[v] : "?";
@@ -85,11 +98,15 @@ struct lb_admit_stats {
 	/** Read-modify-write atomic operations on shared memory. */
 	uint64_t shm_atomics;
 	uint64_t evictions; /**< local buckets replaced (LRU) */
+	/** Borrows whose key found no slot in the shared table, whatever
+	 * the service's admit-full did about it. */
+	uint64_t table_full;
 };
 
 /** One worker's admission counters for one service. */
 struct lb_admit_svc_stats {
 	uint64_t n[LB_ADMIT_VERDICT_MAX];
+	uint64_t table_full; /**< as in struct lb_admit_stats */
 };
 
 /* ---- the shared table of global buckets ------------------------------ */
@@ -101,6 +118,9 @@ struct lb_admit_svc_stats {
 /** Entries idle at least this long (or their fill time) may be reused. */
 #define LB_ADMIT_IDLE_MIN_NS 2000000000ULL
 #define LB_ADMIT_SHM_SLOTS_DEFAULT 65536u
+/** Overflow buckets after the hashed slots, one per service slot
+ * (LB_CONF_MAX_SVCS); a service slot beyond wraps around. */
+#define LB_ADMIT_OVF_SLOTS 64u
 #define LB_ADMIT_LOCAL_DEFAULT 4096u
 
 /** Entry flag set by lb-control: the cluster tier is unreachable. */
@@ -122,20 +142,37 @@ struct lb_admit_gent {
 struct lb_admit_shm {
 	uint32_t nb_slots; /**< power of two */
 	uint32_t pad;
+	/** Keys the mixing of every key (lb_admit_key_of()): drawn from
+	 * getrandom() by lb_admit_shm_init(), read by both processes. */
+	uint64_t secret[2];
+	/** nb_slots hashed slots, then LB_ADMIT_OVF_SLOTS overflow ones. */
 	_Alignas(64) struct lb_admit_gent ent[];
 };
 
 /** Bytes needed for a table of @p nb_slots (a power of two), or 0. */
 uint64_t lb_admit_shm_size(uint32_t nb_slots);
 
-/** Sets up an empty table in @p mem of lb_admit_shm_size() bytes.
- * @return the table, or NULL (errno EINVAL) on a bad size. */
+/** Sets up an empty table in @p mem of lb_admit_shm_size() bytes, with a
+ * fresh secret. @return the table, or NULL with errno EINVAL (bad size)
+ * or the error of getrandom(). */
 struct lb_admit_shm *lb_admit_shm_init(void *mem, uint32_t nb_slots);
 
-/** Throttle key of the service slot @p svc with settings @p c for a
- * client (host order) and priority rank; never 0, never LB_ADMIT_BUSY. */
-uint64_t lb_admit_key_of(uint16_t svc, const struct lb_admit_conf *c,
-			 uint32_t client, uint8_t prio);
+/** Throttle key in table @p sh of the service slot @p svc with settings
+ * @p c for a client (host order) and priority rank; never 0, never
+ * LB_ADMIT_BUSY. Depends on @p sh's secret. */
+uint64_t lb_admit_key_of(const struct lb_admit_shm *sh, uint16_t svc,
+			 const struct lb_admit_conf *c, uint32_t client,
+			 uint8_t prio);
+
+/**
+ * The overflow bucket of service slot @p svc with settings @p c, set up
+ * (full, refilled at the rate) when absent or made for other settings.
+ * @return the entry, or NULL while another thread sets it up.
+ */
+struct lb_admit_gent *lb_admit_shm_overflow(struct lb_admit_shm *sh,
+					    uint16_t svc,
+					    const struct lb_admit_conf *c,
+					    uint64_t now_ns, uint64_t *atomics);
 
 /**
  * The global bucket of @p key, inserted (full, or empty for a cluster

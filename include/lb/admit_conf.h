@@ -43,6 +43,25 @@ enum lb_admit_cluster {
 	LB_ADMIT_CLUSTER_MAX,
 };
 
+/** What a check does when the shared table has no room for its key. */
+enum lb_admit_full {
+	/** Charge the service's overflow bucket (default): a flood of new
+	 * keys shares one key's rate instead of switching the limit off. */
+	LB_ADMIT_FULL_OVERFLOW = 0,
+	LB_ADMIT_FULL_OPEN,   /**< admit without a token */
+	LB_ADMIT_FULL_CLOSED, /**< refuse */
+	LB_ADMIT_FULL_MAX,
+};
+
+/** What becomes of a gated HTTP flow that can no longer be followed
+ * (docs/admission.md): its later requests would escape admission. */
+enum lb_admit_unfollow {
+	LB_ADMIT_UNF_REFUSE = 0, /**< reset both ways (default) */
+	/** Charged as one request; admitted, it goes on unfollowed. */
+	LB_ADMIT_UNF_FLOW,
+	LB_ADMIT_UNF_MAX,
+};
+
 /** Demand interval of the per-worker buckets; a refused key stays
  * throttled on that worker until its interval ends (seed, claim 3). */
 #define LB_ADMIT_INTERVAL_NS 10000000ULL
@@ -58,7 +77,50 @@ struct lb_admit_conf {
 	uint8_t prefix;	 /**< LB_ADMIT_KEY_PREFIX: prefix length 1..32 */
 	uint8_t reject;	 /**< enum lb_admit_reject */
 	uint8_t cluster; /**< enum lb_admit_cluster */
+	uint8_t full;	 /**< enum lb_admit_full */
+	uint8_t unfollow; /**< enum lb_admit_unfollow */
 };
+
+/** Most client prefixes a service trusts with X-Priority (prio-trust). */
+#define LB_ADMIT_TRUST_MAX 4u
+
+/** Clients whose X-Priority is believed; the others get the service's
+ * default-priority whatever they send. None by default: clients are not
+ * trusted (docs/security.md). */
+struct lb_admit_trust {
+	uint32_t net[LB_ADMIT_TRUST_MAX]; /**< host order, host bits zero */
+	uint8_t len[LB_ADMIT_TRUST_MAX];  /**< prefix lengths, 0..32 */
+	uint8_t n;			  /**< prefixes in use; 0: nobody */
+};
+
+/** Mask of a prefix of @p len bits (0..32), host order. */
+static inline uint32_t
+lb_admit_mask(uint8_t len)
+{
+	return len == 0 ? 0 : UINT32_MAX << (32 - (len > 32 ? 32 : len));
+}
+
+/** Whether client @p client (host order) is in one of @p t's prefixes. */
+static inline int
+lb_admit_trusted(const struct lb_admit_trust *t, uint32_t client)
+{
+	for (unsigned int i = 0; i < t->n && i < LB_ADMIT_TRUST_MAX; i++)
+		if ((client & lb_admit_mask(t->len[i])) == t->net[i])
+			return 1;
+	return 0;
+}
+
+static inline int
+lb_admit_trust_eq(const struct lb_admit_trust *a,
+		  const struct lb_admit_trust *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (unsigned int i = 0; i < a->n && i < LB_ADMIT_TRUST_MAX; i++)
+		if (a->net[i] != b->net[i] || a->len[i] != b->len[i])
+			return 0;
+	return 1;
+}
 
 static const char *const lb_admit_key_names[LB_ADMIT_KEY_MAX] = {
 	"svc", "client", "prefix", "client-svc", "prio",
@@ -71,6 +133,16 @@ static const char *const lb_admit_cluster_names[LB_ADMIT_CLUSTER_MAX] = {
 	"off",
 	"open",
 	"closed",
+};
+
+static const char *const lb_admit_full_names[LB_ADMIT_FULL_MAX] = {
+	"overflow",
+	"open",
+	"closed",
+};
+static const char *const lb_admit_unfollow_names[LB_ADMIT_UNF_MAX] = {
+	"refuse",
+	"admit-flow",
 };
 
 static inline void
@@ -126,6 +198,10 @@ lb_admit_conf_error(const struct lb_admit_conf *c)
 		return "admit-reject: expected drop or rst";
 	if (c->cluster >= LB_ADMIT_CLUSTER_MAX)
 		return "admit-cluster: expected off, open or closed";
+	if (c->full >= LB_ADMIT_FULL_MAX)
+		return "admit-full: expected overflow, open or closed";
+	if (c->unfollow >= LB_ADMIT_UNF_MAX)
+		return "unfollowable: expected refuse or admit-flow";
 	if (c->prefix < 1 || c->prefix > 32)
 		return "admit-prefix: out of range 1..32";
 	if (c->rate > LB_ADMIT_RATE_MAX || c->burst > LB_ADMIT_BURST_MAX)
@@ -145,7 +221,8 @@ lb_admit_conf_eq(const struct lb_admit_conf *a, const struct lb_admit_conf *b)
 {
 	return a->rate == b->rate && a->burst == b->burst && a->key == b->key &&
 	       a->prefix == b->prefix && a->reject == b->reject &&
-	       a->cluster == b->cluster;
+	       a->cluster == b->cluster && a->full == b->full &&
+	       a->unfollow == b->unfollow;
 }
 
 #endif /* LB_ADMIT_CONF_H */

@@ -261,6 +261,8 @@ struct lb_conf_svc_opts {
 	uint32_t panic;	     /**< % error-free below which picks are even */
 	uint64_t gov[LB_CONF_GOV_NB]; /**< LB_CONF_GOV_LIST, by id */
 	struct lb_admit_conf admit; /**< admission control, rate 0 = off */
+	/** Clients whose X-Priority counts (`prio-trust`); none by default. */
+	struct lb_admit_trust prio_trust;
 	/** Names of the feedback headers (RFC 9110 tokens, caseless). */
 	char hdr[LB_CONF_HDR_NB][LB_CONF_HDR_NAME_MAX + 1];
 	/** Statuses that count as errors for the scheduler, as given

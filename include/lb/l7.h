@@ -202,6 +202,13 @@ typedef bool (*lb_l7_admit_fn)(void *owner, uint32_t tag,
 /** Sets the admission callback of the pool (NULL: no gate anywhere). */
 void lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn);
 
+/**
+ * From the admission callback: stops following entry @p idx. The segment
+ * being fed returns -EPROTO, its octets do not count as sent, and no
+ * later request of it is asked about.
+ */
+void lb_l7_stop(struct lb_l7_pool *p, uint32_t idx);
+
 /** Turns the gate of entry @p idx on or off (off after lb_l7_open()). */
 void lb_l7_gate(struct lb_l7_pool *p, uint32_t idx, bool on);
 
@@ -220,5 +227,15 @@ int lb_l7_decide(struct lb_l7_pool *p, uint32_t idx);
  */
 void lb_l7_seq(const struct lb_l7_pool *p, uint32_t idx, uint32_t *cli_nxt,
 	       uint32_t *srv_nxt, uint32_t *req_seq);
+
+/**
+ * Why entry @p idx is no longer followed: what the follower gave up on
+ * (LB_HTTP_FOLLOW_R_LOST for a gap), or LB_HTTP_FOLLOW_OK while it is
+ * followed or when it stopped because the backend closed first. Once
+ * stopped, lb_l7_seq() gives the octets before the segment that stopped
+ * it: that segment's fresh octets are not counted.
+ */
+enum lb_http_follow_reason lb_l7_reason(const struct lb_l7_pool *p,
+					uint32_t idx);
 
 #endif /* LB_L7_H */

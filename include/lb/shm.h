@@ -51,6 +51,13 @@ struct rte_rcu_qsbr;
 struct rte_ring;
 struct lb_flow_table;
 
+/** What became of a gated flow no longer followed (lb_worker_stats). */
+enum lb_l7_unf {
+	LB_L7_UNF_RESET = 0,
+	LB_L7_UNF_ADMITTED,
+	LB_L7_UNF_MAX,
+};
+
 /** Counters of one worker; one writer (the worker), 64-bit words only. */
 struct lb_worker_stats {
 	uint64_t rx;
@@ -82,7 +89,7 @@ struct lb_worker_stats {
 	uint64_t l7_refused[LB_L7_REJ_MAX]; /**< requests refused, by reason */
 	uint64_t l7_held;	 /**< client segments held for a decision */
 	uint64_t l7_hold_full;	 /**< decided early: hold bound reached */
-	uint64_t l7_unrefusable; /**< throttled while pipelined: admitted */
+	uint64_t l7_unrefusable; /**< throttled while pipelined in a segment */
 	uint64_t l7_rej_resent;	 /**< refusals sent again */
 	uint64_t l7_rej_absorbed; /**< segments of refused flows taken in */
 	/** Governor decisions per service slot and priority class. */
@@ -93,6 +100,11 @@ struct lb_worker_stats {
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
 	/** Frag-needed errors whose MTU was raised to LB_NAT_MTU_FLOOR. */
 	uint64_t icmp_mtu_clamped;
+	/** Gated HTTP flows that could no longer be followed, or got no
+	 * follower entry (docs/admission.md), by what became of them:
+	 * [LB_L7_UNF_RESET] reset both ways, [LB_L7_UNF_ADMITTED] admitted
+	 * as one request and forwarded unfollowed. */
+	uint64_t l7_unfollowed[LB_L7_UNF_MAX];
 };
 
 /** One backend slot as one worker saw it. */

@@ -94,6 +94,7 @@ struct lb_view_svc {
 	uint64_t inflight;
 	/** Admission verdicts (enum lb_admit_verdict) over the workers. */
 	uint64_t admit[LB_ADMIT_VERDICT_MAX];
+	uint64_t admit_table_full; /**< keys without a shared bucket */
 	/** SPL policy reading and in-flight average, at lb_view_now(). */
 	struct lb_l7view_svc l7;
 };

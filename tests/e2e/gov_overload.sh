@@ -18,6 +18,8 @@
 #   - fast again: M comes down step by step to 0, without flapping (at
 #     most one late window of this busy host may raise it once more);
 #   - lbctl governor show (text, --json) and /metrics show it.
+# The client's network is in the service's prio-trust: its X-Priority
+# counts.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -61,7 +63,7 @@ for i in 1 2; do inst "$i" "$FAST"; done
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
 cat >>"$conf" <<EOF
-service add $SVC sched rr http governor on gov-interval 500ms gov-min-samples 5 gov-overload 10 gov-raise 10 gov-release 2 gov-calm 2 retry-after 2
+service add $SVC sched rr http governor on gov-interval 500ms gov-min-samples 5 gov-overload 10 gov-raise 10 gov-release 2 gov-calm 2 retry-after 2 prio-trust $CLI_NET.0/24
 backend add $SVC $(be_addr 1):80
 backend add $SVC $(be_addr 2):80
 EOF

@@ -124,7 +124,7 @@ static const char *const conf_lines[] = {
 	"service add tcp 203.0.113.11:80 sched adaptive",
 	"backend add tcp 203.0.113.11:80 10.1.0.21:8080",
 	"service add tcp 203.0.113.12:80 http governor on default-priority 3 "
-	"retry-after 7",
+	"retry-after 7 prio-trust 198.51.100.0/24",
 	"backend add tcp 203.0.113.12:80 10.1.0.22:8080",
 	"service add tcp 203.0.113.13:80 http admit-rate 1 admit-burst 2 "
 	"reject-status 429",
@@ -252,7 +252,8 @@ env_up(void **state, uint32_t l7_flows)
 	e->w = lb_worker_create(&e->dp, 0, rte_lcore_id());
 	assert_non_null(e->w);
 	e->dp.w[0] = e->w;
-	assert_non_null(e->w->l7);
+	if (l7_flows > 0)
+		assert_non_null(e->w->l7);
 	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_C), mac_c),
 			 0);
 	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_BE_HTTP),
@@ -1692,22 +1693,28 @@ set_m(struct env *e, uint16_t svc, double m)
 	atomic_store(&e->gov_m[svc], b);
 }
 
+/* Frame @p in arrives on port @p iport; the worker polls once. */
+static void
+rx_frame(struct env *e, uint16_t iport, const struct pb_frame *in)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)in->len), in->b, in->len);
+	m->port = iport;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
+	lb_worker_poll(e->w);
+}
+
 /* Sends one segment and forwards nothing: what comes out is for later. */
 static void
 inject(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
        uint32_t ack, const void *data, uint16_t len)
 {
 	static struct pb_frame in;
-	uint16_t iport = d == TO_BE ? 0 : 1;
-	struct rte_mbuf *m;
 
 	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
-	m = rte_pktmbuf_alloc(pool);
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
-	m->port = iport;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
-	lb_worker_poll(e->w);
+	rx_frame(e, d == TO_BE ? 0 : 1, &in);
 }
 
 /* A segment the worker writes itself: TTL 64, id 0, DF, no options. */
@@ -2277,6 +2284,301 @@ test_refuse_pipelined(void **state)
 	env_close(e, 1);
 }
 
+/* ---- gated flows that cannot be followed (docs/admission.md) --------------
+ * A client that makes its flow unfollowable must not get round the
+ * service's limit: by default (`unfollowable refuse`) the flow is reset
+ * both ways at the segment that stopped the following, and nothing of
+ * that segment reaches the backend.
+ */
+
+/* A client segment with IP TTL @p ttl, injected. */
+static void
+inject_ttl(struct env *e, struct conn *c, uint8_t ttl, uint32_t seq,
+	   const void *data, uint16_t len)
+{
+	static struct pb_frame in;
+	struct pb_dg g = {
+		.proto = PB_PROTO_TCP,
+		.ttl = ttl,
+		.id = c->ip_id[TO_BE]++,
+		.frag = PB_IP_DF,
+		.src = IP_C,
+		.dst = c->vip,
+		.sport = c->cport,
+		.dport = VPORT,
+		.seq = seq,
+		.ack = c->nxt[TO_C],
+		.flags = PB_PSH | PB_ACK,
+		.win = 64240,
+		.data = data,
+		.plen = len,
+	};
+
+	pb_ipv4_frame(&in, mac_port[0], mac_c, &g);
+	rx_frame(e, 0, &in);
+}
+
+/*
+ * Exactly a RST to the backend at @p cli_nxt (then one at @p alt, unless
+ * equal) and a RST+ACK to the client at @p srv_nxt acknowledging
+ * @p cli_nxt, and nothing else: no octet of the segment that made the
+ * flow unfollowable went on.
+ */
+static void
+expect_reset2(struct env *e, const struct conn *c, uint32_t cli_nxt,
+	      uint32_t alt, uint32_t srv_nxt, const char *what)
+{
+	static struct pb_frame got[4], want;
+	unsigned int n = alt != cli_nxt ? 2 : 1;
+
+	if (take_all(e, 1, got, 4) != n)
+		fail_msg("%s: not exactly %u frame(s) to the backend", what, n);
+	own_frame(&want, c, TO_BE, PB_RST, cli_nxt, 0, 0, NULL, 0);
+	same_frame(&got[0], &want, what);
+	if (n == 2) {
+		own_frame(&want, c, TO_BE, PB_RST, alt, 0, 0, NULL, 0);
+		same_frame(&got[1], &want, what);
+	}
+	if (take_all(e, 0, got, 4) != 1)
+		fail_msg("%s: not exactly one frame to the client", what);
+	own_frame(&want, c, TO_C, PB_RST | PB_ACK, srv_nxt, cli_nxt, 65535,
+		  NULL, 0);
+	same_frame(&got[0], &want, what);
+}
+
+static void
+expect_reset(struct env *e, const struct conn *c, uint32_t cli_nxt,
+	     uint32_t srv_nxt, const char *what)
+{
+	expect_reset2(e, c, cli_nxt, cli_nxt, srv_nxt, what);
+}
+
+static const char req_plain[] = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+
+/* The second half of a request before its first: a gap. */
+static void
+test_unfollowable_gap(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	uint16_t len = (uint16_t)strlen(req_plain), half = 10;
+	struct conn c;
+
+	conn_init(&c, SVC_RATE, 41100, 51000, 61000);
+	conn_open(e, &c);
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half, c.nxt[TO_C],
+	       req_plain + half, (uint16_t)(len - half));
+	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "second half first");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	CHECK_EQ(e->w->st.l7_stopped, 1, "stopped");
+	env_close(e, 1);
+}
+
+/* 17 requests pipelined in one segment: more than the follower queues. */
+static void
+test_unfollowable_pipelined(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t one = strlen(req_plain);
+	char req[17 * sizeof(req_plain)];
+	struct conn c;
+
+	for (int i = 0; i < 17; i++)
+		memcpy(req + (size_t)i * one, req_plain, one);
+	conn_init(&c, SVC_RATE, 41101, 52000, 62000);
+	conn_open(e, &c);
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C], req,
+	       (uint16_t)(17 * one));
+	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "17 pipelined");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	env_close(e, 1);
+}
+
+/*
+ * Two requests in one segment once one token is left: the first takes it,
+ * the second cannot be refused apart from the first, so the flow is
+ * reset rather than both forwarded.
+ */
+static void
+test_unfollowable_over_rate(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	size_t one = strlen(req_plain);
+	char req[2 * sizeof(req_plain)];
+	struct conn c;
+
+	memcpy(req, req_plain, one);
+	memcpy(req + one, req_plain, one);
+	conn_init(&c, SVC_RATE, 41105, 58000, 68000);
+	conn_open(e, &c);
+	exchange(e, &c, req_plain, resp_ok, "first token");
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C], req,
+	       (uint16_t)(2 * one));
+	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "two in a segment");
+	CHECK_EQ(e->w->st.l7_unrefusable, 1, "unrefusable");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	CHECK_EQ(bst(e, SVC_RATE)->inflight, 0, "in flight");
+	env_close(e, 1);
+}
+
+/*
+ * A request with TTL 1: the follower reads it, the worker does not
+ * forward it. The client then sends other octets at the same sequence
+ * numbers, longer, which the backend reads as a request of their own and
+ * the follower as a repeat followed by garbage: unfollowable.
+ */
+static void
+test_unfollowable_ttl(void **state)
+{
+	static const char other[] = "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1"
+				    "\r\nHost: x\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	struct conn c;
+
+	conn_init(&c, SVC_RATE, 41102, 53000, 63000);
+	conn_open(e, &c);
+	inject_ttl(e, &c, 1, c.nxt[TO_BE], req_plain,
+		   (uint16_t)strlen(req_plain));
+	CHECK_EQ(take_all(e, 1, NULL, 0), 0, "TTL 1: frames to the backend");
+	take_all(e, 0, NULL, 0); /* an ICMP time exceeded, if any */
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C], other,
+	       (uint16_t)strlen(other));
+	/* The follower read the TTL 1 octets, the backend did not: both
+	 * places are reset. */
+	expect_reset2(e, &c, c.nxt[TO_BE] + (uint32_t)strlen(req_plain),
+		      c.nxt[TO_BE], c.nxt[TO_C], "other octets");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	env_close(e, 1);
+}
+
+/*
+ * A pool of one entry: the second flow's handshake finds none, so its
+ * requests could not be admitted: the flow is reset at the backend's
+ * SYN-ACK, which the client never gets.
+ */
+static void
+test_unfollowable_pool_full(void **state)
+{
+	struct env *e = env_up(state, 1);
+	struct conn a, b;
+
+	conn_init(&a, SVC_RATE, 41103, 54000, 64000);
+	conn_open(e, &a);
+	conn_init(&b, SVC_RATE, 41104, 55000, 65000);
+	xmit(e, &b, TO_BE, PB_SYN, b.iss, NULL, 0, "client SYN");
+	inject(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, b.iss + 1, NULL, 0);
+	expect_reset(e, &b, b.iss + 1, b.irs + 1, "no entry");
+	settle(e);
+	CHECK_EQ(e->w->st.l7_pool_full, 1, "pool full");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	/* The followed flow is not disturbed. */
+	exchange(e, &a, req_plain, resp_ok, "first flow");
+	env_close(e, 1);
+}
+
+/*
+ * Without a follower pool (--l7-flows 0) no request can be admitted: a
+ * SYN to a gated service is answered with a RST (an ungated http service
+ * is forwarded as before); with `admit-flow` each connection is charged
+ * as one request.
+ */
+static void
+test_unfollowable_no_pool(void **state)
+{
+	static struct pb_frame got[4];
+	struct env *e = env_up(state, 0);
+	struct conn c;
+
+	assert_null(e->w->l7);
+	conn_init(&c, SVC_RATE, 41130, 59000, 69000);
+	inject(e, &c, TO_BE, PB_SYN, c.iss, 0, NULL, 0);
+	CHECK_EQ(take_all(e, 1, got, 4), 0, "frames to the backend");
+	if (take_all(e, 0, got, 4) != 1)
+		fail_msg("no pool: not exactly one frame to the client");
+	CHECK_EQ(got[0].b[ETH + 20 + 13] & (PB_RST | PB_SYN), PB_RST,
+		 "RST to the client");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	conn_init(&c, SVC_HTTP, 41131, 59100, 69100);
+	conn_open(e, &c);
+	exchange(e, &c, req_plain, resp_ok, "ungated http service");
+
+	publish(e, "service set tcp 203.0.113.13:80 unfollowable admit-flow",
+		0);
+	for (int i = 0; i < 3; i++) {
+		conn_init(&c, SVC_RATE, (uint16_t)(41132 + i),
+			  (uint32_t)(59200 + i), (uint32_t)(69200 + i));
+		inject(e, &c, TO_BE, PB_SYN, c.iss, 0, NULL, 0);
+		CHECK_EQ(take_all(e, 1, got, 4), i < 2 ? 1 : 0,
+			 "SYNs forwarded: the burst of 2");
+		take_all(e, 0, got, 4);
+	}
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_ADMITTED], 2, "admitted");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 2, "reset");
+	env_close(e, 1);
+}
+
+/*
+ * `unfollowable admit-flow`: such a flow costs one request. With a token
+ * left it goes on unfollowed; once the bucket is empty the next one is
+ * reset.
+ */
+static void
+test_unfollowable_admit_flow(void **state)
+{
+	struct env *e = env_up(state, L7_FLOWS);
+	uint16_t len = (uint16_t)strlen(req_plain), half = 10;
+	struct conn c;
+
+	publish(e, "service set tcp 203.0.113.13:80 unfollowable admit-flow",
+		0);
+	for (int i = 0; i < 3; i++) {
+		conn_init(&c, SVC_RATE, (uint16_t)(41110 + i),
+			  (uint32_t)(56000 + i), (uint32_t)(66000 + i));
+		conn_open(e, &c);
+		if (i < 2) {
+			/* the burst of 2: forwarded, unfollowed */
+			xmit(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half,
+			     req_plain + half, (uint16_t)(len - half),
+			     "gap, admitted");
+			continue;
+		}
+		inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE] + half,
+		       c.nxt[TO_C], req_plain + half, (uint16_t)(len - half));
+		expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C],
+			     "gap, over the rate");
+	}
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_ADMITTED], 2, "admitted");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	env_close(e, 1);
+}
+
+/*
+ * X-Priority counts only from the prio-trust prefixes: rank 0 from a
+ * client outside them is the default rank 3, throttled at M = 100.
+ */
+static void
+test_prio_untrusted(void **state)
+{
+	static const char req_p0[] = "GET /a HTTP/1.1\r\nHost: x\r\n"
+				     "X-Priority: 0\r\n\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	uint16_t len = (uint16_t)strlen(req_p0);
+	struct conn c;
+	uint32_t req_seq;
+
+	set_m(e, SVC_GOV, 100.0);
+	publish(e, "service set tcp 203.0.113.12:80 prio-trust 10.9.0.0/16", 0);
+	conn_init(&c, SVC_GOV, 41120, 57000, 67000);
+	conn_open(e, &c);
+	req_seq = c.nxt[TO_BE];
+	inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq, c.nxt[TO_C], req_p0,
+	       len);
+	c.nxt[TO_BE] += len;
+	expect_refusal(e, &c, req_seq, "untrusted rank 0");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[0], 0, "admitted rank 0");
+	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[3], 1, "throttled rank 3");
+	env_close(e, 1);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void
@@ -2324,6 +2626,18 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_refuse_pipelined, teardown),
 		cmocka_unit_test_teardown(test_renamed_header, teardown),
 		cmocka_unit_test_teardown(test_error_policy, teardown),
+		cmocka_unit_test_teardown(test_unfollowable_gap, teardown),
+		cmocka_unit_test_teardown(test_unfollowable_pipelined,
+					  teardown),
+		cmocka_unit_test_teardown(test_unfollowable_over_rate,
+					  teardown),
+		cmocka_unit_test_teardown(test_unfollowable_ttl, teardown),
+		cmocka_unit_test_teardown(test_unfollowable_pool_full,
+					  teardown),
+		cmocka_unit_test_teardown(test_unfollowable_admit_flow,
+					  teardown),
+		cmocka_unit_test_teardown(test_unfollowable_no_pool, teardown),
+		cmocka_unit_test_teardown(test_prio_untrusted, teardown),
 	};
 	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
 	const char *lvl = getenv("LB_PKT_LOG_LEVEL");

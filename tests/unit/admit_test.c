@@ -119,57 +119,59 @@ test_conf_check(void **state)
 static void
 test_keys(void **state)
 {
+	struct lb_admit_shm *sh = shm_new(16);
 	struct lb_admit_conf c = conf(LB_ADMIT_KEY_SVC, 100, 0);
 	struct lb_admit_conf d;
 	uint64_t k;
 
 	(void)state;
 	/* svc: the client does not matter, the slot does */
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			 lb_admit_key_of(1, &c, IP(10, 0, 0, 2), 3));
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
-			     lb_admit_key_of(2, &c, 0, 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			 lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 2), 3));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 0),
+			     lb_admit_key_of(sh, 2, &c, 0, 0));
 	/* a changed rate or burst makes a new bucket */
 	d = c;
 	d.rate = 101;
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
-			     lb_admit_key_of(1, &d, 0, 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 0),
+			     lb_admit_key_of(sh, 1, &d, 0, 0));
 	d = c;
 	d.burst = 50;
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 0),
-			     lb_admit_key_of(1, &d, 0, 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 0),
+			     lb_admit_key_of(sh, 1, &d, 0, 0));
 	/* client: per address, shared across services of equal settings */
 	c.key = LB_ADMIT_KEY_CLIENT;
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			     lb_admit_key_of(1, &c, IP(10, 0, 0, 2), 0));
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			 lb_admit_key_of(2, &c, IP(10, 0, 0, 1), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			     lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 2), 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			 lb_admit_key_of(sh, 2, &c, IP(10, 0, 0, 1), 0));
 	/* client-svc: per address and service */
 	c.key = LB_ADMIT_KEY_CLIENT_SVC;
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 0, 0, 1), 0),
-			     lb_admit_key_of(2, &c, IP(10, 0, 0, 1), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 0, 0, 1), 0),
+			     lb_admit_key_of(sh, 2, &c, IP(10, 0, 0, 1), 0));
 	/* prefix: /24 by default, /16 when asked */
 	c.key = LB_ADMIT_KEY_PREFIX;
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			 lb_admit_key_of(1, &c, IP(10, 1, 2, 200), 0));
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			     lb_admit_key_of(1, &c, IP(10, 1, 3, 3), 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			 lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 200), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			     lb_admit_key_of(sh, 1, &c, IP(10, 1, 3, 3), 0));
 	c.prefix = 16;
-	assert_int_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			 lb_admit_key_of(1, &c, IP(10, 1, 3, 3), 0));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			 lb_admit_key_of(sh, 1, &c, IP(10, 1, 3, 3), 0));
 	c.prefix = 32;
-	assert_int_not_equal(lb_admit_key_of(1, &c, IP(10, 1, 2, 3), 0),
-			     lb_admit_key_of(1, &c, IP(10, 1, 2, 4), 0));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 3), 0),
+			     lb_admit_key_of(sh, 1, &c, IP(10, 1, 2, 4), 0));
 	/* prio: per rank */
 	c.key = LB_ADMIT_KEY_PRIO;
-	assert_int_not_equal(lb_admit_key_of(1, &c, 0, 1),
-			     lb_admit_key_of(1, &c, 0, 2));
-	assert_int_equal(lb_admit_key_of(1, &c, IP(1, 2, 3, 4), 2),
-			 lb_admit_key_of(1, &c, IP(5, 6, 7, 8), 2));
+	assert_int_not_equal(lb_admit_key_of(sh, 1, &c, 0, 1),
+			     lb_admit_key_of(sh, 1, &c, 0, 2));
+	assert_int_equal(lb_admit_key_of(sh, 1, &c, IP(1, 2, 3, 4), 2),
+			 lb_admit_key_of(sh, 1, &c, IP(5, 6, 7, 8), 2));
 	for (uint32_t i = 0; i < 100000; i++) {
-		k = lb_admit_key_of((uint16_t)i, &c, i, (uint8_t)i);
+		k = lb_admit_key_of(sh, (uint16_t)i, &c, i, (uint8_t)i);
 		assert_true(k != 0 && (k & LB_ADMIT_BUSY) == 0);
 	}
+	free(sh);
 }
 
 static void
@@ -184,7 +186,7 @@ test_shm_table(void **state)
 	assert_int_equal(lb_admit_shm_size(12), 0);
 	assert_null(lb_admit_shm_init(sh, 12));
 	for (uint32_t i = 0; i < 16; i++) {
-		uint64_t k = lb_admit_key_of(0, &c, i, 0);
+		uint64_t k = lb_admit_key_of(sh, 0, &c, i, 0);
 
 		assert_null(lb_admit_shm_find(sh, k));
 		e[i] = lb_admit_shm_get(sh, k, 0, &c, i, 0, &at);
@@ -198,10 +200,10 @@ test_shm_table(void **state)
 	}
 	assert_int_equal(at, 16); /* one claim per insertion */
 	/* full, nothing idle long enough: no bucket */
-	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(0, &c, 99, 0), 0, &c,
-				     99, SEC, &at));
+	assert_null(lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0,
+				     &c, 99, SEC, &at));
 	/* 5 tokens at 10/s fill in 0.5 s, but entries stay 2 s at least */
-	x = lb_admit_shm_get(sh, lb_admit_key_of(0, &c, 99, 0), 0, &c, 99,
+	x = lb_admit_shm_get(sh, lb_admit_key_of(sh, 0, &c, 99, 0), 0, &c, 99,
 			     2 * SEC, &at);
 	assert_non_null(x);
 	assert_int_equal(x->client, 99);
@@ -209,7 +211,7 @@ test_shm_table(void **state)
 	/* a cluster bucket starts empty and only fills by deposit */
 	c = conf(LB_ADMIT_KEY_SVC, 10, 5);
 	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
-	x = lb_admit_shm_get(sh, lb_admit_key_of(3, &c, 0, 0), 3, &c, 0,
+	x = lb_admit_shm_get(sh, lb_admit_key_of(sh, 3, &c, 0, 0), 3, &c, 0,
 			     2 * SEC, &at);
 	assert_non_null(x);
 	assert_int_equal(lb_tb_global_avail(&x->b, 100 * SEC), 0);
@@ -361,8 +363,8 @@ test_cluster_bucket(void **state)
 
 	(void)state;
 	c.cluster = LB_ADMIT_CLUSTER_CLOSED;
-	e = lb_admit_shm_get(f->sh, lb_admit_key_of(2, &c, 0, 0), 2, &c, 0, 0,
-			     &at);
+	e = lb_admit_shm_get(f->sh, lb_admit_key_of(f->sh, 2, &c, 0, 0), 2, &c,
+			     0, 0, &at);
 	assert_non_null(e);
 	assert_int_equal(lb_admit_check(f->lc[0], 2, &c, 1, 0, 0),
 			 LB_ADMIT_REJ_EMPTY);
@@ -406,6 +408,121 @@ test_local_lru(void **state)
 	assert_null(lb_admit_lc_create(NULL, 4, &f->st[0], NULL, 0));
 	assert_null(lb_admit_lc_create(f->sh, 0, &f->st[0], NULL, 0));
 	fx_free(f);
+}
+
+/* Fills every slot of a 16-slot table with clients 1000.. at time 0; none
+ * is idle long enough to be reused before 2 s. */
+static void
+fill_table(struct fx *f, const struct lb_admit_conf *c)
+{
+	for (uint32_t i = 0; i < 16; i++)
+		assert_int_equal(lb_admit_check(f->lc[0], 0, c, 1000 + i, 0, 0),
+				 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].table_full, 0);
+}
+
+/* New clients while the table is full, 1 ms apart: how many pass. */
+static uint64_t
+flood(struct fx *f, const struct lb_admit_conf *c, enum lb_admit_verdict v)
+{
+	uint64_t pass = 0;
+
+	for (uint32_t i = 0; i < 200; i++) {
+		enum lb_admit_verdict got = lb_admit_check(
+			f->lc[0], 0, c, 5000 + i, 0, SEC + i * MS);
+
+		pass += !lb_admit_rejected(got);
+		if (v != LB_ADMIT_VERDICT_MAX)
+			assert_int_equal(got, v);
+	}
+	return pass;
+}
+
+/*
+ * A flood of new keys fills the shared table. `admit-full overflow` (the
+ * default) holds the keys without a slot to one key's rate and burst
+ * together; `open` admits them all; `closed` none. Each check that found
+ * no slot is counted, per worker and per service.
+ */
+static void
+test_table_full(void **state)
+{
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 10, 5);
+	struct fx *f;
+	uint64_t pass;
+
+	(void)state;
+	assert_int_equal(c.full, LB_ADMIT_FULL_OVERFLOW); /* the default */
+	f = fx_new(16, 1024, 1);
+	fill_table(f, &c);
+	pass = flood(f, &c, LB_ADMIT_VERDICT_MAX);
+	/* 200 ms at 10/s, and the burst of 5 */
+	assert_true(pass >= 5 && pass <= 5 + 2 + 1);
+	assert_int_equal(f->st[0].table_full, 200);
+	assert_int_equal(f->svc[0][0].table_full, 200);
+	/* the clients that have a bucket keep it */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 1003, 0, SEC),
+			 LB_ADMIT_PASS);
+	fx_free(f);
+
+	c.full = LB_ADMIT_FULL_OPEN;
+	f = fx_new(16, 1024, 1);
+	fill_table(f, &c);
+	assert_int_equal(flood(f, &c, LB_ADMIT_PASS_FULL), 200);
+	assert_int_equal(f->st[0].table_full, 200);
+	fx_free(f);
+
+	c.full = LB_ADMIT_FULL_CLOSED;
+	f = fx_new(16, 1024, 1);
+	fill_table(f, &c);
+	assert_int_equal(flood(f, &c, LB_ADMIT_REJ_FULL), 0);
+	assert_int_equal(f->st[0].table_full, 200);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_FULL],
+			 200);
+	assert_int_equal(f->svc[0][0].n[LB_ADMIT_REJ_FULL], 200);
+	fx_free(f);
+}
+
+/*
+ * The key's mixing is secret: clients chosen to share one probe range
+ * when the secret is known (here: forced to zero) crowd that range and
+ * leave keys without a bucket, but spread out in a table with its own
+ * random secret.
+ */
+static void
+test_secret(void **state)
+{
+	enum { N = 48 };
+	struct lb_admit_shm *known = shm_new(1024), *sh = shm_new(1024);
+	struct lb_admit_shm *other = shm_new(1024);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 10, 5);
+	uint32_t cl[N], n = 0, placed = 0;
+
+	(void)state;
+	/* getrandom() gave each table its own secret */
+	assert_true(sh->secret[0] != other->secret[0] ||
+		    sh->secret[1] != other->secret[1]);
+	assert_int_not_equal(lb_admit_key_of(sh, 0, &c, 7, 0),
+			     lb_admit_key_of(other, 0, &c, 7, 0));
+	memset(known->secret, 0, sizeof(known->secret));
+	for (uint32_t a = 1; n < N; a++)
+		if ((lb_admit_key_of(known, 0, &c, a, 0) & 1023) == 0)
+			cl[n++] = a;
+	for (uint32_t i = 0; i < N; i++)
+		placed +=
+			lb_admit_shm_get(
+				known, lb_admit_key_of(known, 0, &c, cl[i], 0),
+				0, &c, cl[i], 0, NULL) != NULL;
+	assert_int_equal(placed, LB_ADMIT_PROBES);
+	placed = 0;
+	for (uint32_t i = 0; i < N; i++)
+		placed += lb_admit_shm_get(sh,
+					   lb_admit_key_of(sh, 0, &c, cl[i], 0),
+					   0, &c, cl[i], 0, NULL) != NULL;
+	assert_int_equal(placed, N);
+	free(known);
+	free(sh);
+	free(other);
 }
 
 /* ---- threads: the global bucket never over-dispenses ----------------- */
@@ -501,6 +618,8 @@ main(void)
 		cmocka_unit_test(test_atomics_per_admission),
 		cmocka_unit_test(test_cluster_bucket),
 		cmocka_unit_test(test_local_lru),
+		cmocka_unit_test(test_table_full),
+		cmocka_unit_test(test_secret),
 		cmocka_unit_test(test_threads_never_over_dispense),
 	};
 

@@ -433,6 +433,16 @@ static const struct good_case good_cases[] = {
 	{ "service set tcp 192.0.2.10:80 admit-rate 200 admit-burst 40 "
 	  "admit-cluster closed",
 	  1, "admit-rate 200 admit-burst 40 admit-cluster closed", NULL },
+	{ "service set tcp 192.0.2.10:80 admit-full closed "
+	  "unfollowable admit-flow prio-trust 10.0.0.0/8,192.0.2.128/25",
+	  1,
+	  "http admit-full closed unfollowable admit-flow "
+	  "prio-trust 10.0.0.0/8,192.0.2.128/25\n",
+	  NULL },
+	{ "service set tcp 192.0.2.10:80 admit-full overflow "
+	  "unfollowable refuse prio-trust none",
+	  0, "service add tcp 192.0.2.10:80 sched maglev http\n",
+	  "prio-trust" },
 	{ "save", 0, NULL, NULL },
 	{ "help", 0, NULL, NULL },
 	{ "# a comment", 0, NULL, NULL },
@@ -712,6 +722,16 @@ static const struct bad_case bad_cases[] = {
 	{ "service add tcp 192.0.2.11:80 admit-rate 10 admit-key client "
 	  "admit-cluster open",
 	  -EINVAL, "admit-cluster: only with admit-key svc" },
+	{ "service add tcp 192.0.2.11:80 admit-full maybe", -EINVAL,
+	  "admit-full: expected overflow, open or closed" },
+	{ "service add tcp 192.0.2.11:80 unfollowable pass", -EINVAL,
+	  "unfollowable: expected refuse or admit-flow" },
+	{ "service add tcp 192.0.2.11:80 prio-trust 10.0.0.1/8", -EINVAL,
+	  "prefix '10.0.0.1/8' has host bits set; the network is "
+	  "10.0.0.0/8" },
+	{ "service add tcp 192.0.2.11:80 prio-trust "
+	  "1.0.0.0/8,2.0.0.0/8,3.0.0.0/8,4.0.0.0/8,5.0.0.0/8",
+	  -EINVAL, "prio-trust: at most 4 prefixes" },
 	{ "service add tcp 192.0.2.11:80 admit-rate 10 admit-reject reset",
 	  -EINVAL, "admit-reject: expected drop or rst" },
 	{ "service add tcp 192.0.2.11:80 admit-prefix 33", -ERANGE,
