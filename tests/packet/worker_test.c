@@ -1982,6 +1982,38 @@ static const struct drop_row drop_rows[] = {
 	{"timestamp request to the VIP", 0, ICMP_TO(IP_VIP, 13), LB_DROP_ICMP},
 };
 
+/*
+ * The RST of RFC 793's "Reset Generation" for segment @p d without a flow,
+ * which carries an ACK: from where it was sent to, at the sequence number
+ * it acknowledged, no ACK of its own; sent back out of @p port.
+ */
+static void
+expect_no_flow_rst(struct env *e, uint16_t port, const struct pb_dg *d,
+		   const char *what)
+{
+	struct pb_dg r = {
+		.proto = PB_PROTO_TCP,
+		.ttl = TTL_OWN,
+		.frag = PB_IP_DF,
+		.src = d->dst,
+		.dst = d->src,
+		.sport = d->dport,
+		.dport = d->sport,
+		.seq = d->ack,
+		.ack = 0,
+		.flags = PB_RST,
+	};
+	struct pb_frame want;
+	const uint8_t *mac = mac_c;
+
+	for (int b = 0; b < 4; b++)
+		if (d->src == IP_BE(b))
+			mac = mac_be[b];
+	assert_true(d->flags & PB_ACK);
+	pb_ipv4_frame(&want, mac, mac_port[port], &r);
+	expect_frame(e, port, 0, &want, what);
+}
+
 static void
 check_dropped(struct env *e, const struct lb_worker_stats *before,
 	      enum lb_drop why, const char *what)
@@ -2022,8 +2054,17 @@ test_not_forwarded(void **state)
 	for (unsigned int i = 0; i < NELEM(drop_rows); i++) {
 		const struct drop_row *r = &drop_rows[i];
 
+		/* RFC 793: a segment without a connection that is not a
+		 * RST gets one; a SYN to a SNAT address is no client's. */
+		int rst = r->why == LB_DROP_NO_FLOW &&
+			  r->d.proto == PB_PROTO_TCP &&
+			  (r->d.flags & PB_ACK) && !(r->d.flags & PB_RST);
+
 		send_row(e, r, &f, &before);
+		if (rst)
+			expect_no_flow_rst(e, r->port, &r->d, r->what);
 		check_dropped(e, &before, r->why, r->what);
+		CHECK_EQ(w->st.rst_no_flow, before.rst_no_flow + rst, r->what);
 	}
 
 	/* ICMP errors quoting a flow nobody has, or not verifying. */
