@@ -348,6 +348,39 @@ class_longest(const struct lb_flow_table *t, const uint8_t *claimed)
 	return best;
 }
 
+/*
+ * The class for timeouts @p tk of a service in class @p own: a claimed one
+ * with them; else, unless @p fresh, @p own re-valued if unclaimed; else, if
+ * @p fresh, an unclaimed one with them, a free one set to them, or (one
+ * more in @p *shared) the claimed one with the longest ESTABLISHED. May be
+ * CLASS_NONE when not @p fresh.
+ */
+static unsigned int
+class_for(struct lb_flow_table *t, const uint32_t *tk, const uint8_t *claimed,
+	  unsigned int own, int fresh, int *shared)
+{
+	unsigned int c = class_find(t, tk, claimed, 1);
+
+	if (c != CLASS_NONE)
+		return c;
+	if (!fresh) {
+		if (own == 0 || claimed[own])
+			return CLASS_NONE;
+		class_set(t, own, tk);
+		return own;
+	}
+	c = class_find(t, tk, claimed, 0);
+	if (c != CLASS_NONE)
+		return c;
+	c = class_free(t, claimed);
+	if (c != CLASS_NONE) {
+		class_set(t, c, tk);
+		return c;
+	}
+	(*shared)++;
+	return class_longest(t, claimed);
+}
+
 int
 lb_flow_svc_timeouts(struct lb_flow_table *t,
 		     const struct lb_flow_timeouts *to, uint32_t nb_svc)
@@ -383,43 +416,21 @@ lb_flow_svc_timeouts(struct lb_flow_table *t,
 		}
 	}
 	/* Changed ones join a class with their timeouts, or take their own
-	 * class along to the new values when nobody else keeps it. */
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned int c;
+	 * class along to the new values when nobody else keeps it; then
+	 * new services and those that shared a class take a free class. */
+	for (int fresh = 0; fresh < 2; fresh++) {
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned int c;
 
-		if (want[i] != CLASS_NONE)
-			continue;
-		c = class_find(t, tk[i], claimed, 1);
-		if (c == CLASS_NONE && t->svc_class[i] != 0 &&
-		    !claimed[t->svc_class[i]]) {
-			c = t->svc_class[i];
-			class_set(t, c, tk[i]);
+			if (want[i] != CLASS_NONE)
+				continue;
+			c = class_for(t, tk[i], claimed, t->svc_class[i],
+				      fresh, &shared);
+			if (c != CLASS_NONE) {
+				want[i] = (uint8_t)c;
+				claimed[c] = 1;
+			}
 		}
-		if (c != CLASS_NONE) {
-			want[i] = (uint8_t)c;
-			claimed[c] = 1;
-		}
-	}
-	/* New services and those that shared a class: a free class. */
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned int c;
-
-		if (want[i] != CLASS_NONE)
-			continue;
-		c = class_find(t, tk[i], claimed, 1);
-		if (c == CLASS_NONE)
-			c = class_find(t, tk[i], claimed, 0);
-		if (c == CLASS_NONE) {
-			c = class_free(t, claimed);
-			if (c != CLASS_NONE)
-				class_set(t, c, tk[i]);
-		}
-		if (c == CLASS_NONE) {
-			c = class_longest(t, claimed);
-			shared++;
-		}
-		want[i] = (uint8_t)c;
-		claimed[c] = 1;
 	}
 	memcpy(t->svc_class, want, sizeof(want));
 	return shared;
