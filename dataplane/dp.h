@@ -117,7 +117,7 @@ struct lb_worker {
 	 * the highest rst-rate of the services (rst_snat_rate). */
 	struct lb_rst_tb {
 		uint64_t credit; /**< tokens x 1e9 */
-		uint64_t last;   /**< ns of the last refill */
+		uint64_t last;	 /**< ns of the last refill */
 	} rst_tb[LB_CONF_MAX_SVCS + 1];
 	uint64_t rst_snat_rate;
 	uint32_t idle_loops;

@@ -382,12 +382,12 @@ class_for(struct lb_flow_table *t, const uint32_t *tk, const uint8_t *claimed,
 }
 
 int
-lb_flow_svc_timeouts(struct lb_flow_table *t,
-		     const struct lb_flow_timeouts *to, uint32_t nb_svc)
+lb_flow_svc_timeouts(struct lb_flow_table *t, const struct lb_flow_timeouts *to,
+		     uint32_t nb_svc)
 {
 	static const struct lb_flow_timeouts zero;
 	uint32_t tk[LB_FLOW_MAX_SVCS][LB_FLOW_NB_STATES];
-	uint8_t want[LB_FLOW_MAX_SVCS], claimed[LB_FLOW_CLASSES] = { 1 };
+	uint8_t want[LB_FLOW_MAX_SVCS], claimed[LB_FLOW_CLASSES] = {1};
 	uint32_t n = nb_svc < LB_FLOW_MAX_SVCS ? nb_svc : LB_FLOW_MAX_SVCS;
 	int shared = 0;
 
@@ -424,8 +424,8 @@ lb_flow_svc_timeouts(struct lb_flow_table *t,
 
 			if (want[i] != CLASS_NONE)
 				continue;
-			c = class_for(t, tk[i], claimed, t->svc_class[i],
-				      fresh, &shared);
+			c = class_for(t, tk[i], claimed, t->svc_class[i], fresh,
+				      &shared);
 			if (c != CLASS_NONE) {
 				want[i] = (uint8_t)c;
 				claimed[c] = 1;

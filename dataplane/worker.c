@@ -852,8 +852,8 @@ rst_token(struct lb_rst_tb *b, uint64_t rate, uint64_t now)
  * retransmitting into silence. Consumes @p m.
  */
 static void
-no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	uint32_t b, uint64_t rate, uint64_t now)
+no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt, uint32_t b,
+	uint64_t rate, uint64_t now)
 {
 	w->st.drop[LB_DROP_NO_FLOW]++;
 	/* Never a RST for a RST (RFC 793), nor for a SYN: only one to a
@@ -2008,8 +2008,9 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 		LOG(ERR, "worker %u: service timeouts: %s", w->wid,
 		    strerror(-shared));
 	else if (shared > 0)
-		LOG(WARNING, "worker %u: %d services share the timeouts of "
-			     "others: more distinct sets than %u",
+		LOG(WARNING,
+		    "worker %u: %d services share the timeouts of "
+		    "others: more distinct sets than %u",
 		    w->wid, shared, LB_FLOW_CLASSES - 1);
 	w->rst_snat_rate = snat_rate;
 	lb_worker_l7_switch(w, pub);

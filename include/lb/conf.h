@@ -144,8 +144,8 @@
 #define LB_CONF_FLOW_LIST(X)                                                   \
 	X(SYN_RECV, "timeout-syn-recv", LB_CMD_OPT_DURATION, 1000000ull,       \
 	  604800000000000ull, 30000000000ull)                                  \
-	X(ESTABLISHED, "timeout-established", LB_CMD_OPT_DURATION,             \
-	  1000000ull, 604800000000000ull, 900000000000ull)                     \
+	X(ESTABLISHED, "timeout-established", LB_CMD_OPT_DURATION, 1000000ull, \
+	  604800000000000ull, 900000000000ull)                                 \
 	X(CLOSING, "timeout-closing", LB_CMD_OPT_DURATION, 1000000ull,         \
 	  604800000000000ull, 7000000000ull)                                   \
 	X(TIME_WAIT, "timeout-time-wait", LB_CMD_OPT_DURATION, 1000000ull,     \
@@ -154,7 +154,7 @@
 	  604800000000000ull, 3000000000ull)                                   \
 	X(UDP, "timeout-udp", LB_CMD_OPT_DURATION, 1000000ull,                 \
 	  604800000000000ull, 300000000000ull)                                 \
-	X(RST_RATE, "rst-rate", LB_CMD_OPT_U64, 0, 1000000, 1000)             \
+	X(RST_RATE, "rst-rate", LB_CMD_OPT_U64, 0, 1000000, 1000)              \
 	X(IDLE_RST, "idle-rst", LB_CMD_OPT_BOOL, 0, 1, 1)
 
 #define LB_CONF_FLOW_ENUM(id, kw, type, lo, hi, def) LB_CONF_FLOW_##id,

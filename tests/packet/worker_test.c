@@ -2057,8 +2057,8 @@ test_not_forwarded(void **state)
 		/* RFC 793: a segment without a connection that is not a
 		 * RST gets one; a SYN to a SNAT address is no client's. */
 		int rst = r->why == LB_DROP_NO_FLOW &&
-			  r->d.proto == PB_PROTO_TCP &&
-			  (r->d.flags & PB_ACK) && !(r->d.flags & PB_RST);
+			  r->d.proto == PB_PROTO_TCP && (r->d.flags & PB_ACK) &&
+			  !(r->d.flags & PB_RST);
 
 		send_row(e, r, &f, &before);
 		if (rst)
@@ -2108,8 +2108,7 @@ static const char *const conf_timeouts[] = {
 
 /* The first frame sent on @port within WAIT_NS. */
 static void
-wait_frame(struct env *e, uint16_t port, struct pb_frame *got,
-	   const char *what)
+wait_frame(struct env *e, uint16_t port, struct pb_frame *got, const char *what)
 {
 	uint64_t t0 = now_ns(e);
 
@@ -2203,18 +2202,32 @@ test_timeout_per_service(void **state)
 
 	/* The client answers an unacceptable segment with an ACK of its
 	 * own numbers (RFC 793 p. 69): the RST takes its ACK number. */
-	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_IN,
-			   .frag = PB_IP_DF, .src = IP_C, .dst = IP_VIP,
-			   .sport = a.cport, .dport = VPORT, .seq = ca,
-			   .ack = IRS + 1 + 7, .flags = PB_ACK, .win = 1000};
+	d = (struct pb_dg){.proto = PB_PROTO_TCP,
+			   .ttl = TTL_IN,
+			   .frag = PB_IP_DF,
+			   .src = IP_C,
+			   .dst = IP_VIP,
+			   .sport = a.cport,
+			   .dport = VPORT,
+			   .seq = ca,
+			   .ack = IRS + 1 + 7,
+			   .flags = PB_ACK,
+			   .win = 1000};
 	pb_ipv4_frame(&got, mac_port[0], mac_c, &d);
 	inject(e, 0, 0, &got);
 	poll_w(e, 0);
 	expect_no_flow_rst(e, 0, &d, "RST to the client");
-	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_IN,
-			   .frag = PB_IP_DF, .src = a.bip, .dst = IP_SNAT,
-			   .sport = BPORT, .dport = a.sport, .seq = ba,
-			   .ack = ca, .flags = PB_ACK, .win = 1000};
+	d = (struct pb_dg){.proto = PB_PROTO_TCP,
+			   .ttl = TTL_IN,
+			   .frag = PB_IP_DF,
+			   .src = a.bip,
+			   .dst = IP_SNAT,
+			   .sport = BPORT,
+			   .dport = a.sport,
+			   .seq = ba,
+			   .ack = ca,
+			   .flags = PB_ACK,
+			   .win = 1000};
 	pb_ipv4_frame(&got, mac_port[1], a.bmac, &d);
 	inject(e, 1, 0, &got);
 	poll_w(e, 0);
@@ -2268,8 +2281,8 @@ test_rst_rate(void **state)
 	CHECK_EQ(w->st.rst_limited, 15, "RSTs suppressed");
 	CHECK_EQ(w->st.drop[LB_DROP_NO_FLOW], 20, "dropped");
 	{
-		struct pb_dg d = FROM_C(PB_PROTO_TCP, IP_VIP + 1, VPORT,
-					PB_ACK);
+		struct pb_dg d =
+			FROM_C(PB_PROTO_TCP, IP_VIP + 1, VPORT, PB_ACK);
 
 		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
 		inject(e, 0, 0, &f);

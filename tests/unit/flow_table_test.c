@@ -1094,18 +1094,18 @@ test_svc_timeouts(void **state)
 	struct lb_flow_table *t = table(64);
 	/* service 0: 2 s, 1: 900 s, 2: 2 s (shares 0's class), 3: 60 s,
 	 * 4: the table's own (90 s) */
-	struct lb_flow_timeouts to[5] = { svc_to(SEC(2)), svc_to(SEC(900)),
-					  svc_to(SEC(2)), svc_to(SEC(60)) };
+	struct lb_flow_timeouts to[5] = {svc_to(SEC(2)), svc_to(SEC(900)),
+					 svc_to(SEC(2)), svc_to(SEC(60))};
 	static const struct {
 		uint64_t now;
 		int alive[5]; /* flows of each service still there */
 	} rows[] = {
-		{ SEC(2) - MS(2), { 1, 1, 1, 1, 1 } },
-		{ SEC(2) + MS(2), { 0, 1, 0, 1, 1 } },
-		{ SEC(60) + MS(2), { 0, 1, 0, 0, 1 } },
-		{ SEC(90) + MS(2), { 0, 1, 0, 0, 0 } },
-		{ SEC(900) - MS(2), { 0, 1, 0, 0, 0 } },
-		{ SEC(900) + MS(2), { 0, 0, 0, 0, 0 } },
+		{SEC(2) - MS(2), {1, 1, 1, 1, 1}},
+		{SEC(2) + MS(2), {0, 1, 0, 1, 1}},
+		{SEC(60) + MS(2), {0, 1, 0, 0, 1}},
+		{SEC(90) + MS(2), {0, 1, 0, 0, 0}},
+		{SEC(900) - MS(2), {0, 1, 0, 0, 0}},
+		{SEC(900) + MS(2), {0, 0, 0, 0, 0}},
 	};
 	uint32_t idx[20];
 
@@ -1143,8 +1143,8 @@ static void
 test_svc_timeouts_change(void **state)
 {
 	struct lb_flow_table *t = table(64);
-	struct lb_flow_timeouts to[3] = { svc_to(SEC(600)), svc_to(SEC(600)),
-					  svc_to(SEC(30)) };
+	struct lb_flow_timeouts to[3] = {svc_to(SEC(600)), svc_to(SEC(600)),
+					 svc_to(SEC(30))};
 	uint32_t a, b, b2, c;
 	unsigned int cls;
 
@@ -1171,7 +1171,8 @@ test_svc_timeouts_change(void **state)
 	lb_flow_touch(t, b2, O, ACK, SEC(20));
 	/* ...now b heads nothing, b2 heads the 10 s list. */
 	assert_int_equal(t->head[t->svc_class[1] * LB_FLOW_NB_STATES +
-				 LB_FLOW_ESTABLISHED], b2);
+				 LB_FLOW_ESTABLISHED],
+			 b2);
 	assert_int_equal(lb_flow_expire(t, SEC(29), 100, NULL, NULL), 0);
 	assert_int_equal(lb_flow_expire(t, SEC(31), 100, NULL, NULL), 1);
 	assert_null(lb_flow_get(t, b2));
@@ -1203,11 +1204,10 @@ test_svc_timeouts_limits(void **state)
 	longest = t->svc_class[LB_FLOW_CLASSES - 2];
 	for (unsigned int i = 0; i < ARRAY_SIZE(to); i++) {
 		if (i < LB_FLOW_CLASSES - 1)
-			assert_int_equal(
-				lb_flow_svc_timeout_ns(t, i,
-						       LB_FLOW_ESTABLISHED) >>
-					LB_FLOW_TICK_SHIFT,
-				(SEC(10 + i) + TICK_NS - 1) / TICK_NS);
+			assert_int_equal(lb_flow_svc_timeout_ns(
+						 t, i, LB_FLOW_ESTABLISHED) >>
+						 LB_FLOW_TICK_SHIFT,
+					 (SEC(10 + i) + TICK_NS - 1) / TICK_NS);
 		else
 			assert_int_equal(t->svc_class[i], longest);
 	}
@@ -1262,8 +1262,7 @@ test_svc_timeouts_random(void **state)
 			 * split and re-valued. */
 			for (unsigned int s = 0; s < NSVC; s++)
 				to[s] = svc_to(SEC(1 + lb_rng_below(&rng, 4)));
-			assert_int_equal(lb_flow_svc_timeouts(t, to, NSVC),
-					 0);
+			assert_int_equal(lb_flow_svc_timeouts(t, to, NSVC), 0);
 		}
 		if (dice < 30 && !m[i].live) {
 			struct lb_flow_key o, r;
@@ -1295,8 +1294,9 @@ test_svc_timeouts_random(void **state)
 			unsigned int due = 0;
 
 			for (uint32_t k = 0; k < CAP; k++) {
-				uint32_t last_t = (uint32_t)(m[k].last >>
-							     LB_FLOW_TICK_SHIFT);
+				uint32_t last_t =
+					(uint32_t)(m[k].last >>
+						   LB_FLOW_TICK_SHIFT);
 
 				if (m[k].live &&
 				    now_t - last_t > t->timeout[m[k].list]) {
@@ -1304,9 +1304,8 @@ test_svc_timeouts_random(void **state)
 					due++;
 				}
 			}
-			assert_int_equal(lb_flow_expire(t, now, CAP, NULL,
-							NULL),
-					 due);
+			assert_int_equal(
+				lb_flow_expire(t, now, CAP, NULL, NULL), due);
 			for (uint32_t k = 0; k < CAP; k++)
 				assert_int_equal(lb_flow_get(t, k) != NULL,
 						 m[k].live);

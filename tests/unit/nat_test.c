@@ -1474,9 +1474,9 @@ test_tcp_build(void **state)
 	assert_int_equal(lb_nat_tcp_build(f.b, want.len - 1, 1, 2, 3, 4, 5, 6,
 					  LB_TCP_ACK),
 			 -ENOSPC);
-	assert_int_equal(lb_nat_tcp_build(NULL, 100, 1, 2, 3, 4, 5, 6,
-					  LB_TCP_ACK),
-			 -EINVAL);
+	assert_int_equal(
+		lb_nat_tcp_build(NULL, 100, 1, 2, 3, 4, 5, 6, LB_TCP_ACK),
+		-EINVAL);
 }
 
 int
