@@ -638,6 +638,28 @@ static const struct {
 #undef GOV_OPT
 };
 
+/* The options of a service's flows (LB_CONF_FLOW_LIST), as gov_opt. */
+static const struct {
+	struct lb_cmd_opt opt;
+	uint64_t def;
+} flow_opt[LB_CONF_FLOW_NB] = {
+#define FLOW_OPT(id, kw, type, lo, hi, d) {{kw, type, lo, hi}, d},
+	LB_CONF_FLOW_LIST(FLOW_OPT)
+#undef FLOW_OPT
+};
+
+static int
+flow_opts_check(const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB; i++)
+		if (o->flow[i] < flow_opt[i].opt.min ||
+		    o->flow[i] > flow_opt[i].opt.max)
+			return lb_cmd_error(out, -ERANGE,
+					    "%s %" PRIu64 " out of range",
+					    flow_opt[i].opt.name, o->flow[i]);
+	return 0;
+}
+
 /* What lb_cmd_parse_opts() and range checks cannot see. */
 static int
 gov_opts_check(const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
@@ -842,6 +864,8 @@ lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
 	o->panic = LB_CONF_PANIC_DEFAULT;
 	for (unsigned int i = 0; i < LB_CONF_GOV_NB; i++)
 		o->gov[i] = gov_opt[i].def;
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB; i++)
+		o->flow[i] = flow_opt[i].def;
 	lb_admit_conf_default(&o->admit);
 	l7_opts_default(o);
 	check_default(&o->check);
@@ -1044,6 +1068,8 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 	if (rc != 0)
 		return rc;
 	rc = check_check(proto, &o->check, out);
+	if (rc == 0)
+		rc = flow_opts_check(o, out);
 	return rc != 0 ? rc : gov_opts_check(o, out);
 }
 
@@ -1071,6 +1097,7 @@ opts_eq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 	       a->min_volume == b->min_volume && a->max_eject == b->max_eject &&
 	       a->panic == b->panic &&
 	       memcmp(a->gov, b->gov, sizeof(a->gov)) == 0 &&
+	       memcmp(a->flow, b->flow, sizeof(a->flow)) == 0 &&
 	       lb_admit_conf_eq(&a->admit, &b->admit) &&
 	       lb_admit_trust_eq(&a->prio_trust, &b->prio_trust) &&
 	       l7_opts_eq(a, b) && check_eq(&a->check, &b->check);
@@ -1448,21 +1475,39 @@ save_guard(struct lb_cmd_out *out, const struct lb_conf_svc_opts *o,
 
 /* " keyword value" of governor option @p g, as the parser reads it. */
 static int
-gov_opt_print(struct lb_cmd_out *out, unsigned int g, uint64_t v)
+opt_print(struct lb_cmd_out *out, const struct lb_cmd_opt *opt, uint64_t v)
 {
 	char d[LB_CMD_DURATION_STRLEN];
 
-	switch (gov_opt[g].opt.type) {
+	switch (opt->type) {
 	case LB_CMD_OPT_BOOL:
-		return lb_cmd_printf(out, " %s %s", gov_opt[g].opt.name,
+		return lb_cmd_printf(out, " %s %s", opt->name,
 				     v ? "on" : "off");
 	case LB_CMD_OPT_DURATION:
-		return lb_cmd_printf(out, " %s %s", gov_opt[g].opt.name,
+		return lb_cmd_printf(out, " %s %s", opt->name,
 				     lb_cmd_fmt_duration(v, d));
 	default:
-		return lb_cmd_printf(out, " %s %" PRIu64, gov_opt[g].opt.name,
-				     v);
+		return lb_cmd_printf(out, " %s %" PRIu64, opt->name, v);
 	}
+}
+
+static int
+gov_opt_print(struct lb_cmd_out *out, unsigned int g, uint64_t v)
+{
+	return opt_print(out, &gov_opt[g].opt, v);
+}
+
+int
+lb_conf_flow_opts_print(struct lb_cmd_out *out,
+			const struct lb_conf_svc_opts *o,
+			const struct lb_conf_svc_opts *def)
+{
+	int rc = 0;
+
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB && rc == 0; i++)
+		if (def == NULL || o->flow[i] != def->flow[i])
+			rc = opt_print(out, &flow_opt[i].opt, o->flow[i]);
+	return rc;
 }
 
 /* The admit-* options that differ from the defaults. */
@@ -1592,6 +1637,7 @@ save_svc(struct lb_cmd_out *out, const char *svc,
 				    const struct lb_conf_svc_opts *) = {
 		save_core,  save_gov,	     l7_opts_save,
 		save_guard, save_admit_opts, save_check_opts,
+		lb_conf_flow_opts_print,
 	};
 	struct lb_cmd_out g;
 	size_t line;
@@ -1935,7 +1981,8 @@ enum {
 	SO_ADMIT_FULL,
 	SO_UNFOLLOW,
 	SO_PRIO_TRUST,
-	SO_NB
+	SO_FLOW,
+	SO_NB = SO_FLOW + LB_CONF_FLOW_NB
 };
 
 #define SVC_OPTS(http_type)                                                    \
@@ -1982,7 +2029,10 @@ enum {
 		[SO_ADMIT_FULL] = {"admit-full", LB_CMD_OPT_NAME, 0, 16},      \
 		[SO_UNFOLLOW] = {"unfollowable", LB_CMD_OPT_NAME, 0, 16},      \
 		[SO_PRIO_TRUST] = {"prio-trust", LB_CMD_OPT_WORD, 0, TL},      \
+		LB_CONF_FLOW_LIST(SVC_FLOW_OPT)                                \
 	}
+#define SVC_FLOW_OPT(id, kw, type, lo, hi, d)                                  \
+	[SO_FLOW + LB_CONF_FLOW_##id] = {kw, type, lo, hi},
 #define SVC_GOV_OPT(id, kw, type, lo, hi, d)                                   \
 	[SO_GOV + LB_CONF_GOV_##id] = {kw, type, lo, hi},
 #define HN LB_CONF_HDR_NAME_MAX
@@ -2082,6 +2132,9 @@ apply_svc_opts(const struct lb_cmd_optval *v, struct lb_conf_svc_opts *o)
 	for (unsigned int g = 0; g < LB_CONF_GOV_NB; g++)
 		if (v[SO_GOV + g].set)
 			o->gov[g] = v[SO_GOV + g].u;
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB; i++)
+		if (v[SO_FLOW + i].set)
+			o->flow[i] = v[SO_FLOW + i].u;
 	apply_admit_opts(v, &o->admit);
 	for (int h = 0; h < LB_CONF_HDR_NB; h++)
 		if (v[SO_HDR + h].set)
@@ -2557,7 +2610,9 @@ static const struct lb_cmd_def conf_cmds[] = {
 				 "[check none|tcp|http] [check-path PATH] "
 				 "[check-status LO[-HI]] [check-port N] "
 				 "[check-interval DUR] [check-timeout DUR] "
-				 "[check-rise N] [check-fall N]",
+				 "[check-rise N] [check-fall N] "
+				 "[timeout-STATE DUR] [rst-rate N] "
+				 "[idle-rst on|off]",
 		.help = "Add a virtual service",
 		.long_help =
 			"Options and their defaults:\n\n"
@@ -2581,6 +2636,18 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"longer than retry-gap.\n"
 			"- `syn-timeout DUR`: a trial without an answer "
 			"fails after this\n  long, 1ms..1m; default 1s.\n"
+			"- `timeout-syn-recv DUR`, `timeout-established DUR`, "
+			"`timeout-closing DUR`,\n  `timeout-time-wait DUR`, "
+			"`timeout-closed DUR`, `timeout-udp DUR`: how\n  long "
+			"a flow may stay idle in each state before it is "
+			"forgotten,\n  1ms..168h each; defaults 30s, 15m, 7s, "
+			"7s, 3s, 5m.\n"
+			"- `rst-rate N`: RSTs per second and worker answered "
+			"to TCP\n  segments without a flow (not SYNs, not "
+			"RSTs), 0..1000000 (0: none);\n  default 1000.\n"
+			"- `idle-rst on|off`: when an idle ESTABLISHED flow "
+			"expires, probe\n  both ends so that each gets a RST "
+			"(needs `rst-rate` above 0);\n  default on.\n"
 			"- `err-memory N`: a success removes ceil(e/N) of a "
 			"backend's\n  error count e, 1..1024; default 8 (1 "
 			"forgets all, as the dispatch\n  paper does).\n"

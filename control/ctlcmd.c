@@ -60,6 +60,39 @@ jset_f64(json_t *o, const char *k, double v)
 	return jset(o, k, json_real(v));
 }
 
+/* A service's flow options (LB_CONF_FLOW_LIST) under their keywords with
+ * '_' for '-': durations as lbctl spells them, rst_rate a number, idle_rst
+ * a boolean. */
+static int
+jset_flow_opts(json_t *j, const struct lb_conf_svc_opts *o)
+{
+	static const struct {
+		const char *kw;
+		enum lb_cmd_opt_type type;
+	} opt[LB_CONF_FLOW_NB] = {
+#define FLOW_KW(id, kw, type, lo, hi, d) {kw, type},
+		LB_CONF_FLOW_LIST(FLOW_KW)
+#undef FLOW_KW
+	};
+	char d[LB_CMD_DURATION_STRLEN], k[32];
+	int bad = 0;
+
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB; i++) {
+		snprintf(k, sizeof(k), "%s", opt[i].kw);
+		for (char *p = k; *p != '\0'; p++)
+			if (*p == '-')
+				*p = '_';
+		if (opt[i].type == LB_CMD_OPT_DURATION)
+			bad |= jset_str(j, k,
+					lb_cmd_fmt_duration(o->flow[i], d));
+		else if (opt[i].type == LB_CMD_OPT_BOOL)
+			bad |= jset(j, k, json_boolean(o->flow[i] != 0));
+		else
+			bad |= jset_u64(j, k, o->flow[i]);
+	}
+	return bad;
+}
+
 /* Sets ctl->data, or reports that memory ran out. */
 static int
 give_data(struct lb_ctl *ctl, json_t *d, int bad, struct lb_cmd_out *out)
@@ -762,6 +795,7 @@ svc_json(const struct svc_row *r)
 				lb_cmd_fmt_duration(o->expiry_ns, d));
 		bad |= jset_str(j, "syn_timeout",
 				lb_cmd_fmt_duration(o->syn_timeout_ns, d));
+		bad |= jset_flow_opts(j, o);
 		for (int h = 0; h < LB_CONF_HDR_NB; h++)
 			bad |= jset_str(j, lb_conf_hdr_opt((enum lb_conf_hdr)h),
 					o->hdr[h]);
@@ -941,6 +975,12 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 			lb_cmd_fmt_duration(o->retry_gap_ns, g),
 			lb_cmd_fmt_duration(o->expiry_ns, e),
 			lb_cmd_fmt_duration(o->syn_timeout_ns, t));
+	if (rc == 0)
+		rc = lb_cmd_printf(out, " ");
+	if (rc == 0)
+		rc = lb_conf_flow_opts_print(out, o, NULL);
+	if (rc == 0)
+		rc = lb_cmd_printf(out, "\n");
 	for (int h = 0; rc == 0 && o->http && h < LB_CONF_HDR_NB; h++)
 		rc = lb_cmd_printf(out, "%s%s %s%s", h ? ", " : "  ",
 				   lb_conf_hdr_opt((enum lb_conf_hdr)h),
@@ -1122,6 +1162,9 @@ static const struct {
 	W(deferred),
 	W(deferq_joined),
 	W(rst_sent),
+	W(idle_probes),
+	W(rst_no_flow),
+	W(rst_limited),
 	W(redirect_out),
 	W(redirect_in),
 	W(arp_replies),

@@ -118,6 +118,14 @@ struct lb_worker {
 	uint64_t next_house_ns;
 	unsigned int nb_pending;
 	struct lb_trial pending[LB_EXPIRE_BUDGET]; /**< SYN timeouts */
+	/** RSTs for segments without a flow: a token bucket per service
+	 * slot, and one more for segments to SNAT addresses, whose rate is
+	 * the highest rst-rate of the services (rst_snat_rate). */
+	struct lb_rst_tb {
+		uint64_t credit; /**< tokens x 1e9 */
+		uint64_t last;	 /**< ns of the last refill */
+	} rst_tb[LB_CONF_MAX_SVCS + 1];
+	uint64_t rst_snat_rate;
 	uint32_t idle_loops;
 	struct {
 		uint16_t n;

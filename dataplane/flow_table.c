@@ -167,10 +167,11 @@ lb_flow_table_init(void *mem, uint32_t capacity,
 	t->mem_size = lb_flow_table_mem_size(capacity);
 	t->magic = LB_FLOW_TABLE_MAGIC;
 	t->version = LB_FLOW_TABLE_VERSION;
-	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++) {
-		t->timeout[s] = timeout_ticks(to->ns[s]);
-		t->head[s] = LB_FLOW_NONE;
-		t->tail[s] = LB_FLOW_NONE;
+	/* Every class starts with the table's own timeouts. */
+	for (unsigned int l = 0; l < LB_FLOW_NB_LISTS; l++) {
+		t->timeout[l] = timeout_ticks(to->ns[l % LB_FLOW_NB_STATES]);
+		t->head[l] = LB_FLOW_NONE;
+		t->tail[l] = LB_FLOW_NONE;
 	}
 
 	/* Free list in index order, so the first flows share cache lines. */
@@ -262,22 +263,223 @@ lb_flow_timeout_ns(const struct lb_flow_table *t, enum lb_flow_state s)
 	return (uint64_t)t->timeout[s] << LB_FLOW_TICK_SHIFT;
 }
 
+uint64_t
+lb_flow_svc_timeout_ns(const struct lb_flow_table *t, uint32_t svc,
+		       enum lb_flow_state s)
+{
+	unsigned int c;
+
+	if (t == NULL || (unsigned int)s >= LB_FLOW_NB_STATES)
+		return 0;
+	c = svc < LB_FLOW_MAX_SVCS ? t->svc_class[svc] : 0;
+	return (uint64_t)t->timeout[c * LB_FLOW_NB_STATES + s]
+	       << LB_FLOW_TICK_SHIFT;
+}
+
+/* Timeout classes of services. */
+
+#define CLASS_NONE 0xffu
+
+static int
+class_has(const struct lb_flow_table *t, unsigned int c, const uint32_t *tk)
+{
+	return memcmp(&t->timeout[c * LB_FLOW_NB_STATES], tk,
+		      LB_FLOW_NB_STATES * sizeof(*tk)) == 0;
+}
+
+static int
+class_empty(const struct lb_flow_table *t, unsigned int c)
+{
+	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++)
+		if (t->head[c * LB_FLOW_NB_STATES + s] != LB_FLOW_NONE)
+			return 0;
+	return 1;
+}
+
+static void
+class_set(struct lb_flow_table *t, unsigned int c, const uint32_t *tk)
+{
+	memcpy(&t->timeout[c * LB_FLOW_NB_STATES], tk,
+	       LB_FLOW_NB_STATES * sizeof(*tk));
+}
+
+/* A class other than 0 with timeouts @p tk: claimed ones if @p claimed,
+ * else unclaimed ones; CLASS_NONE if none. */
+static unsigned int
+class_find(const struct lb_flow_table *t, const uint32_t *tk,
+	   const uint8_t *claimed, int want_claimed)
+{
+	for (unsigned int c = 1; c < LB_FLOW_CLASSES; c++)
+		if (!claimed[c] == !want_claimed && class_has(t, c, tk))
+			return c;
+	return CLASS_NONE;
+}
+
+/* An unclaimed class for new timeouts, one without flows if any. */
+static unsigned int
+class_free(const struct lb_flow_table *t, const uint8_t *claimed)
+{
+	unsigned int any = CLASS_NONE;
+
+	for (unsigned int c = 1; c < LB_FLOW_CLASSES; c++) {
+		if (claimed[c])
+			continue;
+		if (class_empty(t, c))
+			return c;
+		if (any == CLASS_NONE)
+			any = c;
+	}
+	return any;
+}
+
+/* The claimed class with the longest ESTABLISHED timeout, or 0. */
+static unsigned int
+class_longest(const struct lb_flow_table *t, const uint8_t *claimed)
+{
+	unsigned int best = 0;
+
+	for (unsigned int c = 1; c < LB_FLOW_CLASSES; c++)
+		if (claimed[c] &&
+		    (best == 0 ||
+		     t->timeout[c * LB_FLOW_NB_STATES + LB_FLOW_ESTABLISHED] >
+			     t->timeout[best * LB_FLOW_NB_STATES +
+					LB_FLOW_ESTABLISHED]))
+			best = c;
+	return best;
+}
+
+/*
+ * The class for timeouts @p tk of a service in class @p own: a claimed one
+ * with them; else, unless @p fresh, @p own re-valued if unclaimed; else, if
+ * @p fresh, an unclaimed one with them, a free one set to them, or (one
+ * more in @p *shared) the claimed one with the longest ESTABLISHED. May be
+ * CLASS_NONE when not @p fresh.
+ */
+static unsigned int
+class_for(struct lb_flow_table *t, const uint32_t *tk, const uint8_t *claimed,
+	  unsigned int own, int fresh, int *shared)
+{
+	unsigned int c = class_find(t, tk, claimed, 1);
+
+	if (c != CLASS_NONE)
+		return c;
+	if (!fresh) {
+		if (own == 0 || claimed[own])
+			return CLASS_NONE;
+		class_set(t, own, tk);
+		return own;
+	}
+	c = class_find(t, tk, claimed, 0);
+	if (c != CLASS_NONE)
+		return c;
+	c = class_free(t, claimed);
+	if (c != CLASS_NONE) {
+		class_set(t, c, tk);
+		return c;
+	}
+	(*shared)++;
+	return class_longest(t, claimed);
+}
+
+int
+lb_flow_svc_timeouts(struct lb_flow_table *t, const struct lb_flow_timeouts *to,
+		     uint32_t nb_svc)
+{
+	static const struct lb_flow_timeouts zero;
+	uint32_t tk[LB_FLOW_MAX_SVCS][LB_FLOW_NB_STATES];
+	uint8_t want[LB_FLOW_MAX_SVCS], claimed[LB_FLOW_CLASSES] = {1};
+	uint32_t n = nb_svc < LB_FLOW_MAX_SVCS ? nb_svc : LB_FLOW_MAX_SVCS;
+	int shared = 0;
+
+	if (t == NULL || (to == NULL && nb_svc > 0))
+		return -EINVAL;
+	memset(want, 0, sizeof(want));
+	for (uint32_t i = 0; i < n; i++) {
+		int rc;
+
+		if (memcmp(&to[i], &zero, sizeof(zero)) == 0)
+			continue;
+		rc = check_timeouts(&to[i]);
+		if (rc < 0)
+			return rc;
+		for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++)
+			tk[i][s] = timeout_ticks(to[i].ns[s]);
+		want[i] = CLASS_NONE;
+	}
+	/* Services whose timeouts did not change keep their class. */
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned int c = t->svc_class[i];
+
+		if (want[i] == CLASS_NONE && c != 0 && class_has(t, c, tk[i])) {
+			want[i] = (uint8_t)c;
+			claimed[c] = 1;
+		}
+	}
+	/* Changed ones join a class with their timeouts, or take their own
+	 * class along to the new values when nobody else keeps it; then
+	 * new services and those that shared a class take a free class. */
+	for (int fresh = 0; fresh < 2; fresh++) {
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned int c;
+
+			if (want[i] != CLASS_NONE)
+				continue;
+			c = class_for(t, tk[i], claimed, t->svc_class[i], fresh,
+				      &shared);
+			if (c != CLASS_NONE) {
+				want[i] = (uint8_t)c;
+				claimed[c] = 1;
+			}
+		}
+	}
+	memcpy(t->svc_class, want, sizeof(want));
+	return shared;
+}
+
 /* Expiry lists. */
+
+static unsigned int
+svc_class(const struct lb_flow_table *t, const struct lb_flow *f)
+{
+	return f->svc < LB_FLOW_MAX_SVCS ? t->svc_class[f->svc] : 0;
+}
+
+/* The list flow @p f in @p state belongs to now. */
+static unsigned int
+list_of(const struct lb_flow_table *t, const struct lb_flow *f,
+	unsigned int state)
+{
+	return svc_class(t, f) * LB_FLOW_NB_STATES + state;
+}
+
+/*
+ * The list of @p state whose end (@p ends: heads or tails) is flow @p idx.
+ * The flow's service may have changed class since it joined its list, so
+ * the ends of every class are compared, not the service's class alone.
+ */
+static unsigned int
+list_ending(const uint32_t *ends, uint32_t idx, unsigned int state)
+{
+	for (unsigned int c = 0; c < LB_FLOW_CLASSES; c++)
+		if (ends[c * LB_FLOW_NB_STATES + state] == idx)
+			return c * LB_FLOW_NB_STATES + state;
+	return state; /* not reached: an end of a list is in one */
+}
 
 static void
 list_unlink(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
-	    unsigned int c)
+	    unsigned int state)
 {
 	struct lb_flow *f = &flows[idx];
 
 	if (f->prev != LB_FLOW_NONE)
 		flows[f->prev].next = f->next;
 	else
-		t->head[c] = f->next;
+		t->head[list_ending(t->head, idx, state)] = f->next;
 	if (f->next != LB_FLOW_NONE)
 		flows[f->next].prev = f->prev;
 	else
-		t->tail[c] = f->prev;
+		t->tail[list_ending(t->tail, idx, state)] = f->prev;
 }
 
 static void
@@ -422,7 +624,7 @@ lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 	f->be = be;
 	f->state = initial_state(orig->proto);
 	f->last_seen = tick(now_ns);
-	list_append(t, flows, idx, f->state);
+	list_append(t, flows, idx, list_of(t, f, f->state));
 
 	slot = lb_flow_slots(t);
 	slot[pos[0]] = (uint64_t)sig[0] << 32 | idx << 1;
@@ -513,6 +715,7 @@ lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
 	      uint8_t tcp_flags, uint64_t now_ns)
 {
 	struct lb_flow *flows, *f;
+	unsigned int list;
 	uint8_t old;
 
 	if (t == NULL || idx >= t->capacity ||
@@ -527,21 +730,23 @@ lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
 	f->last_seen = tick(now_ns);
 	if (old <= LB_FLOW_CLOSED)
 		lb_flow_tcp_advance(f, dir, tcp_flags);
-	/* Already the newest of its unchanged class: nothing to move. */
-	if (f->state == old && t->tail[old] == idx)
+	list = list_of(t, f, f->state);
+	/* Already the newest of its unchanged list: nothing to move. */
+	if (f->state == old && t->tail[list] == idx)
 		return old;
 	list_unlink(t, flows, idx, old);
-	list_append(t, flows, idx, f->state);
+	list_append(t, flows, idx, list);
 	return f->state;
 }
 
 static int
-expired(const struct lb_flow_table *t, const struct lb_flow *f, uint32_t now)
+expired(const struct lb_flow_table *t, const struct lb_flow *f,
+	unsigned int list, uint32_t now)
 {
 	/* Ticks are truncated times: a flow seen late in tick k and checked
 	 * early in tick k + timeout has had less than its timeout, so only
 	 * a difference above the timeout is certain to be expired. */
-	return (int32_t)(now - f->last_seen) > (int32_t)t->timeout[f->state];
+	return (int32_t)(now - f->last_seen) > (int32_t)t->timeout[list];
 }
 
 unsigned int
@@ -555,21 +760,21 @@ lb_flow_expire(struct lb_flow_table *t, uint64_t now_ns, unsigned int max,
 	if (t == NULL || max == 0)
 		return 0;
 	flows = lb_flow_entries(t);
-	c = t->expire_from % LB_FLOW_NB_STATES;
-	for (unsigned int n = 0; n < LB_FLOW_NB_STATES; n++) {
+	c = t->expire_from % LB_FLOW_NB_LISTS;
+	for (unsigned int n = 0; n < LB_FLOW_NB_LISTS; n++) {
 		while (done < max && t->head[c] != LB_FLOW_NONE &&
-		       expired(t, &flows[t->head[c]], now)) {
+		       expired(t, &flows[t->head[c]], c, now)) {
 			uint32_t idx = t->head[c];
 
 			if (cb != NULL)
 				cb(idx, &flows[idx], ctx);
 			release(t, flows, idx);
-			t->stats.expired[c]++;
+			t->stats.expired[c % LB_FLOW_NB_STATES]++;
 			done++;
 		}
-		c = (c + 1) % LB_FLOW_NB_STATES;
+		c = (c + 1) % LB_FLOW_NB_LISTS;
 		if (done == max) {
-			/* The next call starts after the class that used
+			/* The next call starts after the list that used
 			 * up this one's budget. */
 			t->expire_from = c;
 			break;

@@ -467,13 +467,67 @@ lb_nat_icmp_echo_reply(uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 	return 0;
 }
 
+/* A 20-byte IPv4 header and a 20-byte TCP header without data at @p ip,
+ * window 0, both checksums computed; addresses and ports in network
+ * order, @p seq and @p ack in host order. */
+static void
+write_tcp_hdrs(uint8_t *ip, uint32_t src, uint32_t dst, uint16_t sport,
+	       uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags)
+{
+	uint8_t pseudo[12];
+	uint8_t *th;
+	uint32_t sum;
+
+	memset(ip, 0, IPV4_MIN_HDR + TCP_MIN_HDR);
+	ip[0] = 0x45;
+	wr16(ip + 2, IPV4_MIN_HDR + TCP_MIN_HDR);
+	wr16(ip + 6, IP_DF);
+	ip[8] = LB_NAT_TTL_DEFAULT;
+	ip[9] = LB_IPPROTO_TCP;
+	wr32_raw(ip + 12, src);
+	wr32_raw(ip + 16, dst);
+	wr16_raw(ip + 10, lb_csum(ip, IPV4_MIN_HDR));
+
+	th = ip + IPV4_MIN_HDR;
+	wr16_raw(th, sport);
+	wr16_raw(th + 2, dport);
+	wr32(th + 4, seq);
+	wr32(th + 8, ack);
+	th[12] = (TCP_MIN_HDR / 4) << 4;
+	th[13] = flags;
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = LB_IPPROTO_TCP;
+	wr16(pseudo + 10, TCP_MIN_HDR);
+	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
+	wr16_raw(th + TCP_CSUM_OFF, (uint16_t)~lb_csum_fold(lb_csum_partial(
+					    th, TCP_MIN_HDR, sum)));
+}
+
+int
+lb_nat_tcp_build(uint8_t *buf, uint32_t cap, uint32_t src, uint32_t dst,
+		 uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack,
+		 uint8_t flags)
+{
+	uint32_t len = ETHER_HDR_LEN + IPV4_MIN_HDR + TCP_MIN_HDR;
+
+	if (buf == NULL)
+		return -EINVAL;
+	if (cap < len)
+		return -ENOSPC;
+	memset(buf, 0, ETHER_HDR_LEN);
+	wr16(buf + 12, 0x0800);
+	write_tcp_hdrs(buf + ETHER_HDR_LEN, src, dst, sport, dport, seq, ack,
+		       flags);
+	return (int)len;
+}
+
 int
 lb_nat_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 {
-	uint8_t pseudo[12];
 	uint8_t *ip, *th;
 	struct lb_nat_tuple o;
-	uint32_t seq, ack, sum;
+	uint32_t seq, ack;
 	uint8_t flags;
 
 	if (frame == NULL || pkt == NULL || !pkt_ipv4_ok(pkt))
@@ -503,30 +557,7 @@ lb_nat_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 	swap_macs(frame);
 	/* Everything needed was read: the TCP header moves over any IP
 	 * options, so write front to back. */
-	memset(ip, 0, IPV4_MIN_HDR + TCP_MIN_HDR);
-	ip[0] = 0x45;
-	wr16(ip + 2, IPV4_MIN_HDR + TCP_MIN_HDR);
-	wr16(ip + 6, IP_DF);
-	ip[8] = LB_NAT_TTL_DEFAULT;
-	ip[9] = LB_IPPROTO_TCP;
-	wr32_raw(ip + 12, o.dst);
-	wr32_raw(ip + 16, o.src);
-	wr16_raw(ip + 10, lb_csum(ip, IPV4_MIN_HDR));
-
-	th = ip + IPV4_MIN_HDR;
-	wr16_raw(th, o.dport);
-	wr16_raw(th + 2, o.sport);
-	wr32(th + 4, seq);
-	wr32(th + 8, ack);
-	th[12] = (TCP_MIN_HDR / 4) << 4;
-	th[13] = flags;
-	memcpy(pseudo, ip + 12, 8);
-	pseudo[8] = 0;
-	pseudo[9] = LB_IPPROTO_TCP;
-	wr16(pseudo + 10, TCP_MIN_HDR);
-	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
-	wr16_raw(th + TCP_CSUM_OFF, (uint16_t)~lb_csum_fold(lb_csum_partial(
-					    th, TCP_MIN_HDR, sum)));
+	write_tcp_hdrs(ip, o.dst, o.src, o.dport, o.sport, seq, ack, flags);
 
 	pkt->l4_off = (uint16_t)(pkt->l3_off + IPV4_MIN_HDR);
 	pkt->payload_off = (uint16_t)(pkt->l4_off + TCP_MIN_HDR);

@@ -984,31 +984,92 @@ fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	route_out(w, m, k->src, now);
 }
 
+/*
+ * Turns TCP segment @p m (parsed in @p pkt) into its RST as RFC 793's
+ * "Reset Generation" builds it (lb_nat_tcp_rst(): never for a RST) and
+ * sends it back to the sender, consuming @p m. @return 0 if sent.
+ */
+static int
+rst_reply(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	  uint64_t now)
+{
+	uint32_t peer = pkt->src;
+	int len = lb_nat_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m), pkt);
+
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return len;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
+	route_out(w, m, peer, now);
+	return 0;
+}
+
 /* Answers the client of a SYN (held or live) with a RST, consuming @p m. */
 static void
 rst_client(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 {
 	struct lb_pkt pkt;
-	uint32_t client;
 
 	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
 	    LB_PKT_IPV4) {
 		rte_pktmbuf_free(m);
 		return;
 	}
-	client = pkt.src;
-	{
-		int len = lb_nat_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m),
-					 &pkt);
+	if (rst_reply(w, m, &pkt, now) == 0)
+		w->st.rst_sent++;
+}
 
-		if (len < 0) {
-			rte_pktmbuf_free(m);
-			return;
-		}
-		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
+/*
+ * One token of @p b at @p rate per second, holding at most one second's
+ * worth; false when it is empty or @p rate is 0. Credit is kept in
+ * token-nanoseconds, so any rate up to 10^6 fits 64 bits.
+ */
+static bool
+rst_token(struct lb_rst_tb *b, uint64_t rate, uint64_t now)
+{
+	const uint64_t one = 1000000000ull;
+	uint64_t dt = now - b->last;
+
+	if (rate == 0)
+		return false;
+	b->last = now;
+	b->credit += (dt < one ? dt : one) * rate;
+	if (b->credit > rate * one)
+		b->credit = rate * one;
+	if (b->credit < one)
+		return false;
+	b->credit -= one;
+	return true;
+}
+
+/*
+ * A segment for a VIP or SNAT address that belongs to no flow: dropped,
+ * and a TCP one that is not a RST is answered with a RST (RFC 793), at
+ * most @p rate per second from bucket @p b, so that an end the dataplane
+ * forgot (expiry, restart) learns it at its next segment instead of
+ * retransmitting into silence. Consumes @p m.
+ */
+static void
+no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt, uint32_t b,
+	uint64_t rate, uint64_t now)
+{
+	w->st.drop[LB_DROP_NO_FLOW]++;
+	/* Never a RST for a RST (RFC 793), nor for a SYN: only one to a
+	 * SNAT address gets here, and its sender is no client of ours. */
+	if (pkt->proto != LB_IPPROTO_TCP || (pkt->tcp_flags & LB_TCP_RST) ||
+	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN ||
+	    rate == 0) {
+		rte_pktmbuf_free(m);
+		return;
 	}
-	w->st.rst_sent++;
-	route_out(w, m, client, now);
+	if (!rst_token(&w->rst_tb[b], rate, now)) {
+		w->st.rst_limited++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (rst_reply(w, m, pkt, now) == 0)
+		w->st.rst_no_flow++;
 }
 
 /*
@@ -1347,7 +1408,10 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		if (pkt->proto == LB_IPPROTO_TCP &&
 		    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) !=
 			    LB_TCP_SYN) {
-			drop(w, m, LB_DROP_NO_FLOW);
+			no_flow(w, m, pkt, (uint32_t)svc_idx,
+				w->conf->svc[svc_idx]
+					.opts.flow[LB_CONF_FLOW_RST_RATE],
+				now);
 			return;
 		}
 		if (!first_pkt_ok(w, m, pkt))
@@ -1453,7 +1517,11 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
 	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
-	if (idx == LB_FLOW_NONE || dir != LB_FLOW_DIR_REPLY) {
+	if (idx == LB_FLOW_NONE) {
+		no_flow(w, m, pkt, LB_CONF_MAX_SVCS, w->rst_snat_rate, now);
+		return;
+	}
+	if (dir != LB_FLOW_DIR_REPLY) {
 		drop(w, m, LB_DROP_NO_FLOW);
 		return;
 	}
@@ -1870,12 +1938,63 @@ handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 
 /* ---- housekeeping ------------------------------------------------------- */
 
+/*
+ * An idle ESTABLISHED flow is forgotten: both ends may still hold the
+ * connection and would send into silence. The flow keeps no sequence
+ * numbers (it is one cache line), so each end gets a bare ACK from where
+ * it saw its peer, at sequence numbers outside its window: an end that
+ * still holds the connection answers with an ACK that carries exactly the
+ * sequence number it expects (RFC 793, RFC 5961 section 5), that answer
+ * now has no flow, and no_flow() resets it with that number; an end whose
+ * socket is gone answers with a RST, which is never answered. One token of
+ * the service's RST bucket per flow.
+ */
+static void
+idle_probe(struct lb_worker *w, const struct lb_flow *f)
+{
+	const struct lb_dpconf_svc *svc;
+
+	if (f->state != LB_FLOW_ESTABLISHED || f->svc >= w->conf->nb_svc)
+		return;
+	svc = &w->conf->svc[f->svc];
+	if (!svc->opts.flow[LB_CONF_FLOW_IDLE_RST] ||
+	    svc->opts.flow[LB_CONF_FLOW_RST_RATE] == 0)
+		return;
+	if (!rst_token(&w->rst_tb[f->svc],
+		       svc->opts.flow[LB_CONF_FLOW_RST_RATE], w->now_ns)) {
+		w->st.rst_limited++;
+		return;
+	}
+	for (unsigned int d = 0; d < 2; d++) {
+		const struct lb_flow_key *k = &f->key[d];
+		struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
+		uint64_t r = lb_xoshiro_next(&w->xo);
+		int len;
+
+		if (m == NULL) {
+			w->st.drop[LB_DROP_NOMBUF]++;
+			return;
+		}
+		len = lb_nat_tcp_build(frame_of(m), rte_pktmbuf_tailroom(m),
+				       k->dst, k->src, k->dport, k->sport,
+				       (uint32_t)r, (uint32_t)(r >> 32),
+				       LB_TCP_ACK);
+		if (len < 0 || rte_pktmbuf_append(m, (uint16_t)len) == NULL) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		w->st.idle_probes++;
+		route_out(w, m, k->src, w->now_ns);
+	}
+}
+
 static void
 on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 {
 	struct lb_worker *w = arg;
 
 	(void)idx;
+	idle_probe(w, f);
 	/* A SYN the backend never answered: that trial failed. The retry
 	 * waits until expiry is done with the table. */
 	if (f->state == LB_FLOW_SYN_SENT && f->l7 != LB_HOLD_NONE &&
@@ -2310,12 +2429,43 @@ svc_deferq_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 		    s, strerror(errno));
 }
 
+_Static_assert(LB_CONF_MAX_SVCS <= LB_FLOW_MAX_SVCS,
+	       "every service slot has a timeout class");
+
+/* The flow table's timeouts of a service: its options, the table's own
+ * for any the options leave at 0 (a table not built by lb-control). */
+static void
+svc_timeouts(const struct lb_worker *w, const struct lb_conf_svc_opts *o,
+	     struct lb_flow_timeouts *to)
+{
+	static const uint8_t state[LB_CONF_FLOW_NB] = {
+		[LB_CONF_FLOW_SYN_RECV] = LB_FLOW_SYN_RECV,
+		[LB_CONF_FLOW_ESTABLISHED] = LB_FLOW_ESTABLISHED,
+		[LB_CONF_FLOW_CLOSING] = LB_FLOW_CLOSING,
+		[LB_CONF_FLOW_TIME_WAIT] = LB_FLOW_TIME_WAIT,
+		[LB_CONF_FLOW_CLOSED] = LB_FLOW_CLOSED,
+		[LB_CONF_FLOW_UDP] = LB_FLOW_UDP,
+		[LB_CONF_FLOW_RST_RATE] = LB_FLOW_NB_STATES,
+		[LB_CONF_FLOW_IDLE_RST] = LB_FLOW_NB_STATES,
+	};
+
+	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++)
+		to->ns[s] = lb_flow_timeout_ns(w->ft, (enum lb_flow_state)s);
+	if (o->syn_timeout_ns != 0)
+		to->ns[LB_FLOW_SYN_SENT] = o->syn_timeout_ns;
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB; i++)
+		if (state[i] < LB_FLOW_NB_STATES && o->flow[i] != 0)
+			to->ns[state[i]] = o->flow[i];
+}
+
 void
 lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 {
 	const struct lb_dpconf *prev = w->conf;
 	struct lb_dpconf *c = w->conf_buf[prev == w->conf_buf[0] ? 1 : 0];
-	uint64_t min_syn = UINT64_MAX;
+	struct lb_flow_timeouts to[LB_CONF_MAX_SVCS];
+	uint64_t snat_rate = 0;
+	int shared;
 
 	/* The worker runs on a copy of its own, taken now, while it is
 	 * online: a published table may be freed once every worker has been
@@ -2326,6 +2476,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	memcpy(c, pub, sizeof(*c));
 	w->conf_pub = pub;
 	w->conf = c;
+	memset(to, 0, sizeof(to));
 	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
 		const struct lb_dpconf_svc *old = NULL;
 		static const struct lb_dpconf_svc empty;
@@ -2350,14 +2501,24 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 		}
 		svc_sched_rebuild(w, c, s, old);
 		svc_deferq_rebuild(w, c, s, old);
-		if (v->state == LB_SVC_ACTIVE && v->proto == LB_IPPROTO_TCP &&
-		    v->opts.syn_timeout_ns < min_syn)
-			min_syn = v->opts.syn_timeout_ns;
+		if (v->state != LB_SVC_EMPTY)
+			svc_timeouts(w, &v->opts, &to[s]);
+		if (v->state == LB_SVC_ACTIVE &&
+		    v->opts.flow[LB_CONF_FLOW_RST_RATE] > snat_rate)
+			snat_rate = v->opts.flow[LB_CONF_FLOW_RST_RATE];
 	}
-	/* A flow still in SYN_SENT after the shortest SYN timeout is a
+	/* A flow still in SYN_SENT after its service's SYN timeout is a
 	 * failed trial (see on_expire). */
-	if (min_syn != UINT64_MAX)
-		lb_flow_set_timeout(w->ft, LB_FLOW_SYN_SENT, min_syn);
+	shared = lb_flow_svc_timeouts(w->ft, to, c->nb_svc);
+	if (shared < 0)
+		LOG(ERR, "worker %u: service timeouts: %s", w->wid,
+		    strerror(-shared));
+	else if (shared > 0)
+		LOG(WARNING,
+		    "worker %u: %d services share the timeouts of "
+		    "others: more distinct sets than %u",
+		    w->wid, shared, LB_FLOW_CLASSES - 1);
+	w->rst_snat_rate = snat_rate;
 	lb_worker_l7_switch(w, pub);
 	w->st.conf_switches++;
 	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);

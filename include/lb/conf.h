@@ -129,6 +129,39 @@
 #define LB_CONF_SYN_TIMEOUT_MAX_NS 60000000000ull /**< 1 min */
 
 /**
+ * Options of a service's flows (docs/configuration.md, "Flow timeouts"):
+ * how long a flow may stay idle in each state after the handshake
+ * started, and the RSTs that tell both ends when the dataplane forgot a
+ * connection. X(id, keyword, option type, min, max, default); durations in
+ * ns, longest 7 days (the flow table's LB_FLOW_TIMEOUT_MAX_NS). The state
+ * timeouts default to DPVS's (short: a SYN flood or a close does not hold
+ * a flow for minutes), except ESTABLISHED: IPVS's 15 min, longer than the
+ * 5 min browsers keep idle keep-alive connections, where DPVS's 90 s cut
+ * them. `rst-rate` bounds, per worker, the RSTs answered to segments
+ * without a flow (0: none); `idle-rst` sends both ends of an idle
+ * ESTABLISHED flow that expires a probe that gets them a RST.
+ */
+#define LB_CONF_FLOW_LIST(X)                                                   \
+	X(SYN_RECV, "timeout-syn-recv", LB_CMD_OPT_DURATION, 1000000ull,       \
+	  604800000000000ull, 30000000000ull)                                  \
+	X(ESTABLISHED, "timeout-established", LB_CMD_OPT_DURATION, 1000000ull, \
+	  604800000000000ull, 900000000000ull)                                 \
+	X(CLOSING, "timeout-closing", LB_CMD_OPT_DURATION, 1000000ull,         \
+	  604800000000000ull, 7000000000ull)                                   \
+	X(TIME_WAIT, "timeout-time-wait", LB_CMD_OPT_DURATION, 1000000ull,     \
+	  604800000000000ull, 7000000000ull)                                   \
+	X(CLOSED, "timeout-closed", LB_CMD_OPT_DURATION, 1000000ull,           \
+	  604800000000000ull, 3000000000ull)                                   \
+	X(UDP, "timeout-udp", LB_CMD_OPT_DURATION, 1000000ull,                 \
+	  604800000000000ull, 300000000000ull)                                 \
+	X(RST_RATE, "rst-rate", LB_CMD_OPT_U64, 0, 1000000, 1000)              \
+	X(IDLE_RST, "idle-rst", LB_CMD_OPT_BOOL, 0, 1, 1)
+
+#define LB_CONF_FLOW_ENUM(id, kw, type, lo, hi, def) LB_CONF_FLOW_##id,
+enum lb_conf_flow_opt { LB_CONF_FLOW_LIST(LB_CONF_FLOW_ENUM) LB_CONF_FLOW_NB };
+#undef LB_CONF_FLOW_ENUM
+
+/**
  * Feedback headers whose names a service configures, in the order of the
  * first kinds of enum lb_hdr_kind (lb/hdr_scan.h); docs/l7-feedback.md
  * says where each default comes from.
@@ -254,6 +287,7 @@ struct lb_conf_svc_opts {
 	uint64_t retry_gap_ns; /**< deferred queue retry gap */
 	uint64_t expiry_ns;    /**< longest wait in the deferred queue */
 	uint64_t syn_timeout_ns; /**< a trial fails after this long */
+	uint64_t flow[LB_CONF_FLOW_NB]; /**< LB_CONF_FLOW_LIST, by id */
 	/* Bounds on error feedback (struct lb_sched_guard). */
 	uint32_t err_memory; /**< a success removes ceil(e / err_memory) */
 	uint32_t min_volume; /**< outcomes before a backend's errors count */
@@ -398,6 +432,15 @@ int lb_conf_snat_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out);
 
 /** Fills @p o with the defaults documented above. */
 void lb_conf_svc_opts_default(struct lb_conf_svc_opts *o);
+
+/**
+ * Appends " keyword value" for each option of LB_CONF_FLOW_LIST in @p o
+ * that differs from @p def (every one if @p def is NULL), as `service
+ * add` reads them. @return 0 or as lb_cmd_printf().
+ */
+int lb_conf_flow_opts_print(struct lb_cmd_out *out,
+			    const struct lb_conf_svc_opts *o,
+			    const struct lb_conf_svc_opts *def);
 
 /**
  * Checks a service's options for protocol @p proto: scheduler known,

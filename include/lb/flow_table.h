@@ -42,12 +42,20 @@
  * use, a new flow is refused with -ENOSPC and counted; existing flows are
  * never evicted to make room.
  *
- * Expiry. Each flow sits in one doubly-linked list (by index) per state;
- * every state is a timeout class. A packet moves its flow to the tail of
- * its list, so each list stays ordered by last-seen time and
+ * Expiry. Each flow sits in one doubly-linked list (by index) per pair of
+ * state and timeout class, and every flow of a list has the same timeout.
+ * A class is a set of timeouts, one per state: class 0 holds the table's
+ * own (lb_flow_table_init(), lb_flow_set_timeout()), and each service is
+ * mapped to one of the LB_FLOW_CLASSES - 1 others by
+ * lb_flow_svc_timeouts(), services with equal timeouts sharing one. A
+ * packet moves its flow to the tail of the list of its state and its
+ * service's class, so each list stays ordered by last-seen time and
  * lb_flow_expire() only ever looks at list heads: its work is bounded by
- * the number of flows it expires plus one check per class, whatever the
- * size of the table.
+ * the number of flows it expires plus one check per list
+ * (LB_FLOW_NB_LISTS), whatever the size of the table. A flow stores no
+ * class: it is its service's, read from the table's map, and the list a
+ * flow leaves is found, when it heads or ends one, among the ends of its
+ * state's lists (one compare per class), so a flow keeps its 64 bytes.
  *
  * Time is kept per flow in 32-bit ticks of 2^20 ns (about 1.05 ms), so a
  * flow fits one cache line; a timeout is rounded up to whole ticks, so a
@@ -72,7 +80,11 @@
 /** Longest accepted timeout: 7 days. */
 #define LB_FLOW_TIMEOUT_MAX_NS (7ULL * 86400 * 1000000000ULL)
 /** Version of the memory layout, checked by lb_flow_table_check(). */
-#define LB_FLOW_TABLE_VERSION 1u
+#define LB_FLOW_TABLE_VERSION 2u
+/** Timeout classes of a table: class 0 and one per distinct service set. */
+#define LB_FLOW_CLASSES 16u
+/** Services the table maps to a class; any higher index takes class 0. */
+#define LB_FLOW_MAX_SVCS 256u
 #define LB_FLOW_TABLE_MAGIC 0x4c42464cu /* "LBFL" */
 
 #define LB_FLOW_PROTO_TCP 6
@@ -115,6 +127,10 @@ enum lb_flow_state {
 	LB_FLOW_NB_STATES,
 	LB_FLOW_FREE = 0xff, /**< entry not in use */
 };
+
+/** Expiry lists: list c * LB_FLOW_NB_STATES + s holds the flows in state
+ * s of class c, so the lists of class 0 are numbered as the states. */
+#define LB_FLOW_NB_LISTS (LB_FLOW_CLASSES * LB_FLOW_NB_STATES)
 
 /** Flow flag bits: the low nibble is the table's, the high the caller's. */
 #define LB_FLOW_F_FIN_ORIG 0x01  /**< client sent FIN */
@@ -179,11 +195,12 @@ struct lb_flow_table {
 	uint32_t magic;
 	uint32_t version;
 	/* Written on inserts, state changes and expiry. */
-	uint32_t timeout[LB_FLOW_NB_STATES]; /**< in ticks */
-	uint32_t head[LB_FLOW_NB_STATES];    /**< oldest flow of each class */
-	uint32_t tail[LB_FLOW_NB_STATES];    /**< newest flow of each class */
+	uint32_t timeout[LB_FLOW_NB_LISTS]; /**< in ticks, per list */
+	uint32_t head[LB_FLOW_NB_LISTS];    /**< oldest flow of each list */
+	uint32_t tail[LB_FLOW_NB_LISTS];    /**< newest flow of each list */
 	uint32_t free_head;
-	uint32_t expire_from; /**< class the next expiry pass starts at */
+	uint32_t expire_from; /**< list the next expiry pass starts at */
+	uint8_t svc_class[LB_FLOW_MAX_SVCS]; /**< timeout class by service */
 	struct lb_flow_stats stats;
 };
 
@@ -228,16 +245,41 @@ void lb_flow_table_free(struct lb_flow_table *t);
 int lb_flow_table_check(const void *mem, size_t len);
 
 /**
- * Changes the timeout of one class; flows already in it follow the new
- * value at the next lb_flow_expire().
+ * Changes the table's own timeout (class 0) of one state; flows already
+ * under it follow the new value at the next lb_flow_expire().
  * @return 0, -EINVAL (NULL, bad state, zero) or -ERANGE (too long)
  */
 int lb_flow_set_timeout(struct lb_flow_table *t, enum lb_flow_state s,
 			uint64_t ns);
 
-/** Timeout of a class in nanoseconds (rounded up to ticks), or 0. */
+/** The table's own timeout of a state in ns (rounded up to ticks), or 0. */
 uint64_t lb_flow_timeout_ns(const struct lb_flow_table *t,
 			    enum lb_flow_state s);
+
+/**
+ * Maps services 0 .. @p nb_svc - 1 to timeout classes: service i gets the
+ * timeouts @p to[i] (all zero: the table's own, class 0); services from
+ * @p nb_svc on get class 0. Services with equal timeouts share a class. A
+ * service keeps its class when its timeouts did not change; when they
+ * did and no other service keeps that class, the class takes the new
+ * values, so the service's idle flows follow them at once. Otherwise its
+ * flows move to the new class with their next packet and expire under the
+ * old values until then. When more than LB_FLOW_CLASSES - 1 distinct sets
+ * are asked for, the extra services share the class with the longest
+ * ESTABLISHED timeout (never the shortest: an idle connection is never cut
+ * earlier than asked). Not for the packet path: O(@p nb_svc x classes).
+ * @return the number of services that had to share a class with other
+ * timeouts (0 normally), -EINVAL (NULL, a zero timeout in a set that is
+ * not all zero) or -ERANGE (a timeout above LB_FLOW_TIMEOUT_MAX_NS); on an
+ * error nothing changes.
+ */
+int lb_flow_svc_timeouts(struct lb_flow_table *t,
+			 const struct lb_flow_timeouts *to, uint32_t nb_svc);
+
+/** Timeout in ns (rounded up to ticks) that a flow of service @p svc in
+ * state @p s is held to now, or 0 for a bad state. */
+uint64_t lb_flow_svc_timeout_ns(const struct lb_flow_table *t, uint32_t svc,
+				enum lb_flow_state s);
 
 /**
  * Inserts a flow under both its keys, in its protocol's initial state,
@@ -290,11 +332,11 @@ int lb_flow_tcp_advance(struct lb_flow *f, enum lb_flow_dir dir,
 			uint8_t tcp_flags);
 
 /**
- * Expires flows whose class timeout has passed since their last packet,
- * oldest first in each class, at most @p max of them. For each, calls
+ * Expires flows whose timeout has passed since their last packet, oldest
+ * first in each list, at most @p max of them. For each, calls
  * @p cb (if not NULL) before the flow is freed, so the caller can release
  * its SNAT port; @p cb must not modify the table. Successive calls start
- * at successive classes so that no class starves another.
+ * at successive lists so that no list starves another.
  * @return the number of flows expired
  */
 unsigned int lb_flow_expire(struct lb_flow_table *t, uint64_t now_ns,

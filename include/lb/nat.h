@@ -292,4 +292,16 @@ int lb_nat_icmp_echo_reply(uint8_t *frame, uint32_t len, struct lb_pkt *pkt);
  */
 int lb_nat_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt *pkt);
 
+/**
+ * Writes into @p buf an Ethernet frame (MAC addresses zero, for
+ * lb_nat_set_macs()) holding a TCP segment without data or options from
+ * @p src:@p sport to @p dst:@p dport (network order) with @p seq, @p ack
+ * (host order) and @p flags (LB_TCP_*), headers as lb_nat_tcp_rst()
+ * writes them.
+ * @return the frame length, -EINVAL on NULL, -ENOSPC if @p cap is short.
+ */
+int lb_nat_tcp_build(uint8_t *buf, uint32_t cap, uint32_t src, uint32_t dst,
+		     uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack,
+		     uint8_t flags);
+
 #endif /* LB_NAT_H */

@@ -69,6 +69,9 @@ struct lb_worker_stats {
 	uint64_t deferred;      /**< SYNs queued after every trial failed */
 	uint64_t deferq_joined; /**< retransmitted SYNs joining their entry */
 	uint64_t rst_sent;      /**< RSTs answered to clients */
+	uint64_t idle_probes;   /**< ends of expired idle flows probed */
+	uint64_t rst_no_flow;   /**< RSTs answered to segments without flow */
+	uint64_t rst_limited;   /**< of those, not sent: over rst-rate */
 	uint64_t redirect_out;  /**< replies handed to their owning worker */
 	uint64_t redirect_in;
 	uint64_t arp_replies;

@@ -2216,6 +2216,38 @@ static const struct drop_row drop_rows[] = {
 	 LB_DROP_SRC_OURS},
 };
 
+/*
+ * The RST of RFC 793's "Reset Generation" for segment @p d without a flow,
+ * which carries an ACK: from where it was sent to, at the sequence number
+ * it acknowledged, no ACK of its own; sent back out of @p port.
+ */
+static void
+expect_no_flow_rst(struct env *e, uint16_t port, const struct pb_dg *d,
+		   const char *what)
+{
+	struct pb_dg r = {
+		.proto = PB_PROTO_TCP,
+		.ttl = TTL_OWN,
+		.frag = PB_IP_DF,
+		.src = d->dst,
+		.dst = d->src,
+		.sport = d->dport,
+		.dport = d->sport,
+		.seq = d->ack,
+		.ack = 0,
+		.flags = PB_RST,
+	};
+	struct pb_frame want;
+	const uint8_t *mac = mac_c;
+
+	for (int b = 0; b < 4; b++)
+		if (d->src == IP_BE(b))
+			mac = mac_be[b];
+	assert_true(d->flags & PB_ACK);
+	pb_ipv4_frame(&want, mac, mac_port[port], &r);
+	expect_frame(e, port, 0, &want, what);
+}
+
 static void
 check_dropped(struct env *e, const struct lb_worker_stats *before,
 	      enum lb_drop why, const char *what)
@@ -2256,8 +2288,17 @@ test_not_forwarded(void **state)
 	for (unsigned int i = 0; i < NELEM(drop_rows); i++) {
 		const struct drop_row *r = &drop_rows[i];
 
+		/* RFC 793: a segment without a connection that is not a
+		 * RST gets one; a SYN to a SNAT address is no client's. */
+		int rst = r->why == LB_DROP_NO_FLOW &&
+			  r->d.proto == PB_PROTO_TCP && (r->d.flags & PB_ACK) &&
+			  !(r->d.flags & PB_RST);
+
 		send_row(e, r, &f, &before);
+		if (rst)
+			expect_no_flow_rst(e, r->port, &r->d, r->what);
 		check_dropped(e, &before, r->why, r->what);
+		CHECK_EQ(w->st.rst_no_flow, before.rst_no_flow + rst, r->what);
 	}
 
 	/* ICMP errors quoting a flow nobody has, or not verifying. */
@@ -2405,6 +2446,203 @@ test_l4_csum(void **state)
 	expect_one(e, 1, 0, &got, "SYN the port found good");
 	CHECK_EQ(w->st.flows_created, 3, "flows");
 	CHECK_EQ(w->st.drop[LB_DROP_L4_CSUM], 3, "l4_csum drops");
+	env_close(e, 1);
+}
+
+/* ---- flow timeouts and RSTs without a flow ----------------------------- */
+
+#define SHORT_EST_NS 300000000ull /* conf_timeouts: 203.0.113.10:80 */
+
+static const char *const conf_timeouts[] = {
+	"service set tcp 203.0.113.10:80 timeout-established 300ms",
+	"service add tcp 203.0.113.12:80 sched rr timeout-established 1h",
+	"backend add tcp 203.0.113.12:80 10.1.0.21:8080",
+	NULL,
+};
+
+/* The first frame sent on @port within WAIT_NS. */
+static void
+wait_frame(struct env *e, uint16_t port, struct pb_frame *got, const char *what)
+{
+	uint64_t t0 = now_ns(e);
+
+	for (;;) {
+		poll_w(e, 0);
+		if (take(e, port, 0, got, 1) != 0)
+			break;
+		if (now_ns(e) - t0 > WAIT_NS)
+			fail_msg("%s: nothing sent on port %u", what, port);
+	}
+}
+
+/* Checks a frame the dataplane built itself: addresses, ports, flags. */
+static void
+check_own(const struct pb_frame *f, uint32_t src, uint16_t sport, uint32_t dst,
+	  uint16_t dport, uint8_t flags, const char *what)
+{
+	const uint8_t *ip = f->b + ETH, *th = ip + 20;
+
+	if (f->len < ETH + 40 || ip[9] != PB_PROTO_TCP ||
+	    pb_get32(ip + 12) != src || pb_get32(ip + 16) != dst ||
+	    pb_get16(th) != sport || pb_get16(th + 2) != dport ||
+	    th[13] != flags || pb_csum(ip, 20) != 0)
+		fail_msg("%s: not a TCP segment %08x:%u > %08x:%u flags %02x",
+			 what, src, sport, dst, dport, flags);
+}
+
+/*
+ * Two services, ESTABLISHED for 300 ms and for 1 h: the first one's idle
+ * flow expires after 300 ms and not before, the other one's stays. The
+ * expired flow's ends get a probe each; their answers, as a TCP end that
+ * still holds the connection sends them, get a RST at exactly the
+ * sequence number each end expects, from the VIP to the client and from
+ * the SNAT address to the backend.
+ */
+static void
+test_timeout_per_service(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_timeouts);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn a = tcp_conn(41200, 0), b = tcp_conn(41201, 1);
+	struct pb_frame got;
+	const uint32_t ca = ISS + 1 + 5, ba = IRS + 1 + 7; /* next seqs */
+	const struct seg data = {.what = "client data",
+				 .dir = TO_BE,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = ISS + 1,
+				 .ack = IRS + 1,
+				 .plen = 5};
+	const struct seg reply = {.what = "backend data",
+				  .dir = TO_C,
+				  .flags = PB_PSH | PB_ACK,
+				  .seq = IRS + 1,
+				  .ack = ca,
+				  .plen = 7};
+	struct pb_dg d;
+	uint64_t t0, t;
+	uint32_t probe_seq;
+
+	b.vip = IP_VIP + 2;
+	learn_all(e);
+	/* The default is no longer DPVS's 90 s. */
+	CHECK_EQ(lb_flow_svc_timeout_ns(w->ft, SVC_DRAIN, LB_FLOW_ESTABLISHED) /
+			 1000000000ull,
+		 900, "default ESTABLISHED timeout, s");
+	open_tcp(e, &b, ISS, IRS);
+	open_tcp(e, &a, ISS, IRS);
+	relay(e, &a, &data);
+	relay(e, &a, &reply);
+	t0 = now_ns(e);
+	/* The client's probe comes first: the flow's ORIG key. */
+	wait_frame(e, 0, &got, "probe to the client");
+	t = now_ns(e) - t0;
+	if (t + (1u << LB_FLOW_TICK_SHIFT) < SHORT_EST_NS)
+		fail_msg("expired after %" PRIu64 " ms, timeout is 300 ms",
+			 t / 1000000);
+	assert_null(find_flow(e, 0, &a));
+	assert_non_null(find_flow(e, 0, &b));
+	check_own(&got, IP_VIP, VPORT, IP_C, a.cport, PB_ACK,
+		  "probe to the client");
+	probe_seq = pb_get32(got.b + ETH + 24);
+	/* Out of the client's window: not next to what it sent or got. */
+	if (probe_seq - (IRS + 1 + 7) < 65536 ||
+	    (IRS + 1 + 7) - probe_seq < 65536)
+		fail_msg("probe at %u, next to the backend's %u", probe_seq,
+			 IRS + 8);
+	expect_one(e, 1, 0, &got, "probe to the backend");
+	check_own(&got, IP_SNAT, a.sport, a.bip, BPORT, PB_ACK,
+		  "probe to the backend");
+	CHECK_EQ(w->st.idle_probes, 2, "probes");
+
+	/* The client answers an unacceptable segment with an ACK of its
+	 * own numbers (RFC 793 p. 69): the RST takes its ACK number. */
+	d = (struct pb_dg){.proto = PB_PROTO_TCP,
+			   .ttl = TTL_IN,
+			   .frag = PB_IP_DF,
+			   .src = IP_C,
+			   .dst = IP_VIP,
+			   .sport = a.cport,
+			   .dport = VPORT,
+			   .seq = ca,
+			   .ack = IRS + 1 + 7,
+			   .flags = PB_ACK,
+			   .win = 1000};
+	pb_ipv4_frame(&got, mac_port[0], mac_c, &d);
+	inject(e, 0, 0, &got);
+	poll_w(e, 0);
+	expect_no_flow_rst(e, 0, &d, "RST to the client");
+	d = (struct pb_dg){.proto = PB_PROTO_TCP,
+			   .ttl = TTL_IN,
+			   .frag = PB_IP_DF,
+			   .src = a.bip,
+			   .dst = IP_SNAT,
+			   .sport = BPORT,
+			   .dport = a.sport,
+			   .seq = ba,
+			   .ack = ca,
+			   .flags = PB_ACK,
+			   .win = 1000};
+	pb_ipv4_frame(&got, mac_port[1], a.bmac, &d);
+	inject(e, 1, 0, &got);
+	poll_w(e, 0);
+	expect_no_flow_rst(e, 1, &d, "RST to the backend");
+	CHECK_EQ(w->st.rst_no_flow, 2, "RSTs without a flow");
+	/* Their RSTs in turn are never answered. */
+	d.flags = PB_RST;
+	pb_ipv4_frame(&got, mac_port[1], a.bmac, &d);
+	inject(e, 1, 0, &got);
+	poll_w(e, 0);
+	expect_quiet(e, "RST without a flow");
+	/* The 1 h service's flow outlives the 300 ms one many times. */
+	t0 = now_ns(e);
+	while (now_ns(e) - t0 < 2 * SHORT_EST_NS)
+		poll_w(e, 0);
+	assert_non_null(find_flow(e, 0, &b));
+	expect_quiet(e, "the 1 h flow");
+	env_close(e, 1);
+}
+
+/* A burst of stray ACKs gets at most rst-rate RSTs; the rest are counted
+ * and dropped; rst-rate 0 answers none. */
+static void
+test_rst_rate(void **state)
+{
+	static const char *const conf[] = {
+		"service set tcp 203.0.113.10:80 rst-rate 5",
+		"service set tcp 203.0.113.11:80 rst-rate 0",
+		NULL,
+	};
+	struct env *e = env_up(state, 1, FLOWS, conf);
+	const struct lb_worker *w = e->dp.w[0];
+	struct pb_frame f, got[32];
+	unsigned int n;
+
+	learn_all(e);
+	for (uint16_t i = 0; i < 20; i++) {
+		struct pb_dg d = FROM_C(PB_PROTO_TCP, IP_VIP, VPORT, PB_ACK);
+
+		d.sport = (uint16_t)(47000 + i);
+		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
+		inject(e, 0, 0, &f);
+	}
+	poll_w(e, 0);
+	n = take(e, 0, 0, got, NELEM(got));
+	CHECK_EQ(n, 5, "RSTs for 20 stray ACKs at rst-rate 5");
+	for (unsigned int i = 0; i < n; i++)
+		check_own(&got[i], IP_VIP, VPORT, IP_C, (uint16_t)(47000 + i),
+			  PB_RST, "RST");
+	CHECK_EQ(w->st.rst_no_flow, 5, "RSTs sent");
+	CHECK_EQ(w->st.rst_limited, 15, "RSTs suppressed");
+	CHECK_EQ(w->st.drop[LB_DROP_NO_FLOW], 20, "dropped");
+	{
+		struct pb_dg d =
+			FROM_C(PB_PROTO_TCP, IP_VIP + 1, VPORT, PB_ACK);
+
+		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
+		inject(e, 0, 0, &f);
+		poll_w(e, 0);
+		expect_quiet(e, "stray ACK at rst-rate 0");
+	}
 	env_close(e, 1);
 }
 
@@ -3393,6 +3631,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_udp, teardown),
 		cmocka_unit_test_teardown(test_retry, teardown),
 		cmocka_unit_test_teardown(test_syn_timeout, teardown),
+		cmocka_unit_test_teardown(test_timeout_per_service, teardown),
+		cmocka_unit_test_teardown(test_rst_rate, teardown),
 		cmocka_unit_test_teardown(test_deferq_no_backend, teardown),
 		cmocka_unit_test_teardown(test_deferq_refused, teardown),
 		cmocka_unit_test_teardown(test_icmp_frag_needed, teardown),

@@ -395,6 +395,22 @@ static const struct good_case good_cases[] = {
 	  "service add tcp 192.0.2.10:80\n", NULL },
 	{ "service set udp 192.0.2.10:53 syn-timeout 1m", 1,
 	  "service add udp 192.0.2.10:53 syn-timeout 1m\n", NULL },
+	{ "service set udp 192.0.2.10:53 timeout-udp 2h rst-rate 0", 1,
+	  "service add udp 192.0.2.10:53 timeout-udp 2h rst-rate 0\n",
+	  NULL },
+	{ "service add tcp 192.0.2.12:80 timeout-established 168h "
+	  "timeout-syn-recv 5s timeout-closing 1m timeout-time-wait 2s "
+	  "timeout-closed 1s idle-rst off",
+	  1,
+	  "service add tcp 192.0.2.12:80 timeout-syn-recv 5s "
+	  "timeout-established 168h timeout-closing 1m timeout-time-wait 2s "
+	  "timeout-closed 1s idle-rst off\n",
+	  NULL },
+	/* the defaults: nothing changes, nothing to save */
+	{ "service set tcp 192.0.2.10:80 timeout-established 15m "
+	  "timeout-syn-recv 30s timeout-closing 7s timeout-time-wait 7s "
+	  "timeout-closed 3000ms timeout-udp 5m rst-rate 1000 idle-rst on",
+	  0, "service add tcp 192.0.2.10:80 sched maglev http\n", NULL },
 	/* nothing changes, so the generation stays */
 	{ "service set tcp 192.0.2.10:80 sched maglev", 0,
 	  "service add tcp 192.0.2.10:80 sched maglev http\n", NULL },
@@ -689,6 +705,14 @@ static const struct bad_case bad_cases[] = {
 	  "retry-gap 2h out of range 0s..1h" },
 	{ "service add tcp 192.0.2.11:80 syn-timeout 2m", -ERANGE,
 	  "syn-timeout 2m out of range 1ms..1m" },
+	{ "service add tcp 192.0.2.11:80 timeout-established 169h", -ERANGE,
+	  "timeout-established 169h out of range 1ms..168h" },
+	{ "service add tcp 192.0.2.11:80 timeout-udp 0s", -ERANGE,
+	  "timeout-udp 0s out of range 1ms..168h" },
+	{ "service add tcp 192.0.2.11:80 rst-rate 1000001", -ERANGE,
+	  "rst-rate 1000001 out of range 0..1000000" },
+	{ "service add tcp 192.0.2.11:80 idle-rst maybe", -EINVAL,
+	  "invalid idle-rst 'maybe': expected on or off" },
 	{ "service add tcp 192.0.2.11:80 err-memory 0", -ERANGE,
 	  "err-memory 0 out of range 1..1024" },
 	{ "service add tcp 192.0.2.11:80 max-eject 101", -ERANGE,

@@ -1058,6 +1058,263 @@ struct ref_flow {
 #define REF_CAP 64
 #define REF_UNIVERSE 600
 
+/* Timeouts of the DPVS preset with ESTABLISHED and UDP set to @p est. */
+static struct lb_flow_timeouts
+svc_to(uint64_t est)
+{
+	struct lb_flow_timeouts to;
+
+	lb_flow_timeouts_preset(&to, LB_FLOW_TIMEOUTS_DPVS);
+	to.ns[LB_FLOW_ESTABLISHED] = est;
+	to.ns[LB_FLOW_UDP] = est;
+	return to;
+}
+
+/* Inserts flow @p i of service @p svc and brings it to ESTABLISHED. */
+static uint32_t
+established(struct lb_flow_table *t, uint32_t i, uint16_t svc, uint64_t now)
+{
+	struct lb_flow_key o, r;
+	int idx;
+
+	nth_keys(i, LB_FLOW_PROTO_TCP, &o, &r);
+	idx = lb_flow_insert(t, &o, &r, svc, 0, now);
+	assert_true(idx >= 0);
+	lb_flow_touch(t, (uint32_t)idx, R, SYN | ACK, now);
+	assert_int_equal(lb_flow_touch(t, (uint32_t)idx, O, ACK, now),
+			 LB_FLOW_ESTABLISHED);
+	return (uint32_t)idx;
+}
+
+/* Services with different timeouts in one table: each flow expires after
+ * its own service's timeout, whatever the order the flows came in. */
+static void
+test_svc_timeouts(void **state)
+{
+	struct lb_flow_table *t = table(64);
+	/* service 0: 2 s, 1: 900 s, 2: 2 s (shares 0's class), 3: 60 s,
+	 * 4: the table's own (90 s) */
+	struct lb_flow_timeouts to[5] = {svc_to(SEC(2)), svc_to(SEC(900)),
+					 svc_to(SEC(2)), svc_to(SEC(60))};
+	static const struct {
+		uint64_t now;
+		int alive[5]; /* flows of each service still there */
+	} rows[] = {
+		{SEC(2) - MS(2), {1, 1, 1, 1, 1}},
+		{SEC(2) + MS(2), {0, 1, 0, 1, 1}},
+		{SEC(60) + MS(2), {0, 1, 0, 0, 1}},
+		{SEC(90) + MS(2), {0, 1, 0, 0, 0}},
+		{SEC(900) - MS(2), {0, 1, 0, 0, 0}},
+		{SEC(900) + MS(2), {0, 0, 0, 0, 0}},
+	};
+	uint32_t idx[20];
+
+	(void)state;
+	lb_flow_set_timeout(t, LB_FLOW_ESTABLISHED, SEC(90));
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 5), 0);
+	assert_int_equal(t->svc_class[0], t->svc_class[2]);
+	assert_int_not_equal(t->svc_class[0], t->svc_class[1]);
+	assert_int_not_equal(t->svc_class[0], 0);
+	assert_int_equal(t->svc_class[4], 0);
+	assert_int_equal(t->svc_class[5], 0);
+	assert_int_equal(lb_flow_svc_timeout_ns(t, 1, LB_FLOW_ESTABLISHED),
+			 ((SEC(900) + TICK_NS - 1) / TICK_NS) * TICK_NS);
+	assert_int_equal(lb_flow_svc_timeout_ns(t, 4, LB_FLOW_ESTABLISHED),
+			 lb_flow_timeout_ns(t, LB_FLOW_ESTABLISHED));
+	assert_int_equal(lb_flow_svc_timeout_ns(t, 1000, LB_FLOW_UDP),
+			 lb_flow_timeout_ns(t, LB_FLOW_UDP));
+	/* Services interleaved, the long ones first. */
+	for (uint32_t i = 0; i < 20; i++)
+		idx[i] = established(t, i, (uint16_t)(4 - i % 5), 0);
+	for (size_t r = 0; r < ARRAY_SIZE(rows); r++) {
+		lb_flow_expire(t, rows[r].now, 100, NULL, NULL);
+		for (uint32_t i = 0; i < 20; i++)
+			assert_int_equal(lb_flow_get(t, idx[i]) != NULL,
+					 rows[r].alive[4 - i % 5]);
+	}
+	assert_int_equal(t->stats.expired[LB_FLOW_ESTABLISHED], 20);
+	assert_int_equal(t->stats.flows, 0);
+	lb_flow_table_free(t);
+}
+
+/* A service whose timeouts change takes its idle flows along when it had
+ * its class alone; one that shared a class moves with its next packet. */
+static void
+test_svc_timeouts_change(void **state)
+{
+	struct lb_flow_table *t = table(64);
+	struct lb_flow_timeouts to[3] = {svc_to(SEC(600)), svc_to(SEC(600)),
+					 svc_to(SEC(30))};
+	uint32_t a, b, b2, c;
+	unsigned int cls;
+
+	(void)state;
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 3), 0);
+	a = established(t, 0, 0, 0);
+	b = established(t, 1, 1, 0);
+	b2 = established(t, 2, 1, SEC(1));
+	c = established(t, 3, 2, 0);
+	cls = t->svc_class[2];
+	/* Service 2 alone in its class: 30 s -> 5 s applies to its flow. */
+	to[2] = svc_to(SEC(5));
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 3), 0);
+	assert_int_equal(t->svc_class[2], cls);
+	assert_int_equal(lb_flow_expire(t, SEC(6), 100, NULL, NULL), 1);
+	assert_null(lb_flow_get(t, c));
+	/* Service 1 shared 600 s with 0: it gets a class of its own (10 s),
+	 * and its flows keep 600 s until their next packet. */
+	to[1] = svc_to(SEC(10));
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 3), 0);
+	assert_int_not_equal(t->svc_class[1], t->svc_class[0]);
+	assert_int_equal(lb_flow_expire(t, SEC(20), 100, NULL, NULL), 0);
+	/* b2 is the tail of the 600 s list and b its middle... */
+	lb_flow_touch(t, b2, O, ACK, SEC(20));
+	/* ...now b heads nothing, b2 heads the 10 s list. */
+	assert_int_equal(t->head[t->svc_class[1] * LB_FLOW_NB_STATES +
+				 LB_FLOW_ESTABLISHED],
+			 b2);
+	assert_int_equal(lb_flow_expire(t, SEC(29), 100, NULL, NULL), 0);
+	assert_int_equal(lb_flow_expire(t, SEC(31), 100, NULL, NULL), 1);
+	assert_null(lb_flow_get(t, b2));
+	assert_non_null(lb_flow_get(t, b));
+	assert_int_equal(lb_flow_expire(t, SEC(601), 100, NULL, NULL), 2);
+	assert_null(lb_flow_get(t, a));
+	assert_null(lb_flow_get(t, b));
+	assert_int_equal(t->stats.flows, 0);
+	lb_flow_table_free(t);
+}
+
+/* More distinct sets than classes: the extra services share the class
+ * with the longest ESTABLISHED timeout; bad sets change nothing. */
+static void
+test_svc_timeouts_limits(void **state)
+{
+	struct lb_flow_table *t = table(8);
+	struct lb_flow_timeouts to[LB_FLOW_CLASSES + 4];
+	uint8_t before[LB_FLOW_MAX_SVCS];
+	unsigned int longest;
+
+	(void)state;
+	assert_int_equal(lb_flow_svc_timeouts(NULL, to, 1), -EINVAL);
+	assert_int_equal(lb_flow_svc_timeouts(t, NULL, 1), -EINVAL);
+	for (unsigned int i = 0; i < ARRAY_SIZE(to); i++)
+		to[i] = svc_to(SEC(10 + i));
+	/* 15 classes for 20 sets: 5 share. */
+	assert_int_equal(lb_flow_svc_timeouts(t, to, ARRAY_SIZE(to)), 5);
+	longest = t->svc_class[LB_FLOW_CLASSES - 2];
+	for (unsigned int i = 0; i < ARRAY_SIZE(to); i++) {
+		if (i < LB_FLOW_CLASSES - 1)
+			assert_int_equal(lb_flow_svc_timeout_ns(
+						 t, i, LB_FLOW_ESTABLISHED) >>
+						 LB_FLOW_TICK_SHIFT,
+					 (SEC(10 + i) + TICK_NS - 1) / TICK_NS);
+		else
+			assert_int_equal(t->svc_class[i], longest);
+	}
+	memcpy(before, t->svc_class, sizeof(before));
+	to[3].ns[LB_FLOW_CLOSED] = 0;
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 4), -EINVAL);
+	to[3].ns[LB_FLOW_CLOSED] = LB_FLOW_TIMEOUT_MAX_NS + 1;
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 4), -ERANGE);
+	assert_memory_equal(before, t->svc_class, sizeof(before));
+	/* All zero: the table's own timeouts. */
+	memset(&to[0], 0, sizeof(to[0]));
+	to[3] = svc_to(SEC(13));
+	assert_int_equal(lb_flow_svc_timeouts(t, to, 4), 0);
+	assert_int_equal(t->svc_class[0], 0);
+	assert_int_equal(t->svc_class[4], 0);
+	lb_flow_table_free(t);
+}
+
+/*
+ * Random inserts, packets, deletes, expiries and timeout changes of six
+ * services against a model: each flow expires exactly when the timeout of
+ * the list it joined at its last packet has passed, so the lists stay
+ * ordered and linked whatever classes come and go.
+ */
+static void
+test_svc_timeouts_random(void **state)
+{
+	enum { CAP = 64, NSVC = 6 };
+	struct lb_flow_table *t = table(CAP);
+	struct {
+		int live;
+		uint64_t last;
+		unsigned int list;
+	} m[CAP];
+	struct lb_flow_timeouts to[NSVC];
+	struct lb_xoshiro x;
+	struct lb_rng rng;
+	uint64_t now = SEC(1);
+	uint32_t next_key = 0;
+
+	(void)state;
+	memset(m, 0, sizeof(m));
+	lb_xoshiro_seed(&x, 77);
+	rng = lb_rng_xoshiro(&x);
+	for (int op = 0; op < 40000; op++) {
+		uint64_t dice = lb_rng_below(&rng, 100);
+		uint32_t i = (uint32_t)lb_rng_below(&rng, CAP);
+
+		now += lb_rng_below(&rng, MS(200));
+		if (op % 500 == 0) {
+			/* Four values for six services: classes are shared,
+			 * split and re-valued. */
+			for (unsigned int s = 0; s < NSVC; s++)
+				to[s] = svc_to(SEC(1 + lb_rng_below(&rng, 4)));
+			assert_int_equal(lb_flow_svc_timeouts(t, to, NSVC), 0);
+		}
+		if (dice < 30 && !m[i].live) {
+			struct lb_flow_key o, r;
+			uint16_t svc = (uint16_t)lb_rng_below(&rng, NSVC + 1);
+			int idx;
+
+			nth_keys(next_key++, LB_FLOW_PROTO_UDP, &o, &r);
+			idx = lb_flow_insert(t, &o, &r, svc, 0, now);
+			if (idx < 0)
+				continue;
+			m[idx].live = 1;
+			m[idx].last = now;
+			m[idx].list = (svc < NSVC ? t->svc_class[svc] : 0) *
+					      LB_FLOW_NB_STATES +
+				      LB_FLOW_UDP;
+		} else if (dice < 70 && m[i].live) {
+			const struct lb_flow *f = lb_flow_get(t, i);
+
+			assert_int_equal(lb_flow_touch(t, i, O, 0, now),
+					 LB_FLOW_UDP);
+			m[i].last = now;
+			m[i].list = t->svc_class[f->svc] * LB_FLOW_NB_STATES +
+				    LB_FLOW_UDP;
+		} else if (dice < 75 && m[i].live) {
+			assert_int_equal(lb_flow_delete(t, i), 0);
+			m[i].live = 0;
+		} else if (dice < 90) {
+			uint32_t now_t = (uint32_t)(now >> LB_FLOW_TICK_SHIFT);
+			unsigned int due = 0;
+
+			for (uint32_t k = 0; k < CAP; k++) {
+				uint32_t last_t =
+					(uint32_t)(m[k].last >>
+						   LB_FLOW_TICK_SHIFT);
+
+				if (m[k].live &&
+				    now_t - last_t > t->timeout[m[k].list]) {
+					m[k].live = 0;
+					due++;
+				}
+			}
+			assert_int_equal(
+				lb_flow_expire(t, now, CAP, NULL, NULL), due);
+			for (uint32_t k = 0; k < CAP; k++)
+				assert_int_equal(lb_flow_get(t, k) != NULL,
+						 m[k].live);
+		}
+	}
+	assert_true(t->stats.expired[LB_FLOW_UDP] > 1000);
+	lb_flow_table_free(t);
+}
+
 static void
 random_keys(uint32_t u, struct lb_flow_key *o, struct lb_flow_key *r)
 {
@@ -1221,6 +1478,10 @@ main(void)
 		cmocka_unit_test(test_timeout_per_state),
 		cmocka_unit_test(test_set_timeout_runtime),
 		cmocka_unit_test(test_expiry_rotates_classes),
+		cmocka_unit_test(test_svc_timeouts),
+		cmocka_unit_test(test_svc_timeouts_change),
+		cmocka_unit_test(test_svc_timeouts_limits),
+		cmocka_unit_test(test_svc_timeouts_random),
 		cmocka_unit_test(test_iterate_per_backend),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_state_names),

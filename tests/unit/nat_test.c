@@ -5,6 +5,7 @@
  * computed from scratch by a byte-pair reference (never the module's
  * helpers), and every rewritten frame is also verified from scratch.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1479,6 +1480,41 @@ test_rst_bad(void **state)
 	assert_int_equal(lb_nat_tcp_rst(f.b, f.len, NULL), -EINVAL);
 }
 
+/* A segment built from nothing is the same frame the test builder makes
+ * (MACs zero), and one byte short of room is refused. */
+static void
+test_tcp_build(void **state)
+{
+	static const uint8_t zero[6];
+	struct dg r = flow_dg(LB_IPPROTO_TCP, IP_VIP, PORT_VIP, IP_C, PORT_C);
+	struct frame f, want;
+	int rc;
+
+	(void)state;
+	r.flags = LB_TCP_ACK;
+	r.seq = 0xfedcba98;
+	r.ack = 0x01234567;
+	r.win = 0;
+	r.id = 0;
+	r.ttl = LB_NAT_TTL_DEFAULT;
+	build(&want, 0, zero, zero, &r);
+	memset(&f, 0, sizeof(f));
+	rc = lb_nat_tcp_build(f.b, sizeof(f.b), htonl(IP_VIP), htonl(IP_C),
+			      htons(PORT_VIP), htons(PORT_C), r.seq, r.ack,
+			      LB_TCP_ACK);
+	assert_int_equal(rc, want.len);
+	f.len = (uint32_t)rc;
+	f.l3 = want.l3;
+	assert_frames_equal("bare ACK", &f, &want);
+	verify_frame(&f);
+	assert_int_equal(lb_nat_tcp_build(f.b, want.len - 1, 1, 2, 3, 4, 5, 6,
+					  LB_TCP_ACK),
+			 -ENOSPC);
+	assert_int_equal(
+		lb_nat_tcp_build(NULL, 100, 1, 2, 3, 4, 5, 6, LB_TCP_ACK),
+		-EINVAL);
+}
+
 int
 main(void)
 {
@@ -1500,6 +1536,7 @@ main(void)
 		cmocka_unit_test(test_arp_build),
 		cmocka_unit_test(test_echo),
 		cmocka_unit_test(test_echo_bad),
+		cmocka_unit_test(test_tcp_build),
 		cmocka_unit_test(test_rst),
 		cmocka_unit_test(test_rst_bad),
 	};

@@ -906,6 +906,8 @@ worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
 	ODD(syn_retries, "SYN retries");
 	ODD(deferred, "deferred SYNs");
 	ODD(rst_sent, "RSTs sent");
+	ODD(idle_probes, "expired idle flows probed");
+	ODD(rst_no_flow, "RSTs for segments without a flow");
 	ODD(redirect_out, "redirected packets");
 	ODD(arp_requests, "ARP requests");
 	ODD(icmp_translated, "ICMP translated");
