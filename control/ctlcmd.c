@@ -1108,6 +1108,7 @@ static const struct {
 	W(deferred),
 	W(deferq_joined),
 	W(rst_sent),
+	W(syn_hold_full),
 	W(redirect_out),
 	W(redirect_in),
 	W(arp_replies),

@@ -149,6 +149,8 @@ static const struct {
 	W("deferq_joined", deferq_joined,
 	  "Retransmitted SYNs that joined their queued connection."),
 	W("rst_sent", rst_sent, "RSTs sent to clients."),
+	W("syn_hold_full", syn_hold_full,
+	  "SYNs not kept for a retry because the copy pool was empty."),
 	W("redirect_out", redirect_out,
 	  "Replies handed to the worker that owns their flow."),
 	W("redirect_in", redirect_in, "Replies received from other workers."),

@@ -217,8 +217,12 @@ hold_put(struct lb_worker *w, struct rte_mbuf *m)
 	struct rte_mbuf *c;
 	uint32_t i;
 
-	if (w->hold_nfree == 0)
+	if (w->hold_nfree == 0) {
+		/* No retry and no deferral for this SYN: counted, as the
+		 * pool empties only when copies pile up. */
+		w->st.syn_hold_full++;
 		return LB_HOLD_NONE;
+	}
 	c = rte_pktmbuf_copy(m, w->dp->pool, 0, UINT32_MAX);
 	if (c == NULL) {
 		w->st.drop[LB_DROP_NOMBUF]++;
@@ -241,6 +245,30 @@ hold_release(struct lb_worker *w, uint32_t i)
 }
 
 /* ---- flows -------------------------------------------------------------- */
+
+/*
+ * lb_flow_touch() for the worker. While a flow is in SYN_SENT its l7 slot
+ * holds the SYN copy kept for retries; in every other state it holds its
+ * L7 entry (or nothing). A flow leaves SYN_SENT by the backend's SYN-ACK,
+ * but also by a RST or a FIN from either side: the copy is released on
+ * every way out, here, so that no reader ever takes a copy's index for an
+ * entry's, and no copy outlives the one state that retries with it. (A
+ * flag saying what the slot holds would keep copies nobody can use and
+ * leave every reader one test to forget.)
+ */
+static inline int
+flow_touch(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	   enum lb_flow_dir dir, uint8_t tcp_flags, uint64_t now)
+{
+	uint8_t old = f->state;
+	int st = lb_flow_touch(w->ft, idx, dir, tcp_flags, now);
+
+	if (unlikely(old == LB_FLOW_SYN_SENT) && st != LB_FLOW_SYN_SENT) {
+		hold_release(w, f->l7);
+		f->l7 = LB_L7_NONE;
+	}
+	return st;
+}
 
 
 /* ---- feedback to the control plane ----------------------------------- */
@@ -404,6 +432,17 @@ static void fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now);
 
 /*
+ * The admission state of L7 entry @p l7, or NULL when there is none: the
+ * index comes from a flow, and rej[] is sized by the L7 pool, not by the
+ * table, so every access is checked.
+ */
+static inline struct lb_l7_rej *
+rej_of(const struct lb_worker *w, uint32_t l7)
+{
+	return w->rej != NULL && l7 < w->nb_rej ? &w->rej[l7] : NULL;
+}
+
+/*
  * Ends the admission state of L7 entry @p l7: segments held for a
  * decision go on to the backend (@p flush: the flow goes on unfollowed)
  * or are dropped (the flow is gone or was reset).
@@ -412,11 +451,10 @@ static void
 gate_end(struct lb_worker *w, const struct lb_flow *f, uint32_t l7, bool flush,
 	 uint64_t now)
 {
-	struct lb_l7_rej *r;
+	struct lb_l7_rej *r = rej_of(w, l7);
 
-	if (w->rej == NULL || l7 >= w->nb_rej)
+	if (r == NULL)
 		return;
-	r = &w->rej[l7];
 	for (unsigned int i = 0; i < r->nheld; i++) {
 		struct rte_mbuf *m = r->held[i];
 		struct lb_pkt pkt;
@@ -449,8 +487,12 @@ l7_stop(struct lb_worker *w, struct lb_flow *f)
 static inline void
 l7_closed(struct lb_worker *w, struct lb_flow *f)
 {
-	if (unlikely(f->l7 != LB_L7_NONE) && f->state == LB_FLOW_TIME_WAIT &&
-	    (w->rej == NULL || w->rej[f->l7].state == LB_L7_RJ_OPEN))
+	const struct lb_l7_rej *r;
+
+	if (likely(f->l7 == LB_L7_NONE) || f->state != LB_FLOW_TIME_WAIT)
+		return;
+	r = rej_of(w, f->l7);
+	if (r == NULL || r->state == LB_L7_RJ_OPEN)
 		l7_stop(w, f);
 }
 
@@ -544,6 +586,8 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 		w->st.l7_unrefusable++;
 		return false;
 	}
+	if (rej_of(w, rq->entry) == NULL)
+		return false;
 	w->rej[rq->entry].reason = (uint8_t)why;
 	return true;
 }
@@ -604,7 +648,7 @@ static void
 l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	  struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct lb_l7_rej *r = rej_of(w, f->l7);
 	const uint64_t *g = w->conf->svc[f->svc].opts.gov;
 	uint32_t cli_nxt, srv_nxt, req_seq, l3 = pkt->l3_off;
 	bool fin = (pkt->tcp_flags & LB_TCP_FIN) != 0;
@@ -612,6 +656,10 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	struct rte_mbuf *rst;
 	int n;
 
+	if (r == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
 	lb_l7_seq(w->l7, f->l7, &cli_nxt, &srv_nxt, &req_seq);
 	for (unsigned int i = 0; i < r->nheld; i++)
 		rte_pktmbuf_free(r->held[i]);
@@ -647,11 +695,11 @@ static void
 l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	       uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct lb_l7_rej *r = rej_of(w, f->l7);
 	struct rte_mbuf *m;
 	struct lb_pkt pkt;
 
-	if (r->nheld == 0)
+	if (r == NULL || r->nheld == 0)
 		return;
 	m = r->held[0];
 	memmove(&r->held[0], &r->held[1], (r->nheld - 1u) * sizeof(r->held[0]));
@@ -666,10 +714,9 @@ l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 
 /* A segment of a refused flow: we stand in for the server. */
 static void
-rej_client(struct lb_worker *w, struct lb_flow *f, struct rte_mbuf *m,
-	   const struct lb_pkt *pkt, uint64_t now)
+rej_client(struct lb_worker *w, struct lb_flow *f, struct lb_l7_rej *r,
+	   struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
 	const uint8_t *fr = frame_of(m);
 	enum lb_l7_rej_act act;
 
@@ -702,8 +749,10 @@ static bool
 l7_admission(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	     struct rte_mbuf *m, const struct lb_pkt *pkt, int v, uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct lb_l7_rej *r = rej_of(w, f->l7);
 
+	if (r == NULL)
+		return false;
 	if (v == LB_L7_HOLD && r->nheld >= LB_L7_HOLD_MAX) {
 		/* Held as much as we may: decide with what is known; a
 		 * request waiting behind unanswered ones gets no more held
@@ -1067,6 +1116,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 {
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
+	struct lb_l7_rej *r;
 	struct lb_flow *f;
 	uint32_t idx;
 	bool reopen;
@@ -1110,8 +1160,8 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */
 		if (!(pkt->tcp_flags & LB_TCP_SYN))
-			lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG,
-				      pkt->tcp_flags, now);
+			flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+				   now);
 		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
@@ -1123,14 +1173,15 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		 * its state, and its following must go on. */
 		l7_stop(w, f);
 	}
-	if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
-		     f->state != LB_FLOW_SYN_SENT &&
-		     w->rej[f->l7].state == LB_L7_RJ_DONE)) {
-		rej_client(w, f, m, pkt, now);
+	r = unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT ?
+		    rej_of(w, f->l7) :
+		    NULL;
+	if (unlikely(r != NULL && r->state == LB_L7_RJ_DONE)) {
+		rej_client(w, f, r, m, pkt, now);
 		return;
 	}
 	v = l7_follow(w, f, 0, frame_of(m), pkt, now);
-	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
 	if (unlikely(v != LB_L7_PASS) &&
 	    l7_admission(w, f, idx, m, pkt, v, now))
 		return;
@@ -1181,8 +1232,9 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 						w->sched[f->svc], f->be, true);
 				trial_feedback(w, f->svc, f->be, true);
 			}
-			hold_release(w, f->l7);
-			f->l7 = LB_HOLD_NONE;
+			/* Out of SYN_SENT: the SYN copy goes first. */
+			flow_touch(w, f, idx, LB_FLOW_DIR_REPLY,
+				   pkt->tcp_flags, now);
 			/* The handshake gives both initial sequence
 			 * numbers: from here on each direction's bytes
 			 * can be followed in order. */
@@ -1199,8 +1251,11 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 					lb_l7_gate(w->l7, f->l7,
 						   l7_gated(svc));
 			}
+			fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
+			return;
 		}
-	} else if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
+	} else if (unlikely(f->l7 != LB_L7_NONE &&
+			    rej_of(w, f->l7) != NULL &&
 			    w->rej[f->l7].state == LB_L7_RJ_DONE)) {
 		/* Reset by us: what the backend still says goes nowhere. */
 		w->st.l7_rej_absorbed++;
@@ -1214,7 +1269,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		l7_refuse_late(w, f, idx, now);
 		return;
 	}
-	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
 	fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
 	l7_closed(w, f);
 }

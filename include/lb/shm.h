@@ -89,6 +89,7 @@ struct lb_worker_stats {
 	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
 	uint64_t l7_db_errors;  /**< header databases that failed to load */
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
+	uint64_t syn_hold_full; /**< SYNs not copied: the copy pool was empty */
 };
 
 /** One backend slot as one worker saw it. */

@@ -1676,6 +1676,82 @@ test_pool(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * While a flow waits for its backend (SYN_SENT) its L7 slot holds the copy
+ * of the SYN kept for a retry, never an L7 entry. A client that leaves
+ * SYN_SENT by a RST or a FIN gives the copy back there and then: the
+ * copies do not leak, and nothing the flow does afterwards reaches an
+ * entry, another flow's or one past the pool (of 2 here, copies being
+ * indexed up to 4096). The followed flow opened first is still followed.
+ */
+static void
+test_syn_copy_not_entry(void **state)
+{
+	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+				   "\r\n";
+	struct env *e = env_up(state, 2);
+	struct conn a, b, d, x[3];
+	uint32_t nfree;
+
+	conn_init(&a, SVC_HTTP, 40200, 1000, 2000);
+	conn_open(e, &a);
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after a handshake");
+
+	/* Any service: SYN, client RST, SYN again on the same tuple. */
+	conn_init(&b, SVC_L4, 40201, 5000, 6000);
+	xmit(e, &b, TO_BE, PB_SYN, b.iss, NULL, 0, "L4 SYN");
+	xmit(e, &b, TO_BE, PB_RST, b.iss + 1, NULL, 0, "L4 client RST");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after the client RST");
+	conn_init(&b, SVC_L4, 40201, 7000, 8000);
+	b.sport = 0;
+	xmit(e, &b, TO_BE, PB_SYN, b.iss, NULL, 0, "L4 SYN again");
+	xmit(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, NULL, 0, "L4 SYN-ACK");
+	xmit(e, &b, TO_BE, PB_ACK, b.nxt[TO_BE], NULL, 0, "L4 client ACK");
+
+	/* SYN, client FIN, the FIN again: the flow stays CLOSING. */
+	conn_init(&d, SVC_HTTP, 40202, 9000, 10000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "http client FIN");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after the client FIN");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "http client FIN again");
+
+	/* Copies indexed past the L7 pool: three SYNs wait for their
+	 * backend, a fourth flow resets and sends on. */
+	for (int i = 0; i < 3; i++) {
+		conn_init(&x[i], SVC_L4, (uint16_t)(40210 + i),
+			  (uint32_t)i * 100000, (uint32_t)i * 100000 + 7);
+		xmit(e, &x[i], TO_BE, PB_SYN, x[i].iss, NULL, 0,
+		     "unanswered SYN");
+	}
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 3, "three SYNs waiting");
+	conn_init(&d, SVC_L4, 40203, 11000, 12000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "fourth SYN");
+	xmit(e, &d, TO_BE, PB_RST, d.iss + 1, NULL, 0, "fourth flow's RST");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "fourth flow's FIN after its RST");
+	for (int i = 0; i < 3; i++)
+		xmit(e, &x[i], TO_C, PB_SYN | PB_ACK, x[i].irs, NULL, 0,
+		     "late SYN-ACK");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "every copy given back");
+
+	/* The first flow's answers are still read. */
+	exchange(e, &a, get_req, resp, "followed flow");
+	expect_one(e, &a, w_plain(503), "followed flow, after the others");
+	expect_be(e, SVC_HTTP, 1, 1, 0, "followed flow");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+
+	/* A SYN the copy pool has no room for is counted. */
+	nfree = e->w->hold_nfree;
+	e->w->hold_nfree = 0;
+	conn_init(&d, SVC_L4, 40204, 13000, 14000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "SYN, copy pool empty");
+	e->w->hold_nfree = nfree;
+	CHECK_EQ(e->w->st.syn_hold_full, 1, "SYNs not copied");
+	env_close(e, 1);
+}
+
 /* ---- request admission (docs/admission.md) -------------------------------
  * The service SVC_GOV has the governor on with default-priority 3 and
  * retry-after 7; the tests publish its multiplier M themselves, where
@@ -2316,6 +2392,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test_teardown(test_handshake, teardown),
 		cmocka_unit_test_teardown(test_pool, teardown),
+		cmocka_unit_test_teardown(test_syn_copy_not_entry, teardown),
 		cmocka_unit_test_teardown(test_refuse, teardown),
 		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
 		cmocka_unit_test_teardown(test_hold, teardown),
