@@ -1091,6 +1091,21 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	return true;
 }
 
+/*
+ * A packet that arrived with TTL 0 or 1 is never forwarded (fwd() drops
+ * it): dropped before it can change anything, or a RST nobody receives
+ * would close the flow, a SYN take a SNAT port and a copy, and data the
+ * backend never gets move the follower past bytes it will see again.
+ */
+static inline bool
+ttl_expires(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	if (likely(pkt->ttl > 1))
+		return false;
+	drop(w, m, LB_DROP_TTL);
+	return true;
+}
+
 /* A pure SYN on a closed flow: a new connection on its tuple. */
 static inline bool
 reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
@@ -1122,6 +1137,8 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	bool reopen;
 	int v;
 
+	if (unlikely(ttl_expires(w, m, pkt)))
+		return;
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
 	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
@@ -1199,6 +1216,8 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct lb_trial t;
 	uint32_t idx;
 
+	if (unlikely(ttl_expires(w, m, pkt)))
+		return;
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
 	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);

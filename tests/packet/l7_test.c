@@ -1752,6 +1752,86 @@ test_syn_copy_not_entry(void **state)
 	env_close(e, 1);
 }
 
+/* State of the flow of @p c: an enum lb_flow_state, or -1 for none. */
+static int
+flow_state(const struct env *e, const struct conn *c)
+{
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	uint32_t idx;
+
+	lb_flow_key_set(&k, htonl(IP_C), htonl(c->vip), htons(c->cport),
+			htons(VPORT), PB_PROTO_TCP);
+	idx = lb_flow_lookup(e->w->ft, &k, &dir);
+	return idx == LB_FLOW_NONE ? -1 : lb_flow_get(e->w->ft, idx)->state;
+}
+
+/* Sends one segment with TTL 1: nothing may leave, one TTL drop. */
+static void
+xmit_ttl1(struct env *e, struct conn *c, enum dir d, uint8_t flags,
+	  uint32_t seq, const void *data, uint16_t len, const char *what)
+{
+	static struct pb_frame in;
+	uint32_t ack = d == TO_BE ? c->nxt[TO_C] : c->nxt[TO_BE];
+	uint64_t before = e->w->st.drop[LB_DROP_TTL];
+	uint16_t iport = d == TO_BE ? 0 : 1;
+	struct rte_mbuf *m;
+
+	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
+	in.b[ETH + 8] = 1;
+	pb_fix_ip_csum(&in);
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
+	m->port = iport;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
+	lb_worker_poll(e->w);
+	if (take(e, 0, NULL) + take(e, 1, NULL) != 0)
+		fail_msg("%s: forwarded", what);
+	CHECK_EQ(e->w->st.drop[LB_DROP_TTL], before + 1, what);
+}
+
+/*
+ * A packet that arrives with TTL 1 is dropped before it changes anything:
+ * bytes the backend never gets are not read by the follower, a RST that
+ * reaches neither side closes nothing, a SYN opens no flow.
+ */
+static void
+test_ttl_first(void **state)
+{
+	static const char junk[] = "\x16\x03\x01 not a request\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+				   "\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	struct conn c, s;
+
+	conn_init(&c, SVC_HTTP, 40300, 3000, 4000);
+	conn_open(e, &c);
+	xmit_ttl1(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], junk,
+		  (uint16_t)strlen(junk), "client bytes with TTL 1");
+	exchange(e, &c, get_req, resp, "request after bytes with TTL 1");
+	expect_one(e, &c, w_plain(503), "request after bytes with TTL 1");
+
+	xmit_ttl1(e, &c, TO_BE, PB_RST, c.nxt[TO_BE], NULL, 0,
+		  "client RST with TTL 1");
+	CHECK_EQ(flow_state(e, &c), LB_FLOW_ESTABLISHED,
+		 "after a client RST with TTL 1");
+	xmit_ttl1(e, &c, TO_C, PB_RST | PB_ACK, c.nxt[TO_C], NULL, 0,
+		  "backend RST with TTL 1");
+	CHECK_EQ(flow_state(e, &c), LB_FLOW_ESTABLISHED,
+		 "after a backend RST with TTL 1");
+	exchange(e, &c, get_req, resp, "request after RSTs with TTL 1");
+	expect_one(e, &c, w_plain(503), "request after RSTs with TTL 1");
+	expect_be(e, SVC_HTTP, 2, 2, 0, "responses followed");
+
+	conn_init(&s, SVC_L4, 40301, 5000, 6000);
+	xmit_ttl1(e, &s, TO_BE, PB_SYN, s.iss, NULL, 0, "SYN with TTL 1");
+	CHECK_EQ(flow_state(e, &s), -1, "after a SYN with TTL 1");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
 /* ---- request admission (docs/admission.md) -------------------------------
  * The service SVC_GOV has the governor on with default-priority 3 and
  * retry-after 7; the tests publish its multiplier M themselves, where
@@ -2393,6 +2473,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_handshake, teardown),
 		cmocka_unit_test_teardown(test_pool, teardown),
 		cmocka_unit_test_teardown(test_syn_copy_not_entry, teardown),
+		cmocka_unit_test_teardown(test_ttl_first, teardown),
 		cmocka_unit_test_teardown(test_refuse, teardown),
 		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
 		cmocka_unit_test_teardown(test_hold, teardown),
