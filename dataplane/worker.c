@@ -1092,6 +1092,29 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 }
 
 /*
+ * The client's ACK completes the handshake (syn_recv to established):
+ * only now does an http flow take an entry of the L7 pool. Taken at the
+ * backend's SYN-ACK, entries were held for syn_recv's timeout by
+ * half-open handshakes, which spoofed SYNs open at will. The ACK's
+ * sequence number is the client's ISN + 1 and its acknowledgement the
+ * backend's ISN + 1: where each direction's bytes start. It runs before
+ * the ACK is followed, which may carry the first bytes of a request.
+ */
+static inline void
+l7_open(struct lb_worker *w, struct lb_flow *f, const uint8_t *fr,
+	const struct lb_pkt *pkt)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
+
+	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
+		return;
+	f->l7 = lb_l7_open(w->l7, tcp_word(fr, pkt, 4), tcp_word(fr, pkt, 8),
+			   (uint32_t)f->svc << 16 | f->be, f->svc);
+	if (f->l7 != LB_L7_NONE)
+		lb_l7_gate(w->l7, f->l7, l7_gated(svc));
+}
+
+/*
  * A packet that arrived with TTL 0 or 1 is never forwarded (fwd() drops
  * it): dropped before it can change anything, or a RST nobody receives
  * would close the flow, a SYN take a SNAT port and a copy, and data the
@@ -1182,6 +1205,11 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
+	if (unlikely(f->state == LB_FLOW_SYN_RECV) &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN |
+			       LB_TCP_ACK)) == LB_TCP_ACK)
+		l7_open(w, f, frame_of(m), pkt);
 	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
 		 * sends it back to SYN_SENT, where l7 means a SYN copy):
@@ -1251,27 +1279,6 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 						w->sched[f->svc], f->be, true);
 				trial_feedback(w, f->svc, f->be, true);
 			}
-			/* Out of SYN_SENT: the SYN copy goes first. */
-			flow_touch(w, f, idx, LB_FLOW_DIR_REPLY,
-				   pkt->tcp_flags, now);
-			/* The handshake gives both initial sequence
-			 * numbers: from here on each direction's bytes
-			 * can be followed in order. */
-			if (w->l7 != NULL && svc->opts.http) {
-				const uint8_t *fr = frame_of(m);
-
-				f->l7 = lb_l7_open(w->l7,
-						   tcp_word(fr, pkt, 8),
-						   tcp_word(fr, pkt, 4) + 1,
-						   (uint32_t)f->svc << 16 |
-							   f->be,
-						   f->svc);
-				if (f->l7 != LB_L7_NONE)
-					lb_l7_gate(w->l7, f->l7,
-						   l7_gated(svc));
-			}
-			fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
-			return;
 		}
 	} else if (unlikely(f->l7 != LB_L7_NONE &&
 			    rej_of(w, f->l7) != NULL &&

@@ -1792,6 +1792,39 @@ xmit_ttl1(struct env *e, struct conn *c, enum dir d, uint8_t flags,
 }
 
 /*
+ * Handshakes left half open (SYN, the backend's SYN-ACK, no ACK from the
+ * client: spoofed SYNs) take no L7 entry, however many: with a pool of 2,
+ * a real client that completes its handshake after six of them is still
+ * followed.
+ */
+static void
+test_half_open(void **state)
+{
+	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\n\r\n";
+	struct env *e = env_up(state, 2);
+	struct conn h[6], c;
+
+	for (int i = 0; i < 6; i++) {
+		conn_init(&h[i], SVC_HTTP, (uint16_t)(40400 + i),
+			  (uint32_t)i * 7000 + 1, (uint32_t)i * 9000 + 3);
+		xmit(e, &h[i], TO_BE, PB_SYN, h[i].iss, NULL, 0, "spoofed SYN");
+		xmit(e, &h[i], TO_C, PB_SYN | PB_ACK, h[i].irs, NULL, 0,
+		     "SYN-ACK to nobody");
+		CHECK_EQ(flow_state(e, &h[i]), LB_FLOW_SYN_RECV, "half open");
+	}
+	conn_init(&c, SVC_HTTP, 40410, 123456, 654321);
+	conn_open(e, &c);
+	exchange(e, &c, get_req, resp, "real client");
+	expect_one(e, &c, w_spl(503, 0.5), "real client, after half opens");
+	expect_be(e, SVC_HTTP, 1, 1, 0, "real client");
+	settle(e);
+	CHECK_EQ(e->w->st.l7_pool_full, 0, "flows the pool had no room for");
+	CHECK_EQ(e->w->st.l7_flows, 1, "flows followed");
+	env_close(e, 1);
+}
+
+/*
  * A packet that arrives with TTL 1 is dropped before it changes anything:
  * bytes the backend never gets are not read by the follower, a RST that
  * reaches neither side closes nothing, a SYN opens no flow.
@@ -2474,6 +2507,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_pool, teardown),
 		cmocka_unit_test_teardown(test_syn_copy_not_entry, teardown),
 		cmocka_unit_test_teardown(test_ttl_first, teardown),
+		cmocka_unit_test_teardown(test_half_open, teardown),
 		cmocka_unit_test_teardown(test_refuse, teardown),
 		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
 		cmocka_unit_test_teardown(test_hold, teardown),
