@@ -1109,6 +1109,7 @@ static const struct {
 	W(deferq_joined),
 	W(rst_sent),
 	W(syn_hold_full),
+	W(challenge_acks),
 	W(redirect_out),
 	W(redirect_in),
 	W(arp_replies),

@@ -151,6 +151,8 @@ static const struct {
 	W("rst_sent", rst_sent, "RSTs sent to clients."),
 	W("syn_hold_full", syn_hold_full,
 	  "SYNs not kept for a retry because the copy pool was empty."),
+	W("challenge_acks", challenge_acks,
+	  "Challenge ACKs sent for RSTs in window but not exact."),
 	W("redirect_out", redirect_out,
 	  "Replies handed to the worker that owns their flow."),
 	W("redirect_in", redirect_in, "Replies received from other workers."),

@@ -97,6 +97,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "deferq_joined", sum.deferq_joined);
 	add_u64(d, "rst_sent", sum.rst_sent);
 	add_u64(d, "syn_hold_full", sum.syn_hold_full);
+	add_u64(d, "challenge_acks", sum.challenge_acks);
 	add_u64(d, "redirect_out", sum.redirect_out);
 	add_u64(d, "redirect_in", sum.redirect_in);
 	add_u64(d, "arp_replies", sum.arp_replies);

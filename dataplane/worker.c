@@ -344,6 +344,26 @@ tcp_word(const uint8_t *frame, const struct lb_pkt *pkt, uint32_t off)
 	return rte_be_to_cpu_32(v);
 }
 
+/* TCP segment @p pkt as lb_tcp_track() reads it. */
+static inline void
+tcp_seg(struct lb_tcp_seg *s, const uint8_t *fr, const struct lb_pkt *pkt)
+{
+	const uint8_t *th = fr + pkt->l4_off;
+
+	s->seq = tcp_word(fr, pkt, 4);
+	s->ack = tcp_word(fr, pkt, 8);
+	s->len = pkt->payload_len;
+	s->win = (uint16_t)(th[14] << 8 | th[15]);
+	s->flags = pkt->tcp_flags;
+	/* Options run from byte 20 to the payload (the parser checked the
+	 * data offset); only SYNs carry the window scale. */
+	s->wscale = pkt->tcp_flags & LB_TCP_SYN ?
+			    (int8_t)lb_tcp_opt_wscale(th + 20,
+						      pkt->payload_off -
+							      pkt->l4_off - 20u) :
+			    -1;
+}
+
 static inline uint64_t
 f64_bits(double d)
 {
@@ -599,16 +619,17 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
  * SNAT address.
  */
 static void
-rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
+seg_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
 	 uint32_t l3_off, bool to_client, uint32_t seq, uint32_t ack,
-	 uint8_t flags, const void *data, uint16_t len, uint64_t now)
+	 uint8_t flags, uint16_t win, const void *data, uint16_t len,
+	 uint64_t now)
 {
 	const struct lb_flow_key *k =
 		&f->key[to_client ? LB_FLOW_DIR_ORIG : LB_FLOW_DIR_REPLY];
 	struct lb_l7_rej_seg sg = {
 		.src = k->dst, .dst = k->src, .sport = k->dport,
 		.dport = k->sport, .seq = seq, .ack = ack, .flags = flags,
-		.win = to_client ? UINT16_MAX : 0, .data = data, .len = len,
+		.win = win, .data = data, .len = len,
 	};
 	int n;
 
@@ -622,6 +643,16 @@ rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
 	m->data_len = (uint16_t)n;
 	m->pkt_len = (uint32_t)n;
 	route_out(w, m, sg.dst, now);
+}
+
+/* A segment of a refused flow: the backend, reset, gets no window. */
+static void
+rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
+	 uint32_t l3_off, bool to_client, uint32_t seq, uint32_t ack,
+	 uint8_t flags, const void *data, uint16_t len, uint64_t now)
+{
+	seg_send(w, f, m, l3_off, to_client, seq, ack, flags,
+		 to_client ? UINT16_MAX : 0, data, len, now);
 }
 
 /* The answer of refused flow @p r, with its FIN, into @p m. */
@@ -884,6 +915,12 @@ flow_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
 		      now);
 	f = lb_flow_get(w->ft, (uint32_t)idx);
+	if (pkt->proto == LB_IPPROTO_TCP) {
+		struct lb_tcp_seg s;
+
+		tcp_seg(&s, frame_of(m), pkt);
+		lb_tcp_track_init(&w->trk[idx], &s);
+	}
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((t->trials + 1) << TRIALS_SHIFT));
 	f->l7 = t->hold;
@@ -1129,6 +1166,47 @@ ttl_expires(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
 	return true;
 }
 
+/*
+ * Judges TCP segment @p m of flow @p f (entry @p idx), from side @p dir,
+ * against the flow's sequence numbers before it can change anything
+ * (include/lb/tcp_track.h): a blind sender's RST or FIN must not close a
+ * flow its peers keep open.
+ * @return the TCP flags the flow's state may move on (0: none), or -1
+ *   when @p m was taken: dropped out of window, or turned into the
+ *   challenge ACK of a RST in window but not exact (RFC 5961 3.2).
+ */
+static inline int
+tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	  enum lb_flow_dir dir, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	  uint64_t now)
+{
+	struct lb_tcp_track *t = &w->trk[idx];
+	struct lb_tcp_seg s;
+	uint32_t seq, ack;
+	uint16_t win;
+
+	if (pkt->proto != LB_IPPROTO_TCP)
+		return pkt->tcp_flags;
+	tcp_seg(&s, frame_of(m), pkt);
+	switch (lb_tcp_track(t, dir, f->state, &s)) {
+	case LB_TCP_TRK_PASS:
+		return pkt->tcp_flags;
+	case LB_TCP_TRK_KEEP:
+		return 0;
+	case LB_TCP_TRK_CHALLENGE:
+		/* The RST's sender gets an ACK in its peer's name: a peer
+		 * whose connection is gone answers with the exact RST. */
+		lb_tcp_track_challenge(t, dir, &seq, &ack, &win);
+		w->st.challenge_acks++;
+		seg_send(w, f, m, pkt->l3_off, dir == LB_FLOW_DIR_ORIG, seq,
+			 ack, LB_TCP_ACK, win, NULL, 0, now);
+		return -1;
+	default:
+		drop(w, m, LB_DROP_TCP_WINDOW);
+		return -1;
+	}
+}
+
 /* A pure SYN on a closed flow: a new connection on its tuple. */
 static inline bool
 reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
@@ -1158,7 +1236,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct lb_flow *f;
 	uint32_t idx;
 	bool reopen;
-	int v;
+	int v, fl;
 
 	if (unlikely(ttl_expires(w, m, pkt)))
 		return;
@@ -1179,6 +1257,9 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	fl = tcp_check(w, f, idx, LB_FLOW_DIR_ORIG, m, pkt, now);
+	if (fl < 0)
+		return;
 	reopen = reopens(f, pkt);
 	if (unlikely(reopen) && reopen_elsewhere(w, f, svc_idx)) {
 		/* A new connection on the tuple of a closed flow whose
@@ -1200,15 +1281,15 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */
 		if (!(pkt->tcp_flags & LB_TCP_SYN))
-			flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+			flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl,
 				   now);
 		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
 	if (unlikely(f->state == LB_FLOW_SYN_RECV) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
-	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN |
-			       LB_TCP_ACK)) == LB_TCP_ACK)
+	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
+		    LB_TCP_ACK)
 		l7_open(w, f, frame_of(m), pkt);
 	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
@@ -1226,7 +1307,7 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	v = l7_follow(w, f, 0, frame_of(m), pkt, now);
-	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl, now);
 	if (unlikely(v != LB_L7_PASS) &&
 	    l7_admission(w, f, idx, m, pkt, v, now))
 		return;
@@ -1243,6 +1324,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct lb_flow *f;
 	struct lb_trial t;
 	uint32_t idx;
+	int fl;
 
 	if (unlikely(ttl_expires(w, m, pkt)))
 		return;
@@ -1254,8 +1336,11 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	fl = tcp_check(w, f, idx, LB_FLOW_DIR_REPLY, m, pkt, now);
+	if (fl < 0)
+		return;
 	if (f->state == LB_FLOW_SYN_SENT && pkt->proto == LB_IPPROTO_TCP) {
-		if (pkt->tcp_flags & LB_TCP_RST) {
+		if (fl & LB_TCP_RST) {
 			/* The backend refused the connection: next trial. */
 			trial_snapshot(f, &t);
 			flow_forget(w, f, 0, 0);
@@ -1264,7 +1349,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			trial_failed(w, &t, now);
 			return;
 		}
-		if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+		if ((fl & (LB_TCP_SYN | LB_TCP_ACK)) ==
 		    (LB_TCP_SYN | LB_TCP_ACK)) {
 			const struct lb_dpconf_svc *svc =
 				&w->conf->svc[f->svc];
@@ -1289,13 +1374,12 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	} else if (unlikely(l7_follow(w, f, 1, frame_of(m), pkt, now) ==
 			    LB_L7_REJECT)) {
-		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags,
-			      now);
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, (uint8_t)fl, now);
 		fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
 		l7_refuse_late(w, f, idx, now);
 		return;
 	}
-	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, (uint8_t)fl, now);
 	fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
 	l7_closed(w, f);
 }
@@ -1535,6 +1619,9 @@ handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 				     : LB_FLOW_NONE;
 		if (fi[i] != LB_FLOW_NONE)
 			rte_prefetch0(&lb_flow_entries(w->ft)[fi[i]]);
+		/* A TCP segment's sequence check reads its record too. */
+		if (fi[i] != LB_FLOW_NONE && pkt[i].proto == LB_IPPROTO_TCP)
+			rte_prefetch0(&w->trk[fi[i]]);
 	}
 	if (n > 0)
 		l7_prefetch(w, m[0], &pkt[0], fi[0]);
@@ -1960,6 +2047,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->conf_buf[0]);
 	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
+	rte_free(w->trk);
 	rte_free(w->snat);
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
@@ -2013,6 +2101,14 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 			       lb_xoshiro_next(&w->xo)) != 0) {
 		LOG(ERR, "worker %u: no memory for %u flows (%zu bytes)", wid,
 		    dp->flows, sz);
+		goto fail;
+	}
+	w->trk = rte_zmalloc_socket("lb_tcp_track",
+				    (size_t)dp->flows * sizeof(*w->trk),
+				    RTE_CACHE_LINE_SIZE, socket);
+	if (w->trk == NULL) {
+		LOG(ERR, "worker %u: no memory for the TCP state of %u flows",
+		    wid, dp->flows);
 		goto fail;
 	}
 

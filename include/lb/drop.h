@@ -23,6 +23,7 @@ enum lb_drop {
 	LB_DROP_NOMBUF,      /**< no mbuf for a copy or an ARP request */
 	LB_DROP_TTL,         /**< arrived with TTL 0 or 1: would loop */
 	LB_DROP_EXC_FULL,    /**< for the kernel, but its ring was full */
+	LB_DROP_TCP_WINDOW,  /**< RST or FIN out of its flow's window */
 	LB_DROP_MAX,
 };
 
@@ -45,6 +46,7 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_NOMBUF] = "no_mbuf",
 		[LB_DROP_TTL] = "ttl_expired",
 		[LB_DROP_EXC_FULL] = "exception_full",
+		[LB_DROP_TCP_WINDOW] = "tcp_out_of_window",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

@@ -90,6 +90,7 @@ struct lb_worker_stats {
 	uint64_t l7_db_errors;  /**< header databases that failed to load */
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
 	uint64_t syn_hold_full; /**< SYNs not copied: the copy pool was empty */
+	uint64_t challenge_acks; /**< ACKs answering RSTs in window, not exact */
 };
 
 /** One backend slot as one worker saw it. */

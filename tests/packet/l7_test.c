@@ -1708,14 +1708,14 @@ test_syn_copy_not_entry(void **state)
 	xmit(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, NULL, 0, "L4 SYN-ACK");
 	xmit(e, &b, TO_BE, PB_ACK, b.nxt[TO_BE], NULL, 0, "L4 client ACK");
 
-	/* SYN, client FIN, the FIN again: the flow stays CLOSING. */
+	/* SYN, client FIN, bytes again: the flow stays CLOSING. */
 	conn_init(&d, SVC_HTTP, 40202, 9000, 10000);
 	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN");
 	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
 	     "http client FIN");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after the client FIN");
-	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
-	     "http client FIN again");
+	xmit(e, &d, TO_BE, PB_PSH | PB_ACK, d.iss + 1, get_req,
+	     (uint16_t)strlen(get_req), "http client bytes after its FIN");
 
 	/* Copies indexed past the L7 pool: three SYNs wait for their
 	 * backend, a fourth flow resets and sends on. */
