@@ -1708,6 +1708,23 @@ test_syn_copy_not_entry(void **state)
 	xmit(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, NULL, 0, "L4 SYN-ACK");
 	xmit(e, &b, TO_BE, PB_ACK, b.nxt[TO_BE], NULL, 0, "L4 client ACK");
 
+	/* The same on the http service, and the FIN variant on the L4 one
+	 * (the flow stays CLOSING). */
+	conn_init(&d, SVC_HTTP, 40205, 15000, 16000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN");
+	xmit(e, &d, TO_BE, PB_RST, d.iss + 1, NULL, 0, "http client RST");
+	conn_init(&d, SVC_HTTP, 40205, 17000, 18000);
+	d.sport = 0;
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN again");
+	conn_init(&d, SVC_L4, 40206, 19000, 20000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "L4 SYN");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "L4 client FIN");
+	xmit(e, &d, TO_BE, PB_PSH | PB_ACK, d.iss + 1, get_req,
+	     (uint16_t)strlen(get_req), "L4 client bytes after its FIN");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap,
+		 "after the FIN, and a reopened tuple keeps no copy");
+
 	/* SYN, client FIN, bytes again: the flow stays CLOSING. */
 	conn_init(&d, SVC_HTTP, 40202, 9000, 10000);
 	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN");
