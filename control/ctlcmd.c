@@ -1165,6 +1165,8 @@ static const struct {
 	W(idle_probes),
 	W(rst_no_flow),
 	W(rst_limited),
+	W(syn_hold_full),
+	W(challenge_acks),
 	W(redirect_out),
 	W(redirect_in),
 	W(arp_replies),

@@ -26,6 +26,7 @@
 #include "lb/rng.h"
 #include "lb/shm.h"
 #include "lb/snat.h"
+#include "lb/tcp_track.h"
 #include "port.h"
 
 #define LB_BURST 32
@@ -110,6 +111,8 @@ struct lb_worker {
 	bool adm_stop;
 	struct lb_admit_lc *admit; /**< NULL: no admission control */
 	struct lb_shm_worker sh; /**< what lb-control reads */
+	/** TCP sequence state of each flow entry, by flow index. */
+	struct lb_tcp_track *trk;
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
 	uint32_t *hold_free;

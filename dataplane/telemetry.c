@@ -102,6 +102,8 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "idle_probes", sum.idle_probes);
 	add_u64(d, "rst_no_flow", sum.rst_no_flow);
 	add_u64(d, "rst_limited", sum.rst_limited);
+	add_u64(d, "syn_hold_full", sum.syn_hold_full);
+	add_u64(d, "challenge_acks", sum.challenge_acks);
 	add_u64(d, "redirect_out", sum.redirect_out);
 	add_u64(d, "redirect_in", sum.redirect_in);
 	add_u64(d, "arp_replies", sum.arp_replies);

@@ -278,8 +278,12 @@ hold_put(struct lb_worker *w, struct rte_mbuf *m)
 	struct rte_mbuf *c;
 	uint32_t i;
 
-	if (w->hold_nfree == 0)
+	if (w->hold_nfree == 0) {
+		/* No retry and no deferral for this SYN: counted, as the
+		 * pool empties only when copies pile up. */
+		w->st.syn_hold_full++;
 		return LB_HOLD_NONE;
+	}
 	c = rte_pktmbuf_copy(m, w->dp->pool, 0, UINT32_MAX);
 	if (c == NULL) {
 		w->st.drop[LB_DROP_NOMBUF]++;
@@ -302,6 +306,30 @@ hold_release(struct lb_worker *w, uint32_t i)
 }
 
 /* ---- flows -------------------------------------------------------------- */
+
+/*
+ * lb_flow_touch() for the worker. While a flow is in SYN_SENT its l7 slot
+ * holds the SYN copy kept for retries; in every other state it holds its
+ * L7 entry (or nothing). A flow leaves SYN_SENT by the backend's SYN-ACK,
+ * but also by a RST or a FIN from either side: the copy is released on
+ * every way out, here, so that no reader ever takes a copy's index for an
+ * entry's, and no copy outlives the one state that retries with it. (A
+ * flag saying what the slot holds would keep copies nobody can use and
+ * leave every reader one test to forget.)
+ */
+static inline int
+flow_touch(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	   enum lb_flow_dir dir, uint8_t tcp_flags, uint64_t now)
+{
+	uint8_t old = f->state;
+	int st = lb_flow_touch(w->ft, idx, dir, tcp_flags, now);
+
+	if (unlikely(old == LB_FLOW_SYN_SENT) && st != LB_FLOW_SYN_SENT) {
+		hold_release(w, f->l7);
+		f->l7 = LB_L7_NONE;
+	}
+	return st;
+}
 
 
 /* ---- feedback to the control plane ----------------------------------- */
@@ -375,6 +403,26 @@ tcp_word(const uint8_t *frame, const struct lb_pkt *pkt, uint32_t off)
 
 	memcpy(&v, frame + pkt->l4_off + off, 4);
 	return rte_be_to_cpu_32(v);
+}
+
+/* TCP segment @p pkt as lb_tcp_track() reads it. */
+static inline void
+tcp_seg(struct lb_tcp_seg *s, const uint8_t *fr, const struct lb_pkt *pkt)
+{
+	const uint8_t *th = fr + pkt->l4_off;
+
+	s->seq = tcp_word(fr, pkt, 4);
+	s->ack = tcp_word(fr, pkt, 8);
+	s->len = pkt->payload_len;
+	s->win = (uint16_t)(th[14] << 8 | th[15]);
+	s->flags = pkt->tcp_flags;
+	/* Options run from byte 20 to the payload (the parser checked the
+	 * data offset); only SYNs carry the window scale. */
+	s->wscale = pkt->tcp_flags & LB_TCP_SYN ?
+			    (int8_t)lb_tcp_opt_wscale(th + 20,
+						      pkt->payload_off -
+							      pkt->l4_off - 20u) :
+			    -1;
 }
 
 static inline uint64_t
@@ -465,6 +513,17 @@ static void fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now);
 
 /*
+ * The admission state of L7 entry @p l7, or NULL when there is none: the
+ * index comes from a flow, and rej[] is sized by the L7 pool, not by the
+ * table, so every access is checked.
+ */
+static inline struct lb_l7_rej *
+rej_of(const struct lb_worker *w, uint32_t l7)
+{
+	return w->rej != NULL && l7 < w->nb_rej ? &w->rej[l7] : NULL;
+}
+
+/*
  * Ends the admission state of L7 entry @p l7: segments held for a
  * decision go on to the backend (@p flush: the flow goes on unfollowed)
  * or are dropped (the flow is gone or was reset).
@@ -473,11 +532,10 @@ static void
 gate_end(struct lb_worker *w, const struct lb_flow *f, uint32_t l7, bool flush,
 	 uint64_t now)
 {
-	struct lb_l7_rej *r;
+	struct lb_l7_rej *r = rej_of(w, l7);
 
-	if (w->rej == NULL || l7 >= w->nb_rej)
+	if (r == NULL)
 		return;
-	r = &w->rej[l7];
 	for (unsigned int i = 0; i < r->nheld; i++) {
 		struct rte_mbuf *m = r->held[i];
 		struct lb_pkt pkt;
@@ -510,8 +568,12 @@ l7_stop(struct lb_worker *w, struct lb_flow *f)
 static inline void
 l7_closed(struct lb_worker *w, struct lb_flow *f)
 {
-	if (unlikely(f->l7 != LB_L7_NONE) && f->state == LB_FLOW_TIME_WAIT &&
-	    (w->rej == NULL || w->rej[f->l7].state == LB_L7_RJ_OPEN))
+	const struct lb_l7_rej *r;
+
+	if (likely(f->l7 == LB_L7_NONE) || f->state != LB_FLOW_TIME_WAIT)
+		return;
+	r = rej_of(w, f->l7);
+	if (r == NULL || r->state == LB_L7_RJ_OPEN)
 		l7_stop(w, f);
 }
 
@@ -745,6 +807,8 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 		}
 		return false;
 	}
+	if (rej_of(w, rq->entry) == NULL)
+		return false;
 	w->rej[rq->entry].reason = (uint8_t)why;
 	return true;
 }
@@ -756,16 +820,17 @@ on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
  * SNAT address.
  */
 static void
-rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
+seg_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
 	 uint32_t l3_off, bool to_client, uint32_t seq, uint32_t ack,
-	 uint8_t flags, const void *data, uint16_t len, uint64_t now)
+	 uint8_t flags, uint16_t win, const void *data, uint16_t len,
+	 uint64_t now)
 {
 	const struct lb_flow_key *k =
 		&f->key[to_client ? LB_FLOW_DIR_ORIG : LB_FLOW_DIR_REPLY];
 	struct lb_l7_rej_seg sg = {
 		.src = k->dst, .dst = k->src, .sport = k->dport,
 		.dport = k->sport, .seq = seq, .ack = ack, .flags = flags,
-		.win = to_client ? UINT16_MAX : 0, .data = data, .len = len,
+		.win = win, .data = data, .len = len,
 	};
 	int n;
 
@@ -779,6 +844,16 @@ rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
 	m->data_len = (uint16_t)n;
 	m->pkt_len = (uint32_t)n;
 	route_out(w, m, sg.dst, now);
+}
+
+/* A segment of a refused flow: the backend, reset, gets no window. */
+static void
+rej_send(struct lb_worker *w, const struct lb_flow *f, struct rte_mbuf *m,
+	 uint32_t l3_off, bool to_client, uint32_t seq, uint32_t ack,
+	 uint8_t flags, const void *data, uint16_t len, uint64_t now)
+{
+	seg_send(w, f, m, l3_off, to_client, seq, ack, flags,
+		 to_client ? UINT16_MAX : 0, data, len, now);
 }
 
 /* The answer of refused flow @p r, with its FIN, into @p m. */
@@ -805,13 +880,17 @@ static void
 l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	  struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct lb_l7_rej *r = rej_of(w, f->l7);
 	const uint64_t *g = w->conf->svc[f->svc].opts.gov;
 	uint32_t cli_nxt, srv_nxt, req_seq, l3 = pkt->l3_off;
 	bool fin = (pkt->tcp_flags & LB_TCP_FIN) != 0;
 	char ans[LB_L7_REJECT_HTTP_MAX];
 	int n;
 
+	if (r == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
 	lb_l7_seq(w->l7, f->l7, &cli_nxt, &srv_nxt, &req_seq);
 	for (unsigned int i = 0; i < r->nheld; i++)
 		rte_pktmbuf_free(r->held[i]);
@@ -838,11 +917,11 @@ static void
 l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	       uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
+	struct lb_l7_rej *r = rej_of(w, f->l7);
 	struct rte_mbuf *m;
 	struct lb_pkt pkt;
 
-	if (r->nheld == 0)
+	if (r == NULL || r->nheld == 0)
 		return;
 	m = r->held[0];
 	memmove(&r->held[0], &r->held[1], (r->nheld - 1u) * sizeof(r->held[0]));
@@ -857,10 +936,9 @@ l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 
 /* A segment of a refused flow: we stand in for the server. */
 static void
-rej_client(struct lb_worker *w, struct lb_flow *f, struct rte_mbuf *m,
-	   const struct lb_pkt *pkt, uint64_t now)
+rej_client(struct lb_worker *w, struct lb_flow *f, struct lb_l7_rej *r,
+	   struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
 {
-	struct lb_l7_rej *r = &w->rej[f->l7];
 	const uint8_t *fr = frame_of(m);
 	enum lb_l7_rej_act act;
 
@@ -902,7 +980,9 @@ l7_admission(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	r = &w->rej[f->l7];
+	r = rej_of(w, f->l7);
+	if (r == NULL)
+		return false;
 	if (v == LB_L7_HOLD && r->nheld >= LB_L7_HOLD_MAX) {
 		/* Held as much as we may: decide with what is known; a
 		 * request waiting behind unanswered ones gets no more held
@@ -1095,6 +1175,12 @@ flow_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
 		      now);
 	f = lb_flow_get(w->ft, (uint32_t)idx);
+	if (pkt->proto == LB_IPPROTO_TCP) {
+		struct lb_tcp_seg s;
+
+		tcp_seg(&s, frame_of(m), pkt);
+		lb_tcp_track_init(&w->trk[idx], &s);
+	}
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((t->trials + 1) << TRIALS_SHIFT));
 	f->l7 = t->hold;
@@ -1328,6 +1414,87 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	return true;
 }
 
+/*
+ * The client's ACK completes the handshake (syn_recv to established):
+ * only now does an http flow take an entry of the L7 pool. Taken at the
+ * backend's SYN-ACK, entries were held for syn_recv's timeout by
+ * half-open handshakes, which spoofed SYNs open at will. The ACK's
+ * sequence number is the client's ISN + 1 and its acknowledgement the
+ * backend's ISN + 1: where each direction's bytes start. It runs before
+ * the ACK is followed, which may carry the first bytes of a request.
+ */
+static inline bool
+l7_open(struct lb_worker *w, struct lb_flow *f, const uint8_t *fr,
+	const struct lb_pkt *pkt)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
+
+	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
+		return true;
+	f->l7 = lb_l7_open(w->l7, tcp_word(fr, pkt, 4), tcp_word(fr, pkt, 8),
+			   (uint32_t)f->svc << 16 | f->be, f->svc);
+	if (f->l7 == LB_L7_NONE)
+		return false;
+	lb_l7_gate(w->l7, f->l7, l7_gated(svc));
+	return true;
+}
+
+/*
+ * A packet that arrived with TTL 0 or 1 is never forwarded (fwd() drops
+ * it): dropped before it can change anything, or a RST nobody receives
+ * would close the flow, a SYN take a SNAT port and a copy, and data the
+ * backend never gets move the follower past bytes it will see again.
+ */
+static inline bool
+ttl_expires(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	if (likely(pkt->ttl > 1))
+		return false;
+	drop(w, m, LB_DROP_TTL);
+	return true;
+}
+
+/*
+ * Judges TCP segment @p m of flow @p f (entry @p idx), from side @p dir,
+ * against the flow's sequence numbers before it can change anything
+ * (include/lb/tcp_track.h): a blind sender's RST or FIN must not close a
+ * flow its peers keep open.
+ * @return the TCP flags the flow's state may move on (0: none), or -1
+ *   when @p m was taken: dropped out of window, or turned into the
+ *   challenge ACK of a RST in window but not exact (RFC 5961 3.2).
+ */
+static inline int
+tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	  enum lb_flow_dir dir, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	  uint64_t now)
+{
+	struct lb_tcp_track *t = &w->trk[idx];
+	struct lb_tcp_seg s;
+	uint32_t seq, ack;
+	uint16_t win;
+
+	if (pkt->proto != LB_IPPROTO_TCP)
+		return pkt->tcp_flags;
+	tcp_seg(&s, frame_of(m), pkt);
+	switch (lb_tcp_track(t, dir, f->state, &s)) {
+	case LB_TCP_TRK_PASS:
+		return pkt->tcp_flags;
+	case LB_TCP_TRK_KEEP:
+		return 0;
+	case LB_TCP_TRK_CHALLENGE:
+		/* The RST's sender gets an ACK in its peer's name: a peer
+		 * whose connection is gone answers with the exact RST. */
+		lb_tcp_track_challenge(t, dir, &seq, &ack, &win);
+		w->st.challenge_acks++;
+		seg_send(w, f, m, pkt->l3_off, dir == LB_FLOW_DIR_ORIG, seq,
+			 ack, LB_TCP_ACK, win, NULL, 0, now);
+		return -1;
+	default:
+		drop(w, m, LB_DROP_TCP_WINDOW);
+		return -1;
+	}
+}
+
 /* A pure SYN on a closed flow: a new connection on its tuple. */
 static inline bool
 reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
@@ -1389,17 +1556,45 @@ first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
 	return true;
 }
 
+/*
+ * No follower entry for flow @p f (pool empty) at the client's ACK @p m
+ * that completes the handshake: on a gated service its requests would
+ * escape admission, so the service's fallback applies as to a flow no
+ * longer followable.
+ * @return true when the flow was reset and @p m dropped.
+ */
+static bool
+l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	    struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	const uint8_t *fr = frame_of(m);
+	/* The ACK's sequence number is the next octet the backend expects,
+	 * its acknowledgement the next the client does. */
+	uint32_t cli_nxt = tcp_word(fr, pkt, 4), srv_nxt = tcp_word(fr, pkt, 8);
+
+	if (!l7_gated(&w->conf->svc[f->svc]))
+		return false;
+	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, cli_nxt, srv_nxt, now))
+		return false;
+	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, LB_TCP_RST, now);
+	rte_pktmbuf_free(m);
+	return true;
+}
+
 static void
 from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	    int svc_idx, uint64_t hash, uint64_t now)
 {
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
+	struct lb_l7_rej *r;
 	struct lb_flow *f;
 	uint32_t idx;
 	bool reopen;
-	int v;
+	int v, fl;
 
+	if (unlikely(ttl_expires(w, m, pkt)))
+		return;
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
 	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
@@ -1422,6 +1617,9 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	fl = tcp_check(w, f, idx, LB_FLOW_DIR_ORIG, m, pkt, now);
+	if (fl < 0)
+		return;
 	reopen = reopens(f, pkt);
 	/* A SYN on a closed tuple starts a connection again (a new trial,
 	 * a SYN copy): checked as a first packet. */
@@ -1447,11 +1645,19 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */
 		if (!(pkt->tcp_flags & LB_TCP_SYN))
-			lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG,
-				      pkt->tcp_flags, now);
+			flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl,
+				   now);
 		fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 		return;
 	}
+	if (unlikely(f->state == LB_FLOW_SYN_RECV) &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
+		    LB_TCP_ACK &&
+	    !l7_open(w, f, frame_of(m), pkt) &&
+	    l7_no_entry(w, f, idx, m, pkt, now))
+		/* No follower entry for a gated flow: its fallback. */
+		return;
 	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
 		 * sends it back to SYN_SENT, where l7 means a SYN copy):
@@ -1460,47 +1666,20 @@ from_client(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		 * its state, and its following must go on. */
 		l7_stop(w, f);
 	}
-	if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
-		     f->state != LB_FLOW_SYN_SENT &&
-		     w->rej[f->l7].state == LB_L7_RJ_DONE)) {
-		rej_client(w, f, m, pkt, now);
+	r = unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT ?
+		    rej_of(w, f->l7) :
+		    NULL;
+	if (unlikely(r != NULL && r->state == LB_L7_RJ_DONE)) {
+		rej_client(w, f, r, m, pkt, now);
 		return;
 	}
 	v = l7_follow(w, f, 0, frame_of(m), pkt, now);
-	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl, now);
 	if (unlikely(v != LB_L7_PASS) &&
 	    l7_admission(w, f, idx, m, pkt, v, now))
 		return;
 	fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 	l7_closed(w, f);
-}
-
-/*
- * No follower entry for flow @p f (pool empty) at handshake segment @p m:
- * on a gated service its requests would escape admission, so the
- * service's fallback applies as to a flow no longer followable.
- * @return true when the flow was reset and @p m dropped.
- */
-static bool
-l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
-	    struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
-{
-	const uint8_t *fr = frame_of(m);
-	bool syn = (pkt->tcp_flags & LB_TCP_SYN) != 0;
-	uint32_t cli_nxt, srv_nxt;
-
-	if (!l7_gated(&w->conf->svc[f->svc]))
-		return false;
-	/* The backend's SYN-ACK (or, for the client's ACK, the reverse)
-	 * gives the next octet each side expects. */
-	cli_nxt = syn ? tcp_word(fr, pkt, 8) : tcp_word(fr, pkt, 4);
-	srv_nxt = syn ? tcp_word(fr, pkt, 4) + 1 : tcp_word(fr, pkt, 8);
-	if (!l7_fallback(w, f, fr, pkt->l3_off, cli_nxt, cli_nxt, srv_nxt, now))
-		return false;
-	lb_flow_touch(w->ft, idx, syn ? LB_FLOW_DIR_REPLY : LB_FLOW_DIR_ORIG,
-		      LB_TCP_RST, now);
-	rte_pktmbuf_free(m);
-	return true;
 }
 
 static void
@@ -1512,8 +1691,10 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct lb_flow *f;
 	struct lb_trial t;
 	uint32_t idx;
-	int v;
+	int v, fl;
 
+	if (unlikely(ttl_expires(w, m, pkt)))
+		return;
 	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
 			pkt->proto);
 	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
@@ -1526,8 +1707,11 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	fl = tcp_check(w, f, idx, LB_FLOW_DIR_REPLY, m, pkt, now);
+	if (fl < 0)
+		return;
 	if (f->state == LB_FLOW_SYN_SENT && pkt->proto == LB_IPPROTO_TCP) {
-		if (pkt->tcp_flags & LB_TCP_RST) {
+		if (fl & LB_TCP_RST) {
 			/* The backend refused the connection: next trial. */
 			trial_snapshot(f, &t);
 			flow_forget(w, f, 0, 0);
@@ -1536,7 +1720,7 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 			trial_failed(w, &t, now);
 			return;
 		}
-		if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+		if ((fl & (LB_TCP_SYN | LB_TCP_ACK)) ==
 		    (LB_TCP_SYN | LB_TCP_ACK)) {
 			const struct lb_dpconf_svc *svc =
 				&w->conf->svc[f->svc];
@@ -1551,28 +1735,9 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 						w->sched[f->svc], f->be, true);
 				trial_feedback(w, f->svc, f->be, true);
 			}
-			hold_release(w, f->l7);
-			f->l7 = LB_HOLD_NONE;
-			/* The handshake gives both initial sequence
-			 * numbers: from here on each direction's bytes
-			 * can be followed in order. */
-			if (w->l7 != NULL && svc->opts.http) {
-				const uint8_t *fr = frame_of(m);
-
-				f->l7 = lb_l7_open(w->l7,
-						   tcp_word(fr, pkt, 8),
-						   tcp_word(fr, pkt, 4) + 1,
-						   (uint32_t)f->svc << 16 |
-							   f->be,
-						   f->svc);
-				if (f->l7 != LB_L7_NONE)
-					lb_l7_gate(w->l7, f->l7,
-						   l7_gated(svc));
-				else if (l7_no_entry(w, f, idx, m, pkt, now))
-					return;
-			}
 		}
-	} else if (unlikely(f->l7 != LB_L7_NONE && w->rej != NULL &&
+	} else if (unlikely(f->l7 != LB_L7_NONE &&
+			    rej_of(w, f->l7) != NULL &&
 			    w->rej[f->l7].state == LB_L7_RJ_DONE)) {
 		/* Reset by us: what the backend still says goes nowhere. */
 		w->st.l7_rej_absorbed++;
@@ -1584,13 +1749,12 @@ from_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		rte_pktmbuf_free(m);
 		return;
 	} else if (unlikely(v == LB_L7_REJECT)) {
-		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags,
-			      now);
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, (uint8_t)fl, now);
 		fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
 		l7_refuse_late(w, f, idx, now);
 		return;
 	}
-	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, (uint8_t)fl, now);
 	fwd(w, m, pkt, f, LB_FLOW_DIR_REPLY, now);
 	l7_closed(w, f);
 }
@@ -1907,6 +2071,9 @@ handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 				     : LB_FLOW_NONE;
 		if (fi[i] != LB_FLOW_NONE)
 			rte_prefetch0(&lb_flow_entries(w->ft)[fi[i]]);
+		/* A TCP segment's sequence check reads its record too. */
+		if (fi[i] != LB_FLOW_NONE && pkt[i].proto == LB_IPPROTO_TCP)
+			rte_prefetch0(&w->trk[fi[i]]);
 	}
 	if (n > 0)
 		l7_prefetch(w, m[0], &pkt[0], fi[0]);
@@ -2546,6 +2713,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->conf_buf[0]);
 	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
+	rte_free(w->trk);
 	rte_free(w->snat);
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
@@ -2599,6 +2767,14 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 			       lb_xoshiro_next(&w->xo)) != 0) {
 		LOG(ERR, "worker %u: no memory for %u flows (%zu bytes)", wid,
 		    dp->flows, sz);
+		goto fail;
+	}
+	w->trk = rte_zmalloc_socket("lb_tcp_track",
+				    (size_t)dp->flows * sizeof(*w->trk),
+				    RTE_CACHE_LINE_SIZE, socket);
+	if (w->trk == NULL) {
+		LOG(ERR, "worker %u: no memory for the TCP state of %u flows",
+		    wid, dp->flows);
 		goto fail;
 	}
 

@@ -29,6 +29,7 @@ enum lb_drop {
 	LB_DROP_VLAN,        /**< 802.1Q tag other than the port's own */
 	LB_DROP_SNAT_PORT,   /**< to a SNAT address, on another port */
 	LB_DROP_PORT_UNUSED, /**< the table names a port not in use */
+	LB_DROP_TCP_WINDOW,  /**< RST or FIN out of its flow's window */
 	LB_DROP_MAX,
 };
 
@@ -57,6 +58,7 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_VLAN] = "vlan_mismatch",
 		[LB_DROP_SNAT_PORT] = "snat_wrong_port",
 		[LB_DROP_PORT_UNUSED] = "port_unused",
+		[LB_DROP_TCP_WINDOW] = "tcp_out_of_window",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

@@ -108,6 +108,8 @@ struct lb_worker_stats {
 	 * [LB_L7_UNF_RESET] reset both ways, [LB_L7_UNF_ADMITTED] admitted
 	 * as one request and forwarded unfollowed. */
 	uint64_t l7_unfollowed[LB_L7_UNF_MAX];
+	uint64_t syn_hold_full; /**< SYNs not copied: the copy pool was empty */
+	uint64_t challenge_acks; /**< ACKs answering RSTs in window, not exact */
 };
 
 /** One backend slot as one worker saw it. */

@@ -1677,6 +1677,212 @@ test_pool(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * While a flow waits for its backend (SYN_SENT) its L7 slot holds the copy
+ * of the SYN kept for a retry, never an L7 entry. A client that leaves
+ * SYN_SENT by a RST or a FIN gives the copy back there and then: the
+ * copies do not leak, and nothing the flow does afterwards reaches an
+ * entry, another flow's or one past the pool (of 2 here, copies being
+ * indexed up to 4096). The followed flow opened first is still followed.
+ */
+static void
+test_syn_copy_not_entry(void **state)
+{
+	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+				   "\r\n";
+	struct env *e = env_up(state, 2);
+	struct conn a, b, d, x[3];
+	uint32_t nfree;
+
+	conn_init(&a, SVC_HTTP, 40200, 1000, 2000);
+	conn_open(e, &a);
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after a handshake");
+
+	/* Any service: SYN, client RST, SYN again on the same tuple. */
+	conn_init(&b, SVC_L4, 40201, 5000, 6000);
+	xmit(e, &b, TO_BE, PB_SYN, b.iss, NULL, 0, "L4 SYN");
+	xmit(e, &b, TO_BE, PB_RST, b.iss + 1, NULL, 0, "L4 client RST");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after the client RST");
+	conn_init(&b, SVC_L4, 40201, 7000, 8000);
+	b.sport = 0;
+	xmit(e, &b, TO_BE, PB_SYN, b.iss, NULL, 0, "L4 SYN again");
+	xmit(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, NULL, 0, "L4 SYN-ACK");
+	xmit(e, &b, TO_BE, PB_ACK, b.nxt[TO_BE], NULL, 0, "L4 client ACK");
+
+	/* The same on the http service, and the FIN variant on the L4 one
+	 * (the flow stays CLOSING). */
+	conn_init(&d, SVC_HTTP, 40205, 15000, 16000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN");
+	xmit(e, &d, TO_BE, PB_RST, d.iss + 1, NULL, 0, "http client RST");
+	conn_init(&d, SVC_HTTP, 40205, 17000, 18000);
+	d.sport = 0;
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN again");
+	conn_init(&d, SVC_L4, 40206, 19000, 20000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "L4 SYN");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "L4 client FIN");
+	xmit(e, &d, TO_BE, PB_PSH | PB_ACK, d.iss + 1, get_req,
+	     (uint16_t)strlen(get_req), "L4 client bytes after its FIN");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap,
+		 "after the FIN, and a reopened tuple keeps no copy");
+
+	/* SYN, client FIN, bytes again: the flow stays CLOSING. */
+	conn_init(&d, SVC_HTTP, 40202, 9000, 10000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "http client FIN");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "after the client FIN");
+	xmit(e, &d, TO_BE, PB_PSH | PB_ACK, d.iss + 1, get_req,
+	     (uint16_t)strlen(get_req), "http client bytes after its FIN");
+
+	/* Copies indexed past the L7 pool: three SYNs wait for their
+	 * backend, a fourth flow resets and sends on. */
+	for (int i = 0; i < 3; i++) {
+		conn_init(&x[i], SVC_L4, (uint16_t)(40210 + i),
+			  (uint32_t)i * 100000, (uint32_t)i * 100000 + 7);
+		xmit(e, &x[i], TO_BE, PB_SYN, x[i].iss, NULL, 0,
+		     "unanswered SYN");
+	}
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 3, "three SYNs waiting");
+	conn_init(&d, SVC_L4, 40203, 11000, 12000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "fourth SYN");
+	xmit(e, &d, TO_BE, PB_RST, d.iss + 1, NULL, 0, "fourth flow's RST");
+	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
+	     "fourth flow's FIN after its RST");
+	for (int i = 0; i < 3; i++)
+		xmit(e, &x[i], TO_C, PB_SYN | PB_ACK, x[i].irs, NULL, 0,
+		     "late SYN-ACK");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "every copy given back");
+
+	/* The first flow's answers are still read. */
+	exchange(e, &a, get_req, resp, "followed flow");
+	expect_one(e, &a, w_plain(503), "followed flow, after the others");
+	expect_be(e, SVC_HTTP, 1, 1, 0, "followed flow");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+
+	/* A SYN the copy pool has no room for is counted. */
+	nfree = e->w->hold_nfree;
+	e->w->hold_nfree = 0;
+	conn_init(&d, SVC_L4, 40204, 13000, 14000);
+	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "SYN, copy pool empty");
+	e->w->hold_nfree = nfree;
+	CHECK_EQ(e->w->st.syn_hold_full, 1, "SYNs not copied");
+	env_close(e, 1);
+}
+
+/* State of the flow of @p c: an enum lb_flow_state, or -1 for none. */
+static int
+flow_state(const struct env *e, const struct conn *c)
+{
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	uint32_t idx;
+
+	lb_flow_key_set(&k, htonl(IP_C), htonl(c->vip), htons(c->cport),
+			htons(VPORT), PB_PROTO_TCP);
+	idx = lb_flow_lookup(e->w->ft, &k, &dir);
+	return idx == LB_FLOW_NONE ? -1 : lb_flow_get(e->w->ft, idx)->state;
+}
+
+/* Sends one segment with TTL 1: nothing may leave, one TTL drop. */
+static void
+xmit_ttl1(struct env *e, struct conn *c, enum dir d, uint8_t flags,
+	  uint32_t seq, const void *data, uint16_t len, const char *what)
+{
+	static struct pb_frame in;
+	uint32_t ack = d == TO_BE ? c->nxt[TO_C] : c->nxt[TO_BE];
+	uint64_t before = e->w->st.drop[LB_DROP_TTL];
+	uint16_t iport = d == TO_BE ? 0 : 1;
+	struct rte_mbuf *m;
+
+	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
+	in.b[ETH + 8] = 1;
+	pb_fix_ip_csum(&in);
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
+	m->port = iport;
+	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
+	lb_worker_poll(e->w);
+	if (take(e, 0, NULL) + take(e, 1, NULL) != 0)
+		fail_msg("%s: forwarded", what);
+	CHECK_EQ(e->w->st.drop[LB_DROP_TTL], before + 1, what);
+}
+
+/*
+ * Handshakes left half open (SYN, the backend's SYN-ACK, no ACK from the
+ * client: spoofed SYNs) take no L7 entry, however many: with a pool of 2,
+ * a real client that completes its handshake after six of them is still
+ * followed.
+ */
+static void
+test_half_open(void **state)
+{
+	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+				   "X-SPL: 0.5\r\n\r\n";
+	struct env *e = env_up(state, 2);
+	struct conn h[6], c;
+
+	for (int i = 0; i < 6; i++) {
+		conn_init(&h[i], SVC_HTTP, (uint16_t)(40400 + i),
+			  (uint32_t)i * 7000 + 1, (uint32_t)i * 9000 + 3);
+		xmit(e, &h[i], TO_BE, PB_SYN, h[i].iss, NULL, 0, "spoofed SYN");
+		xmit(e, &h[i], TO_C, PB_SYN | PB_ACK, h[i].irs, NULL, 0,
+		     "SYN-ACK to nobody");
+		CHECK_EQ(flow_state(e, &h[i]), LB_FLOW_SYN_RECV, "half open");
+	}
+	conn_init(&c, SVC_HTTP, 40410, 123456, 654321);
+	conn_open(e, &c);
+	exchange(e, &c, get_req, resp, "real client");
+	expect_one(e, &c, w_spl(503, 0.5), "real client, after half opens");
+	expect_be(e, SVC_HTTP, 1, 1, 0, "real client");
+	settle(e);
+	CHECK_EQ(e->w->st.l7_pool_full, 0, "flows the pool had no room for");
+	CHECK_EQ(e->w->st.l7_flows, 1, "flows followed");
+	env_close(e, 1);
+}
+
+/*
+ * A packet that arrives with TTL 1 is dropped before it changes anything:
+ * bytes the backend never gets are not read by the follower, a RST that
+ * reaches neither side closes nothing, a SYN opens no flow.
+ */
+static void
+test_ttl_first(void **state)
+{
+	static const char junk[] = "\x16\x03\x01 not a request\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
+				   "\r\n";
+	struct env *e = env_up(state, L7_FLOWS);
+	struct conn c, s;
+
+	conn_init(&c, SVC_HTTP, 40300, 3000, 4000);
+	conn_open(e, &c);
+	xmit_ttl1(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], junk,
+		  (uint16_t)strlen(junk), "client bytes with TTL 1");
+	exchange(e, &c, get_req, resp, "request after bytes with TTL 1");
+	expect_one(e, &c, w_plain(503), "request after bytes with TTL 1");
+
+	xmit_ttl1(e, &c, TO_BE, PB_RST, c.nxt[TO_BE], NULL, 0,
+		  "client RST with TTL 1");
+	CHECK_EQ(flow_state(e, &c), LB_FLOW_ESTABLISHED,
+		 "after a client RST with TTL 1");
+	xmit_ttl1(e, &c, TO_C, PB_RST | PB_ACK, c.nxt[TO_C], NULL, 0,
+		  "backend RST with TTL 1");
+	CHECK_EQ(flow_state(e, &c), LB_FLOW_ESTABLISHED,
+		 "after a backend RST with TTL 1");
+	exchange(e, &c, get_req, resp, "request after RSTs with TTL 1");
+	expect_one(e, &c, w_plain(503), "request after RSTs with TTL 1");
+	expect_be(e, SVC_HTTP, 2, 2, 0, "responses followed");
+
+	conn_init(&s, SVC_L4, 40301, 5000, 6000);
+	xmit_ttl1(e, &s, TO_BE, PB_SYN, s.iss, NULL, 0, "SYN with TTL 1");
+	CHECK_EQ(flow_state(e, &s), -1, "after a SYN with TTL 1");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
+	env_close(e, 1);
+}
+
 /* ---- request admission (docs/admission.md) -------------------------------
  * The service SVC_GOV has the governor on with default-priority 3 and
  * retry-after 7; the tests publish its multiplier M themselves, where
@@ -2421,10 +2627,10 @@ test_unfollowable_over_rate(void **state)
 }
 
 /*
- * A request with TTL 1: the follower reads it, the worker does not
- * forward it. The client then sends other octets at the same sequence
- * numbers, longer, which the backend reads as a request of their own and
- * the follower as a repeat followed by garbage: unfollowable.
+ * A request with TTL 1 is dropped before the follower reads it. The
+ * client then sends other octets at the same sequence numbers, longer:
+ * the backend and the follower read the same request, which is admitted
+ * and forwarded; nothing is reset.
  */
 static void
 test_unfollowable_ttl(void **state)
@@ -2440,20 +2646,17 @@ test_unfollowable_ttl(void **state)
 		   (uint16_t)strlen(req_plain));
 	CHECK_EQ(take_all(e, 1, NULL, 0), 0, "TTL 1: frames to the backend");
 	take_all(e, 0, NULL, 0); /* an ICMP time exceeded, if any */
-	inject(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], c.nxt[TO_C], other,
-	       (uint16_t)strlen(other));
-	/* The follower read the TTL 1 octets, the backend did not: both
-	 * places are reset. */
-	expect_reset2(e, &c, c.nxt[TO_BE] + (uint32_t)strlen(req_plain),
-		      c.nxt[TO_BE], c.nxt[TO_C], "other octets");
-	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
+	xmit(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], other,
+	     (uint16_t)strlen(other), "other octets");
+	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 0, "reset");
+	CHECK_EQ(e->w->st.l7_stopped, 0, "stopped");
 	env_close(e, 1);
 }
 
 /*
- * A pool of one entry: the second flow's handshake finds none, so its
- * requests could not be admitted: the flow is reset at the backend's
- * SYN-ACK, which the client never gets.
+ * A pool of one entry: the second flow's handshake finds none when the
+ * client's ACK completes it, so its requests could not be admitted: the
+ * flow is reset there, and the ACK never reaches the backend.
  */
 static void
 test_unfollowable_pool_full(void **state)
@@ -2465,7 +2668,8 @@ test_unfollowable_pool_full(void **state)
 	conn_open(e, &a);
 	conn_init(&b, SVC_RATE, 41104, 55000, 65000);
 	xmit(e, &b, TO_BE, PB_SYN, b.iss, NULL, 0, "client SYN");
-	inject(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, b.iss + 1, NULL, 0);
+	xmit(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, NULL, 0, "backend SYN-ACK");
+	inject(e, &b, TO_BE, PB_ACK, b.iss + 1, b.irs + 1, NULL, 0);
 	expect_reset(e, &b, b.iss + 1, b.irs + 1, "no entry");
 	settle(e);
 	CHECK_EQ(e->w->st.l7_pool_full, 1, "pool full");
@@ -2618,6 +2822,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test_teardown(test_handshake, teardown),
 		cmocka_unit_test_teardown(test_pool, teardown),
+		cmocka_unit_test_teardown(test_syn_copy_not_entry, teardown),
+		cmocka_unit_test_teardown(test_ttl_first, teardown),
+		cmocka_unit_test_teardown(test_half_open, teardown),
 		cmocka_unit_test_teardown(test_refuse, teardown),
 		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
 		cmocka_unit_test_teardown(test_hold, teardown),

@@ -1189,6 +1189,132 @@ test_tcp_reuse_drained(void **state)
 	env_close(e, 1);
 }
 
+/*
+ * A RST or a FIN changes a flow's state only with a sequence number its
+ * receiver would accept (RFC 5961): a blind one, far from the window, is
+ * dropped and counted, and the flow goes on; a RST in the window but not
+ * exact gets a challenge ACK from the dataplane, in the other side's
+ * name, and changes nothing; the exact RST closes the flow.
+ */
+static void
+test_blind_rst(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48100, 0);
+	struct lb_worker_stats before;
+	struct pb_frame in, want;
+	struct pb_dg d;
+	const struct seg request = {.what = "request",
+				    .dir = TO_BE,
+				    .flags = PB_PSH | PB_ACK,
+				    .seq = ISS + 1,
+				    .ack = IRS + 1,
+				    .plen = 100};
+	const struct seg response = {.what = "response",
+				     .dir = TO_C,
+				     .flags = PB_PSH | PB_ACK,
+				     .seq = IRS + 1,
+				     .ack = ISS + 101,
+				     .plen = 300};
+	const struct seg blind[] = {
+		{.what = "blind client RST",
+		 .dir = TO_BE,
+		 .flags = PB_RST,
+		 .seq = ISS + 0x40000000u},
+		{.what = "blind client RST one past the window",
+		 .dir = TO_BE,
+		 .flags = PB_RST,
+		 .seq = ISS + 101 + 65160 + 1},
+		{.what = "blind client FIN",
+		 .dir = TO_BE,
+		 .flags = PB_FIN | PB_ACK,
+		 .seq = ISS + 0x80000000u,
+		 .ack = IRS + 301},
+		{.what = "blind backend RST",
+		 .dir = TO_C,
+		 .flags = PB_RST | PB_ACK,
+		 .seq = IRS - 0x30000000u,
+		 .ack = ISS + 101},
+		{.what = "blind backend FIN",
+		 .dir = TO_C,
+		 .flags = PB_FIN | PB_ACK,
+		 .seq = IRS + 301 + 64240 + 1,
+		 .ack = ISS + 101},
+	};
+	const struct seg next = {.what = "the client's next segment",
+				 .dir = TO_BE,
+				 .flags = PB_PSH | PB_ACK,
+				 .seq = ISS + 101,
+				 .ack = IRS + 301,
+				 .plen = 50};
+	const struct seg near = {.what = "client RST in window, not exact",
+				 .dir = TO_BE,
+				 .flags = PB_RST,
+				 .seq = ISS + 151 + 30000};
+	const struct seg bnear = {.what = "backend RST in window, not exact",
+				  .dir = TO_C,
+				  .flags = PB_RST | PB_ACK,
+				  .seq = IRS + 301 - 200,
+				  .ack = ISS + 151};
+	const struct seg exact = {.what = "client RST, exact",
+				  .dir = TO_BE,
+				  .flags = PB_RST,
+				  .seq = ISS + 151};
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	relay(e, &c, &request);
+	relay(e, &c, &response);
+	for (unsigned int i = 0; i < NELEM(blind); i++) {
+		before = w->st;
+		seg_frame(&in, &c, &blind[i], 0);
+		inject(e, in_port(&blind[i]), 0, &in);
+		poll_w(e, 0);
+		expect_quiet(e, blind[i].what);
+		check_drop_delta(w, &before, LB_DROP_TCP_WINDOW,
+				 blind[i].what);
+		CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_ESTABLISHED,
+			 blind[i].what);
+	}
+	relay(e, &c, &next);
+
+	/* The challenge ACK to the client, from the VIP: the backend's next
+	 * sequence number, all the client sent acknowledged, the backend's
+	 * window (no scaling: the SYNs carried no scale option). */
+	before = w->st;
+	seg_frame(&in, &c, &near, 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
+			   .frag = PB_IP_DF, .src = IP_VIP, .dst = IP_C,
+			   .sport = VPORT, .dport = c.cport, .seq = IRS + 301,
+			   .ack = ISS + 151, .flags = PB_ACK, .win = 65160};
+	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
+	expect_frame(e, 0, 0, &want, near.what);
+	CHECK_EQ(w->st.challenge_acks, before.challenge_acks + 1, near.what);
+	check_drop_delta(w, &before, -1, near.what);
+	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_ESTABLISHED, near.what);
+
+	/* And to the backend, from the SNAT address, in the client's name. */
+	seg_frame(&in, &c, &bnear, 0);
+	inject(e, 1, 0, &in);
+	poll_w(e, 0);
+	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
+			   .frag = PB_IP_DF, .src = IP_SNAT, .dst = c.bip,
+			   .sport = c.sport, .dport = c.bport,
+			   .seq = ISS + 151, .ack = IRS + 301,
+			   .flags = PB_ACK, .win = 64240};
+	pb_ipv4_frame(&want, c.bmac, mac_port[1], &d);
+	expect_frame(e, 1, 0, &want, bnear.what);
+	CHECK_EQ(w->st.challenge_acks, before.challenge_acks + 2, bnear.what);
+	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_ESTABLISHED, bnear.what);
+
+	relay(e, &c, &exact);
+	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_CLOSED, exact.what);
+	env_close(e, 1);
+}
+
 /* ---- UDP --------------------------------------------------------------- */
 
 static void
@@ -1420,8 +1546,9 @@ wait_client_frame(struct env *e, uint64_t t0, struct pb_frame *got,
 				fail_msg("%s: a frame to %08x", what, ip);
 			conn_be(&c, (int)(ip - IP_BE(0)));
 			c.sport = pb_get16(syn[i].b + ETH + 20);
-			backend_rst(&rst, &c,
-				    pb_get32(syn[i].b + ETH + 24) - 1);
+			/* The forwarded SYN's sequence number is the
+			 * ISS its RST must acknowledge. */
+			backend_rst(&rst, &c, pb_get32(syn[i].b + ETH + 24));
 			inject(e, 1, 0, &rst);
 			refused++;
 		}
@@ -3628,6 +3755,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_echo, teardown),
 		cmocka_unit_test_teardown(test_tcp, teardown),
 		cmocka_unit_test_teardown(test_tcp_reuse_drained, teardown),
+		cmocka_unit_test_teardown(test_blind_rst, teardown),
 		cmocka_unit_test_teardown(test_udp, teardown),
 		cmocka_unit_test_teardown(test_retry, teardown),
 		cmocka_unit_test_teardown(test_syn_timeout, teardown),

@@ -372,6 +372,30 @@ frame_write(uint8_t *f, const struct tmpl *t, uint32_t src, uint32_t dst,
 	memcpy(f + OFF_TCP_CSUM, &c, 2);
 }
 
+/*
+ * frame_write() with an acknowledgement number, for the handshake: the
+ * worker moves a flow on only when the SYN-ACK acknowledges the SYN and
+ * the ACK the SYN-ACK. Not on the timed path: the checksum is summed
+ * afresh.
+ */
+static void
+frame_write_ack(uint8_t *f, const struct tmpl *t, uint32_t src, uint32_t dst,
+		uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack)
+{
+	uint8_t ph[12] = {0};
+	uint16_t c = 0;
+
+	frame_write(f, t, src, dst, sport, dport, seq);
+	memcpy(f + OFF_SEQ + 4, &ack, 4);
+	memcpy(f + OFF_TCP_CSUM, &c, 2);
+	memcpy(ph, f + OFF_SRC, 8);
+	ph[9] = LB_IPPROTO_TCP;
+	ph[11] = 20;
+	c = (uint16_t)~lb_csum_fold(lb_csum_partial(
+		f + OFF_TCP, 20, lb_csum_partial(ph, sizeof(ph), 0)));
+	memcpy(f + OFF_TCP_CSUM, &c, 2);
+}
+
 struct tuple {
 	uint32_t src, dst, seq; /* seq in host order */
 	uint16_t sport, dport;
@@ -955,8 +979,9 @@ syn_to_synack(struct bench *b, struct rte_mbuf *m, uint32_t base,
 	r->snat_ip = x.src;
 	r->snat_port = x.sport;
 	r->be = (uint16_t)be;
-	frame_write(mbuf_frame(m, b->port), &b->t_synack[be], x.dst, x.src,
-		    x.dport, x.sport, htonl(x.seq | REPLY_BIT));
+	frame_write_ack(mbuf_frame(m, b->port), &b->t_synack[be], x.dst, x.src,
+			x.dport, x.sport, htonl(x.seq | REPLY_BIT),
+			htonl(x.seq + 1));
 	return 1;
 }
 
@@ -973,8 +998,9 @@ synack_to_ack(struct bench *b, struct rte_mbuf *m, uint32_t base,
 	if (i - base >= k || x.src != b->vip || x.sport != b->vport ||
 	    x.dst != est_client_ip(i) || x.dport != est_client_port(i))
 		return 0;
-	frame_write(mbuf_frame(m, b->port), &b->t_ack, x.dst, x.src, x.dport,
-		    x.sport, htonl(i));
+	frame_write_ack(mbuf_frame(m, b->port), &b->t_ack, x.dst, x.src,
+			x.dport, x.sport, htonl(i + 1),
+			htonl((i | REPLY_BIT) + 1));
 	return 1;
 }
 
