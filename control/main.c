@@ -93,10 +93,6 @@ struct ctl_main {
 	struct lb_httpd *httpd;
 	struct lb_cluster *cluster; /* admission's Redis tier, or NULL */
 	struct lb_steerctl *steer; /* the XDP steering maps' side */
-	/* The SNAT addresses the dataplane's workers cut their port slices
-	 * from when they started (its --config): they keep them. */
-	struct lb_conf_snat boot_snat[LB_CONF_MAX_SNATS];
-	unsigned int nb_boot_snat;
 	int rt_lock;  /* the runtime's attach lock while attaching, or -1 */
 	bool dirty;   /* desired configuration not published yet */
 	bool dp_gone; /* the dataplane went away: start again */
@@ -580,65 +576,6 @@ publish(struct ctl_main *m, bool save, struct lb_cmd_out *out)
 	return 0;
 }
 
-static bool
-snat_in(const struct lb_conf_snat *set, unsigned int n,
-	const struct lb_conf_snat *x)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (set[i].ip == x->ip && set[i].port == x->port)
-			return true;
-	return false;
-}
-
-/* Whether @p c has other SNAT addresses than @p set. */
-static bool
-snat_differs(const struct lb_conf *c, const struct lb_conf_snat *set,
-	     unsigned int n)
-{
-	if (lb_conf_nb_snats(c) != n)
-		return true;
-	for (unsigned int i = 0; i < n; i++)
-		if (!snat_in(set, n, lb_conf_snat_at(c, i)))
-			return true;
-	return false;
-}
-
-/* Whether @p a and @p b have other SNAT addresses. */
-static bool
-snat_changed(const struct lb_conf *a, const struct lb_conf *b)
-{
-	struct lb_conf_snat set[LB_CONF_MAX_SNATS];
-	unsigned int n = lb_conf_nb_snats(a);
-
-	for (unsigned int i = 0; i < n; i++)
-		set[i] = *lb_conf_snat_at(a, i);
-	return snat_differs(b, set, n);
-}
-
-/*
- * The dataplane's workers take their SNAT ports from the addresses they
- * started with; a published table cannot change that. Say so where the
- * change is made rather than let it look applied.
- */
-static int
-snat_note(struct ctl_main *m, struct lb_cmd_out *out)
-{
-	char a[LB_CMD_IPV4_STRLEN];
-	int rc;
-
-	if (!snat_differs(m->ctl.conf, m->boot_snat, m->nb_boot_snat))
-		return 0;
-	rc = lb_cmd_printf(out, "note: the dataplane's workers use the SNAT "
-				"addresses it started with (");
-	for (unsigned int i = 0; i < m->nb_boot_snat && rc == 0; i++)
-		rc = lb_cmd_printf(out, "%s%s", i > 0 ? ", " : "",
-				   lb_cmd_fmt_ipv4(m->boot_snat[i].ip, a));
-	if (rc == 0)
-		rc = lb_cmd_printf(out, "%s) until it restarts\n",
-				   m->nb_boot_snat == 0 ? "none" : "");
-	return rc;
-}
-
 /* The autoscaler's settings before a request, to undo it. */
 static void
 as_backup(struct ctl_main *m)
@@ -660,8 +597,6 @@ finish_change(struct ctl_main *m, uint64_t gen0, int rc, struct lb_cmd_out *out)
 		lb_conf_copy(m->ctl.conf, m->backup);
 	if (rc != 0)
 		lb_as_restore(m->ctl.as, m->as_backup);
-	if (rc == 0 && snat_changed(m->backup, m->ctl.conf))
-		snat_note(m, out);
 	return rc;
 }
 
@@ -868,30 +803,6 @@ load_text(struct ctl_main *m, const char *text, size_t len, const char *name)
 	return rc;
 }
 
-/* The SNAT addresses of the dataplane's --config, which it started with. */
-static void
-boot_snats(struct ctl_main *m, const char *text, size_t len)
-{
-	struct lb_cmd_reg *r = lb_cmd_reg_create();
-	struct lb_conf *c = lb_conf_create(sched_known);
-	struct lb_cmd_out out;
-	FILE *f = len > 0 ? fmemopen((void *)(uintptr_t)text, len, "r") : NULL;
-
-	lb_cmd_out_init(&out);
-	if (r != NULL && c != NULL && f != NULL &&
-	    lb_conf_register(c, r) == 0 &&
-	    lb_cmd_apply_stream(r, f, "boot", &out, NULL) == 0) {
-		m->nb_boot_snat = lb_conf_nb_snats(c);
-		for (unsigned int i = 0; i < m->nb_boot_snat; i++)
-			m->boot_snat[i] = *lb_conf_snat_at(c, i);
-	}
-	if (f != NULL)
-		fclose(f);
-	lb_cmd_out_free(&out);
-	lb_conf_free(c);
-	lb_cmd_reg_free(r);
-}
-
 /* The state file, or the text of the dataplane's --config. */
 static int
 load_desired(struct ctl_main *m)
@@ -902,10 +813,6 @@ load_desired(struct ctl_main *m)
 	char *text;
 	int rc;
 
-	len = shm->boot_conf_len < sizeof(shm->boot_conf)
-		      ? shm->boot_conf_len
-		      : sizeof(shm->boot_conf) - 1;
-	boot_snats(m, shm->boot_conf, len);
 	rc = lb_statefile_read(m->o.state, &text, &len, err, sizeof(err));
 	if (rc == 0) {
 		rc = load_text(m, text, len, m->o.state);
@@ -918,11 +825,6 @@ load_desired(struct ctl_main *m)
 		}
 		logf_("desired configuration from %s: %u service(s)",
 		      m->o.state, lb_conf_nb_svcs(m->ctl.conf));
-		if (snat_differs(m->ctl.conf, m->boot_snat, m->nb_boot_snat))
-			logf_("warning: the SNAT addresses of %s differ from "
-			      "those the dataplane started with; its workers "
-			      "keep using those until it restarts",
-			      m->o.state);
 		return 0;
 	}
 	if (rc != -ENOENT) {

@@ -39,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 8u
+#define LB_SHM_LAYOUT_VERSION 9u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -50,6 +50,7 @@
 struct rte_rcu_qsbr;
 struct rte_ring;
 struct lb_flow_table;
+struct lb_snat;
 
 /** Counters of one worker; one writer (the worker), 64-bit words only. */
 struct lb_worker_stats {
@@ -115,6 +116,9 @@ struct lb_shm_worker {
 	const struct lb_worker_stats *st;
 	/** [LB_CONF_MAX_SVCS][LB_CONF_MAX_BES], by table slot. */
 	const struct lb_be_stats (*be)[LB_CONF_MAX_BES];
+	/** The worker's SNAT port allocator: its pairs in use per address
+	 * say when a removed address has drained. Read-only for others. */
+	const struct lb_snat *snat;
 };
 
 struct lb_shm_port {
