@@ -13,6 +13,7 @@
  * itself again to attach to the next one and publish its state there.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -25,6 +26,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/close_range.h>
 
 #include <rte_eal.h>
 #include <rte_cycles.h>
@@ -380,9 +383,12 @@ exec_again(char **argv0, const char *counter)
 	snprintf(buf, sizeof(buf), "%lu", env_count(counter) + 1);
 	setenv(counter, buf, 1);
 	fflush(NULL);
-	if (close_range(3, ~0u, 0) != 0)
+	/* Closed by the exec, not now: the EAL's threads still poll some of
+	 * them (its interrupt thread panics on a closed epoll descriptor),
+	 * and they only stop when the exec ends them. */
+	if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
 		for (int fd = 3; fd < 65536; fd++)
-			close(fd);
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	execv("/proc/self/exe", argv0);
 	logf_("cannot execute again: %s", strerror(errno));
 	exit(EXIT_FAILURE);
