@@ -2572,6 +2572,9 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"connected\nsubnet, that subnet must be on port N. "
 			"It may not be a local address,\nVIP, backend or "
 			"route gateway. At most 16 SNAT addresses.\n\n"
+			"The running dataplane's workers take new connections "
+			"from it as\nsoon as the change is published; no "
+			"restart.\n\n"
 			"Example: `snat add 10.0.0.10 port 0`",
 		.fn = cmd_snat_add,
 	},
@@ -2579,7 +2582,12 @@ static const struct lb_cmd_def conf_cmds[] = {
 		.path = "snat del",
 		.synopsis = "IP",
 		.help = "Delete a SNAT address",
-		.long_help = NULL,
+		.long_help =
+			"The address drains like a backend: no new connection "
+			"takes it,\nthe connections that use it keep their "
+			"address and port until they\nend, and the "
+			"dataplane still answers ARP and takes the "
+			"backends'\nreplies for it until then.",
 		.fn = cmd_snat_del,
 	},
 	{

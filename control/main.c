@@ -13,6 +13,7 @@
  * itself again to attach to the next one and publish its state there.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -25,6 +26,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/close_range.h>
 
 #include <rte_eal.h>
 #include <rte_cycles.h>
@@ -41,6 +44,7 @@
 #include "lb/health.h"
 #include "lb/metrics.h"
 #include "lb/privs.h"
+#include "lb/rtlock.h"
 #include "lb/sched.h"
 #include "lb/statefile.h"
 #include "publish_priv.h"
@@ -92,11 +96,7 @@ struct ctl_main {
 	struct lb_httpd *httpd;
 	struct lb_cluster *cluster; /* admission's Redis tier, or NULL */
 	struct lb_steerctl *steer; /* the XDP steering maps' side */
-	/* The SNAT addresses the dataplane's workers cut their port slices
-	 * from when they started (its --config): they keep them. */
-	struct lb_conf_snat boot_snat[LB_CONF_MAX_SNATS];
-	unsigned int nb_boot_snat;
-	bool eal_up;  /* rte_eal_init() succeeded */
+	int rt_lock;  /* the runtime's attach lock while attaching, or -1 */
 	bool dirty;   /* desired configuration not published yet */
 	bool dp_gone; /* the dataplane went away: start again */
 	bool health_changed; /* a backend's health changed: publish */
@@ -325,51 +325,33 @@ eal_args(int argc, char **argv, int *eargc)
 }
 
 /*
- * The file a running DPDK primary of the same --file-prefix keeps locked
- * (the EAL's runtime directory: /var/run/dpdk/PREFIX for root, else under
- * $XDG_RUNTIME_DIR or /tmp). Initialising the EAL as a secondary without
- * a live primary would map what a dead one left and hold it, so that a
- * new dataplane could not start.
+ * Waits until a dataplane is ready for secondaries and takes the attach
+ * lock (lb/rtlock.h): initialising the EAL against a primary that is
+ * gone or still starting reads a half-written runtime and holds its
+ * files, so that the new dataplane cannot start. False if asked to stop
+ * meanwhile.
  */
-static void
-primary_config_path(int argc, char **argv, char *buf, size_t n)
-{
-	const char *prefix = "rte", *base = "/var/run";
-
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--file-prefix") == 0 && i + 1 < argc)
-			prefix = argv[i + 1];
-		else if (strncmp(argv[i], "--file-prefix=", 14) == 0)
-			prefix = argv[i] + 14;
-	}
-	if (getuid() != 0) {
-		base = getenv("XDG_RUNTIME_DIR");
-		if (base == NULL)
-			base = "/tmp";
-	}
-	snprintf(buf, n, "%s/dpdk/%s/config", base, prefix);
-}
-
-/* Waits until a primary runs; false if asked to stop meanwhile. */
 static bool
-wait_primary(const char *config)
+wait_primary(struct ctl_main *m, const char *dir)
 {
 	unsigned int polls = 0;
 
-	while (!rte_eal_primary_proc_alive(config)) {
+	for (;;) {
+		m->rt_lock = lb_rt_attach_lock(dir);
+		if (m->rt_lock >= 0)
+			return true;
 		/* Once, then every minute: a dataplane may be down for
 		 * long, and that is not news every second. */
 		if (polls % 300 == 0)
-			logf_("waiting for lb-dataplane (no DPDK primary "
-			      "process holds %s; a dataplane started with "
-			      "--no-shconf or --in-memory has none)",
-			      config);
+			logf_("waiting for lb-dataplane (none is ready in %s; "
+			      "a dataplane started with --no-shconf or "
+			      "--in-memory has no secondaries)",
+			      dir);
 		if (quit)
 			return false;
 		polls++;
 		usleep(200000);
 	}
-	return true;
 }
 
 /* ---- executing again ---- */
@@ -387,23 +369,27 @@ env_count(const char *name)
  * the EAL cannot be initialised twice, and a new dataplane is a new DPDK
  * runtime. Descriptors of this one (hugepage files among them) must not
  * leak into the next.
+ *
+ * No rte_eal_cleanup(): the runtime is gone, and its shared
+ * configuration may already be a new dataplane's, half-written (the
+ * EAL's memory detach divides by its page sizes). The new image drops
+ * every mapping; the primary removes the multi-process socket left.
  */
 static void __attribute__((noreturn))
-exec_again(struct ctl_main *m, const char *counter)
+exec_again(char **argv0, const char *counter)
 {
 	char buf[24];
 
-	/* The EAL's files of this process (its multi-process socket, its
-	 * copies of the memory maps) go with it. */
-	if (m->eal_up)
-		rte_eal_cleanup();
 	snprintf(buf, sizeof(buf), "%lu", env_count(counter) + 1);
 	setenv(counter, buf, 1);
 	fflush(NULL);
-	if (close_range(3, ~0u, 0) != 0)
+	/* Closed by the exec, not now: the EAL's threads still poll some of
+	 * them (its interrupt thread panics on a closed epoll descriptor),
+	 * and they only stop when the exec ends them. */
+	if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
 		for (int fd = 3; fd < 65536; fd++)
-			close(fd);
-	execv("/proc/self/exe", m->argv0);
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	execv("/proc/self/exe", argv0);
 	logf_("cannot execute again: %s", strerror(errno));
 	exit(EXIT_FAILURE);
 }
@@ -596,65 +582,6 @@ publish(struct ctl_main *m, bool save, struct lb_cmd_out *out)
 	return 0;
 }
 
-static bool
-snat_in(const struct lb_conf_snat *set, unsigned int n,
-	const struct lb_conf_snat *x)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (set[i].ip == x->ip && set[i].port == x->port)
-			return true;
-	return false;
-}
-
-/* Whether @p c has other SNAT addresses than @p set. */
-static bool
-snat_differs(const struct lb_conf *c, const struct lb_conf_snat *set,
-	     unsigned int n)
-{
-	if (lb_conf_nb_snats(c) != n)
-		return true;
-	for (unsigned int i = 0; i < n; i++)
-		if (!snat_in(set, n, lb_conf_snat_at(c, i)))
-			return true;
-	return false;
-}
-
-/* Whether @p a and @p b have other SNAT addresses. */
-static bool
-snat_changed(const struct lb_conf *a, const struct lb_conf *b)
-{
-	struct lb_conf_snat set[LB_CONF_MAX_SNATS];
-	unsigned int n = lb_conf_nb_snats(a);
-
-	for (unsigned int i = 0; i < n; i++)
-		set[i] = *lb_conf_snat_at(a, i);
-	return snat_differs(b, set, n);
-}
-
-/*
- * The dataplane's workers take their SNAT ports from the addresses they
- * started with; a published table cannot change that. Say so where the
- * change is made rather than let it look applied.
- */
-static int
-snat_note(struct ctl_main *m, struct lb_cmd_out *out)
-{
-	char a[LB_CMD_IPV4_STRLEN];
-	int rc;
-
-	if (!snat_differs(m->ctl.conf, m->boot_snat, m->nb_boot_snat))
-		return 0;
-	rc = lb_cmd_printf(out, "note: the dataplane's workers use the SNAT "
-				"addresses it started with (");
-	for (unsigned int i = 0; i < m->nb_boot_snat && rc == 0; i++)
-		rc = lb_cmd_printf(out, "%s%s", i > 0 ? ", " : "",
-				   lb_cmd_fmt_ipv4(m->boot_snat[i].ip, a));
-	if (rc == 0)
-		rc = lb_cmd_printf(out, "%s) until it restarts\n",
-				   m->nb_boot_snat == 0 ? "none" : "");
-	return rc;
-}
-
 /* The autoscaler's settings before a request, to undo it. */
 static void
 as_backup(struct ctl_main *m)
@@ -676,8 +603,6 @@ finish_change(struct ctl_main *m, uint64_t gen0, int rc, struct lb_cmd_out *out)
 		lb_conf_copy(m->ctl.conf, m->backup);
 	if (rc != 0)
 		lb_as_restore(m->ctl.as, m->as_backup);
-	if (rc == 0 && snat_changed(m->backup, m->ctl.conf))
-		snat_note(m, out);
 	return rc;
 }
 
@@ -884,30 +809,6 @@ load_text(struct ctl_main *m, const char *text, size_t len, const char *name)
 	return rc;
 }
 
-/* The SNAT addresses of the dataplane's --config, which it started with. */
-static void
-boot_snats(struct ctl_main *m, const char *text, size_t len)
-{
-	struct lb_cmd_reg *r = lb_cmd_reg_create();
-	struct lb_conf *c = lb_conf_create(sched_known);
-	struct lb_cmd_out out;
-	FILE *f = len > 0 ? fmemopen((void *)(uintptr_t)text, len, "r") : NULL;
-
-	lb_cmd_out_init(&out);
-	if (r != NULL && c != NULL && f != NULL &&
-	    lb_conf_register(c, r) == 0 &&
-	    lb_cmd_apply_stream(r, f, "boot", &out, NULL) == 0) {
-		m->nb_boot_snat = lb_conf_nb_snats(c);
-		for (unsigned int i = 0; i < m->nb_boot_snat; i++)
-			m->boot_snat[i] = *lb_conf_snat_at(c, i);
-	}
-	if (f != NULL)
-		fclose(f);
-	lb_cmd_out_free(&out);
-	lb_conf_free(c);
-	lb_cmd_reg_free(r);
-}
-
 /* The state file, or the text of the dataplane's --config. */
 static int
 load_desired(struct ctl_main *m)
@@ -918,10 +819,6 @@ load_desired(struct ctl_main *m)
 	char *text;
 	int rc;
 
-	len = shm->boot_conf_len < sizeof(shm->boot_conf)
-		      ? shm->boot_conf_len
-		      : sizeof(shm->boot_conf) - 1;
-	boot_snats(m, shm->boot_conf, len);
 	rc = lb_statefile_read(m->o.state, &text, &len, err, sizeof(err));
 	if (rc == 0) {
 		rc = load_text(m, text, len, m->o.state);
@@ -934,11 +831,6 @@ load_desired(struct ctl_main *m)
 		}
 		logf_("desired configuration from %s: %u service(s)",
 		      m->o.state, lb_conf_nb_svcs(m->ctl.conf));
-		if (snat_differs(m->ctl.conf, m->boot_snat, m->nb_boot_snat))
-			logf_("warning: the SNAT addresses of %s differ from "
-			      "those the dataplane started with; its workers "
-			      "keep using those until it restarts",
-			      m->o.state);
 		return 0;
 	}
 	if (rc != -ENOENT) {
@@ -992,9 +884,12 @@ attach(struct ctl_main *m)
 		if (!said)
 			logf_("%s; waiting", err);
 		said = true;
+		/* A dataplane starting meanwhile must not wait for this. */
+		lb_rt_unlock(m->rt_lock);
+		m->rt_lock = -1;
 		if (rte_eal_primary_proc_alive(NULL) == 0) {
 			logf_("the dataplane went away");
-			exec_again(m, WAITS_ENV);
+			exec_again(m->argv0, WAITS_ENV);
 		}
 		if (quit)
 			return -EINTR;
@@ -1201,7 +1096,7 @@ int
 main(int argc, char **argv)
 {
 	static struct ctl_main m;
-	char err[256], cfg[PATH_MAX];
+	char err[256], rtdir[PATH_MAX];
 	char **eargv;
 	int dd, eargc, rc, ret = EXIT_FAILURE;
 	unsigned long waits = env_count(WAITS_ENV);
@@ -1216,6 +1111,7 @@ main(int argc, char **argv)
 		.keep_caps = lb_privs_keep_default(),
 	};
 	m.argv0 = argv;
+	m.rt_lock = -1;
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
 		;
 	/* lb-control's own options come after "--"; --markdown and --help
@@ -1254,8 +1150,12 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	primary_config_path(eargc, eargv, cfg, sizeof(cfg));
-	if (!wait_primary(cfg))
+	if (lb_rt_dir(eargc, eargv, rtdir, sizeof(rtdir)) != 0) {
+		logf_("no DPDK runtime directory to attach to (--in-memory "
+		      "or --no-shconf, or a --file-prefix too long)");
+		return 2;
+	}
+	if (!wait_primary(&m, rtdir))
 		return EXIT_FAILURE;
 	quiet_eal_logs(waits > 0 && waits % 30 != 0);
 	rc = rte_eal_init(eargc, eargv);
@@ -1270,12 +1170,13 @@ main(int argc, char **argv)
 			      "have secondary processes); retrying every "
 			      "second",
 			      rte_strerror(rte_errno));
+		lb_rt_unlock(m.rt_lock);
+		m.rt_lock = -1;
 		sleep(1);
 		if (quit)
 			return EXIT_FAILURE;
-		exec_again(&m, WAITS_ENV);
+		exec_again(m.argv0, WAITS_ENV);
 	}
-	m.eal_up = true;
 	quiet_eal_logs(false);
 	unsetenv(WAITS_ENV);
 
@@ -1286,6 +1187,9 @@ main(int argc, char **argv)
 	}
 	m.ctl.state_path = m.o.state;
 	rc = attach(&m);
+	/* Attached (or not): the next dataplane may start when it wants. */
+	lb_rt_unlock(m.rt_lock);
+	m.rt_lock = -1;
 	if (rc != 0)
 		goto out;
 	if (load_desired(&m) != 0)
@@ -1344,7 +1248,7 @@ main(int argc, char **argv)
 		lb_scale_free(m.scale);
 		m.scale = NULL;
 		wait_exit(m.pub.dp_pid);
-		exec_again(&m, ATTACHES_ENV);
+		exec_again(m.argv0, ATTACHES_ENV);
 	}
 	logf_("stopping; the dataplane keeps forwarding with its table");
 	ret = EXIT_SUCCESS;

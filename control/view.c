@@ -11,6 +11,7 @@
 #include "lb/adaptive.h"
 #include "lb/govview.h"
 #include "lb/l7view.h"
+#include "lb/snat.h"
 #include "lb/view.h"
 
 #define NSVC LB_CONF_MAX_SVCS
@@ -610,6 +611,22 @@ lb_view_busy(void *ctx, uint32_t svc, uint32_t be)
 		for (uint32_t b = lo; b < hi; b++)
 			active += bst(shm, w, svc, b)->active;
 	return active > 0;
+}
+
+bool
+lb_view_snat_busy(void *ctx, uint32_t ip)
+{
+	const struct lb_shm *shm = ctx;
+	uint32_t nw;
+
+	if (shm == NULL)
+		return false;
+	nw = nb_workers(shm);
+	for (uint32_t w = 0; w < nw; w++)
+		if (shm->w[w] != NULL &&
+		    lb_snat_addr_used(shm->w[w]->snat, ip) > 0)
+			return true;
+	return false;
 }
 
 const char *

@@ -125,7 +125,7 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		const struct lb_conf_addr *a = lb_conf_addr_at(c, i);
 
 		d->addr[d->nb_addr++] = (struct lb_dpconf_addr){
-			htonl(a->ip), mask_of(a->len), a->port
+			htonl(a->ip), mask_of(a->len), a->port, 0
 		};
 		if (a->port <= LB_CONF_PORT_MAX)
 			d->port_vlan[a->port] = a->vlan;
@@ -134,7 +134,7 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		const struct lb_conf_snat *s = lb_conf_snat_at(c, i);
 
 		d->snat[d->nb_snat++] = (struct lb_dpconf_addr){
-			htonl(s->ip), 0xffffffff, s->port
+			htonl(s->ip), 0xffffffff, s->port, 0
 		};
 	}
 	for (unsigned int i = 0; i < lb_conf_nb_routes(c); i++) {
@@ -231,6 +231,39 @@ lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
 		size_t errlen)
 {
 	return lb_dpconf_compile(d, c, NULL, NULL, NULL, err, errlen);
+}
+
+unsigned int
+lb_dpconf_snat_keep(struct lb_dpconf *d, const struct lb_dpconf *prev,
+		    lb_dpconf_snat_busy_fn *busy, void *ctx)
+{
+	unsigned int kept = 0;
+
+	for (uint32_t i = 0; prev != NULL && busy != NULL && i < prev->nb_snat;
+	     i++) {
+		const struct lb_dpconf_addr *a = &prev->snat[i];
+
+		if (lb_dpconf_snat_find(d, a->ip) >= 0 || !busy(ctx, a->ip))
+			continue;
+		/* Full: the address is forgotten at once, and the replies
+		 * of its last flows are no longer ours. */
+		if (d->nb_snat == LB_CONF_MAX_SNATS)
+			break;
+		d->snat[d->nb_snat] = *a;
+		d->snat[d->nb_snat++].draining = 1;
+		kept++;
+	}
+	return kept;
+}
+
+bool
+lb_dpconf_snat_gc_due(const struct lb_dpconf *d, lb_dpconf_snat_busy_fn *busy,
+		      void *ctx)
+{
+	for (uint32_t i = 0; d != NULL && i < d->nb_snat; i++)
+		if (d->snat[i].draining && !busy(ctx, d->snat[i].ip))
+			return true;
+	return false;
 }
 
 static bool

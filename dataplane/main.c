@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "lb/conf.h"
 #include "lb/hdr_conf.h"
 #include "lb/seed.h"
+#include "lb/rtlock.h"
 #include "xdp_port.h"
 
 #define NB_RXD 1024
@@ -38,6 +40,8 @@
 #define DEFAULT_IDLE_US 100u
 #define DEFAULT_L7_FLOWS 4096u
 #define MBUF_CACHE 256
+/* How long a starting dataplane lets an attaching lb-control finish. */
+#define RT_LOCK_WAIT_MS 10000u
 
 static struct lb_dp dp;
 
@@ -316,6 +320,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *xdp_pin = NULL;
+	char rtdir[PATH_MAX];
+	int rt_lock = -1;
 	char **eargv;
 	const char *exc_prefix = LB_EXC_IFPREFIX_DEFAULT;
 	unsigned int lcores[LB_MAX_WORKERS], lcore;
@@ -330,6 +336,19 @@ main(int argc, char **argv)
 	if (eargv == NULL)
 		return EXIT_FAILURE;
 	argv = eargv;
+	/* Whatever a lb-control does with the previous runtime, this one
+	 * starts: no secondary attaches while its EAL comes up, and the
+	 * files of a dead runtime that one may still hold go. */
+	if (lb_rt_dir(argc, argv, rtdir, sizeof(rtdir)) == 0) {
+		rt_lock = lb_rt_start_lock(rtdir, RT_LOCK_WAIT_MS);
+		if (rt_lock < 0)
+			fprintf(stderr, "lb-dataplane: warning: %s/%s: %s; "
+					"starting anyway\n",
+				rtdir, LB_RT_LOCK_FILE, strerror(-rt_lock));
+		lb_rt_clear_stale(rtdir);
+	} else {
+		rtdir[0] = '\0';
+	}
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "lb-dataplane: EAL initialisation failed: %s\n",
@@ -503,6 +522,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	shm_publish();
+	/* Ready for lb-control: its attach now finds everything. */
+	if (rtdir[0] != '\0' && lb_rt_set_ready(rtdir, getpid()) != 0)
+		fprintf(stderr, "lb-dataplane: warning: cannot write %s/%s: "
+				"lb-control will not attach\n",
+			rtdir, LB_RT_READY_FILE);
+	lb_rt_unlock(rt_lock);
+	rt_lock = -1;
 	if (lb_telemetry_init(&dp) != 0)
 		fprintf(stderr, "lb-dataplane: warning: telemetry commands not "
 				"registered\n");
@@ -524,6 +550,8 @@ main(int argc, char **argv)
 		rte_eal_mp_wait_lcore();
 	}
 	fprintf(stderr, "lb-dataplane: stopping\n");
+	if (rtdir[0] != '\0')
+		lb_rt_clear_ready(rtdir, getpid());
 	/* A lb-control still attached sees the dataplane going away. */
 	dp.shm->magic = 0;
 	ret = EXIT_SUCCESS;
@@ -541,6 +569,7 @@ out:
 	if (dp.shm == NULL)
 		rte_free(dp.conf);
 	rte_eal_cleanup();
+	lb_rt_unlock(rt_lock);
 	lb_xdp_close();
 	return ret;
 }

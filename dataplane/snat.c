@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,13 +21,21 @@ conf_range(const struct lb_snat_conf *c, uint16_t *lo, uint16_t *hi)
 	}
 }
 
+/* Address slots of a configuration: max_addrs, else nb_addrs. */
+static uint32_t
+conf_slots(const struct lb_snat_conf *c)
+{
+	return c->max_addrs != 0 ? c->max_addrs : c->nb_addrs;
+}
+
 int
 lb_snat_conf_check(const struct lb_snat_conf *c)
 {
 	uint16_t lo, hi;
 
-	if (c == NULL || c->addrs == NULL || c->nb_addrs == 0 ||
-	    c->nb_addrs > LB_SNAT_MAX_ADDRS || c->nb_workers == 0 ||
+	if (c == NULL || (c->addrs == NULL && c->nb_addrs > 0) ||
+	    conf_slots(c) == 0 || conf_slots(c) > LB_SNAT_MAX_ADDRS ||
+	    c->nb_addrs > conf_slots(c) || c->nb_workers == 0 ||
 	    c->nb_workers > LB_SNAT_MAX_WORKERS ||
 	    c->worker_id >= c->nb_workers)
 		return -EINVAL;
@@ -56,9 +65,9 @@ slice(uint16_t lo, uint16_t hi, uint32_t nb_workers, uint32_t w,
 }
 
 struct layout {
-	uint32_t nb_ports, nb_items, hash_slots;
+	uint32_t nb_ports, slots, words;
 	uint16_t first;
-	uint64_t addrs_off, hash_off, queue_off, used_off, size;
+	uint64_t slots_off, queue_off, used_off, size;
 };
 
 static void
@@ -68,16 +77,13 @@ plan(const struct lb_snat_conf *c, struct layout *l)
 
 	conf_range(c, &lo, &hi);
 	l->nb_ports = slice(lo, hi, c->nb_workers, c->worker_id, &l->first);
-	l->nb_items = l->nb_ports * c->nb_addrs;
-	/* Load <= 1/2 keeps the address probe short. */
-	l->hash_slots = 2;
-	while (l->hash_slots < 2 * c->nb_addrs)
-		l->hash_slots <<= 1;
-	l->addrs_off = ALIGN8(sizeof(struct lb_snat));
-	l->hash_off = ALIGN8(l->addrs_off + 4ULL * c->nb_addrs);
-	l->queue_off = ALIGN8(l->hash_off + 2ULL * l->hash_slots);
-	l->used_off = ALIGN8(l->queue_off + 4ULL * l->nb_items);
-	l->size = l->used_off + 8ULL * ((l->nb_items + 63) / 64);
+	l->slots = conf_slots(c);
+	l->words = (l->nb_ports + 63) / 64;
+	l->slots_off = ALIGN8(sizeof(struct lb_snat));
+	l->queue_off = ALIGN8(l->slots_off +
+			      sizeof(struct lb_snat_addr) * l->slots);
+	l->used_off = ALIGN8(l->queue_off + 2ULL * l->nb_ports * l->slots);
+	l->size = l->used_off + 8ULL * l->words * l->slots;
 }
 
 size_t
@@ -91,35 +97,42 @@ lb_snat_mem_size(const struct lb_snat_conf *c)
 	return (size_t)l.size;
 }
 
-static uint32_t *
-addrs_of(const struct lb_snat *s)
+static struct lb_snat_addr *
+slots_of(const struct lb_snat *s)
 {
-	return (uint32_t *)((uintptr_t)s + s->addrs_off);
+	return (struct lb_snat_addr *)((uintptr_t)s + s->slots_off);
 }
 
+/* Slot @p a's queue of port slots. */
 static uint16_t *
-hash_of(const struct lb_snat *s)
+queue_of(const struct lb_snat *s, uint32_t a)
 {
-	return (uint16_t *)((uintptr_t)s + s->hash_off);
+	return (uint16_t *)((uintptr_t)s + s->queue_off) +
+	       (uint64_t)a * s->nb_ports;
 }
 
-static uint32_t *
-queue_of(const struct lb_snat *s)
-{
-	return (uint32_t *)((uintptr_t)s + s->queue_off);
-}
-
+/* Slot @p a's bitmap of port slots handed out. */
 static uint64_t *
-used_of(const struct lb_snat *s)
+used_of(const struct lb_snat *s, uint32_t a)
 {
-	return (uint64_t *)((uintptr_t)s + s->used_off);
+	return (uint64_t *)((uintptr_t)s + s->used_off) +
+	       (uint64_t)a * s->words;
 }
 
-static uint32_t
-addr_home(uint32_t ip, uint32_t mask)
+/* Slot @p a with all of @p ip's slice free, from queue position @p head. */
+static void
+slot_fill(struct lb_snat *s, uint32_t a, uint32_t ip, uint32_t head)
 {
-	/* Fibonacci hashing: the high bits of the product are well mixed. */
-	return (uint32_t)(((uint64_t)ip * 0x9e3779b97f4a7c15ULL) >> 40) & mask;
+	struct lb_snat_addr *x = &slots_of(s)[a];
+	uint16_t *queue = queue_of(s, a);
+
+	for (uint32_t i = 0; i < s->nb_ports; i++)
+		queue[i] = (uint16_t)i;
+	memset(used_of(s, a), 0, 8ULL * s->words);
+	x->ip = ip;
+	x->state = LB_SNAT_ADDR_ACTIVE;
+	x->head = head % s->nb_ports;
+	x->nb_free = s->nb_ports;
 }
 
 int
@@ -127,9 +140,7 @@ lb_snat_init(void *mem, const struct lb_snat_conf *c)
 {
 	struct lb_snat *s = mem;
 	struct layout l;
-	uint32_t *queue;
 	uint16_t lo, hi;
-	uint16_t *hash;
 
 	if (mem == NULL || (uintptr_t)mem % 8 != 0 ||
 	    lb_snat_conf_check(c) != 0)
@@ -139,37 +150,25 @@ lb_snat_init(void *mem, const struct lb_snat_conf *c)
 	memset(s, 0, (size_t)l.size);
 	s->magic = LB_SNAT_MAGIC;
 	s->version = LB_SNAT_VERSION;
-	s->nb_addrs = c->nb_addrs;
+	s->max_addrs = l.slots;
 	s->nb_workers = c->nb_workers;
 	s->worker_id = c->worker_id;
 	s->port_min = lo;
 	s->port_max = hi;
 	s->first_port = l.first;
 	s->nb_ports = l.nb_ports;
-	s->nb_items = l.nb_items;
-	s->addr_mask = l.hash_slots - 1;
+	s->start = c->start;
+	s->words = l.words;
 	s->mem_size = l.size;
-	s->addrs_off = l.addrs_off;
-	s->hash_off = l.hash_off;
+	s->slots_off = l.slots_off;
 	s->queue_off = l.queue_off;
 	s->used_off = l.used_off;
-
-	memcpy(addrs_of(s), c->addrs, 4ULL * c->nb_addrs);
-	hash = hash_of(s);
-	for (uint32_t a = 0; a < c->nb_addrs; a++) {
-		uint32_t i = addr_home(c->addrs[a], s->addr_mask);
-
-		while (hash[i] != 0)
-			i = (i + 1) & s->addr_mask;
-		hash[i] = (uint16_t)(a + 1);
-	}
-	/* Pair i is address i mod nb_addrs, port slot i / nb_addrs: in this
-	 * order consecutive allocations rotate over the addresses. */
-	queue = queue_of(s);
-	for (uint32_t i = 0; i < l.nb_items; i++)
-		queue[i] = i;
-	s->head = c->start % l.nb_items;
-	s->nb_free = l.nb_items;
+	/* Pair i of the addresses given is address i mod nb_addrs, port
+	 * slot i / nb_addrs: in this order consecutive allocations rotate
+	 * over the addresses, and @c start picks where it begins. */
+	for (uint32_t a = 0; a < c->nb_addrs; a++)
+		slot_fill(s, a, c->addrs[a], c->start / c->nb_addrs);
+	s->next = c->nb_addrs > 0 ? c->start % c->nb_addrs : 0;
 	return 0;
 }
 
@@ -205,51 +204,155 @@ lb_snat_check(const void *mem, size_t len)
 		return -EINVAL;
 	if (s->version != LB_SNAT_VERSION)
 		return -EPROTO;
-	if (s->mem_size > len || s->nb_workers == 0 ||
-	    s->nb_items != s->nb_addrs * s->nb_ports ||
-	    s->nb_free > s->nb_items ||
-	    s->used_off + 8ULL * ((s->nb_items + 63) / 64) != s->mem_size)
+	if (s->mem_size > len || s->nb_workers == 0 || s->max_addrs == 0 ||
+	    s->max_addrs > LB_SNAT_MAX_ADDRS ||
+	    s->words != (s->nb_ports + 63) / 64 ||
+	    s->used_off + 8ULL * s->words * s->max_addrs != s->mem_size)
 		return -EINVAL;
+	for (uint32_t a = 0; a < s->max_addrs; a++)
+		if (slots_of(s)[a].nb_free > s->nb_ports)
+			return -EINVAL;
 	return 0;
 }
 
 int
 lb_snat_addr_index(const struct lb_snat *s, uint32_t ip)
 {
-	const uint16_t *hash;
-	const uint32_t *addrs;
+	const struct lb_snat_addr *x;
+
+	if (s == NULL || ip == 0)
+		return -ENOENT;
+	x = slots_of(s);
+	for (uint32_t a = 0; a < s->max_addrs; a++)
+		if (x[a].ip == ip && x[a].state != LB_SNAT_ADDR_FREE)
+			return (int)a;
+	return -ENOENT;
+}
+
+int
+lb_snat_addr_add(struct lb_snat *s, uint32_t ip)
+{
+	struct lb_snat_addr *x;
+	int a;
+
+	if (s == NULL || ip == 0)
+		return -EINVAL;
+	x = slots_of(s);
+	a = lb_snat_addr_index(s, ip);
+	if (a >= 0) {
+		if (x[a].state == LB_SNAT_ADDR_ACTIVE)
+			return -EEXIST;
+		/* Back before it drained: its queue is as it was. */
+		x[a].state = LB_SNAT_ADDR_ACTIVE;
+		return 0;
+	}
+	for (uint32_t i = 0; i < s->max_addrs; i++)
+		if (x[i].state == LB_SNAT_ADDR_FREE) {
+			slot_fill(s, i, ip, s->start);
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+/* Frees draining slot @p a once none of its pairs is in use. */
+static void
+slot_settle(struct lb_snat *s, uint32_t a)
+{
+	struct lb_snat_addr *x = &slots_of(s)[a];
+
+	if (x->state == LB_SNAT_ADDR_DRAINING && x->nb_free == s->nb_ports) {
+		x->state = LB_SNAT_ADDR_FREE;
+		x->ip = 0;
+	}
+}
+
+int
+lb_snat_addr_del(struct lb_snat *s, uint32_t ip)
+{
+	int a = lb_snat_addr_index(s, ip);
+
+	if (a < 0 || slots_of(s)[a].state != LB_SNAT_ADDR_ACTIVE)
+		return -ENOENT;
+	slots_of(s)[a].state = LB_SNAT_ADDR_DRAINING;
+	slot_settle(s, (uint32_t)a);
+	return 0;
+}
+
+int
+lb_snat_sync(struct lb_snat *s, const uint32_t *addrs, uint32_t n)
+{
+	struct lb_snat_addr *x;
+	int missed = 0;
 
 	if (s == NULL)
-		return -ENOENT;
-	hash = hash_of(s);
-	addrs = addrs_of(s);
-	for (uint32_t i = addr_home(ip, s->addr_mask); hash[i] != 0;
-	     i = (i + 1) & s->addr_mask)
-		if (addrs[hash[i] - 1] == ip)
-			return hash[i] - 1;
-	return -ENOENT;
+		return (int)n;
+	x = slots_of(s);
+	/* Drain first: a slot freed now can take a new address. */
+	for (uint32_t a = 0; a < s->max_addrs; a++) {
+		bool keep = false;
+
+		if (x[a].state != LB_SNAT_ADDR_ACTIVE)
+			continue;
+		for (uint32_t i = 0; i < n && !keep; i++)
+			keep = addrs[i] == x[a].ip;
+		if (!keep)
+			lb_snat_addr_del(s, x[a].ip);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = lb_snat_addr_add(s, addrs[i]);
+
+		if (rc != 0 && rc != -EEXIST)
+			missed++;
+	}
+	return missed;
+}
+
+enum lb_snat_addr_state
+lb_snat_addr_state(const struct lb_snat *s, uint32_t ip)
+{
+	int a = lb_snat_addr_index(s, ip);
+
+	return a < 0 ? LB_SNAT_ADDR_FREE
+		     : (enum lb_snat_addr_state)slots_of(s)[a].state;
+}
+
+uint32_t
+lb_snat_addr_used(const struct lb_snat *s, uint32_t ip)
+{
+	int a = lb_snat_addr_index(s, ip);
+
+	return a < 0 ? 0 : s->nb_ports - slots_of(s)[a].nb_free;
 }
 
 int
 lb_snat_port_alloc(struct lb_snat *s, uint32_t *ip, uint16_t *port)
 {
-	uint32_t item;
-	uint64_t *used;
+	struct lb_snat_addr *x;
+	uint32_t a = 0, item;
+	bool found = false;
 
 	if (s == NULL || ip == NULL || port == NULL)
 		return -EINVAL;
-	if (s->nb_free == 0) {
+	x = slots_of(s);
+	/* The addresses in turn, from the one after the last used. */
+	for (uint32_t k = 0, i = s->next; k < s->max_addrs && !found; k++) {
+		if (x[i].state == LB_SNAT_ADDR_ACTIVE && x[i].nb_free > 0) {
+			a = i;
+			found = true;
+		}
+		i = i + 1 == s->max_addrs ? 0 : i + 1;
+	}
+	if (!found) {
 		s->stats.exhausted++;
 		return -ENOSPC;
 	}
-	item = queue_of(s)[s->head];
-	s->head = s->head + 1 == s->nb_items ? 0 : s->head + 1;
-	s->nb_free--;
-	used = used_of(s);
-	used[item / 64] |= 1ULL << (item % 64);
-	*ip = addrs_of(s)[item % s->nb_addrs];
-	*port = htons((uint16_t)(s->first_port +
-				 item / s->nb_addrs * s->nb_workers));
+	s->next = a + 1 == s->max_addrs ? 0 : a + 1;
+	item = queue_of(s, a)[x[a].head];
+	x[a].head = x[a].head + 1 == s->nb_ports ? 0 : x[a].head + 1;
+	x[a].nb_free--;
+	used_of(s, a)[item / 64] |= 1ULL << (item % 64);
+	*ip = x[a].ip;
+	*port = htons((uint16_t)(s->first_port + item * s->nb_workers));
 	s->stats.allocs++;
 	return 0;
 }
@@ -258,6 +361,7 @@ int
 lb_snat_port_free(struct lb_snat *s, uint32_t ip, uint16_t port)
 {
 	uint32_t p = ntohs(port), item, tail;
+	struct lb_snat_addr *x;
 	uint64_t *used, bit;
 	int a;
 
@@ -267,18 +371,20 @@ lb_snat_port_free(struct lb_snat *s, uint32_t ip, uint16_t port)
 	if (a < 0 || p < s->first_port || p > s->port_max ||
 	    (p - s->first_port) % s->nb_workers != 0)
 		goto bad;
-	item = (p - s->first_port) / s->nb_workers * s->nb_addrs + (uint32_t)a;
-	used = used_of(s);
+	item = (p - s->first_port) / s->nb_workers;
+	used = used_of(s, (uint32_t)a);
 	bit = 1ULL << (item % 64);
 	if (!(used[item / 64] & bit))
 		goto bad;
 	used[item / 64] &= ~bit;
-	tail = s->head + s->nb_free;
-	if (tail >= s->nb_items)
-		tail -= s->nb_items;
-	queue_of(s)[tail] = item;
-	s->nb_free++;
+	x = &slots_of(s)[a];
+	tail = x->head + x->nb_free;
+	if (tail >= s->nb_ports)
+		tail -= s->nb_ports;
+	queue_of(s, (uint32_t)a)[tail] = (uint16_t)item;
+	x->nb_free++;
 	s->stats.frees++;
+	slot_settle(s, (uint32_t)a);
 	return 0;
 bad:
 	s->stats.bad_free++;
@@ -288,13 +394,23 @@ bad:
 uint32_t
 lb_snat_nb_free(const struct lb_snat *s)
 {
-	return s == NULL ? 0 : s->nb_free;
+	uint32_t n = 0;
+
+	for (uint32_t a = 0; s != NULL && a < s->max_addrs; a++)
+		if (slots_of(s)[a].state == LB_SNAT_ADDR_ACTIVE)
+			n += slots_of(s)[a].nb_free;
+	return n;
 }
 
 uint32_t
 lb_snat_capacity(const struct lb_snat *s)
 {
-	return s == NULL ? 0 : s->nb_items;
+	uint32_t n = 0;
+
+	for (uint32_t a = 0; s != NULL && a < s->max_addrs; a++)
+		if (slots_of(s)[a].state == LB_SNAT_ADDR_ACTIVE)
+			n += s->nb_ports;
+	return n;
 }
 
 void

@@ -2625,6 +2625,36 @@ svc_timeouts(const struct lb_worker *w, const struct lb_conf_svc_opts *o,
 			to->ns[state[i]] = o->flow[i];
 }
 
+/* The SNAT addresses of @p c that take new flows, in @p ips; their count. */
+static uint32_t
+snat_active(const struct lb_dpconf *c, uint32_t *ips)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->nb_snat; i++)
+		if (!c->snat[i].draining)
+			ips[n++] = c->snat[i].ip;
+	return n;
+}
+
+/*
+ * The SNAT addresses of table @p c to this worker's allocator: new ones
+ * get their slices, removed ones drain (their flows keep their ports, and
+ * the table keeps the address for their replies until they end).
+ */
+static void
+snat_switch(struct lb_worker *w, const struct lb_dpconf *c)
+{
+	uint32_t ips[LB_CONF_MAX_SNATS];
+	int missed;
+
+	missed = lb_snat_sync(w->snat, ips, snat_active(c, ips));
+	if (missed > 0)
+		LOG(ERR, "worker %u: no room for %d new SNAT address(es) "
+			 "while old ones drain",
+		    w->wid, missed);
+}
+
 void
 lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 {
@@ -2687,6 +2717,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 		    w->wid, shared, LB_FLOW_CLASSES - 1);
 	w->rst_snat_rate = snat_rate;
 	lb_worker_l7_switch(w, pub);
+	snat_switch(w, c);
 	w->st.conf_switches++;
 	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
 }
@@ -2778,23 +2809,21 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 		goto fail;
 	}
 
-	/* SNAT addresses are fixed for the life of the process: each
-	 * worker's slice of ports is cut from them once. */
+	/* Room for every SNAT address a table can hold, cut into this
+	 * worker's slices now: addresses come and go with the tables
+	 * (snat_switch()), which must not allocate. */
 	memset(&sc, 0, sizeof(sc));
-	for (uint32_t i = 0; i < c->nb_snat; i++)
-		snat_ips[i] = c->snat[i].ip;
 	sc.addrs = snat_ips;
-	sc.nb_addrs = c->nb_snat;
+	sc.nb_addrs = snat_active(c, snat_ips);
+	sc.max_addrs = LB_CONF_MAX_SNATS;
 	sc.nb_workers = dp->nb_workers;
 	sc.worker_id = wid;
 	sc.start = (uint32_t)lb_xoshiro_next(&w->xo);
-	if (c->nb_snat > 0) {
-		w->snat = rte_zmalloc_socket("lb_snat", lb_snat_mem_size(&sc),
-					     RTE_CACHE_LINE_SIZE, socket);
-		if (w->snat == NULL || lb_snat_init(w->snat, &sc) != 0) {
-			LOG(ERR, "worker %u: SNAT ports", wid);
-			goto fail;
-		}
+	w->snat = rte_zmalloc_socket("lb_snat", lb_snat_mem_size(&sc),
+				     RTE_CACHE_LINE_SIZE, socket);
+	if (w->snat == NULL || lb_snat_init(w->snat, &sc) != 0) {
+		LOG(ERR, "worker %u: SNAT ports", wid);
+		goto fail;
 	}
 
 	{
@@ -2881,6 +2910,7 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->sh.fb = w->fb;
 	w->sh.st = &w->st;
 	w->sh.be = w->bst;
+	w->sh.snat = w->snat;
 	lb_worker_switch(w, c);
 	/* Not yet in the packet loop: the first schedulers are complete
 	 * before the first packet. */

@@ -81,6 +81,10 @@ struct lb_dpconf_addr {
 	uint32_t ip;
 	uint32_t mask;
 	uint16_t port;
+	/** A SNAT address removed from the configuration whose flows have
+	 * not all ended: no new flow takes it, replies to it are still
+	 * ours (lb_dpconf_snat_keep()). Unused for other addresses. */
+	uint8_t draining;
 };
 
 struct lb_dpconf_route {
@@ -150,6 +154,24 @@ int lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 /** The first table: lb_dpconf_compile() without a previous one. */
 int lb_dpconf_build(struct lb_dpconf *d, const struct lb_conf *c, char *err,
 		    size_t errlen);
+
+/** Whether flows still use SNAT address @p ip (network order). */
+typedef bool lb_dpconf_snat_busy_fn(void *ctx, uint32_t ip);
+
+/**
+ * Keeps in @p d, draining, each SNAT address of @p prev that @p d no
+ * longer has while @p busy says flows use it: no new flow takes it, and
+ * its replies are still recognised. Room permitting (LB_CONF_MAX_SNATS
+ * with the configured ones). Call after lb_dpconf_compile().
+ * @return addresses kept
+ */
+unsigned int lb_dpconf_snat_keep(struct lb_dpconf *d,
+				 const struct lb_dpconf *prev,
+				 lb_dpconf_snat_busy_fn *busy, void *ctx);
+
+/** Whether @p d keeps a draining SNAT address that no flow uses now. */
+bool lb_dpconf_snat_gc_due(const struct lb_dpconf *d,
+			   lb_dpconf_snat_busy_fn *busy, void *ctx);
 
 /** Whether backend @p be of service @p s takes new flows. */
 static inline bool

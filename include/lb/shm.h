@@ -50,6 +50,7 @@
 struct rte_rcu_qsbr;
 struct rte_ring;
 struct lb_flow_table;
+struct lb_snat;
 
 /** What became of a gated flow no longer followed (lb_worker_stats). */
 enum lb_l7_unf {
@@ -136,6 +137,9 @@ struct lb_shm_worker {
 	const struct lb_worker_stats *st;
 	/** [LB_CONF_MAX_SVCS][LB_CONF_MAX_BES], by table slot. */
 	const struct lb_be_stats (*be)[LB_CONF_MAX_BES];
+	/** The worker's SNAT port allocator: its pairs in use per address
+	 * say when a removed address has drained. Read-only for others. */
+	const struct lb_snat *snat;
 };
 
 struct lb_shm_port {

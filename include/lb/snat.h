@@ -16,11 +16,19 @@
  * is the low log2(W) bits of the port, which a NIC flow rule can match
  * with a mask to steer replies to the right queue directly.
  *
- * Each worker hands out (address, port) pairs of its slice in FIFO order:
- * allocation and release are O(1), consecutive allocations rotate over
- * the addresses, and a released pair goes to the back of the queue, so it
- * is reused as late as possible (the backend may still hold the old
- * connection in TIME_WAIT). A bitmap catches double and foreign releases.
+ * Each worker hands out (address, port) pairs of its slice from one FIFO
+ * queue per address, taking the addresses in turn: allocation and release
+ * are O(1) (plus a scan of the address slots), consecutive allocations
+ * rotate over the addresses, and a released pair goes to the back of its
+ * address's queue, so it is reused as late as possible (the backend may
+ * still hold the old connection in TIME_WAIT). A bitmap catches double
+ * and foreign releases.
+ *
+ * Addresses come and go while the allocator runs (lb_snat_addr_add(),
+ * lb_snat_addr_del(), lb_snat_sync()): the memory holds max_addrs address
+ * slots, each with its own slice queue. A removed address drains like a
+ * backend: it hands out no new pair, the pairs in use stay valid until
+ * they are released, and the slot is free again when the last one is.
  * All memory is sized from the configuration and set up at init; like the
  * flow table the allocator holds no pointers, so it can live in shared
  * memory and its counters can be read by another process.
@@ -41,11 +49,12 @@
 #define LB_SNAT_MAX_WORKERS 1024u
 /** lb_snat_owner() of a port outside the configured range. */
 #define LB_SNAT_NO_OWNER UINT32_MAX
-#define LB_SNAT_VERSION 1u
+#define LB_SNAT_VERSION 2u
 #define LB_SNAT_MAGIC 0x4c42534eu /* "LBSN" */
 
 struct lb_snat_conf {
-	/** SNAT IPv4 addresses, network order; distinct and non-zero. */
+	/** SNAT IPv4 addresses to start with, network order; distinct and
+	 * non-zero. NULL with nb_addrs 0 starts with none (max_addrs > 0). */
 	const uint32_t *addrs;
 	uint32_t nb_addrs;
 	/** Inclusive port range in host order; both 0 means the default
@@ -61,6 +70,24 @@ struct lb_snat_conf {
 	 * hand out the pairs the backends still hold in TIME_WAIT from the
 	 * previous run. 0 starts at the first pair. */
 	uint32_t start;
+	/** Address slots: most addresses in use or draining at once,
+	 * nb_addrs..LB_SNAT_MAX_ADDRS; 0 means nb_addrs. */
+	uint32_t max_addrs;
+};
+
+/** States of an address slot. */
+enum lb_snat_addr_state {
+	LB_SNAT_ADDR_FREE = 0,
+	LB_SNAT_ADDR_ACTIVE,   /**< hands out pairs */
+	LB_SNAT_ADDR_DRAINING, /**< removed: waits for its pairs to return */
+};
+
+/** One address slot: its address and the state of its queue. */
+struct lb_snat_addr {
+	uint32_t ip;      /**< network order; 0 when free */
+	uint32_t state;   /**< enum lb_snat_addr_state */
+	uint32_t head;    /**< queue position of the next port to hand out */
+	uint32_t nb_free; /**< ports in the queue */
 };
 
 struct lb_snat_stats {
@@ -74,7 +101,7 @@ struct lb_snat_stats {
 struct lb_snat {
 	uint32_t magic;
 	uint32_t version;
-	uint32_t nb_addrs;
+	uint32_t max_addrs; /**< address slots */
 	uint32_t nb_workers;
 	uint32_t worker_id;
 	uint16_t port_min; /**< host order */
@@ -82,15 +109,13 @@ struct lb_snat {
 	uint16_t first_port; /**< lowest port of this worker's slice */
 	uint16_t pad;
 	uint32_t nb_ports; /**< ports per address in this worker's slice */
-	uint32_t nb_items; /**< nb_addrs x nb_ports pairs */
-	uint32_t head;     /**< queue position of the next pair to hand out */
-	uint32_t nb_free;  /**< pairs in the queue */
-	uint32_t addr_mask; /**< address hash slots - 1 */
+	uint32_t next;     /**< slot to take the next pair from, in turn */
+	uint32_t start;    /**< the configuration's start */
+	uint32_t words;    /**< bitmap words per slot */
 	uint64_t mem_size;
-	uint64_t addrs_off; /**< uint32_t[nb_addrs], network order */
-	uint64_t hash_off;  /**< uint16_t[addr_mask + 1]: address index + 1 */
-	uint64_t queue_off; /**< uint32_t[nb_items]: free pairs, FIFO */
-	uint64_t used_off;  /**< uint64_t bitmap of pairs handed out */
+	uint64_t slots_off; /**< struct lb_snat_addr[max_addrs] */
+	uint64_t queue_off; /**< uint16_t[max_addrs][nb_ports]: port slots */
+	uint64_t used_off;  /**< uint64_t[max_addrs][words]: handed out */
 	struct lb_snat_stats stats;
 };
 
@@ -104,7 +129,8 @@ size_t lb_snat_mem_size(const struct lb_snat_conf *c);
  * Prepares @p mem (lb_snat_mem_size() bytes, 8-byte aligned) as the
  * allocator of worker c->worker_id, with its whole slice free.
  * @return 0 or -EINVAL (NULL or misaligned memory, invalid configuration:
- * no address, a zero or repeated address, W = 0 or above
+ * no address slot, max_addrs below nb_addrs or above LB_SNAT_MAX_ADDRS,
+ * a zero or repeated address, W = 0 or above
  * LB_SNAT_MAX_WORKERS, worker id >= W, port 0 in the range, inverted
  * range, or a range narrower than W)
  */
@@ -138,13 +164,45 @@ int lb_snat_port_alloc(struct lb_snat *s, uint32_t *ip, uint16_t *port);
  */
 int lb_snat_port_free(struct lb_snat *s, uint32_t ip, uint16_t port);
 
-/** Index of SNAT address @p ip (network order) or -ENOENT. O(1). */
+/**
+ * Slot of SNAT address @p ip (network order), active or draining, or
+ * -ENOENT. A scan of the slots.
+ */
 int lb_snat_addr_index(const struct lb_snat *s, uint32_t ip);
 
-/** Pairs currently free in this worker's slice. */
+/**
+ * Starts handing out pairs of @p ip (network order): a free slot gets the
+ * address's whole slice; a draining address is active again.
+ * @return 0, -EEXIST (already active), -ENOSPC (every slot taken) or
+ * -EINVAL (NULL, address 0)
+ */
+int lb_snat_addr_add(struct lb_snat *s, uint32_t ip);
+
+/**
+ * Stops handing out pairs of @p ip: it drains, and its slot is free once
+ * the last of its pairs is released (at once if none is in use).
+ * @return 0 or -ENOENT (not active)
+ */
+int lb_snat_addr_del(struct lb_snat *s, uint32_t ip);
+
+/**
+ * Makes @p addrs (network order, @p n of them) the active addresses:
+ * the others drain, the missing ones are added.
+ * @return 0, or the number of addresses that found no free slot
+ */
+int lb_snat_sync(struct lb_snat *s, const uint32_t *addrs, uint32_t n);
+
+/** enum lb_snat_addr_state of @p ip (FREE when it has no slot). */
+enum lb_snat_addr_state lb_snat_addr_state(const struct lb_snat *s,
+					   uint32_t ip);
+
+/** Pairs of @p ip handed out and not released yet. */
+uint32_t lb_snat_addr_used(const struct lb_snat *s, uint32_t ip);
+
+/** Pairs currently free in this worker's slice, on active addresses. */
 uint32_t lb_snat_nb_free(const struct lb_snat *s);
 
-/** Pairs in this worker's slice (addresses x ports). */
+/** Pairs in this worker's slice (active addresses x ports). */
 uint32_t lb_snat_capacity(const struct lb_snat *s);
 
 void lb_snat_stats_get(const struct lb_snat *s, struct lb_snat_stats *st);

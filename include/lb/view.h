@@ -184,6 +184,13 @@ void lb_view_stats_sum(const struct lb_shm *shm, struct lb_worker_stats *sum);
  */
 bool lb_view_busy(void *ctx, uint32_t svc, uint32_t be);
 
+/**
+ * Whether flows still use SNAT address @p ip (network order): a worker's
+ * allocator has pairs of it handed out. @p ctx is the const struct
+ * lb_shm; the signature is lb_dpconf_snat_busy_fn's.
+ */
+bool lb_view_snat_busy(void *ctx, uint32_t ip);
+
 /** Stable name of feedback kind @p k ("trial_ok", ...; "unknown"). */
 const char *lb_view_fb_kind_name(unsigned int k);
 

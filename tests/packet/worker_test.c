@@ -177,13 +177,33 @@ sched_known(const char *name)
 	return lb_sched_find(name) != NULL;
 }
 
-static void
-load_conf(struct env *e, const char *const *extra)
+/* Whether a worker of @p ctx (struct env) has pairs of SNAT address @p ip
+ * in use: lb-control's view of it (lb_view_snat_busy()). */
+static bool
+snat_busy(void *ctx, uint32_t ip)
+{
+	const struct env *e = ctx;
+
+	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
+		if (lb_snat_addr_used(e->dp.w[i]->snat, ip) > 0)
+			return true;
+	return false;
+}
+
+/*
+ * The table of conf_base and @p extra, compiled after @p prev (NULL: the
+ * first) as lb-control publishes it: the SNAT addresses it removed are
+ * kept, draining, while the workers use them.
+ */
+static struct lb_dpconf *
+compile_conf(struct env *e, const char *const *extra,
+	     const struct lb_dpconf *prev)
 {
 	const char *const *sets[2] = {conf_base, extra};
 	struct lb_cmd_reg *reg = lb_cmd_reg_create();
 	struct lb_conf *conf = lb_conf_create(sched_known);
 	struct lb_cmd_out out;
+	struct lb_dpconf *d;
 	char err[256];
 
 	assert_non_null(reg);
@@ -199,13 +219,22 @@ load_conf(struct env *e, const char *const *extra)
 					 lb_cmd_out_errmsg(&out));
 		}
 	}
-	e->dp.conf = rte_zmalloc("lbpkt_conf", sizeof(*e->dp.conf), 0);
-	assert_non_null(e->dp.conf);
-	if (lb_dpconf_build(e->dp.conf, conf, err, sizeof(err)) != 0)
-		fail_msg("lb_dpconf_build: %s", err);
+	d = rte_zmalloc("lbpkt_conf", sizeof(*d), 0);
+	assert_non_null(d);
+	if (lb_dpconf_compile(d, conf, prev, NULL, NULL, err, sizeof(err)) !=
+	    0)
+		fail_msg("lb_dpconf_compile: %s", err);
+	lb_dpconf_snat_keep(d, prev, snat_busy, e);
 	lb_cmd_out_free(&out);
 	lb_conf_free(conf);
 	lb_cmd_reg_free(reg);
+	return d;
+}
+
+static void
+load_conf(struct env *e, const char *const *extra)
+{
+	e->dp.conf = compile_conf(e, extra, NULL);
 	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
 					    htonl(IP_VIP), htons(VPORT)),
 			 SVC_TCP);
@@ -1313,6 +1342,125 @@ test_blind_rst(void **state)
 	relay(e, &c, &exact);
 	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_CLOSED, exact.what);
 	env_close(e, 1);
+}
+
+/* ---- SNAT addresses changed live --------------------------------------- */
+
+#define IP_SNAT2 PB_IP(10, 1, 0, 3)
+
+static const char *const conf_no_snat[] = {"snat del 10.1.0.2", NULL};
+static const char *const conf_snat_moved[] = {
+	"snat del 10.1.0.2",
+	"snat add 10.1.0.3 port 1",
+	NULL,
+};
+
+/*
+ * The client SYN of @p c through the worker; the source address of the
+ * frame sent to the backend (host order; its port goes to c->sport).
+ */
+static uint32_t
+syn_snat(struct env *e, struct conn *c, uint32_t iss, const char *what)
+{
+	struct pb_frame in, got;
+
+	seg_frame(&in, c, seg_syn(iss), 0);
+	inject(e, 0, c->q, &in);
+	poll_w(e, c->q);
+	expect_one(e, 1, c->q, &got, what);
+	if (got.len < ETH + 28)
+		fail_msg("%s: %u bytes sent", what, got.len);
+	c->sport = pb_get16(got.b + ETH + 20);
+	return pb_get32(got.b + ETH + 12);
+}
+
+/* Makes @p d the published table and lets the worker take it up. */
+static void
+publish(struct env *e, struct lb_dpconf *d)
+{
+	e->dp.conf = d;
+	poll_all(e);
+}
+
+/* A SNAT address added to the table serves the next SYN: no restart. */
+static void
+test_snat_add_live(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, conf_no_snat);
+	struct lb_worker *w = e->dp.w[0];
+	struct lb_dpconf *boot = e->dp.conf, *d;
+	struct lb_worker_stats before = w->st;
+	struct conn c = tcp_conn(40101, 0);
+	struct pb_frame in;
+
+	/* Every backend: the scheduler's pick depends on the run's seed. */
+	learn_all(e);
+	before = w->st;
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	inject(e, 0, 0, &in);
+	poll_w(e, 0);
+	expect_quiet(e, "SYN with no SNAT address");
+	check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
+			 "SYN with no SNAT address");
+
+	d = compile_conf(e, NULL, boot);
+	publish(e, d);
+	CHECK_EQ(syn_snat(e, &c, ISS + 7, "SYN after snat add"), IP_SNAT,
+		 "the added address");
+	CHECK_EQ(w->st.flows_created, 1, "flows");
+	e->dp.conf = boot;
+	env_close(e, 1);
+	rte_free(d);
+}
+
+/*
+ * A SNAT address removed from the table drains: new flows take the other
+ * one, an established flow on it keeps its address and port both ways,
+ * and the table keeps it while the flow lives.
+ */
+static void
+test_snat_del_drains(void **state)
+{
+	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct lb_worker *w = e->dp.w[0];
+	struct lb_dpconf *boot = e->dp.conf, *d;
+	struct conn c = tcp_conn(40201, 0);
+	int sn;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	for (int b = 0; b < 3; b++)
+		announce(e, 1, 0, IP_BE(b), mac_be[b]);
+	poll_w(e, 0);
+	open_tcp(e, &c, ISS, IRS); /* on IP_SNAT */
+	CHECK_EQ(lb_snat_addr_used(w->snat, htonl(IP_SNAT)), 1,
+		 "the flow's pair");
+
+	d = compile_conf(e, conf_snat_moved, boot);
+	sn = lb_dpconf_snat_find(d, htonl(IP_SNAT));
+	assert_true(sn >= 0);
+	CHECK_EQ(d->snat[sn].draining, 1, "the removed address is kept");
+	CHECK_EQ(lb_dpconf_snat_gc_due(d, snat_busy, e), false,
+		 "not collected while its flow lives");
+	publish(e, d);
+	CHECK_EQ(lb_snat_addr_state(w->snat, htonl(IP_SNAT)),
+		 LB_SNAT_ADDR_DRAINING, "the worker drains it");
+
+	/* New flows avoid it. */
+	for (int i = 0; i < 4; i++) {
+		struct conn n = tcp_conn((uint16_t)(40300 + i), (1 + i) % 3);
+
+		CHECK_EQ(syn_snat(e, &n, ISS + 100u * (uint32_t)i,
+				  "SYN after snat del"),
+			 IP_SNAT2, "a new flow's SNAT address");
+	}
+	/* The established flow forwards both ways on its pair. */
+	for (unsigned int i = 2; i < 5; i++)
+		relay(e, &c, &tcp_steps[i].s);
+	CHECK_EQ(lb_snat_addr_used(w->snat, htonl(IP_SNAT)), 1,
+		 "the flow keeps its pair");
+	e->dp.conf = boot;
+	env_close(e, 1);
+	rte_free(d);
 }
 
 /* ---- UDP --------------------------------------------------------------- */
@@ -3756,6 +3904,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_tcp, teardown),
 		cmocka_unit_test_teardown(test_tcp_reuse_drained, teardown),
 		cmocka_unit_test_teardown(test_blind_rst, teardown),
+		cmocka_unit_test_teardown(test_snat_add_live, teardown),
+		cmocka_unit_test_teardown(test_snat_del_drains, teardown),
 		cmocka_unit_test_teardown(test_udp, teardown),
 		cmocka_unit_test_teardown(test_retry, teardown),
 		cmocka_unit_test_teardown(test_syn_timeout, teardown),

@@ -343,6 +343,73 @@ test_stable_slots(void **state)
 	fx_free(f);
 }
 
+/* The SNAT addresses still in use, for lb_dpconf_snat_keep(). */
+static uint32_t snat_inuse[2];
+
+static bool
+snat_busy(void *ctx, uint32_t a)
+{
+	(void)ctx;
+	return a != 0 && (a == snat_inuse[0] || a == snat_inuse[1]);
+}
+
+/* A removed SNAT address stays, draining, while flows use it; then it is
+ * collected; added back, it is active again. */
+static void
+test_snat_drain(void **state)
+{
+	struct fx *f = fx_new();
+	struct lb_dpconf *d1, *d2, *d3, *d4;
+	int i;
+
+	(void)state;
+	d1 = compile(f, NULL);
+	assert_int_equal(lb_dpconf_snat_keep(d1, NULL, snat_busy, NULL), 0);
+	snat_inuse[0] = ip("10.12.0.2");
+	run(f, "snat del 10.12.0.2");
+	run(f, "snat add 10.12.0.3 port 1");
+	d2 = compile(f, d1);
+	assert_int_equal(lb_dpconf_snat_keep(d2, d1, snat_busy, NULL), 1);
+	assert_int_equal(d2->nb_snat, 3);
+	i = lb_dpconf_snat_find(d2, ip("10.12.0.2"));
+	assert_true(i >= 0);
+	assert_int_equal(d2->snat[i].draining, 1);
+	assert_int_equal(d2->snat[i].port, 1);
+	assert_int_equal(d2->snat[lb_dpconf_snat_find(d2, ip("10.12.0.3"))]
+				 .draining,
+			 0);
+	/* still ours for ARP on its port while it drains */
+	assert_true(lb_dpconf_is_ours(d2, ip("10.12.0.2"), 1));
+	assert_false(lb_dpconf_snat_gc_due(d2, snat_busy, NULL));
+	/* kept across the next tables while busy */
+	d3 = compile(f, d2);
+	assert_int_equal(lb_dpconf_snat_keep(d3, d2, snat_busy, NULL), 1);
+	/* flows gone: due for collection, and the next table drops it */
+	snat_inuse[0] = 0;
+	assert_true(lb_dpconf_snat_gc_due(d3, snat_busy, NULL));
+	free(d2);
+	d2 = compile(f, d3);
+	assert_int_equal(lb_dpconf_snat_keep(d2, d3, snat_busy, NULL), 0);
+	assert_int_equal(lb_dpconf_snat_find(d2, ip("10.12.0.2")),
+			 LB_DPCONF_NONE);
+	assert_false(lb_dpconf_snat_gc_due(d2, snat_busy, NULL));
+	/* removed and added back at once: active, not kept twice */
+	snat_inuse[0] = ip("10.12.0.3");
+	run(f, "snat del 10.12.0.3");
+	run(f, "snat add 10.12.0.3 port 1");
+	d4 = compile(f, d2);
+	assert_int_equal(lb_dpconf_snat_keep(d4, d2, snat_busy, NULL), 0);
+	assert_int_equal(d4->snat[lb_dpconf_snat_find(d4, ip("10.12.0.3"))]
+				 .draining,
+			 0);
+	snat_inuse[0] = 0;
+	free(d1);
+	free(d2);
+	free(d3);
+	free(d4);
+	fx_free(f);
+}
+
 int
 main(void)
 {
@@ -352,6 +419,7 @@ main(void)
 		cmocka_unit_test(test_port_vlan),
 		cmocka_unit_test(test_next_hop),
 		cmocka_unit_test(test_stable_slots),
+		cmocka_unit_test(test_snat_drain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

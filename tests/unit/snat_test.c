@@ -62,28 +62,28 @@ test_bad_config(void **state)
 		const char *why;
 		struct lb_snat_conf c;
 	} bad[] = {
-		{ "no address list", { NULL, 1, 0, 0, 1, 0, 0 } },
-		{ "no address", { addrs4, 0, 0, 0, 1, 0, 0 } },
+		{ "no address list", { NULL, 1, 0, 0, 1, 0, 0, 0 } },
+		{ "no address", { addrs4, 0, 0, 0, 1, 0, 0, 0 } },
 		{ "too many addresses",
-		  { many, LB_SNAT_MAX_ADDRS + 1, 0, 0, 1, 0, 0 } },
-		{ "zero address", { zero_addr, 2, 0, 0, 1, 0, 0 } },
-		{ "repeated address", { dup_addr, 3, 0, 0, 1, 0, 0 } },
-		{ "W = 0", { addrs4, 1, 0, 0, 0, 0, 0 } },
+		  { many, LB_SNAT_MAX_ADDRS + 1, 0, 0, 1, 0, 0, 0 } },
+		{ "zero address", { zero_addr, 2, 0, 0, 1, 0, 0, 0 } },
+		{ "repeated address", { dup_addr, 3, 0, 0, 1, 0, 0, 0 } },
+		{ "W = 0", { addrs4, 1, 0, 0, 0, 0, 0, 0 } },
 		{ "W too large",
-		  { addrs4, 1, 0, 0, LB_SNAT_MAX_WORKERS + 1, 0, 0 } },
-		{ "w = W", { addrs4, 1, 0, 0, 4, 4, 0 } },
-		{ "w > W", { addrs4, 1, 0, 0, 4, 9, 0 } },
-		{ "inverted range", { addrs4, 1, 2000, 1999, 1, 0, 0 } },
-		{ "port 0 in the range", { addrs4, 1, 0, 100, 1, 0, 0 } },
-		{ "range narrower than W", { addrs4, 1, 1000, 1002, 4, 0, 0 } },
+		  { addrs4, 1, 0, 0, LB_SNAT_MAX_WORKERS + 1, 0, 0, 0 } },
+		{ "w = W", { addrs4, 1, 0, 0, 4, 4, 0, 0 } },
+		{ "w > W", { addrs4, 1, 0, 0, 4, 9, 0, 0 } },
+		{ "inverted range", { addrs4, 1, 2000, 1999, 1, 0, 0, 0 } },
+		{ "port 0 in the range", { addrs4, 1, 0, 100, 1, 0, 0, 0 } },
+		{ "range narrower than W", { addrs4, 1, 1000, 1002, 4, 0, 0, 0 } },
 		{ "empty slice for the last worker",
-		  { addrs4, 2, 65535, 65535, 2, 1, 0 } },
+		  { addrs4, 2, 65535, 65535, 2, 1, 0, 0 } },
 	};
 	const struct lb_snat_conf good[] = {
-		{ addrs4, 1, 0, 0, 1, 0, 0 },              /* defaults */
-		{ addrs4, 4, 5000, 5000, 1, 0, 0 },        /* one port */
-		{ addrs4, 2, 1000, 1003, 4, 3, 0 },        /* one port each */
-		{ many, LB_SNAT_MAX_ADDRS, 60000, 60063, 64, 63, 0 },
+		{ addrs4, 1, 0, 0, 1, 0, 0, 0 },              /* defaults */
+		{ addrs4, 4, 5000, 5000, 1, 0, 0, 0 },        /* one port */
+		{ addrs4, 2, 1000, 1003, 4, 3, 0, 0 },        /* one port each */
+		{ many, LB_SNAT_MAX_ADDRS, 60000, 60063, 64, 63, 0, 0 },
 	};
 	void *mem;
 
@@ -425,7 +425,7 @@ test_addr_index(void **state)
 static void
 test_layout_check(void **state)
 {
-	struct lb_snat_conf c = { addrs4, 2, 4000, 4099, 3, 2, 0 };
+	struct lb_snat_conf c = { addrs4, 2, 4000, 4099, 3, 2, 0, 0 };
 	size_t sz = lb_snat_mem_size(&c);
 	struct lb_snat *s = lb_snat_create(&c), *copy;
 	uint32_t ip;
@@ -513,6 +513,173 @@ test_random_against_reference(void **state)
 	lb_snat_free(s);
 }
 
+/* An allocator with @p max address slots and the addresses given. */
+static struct lb_snat *
+make_slots(const uint32_t *addrs, uint32_t nb_addrs, uint32_t max,
+	   uint16_t lo, uint16_t hi)
+{
+	struct lb_snat_conf c = {
+		.addrs = addrs,
+		.nb_addrs = nb_addrs,
+		.port_min = lo,
+		.port_max = hi,
+		.nb_workers = 1,
+		.max_addrs = max,
+	};
+	struct lb_snat *s = lb_snat_create(&c);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* Started with no address, the allocator refuses until one is added;
+ * an added address hands out its whole slice, and joins the rotation. */
+static void
+test_addr_add(void **state)
+{
+	struct lb_snat *s = make_slots(NULL, 0, 2, 3000, 3003);
+	uint32_t ip;
+	uint16_t port;
+
+	(void)state;
+	assert_int_equal(lb_snat_capacity(s), 0);
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), -ENOSPC);
+	assert_int_equal(lb_snat_addr_add(s, addrs4[0]), 0);
+	assert_int_equal(lb_snat_addr_add(s, addrs4[0]), -EEXIST);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[0]),
+			 LB_SNAT_ADDR_ACTIVE);
+	assert_int_equal(lb_snat_capacity(s), 4);
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(ip, addrs4[0]);
+	/* A second address takes its turn. */
+	assert_int_equal(lb_snat_addr_add(s, addrs4[1]), 0);
+	assert_int_equal(lb_snat_capacity(s), 8);
+	assert_int_equal(lb_snat_nb_free(s), 7);
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(ip, addrs4[1]);
+	assert_int_equal(ntohs(port), 3000);
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(ip, addrs4[0]);
+	/* Every slot taken. */
+	assert_int_equal(lb_snat_addr_add(s, addrs4[2]), -ENOSPC);
+	assert_int_equal(lb_snat_addr_add(s, 0), -EINVAL);
+	assert_int_equal(lb_snat_addr_add(NULL, addrs4[2]), -EINVAL);
+	lb_snat_free(s);
+}
+
+/* A removed address hands out nothing more; its pairs in use are given
+ * back as usual; its slot is free when the last comes back. */
+static void
+test_addr_drain(void **state)
+{
+	struct lb_snat *s = make_slots(addrs4, 2, 2, 3000, 3003);
+	uint32_t ip[4];
+	uint16_t port[4];
+	struct lb_snat_stats st;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(lb_snat_port_alloc(s, &ip[i], &port[i]), 0);
+	/* ip[0], ip[2] on address 0; ip[1], ip[3] on address 1 */
+	assert_int_equal(ip[1], addrs4[1]);
+	assert_int_equal(lb_snat_addr_used(s, addrs4[1]), 2);
+	assert_int_equal(lb_snat_addr_del(s, addrs4[1]), 0);
+	assert_int_equal(lb_snat_addr_del(s, addrs4[1]), -ENOENT);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[1]),
+			 LB_SNAT_ADDR_DRAINING);
+	assert_int_equal(lb_snat_capacity(s), 4);
+	assert_int_equal(lb_snat_nb_free(s), 2);
+	for (int i = 0; i < 2; i++) {
+		uint32_t a;
+		uint16_t p;
+
+		assert_int_equal(lb_snat_port_alloc(s, &a, &p), 0);
+		assert_int_equal(a, addrs4[0]);
+	}
+	assert_int_equal(lb_snat_port_alloc(s, &ip[0], &port[0]), -ENOSPC);
+	/* No new address while the drained one holds its slot. */
+	assert_int_equal(lb_snat_addr_add(s, addrs4[2]), -ENOSPC);
+	/* Its flows end: the first release keeps the slot. */
+	assert_int_equal(lb_snat_port_free(s, ip[1], port[1]), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[1]),
+			 LB_SNAT_ADDR_DRAINING);
+	assert_int_equal(lb_snat_port_free(s, ip[3], port[3]), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[1]), LB_SNAT_ADDR_FREE);
+	assert_int_equal(lb_snat_addr_used(s, addrs4[1]), 0);
+	assert_int_equal(lb_snat_addr_index(s, addrs4[1]), -ENOENT);
+	/* Gone: a late release of it is foreign. */
+	assert_int_equal(lb_snat_port_free(s, ip[3], port[3]), -EINVAL);
+	lb_snat_stats_get(s, &st);
+	assert_int_equal(st.bad_free, 1);
+	/* The slot serves a new address with its whole slice. */
+	assert_int_equal(lb_snat_addr_add(s, addrs4[2]), 0);
+	assert_int_equal(lb_snat_nb_free(s), 4);
+	/* Unused when removed: gone at once. */
+	assert_int_equal(lb_snat_addr_del(s, addrs4[2]), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[2]), LB_SNAT_ADDR_FREE);
+	lb_snat_free(s);
+}
+
+/* Added back while it drains: active again, its pairs in use kept. */
+static void
+test_addr_readd_while_draining(void **state)
+{
+	struct lb_snat *s = make_slots(addrs4, 1, 1, 3000, 3001);
+	uint32_t ip, ip2;
+	uint16_t port, port2;
+
+	(void)state;
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_addr_del(s, addrs4[0]), 0);
+	assert_int_equal(lb_snat_port_alloc(s, &ip2, &port2), -ENOSPC);
+	assert_int_equal(lb_snat_addr_add(s, addrs4[0]), 0);
+	assert_int_equal(lb_snat_addr_used(s, addrs4[0]), 1);
+	assert_int_equal(lb_snat_port_alloc(s, &ip2, &port2), 0);
+	assert_int_not_equal(port2, port);
+	assert_int_equal(lb_snat_port_free(s, ip, port), 0);
+	assert_int_equal(lb_snat_port_free(s, ip2, port2), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[0]),
+			 LB_SNAT_ADDR_ACTIVE);
+	lb_snat_free(s);
+}
+
+/* lb_snat_sync() makes a table's list the active set. */
+static void
+test_sync(void **state)
+{
+	struct lb_snat *s = make_slots(addrs4, 2, 3, 3000, 3003);
+	const uint32_t next[] = { addrs4[1], addrs4[2], addrs4[3] };
+	uint32_t ip;
+	uint16_t port;
+
+	(void)state;
+	/* a pair on address 0 stays in use */
+	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(ip, addrs4[0]);
+	/* address 0 drains and holds its slot: the third new one misses */
+	assert_int_equal(lb_snat_sync(s, next, 3), 1);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[0]),
+			 LB_SNAT_ADDR_DRAINING);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[1]),
+			 LB_SNAT_ADDR_ACTIVE);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[2]),
+			 LB_SNAT_ADDR_ACTIVE);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[3]), LB_SNAT_ADDR_FREE);
+	assert_int_equal(lb_snat_port_free(s, ip, port), 0);
+	/* the same list again: the freed slot takes the missing one */
+	assert_int_equal(lb_snat_sync(s, next, 3), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[3]),
+			 LB_SNAT_ADDR_ACTIVE);
+	assert_int_equal(lb_snat_capacity(s), 12);
+	/* nothing: every address drains, and none is in use */
+	assert_int_equal(lb_snat_sync(s, NULL, 0), 0);
+	assert_int_equal(lb_snat_capacity(s), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(lb_snat_addr_state(s, addrs4[i]),
+				 LB_SNAT_ADDR_FREE);
+	lb_snat_free(s);
+}
+
 int
 main(void)
 {
@@ -528,6 +695,10 @@ main(void)
 		cmocka_unit_test(test_addr_index),
 		cmocka_unit_test(test_layout_check),
 		cmocka_unit_test(test_random_against_reference),
+		cmocka_unit_test(test_addr_add),
+		cmocka_unit_test(test_addr_drain),
+		cmocka_unit_test(test_addr_readd_while_draining),
+		cmocka_unit_test(test_sync),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
