@@ -1023,24 +1023,27 @@ lb_cmd_csource(const struct lb_cmd_reg *r, const char *name,
 		/* Every registry has its own `help`. */
 		if (d->fn == cmd_help)
 			continue;
+		const struct {
+			const char *name, *v;
+		} f[] = {
+			{"path", d->path},
+			{"synopsis", d->synopsis},
+			{"help", d->help},
+			{"long_help", d->long_help},
+		};
+
 		n++;
-		rc = lb_cmd_printf(out, "\t{\n\t\t.path = ");
+		rc = lb_cmd_printf(out, "\t{\n");
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]) && rc == 0;
+		     k++) {
+			rc = lb_cmd_printf(out, "\t\t.%s = ", f[k].name);
+			if (rc == 0)
+				rc = c_literal(f[k].v, out);
+			if (rc == 0)
+				rc = lb_cmd_printf(out, ",\n");
+		}
 		if (rc == 0)
-			rc = c_literal(d->path, out);
-		if (rc == 0)
-			rc = lb_cmd_printf(out, ",\n\t\t.synopsis = ");
-		if (rc == 0)
-			rc = c_literal(d->synopsis, out);
-		if (rc == 0)
-			rc = lb_cmd_printf(out, ",\n\t\t.help = ");
-		if (rc == 0)
-			rc = c_literal(d->help, out);
-		if (rc == 0)
-			rc = lb_cmd_printf(out, ",\n\t\t.long_help = ");
-		if (rc == 0)
-			rc = c_literal(d->long_help, out);
-		if (rc == 0)
-			rc = lb_cmd_printf(out, ",\n\t},\n");
+			rc = lb_cmd_printf(out, "\t},\n");
 	}
 	if (rc == 0)
 		rc = lb_cmd_printf(out, "};\n\nconst unsigned int %s_n = %u;\n",

@@ -75,7 +75,7 @@ struct opts {
 	uint64_t keep_caps; /* capabilities kept after start-up */
 	bool keep_all;	   /* --keep-caps all: drop nothing */
 	bool markdown;
-	bool cmd_table; /* --cmd-table: the registry as C source */
+	bool cmd_table;	      /* --cmd-table: the registry as C source */
 	const char *acl_auto; /* --acl-auto, NULL: off */
 };
 

@@ -120,8 +120,9 @@ test_tokenize_limits(void **state)
 	memset(line + 2, 'w', LB_CMD_ARG_MAX + 1);
 	line[LB_CMD_ARG_MAX + 3] = '\0';
 	assert_int_equal(lb_cmd_tokenize(line, &tl, &o), -E2BIG);
-	assert_string_equal(o.errmsg, "word 2 (\"wwwwwwwwwwwwwwwwwwwwwwww...\") "
-				      "too long (more than 255 bytes)");
+	assert_string_equal(o.errmsg,
+			    "word 2 (\"wwwwwwwwwwwwwwwwwwwwwwww...\") "
+			    "too long (more than 255 bytes)");
 
 	/* quotes do not count toward a word's length */
 	lb_cmd_out_reset(&o);
