@@ -620,8 +620,8 @@ out:
 
 /*
  * Sends @p req and handles the answer; returns the exit status. With
- * @p unreached (a `help` request), a failure to connect is left to the
- * caller: *unreached says so.
+ * @p unreached (a `help` request), *unreached says whether connecting
+ * failed, and the message says that the built-in help follows.
  */
 static int
 call(const struct opts *o, json_t *req, bool *unreached)
@@ -678,7 +678,7 @@ extern const unsigned int lb_cmd_table_n;
 /* The handler of every command of the built-in registry, which only
  * answers `help`: lb-control alone runs commands. */
 static int
-lb_control_only(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+only_lb_control(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	(void)ctx;
 	(void)argc;
@@ -698,7 +698,7 @@ builtin_help(int argc, char **argv)
 	for (unsigned int i = 0; i < lb_cmd_table_n && rc == 0; i++) {
 		struct lb_cmd_def d = lb_cmd_table[i];
 
-		d.fn = lb_control_only;
+		d.fn = only_lb_control;
 		rc = lb_cmd_register(r, &d, NULL);
 	}
 	if (rc == 0)
