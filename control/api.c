@@ -100,16 +100,22 @@ fail(char *err, size_t errlen, int code, const char *fmt, ...)
 static int
 check_word(const char *w, size_t n, unsigned int idx, char *err, size_t errlen)
 {
+	char name[LB_CMD_WORD_NAME_STRLEN];
+
+	/* idx counts from 0 in "argv"; a user counts words from 1. */
 	if (n > LB_CMD_ARG_MAX)
 		return fail(err, errlen, -E2BIG,
-			    "argv[%u] too long (more than %u bytes)", idx,
+			    "%s too long (more than %u bytes)",
+			    lb_cmd_word_name(name, sizeof(name), idx + 1, w, n),
 			    LB_CMD_ARG_MAX);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)w[i];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return fail(err, errlen, -EINVAL,
-				    "argv[%u]: control character 0x%02x", idx,
+				    "%s: control character 0x%02x",
+				    lb_cmd_word_name(name, sizeof(name),
+						     idx + 1, w, n),
 				    c);
 	}
 	return 0;
@@ -138,7 +144,7 @@ parse_argv(json_t *a, struct lb_api_req *req, char *err, size_t errlen)
 
 		if (!json_is_string(w))
 			return fail(err, errlen, -EINVAL,
-				    "argv[%zu] is not a string", i);
+				    "word %zu is not a string", i + 1);
 		len = json_string_length(w);
 		rc = check_word(json_string_value(w), len, (unsigned int)i, err,
 				errlen);

@@ -269,11 +269,16 @@ lb_cmd_tokenize(const char *line, struct lb_cmd_line *tl,
 					    "unterminated quote starting at "
 					    "column %zu",
 					    (size_t)(qstart - line) + 1);
-		if ((size_t)(w - start) > LB_CMD_ARG_MAX)
-			return lb_cmd_error(out, -E2BIG,
-					    "word %u too long (more than %u "
-					    "bytes)",
-					    tl->argc + 1, LB_CMD_ARG_MAX);
+		if ((size_t)(w - start) > LB_CMD_ARG_MAX) {
+			char name[LB_CMD_WORD_NAME_STRLEN];
+
+			return lb_cmd_error(
+				out, -E2BIG, "%s too long (more than %u bytes)",
+				lb_cmd_word_name(name, sizeof(name),
+						 tl->argc + 1, start,
+						 (size_t)(w - start)),
+				LB_CMD_ARG_MAX);
+		}
 		*w++ = '\0';
 		tl->argv[tl->argc++] = start;
 	}
@@ -324,6 +329,38 @@ lb_cmd_quote(const char *arg, char *dst, size_t dstsz)
 nospace:
 	dst[0] = '\0';
 	return -ENOSPC;
+}
+
+const char *
+lb_cmd_word_name(char *dst, size_t dstsz, unsigned int idx, const char *w,
+		 size_t len)
+{
+	size_t n, shown = len > LB_CMD_WORD_SHOWN ? LB_CMD_WORD_SHOWN : len;
+	int k;
+
+	if (dst == NULL || dstsz == 0)
+		return dst;
+	k = snprintf(dst, dstsz, "word %u (\"", idx);
+	if (k < 0 || (size_t)k >= dstsz)
+		return dst;
+	n = (size_t)k;
+	/* The word may be what was wrong with the line: show it so that a
+	 * terminal prints it as it is, whatever bytes it holds. */
+	for (size_t i = 0; w != NULL && i < shown; i++) {
+		unsigned char c = (unsigned char)w[i];
+
+		if (c == '"' || c == '\\')
+			k = snprintf(dst + n, dstsz - n, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			k = snprintf(dst + n, dstsz - n, "\\x%02x", c);
+		else
+			k = snprintf(dst + n, dstsz - n, "%c", c);
+		if (k < 0 || (size_t)k >= dstsz - n)
+			return dst;
+		n += (size_t)k;
+	}
+	snprintf(dst + n, dstsz - n, "%s\")", shown < len ? "..." : "");
+	return dst;
 }
 
 /* ---- registry ---- */
@@ -934,6 +971,83 @@ lb_cmd_markdown(const struct lb_cmd_reg *r, const char *title,
 						   c->def.long_help);
 		}
 	}
+	return rc;
+}
+
+/* A C string literal of @p s, or NULL; a newline ends a literal. */
+static int
+c_literal(const char *s, struct lb_cmd_out *out)
+{
+	int rc;
+
+	if (s == NULL)
+		return lb_cmd_printf(out, "NULL");
+	rc = lb_cmd_printf(out, "\"");
+	for (const char *p = s; *p != '\0' && rc == 0; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '\n')
+			rc = lb_cmd_printf(out, "\\n\"\n\t\t\t\"");
+		else if (c == '"' || c == '\\')
+			rc = lb_cmd_printf(out, "\\%c", c);
+		/* Octal escapes are three digits at most, so the next
+		 * character is never read as one of them. */
+		else if (c < 0x20 || c >= 0x7f || c == '?')
+			rc = lb_cmd_printf(out, "\\%03o", c);
+		else
+			rc = lb_cmd_printf(out, "%c", c);
+	}
+	return rc == 0 ? lb_cmd_printf(out, "\"") : rc;
+}
+
+int
+lb_cmd_csource(const struct lb_cmd_reg *r, const char *name,
+	       struct lb_cmd_out *out)
+{
+	unsigned int n = 0;
+	int rc;
+
+	if (r == NULL || name == NULL || out == NULL)
+		return -EINVAL;
+	rc = lb_cmd_printf(out,
+			   "/* Generated from the command registry by "
+			   "lb_cmd_csource(); do not edit. */\n"
+			   "#include \"lb/cmd.h\"\n\n"
+			   "extern const struct lb_cmd_def %s[];\n"
+			   "extern const unsigned int %s_n;\n\n"
+			   "const struct lb_cmd_def %s[] = {\n",
+			   name, name, name);
+	for (unsigned int i = 0; i < r->n && rc == 0; i++) {
+		const struct lb_cmd_def *d = &r->ent[i]->def;
+
+		/* Every registry has its own `help`. */
+		if (d->fn == cmd_help)
+			continue;
+		const struct {
+			const char *name, *v;
+		} f[] = {
+			{"path", d->path},
+			{"synopsis", d->synopsis},
+			{"help", d->help},
+			{"long_help", d->long_help},
+		};
+
+		n++;
+		rc = lb_cmd_printf(out, "\t{\n");
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]) && rc == 0;
+		     k++) {
+			rc = lb_cmd_printf(out, "\t\t.%s = ", f[k].name);
+			if (rc == 0)
+				rc = c_literal(f[k].v, out);
+			if (rc == 0)
+				rc = lb_cmd_printf(out, ",\n");
+		}
+		if (rc == 0)
+			rc = lb_cmd_printf(out, "\t},\n");
+	}
+	if (rc == 0)
+		rc = lb_cmd_printf(out, "};\n\nconst unsigned int %s_n = %u;\n",
+				   name, n);
 	return rc;
 }
 

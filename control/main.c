@@ -79,6 +79,7 @@ struct opts {
 	uint64_t keep_caps; /* capabilities kept after start-up */
 	bool keep_all;	   /* --keep-caps all: drop nothing */
 	bool markdown;
+	bool cmd_table;	      /* --cmd-table: the registry as C source */
 	const char *acl_auto; /* --acl-auto, NULL: off */
 };
 
@@ -149,6 +150,7 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: lb-control [EAL options] -- [options]\n"
 		"       lb-control --markdown\n"
+		"       lb-control --cmd-table\n"
 		"\n"
 		"Attaches to lb-dataplane as a DPDK secondary process (EAL "
 		"options as the\n"
@@ -183,6 +185,9 @@ usage(FILE *f)
 		"off)\n"
 		"  --markdown          print the command reference in "
 		"Markdown and exit\n"
+		"  --cmd-table         print the commands and their help as "
+		"C source (lbctl's\n"
+		"                      built-in help) and exit\n"
 		"  -h, --help          this text\n",
 		DEF_SOCKET, DEF_SOCK_MODE, DEF_STATE, DEF_METRICS, DEF_TICK_MS);
 }
@@ -200,6 +205,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"tick", required_argument, NULL, 't'},
 		{"redis", required_argument, NULL, 'R'},
 		{"markdown", no_argument, NULL, 'D'},
+		{"cmd-table", no_argument, NULL, 'T'},
 		{"acl-auto", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -266,6 +272,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'D':
 			o->markdown = true;
+			break;
+		case 'T':
+			o->cmd_table = true;
 			break;
 		case 'R':
 			o->redis = optarg;
@@ -1044,6 +1053,8 @@ teardown(struct ctl_main *m)
 	m->ctl.view = NULL;
 }
 
+/* The command reference, without the EAL: Markdown (docs/lbctl.md), or
+ * with --cmd-table C source that lbctl is built with. */
 static int
 markdown(struct ctl_main *m)
 {
@@ -1052,7 +1063,9 @@ markdown(struct ctl_main *m)
 
 	rc = registry_setup(m);
 	lb_cmd_out_init(&out);
-	if (rc == 0)
+	if (rc == 0 && m->o.cmd_table)
+		rc = lb_cmd_csource(m->reg, "lb_cmd_table", &out);
+	else if (rc == 0)
 		rc = lb_cmd_markdown(m->reg, "lbctl command reference", &out);
 	if (rc == 0)
 		fputs(lb_cmd_out_text(&out), stdout);
@@ -1114,10 +1127,11 @@ main(int argc, char **argv)
 	m.rt_lock = -1;
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
 		;
-	/* lb-control's own options come after "--"; --markdown and --help
-	 * alone need no EAL. */
+	/* lb-control's own options come after "--"; --markdown,
+	 * --cmd-table and --help alone need no EAL. */
 	if (argc == 2 &&
 	    (strcmp(argv[1], "--markdown") == 0 ||
+	     strcmp(argv[1], "--cmd-table") == 0 ||
 	     strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		dd = 0;
 	}
@@ -1136,7 +1150,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (m.o.markdown)
+	if (m.o.markdown || m.o.cmd_table)
 		return markdown(&m);
 	if (dd == 0)
 		dd = 1;

@@ -170,7 +170,8 @@ const char *lb_cmd_out_errmsg(const struct lb_cmd_out *o);
 /**
  * Splits one line (no newline) into words following the syntax in the file
  * comment. Errors: "line too long (more than 1024 bytes)", "too many words
- * (more than 64)", "word N too long (more than 255 bytes)", "unterminated
+ * (more than 64)", "word N ("TEXT...") too long (more than 255 bytes)" (see
+ * lb_cmd_word_name()), "unterminated
  * quote starting at column C", "invalid escape '\x' at column C",
  * "control character 0xNN at column C".
  * @return 0 (argc may be 0 for a blank or comment line), -EINVAL, -E2BIG
@@ -187,6 +188,24 @@ int lb_cmd_tokenize(const char *line, struct lb_cmd_line *tl,
  *   @p dst is too small (then @p dst is an empty string).
  */
 int lb_cmd_quote(const char *arg, char *dst, size_t dstsz);
+
+/** Bytes of a word lb_cmd_word_name() shows before "...". */
+#define LB_CMD_WORD_SHOWN 24u
+/** Buffer size for lb_cmd_word_name(), NUL included. */
+#define LB_CMD_WORD_NAME_STRLEN (24u + 4u * LB_CMD_WORD_SHOWN)
+
+/**
+ * How every message names one word of a command line, from the tokenizer
+ * to lb-control's API and lbctl: `word 4 ("xyz")`, words counted from 1
+ * (the command's own words included). The first LB_CMD_WORD_SHOWN bytes
+ * of the @p len bytes at @p w are shown, then "..." if there are more;
+ * `"` and `\` are escaped with a backslash, bytes outside printable ASCII
+ * as `\xNN`. The result is cut to @p dstsz (LB_CMD_WORD_NAME_STRLEN is
+ * always enough).
+ * @return @p dst.
+ */
+const char *lb_cmd_word_name(char *dst, size_t dstsz, unsigned int idx,
+			     const char *w, size_t len);
 
 /* ---- registry and dispatch ---- */
 
@@ -295,6 +314,19 @@ int lb_cmd_help(const struct lb_cmd_reg *r, int argc, char *const *argv,
  */
 int lb_cmd_markdown(const struct lb_cmd_reg *r, const char *title,
 		    struct lb_cmd_out *out);
+
+/**
+ * Appends C source that defines `const struct lb_cmd_def NAME[]` and
+ * `const unsigned int NAME_n`: every command of @p r but the registry's
+ * own `help`, in registration order, with its path, synopsis, help and
+ * long help and no handler. A program built with it knows the help of a
+ * registry it cannot run (lbctl, while lb-control is not running):
+ * registering the table with a handler of its own into a registry of
+ * its own gives the same `help` output as @p r.
+ * @return 0, -EINVAL or -ENOMEM.
+ */
+int lb_cmd_csource(const struct lb_cmd_reg *r, const char *name,
+		   struct lb_cmd_out *out);
 
 /* ---- argument parsers ----
  *

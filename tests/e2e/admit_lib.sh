@@ -9,6 +9,18 @@ admit_gen() {
 		--target "$2" --rate "$3" --seconds "$4" >"$5"
 }
 
+# syn_retrans: SYNs the client namespace's kernel sent again (TcpExt
+# TCPSynRetrans) since it was created. On a starved host a SYN's answer
+# (or the RST refusing it) may come after the client's 1 s timer: the
+# same connection then meets the admission control twice.
+syn_retrans() {
+	# shellcheck disable=SC2016 # an awk program
+	ip netns exec "$NS_CLI" awk '$1 == "TcpExt:" {
+		if (!h) { for (i = 2; i <= NF; i++) n[i] = $i; h = 1; next }
+		for (i = 2; i <= NF; i++) if (n[i] == "TCPSynRetrans") print $i
+	}' /proc/net/netstat
+}
+
 # jf FILE KEY: a field of a generator's result.
 jf() { jq_get "$1" "d[\"$2\"]"; }
 

@@ -13,7 +13,9 @@
 #   - lb-control started again shows exactly that configuration
 #     (`lbctl save` equals the state file);
 #   - new connections and keep-alive requests through the VIP run during
-#     the whole test and none fails: forwarding never stopped.
+#     the whole test and none fails: forwarding never stopped;
+#   - lbctl's flows_total of each backend after the restarts is the
+#     dataplane's own count: those counters outlive lb-control.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 # shellcheck disable=SC2086 # $SVC ("tcp VIP:PORT") is two words on purpose
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
@@ -129,6 +131,19 @@ check "keep-alive requests answered, no socket error, no non-2xx" \
 	'grep -q "requests in" "$E2E_TMP/wrk" &&
 	 ! grep -q "Socket errors" "$E2E_TMP/wrk" &&
 	 ! grep -q "Non-2xx" "$E2E_TMP/wrk"'
+
+# lb-control reads the flow counts of backends in the dataplane's shared
+# memory, where they outlive lb-control: after every restart it shows
+# all the flows since the backend was added, as the dataplane does.
+ctl_json "$E2E_TMP/list.json" backend list
+tel_save /lb/backends "$E2E_TMP/tel.json"
+for i in 1 2; do
+	lc=$(jq_get "$E2E_TMP/list.json" "sum(x['flows_total'] for x in
+		d['backends'] if x['backend'] == '$(be_addr "$i"):80')")
+	dp=$(be_field "$E2E_TMP/tel.json" "$SVC" "$i" flows_total)
+	check "be$i: flows_total after $ROUNDS restarts of lb-control is the dataplane's ($lc = $dp)" \
+		'[ "$lc" = "$dp" ] && [ "$lc" -gt 0 ]'
+done
 
 ctl_stop
 dp_stop

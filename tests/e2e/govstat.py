@@ -10,6 +10,8 @@
       the targets of the refused requests (503, 429), one per line.
   govstat.py count FILE STATUS
       how many requests got STATUS.
+  govstat.py span FILE
+      seconds from the first request sent to the last one.
 """
 
 import json
@@ -50,6 +52,9 @@ def main(argv):
     elif len(argv) == 4 and argv[1] == "count":
         print(sum(1 for r in load(argv[2])["records"]
                   if r[2] == int(argv[3])))
+    elif len(argv) == 3 and argv[1] == "span":
+        sent = [r[0] for r in load(argv[2])["records"]]
+        print("%.3f" % (max(sent) - min(sent) if sent else 0.0))
     else:
         sys.stderr.write(__doc__)
         return 2

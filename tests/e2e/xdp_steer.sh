@@ -260,15 +260,22 @@ done
 
 # acl_flood SRC N [COUNTER]: "rx=<dataplane rx delta> drop=<COUNTER
 # delta>" of N datagrams from SRC to the VIP; COUNTER is drop_deny unless
-# given.
+# given. The counts are read once the N datagrams are accounted for, or
+# after 10 s: a starved worker may take seconds to receive them.
 acl_flood() {
-	local rx0 rx1 d0 d1 c=${3:-drop_deny}
+	local rx0 rx1 d0 d1 c=${3:-drop_deny} t0=$SECONDS
 	rx0=$(dp_rx)
 	d0=$(counter "$c")
 	flood "$1" "$2"
-	sleep 0.5
-	rx1=$(dp_rx)
-	d1=$(counter "$c")
+	while :; do
+		rx1=$(dp_rx)
+		d1=$(counter "$c")
+		if [ $((rx1 - rx0 + d1 - d0)) -ge "$2" ] ||
+			[ $((SECONDS - t0)) -ge 10 ]; then
+			break
+		fi
+		sleep 0.2
+	done
 	echo "rx=$((rx1 - rx0)) drop=$((d1 - d0))"
 }
 

@@ -64,10 +64,13 @@ static const struct req_case req_cases[] = {
 	{"{\"v\":1,\"argv\":[],\"apply\":\"\"}", -EINVAL, "exactly one of", 0,
 	 NULL},
 	{"{\"v\":1,\"argv\":\"stats\"}", -EINVAL, "array of strings", 0, NULL},
-	{"{\"v\":1,\"argv\":[1]}", -EINVAL, "argv[0] is not a string", 0, NULL},
-	{"{\"v\":1,\"argv\":[\"a\",null]}", -EINVAL, "argv[1]", 0, NULL},
-	{"{\"v\":1,\"argv\":[\"a\\nb\"]}", -EINVAL, "control character 0x0a", 0,
-	 NULL},
+	{"{\"v\":1,\"argv\":[1]}", -EINVAL, "word 1 is not a string", 0, NULL},
+	{"{\"v\":1,\"argv\":[\"a\",null]}", -EINVAL, "word 2 is not a string",
+	 0, NULL},
+	{"{\"v\":1,\"argv\":[\"a\\nb\"]}", -EINVAL,
+	 "word 1 (\"a\\x0ab\"): control character 0x0a", 0, NULL},
+	{"{\"v\":1,\"argv\":[\"service\",\"a\\tb\",\"c\\u001bd\"]}", -EINVAL,
+	 "word 3 (\"c\\x1bd\"): control character 0x1b", 0, NULL},
 	{"{\"v\":1,\"argv\":[\"a\\u007f\"]}", -EINVAL, "0x7f", 0, NULL},
 	{"{\"v\":1,\"argv\":[\"a\\u0000b\"]}", -EINVAL, "malformed JSON", 0,
 	 NULL},
@@ -172,7 +175,8 @@ test_parse_details(void **state)
 	snprintf(big, 400, "{\"v\":1,\"argv\":[\"%0256d\"]}", 0);
 	assert_int_equal(lb_api_parse(big, strlen(big), &r, err, sizeof(err)),
 			 -E2BIG);
-	assert_non_null(strstr(err, "argv[0] too long"));
+	assert_non_null(strstr(err, "word 1 (\"000000000000000000000000...\") "
+				    "too long (more than 255 bytes)"));
 	snprintf(big, 400, "{\"v\":1,\"argv\":[\"%0255d\"]}", 0);
 	assert_int_equal(lb_api_parse(big, strlen(big), &r, err, sizeof(err)),
 			 0);

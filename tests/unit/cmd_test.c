@@ -120,7 +120,9 @@ test_tokenize_limits(void **state)
 	memset(line + 2, 'w', LB_CMD_ARG_MAX + 1);
 	line[LB_CMD_ARG_MAX + 3] = '\0';
 	assert_int_equal(lb_cmd_tokenize(line, &tl, &o), -E2BIG);
-	assert_string_equal(o.errmsg, "word 2 too long (more than 255 bytes)");
+	assert_string_equal(o.errmsg,
+			    "word 2 (\"wwwwwwwwwwwwwwwwwwwwwwww...\") "
+			    "too long (more than 255 bytes)");
 
 	/* quotes do not count toward a word's length */
 	lb_cmd_out_reset(&o);
@@ -201,6 +203,58 @@ test_quote_roundtrip(void **state)
 	assert_int_equal(lb_cmd_quote("", small, 3), 2);
 	assert_int_equal(lb_cmd_quote("a\nb", q, sizeof(q)), -EINVAL);
 	assert_int_equal(lb_cmd_quote(NULL, q, sizeof(q)), -EINVAL);
+}
+
+/* ---- naming a word in messages ---- */
+
+struct wname_case {
+	unsigned int idx;
+	const char *w;
+	size_t len;
+	const char *want;
+};
+
+static const struct wname_case wname_cases[] = {
+	{ 4, "xyz", 3, "word 4 (\"xyz\")" },
+	{ 1, "", 0, "word 1 (\"\")" },
+	{ 2, "say \"hi\" \\o/", 12, "word 2 (\"say \\\"hi\\\" \\\\o/\")" },
+	{ 3, "a\nb\x7f\tc", 6, "word 3 (\"a\\x0ab\\x7f\\x09c\")" },
+	{ 5, "\xff\xc3\xa9t\xc3\xa9", 6,
+	  "word 5 (\"\\xff\\xc3\\xa9t\\xc3\\xa9\")" },
+	/* only the first 24 bytes, and the length given, not the NUL */
+	{ 64, "abcdefghijklmnopqrstuvwxyz", 26,
+	  "word 64 (\"abcdefghijklmnopqrstuvwx...\")" },
+	{ 6, "abcdef", 3, "word 6 (\"abc\")" },
+};
+
+static void
+test_word_name(void **state)
+{
+	char buf[LB_CMD_WORD_NAME_STRLEN], small[12];
+	char big[LB_CMD_ARG_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < NELEM(wname_cases); i++) {
+		const struct wname_case *c = &wname_cases[i];
+
+		memset(buf, '#', sizeof(buf));
+		assert_ptr_equal(lb_cmd_word_name(buf, sizeof(buf), c->idx,
+						  c->w, c->len),
+				 buf);
+		NOTE_IF(strcmp(buf, c->want) != 0, "row %zu: '%s', not '%s'\n",
+			i, buf, c->want);
+		assert_string_equal(buf, c->want);
+	}
+	/* The longest name: every shown byte escaped, the largest index. */
+	memset(big, 0x01, sizeof(big));
+	lb_cmd_word_name(buf, sizeof(buf), 4294967295u, big, sizeof(big));
+	assert_int_equal(strlen(buf), sizeof(buf) - 1);
+	assert_string_equal(buf + strlen(buf) - 9, "\\x01...\")");
+	/* A buffer too small cuts the name, NUL-terminated. */
+	assert_string_equal(lb_cmd_word_name(small, sizeof(small), 7, "abcdef",
+					     6),
+			    "word 7 (\"ab");
+	assert_null(lb_cmd_word_name(NULL, 8, 1, "a", 1));
 }
 
 /* ---- argument parsers ---- */
@@ -1161,6 +1215,68 @@ test_markdown(void **state)
 	lb_cmd_reg_free(r);
 }
 
+static void
+test_csource(void **state)
+{
+	static const struct lb_cmd_def odd = {
+		.path = "odd one",
+		.synopsis = "[A|B]",
+		.help = "Say \"hi\" to C:\\ (or \xc3\xa9t\xc3\xa9)?\?=",
+		.long_help = "Line one\n\nLine\tthree\n",
+		.fn = h_xy,
+	};
+	static const char want[] =
+		"/* Generated from the command registry by lb_cmd_csource(); "
+		"do not edit. */\n"
+		"#include \"lb/cmd.h\"\n\n"
+		"extern const struct lb_cmd_def tab[];\n"
+		"extern const unsigned int tab_n;\n\n"
+		"const struct lb_cmd_def tab[] = {\n"
+		"\t{\n"
+		"\t\t.path = \"odd one\",\n"
+		"\t\t.synopsis = \"[A|B]\",\n"
+		"\t\t.help = \"Say \\\"hi\\\" to C:\\\\ (or "
+		"\\303\\251t\\303\\251)\\077\\077=\",\n"
+		"\t\t.long_help = \"Line one\\n\"\n"
+		"\t\t\t\"\\n\"\n"
+		"\t\t\t\"Line\\011three\\n\"\n"
+		"\t\t\t\"\",\n"
+		"\t},\n"
+		"\t{\n"
+		"\t\t.path = \"plain\",\n"
+		"\t\t.synopsis = \"\",\n"
+		"\t\t.help = \"Nothing\",\n"
+		"\t\t.long_help = NULL,\n"
+		"\t},\n"
+		"};\n\n"
+		"const unsigned int tab_n = 2;\n";
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	struct lb_cmd_out o;
+
+	(void)state;
+	assert_non_null(r);
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_cmd_register(r, &odd, NULL), 0);
+	assert_int_equal(lb_cmd_register(r,
+					 &(struct lb_cmd_def){
+						 .path = "plain",
+						 .synopsis = "",
+						 .help = "Nothing",
+						 .fn = h_xy,
+					 },
+					 NULL),
+			 0);
+	/* The registry's own help is not in the table. */
+	assert_int_equal(lb_cmd_csource(r, "tab", &o), 0);
+	NOTE_IF(strcmp(lb_cmd_out_text(&o), want) != 0, "got:\n%s\n",
+		lb_cmd_out_text(&o));
+	assert_string_equal(lb_cmd_out_text(&o), want);
+	assert_int_equal(lb_cmd_csource(NULL, "tab", &o), -EINVAL);
+	assert_int_equal(lb_cmd_csource(r, NULL, &o), -EINVAL);
+	lb_cmd_out_free(&o);
+	lb_cmd_reg_free(r);
+}
+
 /* ---- files ---- */
 
 static int
@@ -1310,6 +1426,7 @@ main(void)
 		cmocka_unit_test(test_tokenize_table),
 		cmocka_unit_test(test_tokenize_limits),
 		cmocka_unit_test(test_quote_roundtrip),
+		cmocka_unit_test(test_word_name),
 		cmocka_unit_test(test_parse_addresses),
 		cmocka_unit_test(test_parse_numbers),
 		cmocka_unit_test(test_parse_words),
@@ -1322,6 +1439,7 @@ main(void)
 		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_markdown),
+		cmocka_unit_test(test_csource),
 		cmocka_unit_test(test_apply_stream),
 		cmocka_unit_test(test_apply_file),
 	};

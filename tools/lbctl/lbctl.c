@@ -8,7 +8,9 @@
  * response is one line of JSON carrying the output text, the data of a
  * listing, or one error line. Everything lbctl can do is an API call; the
  * commands, their checks and their help live in lb-control, so this
- * client knows no command but `apply`.
+ * client knows no command but `apply`. Only the help of lb-control's
+ * commands is built in (generated from its registry at build time), for
+ * `lbctl help` while no lb-control answers.
  *
  * Exit status: 0 done; 1 lb-control refused the command (its error line
  * is printed) or a local input error (unreadable file); 2 usage errors and
@@ -31,6 +33,8 @@
 #include <unistd.h>
 
 #include <jansson.h>
+
+#include "lb/cmd.h"
 
 #ifndef LB_VERSION
 #define LB_VERSION "unknown"
@@ -179,7 +183,11 @@ request_argv(int argc, char **argv, bool json)
 		size_t n = strlen(argv[i]);
 
 		if (utf8_check(argv[i], n) != n) {
-			say("argument %d is not valid UTF-8 text", i + 1);
+			char name[LB_CMD_WORD_NAME_STRLEN];
+
+			say("%s is not valid UTF-8 text",
+			    lb_cmd_word_name(name, sizeof(name),
+					     (unsigned int)i + 1, argv[i], n));
 			json_decref(arr);
 			json_decref(req);
 			return NULL;
@@ -339,6 +347,8 @@ struct conn {
 	int fd;
 	unsigned int timeout_s;
 	struct timespec deadline;
+	bool builtin_help; /* `help`: lbctl answers if it cannot connect */
+	bool unreached;	   /* it could not connect */
 };
 
 /* Says "cannot reach lb-control at PATH: why" and gives EXIT_TROUBLE. */
@@ -351,7 +361,10 @@ trouble(const struct conn *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	say("cannot reach lb-control at %s: %s", c->path, why);
+	say("cannot reach lb-control at %s: %s%s", c->path, why,
+	    c->builtin_help && c->unreached
+		    ? "; the help built into lbctl follows"
+		    : "");
 	return EXIT_TROUBLE;
 }
 
@@ -378,6 +391,8 @@ conn_open(struct conn *c)
 	struct sockaddr_un sa;
 	size_t n = strlen(c->path);
 
+	/* Every failure below means no lb-control to answer. */
+	c->unreached = true;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (n == 0 || n >= sizeof(sa.sun_path))
@@ -406,6 +421,7 @@ conn_open(struct conn *c)
 				       c->timeout_s);
 		nanosleep(&pause, NULL);
 	}
+	c->unreached = false;
 	return 0;
 }
 
@@ -602,14 +618,19 @@ out:
 	return rc;
 }
 
-/* Sends @p req and handles the answer; returns the exit status. */
+/*
+ * Sends @p req and handles the answer; returns the exit status. With
+ * @p unreached (a `help` request), *unreached says whether connecting
+ * failed, and the message says that the built-in help follows.
+ */
 static int
-call(const struct opts *o, json_t *req)
+call(const struct opts *o, json_t *req, bool *unreached)
 {
 	struct conn c = {
 		.path = o->socket,
 		.fd = -1,
 		.timeout_s = o->timeout_s,
+		.builtin_help = unreached != NULL,
 	};
 	size_t len, rlen = 0;
 	char *buf, *line = NULL;
@@ -642,8 +663,57 @@ call(const struct opts *o, json_t *req)
 	}
 	if (c.fd >= 0)
 		close(c.fd);
+	if (unreached != NULL)
+		*unreached = c.unreached;
 	return rc;
 }
+
+/* ---- help without lb-control --------------------------------------------- */
+
+#ifdef LBCTL_CMD_TABLE
+/* lb-control's registry as built with this lbctl (lb-control --cmd-table). */
+extern const struct lb_cmd_def lb_cmd_table[];
+extern const unsigned int lb_cmd_table_n;
+
+/* The handler of every command of the built-in registry, which only
+ * answers `help`: lb-control alone runs commands. */
+static int
+only_lb_control(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	(void)ctx;
+	(void)argc;
+	(void)argv;
+	return lb_cmd_error(out, -ENOTCONN, "only lb-control runs commands");
+}
+
+/* `help [COMMAND]` as lb-control would answer it; the exit status. */
+static int
+builtin_help(int argc, char **argv)
+{
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	struct lb_cmd_out out;
+	int rc = r != NULL ? 0 : -ENOMEM;
+
+	lb_cmd_out_init(&out);
+	for (unsigned int i = 0; i < lb_cmd_table_n && rc == 0; i++) {
+		struct lb_cmd_def d = lb_cmd_table[i];
+
+		d.fn = only_lb_control;
+		rc = lb_cmd_register(r, &d, NULL);
+	}
+	if (rc == 0)
+		rc = lb_cmd_help(r, argc - 1, argv + 1, &out);
+	if (rc == 0)
+		put_text(lb_cmd_out_text(&out), out.len);
+	else if (lb_cmd_out_errmsg(&out)[0] != '\0')
+		say("%s", lb_cmd_out_errmsg(&out));
+	else
+		say("cannot build the help: %s", strerror(-rc));
+	lb_cmd_out_free(&out);
+	lb_cmd_reg_free(r);
+	return rc == 0 ? 0 : EXIT_REFUSED;
+}
+#endif
 
 /* ---- main ---------------------------------------------------------------- */
 
@@ -736,7 +806,19 @@ main(int argc, char **argv)
 		if (req == NULL)
 			return EXIT_TROUBLE;
 	}
-	rc = call(&o, req);
+#ifdef LBCTL_CMD_TABLE
+	if (strcmp(argv[0], "help") == 0) {
+		bool unreached = false;
+
+		rc = call(&o, req, &unreached);
+		if (unreached)
+			rc = builtin_help(argc, argv);
+	} else {
+		rc = call(&o, req, NULL);
+	}
+#else
+	rc = call(&o, req, NULL);
+#endif
 	json_decref(req);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		say("cannot write the answer: %s", strerror(errno));

@@ -239,7 +239,8 @@ def case_words():
                            TMP, "none.sock")))
     check("invalid UTF-8 word: exit 2, one line, nothing sent",
           p.returncode == 2 and one_line(p.stderr) and
-          b"UTF-8" in p.stderr, repr(p.stderr))
+          p.stderr == b'lbctl: word 2 ("\\xff") is not valid UTF-8 text\n',
+          repr(p.stderr))
 
 
 def case_usage():
@@ -423,9 +424,87 @@ def case_protocol():
     check("duplicate keys refused: exit 2", rc == 2, repr(er))
 
 
+def reference_commands():
+    """The command paths of docs/lbctl.md's table, or None without one."""
+    path = os.environ.get("LBCTL_TEST_REFERENCE")
+    if not path:
+        return None
+    cmds = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("| [`"):
+                cmds.append(line[4:line.index("`", 4)])
+    return cmds
+
+
+def listed(out):
+    """The command paths a `help` listing shows (its unindented lines)."""
+    known = reference_commands()
+    paths = []
+    for line in out.decode().splitlines():
+        if (not line or line[0] == " " or line == "Commands:" or
+                line.startswith("Type 'help COMMAND'")):
+            continue
+        words = line.split(" ")
+        # the longest leading words that name a command
+        for n in range(len(words), 0, -1):
+            if " ".join(words[:n]) in known:
+                paths.append(" ".join(words[:n]))
+                break
+        else:
+            paths.append(line)
+    return paths
+
+
+def case_help():
+    cmds = reference_commands()
+    if cmds is None:
+        print("skip: lbctl built without lb-control's commands")
+        return
+    path = os.path.join(TMP, "absent.sock")
+    env = {"LBCTL_SOCKET": path}
+    rc, out, er, _, _ = run(["help"], None, env=env)
+    got = listed(out)
+    check("help without lb-control: exit 0", rc == 0, f"rc={rc} {er!r}")
+    check("help without lb-control: every command of docs/lbctl.md, in "
+          "its order, and nothing else", got == cmds and len(cmds) > 20,
+          f"{got} != {cmds}")
+    check("help without lb-control: one line on stderr saying why",
+          one_line(er) and er.startswith(
+              f"lbctl: cannot reach lb-control at {path}: ".encode()) and
+          b"help built into lbctl" in er, repr(er))
+    rc, out, er, _, _ = run(["help", "service"], None, env=env)
+    want = [c for c in cmds if c.startswith("service ")]
+    check("help service without lb-control: exit 0, the service commands",
+          rc == 0 and listed(out) == want and len(want) >= 4,
+          f"rc={rc} {listed(out)} != {want}")
+    rc, out, _, _, _ = run(["help", "backend", "drain"], None, env=env)
+    check("help backend drain without lb-control: its usage and help",
+          rc == 0 and out.startswith(
+              b"usage: backend drain PROTO VIP:PORT IP:PORT\n\n"),
+          f"rc={rc} {out!r}")
+    rc, out, er, _, _ = run(["help", "frob"], None, env=env)
+    check("help frob without lb-control: exit 1, unknown command",
+          rc == 1 and out == b"" and
+          b"lbctl: unknown command 'frob'; try 'help'\n" in er, repr(er))
+    rc, out, er, reqs, _ = run(["help", "service"],
+                               ok("lb-control's own help\n"))
+    got = json.loads(reqs[0])["argv"] if reqs else None
+    check("help with lb-control: its answer wins",
+          rc == 0 and out == b"lb-control's own help\n" and er == b"" and
+          got == ["help", "service"], f"rc={rc} {out!r} {er!r} {got}")
+    rc, out, er, _, _ = run(["help"], err("refused", -1))
+    check("help refused by lb-control: exit 1, no built-in help",
+          rc == 1 and out == b"" and er == b"lbctl: refused\n",
+          f"rc={rc} {out!r} {er!r}")
+    rc, out, er, _, _ = run(["stats"], None, env=env)
+    check("other commands without lb-control: exit 2, no help",
+          rc == 2 and out == b"" and b"help" not in er, repr(er))
+
+
 CASES = [case_text, case_text_newline, case_json, case_error,
          case_no_server, case_socket_option, case_words, case_usage,
-         case_apply, case_protocol]
+         case_apply, case_protocol, case_help]
 
 
 def main():
