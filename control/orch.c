@@ -21,60 +21,29 @@ extern char **environ;
 
 #define ORCH_SLOTS 8u
 
-/* Kept in name order, so that what lists them does not depend on the link
- * order that runs the constructors. */
-static const struct lb_orch_ops *drivers[ORCH_SLOTS];
-static unsigned int nb_drivers;
+static struct lb_init_entry entries[ORCH_SLOTS];
+static struct lb_init_reg drivers = {entries, 0, ORCH_SLOTS};
 
 int
 lb_orch_register(const struct lb_orch_ops *ops)
 {
-	unsigned int at;
-
 	if (ops == NULL || ops->name == NULL || ops->create == NULL ||
 	    ops->start == NULL || ops->stop == NULL || ops->poll == NULL ||
 	    ops->destroy == NULL || ops->busy == NULL)
 		return -EINVAL;
-	if (lb_orch_find(ops->name) != NULL)
-		return -EEXIST;
-	if (nb_drivers == ORCH_SLOTS)
-		return -ENOSPC;
-	for (at = 0; at < nb_drivers; at++)
-		if (strcmp(ops->name, drivers[at]->name) < 0)
-			break;
-	memmove(&drivers[at + 1], &drivers[at],
-		(nb_drivers - at) * sizeof(drivers[0]));
-	drivers[at] = ops;
-	nb_drivers++;
-	return 0;
+	return lb_init_reg_add(&drivers, ops->name, ops);
 }
 
 const struct lb_orch_ops *
 lb_orch_find(const char *name)
 {
-	for (unsigned int i = 0; name != NULL && i < nb_drivers; i++)
-		if (strcmp(drivers[i]->name, name) == 0)
-			return drivers[i];
-	return NULL;
+	return lb_init_reg_find(&drivers, name);
 }
 
 int
 lb_orch_names(char *buf, size_t len, const char *sep)
 {
-	size_t n = 0;
-
-	if (len > 0)
-		buf[0] = '\0';
-	for (unsigned int i = 0; i < nb_drivers; i++) {
-		int w = snprintf(n < len ? buf + n : NULL,
-				 n < len ? len - n : 0, "%s%s",
-				 i > 0 ? sep : "", drivers[i]->name);
-
-		if (w < 0)
-			return w;
-		n += (size_t)w;
-	}
-	return (int)n;
+	return lb_init_reg_names(&drivers, buf, len, sep);
 }
 
 int

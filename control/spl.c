@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,67 +30,40 @@ struct lb_spl_svc {
 	struct spl_inst inst[];
 };
 
-/*
- * The decay functions register themselves from their own files
- * (spl_decay_*.c, LB_SPL_DECAY_REGISTER); the registry is kept in name
- * order, so that what lists them does not depend on the link order.
- */
-static const struct lb_spl_decay_ops *decay_registry[LB_SPL_DECAY_SLOTS];
-static unsigned int nb_decay;
+/* The decay functions register themselves from their own files
+ * (spl_decay_*.c, LB_SPL_DECAY_REGISTER). */
+static struct lb_init_entry decay_entries[LB_SPL_DECAY_SLOTS];
+static struct lb_init_reg decay_registry = {decay_entries, 0,
+					    LB_SPL_DECAY_SLOTS};
 
 int
 lb_spl_decay_register(const struct lb_spl_decay_ops *ops)
 {
-	unsigned int at;
-
 	if (ops == NULL || ops->name == NULL || ops->name[0] == '\0' ||
 	    ops->decay == NULL)
 		return -EINVAL;
-	if (lb_spl_decay_find(ops->name) != NULL)
-		return -EEXIST;
-	if (nb_decay == LB_SPL_DECAY_SLOTS)
-		return -ENOSPC;
-	for (at = 0; at < nb_decay; at++)
-		if (strcmp(ops->name, decay_registry[at]->name) < 0)
-			break;
-	memmove(&decay_registry[at + 1], &decay_registry[at],
-		(nb_decay - at) * sizeof(decay_registry[0]));
-	decay_registry[at] = ops;
-	nb_decay++;
-	return 0;
+	return lb_init_reg_add(&decay_registry, ops->name, ops);
 }
 
 const struct lb_spl_decay_ops *
 lb_spl_decay_find(const char *name)
 {
+	const struct lb_spl_decay_ops *o;
+
 	if (name == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	for (unsigned int i = 0; i < nb_decay; i++)
-		if (strcmp(decay_registry[i]->name, name) == 0)
-			return decay_registry[i];
-	errno = ENOENT;
-	return NULL;
+	o = lb_init_reg_find(&decay_registry, name);
+	if (o == NULL)
+		errno = ENOENT;
+	return o;
 }
 
 int
 lb_spl_decay_names(char *buf, size_t len, const char *sep)
 {
-	size_t n = 0;
-
-	if (len > 0)
-		buf[0] = '\0';
-	for (unsigned int i = 0; i < nb_decay; i++) {
-		int w = snprintf(n < len ? buf + n : NULL,
-				 n < len ? len - n : 0, "%s%s",
-				 i > 0 ? sep : "", decay_registry[i]->name);
-
-		if (w < 0)
-			return w;
-		n += (size_t)w;
-	}
-	return (int)n;
+	return lb_init_reg_names(&decay_registry, buf, len, sep);
 }
 
 /* Instance side. */
