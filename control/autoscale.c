@@ -388,11 +388,14 @@ conf_check(const struct lb_as *as, const struct lb_as_conf *c,
 				    "thresholds must satisfy 0 <= lower <= "
 				    "upper (lower %g, upper %g)",
 				    c->lower, c->upper);
-	if (d == NULL)
+	if (d == NULL) {
+		char names[256];
+
+		lb_spl_decay_names(names, sizeof(names), ", ");
 		return lb_cmd_error(out, -EINVAL,
-				    "unknown decay '%s'; expected none, age, "
-				    "normalized or halflife",
-				    c->decay);
+				    "unknown decay '%s'; expected one of %s",
+				    c->decay, names);
+	}
 	if (d->check != NULL && d->check(&dp) != 0)
 		return lb_cmd_error(out, -EINVAL,
 				    "decay-time must be above 0 for decay %s",

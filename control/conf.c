@@ -26,6 +26,7 @@
 
 struct lb_conf {
 	lb_conf_sched_known_fn *sched_known;
+	lb_conf_sched_names_fn *sched_names;
 	uint64_t gen;
 	unsigned int nb_addr;
 	unsigned int nb_route;
@@ -272,6 +273,12 @@ lb_conf_create(lb_conf_sched_known_fn *sched_known)
 	memset((char *)c + tail, 0, sizeof(*c) - tail);
 	c->sched_known = sched_known;
 	return c;
+}
+
+void
+lb_conf_set_sched_names(struct lb_conf *c, lb_conf_sched_names_fn *names)
+{
+	c->sched_names = names;
 }
 
 void
@@ -1022,9 +1029,18 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 	rc = lb_cmd_parse_name(o->sched, "sched", LB_CONF_SCHED_LEN, out);
 	if (rc != 0)
 		return rc;
-	if (c->sched_known != NULL && !c->sched_known(o->sched))
-		return lb_cmd_error(out, -EINVAL, "unknown scheduler '%s'",
-				    o->sched);
+	if (c->sched_known != NULL && !c->sched_known(o->sched)) {
+		char names[256];
+
+		if (c->sched_names == NULL)
+			return lb_cmd_error(out, -EINVAL,
+					    "unknown scheduler '%s'", o->sched);
+		c->sched_names(names, sizeof(names), ", ");
+		return lb_cmd_error(
+			out, -EINVAL,
+			"unknown scheduler '%s'; expected one of %s", o->sched,
+			names);
+	}
 	if (o->retries > LB_CONF_RETRIES_MAX)
 		return lb_cmd_error(out, -ERANGE,
 				    "retries %u out of range 0..%u", o->retries,
@@ -1388,6 +1404,7 @@ lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
 	t = lb_conf_create(c->sched_known);
 	if (t == NULL)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
+	t->sched_names = c->sched_names;
 	/* The order of lb_conf_save(): each entry meets what it depends on. */
 	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++)
 		rc = lb_conf_addr_add_vlan(t, c->addr[i].ip, c->addr[i].len,
@@ -1428,6 +1445,7 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 	const size_t tail = offsetof(struct lb_conf, svc) +
 			    sizeof(((struct lb_conf *)NULL)->svc);
 	lb_conf_sched_known_fn *known;
+	lb_conf_sched_names_fn *names;
 	uint64_t gen;
 
 	if (dst == NULL || src == NULL)
@@ -1435,6 +1453,7 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 	if (dst == src)
 		return 0;
 	known = dst->sched_known;
+	names = dst->sched_names;
 	gen = dst->gen;
 	/* Only the entries in use: the whole structure is a few hundred KiB,
 	 * mostly empty backend slots, and lb-control copies it around every
@@ -1451,6 +1470,7 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 		       offsetof(struct lb_conf_svc, be) +
 			       src->svc[i].nb_be * sizeof(src->svc[i].be[0]));
 	dst->sched_known = known;
+	dst->sched_names = names;
 	dst->gen = gen + 1;
 	return 0;
 }

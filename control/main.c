@@ -768,6 +768,8 @@ registry_setup(struct ctl_main *m)
 	m->backup = lb_conf_create(sched_known);
 	if (m->reg == NULL || m->ctl.conf == NULL || m->backup == NULL)
 		return -ENOMEM;
+	lb_conf_set_sched_names(m->ctl.conf, lb_sched_names);
+	lb_conf_set_sched_names(m->backup, lb_sched_names);
 	m->ctl.as = lb_as_create(m->ctl.conf);
 	if (m->ctl.as == NULL)
 		return -ENOMEM;

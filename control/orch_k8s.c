@@ -696,7 +696,7 @@ k_destroy(void *dv, uint64_t wait_ns)
 	free(d);
 }
 
-const struct lb_orch_ops lb_orch_k8s_ops = {
+static const struct lb_orch_ops k8s_ops = {
 	.name = "kubernetes",
 	.check = k_check,
 	.create = k_create,
@@ -708,3 +708,5 @@ const struct lb_orch_ops lb_orch_k8s_ops = {
 	.busy = k_busy,
 	.destroy = k_destroy,
 };
+
+LB_ORCH_REGISTER(k8s_ops);

@@ -399,7 +399,7 @@ p_destroy(void *dv, uint64_t wait_ns)
 	free(d);
 }
 
-const struct lb_orch_ops lb_orch_process_ops = {
+static const struct lb_orch_ops process_ops = {
 	.name = "process",
 	.check = p_check,
 	.create = p_create,
@@ -409,3 +409,5 @@ const struct lb_orch_ops lb_orch_process_ops = {
 	.busy = p_busy,
 	.destroy = p_destroy,
 };
+
+LB_ORCH_REGISTER(process_ops);

@@ -10,8 +10,6 @@
 
 #include "lb/spl.h"
 
-#define NS_PER_MS 1e6
-
 struct spl_inst {
 	bool present;
 	bool fresh;
@@ -32,127 +30,40 @@ struct lb_spl_svc {
 	struct spl_inst inst[];
 };
 
-/* Built-in decay functions. */
-
-static double
-decay_none(const struct lb_spl_decay_params *p, double spl, uint64_t age_ns)
-{
-	(void)p;
-	(void)age_ns;
-	return spl;
-}
-
-/*
- * [0067]: divide the indicator by its age in milliseconds; Table 4 ([0069])
- * turns 0.8 aged 2 ms into 0.4. Ages under 1 ms divide by 1: a divisor
- * below 1 would multiply the value (0.8 at 0.5 ms would become 1.6 and at
- * 0 ms infinity), so the freshest reports would weigh the most instead of
- * simply not having decayed yet. Table 5 agrees: 108-1 keeps 0.95
- * unmodified, which is what this rule gives any report up to 1 ms old.
- */
-static double
-decay_age(const struct lb_spl_decay_params *p, double spl, uint64_t age_ns)
-{
-	double age_ms = (double)age_ns / NS_PER_MS;
-
-	(void)p;
-	return age_ms > 1.0 ? spl / age_ms : spl;
-}
-
-/*
- * [0067]: "the age ..., normalized to a scale between the values 1 and 5"
- * is the decay factor. Ages 0 .. span map linearly onto 1 .. 5 and older
- * ages stay at 5, so a stale report keeps at least a fifth of its value.
- */
-static int
-check_normalized(const struct lb_spl_decay_params *p)
-{
-	return p->norm_span_ns > 0 ? 0 : -EINVAL;
-}
-
-static double
-decay_normalized(const struct lb_spl_decay_params *p, double spl,
-		 uint64_t age_ns)
-{
-	double x = age_ns >= p->norm_span_ns
-			   ? 1.0
-			   : (double)age_ns / (double)p->norm_span_ns;
-
-	return spl / (1.0 + 4.0 * x);
-}
-
-/* "Various other forms of decay factor may also be employed" ([0067]). */
-static int
-check_halflife(const struct lb_spl_decay_params *p)
-{
-	return p->halflife_ns > 0 ? 0 : -EINVAL;
-}
-
-static double
-decay_halflife(const struct lb_spl_decay_params *p, double spl, uint64_t age_ns)
-{
-	return spl * exp2(-(double)age_ns / (double)p->halflife_ns);
-}
-
-static const struct lb_spl_decay_ops decay_ops_none = {
-	.name = "none",
-	.decay = decay_none,
-};
-
-static const struct lb_spl_decay_ops decay_ops_age = {
-	.name = "age",
-	.decay = decay_age,
-};
-
-static const struct lb_spl_decay_ops decay_ops_normalized = {
-	.name = "normalized",
-	.check = check_normalized,
-	.decay = decay_normalized,
-};
-
-static const struct lb_spl_decay_ops decay_ops_halflife = {
-	.name = "halflife",
-	.check = check_halflife,
-	.decay = decay_halflife,
-};
-
-static const struct lb_spl_decay_ops *decay_registry[LB_SPL_DECAY_SLOTS] = {
-	&decay_ops_none,
-	&decay_ops_age,
-	&decay_ops_normalized,
-	&decay_ops_halflife,
-};
+/* The decay functions register themselves from their own files
+ * (spl_decay_*.c, LB_SPL_DECAY_REGISTER). */
+static struct lb_init_entry decay_entries[LB_SPL_DECAY_SLOTS];
+static struct lb_init_reg decay_registry = {decay_entries, 0,
+					    LB_SPL_DECAY_SLOTS};
 
 int
 lb_spl_decay_register(const struct lb_spl_decay_ops *ops)
 {
-	unsigned int i;
-
 	if (ops == NULL || ops->name == NULL || ops->name[0] == '\0' ||
 	    ops->decay == NULL)
 		return -EINVAL;
-	for (i = 0; i < LB_SPL_DECAY_SLOTS && decay_registry[i] != NULL; i++)
-		if (strcmp(decay_registry[i]->name, ops->name) == 0)
-			return -EEXIST;
-	if (i == LB_SPL_DECAY_SLOTS)
-		return -ENOSPC;
-	decay_registry[i] = ops;
-	return 0;
+	return lb_init_reg_add(&decay_registry, ops->name, ops);
 }
 
 const struct lb_spl_decay_ops *
 lb_spl_decay_find(const char *name)
 {
+	const struct lb_spl_decay_ops *o;
+
 	if (name == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	for (unsigned int i = 0;
-	     i < LB_SPL_DECAY_SLOTS && decay_registry[i] != NULL; i++)
-		if (strcmp(decay_registry[i]->name, name) == 0)
-			return decay_registry[i];
-	errno = ENOENT;
-	return NULL;
+	o = lb_init_reg_find(&decay_registry, name);
+	if (o == NULL)
+		errno = ENOENT;
+	return o;
+}
+
+int
+lb_spl_decay_names(char *buf, size_t len, const char *sep)
+{
+	return lb_init_reg_names(&decay_registry, buf, len, sep);
 }
 
 /* Instance side. */

@@ -157,8 +157,12 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		const struct lb_conf_svc *s = lb_conf_svc_at(c, i);
 
 		if (lb_sched_find(s->opts.sched) == NULL) {
-			snprintf(err, errlen, "unknown scheduler '%s'",
-				 s->opts.sched);
+			char names[256];
+
+			lb_sched_names(names, sizeof(names), ", ");
+			snprintf(err, errlen,
+				 "unknown scheduler '%s'; expected one of %s",
+				 s->opts.sched, names);
 			return -EINVAL;
 		}
 		slot_of[i] = svc_slot(prev, s->key.proto, htonl(s->key.vip),

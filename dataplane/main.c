@@ -142,6 +142,7 @@ load_config(const char *path)
 	lb_cmd_out_init(&out);
 	if (reg == NULL || conf == NULL || lb_conf_register(conf, reg) != 0)
 		goto out;
+	lb_conf_set_sched_names(conf, lb_sched_names);
 	rc = lb_cmd_apply_file(reg, path, &out);
 	if (rc != 0) {
 		fprintf(stderr, "lb-dataplane: %s\n", lb_cmd_out_errmsg(&out));

@@ -339,6 +339,12 @@ struct lb_conf_svc {
  */
 typedef int lb_conf_sched_known_fn(const char *name);
 
+/**
+ * Writes the names of the known schedulers to @p buf, separated by @p sep,
+ * for the error about an unknown one (lb_sched_names()).
+ */
+typedef int lb_conf_sched_names_fn(char *buf, size_t len, const char *sep);
+
 struct lb_conf;
 
 /**
@@ -347,6 +353,13 @@ struct lb_conf;
  * @return the configuration, or NULL with errno ENOMEM.
  */
 struct lb_conf *lb_conf_create(lb_conf_sched_known_fn *sched_known);
+
+/**
+ * Makes the error about an unknown scheduler list the known ones, from
+ * @p names (NULL: it names only the unknown one). Kept by lb_conf_copy()
+ * and by the configurations validation makes.
+ */
+void lb_conf_set_sched_names(struct lb_conf *c, lb_conf_sched_names_fn *names);
 
 void lb_conf_free(struct lb_conf *c);
 

@@ -34,6 +34,7 @@
 
 #include "lb/autoscale.h"
 #include "lb/cmd.h"
+#include "lb/init.h"
 
 /** Longest driver-side instance id read from `ID ADDRESS:PORT`. */
 #define LB_ORCH_ID_LEN 63u
@@ -117,14 +118,31 @@ struct lb_orch_ops {
 	void (*destroy)(void *d, uint64_t wait_ns);
 };
 
-/** The built-in drivers. */
-extern const struct lb_orch_ops lb_orch_process_ops;
-extern const struct lb_orch_ops lb_orch_k8s_ops;
-
-/** Registers a driver. @return 0, -EINVAL, -EEXIST, -ENOSPC. */
+/**
+ * Registers a driver; @p ops must outlive the program. Drivers call it
+ * through LB_ORCH_REGISTER(). @return 0, -EINVAL, -EEXIST, -ENOSPC.
+ */
 int lb_orch_register(const struct lb_orch_ops *ops);
+
+/**
+ * Registers the driver @p ops (a `static const struct lb_orch_ops`) before
+ * main(), from the file that defines it (`process` in orch_process.c,
+ * `exec` in orch_exec.c, `kubernetes` in orch_k8s.c); a failure aborts.
+ */
+#define LB_ORCH_REGISTER(ops)                                                  \
+	LB_INIT(lb_orch_init_##ops)                                            \
+	{                                                                      \
+		lb_init_check(lb_orch_register(&(ops)), "orchestrator driver", \
+			      (ops).name);                                     \
+	}
+
 /** The driver called @p name, or NULL. */
 const struct lb_orch_ops *lb_orch_find(const char *name);
+/**
+ * Writes the registered drivers' names to @p buf, in name order, separated
+ * by @p sep. @return the length snprintf() would write.
+ */
+int lb_orch_names(char *buf, size_t len, const char *sep);
 /** The autoscaler's driver check: the named driver's check. */
 int lb_orch_check(const struct lb_as_conf *c, struct lb_cmd_out *out);
 

@@ -5,8 +5,11 @@
 /**
  * @file
  * Schedulers: how a worker picks the backend of a new flow. Each is an ops
- * table registered by name (`adaptive`, `maglev`, `rr`, `wrr`) and owns
- * per-worker state for one service's backend set, so picks take no lock.
+ * table in its own file that registers itself by name with
+ * LB_SCHED_REGISTER() (`adaptive`, `maglev`, `rr`, `wrr` in
+ * dataplane/sched/), and owns per-worker state for one service's backend
+ * set, so picks take no lock. Workers look the ops up when they switch to
+ * a new table, never per packet.
  *
  * A new flow is dispatched in trials (Algorithm 2 of the adaptive dispatch
  * paper): trial 1 is pick(); when the backend refuses the connection
@@ -18,8 +21,10 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "lb/init.h"
 #include "lb/rng.h"
 
 #define LB_SCHED_NAME_MAX 16
@@ -100,16 +105,44 @@ struct lb_sched_ops {
 };
 
 /**
- * Registers @p ops under ops->name. The built-in schedulers are always
- * registered. @return 0, -EEXIST (name taken), -ENOSPC, -EINVAL.
+ * Registers @p ops under ops->name; @p ops must outlive the program.
+ * Schedulers call it through LB_SCHED_REGISTER().
+ * @return 0, -EEXIST (name taken), -ENOSPC, -EINVAL.
  */
 int lb_sched_register(const struct lb_sched_ops *ops);
+
+/**
+ * Registers the scheduler @p ops (a `static const struct lb_sched_ops`)
+ * before main(), from the file that defines it; a failure aborts.
+ */
+#define LB_SCHED_REGISTER(ops)                                                 \
+	LB_INIT(lb_sched_init_##ops)                                           \
+	{                                                                      \
+		lb_init_check(lb_sched_register(&(ops)), "scheduler",          \
+			      (ops).name);                                     \
+	}
 
 /** The scheduler called @p name, or NULL. */
 const struct lb_sched_ops *lb_sched_find(const char *name);
 
-/** Fills @p out with up to @p max registered schedulers; returns count. */
+/**
+ * Fills @p out with up to @p max registered schedulers, in name order;
+ * returns the count.
+ */
 unsigned int lb_sched_list(const struct lb_sched_ops **out, unsigned int max);
+
+/**
+ * Writes the registered schedulers' names to @p buf, in name order and
+ * separated by @p sep, as user-facing messages list them. @return the
+ * length snprintf() would write.
+ */
+int lb_sched_names(char *buf, size_t len, const char *sep);
+
+/* For schedulers that keep no error counts and free their state whole. */
+void lb_sched_free(void *st);
+void lb_sched_no_result(void *st, uint32_t be, bool ok);
+uint32_t lb_sched_no_errors(void *st, uint32_t be);
+int lb_sched_no_set_errors(void *st, uint32_t be, uint32_t errors);
 
 /** The scheduler used when a service names none. */
 #define LB_SCHED_DEFAULT "adaptive"

@@ -27,7 +27,10 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "lb/init.h"
 
 /** Largest instance capacity of one service (size of a decision record). */
 #define LB_SPL_INST_MAX 128u
@@ -105,12 +108,30 @@ struct lb_spl_decay_ops {
 int lb_spl_decay_register(const struct lb_spl_decay_ops *ops);
 
 /**
- * Looks up a decay function by name (case-sensitive). Built-ins: "none",
- * "age", "normalized", "halflife".
+ * Registers the decay function @p ops (a `static const struct
+ * lb_spl_decay_ops`) before main(), from the file that defines it
+ * (control/spl_decay_*.c); a failure aborts.
+ */
+#define LB_SPL_DECAY_REGISTER(ops)                                             \
+	LB_INIT(lb_spl_decay_init_##ops)                                       \
+	{                                                                      \
+		lb_init_check(lb_spl_decay_register(&(ops)), "decay function", \
+			      (ops).name);                                     \
+	}
+
+/**
+ * Looks up a decay function by name (case-sensitive): "none", "age",
+ * "normalized", "halflife", and any other registered.
  *
  * @return the ops, or NULL (errno ENOENT; EINVAL for a NULL name).
  */
 const struct lb_spl_decay_ops *lb_spl_decay_find(const char *name);
+
+/**
+ * Writes the registered decay functions' names to @p buf, in name order,
+ * separated by @p sep. @return the length snprintf() would write.
+ */
+int lb_spl_decay_names(char *buf, size_t len, const char *sep);
 
 /**
  * Instance side (claim 3, [0063]): SPL = execution time / benchmark time,

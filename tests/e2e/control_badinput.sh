@@ -106,8 +106,10 @@ bad "no backend $NOBE in $SVC" backend set $SVC "$NOBE" weight 2
 bad "weight 0 out of range 1..65535" backend set $SVC "$BE1" weight 0
 bad "weight 70000 out of range 1..65535" \
 	backend add $SVC "$BE_NET.12:80" weight 70000
-bad "unknown scheduler 'fastest'" service set $SVC sched fastest
-bad "unknown scheduler 'fastest'" service add tcp "$VIP:81" sched fastest
+# The schedulers offered are those lb-control links (dataplane/sched/).
+m="unknown scheduler 'fastest'; expected one of adaptive, maglev, rr, wrr"
+bad "$m" service set $SVC sched fastest
+bad "$m" service add tcp "$VIP:81" sched fastest
 bad "http needs a tcp service" service add udp "$VIP:53" http
 m="unknown option 'bogus'; expected sched, http, retries, deferq,"
 m="$m retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject,"

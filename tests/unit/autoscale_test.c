@@ -159,6 +159,11 @@ test_bad_input(void **state)
 	}
 	assert_int_equal(lb_as_generation(f->as), g0);
 	assert_int_equal(lb_as_nb_svcs(f->as), 0);
+	/* The decay functions the error offers come from their registry. */
+	assert_true(run(f, "scale set " SVC " decay fast") < 0);
+	assert_string_equal(lb_cmd_out_errmsg(&f->out),
+			    "unknown decay 'fast'; expected one of age, "
+			    "halflife, none, normalized");
 	assert_int_equal(run(f, "scale set " SVC " max 3"), 0);
 	g0 = lb_as_generation(f->as);
 	assert_true(run(f, "scale set " SVC " max 2 min 5") < 0);

@@ -43,6 +43,12 @@ known_no_maglev(const char *name)
 	return strcmp(name, "maglev") != 0 && known(name);
 }
 
+static int
+names_no_maglev(char *buf, size_t len, const char *sep)
+{
+	return snprintf(buf, len, "adaptive%srr%swrr", sep, sep);
+}
+
 struct fx {
 	struct lb_cmd_reg *r;
 	struct lb_conf *c;
@@ -1415,6 +1421,13 @@ test_validate_and_copy(void **state)
 	/* the copy is checked against its own dataplane's schedulers */
 	assert_int_equal(lb_conf_validate(b, &o), -EINVAL);
 	assert_string_equal(o.errmsg, "unknown scheduler 'maglev'");
+	/* with its dataplane's list, which a copy keeps */
+	lb_conf_set_sched_names(b, names_no_maglev);
+	assert_int_equal(lb_conf_copy(b, a->c), 0);
+	lb_cmd_out_reset(&o);
+	assert_int_equal(lb_conf_validate(b, &o), -EINVAL);
+	assert_string_equal(o.errmsg, "unknown scheduler 'maglev'; expected "
+				      "one of adaptive, rr, wrr");
 	assert_int_equal(lb_conf_copy(b, b), 0);
 	assert_int_equal(lb_conf_copy(NULL, b), -EINVAL);
 	assert_int_equal(lb_conf_validate(NULL, NULL), -EINVAL);

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include "lb/cmd.h"
 #include "lb/conf.h"
 #include "lb/dpconf.h"
+#include "lb/sched.h"
 
 static const char *const lines[] = {
 	"addr add 10.11.0.1/24 port 0",
@@ -410,6 +413,71 @@ test_snat_drain(void **state)
 	fx_free(f);
 }
 
+/*
+ * The dataplane's schedulers are the ones dataplane/sched/ registers, no
+ * more: `first`, which only sched_test links, is unknown here, and the
+ * error lists the registry. docs/policies.md documents the same set.
+ */
+static void
+test_sched_registry(void **state)
+{
+	const struct lb_sched_ops *all[LB_SCHED_MAX];
+	unsigned int n = lb_sched_list(all, LB_SCHED_MAX);
+	struct lb_conf *c = lb_conf_create(NULL);
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	struct lb_dpconf *d = malloc(sizeof(*d));
+	char path[512], line[512], err[160];
+	unsigned int rows = 0;
+	struct lb_cmd_out o;
+	const char *src = getenv("LB_SRC_DIR");
+	bool in_table = false;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(r);
+	assert_non_null(d);
+	assert_int_equal(n, 4);
+	assert_null(lb_sched_find("first"));
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_conf_register(c, r), 0);
+	assert_int_equal(lb_cmd_exec_line(r,
+					  "service add tcp 10.0.0.1:80 "
+					  "sched first",
+					  &o),
+			 0);
+	assert_int_equal(lb_dpconf_build(d, c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown scheduler 'first'; expected one of "
+				 "adaptive, maglev, rr, wrr");
+
+	/* Rows of the schedulers' table: "| `name` ...". */
+	assert_non_null(src);
+	snprintf(path, sizeof(path), "%s/docs/policies.md", src);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char name[LB_SCHED_NAME_MAX + 1];
+
+		if (strncmp(line, "## Schedulers (`sched`)", 23) == 0)
+			in_table = true;
+		else if (in_table && strncmp(line, "## ", 3) == 0)
+			break;
+		if (!in_table || sscanf(line, "| `%16[a-z0-9_-]`", name) != 1)
+			continue;
+		if (lb_sched_find(name) == NULL)
+			fail_msg("docs/policies.md: `%s` is not registered",
+				 name);
+		rows++;
+	}
+	fclose(f);
+	assert_int_equal(rows, n);
+
+	lb_cmd_out_free(&o);
+	lb_cmd_reg_free(r);
+	lb_conf_free(c);
+	free(d);
+}
+
 int
 main(void)
 {
@@ -420,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_next_hop),
 		cmocka_unit_test(test_stable_slots),
 		cmocka_unit_test(test_snat_drain),
+		cmocka_unit_test(test_sched_registry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -214,6 +214,67 @@ calls(const char *what)
 	return n;
 }
 
+/*
+ * Every driver registers itself from its own file: the three of control/
+ * and `static`, which tests/unit/orch_static.c adds to this program only.
+ * Nothing names their ops, so each is found only if its constructor ran;
+ * the error for an unknown one lists what the registry holds.
+ */
+static void
+test_registry(void **state)
+{
+	static const char *const names[] = {"exec", "kubernetes", "process",
+					    "static"};
+	struct lb_orch_ev ev[4];
+	struct lb_as_conf c;
+	struct lb_cmd_out out;
+	char list[64];
+	struct run r = {0};
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		assert_non_null(lb_orch_find(names[i]));
+		assert_string_equal(lb_orch_find(names[i])->name, names[i]);
+	}
+	assert_null(lb_orch_find("docker"));
+	assert_null(lb_orch_find(NULL));
+	assert_int_equal(lb_orch_names(list, sizeof(list), ", "),
+			 (int)strlen("exec, kubernetes, process, static"));
+	assert_string_equal(list, "exec, kubernetes, process, static");
+	assert_int_equal(lb_orch_register(lb_orch_find("exec")), -EEXIST);
+
+	lb_as_conf_default(&c);
+	snprintf(c.driver, sizeof(c.driver), "docker");
+	lb_cmd_out_init(&out);
+	assert_int_equal(lb_orch_check(&c, &out), -EINVAL);
+	assert_string_equal(lb_cmd_out_errmsg(&out),
+			    "unknown driver 'docker'; expected one of exec, "
+			    "kubernetes, process, static");
+	snprintf(c.driver, sizeof(c.driver), "static");
+	lb_cmd_out_reset(&out);
+	assert_int_equal(lb_orch_check(&c, &out), 0);
+	lb_cmd_out_free(&out);
+
+	/* The test driver runs like the others. */
+	r.ops = lb_orch_find("static");
+	r.d = r.ops->create(&c, "tcp:10.0.0.1:80", list, sizeof(list));
+	assert_non_null(r.d);
+	assert_int_equal(r.ops->start(r.d, 3, 0), 0);
+	assert_int_equal(r.ops->busy(r.d), 1);
+	assert_int_equal(r.ops->poll(r.d, 0, ev, 4), 1);
+	assert_int_equal(ev[0].kind, LB_ORCH_EV_UP);
+	assert_int_equal(ev[0].inst, 3);
+	assert_string_equal(ev[0].id, "static-3");
+	assert_int_equal(ev[0].ip, 0x7f000001);
+	assert_int_equal(ev[0].port, 10003);
+	assert_int_equal(r.ops->stop(r.d, 3, "static-3", 0), 0);
+	assert_int_equal(r.ops->poll(r.d, 0, ev, 4), 1);
+	assert_int_equal(ev[0].kind, LB_ORCH_EV_STOPPED);
+	assert_int_equal(r.ops->busy(r.d), 0);
+	assert_int_equal(r.ops->stop(r.d, 3, "static-3", 0), 1);
+	r.ops->destroy(r.d, 0);
+}
+
 static void
 test_exec_driver(void **state)
 {
@@ -763,6 +824,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_line),
 		cmocka_unit_test(test_parse_output),
+		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_exec_driver),
 		cmocka_unit_test(test_process_driver),
 		cmocka_unit_test(test_k8s_driver),

@@ -62,27 +62,43 @@ count_picks(const struct lb_sched_ops *ops, void *st, unsigned int picks,
 	}
 }
 
+/*
+ * Every scheduler registers itself from its own file: the four of
+ * dataplane/sched/ and `first`, which tests/unit/sched_first.c adds to this
+ * program only. Nothing in this file names their ops, so each is here only
+ * if its constructor ran.
+ */
 static void
 test_registry(void **state)
 {
-	static const char *const names[] = { "adaptive", "maglev", "rr",
-					     "wrr" };
+	static const char *const names[] = {"adaptive", "first", "maglev", "rr",
+					    "wrr"};
 	const struct lb_sched_ops *all[LB_SCHED_MAX];
-	struct lb_sched_ops dup;
+	/* The registry keeps the pointer: it must outlive the test. */
+	static struct lb_sched_ops dup;
+	char list[64];
 
 	(void)state;
-	for (size_t i = 0; i < 4; i++) {
+	assert_int_equal(lb_sched_list(all, LB_SCHED_MAX), 5);
+	for (size_t i = 0; i < 5; i++) {
 		const struct lb_sched_ops *o = lb_sched_find(names[i]);
 
 		assert_non_null(o);
 		assert_string_equal(o->name, names[i]);
 		assert_non_null(o->help);
+		/* Listed in name order, whatever the link order. */
+		assert_ptr_equal(all[i], o);
 	}
+	assert_int_equal(lb_sched_names(list, sizeof(list), ", "),
+			 (int)strlen("adaptive, first, maglev, rr, wrr"));
+	assert_string_equal(list, "adaptive, first, maglev, rr, wrr");
+	assert_int_equal(lb_sched_names(list, 5, " "),
+			 (int)strlen("adaptive first maglev rr wrr"));
+	assert_string_equal(list, "adap");
 	assert_non_null(lb_sched_find(LB_SCHED_DEFAULT));
 	assert_null(lb_sched_find("lc"));
 	assert_null(lb_sched_find(""));
 	assert_null(lb_sched_find(NULL));
-	assert_int_equal(lb_sched_list(all, LB_SCHED_MAX), 4);
 
 	dup = *lb_sched_find("rr");
 	assert_int_equal(lb_sched_register(&dup), -EEXIST);
@@ -95,8 +111,43 @@ test_registry(void **state)
 	dup.name = "rr2";
 	assert_int_equal(lb_sched_register(&dup), 0);
 	assert_ptr_equal(lb_sched_find("rr2"), &dup);
-	assert_int_equal(lb_sched_list(all, LB_SCHED_MAX), 5);
+	assert_int_equal(lb_sched_list(all, LB_SCHED_MAX), 6);
+	assert_ptr_equal(all[4], &dup);
 	assert_int_equal(lb_sched_list(all, 2), 2);
+}
+
+/* The `first` scheduler, found by name like the built-in ones, picks the
+ * first eligible backend and retries in index order. */
+static void
+test_first(void **state)
+{
+	static const uint32_t w[N] = {1, 1, 1, 1};
+	const struct lb_sched_ops *ops = lb_sched_find("first");
+	struct lb_sched_be be[N];
+	uint32_t got = UINT32_MAX;
+	void *st;
+
+	(void)state;
+	assert_non_null(ops);
+	backends(be, w);
+	be[0].eligible = false;
+	st = create_built(ops, be, N);
+	assert_non_null(st);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(ops->pick(st, lb_rng_u64(&rng), &rng, &got),
+				 0);
+		assert_int_equal(got, 1);
+	}
+	assert_int_equal(ops->next(st, 1, &got), 0);
+	assert_int_equal(got, 2);
+	assert_int_equal(ops->set_eligible(st, 2, false), 0);
+	assert_int_equal(ops->next(st, 1, &got), 0);
+	assert_int_equal(got, 3);
+	assert_int_equal(ops->next(st, 3, &got), -ENOENT);
+	assert_int_equal(ops->set_eligible(st, 0, true), 0);
+	assert_int_equal(ops->pick(st, 0, &rng, &got), 0);
+	assert_int_equal(got, 0);
+	ops->destroy(st);
 }
 
 /* Expected shares of N picks for each scheduler given the weights; rr and
@@ -384,6 +435,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_first),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_wrr_smooth),
 		cmocka_unit_test(test_drain_and_next),

@@ -195,6 +195,7 @@ test_decay_lookup(void **state)
 		{"none", 1}, {"age", 1}, {"normalized", 1}, {"halflife", 1},
 		{"AGE", 0},  {"", 0},	 {"bogus", 0},	    {"age ", 0},
 	};
+	char list[64];
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -213,6 +214,11 @@ test_decay_lookup(void **state)
 	errno = 0;
 	assert_null(lb_spl_decay_find(NULL));
 	assert_int_equal(errno, EINVAL);
+	/* Each registers itself from its own file; the list is in name
+	 * order whatever the link order. */
+	assert_int_equal(lb_spl_decay_names(list, sizeof(list), ", "),
+			 (int)strlen("age, halflife, none, normalized"));
+	assert_string_equal(list, "age, halflife, none, normalized");
 	/* The seed's worked example divides by the age ([0067], Table 4). */
 	assert_string_equal(LB_SPL_DECAY_DEFAULT, "age");
 }
