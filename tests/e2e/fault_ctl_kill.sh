@@ -141,8 +141,10 @@ for i in 1 2; do
 	lc=$(jq_get "$E2E_TMP/list.json" "sum(x['flows_total'] for x in
 		d['backends'] if x['backend'] == '$(be_addr "$i"):80')")
 	dp=$(be_field "$E2E_TMP/tel.json" "$SVC" "$i" flows_total)
+	# be1 keeps weight 1 while be2's climbs into the hundreds, so it may
+	# get no new flow at all: only be2's count must be above 0.
 	check "be$i: flows_total after $ROUNDS restarts of lb-control is the dataplane's ($lc = $dp)" \
-		'[ "$lc" = "$dp" ] && [ "$lc" -gt 0 ]'
+		'[ "$lc" = "$dp" ] && { [ "$i" = 1 ] || [ "$lc" -gt 0 ]; }'
 done
 
 ctl_stop
