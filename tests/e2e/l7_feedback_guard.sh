@@ -33,8 +33,9 @@ SVC="tcp $VIP:80"
 
 inst_opts() { echo --delay-ms 1; }
 
-# lost FILE0 FILE1: "LOST S1 S2 S3 S4", the share of new connections
-# taken out of rotation (sum of max(0, fair - share)) and each share.
+# lost FILE0 FILE1: "LOST N S1 S2 S3 S4", the share of new connections
+# taken out of rotation (sum of max(0, fair - share)), how many new
+# connections that is, and each share.
 lost() {
 	"$PY" -B -c '
 import json, sys
@@ -46,13 +47,13 @@ d = [fb[k] - fa.get(k, 0) for k in keys]
 tot = sum(d)
 sh = [x / tot if tot else 0 for x in d]
 fair = 1.0 / len(keys)
-print("%.3f %s" % (sum(max(0, fair - s) for s in sh),
-                   " ".join("%.3f" % s for s in sh)))
+print("%.3f %d %s" % (sum(max(0, fair - s) for s in sh), tot,
+                      " ".join("%.3f" % s for s in sh)))
 ' "$@"
 }
 
 # phase NAME: the attack and the legitimate client together; prints
-# "LOST S1..S4" and leaves the legitimate client's summary in NAME.sum.
+# "LOST N S1..S4" and leaves the legitimate client's summary in NAME.sum.
 phase() {
 	local name=$1 apid
 	ip netns exec "$NS_CLI" wrk -t 1 -c 12 -d "$((SECS + 3))s" \
@@ -94,27 +95,39 @@ done
 dp_start_shared "$conf"
 ctl_start
 
-read -r off s_off <<<"$(phase off)"
-e2e_log "guards off: taken out of rotation $off (shares $s_off)"
+read -r off n_off s_off <<<"$(phase off)"
+e2e_log "guards off: taken out of rotation $off (shares $s_off of $n_off)"
 legit_ok off
 check "guards off: the attack takes more than one backend's share ($off > $FAIR)" \
 	"awk -v l='$off' -v f='$FAIR' 'BEGIN { exit !(l > f + 0.1) }'"
 
 ctl_do service set $SVC max-eject 25
-read -r cap s_cap <<<"$(phase cap)"
-e2e_log "max-eject 25: taken out of rotation $cap (shares $s_cap)"
+read -r cap n_cap s_cap <<<"$(phase cap)"
+e2e_log "max-eject 25: taken out of rotation $cap (shares $s_cap of $n_cap)"
 legit_ok cap
-# One backend of four may be weighed down: at most its fair share, with
-# 0.05 for the sampling noise of a few thousand connections.
-check "max-eject 25: at most one backend's share out of rotation ($cap <= $FAIR)" \
-	"awk -v l='$cap' -v f='$FAIR' 'BEGIN { exit !(l <= f + 0.05) }'"
+# One backend of four may be weighed down: at most its fair share, plus
+# the sampling noise of N random picks. Even picks leave on average
+# 0.69/sqrt(N) out of rotation by chance alone (half the sum of four
+# folded normals of deviation sqrt(3/16/N)); 2/sqrt(N), about three
+# times that, is a margin chance alone does not reach, and it stays well
+# below the 0.6 or more that an attack which works takes out.
+noise() { awk -v n="$1" 'BEGIN { printf "%.3f", 2 / sqrt(n > 0 ? n : 1) }'; }
+check "max-eject 25: at most one backend's share out of rotation ($cap <= $FAIR + $(noise "$n_cap"))" \
+	"awk -v l='$cap' -v f='$FAIR' -v e='$(noise "$n_cap")' 'BEGIN { exit !(l <= f + e) }'"
 
 ctl_do service set $SVC max-eject 10 panic 50
-read -r pan s_pan <<<"$(phase panic)"
-e2e_log "defaults (panic 50): taken out of rotation $pan (shares $s_pan)"
+read -r pan n_pan s_pan <<<"$(phase panic)"
+e2e_log "defaults (panic 50): taken out of rotation $pan (shares $s_pan of $n_pan)"
 legit_ok panic
-check "panic: three of four unhealthy spreads evenly ($pan <= 0.1)" \
-	"awk -v l='$pan' 'BEGIN { exit !(l <= 0.1) }'"
+# The backends' flow counts of this phase often grow by a few dozen only,
+# far fewer than the client's connections (see tests/e2e/README.md):
+# below 20 the spread says nothing either way.
+if [ "$n_pan" -ge 20 ]; then
+	check "panic: three of four unhealthy spreads evenly ($pan <= $(noise "$n_pan"))" \
+		"awk -v l='$pan' -v e='$(noise "$n_pan")' 'BEGIN { exit !(l <= e) }'"
+else
+	e2e_log "panic: $n_pan new flows counted, too few to judge the spread"
+fi
 
 ctl_stop
 dp_stop
