@@ -48,6 +48,10 @@ jset_u64(json_t *o, const char *k, uint64_t v)
 		    json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v));
 }
 
+/* The name of value @p i in table @p tbl, "?" for one past its end. */
+#define NAME_OF(tbl, i)                                                        \
+	((unsigned int)(i) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[i] : "?")
+
 static int
 jset_str(json_t *o, const char *k, const char *s)
 {
@@ -701,26 +705,16 @@ admit_json(const struct svc_row *r)
 	if (!bad && a != NULL) {
 		bad |= jset_u64(j, "rate", a->rate);
 		bad |= jset_u64(j, "burst", a->rate ? lb_admit_burst(a) : 0);
-		bad |= jset_str(j, "key", a->key < LB_ADMIT_KEY_MAX
-						  ? lb_admit_key_names[a->key]
-						  : "?");
+		bad |= jset_str(j, "key", NAME_OF(lb_admit_key_names, a->key));
 		bad |= jset_u64(j, "prefix", a->prefix);
 		bad |= jset_str(j, "reject",
-				a->reject < LB_ADMIT_REJECT_MAX
-					? lb_admit_reject_names[a->reject]
-					: "?");
+				NAME_OF(lb_admit_reject_names, a->reject));
 		bad |= jset_str(j, "cluster",
-				a->cluster < LB_ADMIT_CLUSTER_MAX
-					? lb_admit_cluster_names[a->cluster]
-					: "?");
+				NAME_OF(lb_admit_cluster_names, a->cluster));
 		bad |= jset_str(j, "full",
-				a->full < LB_ADMIT_FULL_MAX
-					? lb_admit_full_names[a->full]
-					: "?");
+				NAME_OF(lb_admit_full_names, a->full));
 		bad |= jset_str(j, "unfollowable",
-				a->unfollow < LB_ADMIT_UNF_MAX
-					? lb_admit_unfollow_names[a->unfollow]
-					: "?");
+				NAME_OF(lb_admit_unfollow_names, a->unfollow));
 		bad |= jset_u64(j, "table_full",
 				r->rt ? r->v.admit_table_full : 0);
 	}
@@ -936,16 +930,11 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 		", cluster-down %" PRIu64 ", table-full %" PRIu64
 		"; table full %" PRIu64 " times\n",
 		a->rate, a->rate != 0 ? lb_admit_burst(a) : 0,
-		a->key < LB_ADMIT_KEY_MAX ? lb_admit_key_names[a->key] : "?",
+		NAME_OF(lb_admit_key_names, a->key),
 		a->prefix,
-		a->reject < LB_ADMIT_REJECT_MAX
-			? lb_admit_reject_names[a->reject]
-			: "?",
-		a->cluster < LB_ADMIT_CLUSTER_MAX
-			? lb_admit_cluster_names[a->cluster]
-			: "?",
-		a->full < LB_ADMIT_FULL_MAX ? lb_admit_full_names[a->full]
-					    : "?",
+		NAME_OF(lb_admit_reject_names, a->reject),
+		NAME_OF(lb_admit_cluster_names, a->cluster),
+		NAME_OF(lb_admit_full_names, a->full),
 		n[LB_ADMIT_PASS], n[LB_ADMIT_PASS_FULL], n[LB_ADMIT_REJ_EMPTY],
 		n[LB_ADMIT_REJ_NEG], n[LB_ADMIT_REJ_CLUSTER],
 		n[LB_ADMIT_REJ_FULL], r->v.admit_table_full);
