@@ -111,6 +111,12 @@ ctl scale show $SVC | sed 's/^/    /'
 check "an instance never healthy is failed at the start-up timeout" \
 	'[ "$(count failed)" = 1 ] && [ "$(count pending)" = 0 ] &&
 	 grep -q "instance 2 not healthy within the start-up timeout" "$CTL_LOG"'
+# `down` runs from the driver after the instance is marked failed: wait
+# for it (10 s at most) rather than look at once.
+for ((i = 0; i < 100; i++)); do
+	grep -q "^down tcp:$VIP:80 never-5" "$E2E_TMP/calls" && break
+	sleep 0.1
+done
 check "... and taken down" \
 	'grep -q "^down tcp:$VIP:80 never-5" "$E2E_TMP/calls"'
 ctl_json "$E2E_TMP/be.json" backend list $SVC
