@@ -46,7 +46,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "dp.h"
+#include "harness.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
 #include "lb/fb.h"
@@ -54,35 +54,15 @@
 #include "lb/hdr_conf.h"
 #include "lb/hdr_scan.h"
 #include "lb/l7_reject.h"
-#include "pktbuild.h"
 
-#define NB_PORTS 2
-#define RING_SIZE 1024
 #define POOL_SIZE 4095
 #define FLOWS 256
 #define L7_FLOWS 16
-#define NB_DESC 256
-#define TTL_IN 64
-#define ETH 14
 #define SEG_MAX 1400 /* payload of the segments the tests cut */
 #define MSG_MAX 8192
 #define FB_MAX 1024
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-#define CHECK_EQ(got, want, what)                                              \
-	do {                                                                   \
-		uint64_t got_ = (uint64_t)(got), want_ = (uint64_t)(want);     \
-		if (got_ != want_)                                             \
-			fail_msg("%s: %s is %" PRIu64 ", want %" PRIu64,       \
-				 (what), #got, got_, want_);                   \
-	} while (0)
-
 /* ---- the cast (host order) --------------------------------------------- */
 
-#define IP_LB0 PB_IP(198, 51, 100, 1)
-#define IP_C PB_IP(198, 51, 100, 7)
-#define IP_LB1 PB_IP(10, 1, 0, 1)
-#define IP_SNAT PB_IP(10, 1, 0, 2)
 #define IP_BE_HTTP PB_IP(10, 1, 0, 20)
 #define IP_BE_L4 PB_IP(10, 1, 0, 21)
 #define IP_VIP_HTTP PB_IP(203, 0, 113, 10)
@@ -91,8 +71,6 @@
 #define IP_BE_GOV PB_IP(10, 1, 0, 22)
 #define IP_VIP_RATE PB_IP(203, 0, 113, 13)
 #define IP_BE_RATE PB_IP(10, 1, 0, 23)
-#define VPORT 80
-#define BPORT 8080
 
 /* Service slots: the order of conf_lines. */
 #define SVC_HTTP 0
@@ -100,11 +78,6 @@
 #define SVC_GOV 2 /* http with the governor: admission tests */
 #define SVC_RATE 3 /* http with 2 requests of burst, 1/s */
 
-static const uint8_t mac_port[NB_PORTS][6] = {
-	{0x02, 0x1b, 0, 0, 0, 0xa0},
-	{0x02, 0x1b, 0, 0, 0, 0xa1},
-};
-static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
 static const uint8_t mac_be_http[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
 static const uint8_t mac_be_l4[6] = {0x02, 0xbe, 0, 0, 0, 0x21};
 static const uint8_t mac_be_gov[6] = {0x02, 0xbe, 0, 0, 0, 0x22};
@@ -134,51 +107,14 @@ static const char *const conf_lines[] = {
 
 /* ---- a dataplane on ring ports ----------------------------------------- */
 
-static struct rte_mempool *pool;
 static struct lb_hdr_db *hdb;
-static unsigned int env_gen;
-
-struct env {
-	struct lb_dp dp;
-	struct lb_worker *w;
-	unsigned int pool_avail;
-	uint16_t nb_up;
-	int closed;
-	struct rte_ring *rx[NB_PORTS], *tx[NB_PORTS];
-	_Atomic uint64_t gov_m[LB_CONF_MAX_SVCS]; /* as lb-control's */
-	void *admit_mem; /* the global buckets, as lb-dataplane's */
-};
-
-static int
-sched_known(const char *name)
-{
-	return lb_sched_find(name) != NULL;
-}
 
 static void
-load_conf(struct env *e)
+load_conf(struct ph_env *e)
 {
-	struct lb_cmd_reg *reg = lb_cmd_reg_create();
-	struct lb_conf *conf = lb_conf_create(sched_known);
-	struct lb_cmd_out out;
-	char err[256];
+	const char *const *sets[] = {conf_lines};
 
-	assert_non_null(reg);
-	assert_non_null(conf);
-	assert_int_equal(lb_conf_register(conf, reg), 0);
-	lb_cmd_out_init(&out);
-	for (const char *const *l = conf_lines; *l != NULL; l++) {
-		lb_cmd_out_reset(&out);
-		if (lb_cmd_exec_line(reg, *l, &out) != 0)
-			fail_msg("'%s': %s", *l, lb_cmd_out_errmsg(&out));
-	}
-	e->dp.conf = rte_zmalloc("l7pkt_conf", sizeof(*e->dp.conf), 0);
-	assert_non_null(e->dp.conf);
-	if (lb_dpconf_build(e->dp.conf, conf, err, sizeof(err)) != 0)
-		fail_msg("lb_dpconf_build: %s", err);
-	lb_cmd_out_free(&out);
-	lb_conf_free(conf);
-	lb_cmd_reg_free(reg);
+	e->dp.conf = ph_conf_compile(e, sets, NELEM(sets), NULL);
 	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
 					    htonl(IP_VIP_HTTP), htons(VPORT)),
 			 SVC_HTTP);
@@ -189,52 +125,18 @@ load_conf(struct env *e)
 	assert_false(e->dp.conf->svc[SVC_L4].opts.http);
 }
 
-static void
-make_port(struct env *e, uint16_t p)
-{
-	char name[RTE_RING_NAMESIZE];
-	int id;
-
-	snprintf(name, sizeof(name), "l7p%u_%u_rx", env_gen, p);
-	e->rx[p] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
-				   RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "l7p%u_%u_tx", env_gen, p);
-	e->tx[p] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
-				   RING_F_SP_ENQ | RING_F_SC_DEQ);
-	assert_non_null(e->rx[p]);
-	assert_non_null(e->tx[p]);
-	snprintf(name, sizeof(name), "l7pkt%u_%u", env_gen, p);
-	id = rte_eth_from_rings(name, &e->rx[p], 1, &e->tx[p], 1,
-				rte_socket_id());
-	assert_int_equal(id, p);
-	assert_int_equal(
-		lb_port_setup(p, 1, pool, NB_DESC, NB_DESC, &e->dp.port[p]), 0);
-	e->nb_up = (uint16_t)(p + 1);
-	memcpy(e->dp.port[p].mac.addr_bytes, mac_port[p], 6);
-}
-
 /*
  * A fresh dataplane with one worker following up to @p l7_flows HTTP
  * flows, set up as dataplane/main.c does; also kept in *state for the
  * teardown. Neighbours are static: no ARP in the way of the exchanges.
  */
-static struct env *
+static struct ph_env *
 env_up(void **state, uint32_t l7_flows)
 {
-	struct env *e = calloc(1, sizeof(*e));
+	struct ph_env *e = ph_env_new(state);
 	struct timespec ts;
 
-	assert_non_null(e);
-	*state = e;
-	env_gen++;
-	e->pool_avail = rte_mempool_avail_count(pool);
 	load_conf(e);
-	e->dp.pool = pool;
-	e->dp.nb_ports = NB_PORTS;
-	e->dp.nb_workers = 1;
-	e->dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	e->dp.hash_seed = 0x5eed0fa11ba1a2ceull;
-	e->dp.idle_us = 0;
 	e->dp.flows = FLOWS;
 	e->dp.hdb = hdb;
 	e->dp.l7_flows = l7_flows;
@@ -247,11 +149,7 @@ env_up(void **state, uint32_t l7_flows)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	e->dp.epoch_off_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec -
 			     (int64_t)((double)rte_rdtsc() * e->dp.ns_per_tsc);
-	for (uint16_t p = 0; p < NB_PORTS; p++)
-		make_port(e, p);
-	e->w = lb_worker_create(&e->dp, 0, rte_lcore_id());
-	assert_non_null(e->w);
-	e->dp.w[0] = e->w;
+	ph_env_start(e, 1);
 	if (l7_flows > 0)
 		assert_non_null(e->w->l7);
 	assert_int_equal(lb_neigh_set_static(e->w->neigh, htonl(IP_C), mac_c),
@@ -271,76 +169,12 @@ env_up(void **state, uint32_t l7_flows)
 	return e;
 }
 
-/* Frees the dataplane; with @p check every mbuf must be back. */
 static void
-env_close(struct env *e, int check)
+busy_wait_ns(const struct ph_env *e, uint64_t ns)
 {
-	struct rte_mbuf *m;
-	unsigned int avail;
+	uint64_t end = ph_now_ns(e) + ns;
 
-	if (e == NULL || e->closed)
-		return;
-	e->closed = 1;
-	lb_worker_free(e->w);
-	e->w = NULL;
-	e->dp.w[0] = NULL;
-	for (uint16_t p = 0; p < e->nb_up; p++)
-		lb_port_close(p);
-	for (uint16_t p = 0; p < NB_PORTS; p++) {
-		struct rte_ring *r[2] = {e->rx[p], e->tx[p]};
-
-		for (int k = 0; k < 2; k++) {
-			if (r[k] == NULL)
-				continue;
-			while (rte_ring_sc_dequeue(r[k], (void **)&m) == 0)
-				rte_pktmbuf_free(m);
-			rte_ring_free(r[k]);
-		}
-	}
-	rte_free(e->dp.conf);
-	e->dp.conf = NULL;
-	rte_free(e->admit_mem);
-	e->admit_mem = NULL;
-	avail = rte_mempool_avail_count(pool);
-	if (check && avail != e->pool_avail)
-		fail_msg("%d mbuf(s) not returned to the pool",
-			 (int)e->pool_avail - (int)avail);
-}
-
-static int
-teardown(void **state)
-{
-	env_close(*state, 0);
-	free(*state);
-	*state = NULL;
-	return 0;
-}
-
-static uint64_t
-now_ns(const struct env *e)
-{
-	return (uint64_t)((double)rte_rdtsc() * e->dp.ns_per_tsc);
-}
-
-/* Runs the worker's housekeeping (every 1 ms) at least once. */
-static void
-settle(struct env *e)
-{
-	uint64_t end = now_ns(e) + 3000000ull;
-
-	while (now_ns(e) < end)
-		lb_worker_poll(e->w);
-	/* Once more after the deadline: a thread descheduled for longer
-	 * than the loop must still poll once housekeeping is due. */
-	lb_worker_poll(e->w);
-}
-
-static void
-busy_wait_ns(const struct env *e, uint64_t ns)
-{
-	uint64_t end = now_ns(e) + ns;
-
-	while (now_ns(e) < end)
+	while (ph_now_ns(e) < end)
 		;
 }
 
@@ -440,60 +274,26 @@ seg_frame(struct pb_frame *f, const struct conn *c, enum dir d, int fwd,
 	}
 }
 
-/* Takes every frame sent on @p port, copies the first @p max to @p got,
- * in order; returns how many there were. */
-static unsigned int
-take_all(struct env *e, uint16_t port, struct pb_frame *got, unsigned int max)
-{
-	struct rte_mbuf *m;
-	unsigned int n = 0;
-
-	while (rte_ring_sc_dequeue(e->tx[port], (void **)&m) == 0) {
-		uint32_t len = rte_pktmbuf_pkt_len(m);
-
-		if (n < max && m->nb_segs == 1 && len <= PB_FRAME_MAX) {
-			memcpy(got[n].b, rte_pktmbuf_mtod(m, void *), len);
-			got[n].len = len;
-		}
-		n++;
-		rte_pktmbuf_free(m);
-	}
-	return n;
-}
-
-/* Takes every frame sent on @p port; copies the first to @p got. */
-static unsigned int
-take(struct env *e, uint16_t port, struct pb_frame *got)
-{
-	return take_all(e, port, got, got != NULL ? 1 : 0);
-}
-
 /*
  * Sends one segment and checks that the worker forwarded exactly it, byte
  * for byte, on the other port, and sent nothing else.
  */
 static void
-xmit(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
+xmit(struct ph_env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
      const void *data, uint16_t len, const char *what)
 {
 	static struct pb_frame in, want, got;
 	uint32_t ack = d == TO_BE ? c->nxt[TO_C] : c->nxt[TO_BE];
 	uint16_t id = c->ip_id[d]++;
 	uint16_t iport = d == TO_BE ? 0 : 1;
-	struct rte_mbuf *m;
 	unsigned int n;
 
 	if ((flags & PB_SYN) && d == TO_BE)
 		ack = 0;
 	seg_frame(&in, c, d, 0, flags, seq, ack, id, data, len);
-	m = rte_pktmbuf_alloc(pool);
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
-	m->port = iport;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
-	lb_worker_poll(e->w);
-	n = take(e, (uint16_t)(1 - iport), &got);
-	if (n != 1 || take(e, iport, NULL) != 0)
+	ph_rx(e, iport, &in);
+	n = ph_take(e, (uint16_t)(1 - iport), 0, &got, 1);
+	if (n != 1 || ph_take(e, iport, 0, NULL, 0) != 0)
 		fail_msg("%s: %u frame(s) forwarded, want 1", what, n);
 	if (c->sport == 0 && d == TO_BE) {
 		/* The client's SYN: the worker picks the SNAT port. */
@@ -506,7 +306,7 @@ xmit(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
 
 /* Three-way handshake through the worker. */
 static void
-conn_open(struct env *e, struct conn *c)
+conn_open(struct ph_env *e, struct conn *c)
 {
 	xmit(e, c, TO_BE, PB_SYN, c->iss, NULL, 0, "client SYN");
 	xmit(e, c, TO_C, PB_SYN | PB_ACK, c->irs, NULL, 0, "backend SYN-ACK");
@@ -515,7 +315,7 @@ conn_open(struct env *e, struct conn *c)
 
 /* Sends @p len bytes in direction @p d, in segments cut at @p cuts. */
 static void
-send_cut(struct env *e, struct conn *c, enum dir d, const void *data,
+send_cut(struct ph_env *e, struct conn *c, enum dir d, const void *data,
 	 size_t len, const size_t *cuts, unsigned int nb_cuts, const char *what)
 {
 	const uint8_t *p = data;
@@ -536,7 +336,7 @@ send_cut(struct env *e, struct conn *c, enum dir d, const void *data,
 
 /* Sends @p len bytes in segments of at most @p seg bytes. */
 static void
-send_seg(struct env *e, struct conn *c, enum dir d, const void *data,
+send_seg(struct ph_env *e, struct conn *c, enum dir d, const void *data,
 	 size_t len, size_t seg, const char *what)
 {
 	size_t cuts[MSG_MAX];
@@ -548,7 +348,7 @@ send_seg(struct env *e, struct conn *c, enum dir d, const void *data,
 }
 
 static void
-send_str(struct env *e, struct conn *c, enum dir d, const char *s,
+send_str(struct ph_env *e, struct conn *c, enum dir d, const char *s,
 	 const char *what)
 {
 	send_seg(e, c, d, s, strlen(s), SEG_MAX, what);
@@ -590,7 +390,7 @@ w_spl(uint16_t st, double spl)
 
 /* The L7 records (HTTP, SPL, ORCA) waiting in the worker's ring. */
 static unsigned int
-fb_take(struct env *e, struct lb_fb *r, unsigned int max)
+fb_take(struct ph_env *e, struct lb_fb *r, unsigned int max)
 {
 	struct lb_fb tmp[64];
 	unsigned int n = 0, k;
@@ -656,7 +456,7 @@ want_kind(const struct lb_fb *r, unsigned int n, unsigned int i, uint8_t kind,
  * responses @p ws, in order: HTTP, then SPL if any, then ORCA if any.
  */
 static void
-expect_obs(struct env *e, const struct conn *c, const struct want *ws,
+expect_obs(struct ph_env *e, const struct conn *c, const struct want *ws,
 	   unsigned int nb, const char *what)
 {
 	static struct lb_fb r[FB_MAX];
@@ -738,27 +538,28 @@ expect_obs(struct env *e, const struct conn *c, const struct want *ws,
 }
 
 static void
-expect_one(struct env *e, const struct conn *c, struct want w, const char *what)
+expect_one(struct ph_env *e, const struct conn *c, struct want w,
+	   const char *what)
 {
 	expect_obs(e, c, &w, 1, what);
 }
 
 static void
-expect_none(struct env *e, const struct conn *c, const char *what)
+expect_none(struct ph_env *e, const struct conn *c, const char *what)
 {
 	expect_obs(e, c, NULL, 0, what);
 }
 
 static const struct lb_be_stats *
-bst(const struct env *e, uint16_t svc)
+bst(const struct ph_env *e, uint16_t svc)
 {
 	return &e->w->bst[svc][0];
 }
 
 /* Responses, 5xx among them, and requests in flight toward the backend. */
 static void
-expect_be(const struct env *e, uint16_t svc, uint64_t responses, uint64_t x5xx,
-	  int64_t inflight, const char *what)
+expect_be(const struct ph_env *e, uint16_t svc, uint64_t responses,
+	  uint64_t x5xx, int64_t inflight, const char *what)
 {
 	const struct lb_be_stats *b = bst(e, svc);
 
@@ -773,7 +574,7 @@ expect_be(const struct env *e, uint16_t svc, uint64_t responses, uint64_t x5xx,
 
 /* One exchange: @p req from the client, @p resp from the backend. */
 static void
-exchange(struct env *e, struct conn *c, const char *req, const char *resp,
+exchange(struct ph_env *e, struct conn *c, const char *req, const char *resp,
 	 const char *what)
 {
 	send_str(e, c, TO_BE, req, what);
@@ -802,7 +603,7 @@ wall_ms(void)
 static void
 test_exchange(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	char resp[512];
 	struct conn c, l4;
 	struct want w;
@@ -862,10 +663,10 @@ test_exchange(void **state)
 		 "plain L4 exchange");
 	expect_none(e, &l4, "plain L4 service");
 	expect_be(e, SVC_L4, 0, 0, 0, "plain L4 service");
-	settle(e);
+	ph_settle(e);
 	CHECK_EQ(e->w->st.l7_flows, 1, "flows followed");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -883,7 +684,7 @@ test_split_every_offset(void **state)
 				   "X-SPL: 0.4375\r\nX-SPL-Time: 1\r\n"
 				   "Content-Length: 22\r\n\r\n"
 				   "X-SPL: 9\r\nX-SPL: 9\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t rl = strlen(req), sl = strlen(resp);
 	uint64_t n = 0;
 	char what[64];
@@ -924,7 +725,7 @@ test_split_every_offset(void **state)
 	}
 	expect_be(e, SVC_HTTP, n + 1 + sl - 2, 0, 0, "after every cut");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -946,7 +747,7 @@ test_chunked(void **state)
 	static const char plain[] =
 		"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
 		"c\r\n\r\nX-SPL: 9\r\n\r\n0\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t sl = strlen(resp);
 	const struct want ws[2] = {w_spl(200, 0.25), w_plain(404)};
 	char what[64];
@@ -973,7 +774,7 @@ test_chunked(void **state)
 	expect_one(e, &c, w_plain(201), "chunked request");
 	expect_be(e, SVC_HTTP, 2 * sl + 1, 0, 0, "chunked");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -996,7 +797,7 @@ test_pipelined(void **state)
 		"HTTP/1.1 201 Created\r\nX-SPL: 0.3\r\nContent-Length: 0\r\n"
 		"\r\n"
 		"HTTP/1.1 404 Nope\r\nX-SPL: 0.4\r\nContent-Length: 0\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct want ws[4] = {w_spl(200, 0.1), w_plain(503), w_spl(201, 0.3),
 			     w_spl(404, 0.4)};
 	size_t rl = strlen(reqs), sl = strlen(resps);
@@ -1050,7 +851,7 @@ test_pipelined(void **state)
 	}
 	expect_be(e, SVC_HTTP, 4 * sl + 3, sl, 0, "interleaved");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1061,7 +862,7 @@ test_pipelined(void **state)
 static void
 test_no_content(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct want ws[3];
 	struct conn c;
 
@@ -1140,7 +941,7 @@ test_no_content(void **state)
 		 "next exchange");
 	expect_one(e, &c, w_spl(200, 0.7), "after the early answer");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1153,7 +954,7 @@ test_retransmit(void **state)
 	static const char req[] = "GET /r HTTP/1.1\r\nX-Priority: 6\r\n\r\n";
 	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n"
 				   "X-SPL: 0.75\r\n\r\nbody";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t sl = strlen(resp), rl = strlen(req);
 	struct want w = w_spl(200, 0.75);
 	uint32_t r0, q0;
@@ -1199,7 +1000,7 @@ test_retransmit(void **state)
 	expect_one(e, &c, w, "next exchange");
 	expect_be(e, SVC_HTTP, 2, 0, 0, "next exchange");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1212,7 +1013,7 @@ test_out_of_order(void **state)
 {
 	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
 				   "X-SPL: 0.5\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t sl = strlen(resp);
 	struct conn c, d;
 	uint32_t r0;
@@ -1249,7 +1050,7 @@ test_out_of_order(void **state)
 	send_str(e, &d, TO_C, resp, "response");
 	expect_none(e, &d, "request gap");
 	expect_be(e, SVC_HTTP, 1, 0, 0, "request gap");
-	settle(e);
+	ph_settle(e);
 	CHECK_EQ(e->w->st.l7_flows, 2, "flows followed");
 
 	/* A new flow takes the pool entries back and is followed. */
@@ -1258,7 +1059,7 @@ test_out_of_order(void **state)
 	exchange(e, &c, get_req, resp, "new flow");
 	expect_one(e, &c, w_spl(200, 0.5), "new flow");
 	CHECK_EQ(e->w->st.l7_stopped, 2, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* A response header block with @p lines, and what it must yield. */
@@ -1365,7 +1166,7 @@ static const char *const hostile_req[] = {
 static void
 test_hostile(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	static char req[MSG_MAX], resp[MSG_MAX];
 	uint64_t nresp = 0;
 	struct conn c;
@@ -1448,7 +1249,7 @@ test_hostile(void **state)
 		 "HTTP/1.1 200 OK\r\nX-SPL: 0.125\r\nContent-Length: 0\r\n\r\n",
 		 "last exchange");
 	expect_one(e, &c, w_spl(200, 0.125), "last exchange");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1472,7 +1273,7 @@ test_unframeable(void **state)
 	};
 	static const char ok[] = "HTTP/1.1 200 OK\r\nX-SPL: 0.5\r\n"
 				 "Content-Length: 0\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	unsigned int nb = NELEM(resp_lines) + NELEM(req_lines);
 	char msg[256], what[96];
 
@@ -1507,11 +1308,11 @@ test_unframeable(void **state)
 		expect_none(e, &c, what);
 		expect_be(e, SVC_HTTP, i + 1, 0, 0, what);
 	}
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 static uint32_t
-sched_errors(const struct env *e)
+sched_errors(const struct ph_env *e)
 {
 	return e->w->ops[SVC_HTTP]->errors(e->w->sched[SVC_HTTP], 0);
 }
@@ -1526,7 +1327,7 @@ static void
 test_errors(void **state)
 {
 	static const uint16_t codes[] = {500, 502, 503, 599};
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	char resp[128];
 	struct conn c, d;
 	uint32_t errs = 0;
@@ -1569,7 +1370,7 @@ test_errors(void **state)
 	CHECK_EQ(sched_errors(e), 0, "scheduler errors after a 200");
 	CHECK_EQ(bst(e, SVC_HTTP)->sched_errors, 0, "sched_errors shown");
 	expect_be(e, SVC_HTTP, 8, 6, 0, "errors");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1582,7 +1383,7 @@ test_handshake(void **state)
 {
 	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
 				   "X-SPL: 0.5\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct conn c;
 
 	/* Both streams wrap in the middle of the first message. */
@@ -1620,7 +1421,7 @@ test_handshake(void **state)
 	expect_one(e, &c, w_spl(200, 0.5), "same tuple, new connection");
 	expect_be(e, SVC_HTTP, 3, 0, 0, "handshakes");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1633,7 +1434,7 @@ test_pool(void **state)
 {
 	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
 				   "X-SPL: 0.5\r\n\r\n";
-	struct env *e = env_up(state, 2);
+	struct ph_env *e = env_up(state, 2);
 	struct conn c[4];
 
 	for (int i = 0; i < 3; i++) {
@@ -1650,7 +1451,7 @@ test_pool(void **state)
 	xmit(e, &c[0], TO_C, PB_RST | PB_ACK, c[0].nxt[TO_C], NULL, 0,
 	     "backend RST");
 	expect_be(e, SVC_HTTP, 1, 0, 0, "reset");
-	settle(e);
+	ph_settle(e);
 	CHECK_EQ(e->w->st.l7_flows, 2, "flows followed");
 	CHECK_EQ(e->w->st.l7_pool_full, 1, "flows the pool had no room for");
 	conn_init(&c[3], SVC_HTTP, 40103, 9, 9);
@@ -1674,7 +1475,7 @@ test_pool(void **state)
 	expect_one(e, &c[2], w_spl(200, 0.5), "fifth flow, after a close");
 	CHECK_EQ(e->w->st.l7_pool_full, 1, "flows the pool had no room for");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1690,7 +1491,7 @@ test_syn_copy_not_entry(void **state)
 {
 	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
 				   "\r\n";
-	struct env *e = env_up(state, 2);
+	struct ph_env *e = env_up(state, 2);
 	struct conn a, b, d, x[3];
 	uint32_t nfree;
 
@@ -1767,12 +1568,12 @@ test_syn_copy_not_entry(void **state)
 	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "SYN, copy pool empty");
 	e->w->hold_nfree = nfree;
 	CHECK_EQ(e->w->st.syn_hold_full, 1, "SYNs not copied");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* State of the flow of @p c: an enum lb_flow_state, or -1 for none. */
 static int
-flow_state(const struct env *e, const struct conn *c)
+flow_state(const struct ph_env *e, const struct conn *c)
 {
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
@@ -1786,25 +1587,19 @@ flow_state(const struct env *e, const struct conn *c)
 
 /* Sends one segment with TTL 1: nothing may leave, one TTL drop. */
 static void
-xmit_ttl1(struct env *e, struct conn *c, enum dir d, uint8_t flags,
+xmit_ttl1(struct ph_env *e, struct conn *c, enum dir d, uint8_t flags,
 	  uint32_t seq, const void *data, uint16_t len, const char *what)
 {
 	static struct pb_frame in;
 	uint32_t ack = d == TO_BE ? c->nxt[TO_C] : c->nxt[TO_BE];
 	uint64_t before = e->w->st.drop[LB_DROP_TTL];
 	uint16_t iport = d == TO_BE ? 0 : 1;
-	struct rte_mbuf *m;
 
 	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
 	in.b[ETH + 8] = 1;
 	pb_fix_ip_csum(&in);
-	m = rte_pktmbuf_alloc(pool);
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)in.len), in.b, in.len);
-	m->port = iport;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
-	lb_worker_poll(e->w);
-	if (take(e, 0, NULL) + take(e, 1, NULL) != 0)
+	ph_rx(e, iport, &in);
+	if (ph_take(e, 0, 0, NULL, 0) + ph_take(e, 1, 0, NULL, 0) != 0)
 		fail_msg("%s: forwarded", what);
 	CHECK_EQ(e->w->st.drop[LB_DROP_TTL], before + 1, what);
 }
@@ -1820,7 +1615,7 @@ test_half_open(void **state)
 {
 	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
 				   "X-SPL: 0.5\r\n\r\n";
-	struct env *e = env_up(state, 2);
+	struct ph_env *e = env_up(state, 2);
 	struct conn h[6], c;
 
 	for (int i = 0; i < 6; i++) {
@@ -1836,10 +1631,10 @@ test_half_open(void **state)
 	exchange(e, &c, get_req, resp, "real client");
 	expect_one(e, &c, w_spl(503, 0.5), "real client, after half opens");
 	expect_be(e, SVC_HTTP, 1, 1, 0, "real client");
-	settle(e);
+	ph_settle(e);
 	CHECK_EQ(e->w->st.l7_pool_full, 0, "flows the pool had no room for");
 	CHECK_EQ(e->w->st.l7_flows, 1, "flows followed");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1853,7 +1648,7 @@ test_ttl_first(void **state)
 	static const char junk[] = "\x16\x03\x01 not a request\r\n\r\n";
 	static const char resp[] = "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n"
 				   "\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct conn c, s;
 
 	conn_init(&c, SVC_HTTP, 40300, 3000, 4000);
@@ -1880,7 +1675,7 @@ test_ttl_first(void **state)
 	CHECK_EQ(flow_state(e, &s), -1, "after a SYN with TTL 1");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- request admission (docs/admission.md) -------------------------------
@@ -1891,7 +1686,7 @@ test_ttl_first(void **state)
  */
 
 static void
-set_m(struct env *e, uint16_t svc, double m)
+set_m(struct ph_env *e, uint16_t svc, double m)
 {
 	uint64_t b;
 
@@ -1899,28 +1694,15 @@ set_m(struct env *e, uint16_t svc, double m)
 	atomic_store(&e->gov_m[svc], b);
 }
 
-/* Frame @p in arrives on port @p iport; the worker polls once. */
-static void
-rx_frame(struct env *e, uint16_t iport, const struct pb_frame *in)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)in->len), in->b, in->len);
-	m->port = iport;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[iport], m), 0);
-	lb_worker_poll(e->w);
-}
-
 /* Sends one segment and forwards nothing: what comes out is for later. */
 static void
-inject(struct env *e, struct conn *c, enum dir d, uint8_t flags, uint32_t seq,
-       uint32_t ack, const void *data, uint16_t len)
+inject(struct ph_env *e, struct conn *c, enum dir d, uint8_t flags,
+       uint32_t seq, uint32_t ack, const void *data, uint16_t len)
 {
 	static struct pb_frame in;
 
 	seg_frame(&in, c, d, 0, flags, seq, ack, c->ip_id[d]++, data, len);
-	rx_frame(e, d == TO_BE ? 0 : 1, &in);
+	ph_rx(e, d == TO_BE ? 0 : 1, &in);
 }
 
 /* A segment the worker writes itself: TTL 64, id 0, DF, no options. */
@@ -1956,14 +1738,6 @@ own_frame(struct pb_frame *f, const struct conn *c, enum dir d, uint8_t flags,
 	}
 }
 
-static void
-same_frame(const struct pb_frame *got, const struct pb_frame *want,
-	   const char *what)
-{
-	if (pb_diff(stderr, what, got->b, got->len, want->b, want->len))
-		fail_msg("%s: not the expected frame", what);
-}
-
 /* What the client must get for a refused request, byte for byte. */
 static const char ans_503[] = "HTTP/1.1 503 Service Unavailable\r\n"
 			      "Content-Type: text/plain\r\n"
@@ -1981,50 +1755,50 @@ static const char ans_503[] = "HTTP/1.1 503 Service Unavailable\r\n"
  * server's next octet.
  */
 static void
-expect_answer(struct env *e, struct conn *c, uint32_t req_seq, const char *ans,
-	      const char *what)
+expect_answer(struct ph_env *e, struct conn *c, uint32_t req_seq,
+	      const char *ans, const char *what)
 {
 	static struct pb_frame got[4], want;
 	uint32_t alen = (uint32_t)strlen(ans);
 	uint32_t fin_end = c->nxt[TO_C] + alen + 1;
 
-	if (take_all(e, 1, got, 4) != 1)
+	if (ph_take(e, 1, 0, got, 4) != 1)
 		fail_msg("%s: not exactly one frame to the backend", what);
 	own_frame(&want, c, TO_BE, PB_RST, req_seq, 0, 0, NULL, 0);
-	same_frame(&got[0], &want, what);
-	if (take_all(e, 0, got, 4) != 1)
+	ph_expect_same(&got[0], &want, what);
+	if (ph_take(e, 0, 0, got, 4) != 1)
 		fail_msg("%s: not exactly one frame to the client", what);
 	own_frame(&want, c, TO_C, PB_ACK | PB_PSH | PB_FIN, c->nxt[TO_C],
 		  c->nxt[TO_BE], 65535, ans, (uint16_t)alen);
-	same_frame(&got[0], &want, what);
+	ph_expect_same(&got[0], &want, what);
 
 	/* The client acknowledges the answer and its FIN: nothing to say. */
 	inject(e, c, TO_BE, PB_ACK, c->nxt[TO_BE], fin_end, NULL, 0);
-	CHECK_EQ(take_all(e, 0, got, 4) + take_all(e, 1, got, 4), 0,
+	CHECK_EQ(ph_take(e, 0, 0, got, 4) + ph_take(e, 1, 0, got, 4), 0,
 		 "frames after the client's ACK");
 	/* Its FIN is acknowledged in the server's place. */
 	inject(e, c, TO_BE, PB_FIN | PB_ACK, c->nxt[TO_BE], fin_end, NULL, 0);
-	CHECK_EQ(take_all(e, 1, got, 4), 0, "frames to the backend");
-	if (take_all(e, 0, got, 4) != 1)
+	CHECK_EQ(ph_take(e, 1, 0, got, 4), 0, "frames to the backend");
+	if (ph_take(e, 0, 0, got, 4) != 1)
 		fail_msg("%s: the client's FIN is not acknowledged", what);
 	own_frame(&want, c, TO_C, PB_ACK, fin_end, c->nxt[TO_BE] + 1, 65535,
 		  NULL, 0);
-	same_frame(&got[0], &want, what);
+	ph_expect_same(&got[0], &want, what);
 	/* An ACK short of our FIN: the answer went missing, again. */
 	inject(e, c, TO_BE, PB_ACK, c->nxt[TO_BE] + 1, c->nxt[TO_C], NULL, 0);
-	if (take_all(e, 0, got, 4) != 1)
+	if (ph_take(e, 0, 0, got, 4) != 1)
 		fail_msg("%s: the answer is not sent again", what);
 	own_frame(&want, c, TO_C, PB_ACK | PB_PSH | PB_FIN, c->nxt[TO_C],
 		  c->nxt[TO_BE] + 1, 65535, ans, (uint16_t)alen);
-	same_frame(&got[0], &want, what);
+	ph_expect_same(&got[0], &want, what);
 	/* The backend's late segments go nowhere. */
 	inject(e, c, TO_C, PB_ACK, c->nxt[TO_C], req_seq, NULL, 0);
-	CHECK_EQ(take_all(e, 0, got, 4) + take_all(e, 1, got, 4), 0,
+	CHECK_EQ(ph_take(e, 0, 0, got, 4) + ph_take(e, 1, 0, got, 4), 0,
 		 "frames after the backend's late ACK");
 }
 
 static void
-expect_refusal(struct env *e, struct conn *c, uint32_t req_seq,
+expect_refusal(struct ph_env *e, struct conn *c, uint32_t req_seq,
 	       const char *what)
 {
 	expect_answer(e, c, req_seq, ans_503, what);
@@ -2038,7 +1812,7 @@ static const char resp_ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 static void
 test_refuse(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct conn c;
 	uint16_t len = (uint16_t)strlen(req_p2);
 	uint32_t req_seq;
@@ -2057,7 +1831,7 @@ test_refuse(void **state)
 	CHECK_EQ(e->w->st.l7_held, 0, "held");
 	/* Refused, it never was in flight toward the backend. */
 	CHECK_EQ(bst(e, SVC_GOV)->inflight, 0, "in flight");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* Rank 0 passes at any M; the keep-alive request after it is refused. */
@@ -2067,7 +1841,7 @@ test_refuse_keepalive(void **state)
 	static const char req_p0[] = "GET /a HTTP/1.1\r\nHost: x\r\n"
 				     "X-Priority: 0\r\n\r\n";
 	static const char req_none[] = "GET /c HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	uint16_t len = (uint16_t)strlen(req_none);
 	struct conn c;
 	uint32_t req_seq;
@@ -2085,7 +1859,7 @@ test_refuse_keepalive(void **state)
 	expect_refusal(e, &c, req_seq, "refused keep-alive GET");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[0], 1, "admitted rank 0");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[3], 1, "throttled rank 3");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2098,7 +1872,7 @@ static void
 test_hold(void **state)
 {
 	static struct pb_frame got[4], want;
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	const uint16_t cut[] = {9, 30, (uint16_t)strlen(req_p2)};
 	struct conn c;
 
@@ -2123,8 +1897,8 @@ test_hold(void **state)
 			}
 			at = cut[i];
 			if (i < 2)
-				CHECK_EQ(take_all(e, 1, got, 4) +
-						 take_all(e, 0, got, 4),
+				CHECK_EQ(ph_take(e, 1, 0, got, 4) +
+						 ph_take(e, 0, 0, got, 4),
 					 0, "frames while held");
 		}
 		c.nxt[TO_BE] += at;
@@ -2132,7 +1906,7 @@ test_hold(void **state)
 			expect_refusal(e, &c, req_seq, "refused held GET");
 			continue;
 		}
-		if (take_all(e, 1, got, 4) != 3)
+		if (ph_take(e, 1, 0, got, 4) != 3)
 			fail_msg("admitted held GET: not 3 frames");
 		at = 0;
 		for (unsigned int i = 0; i < 3; i++) {
@@ -2143,15 +1917,15 @@ test_hold(void **state)
 				  req_seq + at, c.nxt[TO_C], id,
 				  (const uint8_t *)req_p2 + at,
 				  (uint16_t)(cut[i] - at));
-			same_frame(&got[i], &want, "released segment");
+			ph_expect_same(&got[i], &want, "released segment");
 			at = cut[i];
 		}
-		CHECK_EQ(take_all(e, 0, got, 4), 0, "frames to the client");
+		CHECK_EQ(ph_take(e, 0, 0, got, 4), 0, "frames to the client");
 		send_str(e, &c, TO_C, resp_ok, "response to the held GET");
 	}
 	CHECK_EQ(e->w->st.l7_held, 4, "segments held");
 	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "refused");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2163,7 +1937,7 @@ test_hold_bound(void **state)
 {
 	static char req[256];
 	static struct pb_frame got[LB_L7_HOLD_MAX + 4];
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	unsigned int nseg;
 	struct conn c;
 	size_t len;
@@ -2192,7 +1966,7 @@ test_hold_bound(void **state)
 			expect_refusal(e, &c, req_seq, "refused at the bound");
 			continue;
 		}
-		CHECK_EQ(take_all(e, 1, got, NELEM(got)), nseg,
+		CHECK_EQ(ph_take(e, 1, 0, got, NELEM(got)), nseg,
 			 "segments released at the bound");
 		send_cut(e, &c, TO_BE, req + nseg, len - nseg, NULL, 0,
 			 "rest of the head");
@@ -2201,7 +1975,7 @@ test_hold_bound(void **state)
 	CHECK_EQ(e->w->st.l7_hold_full, 2, "bound reached");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[3], 1, "throttled rank 3");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[3], 1, "admitted rank 3");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2219,7 +1993,7 @@ test_rate(void **state)
 				      "Connection: close\r\n"
 				      "\r\n"
 				      "Too Many Requests\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	uint16_t len = (uint16_t)strlen(req_p2);
 	struct conn c;
 	uint32_t req_seq;
@@ -2237,7 +2011,7 @@ test_rate(void **state)
 	expect_answer(e, &c, req_seq, ans_429, "request over the rate");
 	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
 	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 0, "by governor");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- header names from the published table ------------------------------ */
@@ -2250,10 +2024,10 @@ test_rate(void **state)
  * next poll; the table it leaves is freed then.
  */
 static void
-publish(struct env *e, const char *extra, int tear)
+publish(struct ph_env *e, const char *extra, int tear)
 {
 	struct lb_cmd_reg *reg = lb_cmd_reg_create();
-	struct lb_conf *conf = lb_conf_create(sched_known);
+	struct lb_conf *conf = lb_conf_create(ph_sched_known);
 	struct lb_dpconf *d, *old = e->dp.conf;
 	struct lb_hdr_cfg hc;
 	struct lb_cmd_out out;
@@ -2305,7 +2079,7 @@ test_renamed_header(void **state)
 	static const char both[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
 				   "X-SPL: 0.5\r\nX-Load: 0.75\r\n\r\n";
 	static const char req[] = "GET / HTTP/1.1\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t cut = 30;
 	struct conn c, d;
 
@@ -2344,12 +2118,12 @@ test_renamed_header(void **state)
 		 "torn database");
 	expect_one(e, &d, w_plain(200), "torn database");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* The one HTTP record in the ring, whatever it says. */
 static struct lb_fb
-http_record(struct env *e, const char *what)
+http_record(struct ph_env *e, const char *what)
 {
 	struct lb_fb r[4];
 	unsigned int n = fb_take(e, r, NELEM(r));
@@ -2376,7 +2150,7 @@ test_error_policy(void **state)
 	static const char r503[] = "HTTP/1.1 503 E\r\nContent-Length: 0\r\n\r\n";
 	static const char r200[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
 	static const char health[] = "GET /health/deep HTTP/1.1\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct conn c;
 	struct lb_fb r;
 
@@ -2436,7 +2210,7 @@ test_error_policy(void **state)
 	CHECK_EQ(sched_errors(e), 0, "errors none: a 503 is a success");
 	expect_be(e, SVC_HTTP, 8, 7, 0, "responses and 5xx");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "flows stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2452,7 +2226,7 @@ test_refuse_pipelined(void **state)
 	static const char req_p0[] = "GET /a HTTP/1.1\r\nHost: x\r\n"
 				     "X-Priority: 0\r\n\r\n";
 	static struct pb_frame got[4], want;
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	uint16_t len = (uint16_t)strlen(req_p2), rl = (uint16_t)strlen(resp_ok);
 	uint32_t req_seq, alen = (uint32_t)strlen(ans_503);
 	struct conn c;
@@ -2465,29 +2239,29 @@ test_refuse_pipelined(void **state)
 	inject(e, &c, TO_BE, PB_PSH | PB_ACK, req_seq, c.nxt[TO_C], req_p2,
 	       len);
 	c.nxt[TO_BE] += len;
-	CHECK_EQ(take_all(e, 1, got, 4) + take_all(e, 0, got, 4), 0,
+	CHECK_EQ(ph_take(e, 1, 0, got, 4) + ph_take(e, 0, 0, got, 4), 0,
 		 "frames while the refused request waits");
 	/* The answer to the first request, then the refusal after it. */
 	inject(e, &c, TO_C, PB_PSH | PB_ACK, c.nxt[TO_C], req_seq, resp_ok,
 	       rl);
-	if (take_all(e, 0, got, 4) != 2)
+	if (ph_take(e, 0, 0, got, 4) != 2)
 		fail_msg("pipelined: not the response and the refusal");
 	seg_frame(&want, &c, TO_C, 1, PB_PSH | PB_ACK, c.nxt[TO_C], req_seq,
 		  (uint16_t)(c.ip_id[TO_C] - 1), (const uint8_t *)resp_ok, rl);
-	same_frame(&got[0], &want, "the first request's response");
+	ph_expect_same(&got[0], &want, "the first request's response");
 	c.nxt[TO_C] += rl;
 	own_frame(&want, &c, TO_C, PB_ACK | PB_PSH | PB_FIN, c.nxt[TO_C],
 		  c.nxt[TO_BE], 65535, ans_503, (uint16_t)alen);
-	same_frame(&got[1], &want, "the refusal after it");
-	if (take_all(e, 1, got, 4) != 1)
+	ph_expect_same(&got[1], &want, "the refusal after it");
+	if (ph_take(e, 1, 0, got, 4) != 1)
 		fail_msg("pipelined: not exactly one RST to the backend");
 	own_frame(&want, &c, TO_BE, PB_RST, req_seq, 0, 0, NULL, 0);
-	same_frame(&got[0], &want, "the RST to the backend");
+	ph_expect_same(&got[0], &want, "the RST to the backend");
 	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "refused");
 	CHECK_EQ(e->w->st.l7_unrefusable, 0, "unrefusable");
 	CHECK_EQ(e->w->st.l7_held, 1, "held");
 	CHECK_EQ(bst(e, SVC_GOV)->inflight, 0, "in flight");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- gated flows that cannot be followed (docs/admission.md) --------------
@@ -2499,7 +2273,7 @@ test_refuse_pipelined(void **state)
 
 /* A client segment with IP TTL @p ttl, injected. */
 static void
-inject_ttl(struct env *e, struct conn *c, uint8_t ttl, uint32_t seq,
+inject_ttl(struct ph_env *e, struct conn *c, uint8_t ttl, uint32_t seq,
 	   const void *data, uint16_t len)
 {
 	static struct pb_frame in;
@@ -2521,7 +2295,7 @@ inject_ttl(struct env *e, struct conn *c, uint8_t ttl, uint32_t seq,
 	};
 
 	pb_ipv4_frame(&in, mac_port[0], mac_c, &g);
-	rx_frame(e, 0, &in);
+	ph_rx(e, 0, &in);
 }
 
 /*
@@ -2531,29 +2305,29 @@ inject_ttl(struct env *e, struct conn *c, uint8_t ttl, uint32_t seq,
  * flow unfollowable went on.
  */
 static void
-expect_reset2(struct env *e, const struct conn *c, uint32_t cli_nxt,
+expect_reset2(struct ph_env *e, const struct conn *c, uint32_t cli_nxt,
 	      uint32_t alt, uint32_t srv_nxt, const char *what)
 {
 	static struct pb_frame got[4], want;
 	unsigned int n = alt != cli_nxt ? 2 : 1;
 
-	if (take_all(e, 1, got, 4) != n)
+	if (ph_take(e, 1, 0, got, 4) != n)
 		fail_msg("%s: not exactly %u frame(s) to the backend", what, n);
 	own_frame(&want, c, TO_BE, PB_RST, cli_nxt, 0, 0, NULL, 0);
-	same_frame(&got[0], &want, what);
+	ph_expect_same(&got[0], &want, what);
 	if (n == 2) {
 		own_frame(&want, c, TO_BE, PB_RST, alt, 0, 0, NULL, 0);
-		same_frame(&got[1], &want, what);
+		ph_expect_same(&got[1], &want, what);
 	}
-	if (take_all(e, 0, got, 4) != 1)
+	if (ph_take(e, 0, 0, got, 4) != 1)
 		fail_msg("%s: not exactly one frame to the client", what);
 	own_frame(&want, c, TO_C, PB_RST | PB_ACK, srv_nxt, cli_nxt, 65535,
 		  NULL, 0);
-	same_frame(&got[0], &want, what);
+	ph_expect_same(&got[0], &want, what);
 }
 
 static void
-expect_reset(struct env *e, const struct conn *c, uint32_t cli_nxt,
+expect_reset(struct ph_env *e, const struct conn *c, uint32_t cli_nxt,
 	     uint32_t srv_nxt, const char *what)
 {
 	expect_reset2(e, c, cli_nxt, cli_nxt, srv_nxt, what);
@@ -2565,7 +2339,7 @@ static const char req_plain[] = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
 static void
 test_unfollowable_gap(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	uint16_t len = (uint16_t)strlen(req_plain), half = 10;
 	struct conn c;
 
@@ -2576,14 +2350,14 @@ test_unfollowable_gap(void **state)
 	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "second half first");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
 	CHECK_EQ(e->w->st.l7_stopped, 1, "stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* 17 requests pipelined in one segment: more than the follower queues. */
 static void
 test_unfollowable_pipelined(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t one = strlen(req_plain);
 	char req[17 * sizeof(req_plain)];
 	struct conn c;
@@ -2596,7 +2370,7 @@ test_unfollowable_pipelined(void **state)
 	       (uint16_t)(17 * one));
 	expect_reset(e, &c, c.nxt[TO_BE], c.nxt[TO_C], "17 pipelined");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2607,7 +2381,7 @@ test_unfollowable_pipelined(void **state)
 static void
 test_unfollowable_over_rate(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	size_t one = strlen(req_plain);
 	char req[2 * sizeof(req_plain)];
 	struct conn c;
@@ -2623,7 +2397,7 @@ test_unfollowable_over_rate(void **state)
 	CHECK_EQ(e->w->st.l7_unrefusable, 1, "unrefusable");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
 	CHECK_EQ(bst(e, SVC_RATE)->inflight, 0, "in flight");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2637,20 +2411,20 @@ test_unfollowable_ttl(void **state)
 {
 	static const char other[] = "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1"
 				    "\r\nHost: x\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	struct conn c;
 
 	conn_init(&c, SVC_RATE, 41102, 53000, 63000);
 	conn_open(e, &c);
 	inject_ttl(e, &c, 1, c.nxt[TO_BE], req_plain,
 		   (uint16_t)strlen(req_plain));
-	CHECK_EQ(take_all(e, 1, NULL, 0), 0, "TTL 1: frames to the backend");
-	take_all(e, 0, NULL, 0); /* an ICMP time exceeded, if any */
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 0, "TTL 1: frames to the backend");
+	ph_take(e, 0, 0, NULL, 0); /* an ICMP time exceeded, if any */
 	xmit(e, &c, TO_BE, PB_PSH | PB_ACK, c.nxt[TO_BE], other,
 	     (uint16_t)strlen(other), "other octets");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 0, "reset");
 	CHECK_EQ(e->w->st.l7_stopped, 0, "stopped");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2661,7 +2435,7 @@ test_unfollowable_ttl(void **state)
 static void
 test_unfollowable_pool_full(void **state)
 {
-	struct env *e = env_up(state, 1);
+	struct ph_env *e = env_up(state, 1);
 	struct conn a, b;
 
 	conn_init(&a, SVC_RATE, 41103, 54000, 64000);
@@ -2671,12 +2445,12 @@ test_unfollowable_pool_full(void **state)
 	xmit(e, &b, TO_C, PB_SYN | PB_ACK, b.irs, NULL, 0, "backend SYN-ACK");
 	inject(e, &b, TO_BE, PB_ACK, b.iss + 1, b.irs + 1, NULL, 0);
 	expect_reset(e, &b, b.iss + 1, b.irs + 1, "no entry");
-	settle(e);
+	ph_settle(e);
 	CHECK_EQ(e->w->st.l7_pool_full, 1, "pool full");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
 	/* The followed flow is not disturbed. */
 	exchange(e, &a, req_plain, resp_ok, "first flow");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2689,14 +2463,14 @@ static void
 test_unfollowable_no_pool(void **state)
 {
 	static struct pb_frame got[4];
-	struct env *e = env_up(state, 0);
+	struct ph_env *e = env_up(state, 0);
 	struct conn c;
 
 	assert_null(e->w->l7);
 	conn_init(&c, SVC_RATE, 41130, 59000, 69000);
 	inject(e, &c, TO_BE, PB_SYN, c.iss, 0, NULL, 0);
-	CHECK_EQ(take_all(e, 1, got, 4), 0, "frames to the backend");
-	if (take_all(e, 0, got, 4) != 1)
+	CHECK_EQ(ph_take(e, 1, 0, got, 4), 0, "frames to the backend");
+	if (ph_take(e, 0, 0, got, 4) != 1)
 		fail_msg("no pool: not exactly one frame to the client");
 	CHECK_EQ(got[0].b[ETH + 20 + 13] & (PB_RST | PB_SYN), PB_RST,
 		 "RST to the client");
@@ -2711,13 +2485,13 @@ test_unfollowable_no_pool(void **state)
 		conn_init(&c, SVC_RATE, (uint16_t)(41132 + i),
 			  (uint32_t)(59200 + i), (uint32_t)(69200 + i));
 		inject(e, &c, TO_BE, PB_SYN, c.iss, 0, NULL, 0);
-		CHECK_EQ(take_all(e, 1, got, 4), i < 2 ? 1 : 0,
+		CHECK_EQ(ph_take(e, 1, 0, got, 4), i < 2 ? 1 : 0,
 			 "SYNs forwarded: the burst of 2");
-		take_all(e, 0, got, 4);
+		ph_take(e, 0, 0, got, 4);
 	}
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_ADMITTED], 2, "admitted");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 2, "reset");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2728,7 +2502,7 @@ test_unfollowable_no_pool(void **state)
 static void
 test_unfollowable_admit_flow(void **state)
 {
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	uint16_t len = (uint16_t)strlen(req_plain), half = 10;
 	struct conn c;
 
@@ -2752,7 +2526,7 @@ test_unfollowable_admit_flow(void **state)
 	}
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_ADMITTED], 2, "admitted");
 	CHECK_EQ(e->w->st.l7_unfollowed[LB_L7_UNF_RESET], 1, "reset");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2764,7 +2538,7 @@ test_prio_untrusted(void **state)
 {
 	static const char req_p0[] = "GET /a HTTP/1.1\r\nHost: x\r\n"
 				     "X-Priority: 0\r\n\r\n";
-	struct env *e = env_up(state, L7_FLOWS);
+	struct ph_env *e = env_up(state, L7_FLOWS);
 	uint16_t len = (uint16_t)strlen(req_p0);
 	struct conn c;
 	uint32_t req_seq;
@@ -2780,117 +2554,67 @@ test_prio_untrusted(void **state)
 	expect_refusal(e, &c, req_seq, "untrusted rank 0");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].admitted[0], 0, "admitted rank 0");
 	CHECK_EQ(e->w->st.gov[SVC_GOV].throttled[3], 1, "throttled rank 3");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- main -------------------------------------------------------------- */
-
-static void
-lcore_arg(char *buf, size_t n)
-{
-	cpu_set_t set;
-	int off, cpus = 0;
-
-	off = snprintf(buf, n, "--lcores=0@(");
-	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-		for (int c = 0; c < RTE_MAX_LCORE && c < CPU_SETSIZE; c++) {
-			if (!CPU_ISSET(c, &set) || (size_t)off + 8 >= n)
-				continue;
-			off += snprintf(buf + off, n - (size_t)off, "%s%d",
-					cpus++ ? "," : "", c);
-		}
-	}
-	if (cpus == 0)
-		snprintf(buf, n, "--lcores=0");
-	else
-		snprintf(buf + off, n - (size_t)off, ")");
-}
 
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_exchange, teardown),
-		cmocka_unit_test_teardown(test_split_every_offset, teardown),
-		cmocka_unit_test_teardown(test_chunked, teardown),
-		cmocka_unit_test_teardown(test_pipelined, teardown),
-		cmocka_unit_test_teardown(test_no_content, teardown),
-		cmocka_unit_test_teardown(test_retransmit, teardown),
-		cmocka_unit_test_teardown(test_out_of_order, teardown),
-		cmocka_unit_test_teardown(test_hostile, teardown),
-		cmocka_unit_test_teardown(test_unframeable, teardown),
-		cmocka_unit_test_teardown(test_errors, teardown),
-		cmocka_unit_test_teardown(test_handshake, teardown),
-		cmocka_unit_test_teardown(test_pool, teardown),
-		cmocka_unit_test_teardown(test_syn_copy_not_entry, teardown),
-		cmocka_unit_test_teardown(test_ttl_first, teardown),
-		cmocka_unit_test_teardown(test_half_open, teardown),
-		cmocka_unit_test_teardown(test_refuse, teardown),
-		cmocka_unit_test_teardown(test_refuse_keepalive, teardown),
-		cmocka_unit_test_teardown(test_hold, teardown),
-		cmocka_unit_test_teardown(test_hold_bound, teardown),
-		cmocka_unit_test_teardown(test_rate, teardown),
-		cmocka_unit_test_teardown(test_refuse_pipelined, teardown),
-		cmocka_unit_test_teardown(test_renamed_header, teardown),
-		cmocka_unit_test_teardown(test_error_policy, teardown),
-		cmocka_unit_test_teardown(test_unfollowable_gap, teardown),
+		cmocka_unit_test_teardown(test_exchange, ph_teardown),
+		cmocka_unit_test_teardown(test_split_every_offset, ph_teardown),
+		cmocka_unit_test_teardown(test_chunked, ph_teardown),
+		cmocka_unit_test_teardown(test_pipelined, ph_teardown),
+		cmocka_unit_test_teardown(test_no_content, ph_teardown),
+		cmocka_unit_test_teardown(test_retransmit, ph_teardown),
+		cmocka_unit_test_teardown(test_out_of_order, ph_teardown),
+		cmocka_unit_test_teardown(test_hostile, ph_teardown),
+		cmocka_unit_test_teardown(test_unframeable, ph_teardown),
+		cmocka_unit_test_teardown(test_errors, ph_teardown),
+		cmocka_unit_test_teardown(test_handshake, ph_teardown),
+		cmocka_unit_test_teardown(test_pool, ph_teardown),
+		cmocka_unit_test_teardown(test_syn_copy_not_entry, ph_teardown),
+		cmocka_unit_test_teardown(test_ttl_first, ph_teardown),
+		cmocka_unit_test_teardown(test_half_open, ph_teardown),
+		cmocka_unit_test_teardown(test_refuse, ph_teardown),
+		cmocka_unit_test_teardown(test_refuse_keepalive, ph_teardown),
+		cmocka_unit_test_teardown(test_hold, ph_teardown),
+		cmocka_unit_test_teardown(test_hold_bound, ph_teardown),
+		cmocka_unit_test_teardown(test_rate, ph_teardown),
+		cmocka_unit_test_teardown(test_refuse_pipelined, ph_teardown),
+		cmocka_unit_test_teardown(test_renamed_header, ph_teardown),
+		cmocka_unit_test_teardown(test_error_policy, ph_teardown),
+		cmocka_unit_test_teardown(test_unfollowable_gap, ph_teardown),
 		cmocka_unit_test_teardown(test_unfollowable_pipelined,
-					  teardown),
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_unfollowable_over_rate,
-					  teardown),
-		cmocka_unit_test_teardown(test_unfollowable_ttl, teardown),
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_unfollowable_ttl, ph_teardown),
 		cmocka_unit_test_teardown(test_unfollowable_pool_full,
-					  teardown),
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_unfollowable_admit_flow,
-					  teardown),
-		cmocka_unit_test_teardown(test_unfollowable_no_pool, teardown),
-		cmocka_unit_test_teardown(test_prio_untrusted, teardown),
-	};
-	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
-	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
-	char *eal[] = {
-		argv[0],
-		"--no-huge",
-		"-m",
-		"256",
-		"--no-pci",
-		"--no-shconf",
-		"--no-telemetry",
-		"--file-prefix",
-		prefix,
-		lcores,
-		loglevel,
-		NULL,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_unfollowable_no_pool,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_prio_untrusted, ph_teardown),
 	};
 	struct lb_hdr_cfg hc;
 	int rc;
 
 	(void)argc;
-	snprintf(prefix, sizeof(prefix), "lbl7pkt%d", (int)getpid());
-	lcore_arg(lcores, sizeof(lcores));
-	snprintf(loglevel, sizeof(loglevel), "--log-level=%s",
-		 lvl != NULL ? lvl : "error");
-	if (rte_eal_init((int)NELEM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "l7_test: EAL initialisation failed: %s\n",
-			rte_strerror(rte_errno));
+	if (ph_eal_init(argv[0], "lbl7pkt", POOL_SIZE) != 0)
 		return EXIT_FAILURE;
-	}
-	/* No per-lcore cache: the free count is exact for leak checks. */
-	pool = rte_pktmbuf_pool_create("l7pkt_mbufs", POOL_SIZE, 0, 0,
-				       RTE_MBUF_DEFAULT_BUF_SIZE,
-				       rte_socket_id());
 	lb_hdr_cfg_default(&hc);
 	hdb = lb_hdr_db_compile(&hc);
-	if (pool == NULL || hdb == NULL) {
-		fprintf(stderr, "l7_test: no mbuf pool or header database\n");
-		rte_eal_cleanup();
+	if (hdb == NULL) {
+		fprintf(stderr, "l7_test: no header database\n");
+		ph_eal_fini();
 		return EXIT_FAILURE;
 	}
 	rc = cmocka_run_group_tests_name("packet_l7", tests, NULL, NULL);
 	lb_hdr_db_free(hdb);
-	rte_mempool_free(pool);
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	rmdir(rundir);
+	ph_eal_fini();
 	return rc;
 }

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet tests of lb-dataplane. The real worker (dataplane/worker.c) runs
- * in this process on two net_ring ports made from rings this file keeps:
- * port 0 faces the clients, port 1 the backends. Each test builds a fresh
- * dataplane the way main.c does (configuration lines through lb_conf and
- * lb_dpconf_build(), lb_port_setup() per port, lb_worker_create() per
- * worker), puts crafted frames in a port's RX ring, calls
- * lb_worker_poll() and compares what the worker put in the TX rings byte
- * for byte with frames that pktbuild.c builds on its own, checksums
- * included. Timers are the worker's own TSC time: waits are bounded
- * polling loops.
+ * Packet tests of lb-dataplane, on the harness of harness.h: the real
+ * worker on two net_ring ports, port 0 facing the clients and port 1 the
+ * backends, fed frames that pktbuild.c builds on its own and checked
+ * byte for byte, checksums included. Single frames with a certain fate
+ * are fixture rows (the tables at the end, one cmocka test per row);
+ * sequences (handshakes, trials, timers) are tests of their own. Timers
+ * are the worker's own TSC time: waits are bounded polling loops.
  *
  * Expectations come from the documented behaviour (include/lb/nat.h,
  * docs/dataplane.md), not from what the code happens to do: a forwarded
@@ -40,58 +37,32 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "dp.h"
-#include "lb/cmd.h"
-#include "lb/conf.h"
+#include "harness.h"
 #include "lb/nat.h"
-#include "pktbuild.h"
 
-#define NB_PORTS 2
-#define MAX_QUEUES 2
-#define RING_SIZE 1024
 #define POOL_SIZE 8191
 #define FLOWS 1024
-#define NB_DESC 256
 #define WAIT_NS 2000000000ull	   /* longest wait for a timer of the worker */
-#define SETTLE_NS 3000000ull	   /* three housekeeping periods of 1 ms */
 #define QUIET_NS 60000000ull	   /* a while longer with nothing sent */
 #define EXPIRY_NS 150000000ull	   /* deferred queue expiry (conf_base) */
 #define SYN_TIMEOUT_NS 30000000ull /* conf_syn_timeout */
 
-#define TTL_IN 64
 /* include/lb/nat.h: forwarded packets lose one TTL (RFC 1812 5.3.1). */
 #define TTL_FWD (TTL_IN - 1)
 /* Packets the dataplane originates: echo replies and RSTs. */
 #define TTL_OWN 64
 
-#define ETH 14
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-#define CHECK_EQ(got, want, what)                                              \
-	do {                                                                   \
-		uint64_t got_ = (uint64_t)(got), want_ = (uint64_t)(want);     \
-		if (got_ != want_)                                             \
-			fail_msg("%s: %s is %" PRIu64 ", want %" PRIu64,       \
-				 (what), #got, got_, want_);                   \
-	} while (0)
-
 /* ---- the cast (host order) --------------------------------------------- */
 
-#define IP_LB0 PB_IP(198, 51, 100, 1)	    /* our address on port 0 */
-#define IP_C PB_IP(198, 51, 100, 7)	    /* the client */
 #define IP_PING PB_IP(198, 51, 100, 9)	    /* a pinger nobody introduced */
 #define IP_STRANGER PB_IP(198, 51, 100, 99) /* a neighbour, not ours */
 #define IP_RTR PB_IP(198, 51, 100, 254)	    /* a router on the client side */
-#define IP_LB1 PB_IP(10, 1, 0, 1)	    /* our address on port 1 */
-#define IP_SNAT PB_IP(10, 1, 0, 2)
 #define IP_BE(i) PB_IP(10, 1, 0, 20 + (i)) /* TCP backends 0..3 */
 #define IP_UBE PB_IP(10, 1, 0, 30)	   /* the UDP backend */
 #define IP_HOST1 PB_IP(10, 1, 0, 50)	   /* hosts on the backend side */
 #define IP_HOST2 PB_IP(10, 1, 0, 51)
 #define IP_VIP PB_IP(203, 0, 113, 10)
 #define IP_VIP2 PB_IP(203, 0, 113, 11) /* its only backend is draining */
-#define VPORT 80
-#define BPORT 8080
 #define UVPORT 53
 #define UBPORT 5353
 
@@ -100,12 +71,7 @@
 #define SVC_DRAIN 1
 #define SVC_UDP 2
 
-static const uint8_t mac_port[NB_PORTS][6] = {
-	{0x02, 0x1b, 0, 0, 0, 0xa0},
-	{0x02, 0x1b, 0, 0, 0, 0xa1},
-};
 static const uint32_t our_ip[NB_PORTS] = {IP_LB0, IP_LB1};
-static const uint8_t mac_c[6] = {0x02, 0xcc, 0, 0, 0, 0x07};
 static const uint8_t mac_ping[6] = {0x02, 0xcc, 0, 0, 0, 0x09};
 static const uint8_t mac_stranger[6] = {0x02, 0xcc, 0, 0, 0, 0x63};
 static const uint8_t mac_rtr[6] = {0x02, 0xcc, 0, 0, 0, 0xfe};
@@ -158,81 +124,21 @@ static const char *const conf_syn_timeout[] = {
 
 /* ---- a dataplane on ring ports ----------------------------------------- */
 
-static struct rte_mempool *pool;
-static unsigned int env_gen;
-
-struct env {
-	struct lb_dp dp;
-	uint16_t nq;		 /* queues per port = workers */
-	uint16_t nb_up;		 /* ports set up */
-	unsigned int pool_avail; /* free mbufs before this dataplane */
-	int closed;
-	struct rte_ring *rx[NB_PORTS][MAX_QUEUES];
-	struct rte_ring *tx[NB_PORTS][MAX_QUEUES];
-};
-
-static int
-sched_known(const char *name)
-{
-	return lb_sched_find(name) != NULL;
-}
-
-/* Whether a worker of @p ctx (struct env) has pairs of SNAT address @p ip
- * in use: lb-control's view of it (lb_view_snat_busy()). */
-static bool
-snat_busy(void *ctx, uint32_t ip)
-{
-	const struct env *e = ctx;
-
-	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
-		if (lb_snat_addr_used(e->dp.w[i]->snat, ip) > 0)
-			return true;
-	return false;
-}
-
 /*
  * The table of conf_base and @p extra, compiled after @p prev (NULL: the
- * first) as lb-control publishes it: the SNAT addresses it removed are
- * kept, draining, while the workers use them.
+ * first) as lb-control publishes it.
  */
 static struct lb_dpconf *
-compile_conf(struct env *e, const char *const *extra,
+compile_conf(struct ph_env *e, const char *const *extra,
 	     const struct lb_dpconf *prev)
 {
 	const char *const *sets[2] = {conf_base, extra};
-	struct lb_cmd_reg *reg = lb_cmd_reg_create();
-	struct lb_conf *conf = lb_conf_create(sched_known);
-	struct lb_cmd_out out;
-	struct lb_dpconf *d;
-	char err[256];
 
-	assert_non_null(reg);
-	assert_non_null(conf);
-	assert_int_equal(lb_conf_register(conf, reg), 0);
-	lb_cmd_out_init(&out);
-	for (unsigned int s = 0; s < NELEM(sets); s++) {
-		for (const char *const *l = sets[s]; l != NULL && *l != NULL;
-		     l++) {
-			lb_cmd_out_reset(&out);
-			if (lb_cmd_exec_line(reg, *l, &out) != 0)
-				fail_msg("'%s': %s", *l,
-					 lb_cmd_out_errmsg(&out));
-		}
-	}
-	d = rte_zmalloc("lbpkt_conf", sizeof(*d), 0);
-	assert_non_null(d);
-	if (lb_dpconf_compile(d, conf, prev, NULL, NULL, err, sizeof(err)) !=
-	    0)
-		fail_msg("lb_dpconf_compile: %s", err);
-	lb_dpconf_snat_keep(d, prev, snat_busy, e);
-	lb_cmd_out_free(&out);
-	lb_conf_free(conf);
-	lb_cmd_reg_free(reg);
-	return d;
+	return ph_conf_compile(e, sets, NELEM(sets), prev);
 }
 
 static void
-load_conf(struct env *e, const char *const *extra)
+load_conf(struct ph_env *e, const char *const *extra)
 {
 	e->dp.conf = compile_conf(e, extra, NULL);
 	assert_int_equal(lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP,
@@ -246,277 +152,46 @@ load_conf(struct env *e, const char *const *extra)
 			 SVC_UDP);
 }
 
-static void
-make_port(struct env *e, uint16_t p)
-{
-	char name[RTE_RING_NAMESIZE];
-	int id;
-
-	for (uint16_t q = 0; q < e->nq; q++) {
-		snprintf(name, sizeof(name), "pk%u_%u_rx%u", env_gen, p, q);
-		e->rx[p][q] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
-					      RING_F_SP_ENQ | RING_F_SC_DEQ);
-		snprintf(name, sizeof(name), "pk%u_%u_tx%u", env_gen, p, q);
-		e->tx[p][q] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
-					      RING_F_SP_ENQ | RING_F_SC_DEQ);
-		assert_non_null(e->rx[p][q]);
-		assert_non_null(e->tx[p][q]);
-	}
-	snprintf(name, sizeof(name), "lbpkt%u_%u", env_gen, p);
-	id = rte_eth_from_rings(name, e->rx[p], e->nq, e->tx[p], e->nq,
-				rte_socket_id());
-	/* The worker indexes its ports 0..nb_ports-1. */
-	assert_int_equal(id, p);
-	assert_int_equal(
-		lb_port_setup(p, e->nq, pool, NB_DESC, NB_DESC, &e->dp.port[p]),
-		0);
-	e->nb_up = (uint16_t)(p + 1);
-	/* net_ring ports report 00:00:00:00:00:00 and cannot change it:
-	 * give each the address a NIC would have. */
-	memcpy(e->dp.port[p].mac.addr_bytes, mac_port[p], 6);
-}
-
 /* A fresh dataplane, also kept in *state for the teardown. */
-static struct env *
+static struct ph_env *
 env_up(void **state, uint16_t nb_workers, uint32_t flows,
        const char *const *extra)
 {
-	struct env *e = calloc(1, sizeof(*e));
+	struct ph_env *e = ph_env_new(state);
 
-	assert_non_null(e);
-	*state = e;
-	env_gen++;
-	e->nq = nb_workers;
-	e->pool_avail = rte_mempool_avail_count(pool);
 	load_conf(e, extra);
-	e->dp.pool = pool;
-	e->dp.nb_ports = NB_PORTS;
-	e->dp.nb_workers = nb_workers;
-	e->dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	e->dp.hash_seed = 0x5eed0fa11ba1a2ceull;
-	e->dp.idle_us = 0;
 	e->dp.flows = flows;
-	for (uint16_t p = 0; p < NB_PORTS; p++)
-		make_port(e, p);
-	for (uint16_t i = 0; i < nb_workers; i++) {
-		e->dp.w[i] = lb_worker_create(&e->dp, i, rte_lcore_id());
-		assert_non_null(e->dp.w[i]);
-	}
+	ph_env_start(e, nb_workers);
 	return e;
-}
-
-/*
- * Frees the dataplane; with @check, every mbuf must be back in the pool
- * (what the worker holds is released by lb_worker_free()).
- */
-static void
-env_close(struct env *e, int check)
-{
-	struct rte_mbuf *m;
-	unsigned int avail;
-
-	if (e == NULL || e->closed)
-		return;
-	e->closed = 1;
-	for (uint16_t i = 0; i < LB_MAX_WORKERS; i++) {
-		lb_worker_free(e->dp.w[i]);
-		e->dp.w[i] = NULL;
-	}
-	for (uint16_t p = 0; p < e->nb_up; p++)
-		lb_port_close(p);
-	for (uint16_t p = 0; p < NB_PORTS; p++) {
-		for (uint16_t q = 0; q < MAX_QUEUES; q++) {
-			struct rte_ring *r[2] = {e->rx[p][q], e->tx[p][q]};
-
-			for (int k = 0; k < 2; k++) {
-				if (r[k] == NULL)
-					continue;
-				while (rte_ring_sc_dequeue(r[k], (void **)&m) ==
-				       0)
-					rte_pktmbuf_free(m);
-				rte_ring_free(r[k]);
-			}
-		}
-	}
-	rte_free(e->dp.conf);
-	e->dp.conf = NULL;
-	avail = rte_mempool_avail_count(pool);
-	if (check && avail != e->pool_avail)
-		fail_msg("%d mbuf(s) not returned to the pool after "
-			 "lb_worker_free()",
-			 (int)e->pool_avail - (int)avail);
-}
-
-static int
-teardown(void **state)
-{
-	env_close(*state, 0);
-	free(*state);
-	*state = NULL;
-	return 0;
-}
-
-static uint64_t
-now_ns(const struct env *e)
-{
-	return (uint64_t)((double)rte_rdtsc() * e->dp.ns_per_tsc);
-}
-
-/* ---- frames in and out ------------------------------------------------- */
-
-static void
-inject_m(struct env *e, uint16_t port, uint16_t q, const struct pb_frame *f,
-	 uint16_t mbuf_port)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	char *d;
-
-	assert_non_null(m);
-	d = rte_pktmbuf_append(m, (uint16_t)f->len);
-	assert_non_null(d);
-	memcpy(d, f->b, f->len);
-	m->port = mbuf_port;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[port][q], m), 0);
-}
-
-/*
- * A frame arriving on @port, queue @q. Most PMDs write the input port in
- * mbuf->port and the worker relies on it; net_ring does not, so the test
- * does what a PMD would (test_rx_port looks at the difference).
- */
-static void
-inject(struct env *e, uint16_t port, uint16_t q, const struct pb_frame *f)
-{
-	inject_m(e, port, q, f, port);
-}
-
-static void
-poll_w(struct env *e, uint16_t wid)
-{
-	lb_worker_poll(e->dp.w[wid]);
-}
-
-static void
-poll_all(struct env *e)
-{
-	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
-		poll_w(e, i);
-}
-
-/* Polls every worker long enough for each to run its housekeeping. */
-static void
-settle(struct env *e)
-{
-	uint64_t end = now_ns(e) + SETTLE_NS;
-
-	while (now_ns(e) < end)
-		poll_all(e);
-}
-
-/*
- * Takes every frame the worker sent on @port/@q; copies up to @max of
- * them to @out. Returns how many there were.
- */
-static unsigned int
-take(struct env *e, uint16_t port, uint16_t q, struct pb_frame *out,
-     unsigned int max)
-{
-	struct rte_mbuf *m;
-	unsigned int n = 0;
-
-	while (rte_ring_sc_dequeue(e->tx[port][q], (void **)&m) == 0) {
-		uint32_t len = rte_pktmbuf_pkt_len(m);
-		uint16_t segs = m->nb_segs;
-
-		if (n < max) {
-			if (segs != 1 || len > PB_FRAME_MAX) {
-				rte_pktmbuf_free(m);
-				fail_msg("port %u: a frame of %u bytes in %u "
-					 "segments",
-					 port, len, segs);
-			}
-			memcpy(out[n].b, rte_pktmbuf_mtod(m, void *), len);
-			out[n].len = len;
-		}
-		n++;
-		rte_pktmbuf_free(m);
-	}
-	return n;
-}
-
-static void
-expect_quiet(struct env *e, const char *what)
-{
-	for (uint16_t p = 0; p < NB_PORTS; p++) {
-		for (uint16_t q = 0; q < e->nq; q++) {
-			unsigned int n = take(e, p, q, NULL, 0);
-
-			if (n != 0)
-				fail_msg("%s: %u frame(s) sent on port %u "
-					 "queue %u, want none",
-					 what, n, p, q);
-		}
-	}
-}
-
-/* Exactly one frame on @port/@q, copied to @got, and nothing elsewhere. */
-static void
-expect_one(struct env *e, uint16_t port, uint16_t q, struct pb_frame *got,
-	   const char *what)
-{
-	unsigned int n = take(e, port, q, got, 1);
-
-	if (n != 1)
-		fail_msg("%s: %u frame(s) sent on port %u queue %u, want 1",
-			 what, n, port, q);
-	expect_quiet(e, what);
-}
-
-static void
-expect_same(const struct pb_frame *got, const struct pb_frame *want,
-	    const char *what)
-{
-	if (pb_diff(stderr, what, got->b, got->len, want->b, want->len))
-		fail_msg("%s: not the expected frame", what);
-}
-
-static void
-expect_frame(struct env *e, uint16_t port, uint16_t q,
-	     const struct pb_frame *want, const char *what)
-{
-	static struct pb_frame got;
-
-	expect_one(e, port, q, &got, what);
-	expect_same(&got, want, what);
 }
 
 /* ---- neighbours -------------------------------------------------------- */
 
 /* An unsolicited ARP reply from @ip at @mac to our address on @port. */
 static void
-announce(struct env *e, uint16_t port, uint16_t q, uint32_t ip,
+announce(struct ph_env *e, uint16_t port, uint16_t q, uint32_t ip,
 	 const uint8_t *mac)
 {
 	struct pb_frame f;
 
 	pb_arp_frame(&f, mac_port[port], mac, 2, mac, ip, mac_port[port],
 		     our_ip[port], PB_FRAME_MIN);
-	inject(e, port, q, &f);
+	ph_inject(e, port, q, &f);
 }
 
 /* The client and every backend introduce themselves on queue 0. */
 static void
-learn_all(struct env *e)
+learn_all(struct ph_env *e)
 {
 	announce(e, 0, 0, IP_C, mac_c);
 	for (int i = 0; i < 4; i++)
 		announce(e, 1, 0, IP_BE(i), mac_be[i]);
 	announce(e, 1, 0, IP_UBE, mac_ube);
 	if (e->dp.nb_workers > 1)
-		settle(e);
+		ph_settle(e);
 	else
-		poll_w(e, 0);
-	expect_quiet(e, "neighbours announcing themselves");
+		ph_poll(e, 0);
+	ph_expect_quiet(e, "neighbours announcing themselves");
 }
 
 /* The broadcast "who has @target" the worker sends on @port. */
@@ -692,15 +367,15 @@ in_port(const struct seg *s)
 
 /* Sends @s from its origin; the worker must forward it as expected. */
 static void
-relay(struct env *e, const struct conn *c, const struct seg *s)
+relay(struct ph_env *e, const struct conn *c, const struct seg *s)
 {
 	struct pb_frame in, want;
 
 	seg_frame(&in, c, s, 0);
 	seg_frame(&want, c, s, 1);
-	inject(e, in_port(s), c->q, &in);
-	poll_w(e, c->q);
-	expect_frame(e, (uint16_t)(1 - in_port(s)), c->q, &want, s->what);
+	ph_inject(e, in_port(s), c->q, &in);
+	ph_poll(e, c->q);
+	ph_expect_frame(e, (uint16_t)(1 - in_port(s)), c->q, &want, s->what);
 }
 
 /*
@@ -709,16 +384,16 @@ relay(struct env *e, const struct conn *c, const struct seg *s)
  * and then the whole frame is compared.
  */
 static void
-relay_first(struct env *e, struct conn *c, const struct seg *s)
+relay_first(struct ph_env *e, struct conn *c, const struct seg *s)
 {
 	static struct pb_frame got;
 	struct pb_frame in, want;
 	uint16_t sport;
 
 	seg_frame(&in, c, s, 0);
-	inject(e, 0, c->q, &in);
-	poll_w(e, c->q);
-	expect_one(e, 1, c->q, &got, s->what);
+	ph_inject(e, 0, c->q, &in);
+	ph_poll(e, c->q);
+	ph_expect_one(e, 1, c->q, &got, s->what);
 	if (got.len < ETH + 28)
 		fail_msg("%s: %u bytes sent", s->what, got.len);
 	sport = pb_get16(got.b + ETH + 20);
@@ -728,7 +403,7 @@ relay_first(struct env *e, struct conn *c, const struct seg *s)
 			 sport, c->q);
 	c->sport = sport;
 	seg_frame(&want, c, s, 1);
-	expect_same(&got, &want, s->what);
+	ph_expect_same(&got, &want, s->what);
 }
 
 static const struct seg *
@@ -746,7 +421,7 @@ seg_syn(uint32_t iss)
 
 /* Three-way handshake through the worker. */
 static void
-open_tcp(struct env *e, struct conn *c, uint32_t iss, uint32_t irs)
+open_tcp(struct ph_env *e, struct conn *c, uint32_t iss, uint32_t irs)
 {
 	const struct seg synack = {.what = "backend SYN-ACK",
 				   .dir = TO_C,
@@ -798,7 +473,7 @@ client_rst_frame(struct pb_frame *f, uint32_t vip, uint16_t cport, uint32_t iss)
 }
 
 static const struct lb_flow *
-find_flow(const struct env *e, uint16_t wid, const struct conn *c)
+find_flow(const struct ph_env *e, uint16_t wid, const struct conn *c)
 {
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
@@ -808,32 +483,6 @@ find_flow(const struct env *e, uint16_t wid, const struct conn *c)
 			htons(c->vport), c->proto);
 	idx = lb_flow_lookup(e->dp.w[wid]->ft, &k, &dir);
 	return idx == LB_FLOW_NONE ? NULL : lb_flow_get(e->dp.w[wid]->ft, idx);
-}
-
-static void
-check_no_drops(const struct lb_worker *w, const char *what)
-{
-	for (int r = 0; r < LB_DROP_MAX; r++)
-		if (w->st.drop[r] != 0)
-			fail_msg("%s: %" PRIu64 " packet(s) dropped as %s",
-				 what, w->st.drop[r],
-				 lb_drop_name((enum lb_drop)r));
-}
-
-/* Every drop counter moved by one for reason @why (-1: none), no other. */
-static void
-check_drop_delta(const struct lb_worker *w,
-		 const struct lb_worker_stats *before, int why,
-		 const char *what)
-{
-	for (int d = 0; d < LB_DROP_MAX; d++) {
-		uint64_t n = w->st.drop[d] - before->drop[d];
-
-		if (n != (uint64_t)(d == why))
-			fail_msg("%s: %" PRIu64 " more dropped as %s, want %d",
-				 what, n, lb_drop_name((enum lb_drop)d),
-				 d == why);
-	}
 }
 
 /* ---- ARP --------------------------------------------------------------- */
@@ -870,7 +519,7 @@ static const struct arp_row arp_rows[] = {
 static void
 test_arp(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct pb_frame req, want;
 	uint64_t answered = 0;
@@ -880,17 +529,17 @@ test_arp(void **state)
 
 		pb_arp_frame(&req, bcast, r->sha, 1, r->sha, r->spa, zero_mac,
 			     r->tpa, r->pad_to);
-		inject(e, r->port, 0, &req);
-		poll_w(e, 0);
+		ph_inject(e, r->port, 0, &req);
+		ph_poll(e, 0);
 		if (!r->answered) {
-			expect_quiet(e, r->what);
+			ph_expect_quiet(e, r->what);
 			continue;
 		}
 		/* "tpa is at our MAC", to the asker, padding kept. */
 		pb_arp_frame(&want, r->sha, mac_port[r->port], 2,
 			     mac_port[r->port], r->tpa, r->sha, r->spa,
 			     r->pad_to);
-		expect_frame(e, r->port, 0, &want, r->what);
+		ph_expect_frame(e, r->port, 0, &want, r->what);
 		answered++;
 	}
 	CHECK_EQ(w->st.arp_replies, answered, "ARP requests answered");
@@ -899,37 +548,37 @@ test_arp(void **state)
 	/* A neighbour's ARP reply is learnt: its ping is answered at once,
 	 * without asking who it is. */
 	announce(e, 1, 0, IP_HOST1, mac_host1);
-	poll_w(e, 0);
-	expect_quiet(e, "unsolicited ARP reply from a backend-side host");
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "unsolicited ARP reply from a backend-side host");
 	echo_frames(&req, &want, 1, IP_HOST1, mac_host1, IP_LB1, 1);
-	inject(e, 1, 0, &req);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "ping from a learnt neighbour");
+	ph_inject(e, 1, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want, "ping from a learnt neighbour");
 
 	/* An ARP reply on the wrong port is not learnt: the host lives
 	 * behind port 1, so its ping needs an ARP request there first. */
 	announce(e, 0, 0, IP_HOST2, mac_host2);
-	poll_w(e, 0);
-	expect_quiet(e, "ARP reply from a port 1 host arriving on port 0");
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "ARP reply from a port 1 host arriving on port 0");
 	echo_frames(&req, &want, 1, IP_HOST2, mac_host2, IP_LB1, 2);
-	inject(e, 1, 0, &req);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &req);
+	ph_poll(e, 0);
 	{
 		struct pb_frame arp;
 
 		arp_request_frame(&arp, 1, IP_HOST2);
-		expect_frame(e, 1, 0, &arp,
-			     "ping from a host announced on the wrong port");
+		ph_expect_frame(e, 1, 0, &arp,
+				"ping from a host announced on the wrong port");
 	}
 	announce(e, 1, 0, IP_HOST2, mac_host2);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want,
-		     "held echo reply, once the host "
-		     "answered on its own port");
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want,
+			"held echo reply, once the host "
+			"answered on its own port");
 	CHECK_EQ(w->st.arp_requests, 1, "ARP requests sent");
 	CHECK_EQ(w->st.echo_replies, 2, "echo replies");
-	check_no_drops(w, "ARP");
-	env_close(e, 1);
+	ph_check_no_drops(w, "ARP");
+	ph_env_close(e, 1);
 }
 
 /* A VIP inside the client subnet, as a one-armed setup has it. */
@@ -961,7 +610,7 @@ static const struct spoof_row spoof_rows[] = {
 static void
 test_arp_spoof(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_vip_lan);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_vip_lan);
 	const struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before;
 	struct lb_neigh_info ni;
@@ -976,11 +625,11 @@ test_arp_spoof(void **state)
 			     r->op == 1 ? zero_mac : mac_port[r->port],
 			     our_ip[r->port], PB_FRAME_MIN);
 		before = w->st;
-		inject(e, r->port, 0, &f);
-		poll_w(e, 0);
-		expect_quiet(e, r->what);
-		check_drop_delta(w, &before, LB_DROP_ARP_SPOOF, r->what);
-		if (lb_neigh_get(w->neigh, htonl(r->spa), now_ns(e), &ni) ==
+		ph_inject(e, r->port, 0, &f);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, r->what);
+		ph_check_drop_delta(w, &before, LB_DROP_ARP_SPOOF, r->what);
+		if (lb_neigh_get(w->neigh, htonl(r->spa), ph_now_ns(e), &ni) ==
 			    0 &&
 		    memcmp(ni.mac, mac_stranger, 6) == 0)
 			fail_msg("%s: learnt as a neighbour", r->what);
@@ -992,22 +641,22 @@ test_arp_spoof(void **state)
 	 * that claimed the VIP. */
 	echo_frames(&f, &want, 0, IP_VIP_LAN, mac_stranger, IP_LB0, 1);
 	before = w->st;
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
-	settle(e);
-	expect_quiet(e, "ping from the VIP after the spoof");
-	check_drop_delta(w, &before, LB_DROP_SRC_OURS,
-			 "ping from the VIP after the spoof");
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
+	ph_settle(e);
+	ph_expect_quiet(e, "ping from the VIP after the spoof");
+	ph_check_drop_delta(w, &before, LB_DROP_SRC_OURS,
+			    "ping from the VIP after the spoof");
 
 	/* Our addresses are still answered for, the VIP included. */
 	pb_arp_frame(&f, bcast, mac_c, 1, mac_c, IP_C, zero_mac, IP_VIP_LAN,
 		     PB_FRAME_MIN);
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
 	pb_arp_frame(&want, mac_c, mac_port[0], 2, mac_port[0], IP_VIP_LAN,
 		     mac_c, IP_C, PB_FRAME_MIN);
-	expect_frame(e, 0, 0, &want, "the client asking for the VIP");
-	env_close(e, 1);
+	ph_expect_frame(e, 0, 0, &want, "the client asking for the VIP");
+	ph_env_close(e, 1);
 }
 
 /* ---- ICMP echo --------------------------------------------------------- */
@@ -1015,7 +664,7 @@ test_arp_spoof(void **state)
 static void
 test_echo(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct pb_frame req, rep, rep2, f;
 	uint64_t icmp_drops;
@@ -1023,58 +672,58 @@ test_echo(void **state)
 	/* The pinger is unknown: the replies wait for its MAC, and one
 	 * ARP request asks for it. */
 	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB0, 1);
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
 	arp_request_frame(&f, 0, IP_PING);
-	expect_frame(e, 0, 0, &f, "ping from an unknown host: ARP request");
+	ph_expect_frame(e, 0, 0, &f, "ping from an unknown host: ARP request");
 	echo_frames(&req, &rep2, 0, IP_PING, mac_ping, IP_LB0, 11);
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
-	expect_quiet(e, "second ping while the ARP request is out");
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "second ping while the ARP request is out");
 	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
 	pb_arp_frame(&f, mac_port[0], mac_ping, 2, mac_ping, IP_PING,
 		     mac_port[0], IP_LB0, PB_FRAME_MIN);
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
 	{
 		struct pb_frame got[2];
 
-		CHECK_EQ(take(e, 0, 0, got, 2), 2,
+		CHECK_EQ(ph_take(e, 0, 0, got, 2), 2,
 			 "held echo replies after the ARP reply");
-		expect_quiet(e, "held echo replies after the ARP reply");
-		expect_same(&got[0], &rep, "first held echo reply");
-		expect_same(&got[1], &rep2, "second held echo reply");
+		ph_expect_quiet(e, "held echo replies after the ARP reply");
+		ph_expect_same(&got[0], &rep, "first held echo reply");
+		ph_expect_same(&got[1], &rep2, "second held echo reply");
 	}
 
 	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_VIP, 2);
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
-	expect_frame(e, 0, 0, &rep, "ping to the VIP");
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &rep, "ping to the VIP");
 
 	announce(e, 1, 0, IP_BE(0), mac_be[0]);
 	echo_frames(&req, &rep, 1, IP_BE(0), mac_be[0], IP_SNAT, 3);
-	inject(e, 1, 0, &req);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &rep, "ping to the SNAT address");
+	ph_inject(e, 1, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &rep, "ping to the SNAT address");
 	CHECK_EQ(w->st.echo_replies, 4, "echo replies");
 
 	icmp_drops = w->st.drop[LB_DROP_ICMP];
 	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB0, 4);
 	req.b[req.len - 1] ^= 0x40; /* the ICMP checksum no longer holds */
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
-	expect_quiet(e, "ping with a bad ICMP checksum");
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "ping with a bad ICMP checksum");
 	CHECK_EQ(w->st.drop[LB_DROP_ICMP], icmp_drops + 1,
 		 "ping with a bad ICMP checksum");
 
 	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB1, 5);
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
-	expect_quiet(e, "ping to port 1's address arriving on port 0");
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "ping to port 1's address arriving on port 0");
 	CHECK_EQ(w->st.drop[LB_DROP_ICMP], icmp_drops + 2,
 		 "ping to port 1's address arriving on port 0");
 	CHECK_EQ(w->st.echo_replies, 4, "echo replies");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- TCP full-NAT ------------------------------------------------------ */
@@ -1113,7 +762,7 @@ static const struct tcp_step tcp_steps[] = {
 static void
 test_tcp(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(40000, 0);
 	const struct lb_flow *f;
@@ -1125,12 +774,12 @@ test_tcp(void **state)
 		     PB_FRAME_MIN);
 	pb_arp_frame(&rep, mac_c, mac_port[0], 2, mac_port[0], IP_VIP, mac_c,
 		     IP_C, PB_FRAME_MIN);
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
-	expect_frame(e, 0, 0, &rep, "client's ARP request for the VIP");
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &rep, "client's ARP request for the VIP");
 	announce(e, 1, 0, IP_BE(0), mac_be[0]);
-	poll_w(e, 0);
-	expect_quiet(e, "backend's ARP announcement");
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "backend's ARP announcement");
 
 	relay_first(e, &c, seg_syn(ISS));
 	f = find_flow(e, 0, &c);
@@ -1140,14 +789,14 @@ test_tcp(void **state)
 	CHECK_EQ(w->bst[SVC_TCP][0].flows, 1, "after the SYN");
 	CHECK_EQ(w->bst[SVC_TCP][0].active, 1, "after the SYN");
 	/* A copy of the SYN waits for the backend's answer, no longer. */
-	CHECK_EQ(e->pool_avail - rte_mempool_avail_count(pool), 1,
+	CHECK_EQ(e->pool_avail - rte_mempool_avail_count(ph_pool), 1,
 		 "mbufs held while the backend has not answered");
 	for (unsigned int i = 0; i < NELEM(tcp_steps); i++) {
 		relay(e, &c, &tcp_steps[i].s);
 		f = find_flow(e, 0, &c);
 		assert_non_null(f);
 		CHECK_EQ(f->state, tcp_steps[i].state, tcp_steps[i].s.what);
-		CHECK_EQ(e->pool_avail - rte_mempool_avail_count(pool), 0,
+		CHECK_EQ(e->pool_avail - rte_mempool_avail_count(ph_pool), 0,
 			 tcp_steps[i].s.what);
 	}
 	CHECK_EQ(w->st.rx, 2 + 1 + NELEM(tcp_steps), "frames received");
@@ -1161,8 +810,8 @@ test_tcp(void **state)
 	CHECK_EQ(w->bst[SVC_TCP][0].flows, 1, "backend 0");
 	CHECK_EQ(w->bst[SVC_TCP][0].errors, 0, "backend 0");
 	CHECK_EQ(w->bst[SVC_TCP][1].flows, 0, "backend 1");
-	check_no_drops(w, "TCP");
-	env_close(e, 1);
+	ph_check_no_drops(w, "TCP");
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1174,7 +823,7 @@ test_tcp(void **state)
 static void
 test_tcp_reuse_drained(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(40001, 0);
 	const struct lb_flow *f;
@@ -1183,7 +832,7 @@ test_tcp_reuse_drained(void **state)
 	announce(e, 0, 0, IP_C, mac_c);
 	announce(e, 1, 0, IP_BE(0), mac_be[0]);
 	announce(e, 1, 0, IP_BE(1), mac_be[1]);
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	relay_first(e, &c, seg_syn(ISS));
 	for (unsigned int i = 0; i < NELEM(tcp_steps); i++)
 		relay(e, &c, &tcp_steps[i].s);
@@ -1201,7 +850,7 @@ test_tcp_reuse_drained(void **state)
 	d->svc[SVC_TCP].be[0].state = LB_BE_DRAINING;
 	d->svc[SVC_TCP].be[2].state = LB_BE_DRAINING;
 	e->dp.conf = d;
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	conn_be(&c, 1);
 	relay_first(e, &c, seg_syn(ISS + 1000000));
 	f = find_flow(e, 0, &c);
@@ -1211,11 +860,11 @@ test_tcp_reuse_drained(void **state)
 	CHECK_EQ(w->st.flows_created, 2, "flows");
 	CHECK_EQ(w->bst[SVC_TCP][0].active, 0, "the old flow is gone");
 	CHECK_EQ(w->bst[SVC_TCP][1].active, 1, "the new flow");
-	check_no_drops(w, "reused port");
+	ph_check_no_drops(w, "reused port");
 	e->dp.conf = orig;
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	rte_free(d);
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1228,7 +877,7 @@ test_tcp_reuse_drained(void **state)
 static void
 test_blind_rst(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(48100, 0);
 	struct lb_worker_stats before;
@@ -1298,11 +947,11 @@ test_blind_rst(void **state)
 	for (unsigned int i = 0; i < NELEM(blind); i++) {
 		before = w->st;
 		seg_frame(&in, &c, &blind[i], 0);
-		inject(e, in_port(&blind[i]), 0, &in);
-		poll_w(e, 0);
-		expect_quiet(e, blind[i].what);
-		check_drop_delta(w, &before, LB_DROP_TCP_WINDOW,
-				 blind[i].what);
+		ph_inject(e, in_port(&blind[i]), 0, &in);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, blind[i].what);
+		ph_check_drop_delta(w, &before, LB_DROP_TCP_WINDOW,
+				    blind[i].what);
 		CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_ESTABLISHED,
 			 blind[i].what);
 	}
@@ -1313,35 +962,35 @@ test_blind_rst(void **state)
 	 * window (no scaling: the SYNs carried no scale option). */
 	before = w->st;
 	seg_frame(&in, &c, &near, 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
 	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
 			   .frag = PB_IP_DF, .src = IP_VIP, .dst = IP_C,
 			   .sport = VPORT, .dport = c.cport, .seq = IRS + 301,
 			   .ack = ISS + 151, .flags = PB_ACK, .win = 65160};
 	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
-	expect_frame(e, 0, 0, &want, near.what);
+	ph_expect_frame(e, 0, 0, &want, near.what);
 	CHECK_EQ(w->st.challenge_acks, before.challenge_acks + 1, near.what);
-	check_drop_delta(w, &before, -1, near.what);
+	ph_check_drop_delta(w, &before, -1, near.what);
 	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_ESTABLISHED, near.what);
 
 	/* And to the backend, from the SNAT address, in the client's name. */
 	seg_frame(&in, &c, &bnear, 0);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
 	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
 			   .frag = PB_IP_DF, .src = IP_SNAT, .dst = c.bip,
 			   .sport = c.sport, .dport = c.bport,
 			   .seq = ISS + 151, .ack = IRS + 301,
 			   .flags = PB_ACK, .win = 64240};
 	pb_ipv4_frame(&want, c.bmac, mac_port[1], &d);
-	expect_frame(e, 1, 0, &want, bnear.what);
+	ph_expect_frame(e, 1, 0, &want, bnear.what);
 	CHECK_EQ(w->st.challenge_acks, before.challenge_acks + 2, bnear.what);
 	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_ESTABLISHED, bnear.what);
 
 	relay(e, &c, &exact);
 	CHECK_EQ(find_flow(e, 0, &c)->state, LB_FLOW_CLOSED, exact.what);
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- SNAT addresses changed live --------------------------------------- */
@@ -1360,14 +1009,14 @@ static const char *const conf_snat_moved[] = {
  * frame sent to the backend (host order; its port goes to c->sport).
  */
 static uint32_t
-syn_snat(struct env *e, struct conn *c, uint32_t iss, const char *what)
+syn_snat(struct ph_env *e, struct conn *c, uint32_t iss, const char *what)
 {
 	struct pb_frame in, got;
 
 	seg_frame(&in, c, seg_syn(iss), 0);
-	inject(e, 0, c->q, &in);
-	poll_w(e, c->q);
-	expect_one(e, 1, c->q, &got, what);
+	ph_inject(e, 0, c->q, &in);
+	ph_poll(e, c->q);
+	ph_expect_one(e, 1, c->q, &got, what);
 	if (got.len < ETH + 28)
 		fail_msg("%s: %u bytes sent", what, got.len);
 	c->sport = pb_get16(got.b + ETH + 20);
@@ -1376,17 +1025,17 @@ syn_snat(struct env *e, struct conn *c, uint32_t iss, const char *what)
 
 /* Makes @p d the published table and lets the worker take it up. */
 static void
-publish(struct env *e, struct lb_dpconf *d)
+publish(struct ph_env *e, struct lb_dpconf *d)
 {
 	e->dp.conf = d;
-	poll_all(e);
+	ph_poll_all(e);
 }
 
 /* A SNAT address added to the table serves the next SYN: no restart. */
 static void
 test_snat_add_live(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_no_snat);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_no_snat);
 	struct lb_worker *w = e->dp.w[0];
 	struct lb_dpconf *boot = e->dp.conf, *d;
 	struct lb_worker_stats before = w->st;
@@ -1397,11 +1046,11 @@ test_snat_add_live(void **state)
 	learn_all(e);
 	before = w->st;
 	seg_frame(&in, &c, seg_syn(ISS), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "SYN with no SNAT address");
-	check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
-			 "SYN with no SNAT address");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "SYN with no SNAT address");
+	ph_check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
+			    "SYN with no SNAT address");
 
 	d = compile_conf(e, NULL, boot);
 	publish(e, d);
@@ -1409,7 +1058,7 @@ test_snat_add_live(void **state)
 		 "the added address");
 	CHECK_EQ(w->st.flows_created, 1, "flows");
 	e->dp.conf = boot;
-	env_close(e, 1);
+	ph_env_close(e, 1);
 	rte_free(d);
 }
 
@@ -1421,7 +1070,7 @@ test_snat_add_live(void **state)
 static void
 test_snat_del_drains(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	struct lb_worker *w = e->dp.w[0];
 	struct lb_dpconf *boot = e->dp.conf, *d;
 	struct conn c = tcp_conn(40201, 0);
@@ -1430,7 +1079,7 @@ test_snat_del_drains(void **state)
 	announce(e, 0, 0, IP_C, mac_c);
 	for (int b = 0; b < 3; b++)
 		announce(e, 1, 0, IP_BE(b), mac_be[b]);
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	open_tcp(e, &c, ISS, IRS); /* on IP_SNAT */
 	CHECK_EQ(lb_snat_addr_used(w->snat, htonl(IP_SNAT)), 1,
 		 "the flow's pair");
@@ -1439,7 +1088,7 @@ test_snat_del_drains(void **state)
 	sn = lb_dpconf_snat_find(d, htonl(IP_SNAT));
 	assert_true(sn >= 0);
 	CHECK_EQ(d->snat[sn].draining, 1, "the removed address is kept");
-	CHECK_EQ(lb_dpconf_snat_gc_due(d, snat_busy, e), false,
+	CHECK_EQ(lb_dpconf_snat_gc_due(d, ph_snat_busy, e), false,
 		 "not collected while its flow lives");
 	publish(e, d);
 	CHECK_EQ(lb_snat_addr_state(w->snat, htonl(IP_SNAT)),
@@ -1459,7 +1108,7 @@ test_snat_del_drains(void **state)
 	CHECK_EQ(lb_snat_addr_used(w->snat, htonl(IP_SNAT)), 1,
 		 "the flow keeps its pair");
 	e->dp.conf = boot;
-	env_close(e, 1);
+	ph_env_close(e, 1);
 	rte_free(d);
 }
 
@@ -1468,7 +1117,7 @@ test_snat_del_drains(void **state)
 static void
 test_udp(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn u = udp_conn(5000);
 	struct conn z = u;
@@ -1499,28 +1148,28 @@ test_udp(void **state)
 
 	z.cport = 5001;
 	seg_frame(&in, &z, &query0, 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_one(e, 1, 0, &got, query0.what);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, query0.what);
 	z.sport = pb_get16(got.b + ETH + 20);
 	CHECK_EQ(pb_get16(got.b + ETH + 26), 0, "UDP checksum to the backend");
 	seg_frame(&want, &z, &query0, 1);
-	expect_same(&got, &want, query0.what);
+	ph_expect_same(&got, &want, query0.what);
 	if (z.sport == u.sport)
 		fail_msg("two flows share SNAT port %u", z.sport);
 	seg_frame(&in, &z, &answer0, 0);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_one(e, 0, 0, &got, answer0.what);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 0, 0, &got, answer0.what);
 	CHECK_EQ(pb_get16(got.b + ETH + 26), 0, "UDP checksum to the client");
 	seg_frame(&want, &z, &answer0, 1);
-	expect_same(&got, &want, answer0.what);
+	ph_expect_same(&got, &want, answer0.what);
 
 	CHECK_EQ(w->st.flows_created, 2, "UDP flows");
 	CHECK_EQ(w->bst[SVC_UDP][0].flows, 2, "UDP backend");
 	CHECK_EQ(w->bst[SVC_UDP][0].active, 2, "UDP backend");
-	check_no_drops(w, "UDP");
-	env_close(e, 1);
+	ph_check_no_drops(w, "UDP");
+	ph_env_close(e, 1);
 }
 
 /* ---- retries on refusal ------------------------------------------------ */
@@ -1528,7 +1177,7 @@ test_udp(void **state)
 static void
 test_retry(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_slow_retry);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_slow_retry);
 	const struct lb_worker *w = e->dp.w[0];
 	const struct lb_be_stats *b = w->bst[SVC_TCP];
 	struct conn c1 = tcp_conn(41001, 0), c2 = tcp_conn(41002, 1);
@@ -1547,11 +1196,11 @@ test_retry(void **state)
 	 * port, and the client sees nothing. */
 	relay_first(e, &c1, seg_syn(ISS));
 	backend_rst(&in, &c1, ISS);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
 	conn_be(&c1, 1);
 	seg_frame(&want, &c1, seg_syn(ISS), 1);
-	expect_frame(e, 1, 0, &want, "SYN retried on backend 1 after a RST");
+	ph_expect_frame(e, 1, 0, &want, "SYN retried on backend 1 after a RST");
 	CHECK_EQ(b[0].errors, 1, "backend 0 after its RST");
 	CHECK_EQ(b[0].active, 0, "backend 0 after its RST");
 	CHECK_EQ(b[1].flows, 1, "backend 1 after the retry");
@@ -1581,12 +1230,12 @@ test_retry(void **state)
 		memcpy(quote, want.b + ETH, sizeof(quote));
 		pb_ipv4_frame(&in, mac_port[1], mac_be[1], &d);
 	}
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
 	conn_be(&c2, 2);
 	seg_frame(&want, &c2, seg_syn(ISS + 1000), 1);
-	expect_frame(e, 1, 0, &want,
-		     "SYN retried on backend 2 after a port unreachable");
+	ph_expect_frame(e, 1, 0, &want,
+			"SYN retried on backend 2 after a port unreachable");
 	CHECK_EQ(b[1].errors, 1, "backend 1 after its ICMP error");
 	CHECK_EQ(w->st.syn_retries, 2, "retries");
 
@@ -1596,15 +1245,15 @@ test_retry(void **state)
 	for (int be = 2, n = 0; n < 3; n++, be = (be + 1) % 3) {
 		conn_be(&c3, be);
 		backend_rst(&in, &c3, ISS + 2000);
-		inject(e, 1, 0, &in);
-		poll_w(e, 0);
+		ph_inject(e, 1, 0, &in);
+		ph_poll(e, 0);
 		if (n == 2) {
-			expect_quiet(e, "the last backend refused too");
+			ph_expect_quiet(e, "the last backend refused too");
 			break;
 		}
 		conn_be(&c3, (be + 1) % 3);
 		seg_frame(&want, &c3, seg_syn(ISS + 2000), 1);
-		expect_frame(e, 1, 0, &want, "SYN retried round-robin");
+		ph_expect_frame(e, 1, 0, &want, "SYN retried round-robin");
 	}
 	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
 	CHECK_EQ(w->st.rst_sent, 0, "RSTs");
@@ -1613,55 +1262,55 @@ test_retry(void **state)
 	/* The client retransmits its SYN: it joins the queued entry and
 	 * goes to no backend. */
 	seg_frame(&in, &c3, seg_syn(ISS + 2000), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "SYN retransmitted while queued");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "SYN retransmitted while queued");
 	CHECK_EQ(w->st.deferq_joined, 1, "SYNs joining their entry");
 	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
 	CHECK_EQ(b[0].errors, 2, "backend 0");
 	CHECK_EQ(b[1].errors, 2, "backend 1");
 	CHECK_EQ(b[2].errors, 1, "backend 2");
 	CHECK_EQ(w->st.flows_created, 3, "flows");
-	check_no_drops(w, "retries");
-	env_close(e, 1);
+	ph_check_no_drops(w, "retries");
+	ph_env_close(e, 1);
 }
 
 /* A SYN the backend never answers fails after syn-timeout. */
 static void
 test_syn_timeout(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_syn_timeout);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_syn_timeout);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(41100, 0);
 	struct pb_frame got, want;
 	uint64_t t0, t;
 
 	learn_all(e);
-	t0 = now_ns(e);
+	t0 = ph_now_ns(e);
 	relay_first(e, &c, seg_syn(ISS));
 	for (;;) {
-		poll_w(e, 0);
-		if (take(e, 0, 0, NULL, 0) != 0)
+		ph_poll(e, 0);
+		if (ph_take(e, 0, 0, NULL, 0) != 0)
 			fail_msg("the client got a frame during the retry");
-		if (take(e, 1, 0, &got, 1) != 0)
+		if (ph_take(e, 1, 0, &got, 1) != 0)
 			break;
-		t = now_ns(e);
+		t = ph_now_ns(e);
 		if (t - t0 > WAIT_NS)
 			fail_msg("no retry %" PRIu64 " ms after the SYN",
 				 (t - t0) / 1000000);
 	}
 	/* Flow times are whole ticks of 2^20 ns: one tick of slack. */
-	t = now_ns(e) - t0;
+	t = ph_now_ns(e) - t0;
 	if (t + (1u << LB_FLOW_TICK_SHIFT) < SYN_TIMEOUT_NS)
 		fail_msg("retried after %" PRIu64 " us, syn-timeout is 30 ms",
 			 t / 1000);
 	conn_be(&c, 1);
 	seg_frame(&want, &c, seg_syn(ISS), 1);
-	expect_same(&got, &want, "SYN retried on backend 1 after a timeout");
+	ph_expect_same(&got, &want, "SYN retried on backend 1 after a timeout");
 	CHECK_EQ(w->bst[SVC_TCP][0].errors, 1, "backend 0");
 	CHECK_EQ(w->st.syn_retries, 1, "retries");
-	check_no_drops(w, "SYN timeout");
-	env_close(e, 1);
+	ph_check_no_drops(w, "SYN timeout");
+	ph_env_close(e, 1);
 }
 
 /* ---- the deferred queue ------------------------------------------------ */
@@ -1671,7 +1320,7 @@ test_syn_timeout(void **state)
  * get with a RST. Returns the number of SYNs they refused.
  */
 static unsigned int
-wait_client_frame(struct env *e, uint64_t t0, struct pb_frame *got,
+wait_client_frame(struct ph_env *e, uint64_t t0, struct pb_frame *got,
 		  const char *what)
 {
 	struct pb_frame syn[8];
@@ -1681,8 +1330,8 @@ wait_client_frame(struct env *e, uint64_t t0, struct pb_frame *got,
 	for (;;) {
 		unsigned int n;
 
-		poll_w(e, 0);
-		n = take(e, 1, 0, syn, NELEM(syn));
+		ph_poll(e, 0);
+		n = ph_take(e, 1, 0, syn, NELEM(syn));
 		if (n > NELEM(syn))
 			fail_msg("%s: %u frames to the backends", what, n);
 		for (unsigned int i = 0; i < n; i++) {
@@ -1697,12 +1346,12 @@ wait_client_frame(struct env *e, uint64_t t0, struct pb_frame *got,
 			/* The forwarded SYN's sequence number is the
 			 * ISS its RST must acknowledge. */
 			backend_rst(&rst, &c, pb_get32(syn[i].b + ETH + 24));
-			inject(e, 1, 0, &rst);
+			ph_inject(e, 1, 0, &rst);
 			refused++;
 		}
-		if (take(e, 0, 0, got, 1) != 0)
+		if (ph_take(e, 0, 0, got, 1) != 0)
 			return refused;
-		t = now_ns(e);
+		t = ph_now_ns(e);
 		if (t - t0 > WAIT_NS)
 			fail_msg("%s: no RST to the client %" PRIu64
 				 " ms after the SYN was queued (expiry is "
@@ -1717,7 +1366,7 @@ wait_client_frame(struct env *e, uint64_t t0, struct pb_frame *got,
 static void
 test_deferq_no_backend(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(42001, 3);
 	struct pb_frame in, got, want;
@@ -1726,37 +1375,37 @@ test_deferq_no_backend(void **state)
 	learn_all(e);
 	c.vip = IP_VIP2;
 	seg_frame(&in, &c, seg_syn(ISS), 0);
-	t0 = now_ns(e);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "SYN to a service whose backends all drain");
+	t0 = ph_now_ns(e);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "SYN to a service whose backends all drain");
 	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
 	CHECK_EQ(w->st.flows_created, 0, "flows");
 
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "retransmitted SYN while queued");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "retransmitted SYN while queued");
 	CHECK_EQ(w->st.deferq_joined, 1, "SYNs joining their entry");
 	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
 
 	wait_client_frame(e, t0, &got, "queued SYN");
-	t = now_ns(e) - t0;
+	t = ph_now_ns(e) - t0;
 	if (t < EXPIRY_NS)
 		fail_msg("RST after %" PRIu64 " ms, expiry is 150 ms",
 			 t / 1000000);
 	client_rst_frame(&want, IP_VIP2, c.cport, ISS);
-	expect_same(&got, &want, "RST at expiry");
+	ph_expect_same(&got, &want, "RST at expiry");
 	CHECK_EQ(w->st.rst_sent, 1, "RSTs");
 
 	/* The joined copy was the entry's only packet: no second RST. */
-	t0 = now_ns(e);
-	while (now_ns(e) - t0 < QUIET_NS)
-		poll_w(e, 0);
-	expect_quiet(e, "after the RST");
+	t0 = ph_now_ns(e);
+	while (ph_now_ns(e) - t0 < QUIET_NS)
+		ph_poll(e, 0);
+	ph_expect_quiet(e, "after the RST");
 	CHECK_EQ(w->st.rst_sent, 1, "RSTs");
 	CHECK_EQ(w->st.flows_created, 0, "flows");
-	check_no_drops(w, "deferred queue");
-	env_close(e, 1);
+	ph_check_no_drops(w, "deferred queue");
+	ph_env_close(e, 1);
 }
 
 /*
@@ -1769,7 +1418,7 @@ test_deferq_no_backend(void **state)
 static void
 test_admit(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_admit);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_admit);
 	uint64_t sz = lb_admit_shm_size(1024);
 	struct lb_admit_shm *sh;
 	struct pb_frame in, want;
@@ -1788,23 +1437,23 @@ test_admit(void **state)
 	learn_all(e);
 	announce(e, 1, 0, IP_BE(0), mac_be[0]);
 	announce(e, 1, 0, IP_BE(1), mac_be[1]);
-	poll_w(e, 0);
+	ph_poll(e, 0);
 
 	c = tcp_conn(43001, 0);
 	seg_frame(&in, &c, seg_syn(ISS), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
 	CHECK_EQ(w->st.flows_created, 1, "first SYN: flows");
 	for (uint16_t p = 0; p < NB_PORTS; p++)
-		take(e, p, 0, NULL, 0);
+		ph_take(e, p, 0, NULL, 0);
 
 	for (uint16_t k = 0; k < 2; k++) {
 		c = tcp_conn((uint16_t)(43002 + k), 0);
 		seg_frame(&in, &c, seg_syn(ISS), 0);
-		inject(e, 0, 0, &in);
-		poll_w(e, 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
 		client_rst_frame(&want, IP_VIP, c.cport, ISS);
-		expect_frame(e, 0, 0, &want, "rejected SYN: RST");
+		ph_expect_frame(e, 0, 0, &want, "rejected SYN: RST");
 	}
 	CHECK_EQ(w->st.flows_created, 1, "flows after the rejected SYNs");
 	CHECK_EQ(w->st.rst_sent, 2, "RSTs");
@@ -1819,15 +1468,15 @@ test_admit(void **state)
 
 		c = tcp_conn(43001, 0);
 		seg_frame(&in, &c, &rst, 0);
-		inject(e, 0, 0, &in);
-		poll_w(e, 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
 		for (uint16_t p = 0; p < NB_PORTS; p++)
-			take(e, p, 0, NULL, 0);
+			ph_take(e, p, 0, NULL, 0);
 		seg_frame(&in, &c, seg_syn(ISS + 100000), 0);
-		inject(e, 0, 0, &in);
-		poll_w(e, 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
 		client_rst_frame(&want, IP_VIP, c.cport, ISS + 100000);
-		expect_frame(e, 0, 0, &want, "SYN on a closed tuple: RST");
+		ph_expect_frame(e, 0, 0, &want, "SYN on a closed tuple: RST");
 	}
 	CHECK_EQ(w->st.rst_sent, 3, "RSTs");
 	CHECK_EQ(w->st.admit.n[LB_ADMIT_KEY_SVC][LB_ADMIT_PASS], 1, "passed");
@@ -1849,7 +1498,7 @@ test_admit(void **state)
 	while (rte_ring_sc_dequeue_elem(w->fb, &r, sizeof(r)) == 0)
 		if (r.kind == LB_FB_REJECT)
 			fail_msg("a second LB_FB_REJECT in the interval");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 	rte_free(sh);
 }
 
@@ -1857,7 +1506,7 @@ test_admit(void **state)
 static void
 test_deferq_refused(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(42101, 0);
 	struct pb_frame in, got, want;
@@ -1868,25 +1517,25 @@ test_deferq_refused(void **state)
 	for (int be = 0; be < 3; be++) {
 		conn_be(&c, be);
 		backend_rst(&in, &c, ISS);
-		inject(e, 1, 0, &in);
-		t0 = now_ns(e);
-		poll_w(e, 0);
+		ph_inject(e, 1, 0, &in);
+		t0 = ph_now_ns(e);
+		ph_poll(e, 0);
 		if (be == 2)
 			break;
 		conn_be(&c, be + 1);
 		seg_frame(&want, &c, seg_syn(ISS), 1);
-		expect_frame(e, 1, 0, &want, "SYN retried round-robin");
+		ph_expect_frame(e, 1, 0, &want, "SYN retried round-robin");
 	}
-	expect_quiet(e, "every backend refused");
+	ph_expect_quiet(e, "every backend refused");
 	CHECK_EQ(w->st.deferred, 1, "SYNs queued");
 
 	wait_client_frame(e, t0, &got, "SYN refused by every backend");
-	t = now_ns(e) - t0;
+	t = ph_now_ns(e) - t0;
 	if (t < EXPIRY_NS)
 		fail_msg("RST after %" PRIu64 " ms, expiry is 150 ms",
 			 t / 1000000);
 	client_rst_frame(&want, IP_VIP, c.cport, ISS);
-	expect_same(&got, &want, "RST at expiry");
+	ph_expect_same(&got, &want, "RST at expiry");
 	CHECK_EQ(w->st.rst_sent, 1, "RSTs");
 }
 
@@ -1895,7 +1544,7 @@ test_deferq_refused(void **state)
 static void
 test_icmp_frag_needed(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(43001, 0);
 	const struct seg req = {.what = "large request",
@@ -1950,9 +1599,9 @@ test_icmp_frag_needed(void **state)
 	d.dst = IP_C;
 	d.ttl = TTL_FWD;
 	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 0, 0, &want, "frag-needed from the backend side");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &want, "frag-needed from the backend side");
 	CHECK_EQ(w->st.icmp_translated, 1, "ICMP errors translated");
 
 	/* A router on the client side about the response (VIP -> client):
@@ -1980,9 +1629,9 @@ test_icmp_frag_needed(void **state)
 	d.dst = IP_BE(0);
 	d.ttl = TTL_FWD;
 	pb_ipv4_frame(&want, mac_be[0], mac_port[1], &d);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "frag-needed from the client side");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want, "frag-needed from the client side");
 	CHECK_EQ(w->st.icmp_translated, 2, "ICMP errors translated");
 
 	/* Fragmentation needed during a handshake is no refusal either:
@@ -2010,15 +1659,15 @@ test_icmp_frag_needed(void **state)
 	d.dst = IP_C;
 	d.ttl = TTL_FWD;
 	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 0, 0, &want, "frag-needed about a SYN");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &want, "frag-needed about a SYN");
 	relay(e, &c2, &synack);
 	CHECK_EQ(w->st.icmp_translated, 3, "ICMP errors translated");
 	CHECK_EQ(w->st.syn_retries, 0, "ICMP errors that are no refusal");
 	CHECK_EQ(w->bst[SVC_TCP][1].errors, 0, "backend 1");
-	check_no_drops(w, "ICMP errors");
-	env_close(e, 1);
+	ph_check_no_drops(w, "ICMP errors");
+	ph_env_close(e, 1);
 }
 
 /* ---- two workers: replies handed to the flow's owner ------------------- */
@@ -2026,7 +1675,7 @@ test_icmp_frag_needed(void **state)
 static void
 test_redirect(void **state)
 {
-	struct env *e = env_up(state, 2, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 2, FLOWS, NULL);
 	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
 	struct conn c = tcp_conn(44001, 0);
 	const struct seg synack = {.what = "SYN-ACK on worker 0's queue",
@@ -2057,12 +1706,12 @@ test_redirect(void **state)
 
 	seg_frame(&in, &c, &synack, 0);
 	seg_frame(&want, &c, &synack, 1);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "worker 0 with worker 1's reply");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with worker 1's reply");
 	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing over");
-	poll_w(e, 1);
-	expect_frame(e, 0, 1, &want, synack.what);
+	ph_poll(e, 1);
+	ph_expect_frame(e, 0, 1, &want, synack.what);
 	CHECK_EQ(w1->st.redirect_in, 1, "worker 1 taking over");
 	relay(e, &c, &ack);
 	relay(e, &c, &data);
@@ -2094,20 +1743,20 @@ test_redirect(void **state)
 	d.dst = IP_C;
 	d.ttl = TTL_FWD;
 	pb_ipv4_frame(&want, mac_c, mac_port[0], &d);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "worker 0 with an ICMP error about worker 1's flow");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with an ICMP error about worker 1's flow");
 	CHECK_EQ(w0->st.redirect_out, 2, "worker 0 handing over");
-	poll_w(e, 1);
-	expect_frame(e, 0, 1, &want, "ICMP error translated by worker 1");
+	ph_poll(e, 1);
+	ph_expect_frame(e, 0, 1, &want, "ICMP error translated by worker 1");
 	CHECK_EQ(w1->st.redirect_in, 2, "worker 1 taking over");
 	CHECK_EQ(w1->st.icmp_translated, 1, "worker 1 translating");
 	CHECK_EQ(w0->st.flows_created, 0, "worker 0's flows");
 	CHECK_EQ(w1->st.flows_created, 1, "worker 1's flows");
 	CHECK_EQ(w1->st.arp_requests, 0, "worker 1 knew its neighbours");
-	check_no_drops(w0, "worker 0");
-	check_no_drops(w1, "worker 1");
-	env_close(e, 1);
+	ph_check_no_drops(w0, "worker 0");
+	ph_check_no_drops(w1, "worker 1");
+	ph_env_close(e, 1);
 }
 
 /*
@@ -2156,7 +1805,7 @@ frag_needed_frames(struct pb_frame *in, struct pb_frame *want,
 static void
 test_icmp_owner(void **state)
 {
-	struct env *e = env_up(state, 2, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 2, FLOWS, NULL);
 	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
 	struct conn c = tcp_conn(44101, 0), other = tcp_conn(44102, 1);
 	const struct seg resp = {.what = "response on worker 1",
@@ -2175,47 +1824,47 @@ test_icmp_owner(void **state)
 	/* Worker 0 has no such flow: it hands the error on, and worker 1
 	 * translates it for the backend. */
 	frag_needed_frames(&in, &want, &c, &resp, 1280, 1280);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "worker 0 with an error about worker 1's flow");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with an error about worker 1's flow");
 	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing the error on");
-	poll_w(e, 1);
-	expect_frame(e, 1, 1, &want, "frag-needed translated by worker 1");
+	ph_poll(e, 1);
+	ph_expect_frame(e, 1, 1, &want, "frag-needed translated by worker 1");
 	CHECK_EQ(w1->st.icmp_translated, 1, "worker 1 translating");
 	CHECK_EQ(w1->st.icmp_mtu_clamped, 0, "MTU 1280 passed on as it is");
 
 	/* MTU 68: the backend hears 552. */
 	frag_needed_frames(&in, &want, &c, &resp, 68, LB_NAT_MTU_FLOOR);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "worker 0 with a tiny MTU");
-	poll_w(e, 1);
-	expect_frame(e, 1, 1, &want, "frag-needed of MTU 68 raised to 552");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with a tiny MTU");
+	ph_poll(e, 1);
+	ph_expect_frame(e, 1, 1, &want, "frag-needed of MTU 68 raised to 552");
 	CHECK_EQ(w1->st.icmp_translated, 2, "worker 1 translating");
 	CHECK_EQ(w1->st.icmp_mtu_clamped, 1, "MTU raised once");
 
 	/* On the owner's own queue it stays there. */
 	frag_needed_frames(&in, &want, &c, &resp, 1400, 1400);
-	inject(e, 0, 1, &in);
-	poll_w(e, 1);
-	expect_frame(e, 1, 1, &want, "frag-needed on the owner's queue");
+	ph_inject(e, 0, 1, &in);
+	ph_poll(e, 1);
+	ph_expect_frame(e, 1, 1, &want, "frag-needed on the owner's queue");
 	CHECK_EQ(w1->st.redirect_out, 0, "worker 1 kept its own");
 
 	/* About a flow nobody has: once round the workers, then dropped. */
 	other.sport = 40000;
 	frag_needed_frames(&in, &want, &other, &resp, 1280, 1280);
-	inject(e, 0, 1, &in);
-	poll_w(e, 1);
-	expect_quiet(e, "worker 1 with an error about no flow");
+	ph_inject(e, 0, 1, &in);
+	ph_poll(e, 1);
+	ph_expect_quiet(e, "worker 1 with an error about no flow");
 	CHECK_EQ(w1->st.redirect_out, 1, "worker 1 handing it on");
-	poll_w(e, 0);
-	poll_w(e, 1);
-	expect_quiet(e, "an error about no flow");
+	ph_poll(e, 0);
+	ph_poll(e, 1);
+	ph_expect_quiet(e, "an error about no flow");
 	CHECK_EQ(w0->st.drop[LB_DROP_NO_FLOW], 1, "dropped by the last worker");
 	CHECK_EQ(w0->st.redirect_out, 2, "worker 0 not handing it back");
 	CHECK_EQ(w1->st.drop[LB_DROP_NO_FLOW], 0, "worker 1");
 	CHECK_EQ(w0->st.icmp_translated, 0, "worker 0 translating");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- malformed frames -------------------------------------------------- */
@@ -2345,7 +1994,7 @@ test_malformed(void **state)
 		"control: valid SYN", "control: valid UDP",
 		"control: valid ping", "control: valid ARP request"};
 	static const uint16_t base_out[] = {1, 1, 0, 0};
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before;
 	struct pb_frame f, got;
@@ -2354,9 +2003,9 @@ test_malformed(void **state)
 	/* Control: unaltered, each base frame is forwarded or answered. */
 	for (int b = B_TCP; b <= B_ARP; b++) {
 		base_frame(&f, (enum base)b);
-		inject(e, 0, 0, &f);
-		poll_w(e, 0);
-		expect_one(e, base_out[b], 0, &got, base_name[b]);
+		ph_inject(e, 0, 0, &f);
+		ph_poll(e, 0);
+		ph_expect_one(e, base_out[b], 0, &got, base_name[b]);
 	}
 	for (unsigned int i = 0; i < NELEM(bad_rows); i++) {
 		const struct bad_row *r = &bad_rows[i];
@@ -2368,9 +2017,9 @@ test_malformed(void **state)
 		if (r->len != 0)
 			f.len = r->len;
 		before = w->st;
-		inject(e, 0, 0, &f);
-		poll_w(e, 0);
-		expect_quiet(e, r->what);
+		ph_inject(e, 0, 0, &f);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, r->what);
 		for (int v = 0; v < LB_PKT_VERDICT_MAX; v++)
 			if (w->st.verdict[v] !=
 			    before.verdict[v] + (v == (int)r->v))
@@ -2382,11 +2031,11 @@ test_malformed(void **state)
 						(enum lb_pkt_verdict)v),
 					w->st.verdict[v] - before.verdict[v],
 					v == (int)r->v);
-		check_drop_delta(w, &before, -1, r->what);
+		ph_check_drop_delta(w, &before, -1, r->what);
 		CHECK_EQ(w->st.rx, before.rx + 1, r->what);
 		CHECK_EQ(w->st.flows_created, before.flows_created, r->what);
 	}
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- valid frames that are not ours to forward ------------------------- */
@@ -2497,7 +2146,7 @@ static const struct drop_row drop_rows[] = {
  * it acknowledged, no ACK of its own; sent back out of @p port.
  */
 static void
-expect_no_flow_rst(struct env *e, uint16_t port, const struct pb_dg *d,
+expect_no_flow_rst(struct ph_env *e, uint16_t port, const struct pb_dg *d,
 		   const char *what)
 {
 	struct pb_dg r = {
@@ -2520,17 +2169,17 @@ expect_no_flow_rst(struct env *e, uint16_t port, const struct pb_dg *d,
 			mac = mac_be[b];
 	assert_true(d->flags & PB_ACK);
 	pb_ipv4_frame(&want, mac, mac_port[port], &r);
-	expect_frame(e, port, 0, &want, what);
+	ph_expect_frame(e, port, 0, &want, what);
 }
 
 static void
-check_dropped(struct env *e, const struct lb_worker_stats *before,
+check_dropped(struct ph_env *e, const struct lb_worker_stats *before,
 	      enum lb_drop why, const char *what)
 {
 	const struct lb_worker *w = e->dp.w[0];
 
-	expect_quiet(e, what);
-	check_drop_delta(w, before, (int)why, what);
+	ph_expect_quiet(e, what);
+	ph_check_drop_delta(w, before, (int)why, what);
 	CHECK_EQ(w->st.verdict[LB_PKT_IPV4], before->verdict[LB_PKT_IPV4] + 1,
 		 what);
 	CHECK_EQ(w->st.flows_created, before->flows_created, what);
@@ -2539,20 +2188,20 @@ check_dropped(struct env *e, const struct lb_worker_stats *before,
 /* Sends row @r's frame from its side's neighbour and polls; @f keeps the
  * frame, @before the counters from before it. */
 static void
-send_row(struct env *e, const struct drop_row *r, struct pb_frame *f,
+send_row(struct ph_env *e, const struct drop_row *r, struct pb_frame *f,
 	 struct lb_worker_stats *before)
 {
 	pb_ipv4_frame(f, mac_port[r->port], r->port == 0 ? mac_c : mac_be[0],
 		      &r->d);
 	*before = e->dp.w[0]->st;
-	inject(e, r->port, 0, f);
-	poll_w(e, 0);
+	ph_inject(e, r->port, 0, f);
+	ph_poll(e, 0);
 }
 
 static void
 test_not_forwarded(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before;
 	uint8_t dgram[PB_FRAME_MAX];
@@ -2591,17 +2240,17 @@ test_not_forwarded(void **state)
 			   .plen = 28};
 	pb_ipv4_frame(&f, mac_port[1], mac_be[0], &d);
 	before = w->st;
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
 	check_dropped(e, &before, LB_DROP_NO_FLOW,
 		      "port unreachable about no flow");
 	f.b[f.len - 1] ^= 0x01;
 	before = w->st;
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
 	check_dropped(e, &before, LB_DROP_ICMP,
 		      "port unreachable with a bad ICMP checksum");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- checksums of the packets that create a flow ---------------------- */
@@ -2615,33 +2264,21 @@ spoil_l4_csum(struct pb_frame *f)
 	f->b[off] ^= 0x5a;
 }
 
-static void
-inject_ol(struct env *e, const struct pb_frame *f, uint64_t ol_flags)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, (uint16_t)f->len), f->b, f->len);
-	m->port = 0;
-	m->ol_flags = ol_flags;
-	assert_int_equal(rte_ring_sp_enqueue(e->rx[0][0], m), 0);
-}
-
 /* Polls past the retry gap of conf_base: nothing may be sent. */
 static void
-expect_silence(struct env *e, const char *what)
+expect_silence(struct ph_env *e, const char *what)
 {
-	uint64_t end = now_ns(e) + QUIET_NS;
+	uint64_t end = ph_now_ns(e) + QUIET_NS;
 
-	while (now_ns(e) < end)
-		poll_all(e);
-	expect_quiet(e, what);
+	while (ph_now_ns(e) < end)
+		ph_poll_all(e);
+	ph_expect_quiet(e, what);
 }
 
 static void
 test_l4_csum(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before;
 	struct conn c = tcp_conn(41000, 0), c2 = tcp_conn(41001, 0);
@@ -2668,11 +2305,11 @@ test_l4_csum(void **state)
 	seg_frame(&f, &c, seg_syn(1000), 0);
 	spoil_l4_csum(&f);
 	before = w->st;
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
 	expect_silence(e, "SYN with a bad TCP checksum");
-	check_drop_delta(w, &before, LB_DROP_L4_CSUM,
-			 "SYN with a bad TCP checksum");
+	ph_check_drop_delta(w, &before, LB_DROP_L4_CSUM,
+			    "SYN with a bad TCP checksum");
 	CHECK_EQ(w->st.flows_created, 0, "flows of a bad SYN");
 	CHECK_EQ(w->st.deferred, 0, "bad SYNs queued");
 	if (find_flow(e, 0, &c) != NULL)
@@ -2687,21 +2324,21 @@ test_l4_csum(void **state)
 	seg_frame(&f, &c, &data, 0);
 	spoil_l4_csum(&f);
 	before = w->st;
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
-	expect_one(e, 1, 0, &got, data.what);
-	check_drop_delta(w, &before, -1, data.what);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, data.what);
+	ph_check_drop_delta(w, &before, -1, data.what);
 
 	/* UDP: the first datagram creates the flow, so it is checked; a
 	 * checksum of 0 is "none" and valid. */
 	seg_frame(&f, &u, &query, 0);
 	spoil_l4_csum(&f);
 	before = w->st;
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
-	expect_quiet(e, "UDP query with a bad checksum");
-	check_drop_delta(w, &before, LB_DROP_L4_CSUM,
-			 "UDP query with a bad checksum");
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "UDP query with a bad checksum");
+	ph_check_drop_delta(w, &before, LB_DROP_L4_CSUM,
+			    "UDP query with a bad checksum");
 	if (find_flow(e, 0, &u) != NULL)
 		fail_msg("a datagram with a bad checksum made a flow");
 	u.cport = 5101;
@@ -2711,17 +2348,18 @@ test_l4_csum(void **state)
 	/* Where the port checked the checksum, its word is taken. */
 	seg_frame(&f, &c2, seg_syn(2000), 0);
 	before = w->st;
-	inject_ol(e, &f, RTE_MBUF_F_RX_L4_CKSUM_BAD);
-	poll_w(e, 0);
-	expect_quiet(e, "SYN the port found bad");
-	check_drop_delta(w, &before, LB_DROP_L4_CSUM, "SYN the port found bad");
+	ph_inject_mbuf(e, 0, 0, &f, 0, RTE_MBUF_F_RX_L4_CKSUM_BAD);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "SYN the port found bad");
+	ph_check_drop_delta(w, &before, LB_DROP_L4_CSUM,
+			    "SYN the port found bad");
 	spoil_l4_csum(&f);
-	inject_ol(e, &f, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
-	poll_w(e, 0);
-	expect_one(e, 1, 0, &got, "SYN the port found good");
+	ph_inject_mbuf(e, 0, 0, &f, 0, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, "SYN the port found good");
 	CHECK_EQ(w->st.flows_created, 3, "flows");
 	CHECK_EQ(w->st.drop[LB_DROP_L4_CSUM], 3, "l4_csum drops");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- flow timeouts and RSTs without a flow ----------------------------- */
@@ -2737,15 +2375,16 @@ static const char *const conf_timeouts[] = {
 
 /* The first frame sent on @port within WAIT_NS. */
 static void
-wait_frame(struct env *e, uint16_t port, struct pb_frame *got, const char *what)
+wait_frame(struct ph_env *e, uint16_t port, struct pb_frame *got,
+	   const char *what)
 {
-	uint64_t t0 = now_ns(e);
+	uint64_t t0 = ph_now_ns(e);
 
 	for (;;) {
-		poll_w(e, 0);
-		if (take(e, port, 0, got, 1) != 0)
+		ph_poll(e, 0);
+		if (ph_take(e, port, 0, got, 1) != 0)
 			break;
-		if (now_ns(e) - t0 > WAIT_NS)
+		if (ph_now_ns(e) - t0 > WAIT_NS)
 			fail_msg("%s: nothing sent on port %u", what, port);
 	}
 }
@@ -2776,7 +2415,7 @@ check_own(const struct pb_frame *f, uint32_t src, uint16_t sport, uint32_t dst,
 static void
 test_timeout_per_service(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_timeouts);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_timeouts);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn a = tcp_conn(41200, 0), b = tcp_conn(41201, 1);
 	struct pb_frame got;
@@ -2807,10 +2446,10 @@ test_timeout_per_service(void **state)
 	open_tcp(e, &a, ISS, IRS);
 	relay(e, &a, &data);
 	relay(e, &a, &reply);
-	t0 = now_ns(e);
+	t0 = ph_now_ns(e);
 	/* The client's probe comes first: the flow's ORIG key. */
 	wait_frame(e, 0, &got, "probe to the client");
-	t = now_ns(e) - t0;
+	t = ph_now_ns(e) - t0;
 	if (t + (1u << LB_FLOW_TICK_SHIFT) < SHORT_EST_NS)
 		fail_msg("expired after %" PRIu64 " ms, timeout is 300 ms",
 			 t / 1000000);
@@ -2824,7 +2463,7 @@ test_timeout_per_service(void **state)
 	    (IRS + 1 + 7) - probe_seq < 65536)
 		fail_msg("probe at %u, next to the backend's %u", probe_seq,
 			 IRS + 8);
-	expect_one(e, 1, 0, &got, "probe to the backend");
+	ph_expect_one(e, 1, 0, &got, "probe to the backend");
 	check_own(&got, IP_SNAT, a.sport, a.bip, BPORT, PB_ACK,
 		  "probe to the backend");
 	CHECK_EQ(w->st.idle_probes, 2, "probes");
@@ -2843,8 +2482,8 @@ test_timeout_per_service(void **state)
 			   .flags = PB_ACK,
 			   .win = 1000};
 	pb_ipv4_frame(&got, mac_port[0], mac_c, &d);
-	inject(e, 0, 0, &got);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &got);
+	ph_poll(e, 0);
 	expect_no_flow_rst(e, 0, &d, "RST to the client");
 	d = (struct pb_dg){.proto = PB_PROTO_TCP,
 			   .ttl = TTL_IN,
@@ -2858,23 +2497,23 @@ test_timeout_per_service(void **state)
 			   .flags = PB_ACK,
 			   .win = 1000};
 	pb_ipv4_frame(&got, mac_port[1], a.bmac, &d);
-	inject(e, 1, 0, &got);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &got);
+	ph_poll(e, 0);
 	expect_no_flow_rst(e, 1, &d, "RST to the backend");
 	CHECK_EQ(w->st.rst_no_flow, 2, "RSTs without a flow");
 	/* Their RSTs in turn are never answered. */
 	d.flags = PB_RST;
 	pb_ipv4_frame(&got, mac_port[1], a.bmac, &d);
-	inject(e, 1, 0, &got);
-	poll_w(e, 0);
-	expect_quiet(e, "RST without a flow");
+	ph_inject(e, 1, 0, &got);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "RST without a flow");
 	/* The 1 h service's flow outlives the 300 ms one many times. */
-	t0 = now_ns(e);
-	while (now_ns(e) - t0 < 2 * SHORT_EST_NS)
-		poll_w(e, 0);
+	t0 = ph_now_ns(e);
+	while (ph_now_ns(e) - t0 < 2 * SHORT_EST_NS)
+		ph_poll(e, 0);
 	assert_non_null(find_flow(e, 0, &b));
-	expect_quiet(e, "the 1 h flow");
-	env_close(e, 1);
+	ph_expect_quiet(e, "the 1 h flow");
+	ph_env_close(e, 1);
 }
 
 /* A burst of stray ACKs gets at most rst-rate RSTs; the rest are counted
@@ -2887,7 +2526,7 @@ test_rst_rate(void **state)
 		"service set tcp 203.0.113.11:80 rst-rate 0",
 		NULL,
 	};
-	struct env *e = env_up(state, 1, FLOWS, conf);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf);
 	const struct lb_worker *w = e->dp.w[0];
 	struct pb_frame f, got[32];
 	unsigned int n;
@@ -2898,10 +2537,10 @@ test_rst_rate(void **state)
 
 		d.sport = (uint16_t)(47000 + i);
 		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
-		inject(e, 0, 0, &f);
+		ph_inject(e, 0, 0, &f);
 	}
-	poll_w(e, 0);
-	n = take(e, 0, 0, got, NELEM(got));
+	ph_poll(e, 0);
+	n = ph_take(e, 0, 0, got, NELEM(got));
 	CHECK_EQ(n, 5, "RSTs for 20 stray ACKs at rst-rate 5");
 	for (unsigned int i = 0; i < n; i++)
 		check_own(&got[i], IP_VIP, VPORT, IP_C, (uint16_t)(47000 + i),
@@ -2914,11 +2553,11 @@ test_rst_rate(void **state)
 			FROM_C(PB_PROTO_TCP, IP_VIP + 1, VPORT, PB_ACK);
 
 		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
-		inject(e, 0, 0, &f);
-		poll_w(e, 0);
-		expect_quiet(e, "stray ACK at rst-rate 0");
+		ph_inject(e, 0, 0, &f);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, "stray ACK at rst-rate 0");
 	}
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- the exception path ------------------------------------------------ */
@@ -2950,7 +2589,7 @@ take_exc(struct rte_ring *r, struct pb_frame *out, uint16_t *port,
 
 /* Exactly @f, unchanged, went to the kernel with its input @port. */
 static void
-expect_kernel(struct env *e, struct rte_ring *r, const struct pb_frame *f,
+expect_kernel(struct ph_env *e, struct rte_ring *r, const struct pb_frame *f,
 	      uint16_t port, const char *what)
 {
 	static struct pb_frame got;
@@ -2960,8 +2599,8 @@ expect_kernel(struct env *e, struct rte_ring *r, const struct pb_frame *f,
 	if (n != 1)
 		fail_msg("%s: %u frame(s) for the kernel, want 1", what, n);
 	CHECK_EQ(gport, port, what);
-	expect_same(&got, f, what);
-	expect_quiet(e, what);
+	ph_expect_same(&got, f, what);
+	ph_expect_quiet(e, what);
 }
 
 /* What is addressed to a local address and unused goes to the kernel. */
@@ -2996,22 +2635,19 @@ static const struct drop_row not_kernel_rows[] = {
 static void
 test_exception(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before;
 	struct rte_ring *out, *in;
 	struct pb_frame f, want, kf[EXC_RING];
 	uint16_t kport[EXC_RING];
 	uint8_t dgram[PB_FRAME_MAX];
-	char name[RTE_RING_NAMESIZE];
 	uint64_t to_kernel = 0;
 	struct pb_dg d;
 
-	snprintf(name, sizeof(name), "pk%u_exc_out", env_gen);
-	out = rte_ring_create(name, EXC_RING, SOCKET_ID_ANY,
+	out = rte_ring_create("pk_exc_out", EXC_RING, SOCKET_ID_ANY,
 			      RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "pk%u_exc_in", env_gen);
-	in = rte_ring_create(name, EXC_RING, SOCKET_ID_ANY,
+	in = rte_ring_create("pk_exc_in", EXC_RING, SOCKET_ID_ANY,
 			     RING_F_SP_ENQ | RING_F_SC_DEQ);
 	assert_non_null(out);
 	assert_non_null(in);
@@ -3044,48 +2680,49 @@ test_exception(void **state)
 			   .src = IP_C, .dst = IP_LB0, .type = 3, .code = 3,
 			   .data = dgram, .plen = 28};
 	pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
-	inject(e, 0, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
 	expect_kernel(e, out, &f, 0, "port unreachable about the kernel's UDP");
 	to_kernel++;
 
 	/* Ping and ARP requests for our addresses stay the dataplane's. */
 	echo_frames(&f, &want, 1, IP_BE(0), mac_be[0], IP_LB1, 7);
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "ping of our port 1 address");
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want, "ping of our port 1 address");
 	CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, "ping of a local address");
 	pb_arp_frame(&f, bcast, mac_host1, 1, mac_host1, IP_HOST1, zero_mac,
 		     IP_LB1, PB_FRAME_MIN);
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
 	pb_arp_frame(&want, mac_host1, mac_port[1], 2, mac_port[1], IP_LB1,
 		     mac_host1, IP_HOST1, PB_FRAME_MIN);
-	expect_frame(e, 1, 0, &want, "ARP request for our port 1 address");
+	ph_expect_frame(e, 1, 0, &want, "ARP request for our port 1 address");
 	CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, "ARP request");
 
 	/* An ARP reply to a local address: the kernel asked. The dataplane
 	 * learns from it too: the host's ping is answered without asking. */
 	pb_arp_frame(&f, mac_port[1], mac_host2, 2, mac_host2, IP_HOST2,
 		     mac_port[1], IP_LB1, PB_FRAME_MIN);
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
 	expect_kernel(e, out, &f, 1, "ARP reply to our port 1 address");
 	to_kernel++;
 	echo_frames(&f, &want, 1, IP_HOST2, mac_host2, IP_LB1, 8);
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "ping from the host the kernel resolved");
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want,
+			"ping from the host the kernel resolved");
 	pb_arp_frame(&f, mac_port[1], mac_host1, 2, mac_host1, IP_HOST1,
 		     mac_host2, IP_HOST2, PB_FRAME_MIN);
-	inject(e, 1, 0, &f);
-	poll_w(e, 0);
-	expect_quiet(e, "ARP reply to another host");
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "ARP reply to another host");
 	CHECK_EQ(take_exc(out, NULL, NULL, 0), 0, "ARP reply to another host");
 
 	/* What the kernel sends leaves its port as it is. */
 	for (uint16_t p = 0; p < NB_PORTS; p++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(ph_pool);
 
 		d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = 64,
 				   .id = (uint16_t)(0x2000 + p),
@@ -3098,8 +2735,8 @@ test_exception(void **state)
 		memcpy(rte_pktmbuf_append(m, (uint16_t)f.len), f.b, f.len);
 		m->port = p;
 		assert_int_equal(rte_ring_sp_enqueue(in, m), 0);
-		poll_w(e, 0);
-		expect_frame(e, p, 0, &f, "the kernel's SYN");
+		ph_poll(e, 0);
+		ph_expect_frame(e, p, 0, &f, "the kernel's SYN");
 	}
 	CHECK_EQ(w->st.exc_from_kernel, NB_PORTS, "frames from the kernel");
 	CHECK_EQ(w->st.exc_to_kernel, to_kernel, "frames to the kernel");
@@ -3110,9 +2747,9 @@ test_exception(void **state)
 		d = (struct pb_dg)FROM_C(PB_PROTO_UDP, IP_LB0, 53, 0);
 		d.sport = (uint16_t)(50000 + i);
 		pb_ipv4_frame(&f, mac_port[0], mac_c, &d);
-		inject(e, 0, 0, &f);
+		ph_inject(e, 0, 0, &f);
 	}
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	CHECK_EQ(take_exc(out, kf, kport, EXC_RING), EXC_RING - 1,
 		 "frames the ring held");
 	CHECK_EQ(w->st.drop[LB_DROP_EXC_FULL] - before.drop[LB_DROP_EXC_FULL],
@@ -3128,7 +2765,7 @@ test_exception(void **state)
 		      "SYN to our address without an exception path");
 	rte_ring_free(out);
 	rte_ring_free(in);
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- a full flow table ------------------------------------------------- */
@@ -3136,7 +2773,7 @@ test_exception(void **state)
 static void
 test_table_full(void **state)
 {
-	struct env *e = env_up(state, 1, 4, NULL);
+	struct ph_env *e = env_up(state, 1, 4, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c[5];
 	struct lb_flow_stats fs;
@@ -3150,9 +2787,10 @@ test_table_full(void **state)
 	c[4] = tcp_conn(47004, 1);
 	for (int k = 1; k <= 2; k++) {
 		seg_frame(&in, &c[4], seg_syn(ISS + 4), 0);
-		inject(e, 0, 0, &in);
-		poll_w(e, 0);
-		expect_quiet(e, "fifth SYN with four flows in a table of four");
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_quiet(e,
+				"fifth SYN with four flows in a table of four");
 		CHECK_EQ(w->st.drop[LB_DROP_FLOW_FULL], k, "flows refused");
 	}
 	CHECK_EQ(w->st.flows_created, 4, "flows");
@@ -3175,7 +2813,7 @@ test_table_full(void **state)
 		relay(e, &c[i], &synack);
 		relay(e, &c[i], &ack);
 	}
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- the port a frame came in on --------------------------------------- */
@@ -3190,19 +2828,19 @@ test_table_full(void **state)
 static void
 test_rx_port(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	struct pb_frame req, rep;
 
 	pb_arp_frame(&req, bcast, mac_c, 1, mac_c, IP_C, zero_mac, IP_VIP,
 		     PB_FRAME_MIN);
 	pb_arp_frame(&rep, mac_c, mac_port[0], 2, mac_port[0], IP_VIP, mac_c,
 		     IP_C, PB_FRAME_MIN);
-	inject_m(e, 0, 0, &req, 1);
-	poll_w(e, 0);
-	expect_frame(e, 0, 0, &rep,
-		     "ARP request polled from port 0, "
-		     "mbuf->port not set by the PMD");
-	env_close(e, 1);
+	ph_inject_mbuf(e, 0, 0, &req, 1, 0);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &rep,
+			"ARP request polled from port 0, "
+			"mbuf->port not set by the PMD");
+	ph_env_close(e, 1);
 }
 
 /* ---- what a port accepts ------------------------------------------------ */
@@ -3220,16 +2858,16 @@ vlan_tag(struct pb_frame *f, uint16_t tci)
 
 /* @f, arriving on @port, is sent nowhere and dropped for @why alone. */
 static void
-expect_dropped(struct env *e, uint16_t port, const struct pb_frame *f,
+expect_dropped(struct ph_env *e, uint16_t port, const struct pb_frame *f,
 	       enum lb_drop why, const char *what)
 {
 	const struct lb_worker *w = e->dp.w[0];
 	struct lb_worker_stats before = w->st;
 
-	inject(e, port, 0, f);
-	poll_w(e, 0);
-	expect_quiet(e, what);
-	check_drop_delta(w, &before, (int)why, what);
+	ph_inject(e, port, 0, f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, what);
+	ph_check_drop_delta(w, &before, (int)why, what);
 }
 
 /* Port 1 (the backends) on VLAN 20, port 0 untagged. */
@@ -3252,7 +2890,7 @@ arp_tagged(struct pb_frame *f, const uint8_t *dst, const uint8_t *src,
 static void
 test_vlan_untagged(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(49001, 0);
 	struct pb_frame in;
@@ -3270,13 +2908,13 @@ test_vlan_untagged(void **state)
 	vlan_tag(&in, 7);
 	expect_dropped(e, 1, &in, LB_DROP_VLAN,
 		       "tagged ARP request on an untagged port");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 static void
 test_vlan_tagged(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_vlan);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_vlan);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(49002, 0);
 	const struct seg synack = {.what = "backend SYN-ACK in VLAN 20",
@@ -3292,31 +2930,31 @@ test_vlan_tagged(void **state)
 	for (int i = 0; i < 3; i++) {
 		arp_tagged(&in, mac_port[1], mac_be[i], 2, mac_be[i], IP_BE(i),
 			   mac_port[1], IP_LB1, 20);
-		inject(e, 1, 0, &in);
+		ph_inject(e, 1, 0, &in);
 	}
-	poll_w(e, 0);
-	expect_quiet(e, "neighbours announcing themselves");
-	check_no_drops(w, "tagged announcements");
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "neighbours announcing themselves");
+	ph_check_no_drops(w, "tagged announcements");
 
 	/* The client's SYN leaves port 1 tagged 20. */
 	seg_frame(&in, &c, seg_syn(ISS), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_one(e, 1, 0, &got, "client SYN");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, "client SYN");
 	if (got.len < ETH + 4 + 28)
 		fail_msg("client SYN: %u bytes sent", got.len);
 	c.sport = pb_get16(got.b + ETH + 4 + 20);
 	seg_frame(&want, &c, seg_syn(ISS), 1);
 	vlan_tag(&want, 20);
-	expect_same(&got, &want, "client SYN, out in VLAN 20");
+	ph_expect_same(&got, &want, "client SYN, out in VLAN 20");
 
 	/* The reply comes tagged and leaves port 0 untagged. */
 	seg_frame(&in, &c, &synack, 0);
 	vlan_tag(&in, 20);
 	seg_frame(&want, &c, &synack, 1);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 0, 0, &want, "SYN-ACK, out untagged");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &want, "SYN-ACK, out untagged");
 
 	/* Untagged, or in another VLAN, on port 1: dropped. */
 	seg_frame(&in, &c, &synack, 0);
@@ -3330,15 +2968,15 @@ test_vlan_tagged(void **state)
 		   IP_SNAT, 20);
 	arp_tagged(&want, mac_be[0], mac_port[1], 2, mac_port[1], IP_SNAT,
 		   mac_be[0], IP_BE(0), 20);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "ARP reply in VLAN 20");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want, "ARP reply in VLAN 20");
 	echo_frames(&in, &want, 1, IP_BE(1), mac_be[1], IP_LB1, 3);
 	vlan_tag(&in, 20);
 	vlan_tag(&want, 20);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
 
 	/* Our own ARP request is tagged too: a ping from a host nobody
 	 * introduced waits for it. */
@@ -3346,11 +2984,11 @@ test_vlan_tagged(void **state)
 		   IP_HOST1, 20);
 	echo_frames(&in, &got, 1, IP_HOST1, mac_host1, IP_LB1, 4);
 	vlan_tag(&in, 20);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	expect_frame(e, 1, 0, &want, "ARP request in VLAN 20");
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 1, 0, &want, "ARP request in VLAN 20");
 	CHECK_EQ(w->st.drop[LB_DROP_VLAN], 2, "frames in the wrong VLAN");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -3361,7 +2999,7 @@ test_vlan_tagged(void **state)
 static void
 test_snat_port(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(49101, 0);
 	const struct seg data = {.what = "backend data",
@@ -3399,14 +3037,14 @@ test_snat_port(void **state)
 	/* The real one, on port 1, goes through. */
 	relay(e, &c, &data);
 	CHECK_EQ(w->st.drop[LB_DROP_SNAT_PORT], 2, "refused on port 0");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* Bytes past the IP datagram are not forwarded. */
 static void
 test_trailer(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(49201, 0);
 	const struct seg req = {.what = "request with a trailer",
@@ -3431,13 +3069,13 @@ test_trailer(void **state)
 		seg_frame(&want, &c, segs[i], 1);
 		memset(in.b + in.len, 0xa5, 20);
 		in.len += 20;
-		inject(e, in_port(segs[i]), 0, &in);
-		poll_w(e, 0);
-		expect_frame(e, (uint16_t)(1 - in_port(segs[i])), 0, &want,
-			     segs[i]->what);
+		ph_inject(e, in_port(segs[i]), 0, &in);
+		ph_poll(e, 0);
+		ph_expect_frame(e, (uint16_t)(1 - in_port(segs[i])), 0, &want,
+				segs[i]->what);
 	}
-	check_no_drops(w, "trailers");
-	env_close(e, 1);
+	ph_check_no_drops(w, "trailers");
+	ph_env_close(e, 1);
 }
 
 /*
@@ -3455,7 +3093,7 @@ test_port_unused(void **state)
 		"service set tcp 203.0.113.11:80 syn-timeout 60s",
 		NULL,
 	};
-	struct env *e = env_up(state, 1, FLOWS, slow);
+	struct ph_env *e = env_up(state, 1, FLOWS, slow);
 	struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(49301, 0);
 	struct lb_dpconf *d, *orig;
@@ -3463,12 +3101,12 @@ test_port_unused(void **state)
 	uint64_t end;
 
 	announce(e, 0, 0, IP_C, mac_c);
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	/* No backend is known: the SYN waits for an ARP answer. */
 	seg_frame(&in, &c, seg_syn(ISS), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	CHECK_EQ(take(e, 1, 0, NULL, 0), 1, "ARP request on port 1");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "ARP request on port 1");
 	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
 
 	orig = e->dp.conf;
@@ -3480,23 +3118,23 @@ test_port_unused(void **state)
 		if (d->addr[i].port == 1)
 			d->addr[i].port = 9;
 	e->dp.conf = d;
-	end = now_ns(e) + WAIT_NS;
-	while (w->st.drop[LB_DROP_PORT_UNUSED] == 0 && now_ns(e) < end)
-		poll_w(e, 0);
-	expect_quiet(e, "ARP request retransmitted toward port 9");
+	end = ph_now_ns(e) + WAIT_NS;
+	while (w->st.drop[LB_DROP_PORT_UNUSED] == 0 && ph_now_ns(e) < end)
+		ph_poll(e, 0);
+	ph_expect_quiet(e, "ARP request retransmitted toward port 9");
 	CHECK_EQ(w->st.drop[LB_DROP_PORT_UNUSED], 1, "retransmit not sent");
 	CHECK_EQ(w->st.arp_requests, 1, "ARP requests");
 
 	c.cport = 49302;
 	seg_frame(&in, &c, seg_syn(ISS + 7), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, "a SYN toward port 9");
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "a SYN toward port 9");
 	CHECK_EQ(w->st.drop[LB_DROP_PORT_UNUSED], 2, "SYN not sent");
 	e->dp.conf = orig;
-	poll_w(e, 0);
+	ph_poll(e, 0);
 	rte_free(d);
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- TTL --------------------------------------------------------------- */
@@ -3504,7 +3142,7 @@ test_port_unused(void **state)
 static void
 test_ttl(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	struct conn c = tcp_conn(48000, 0), c2 = tcp_conn(48001, 1);
 	struct seg syn = *seg_syn(ISS);
 	const struct seg last = {.what = "response with TTL 2",
@@ -3550,19 +3188,19 @@ test_ttl(void **state)
 			in.b[ETH + 8] = 0;
 			pb_fix_ip_csum(&in);
 		}
-		inject(e, in_port(&s), 0, &in);
-		poll_w(e, 0);
-		expect_quiet(e, s.what);
+		ph_inject(e, in_port(&s), 0, &in);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, s.what);
 	}
 	syn.what = "SYN with TTL 1";
 	syn.ttl = 1;
 	seg_frame(&in, &c2, &syn, 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
-	expect_quiet(e, syn.what);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, syn.what);
 	CHECK_EQ(e->dp.w[0]->st.drop[LB_DROP_TTL], NELEM(dying) + 1,
 		 "packets dropped for their TTL");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /* ---- teardown ---------------------------------------------------------- */
@@ -3572,15 +3210,15 @@ test_ttl(void **state)
 static void
 test_teardown_parked(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, NULL);
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	struct pb_frame req, rep, arp;
 
 	echo_frames(&req, &rep, 0, IP_PING, mac_ping, IP_LB0, 9);
-	inject(e, 0, 0, &req);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &req);
+	ph_poll(e, 0);
 	arp_request_frame(&arp, 0, IP_PING);
-	expect_frame(e, 0, 0, &arp, "ping from an unknown host");
-	env_close(e, 1);
+	ph_expect_frame(e, 0, 0, &arp, "ping from an unknown host");
+	ph_env_close(e, 1);
 }
 
 /* ---- scheduler state across table changes ----------------------------- */
@@ -3608,7 +3246,7 @@ static const char *const conf_scheds[] = {
  * on, for the caller to edit and then table_publish().
  */
 static struct lb_dpconf *
-table_next(const struct env *e)
+table_next(const struct ph_env *e)
 {
 	struct lb_dpconf *d = rte_malloc("lbpkt_conf", sizeof(*d), 0);
 
@@ -3620,12 +3258,12 @@ table_next(const struct env *e)
 
 /* Publishes @d: every worker takes it up at its next poll. */
 static void
-table_publish(struct env *e, struct lb_dpconf *d)
+table_publish(struct ph_env *e, struct lb_dpconf *d)
 {
 	struct lb_dpconf *old = e->dp.conf;
 
 	e->dp.conf = d;
-	poll_all(e);
+	ph_poll_all(e);
 	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
 		assert_ptr_equal(e->dp.w[i]->conf_pub, d);
 	rte_free(old);
@@ -3636,12 +3274,12 @@ table_publish(struct env *e, struct lb_dpconf *d)
  * TCP backends, whose index it returns (and the SNAT port in @c).
  */
 static int
-syn_out(struct env *e, struct conn *c, const char *what)
+syn_out(struct ph_env *e, struct conn *c, const char *what)
 {
 	static struct pb_frame got;
 	uint32_t dst;
 
-	expect_one(e, 1, 0, &got, what);
+	ph_expect_one(e, 1, 0, &got, what);
 	if (got.len < ETH + 34 || got.b[ETH + 33] != PB_SYN)
 		fail_msg("%s: not a SYN", what);
 	dst = (uint32_t)pb_get16(got.b + ETH + 16) << 16 |
@@ -3659,7 +3297,8 @@ syn_out(struct env *e, struct conn *c, const char *what)
  * with a RST, and the SYN moves on, until one answers with a SYN-ACK.
  */
 static int
-connect_once(struct env *e, uint32_t vip, uint16_t cport, unsigned int refuse)
+connect_once(struct ph_env *e, uint32_t vip, uint16_t cport,
+	     unsigned int refuse)
 {
 	struct conn c = tcp_conn(cport, 0);
 	const struct seg synack = {.what = "backend SYN-ACK",
@@ -3673,19 +3312,19 @@ connect_once(struct env *e, uint32_t vip, uint16_t cport, unsigned int refuse)
 
 	c.vip = vip;
 	seg_frame(&in, &c, seg_syn(ISS), 0);
-	inject(e, 0, 0, &in);
-	poll_w(e, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
 	first = be = syn_out(e, &c, "SYN of a new connection");
 	while (refuse & (1u << be)) {
 		backend_rst(&in, &c, ISS);
-		inject(e, 1, 0, &in);
-		poll_w(e, 0);
+		ph_inject(e, 1, 0, &in);
+		ph_poll(e, 0);
 		be = syn_out(e, &c, "SYN retried after a RST");
 	}
 	seg_frame(&in, &c, &synack, 0);
-	inject(e, 1, 0, &in);
-	poll_w(e, 0);
-	if (take(e, 0, 0, NULL, 0) != 1)
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	if (ph_take(e, 0, 0, NULL, 0) != 1)
 		fail_msg("the SYN-ACK of backend %d was not forwarded", be);
 	return first;
 }
@@ -3698,7 +3337,7 @@ sched_errors_of(const struct lb_worker *w, uint32_t svc, uint32_t be)
 
 /* Backend 0 refuses connections until the adaptive weights starve it. */
 static void
-starve_be0(struct env *e, uint16_t *cport)
+starve_be0(struct ph_env *e, uint16_t *cport)
 {
 	const struct lb_worker *w = e->dp.w[0];
 
@@ -3726,7 +3365,7 @@ test_health_recovery(void **state)
 {
 	/* Room for the few hundred connections that starve a backend,
 	 * twice, whatever the scheduler's random stream. */
-	struct env *e = env_up(state, 1, 8 * FLOWS, conf_scheds);
+	struct ph_env *e = env_up(state, 1, 8 * FLOWS, conf_scheds);
 	const struct lb_worker *w = e->dp.w[0];
 	uint16_t cport = 42000;
 	struct lb_dpconf *d;
@@ -3762,7 +3401,7 @@ test_health_recovery(void **state)
 	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), 0,
 		 "errors once back up, down unseen");
 	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, 0, "errors shown");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -3773,7 +3412,7 @@ test_health_recovery(void **state)
 static void
 test_sched_kept(void **state)
 {
-	struct env *e = env_up(state, 1, 8 * FLOWS, conf_scheds);
+	struct ph_env *e = env_up(state, 1, 8 * FLOWS, conf_scheds);
 	struct lb_worker *w = e->dp.w[0];
 	void *before[LB_CONF_MAX_SVCS];
 	uint16_t cport = 43000;
@@ -3810,7 +3449,7 @@ test_sched_kept(void **state)
 	assert_ptr_not_equal(w->sched[SVC_TCP], before[SVC_TCP]);
 	assert_ptr_equal(w->sched[SVC_MAG2], before[SVC_MAG2]);
 	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), errs, "errors carried");
-	env_close(e, 1);
+	ph_env_close(e, 1);
 }
 
 /*
@@ -3822,7 +3461,7 @@ test_sched_kept(void **state)
 static void
 test_maglev_build_sliced(void **state)
 {
-	struct env *e = env_up(state, 1, FLOWS, conf_scheds);
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_scheds);
 	struct lb_worker *w = e->dp.w[0];
 	unsigned int during = 0, polls = 0;
 	uint16_t cport = 44000;
@@ -3864,8 +3503,8 @@ test_maglev_build_sliced(void **state)
 		CHECK_EQ(got, want, "backend of a new connection");
 		CHECK_EQ(got != 1, 1, "not the drained backend");
 	}
-	check_no_drops(w, "while building");
-	env_close(e, 1);
+	ph_check_no_drops(w, "while building");
+	ph_env_close(e, 1);
 }
 
 /*
@@ -3873,112 +3512,54 @@ test_maglev_build_sliced(void **state)
  * Pinned to one CPU, a busy neighbour there would stall the timed tests
  * on a shared machine.
  */
-static void
-lcore_arg(char *buf, size_t n)
-{
-	cpu_set_t set;
-	int off, cpus = 0;
-
-	off = snprintf(buf, n, "--lcores=0@(");
-	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-		for (int c = 0; c < RTE_MAX_LCORE && c < CPU_SETSIZE; c++) {
-			if (!CPU_ISSET(c, &set) || (size_t)off + 8 >= n)
-				continue;
-			off += snprintf(buf + off, n - (size_t)off, "%s%d",
-					cpus++ ? "," : "", c);
-		}
-	}
-	if (cpus == 0)
-		snprintf(buf, n, "--lcores=0");
-	else
-		snprintf(buf + off, n - (size_t)off, ")");
-}
-
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_arp, teardown),
-		cmocka_unit_test_teardown(test_arp_spoof, teardown),
-		cmocka_unit_test_teardown(test_echo, teardown),
-		cmocka_unit_test_teardown(test_tcp, teardown),
-		cmocka_unit_test_teardown(test_tcp_reuse_drained, teardown),
-		cmocka_unit_test_teardown(test_blind_rst, teardown),
-		cmocka_unit_test_teardown(test_snat_add_live, teardown),
-		cmocka_unit_test_teardown(test_snat_del_drains, teardown),
-		cmocka_unit_test_teardown(test_udp, teardown),
-		cmocka_unit_test_teardown(test_retry, teardown),
-		cmocka_unit_test_teardown(test_syn_timeout, teardown),
-		cmocka_unit_test_teardown(test_timeout_per_service, teardown),
-		cmocka_unit_test_teardown(test_rst_rate, teardown),
-		cmocka_unit_test_teardown(test_deferq_no_backend, teardown),
-		cmocka_unit_test_teardown(test_deferq_refused, teardown),
-		cmocka_unit_test_teardown(test_icmp_frag_needed, teardown),
-		cmocka_unit_test_teardown(test_redirect, teardown),
-		cmocka_unit_test_teardown(test_malformed, teardown),
-		cmocka_unit_test_teardown(test_not_forwarded, teardown),
-		cmocka_unit_test_teardown(test_l4_csum, teardown),
-		cmocka_unit_test_teardown(test_exception, teardown),
-		cmocka_unit_test_teardown(test_table_full, teardown),
-		cmocka_unit_test_teardown(test_rx_port, teardown),
-		cmocka_unit_test_teardown(test_admit, teardown),
-		cmocka_unit_test_teardown(test_ttl, teardown),
-		cmocka_unit_test_teardown(test_teardown_parked, teardown),
-		cmocka_unit_test_teardown(test_health_recovery, teardown),
-		cmocka_unit_test_teardown(test_sched_kept, teardown),
-		cmocka_unit_test_teardown(test_maglev_build_sliced, teardown),
-		cmocka_unit_test_teardown(test_icmp_owner, teardown),
-		cmocka_unit_test_teardown(test_vlan_untagged, teardown),
-		cmocka_unit_test_teardown(test_vlan_tagged, teardown),
-		cmocka_unit_test_teardown(test_snat_port, teardown),
-		cmocka_unit_test_teardown(test_trailer, teardown),
-		cmocka_unit_test_teardown(test_port_unused, teardown),
-	};
-	char prefix[32], loglevel[64], lcores[256], rundir[PATH_MAX];
-	const char *lvl = getenv("LB_PKT_LOG_LEVEL");
-	char *eal[] = {
-		argv[0],
-		"--no-huge",
-		"-m",
-		"256",
-		"--no-pci",
-		"--no-shconf",
-		"--no-telemetry",
-		"--file-prefix",
-		prefix,
-		lcores,
-		loglevel,
-		NULL,
+		cmocka_unit_test_teardown(test_arp, ph_teardown),
+		cmocka_unit_test_teardown(test_arp_spoof, ph_teardown),
+		cmocka_unit_test_teardown(test_echo, ph_teardown),
+		cmocka_unit_test_teardown(test_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_tcp_reuse_drained, ph_teardown),
+		cmocka_unit_test_teardown(test_blind_rst, ph_teardown),
+		cmocka_unit_test_teardown(test_snat_add_live, ph_teardown),
+		cmocka_unit_test_teardown(test_snat_del_drains, ph_teardown),
+		cmocka_unit_test_teardown(test_udp, ph_teardown),
+		cmocka_unit_test_teardown(test_retry, ph_teardown),
+		cmocka_unit_test_teardown(test_syn_timeout, ph_teardown),
+		cmocka_unit_test_teardown(test_timeout_per_service,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_rst_rate, ph_teardown),
+		cmocka_unit_test_teardown(test_deferq_no_backend, ph_teardown),
+		cmocka_unit_test_teardown(test_deferq_refused, ph_teardown),
+		cmocka_unit_test_teardown(test_icmp_frag_needed, ph_teardown),
+		cmocka_unit_test_teardown(test_redirect, ph_teardown),
+		cmocka_unit_test_teardown(test_malformed, ph_teardown),
+		cmocka_unit_test_teardown(test_not_forwarded, ph_teardown),
+		cmocka_unit_test_teardown(test_l4_csum, ph_teardown),
+		cmocka_unit_test_teardown(test_exception, ph_teardown),
+		cmocka_unit_test_teardown(test_table_full, ph_teardown),
+		cmocka_unit_test_teardown(test_rx_port, ph_teardown),
+		cmocka_unit_test_teardown(test_admit, ph_teardown),
+		cmocka_unit_test_teardown(test_ttl, ph_teardown),
+		cmocka_unit_test_teardown(test_teardown_parked, ph_teardown),
+		cmocka_unit_test_teardown(test_health_recovery, ph_teardown),
+		cmocka_unit_test_teardown(test_sched_kept, ph_teardown),
+		cmocka_unit_test_teardown(test_maglev_build_sliced,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_icmp_owner, ph_teardown),
+		cmocka_unit_test_teardown(test_vlan_untagged, ph_teardown),
+		cmocka_unit_test_teardown(test_vlan_tagged, ph_teardown),
+		cmocka_unit_test_teardown(test_snat_port, ph_teardown),
+		cmocka_unit_test_teardown(test_trailer, ph_teardown),
+		cmocka_unit_test_teardown(test_port_unused, ph_teardown),
 	};
 	int rc;
 
 	(void)argc;
-	/* Unique per process: several builds may run their tests at once. */
-	snprintf(prefix, sizeof(prefix), "lbpkt%d", (int)getpid());
-	lcore_arg(lcores, sizeof(lcores));
-	snprintf(loglevel, sizeof(loglevel), "--log-level=%s",
-		 lvl != NULL ? lvl : "error");
-	if (rte_eal_init((int)NELEM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "worker_test: EAL initialisation failed: %s\n",
-			rte_strerror(rte_errno));
+	if (ph_eal_init(argv[0], "lbpkt", POOL_SIZE) != 0)
 		return EXIT_FAILURE;
-	}
-	/* No per-lcore cache: the free count is exact for leak checks. */
-	pool = rte_pktmbuf_pool_create("lbpkt_mbufs", POOL_SIZE, 0, 0,
-				       RTE_MBUF_DEFAULT_BUF_SIZE,
-				       rte_socket_id());
-	if (pool == NULL) {
-		fprintf(stderr, "worker_test: no mbuf pool: %s\n",
-			rte_strerror(rte_errno));
-		rte_eal_cleanup();
-		return EXIT_FAILURE;
-	}
 	rc = cmocka_run_group_tests_name("packet", tests, NULL, NULL);
-	rte_mempool_free(pool);
-	/* --no-shconf leaves the EAL's runtime directory empty: remove it
-	 * rather than leave one per run behind. */
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	rmdir(rundir);
+	ph_eal_fini();
 	return rc;
 }
