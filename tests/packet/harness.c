@@ -448,3 +448,147 @@ ph_check_drop_delta(const struct lb_worker *w,
 				 d == why);
 	}
 }
+
+/* ---- fixtures ---------------------------------------------------------- */
+
+static uint64_t
+stat_at(const struct lb_worker_stats *st, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)st + off, sizeof(v));
+	return v;
+}
+
+static void
+check_verdict(const struct lb_worker *w, const struct lb_worker_stats *before,
+	      int pkt, const char *what)
+{
+	for (int v = 0; v < LB_PKT_VERDICT_MAX; v++)
+		if (w->st.verdict[v] != before->verdict[v] + (v == pkt))
+			fail_msg("%s: parser verdict %s counted %" PRIu64
+				 " time(s), want %d",
+				 what,
+				 lb_pkt_verdict_name((enum lb_pkt_verdict)v),
+				 w->st.verdict[v] - before->verdict[v],
+				 v == pkt);
+}
+
+void
+ph_case_run(struct ph_env *e, const struct ph_case *c, const char *what)
+{
+	static struct pb_frame got;
+	const struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before = w->st;
+
+	ph_rx(e, c->port, &c->in);
+	if (c->verdict == PH_DROPPED) {
+		ph_expect_quiet(e, what);
+	} else {
+		ph_expect_one(e, c->out_port, 0, &got, what);
+		if (c->out.len != 0)
+			ph_expect_same(&got, &c->out, what);
+	}
+	CHECK_EQ(w->st.rx, before.rx + 1, what);
+	ph_check_drop_delta(w, &before, c->drop, what);
+	if (c->pkt >= 0)
+		check_verdict(w, &before, c->pkt, what);
+	for (int i = 0; i < PH_COUNTS && c->count[i].name != NULL; i++) {
+		const struct ph_count *k = &c->count[i];
+		uint64_t rise =
+			stat_at(&w->st, k->off) - stat_at(&before, k->off);
+
+		if (rise != k->rise)
+			fail_msg("%s: %s rose by %" PRIu64 ", want %" PRIu64,
+				 what, k->name, rise, k->rise);
+	}
+}
+
+/* What the initial state of a row's test points to. */
+struct ph_ref {
+	const struct ph_table *tb;
+	const void *row;
+};
+
+/* The references of ph_tests()' rows, freed by ph_tests_free(). */
+static struct ph_ref *refs;
+
+static void
+row_test(void **state)
+{
+	const struct ph_ref *ref = *state;
+	const char *what = *(const char *const *)ref->row;
+	struct ph_case c;
+	struct ph_env *e;
+
+	/* Until the dataplane exists, ph_teardown() has nothing to free. */
+	*state = NULL;
+	memset(&c, 0, sizeof(c));
+	c.drop = -1;
+	c.pkt = -1;
+	e = ref->tb->env(state);
+	ref->tb->build(ref->row, &c);
+	ph_case_run(e, &c, what);
+	if (ref->tb->after != NULL)
+		ref->tb->after(e, ref->row);
+	ph_env_close(e, 1);
+}
+
+struct CMUnitTest *
+ph_tests(const struct CMUnitTest *plain, size_t nb_plain,
+	 const struct ph_table *const *tables, size_t nb_tables, size_t *n)
+{
+	struct CMUnitTest *t;
+	size_t total = nb_plain, k = nb_plain;
+
+	*n = 0;
+	for (size_t i = 0; i < nb_tables; i++)
+		total += tables[i]->nb_rows;
+	t = calloc(total, sizeof(*t));
+	refs = calloc(total - nb_plain + 1, sizeof(*refs));
+	if (t == NULL || refs == NULL) {
+		free(t);
+		free(refs);
+		refs = NULL;
+		return NULL;
+	}
+	memcpy(t, plain, nb_plain * sizeof(*t));
+	for (size_t i = 0; i < nb_tables; i++) {
+		const struct ph_table *tb = tables[i];
+
+		for (size_t r = 0; r < tb->nb_rows; r++, k++) {
+			const void *row =
+				(const char *)tb->rows + r * tb->row_size;
+			char *name;
+
+			if (asprintf(&name, "%s: %s", tb->name,
+				     *(const char *const *)row) < 0)
+				name = NULL;
+			refs[k - nb_plain] = (struct ph_ref){tb, row};
+			t[k] = (struct CMUnitTest){
+				.name = name != NULL ? name : tb->name,
+				.test_func = row_test,
+				.teardown_func = ph_teardown,
+				.initial_state = &refs[k - nb_plain],
+			};
+		}
+	}
+	*n = total;
+	return t;
+}
+
+void
+ph_tests_free(struct CMUnitTest *t, size_t n, size_t nb_plain)
+{
+	if (t == NULL)
+		return;
+	for (size_t k = nb_plain; k < n; k++) {
+		const struct ph_ref *ref = t[k].initial_state;
+
+		if (t[k].name != ref->tb->name)
+			free((char *)t[k].name);
+	}
+	free(refs);
+	refs = NULL;
+	free(t);
+}

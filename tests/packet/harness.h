@@ -10,6 +10,11 @@
  * published table, lb_port_setup() per port, lb_worker_create() per
  * worker), puts frames built with pktbuild.c in a port's RX ring, polls
  * the worker and compares what it put in the TX rings byte for byte.
+ *
+ * Stateless cases are fixture rows (struct ph_table): a frame in, the
+ * verdict (dropped, or sent out of which port, which frame), the
+ * counters that must rise. main() turns every row into a cmocka test of
+ * its own with ph_tests(), so a failing row names itself.
  */
 
 #include <inttypes.h>
@@ -173,5 +178,74 @@ void ph_check_no_drops(const struct lb_worker *w, const char *what);
 void ph_check_drop_delta(const struct lb_worker *w,
 			 const struct lb_worker_stats *before, int why,
 			 const char *what);
+
+/* ---- fixtures ---------------------------------------------------------- */
+
+enum ph_verdict {
+	PH_DROPPED, /* nothing sent anywhere */
+	PH_SENT,    /* one frame sent, out of ph_case.out_port */
+};
+
+/* A uint64_t counter of struct lb_worker_stats and how much it rises. */
+struct ph_count {
+	const char *name; /* NULL ends a list */
+	size_t off;
+	uint64_t rise;
+};
+
+#define PH_COUNT(field, n)                                                     \
+	{                                                                      \
+#field, offsetof(struct lb_worker_stats, field), (n)           \
+	}
+
+#define PH_COUNTS 4
+
+/* One frame in and what the worker must make of it. */
+struct ph_case {
+	uint16_t port; /* where the frame arrives; queue and worker 0 */
+	struct pb_frame in;
+	enum ph_verdict verdict;
+	uint16_t out_port;   /* PH_SENT: the port it leaves by */
+	struct pb_frame out; /* PH_SENT: the frame, byte for byte; len 0: any */
+	int drop;	     /* the LB_DROP_ reason counted once, -1: none */
+	int pkt; /* the LB_PKT_ verdict counted once, -1: unchecked */
+	struct ph_count count[PH_COUNTS]; /* more counters and their rise */
+};
+
+/*
+ * A table of fixture rows. Each row is the test file's own struct whose
+ * first member is its description (const char *); @build turns it into
+ * a struct ph_case.
+ */
+struct ph_table {
+	const char *name; /* prefix of the rows' test names */
+	const void *rows;
+	size_t row_size, nb_rows;
+	/* The dataplane the row's frame meets, kept in *state. */
+	struct ph_env *(*env)(void **state);
+	/* Writes row @row's frame and expectations into @c (zeroed). */
+	void (*build)(const void *row, struct ph_case *c);
+	/* Optional checks of the row's own after the case passed. */
+	void (*after)(struct ph_env *e, const void *row);
+};
+
+#define PH_ROWS(a) (a), sizeof((a)[0]), NELEM(a)
+
+/*
+ * Injects @c's frame, polls worker 0 once and checks the verdict, the
+ * frame sent, rx up by one, the drop reason and parser verdict counted
+ * once and no other, and every counter of @c->count.
+ */
+void ph_case_run(struct ph_env *e, const struct ph_case *c, const char *what);
+
+/*
+ * The tests of @plain followed by one test per row of each of @tables,
+ * named "TABLE: description", each with ph_teardown. Stores the count in
+ * *@n; free with ph_tests_free().
+ */
+struct CMUnitTest *ph_tests(const struct CMUnitTest *plain, size_t nb_plain,
+			    const struct ph_table *const *tables,
+			    size_t nb_tables, size_t *n);
+void ph_tests_free(struct CMUnitTest *t, size_t n, size_t nb_plain);
 
 #endif /* LB_TEST_HARNESS_H */

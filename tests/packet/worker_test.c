@@ -517,33 +517,44 @@ static const struct arp_row arp_rows[] = {
 };
 
 static void
-test_arp(void **state)
+arp_build(const void *row, struct ph_case *c)
+{
+	const struct arp_row *r = row;
+
+	c->port = r->port;
+	pb_arp_frame(&c->in, bcast, r->sha, 1, r->sha, r->spa, zero_mac, r->tpa,
+		     r->pad_to);
+	c->count[0] = (struct ph_count)PH_COUNT(arp_replies, r->answered);
+	c->count[1] = (struct ph_count)PH_COUNT(arp_requests, 0);
+	if (!r->answered)
+		return;
+	/* "tpa is at our MAC", to the asker, padding kept. */
+	c->verdict = PH_SENT;
+	c->out_port = r->port;
+	pb_arp_frame(&c->out, r->sha, mac_port[r->port], 2, mac_port[r->port],
+		     r->tpa, r->sha, r->spa, r->pad_to);
+}
+
+/* A fresh dataplane, one worker, nobody known. */
+static struct ph_env *
+env_plain(void **state)
+{
+	return env_up(state, 1, FLOWS, NULL);
+}
+
+static const struct ph_table arp_table = {
+	.name = "ARP request",
+	PH_ROWS(arp_rows),
+	.env = env_plain,
+	.build = arp_build,
+};
+
+static void
+test_arp_learn(void **state)
 {
 	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct pb_frame req, want;
-	uint64_t answered = 0;
-
-	for (unsigned int i = 0; i < NELEM(arp_rows); i++) {
-		const struct arp_row *r = &arp_rows[i];
-
-		pb_arp_frame(&req, bcast, r->sha, 1, r->sha, r->spa, zero_mac,
-			     r->tpa, r->pad_to);
-		ph_inject(e, r->port, 0, &req);
-		ph_poll(e, 0);
-		if (!r->answered) {
-			ph_expect_quiet(e, r->what);
-			continue;
-		}
-		/* "tpa is at our MAC", to the asker, padding kept. */
-		pb_arp_frame(&want, r->sha, mac_port[r->port], 2,
-			     mac_port[r->port], r->tpa, r->sha, r->spa,
-			     r->pad_to);
-		ph_expect_frame(e, r->port, 0, &want, r->what);
-		answered++;
-	}
-	CHECK_EQ(w->st.arp_replies, answered, "ARP requests answered");
-	CHECK_EQ(w->st.arp_requests, 0, "ARP requests sent");
 
 	/* A neighbour's ARP reply is learnt: its ping is answered at once,
 	 * without asking who it is. */
@@ -575,6 +586,7 @@ test_arp(void **state)
 	ph_expect_frame(e, 1, 0, &want,
 			"held echo reply, once the host "
 			"answered on its own port");
+	CHECK_EQ(w->st.arp_replies, 0, "ARP requests answered");
 	CHECK_EQ(w->st.arp_requests, 1, "ARP requests sent");
 	CHECK_EQ(w->st.echo_replies, 2, "echo replies");
 	ph_check_no_drops(w, "ARP");
@@ -1987,56 +1999,69 @@ base_frame(struct pb_frame *f, enum base b)
 	pb_ipv4_frame(f, mac_port[0], mac_c, &d);
 }
 
+/* Controls: unaltered, each base frame is forwarded or answered. */
+struct base_row {
+	const char *what;
+	enum base base;
+	uint16_t out; /* the port it leaves by */
+};
+
+static const struct base_row base_rows[] = {
+	{"valid SYN", B_TCP, 1},
+	{"valid UDP", B_UDP, 1},
+	{"valid ping", B_ICMP, 0},
+	{"valid ARP request", B_ARP, 0},
+};
+
 static void
-test_malformed(void **state)
+base_build(const void *row, struct ph_case *c)
 {
-	static const char *const base_name[] = {
-		"control: valid SYN", "control: valid UDP",
-		"control: valid ping", "control: valid ARP request"};
-	static const uint16_t base_out[] = {1, 1, 0, 0};
+	const struct base_row *r = row;
+
+	base_frame(&c->in, r->base);
+	c->verdict = PH_SENT;
+	c->out_port = r->out;
+}
+
+static void
+bad_build(const void *row, struct ph_case *c)
+{
+	const struct bad_row *r = row;
+
+	base_frame(&c->in, r->base);
+	memcpy(c->in.b + r->p.off, r->p.v, r->p.len);
+	if (r->fix)
+		pb_fix_ip_csum(&c->in);
+	if (r->len != 0)
+		c->in.len = r->len;
+	/* Counted by the parser, not as a drop of a valid frame. */
+	c->pkt = (int)r->v;
+	c->count[0] = (struct ph_count)PH_COUNT(flows_created, 0);
+}
+
+/* A fresh dataplane, one worker, the client and backends known. */
+static struct ph_env *
+env_learnt(void **state)
+{
 	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
-	const struct lb_worker *w = e->dp.w[0];
-	struct lb_worker_stats before;
-	struct pb_frame f, got;
 
 	learn_all(e);
-	/* Control: unaltered, each base frame is forwarded or answered. */
-	for (int b = B_TCP; b <= B_ARP; b++) {
-		base_frame(&f, (enum base)b);
-		ph_inject(e, 0, 0, &f);
-		ph_poll(e, 0);
-		ph_expect_one(e, base_out[b], 0, &got, base_name[b]);
-	}
-	for (unsigned int i = 0; i < NELEM(bad_rows); i++) {
-		const struct bad_row *r = &bad_rows[i];
-
-		base_frame(&f, r->base);
-		memcpy(f.b + r->p.off, r->p.v, r->p.len);
-		if (r->fix)
-			pb_fix_ip_csum(&f);
-		if (r->len != 0)
-			f.len = r->len;
-		before = w->st;
-		ph_inject(e, 0, 0, &f);
-		ph_poll(e, 0);
-		ph_expect_quiet(e, r->what);
-		for (int v = 0; v < LB_PKT_VERDICT_MAX; v++)
-			if (w->st.verdict[v] !=
-			    before.verdict[v] + (v == (int)r->v))
-				fail_msg(
-					"%s: parser verdict %s counted %" PRIu64
-					" time(s), want %d",
-					r->what,
-					lb_pkt_verdict_name(
-						(enum lb_pkt_verdict)v),
-					w->st.verdict[v] - before.verdict[v],
-					v == (int)r->v);
-		ph_check_drop_delta(w, &before, -1, r->what);
-		CHECK_EQ(w->st.rx, before.rx + 1, r->what);
-		CHECK_EQ(w->st.flows_created, before.flows_created, r->what);
-	}
-	ph_env_close(e, 1);
+	return e;
 }
+
+static const struct ph_table base_table = {
+	.name = "malformed, control",
+	PH_ROWS(base_rows),
+	.env = env_learnt,
+	.build = base_build,
+};
+
+static const struct ph_table bad_table = {
+	.name = "malformed",
+	PH_ROWS(bad_rows),
+	.env = env_learnt,
+	.build = bad_build,
+};
 
 /* ---- valid frames that are not ours to forward ------------------------- */
 
@@ -2146,8 +2171,7 @@ static const struct drop_row drop_rows[] = {
  * it acknowledged, no ACK of its own; sent back out of @p port.
  */
 static void
-expect_no_flow_rst(struct ph_env *e, uint16_t port, const struct pb_dg *d,
-		   const char *what)
+no_flow_rst_frame(struct pb_frame *f, uint16_t port, const struct pb_dg *d)
 {
 	struct pb_dg r = {
 		.proto = PB_PROTO_TCP,
@@ -2161,14 +2185,22 @@ expect_no_flow_rst(struct ph_env *e, uint16_t port, const struct pb_dg *d,
 		.ack = 0,
 		.flags = PB_RST,
 	};
-	struct pb_frame want;
 	const uint8_t *mac = mac_c;
 
 	for (int b = 0; b < 4; b++)
 		if (d->src == IP_BE(b))
 			mac = mac_be[b];
 	assert_true(d->flags & PB_ACK);
-	pb_ipv4_frame(&want, mac, mac_port[port], &r);
+	pb_ipv4_frame(f, mac, mac_port[port], &r);
+}
+
+static void
+expect_no_flow_rst(struct ph_env *e, uint16_t port, const struct pb_dg *d,
+		   const char *what)
+{
+	struct pb_frame want;
+
+	no_flow_rst_frame(&want, port, d);
 	ph_expect_frame(e, port, 0, &want, what);
 }
 
@@ -2199,7 +2231,38 @@ send_row(struct ph_env *e, const struct drop_row *r, struct pb_frame *f,
 }
 
 static void
-test_not_forwarded(void **state)
+drop_build(const void *row, struct ph_case *c)
+{
+	const struct drop_row *r = row;
+	/* RFC 793: a segment without a connection that is not a RST gets
+	 * one; a SYN to a SNAT address is no client's. */
+	int rst = r->why == LB_DROP_NO_FLOW && r->d.proto == PB_PROTO_TCP &&
+		  (r->d.flags & PB_ACK) && !(r->d.flags & PB_RST);
+
+	c->port = r->port;
+	pb_ipv4_frame(&c->in, mac_port[r->port],
+		      r->port == 0 ? mac_c : mac_be[0], &r->d);
+	c->drop = (int)r->why;
+	c->pkt = LB_PKT_IPV4;
+	c->count[0] = (struct ph_count)PH_COUNT(flows_created, 0);
+	c->count[1] = (struct ph_count)PH_COUNT(rst_no_flow, rst);
+	if (rst) {
+		c->verdict = PH_SENT;
+		c->out_port = r->port;
+		no_flow_rst_frame(&c->out, r->port, &r->d);
+	}
+}
+
+static const struct ph_table drop_table = {
+	.name = "not forwarded",
+	PH_ROWS(drop_rows),
+	.env = env_learnt,
+	.build = drop_build,
+};
+
+/* ICMP errors quoting a flow nobody has, or not verifying. */
+static void
+test_icmp_no_flow(void **state)
 {
 	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
 	const struct lb_worker *w = e->dp.w[0];
@@ -2209,23 +2272,6 @@ test_not_forwarded(void **state)
 	struct pb_dg d;
 
 	learn_all(e);
-	for (unsigned int i = 0; i < NELEM(drop_rows); i++) {
-		const struct drop_row *r = &drop_rows[i];
-
-		/* RFC 793: a segment without a connection that is not a
-		 * RST gets one; a SYN to a SNAT address is no client's. */
-		int rst = r->why == LB_DROP_NO_FLOW &&
-			  r->d.proto == PB_PROTO_TCP && (r->d.flags & PB_ACK) &&
-			  !(r->d.flags & PB_RST);
-
-		send_row(e, r, &f, &before);
-		if (rst)
-			expect_no_flow_rst(e, r->port, &r->d, r->what);
-		check_dropped(e, &before, r->why, r->what);
-		CHECK_EQ(w->st.rst_no_flow, before.rst_no_flow + rst, r->what);
-	}
-
-	/* ICMP errors quoting a flow nobody has, or not verifying. */
 	d = (struct pb_dg)FROM_BE(PB_PROTO_TCP, IP_SNAT, 20008, BPORT, PB_SYN);
 	d.dst = IP_BE(0);
 	pb_ipv4(dgram, &d);
@@ -3516,7 +3562,7 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_arp, ph_teardown),
+		cmocka_unit_test_teardown(test_arp_learn, ph_teardown),
 		cmocka_unit_test_teardown(test_arp_spoof, ph_teardown),
 		cmocka_unit_test_teardown(test_echo, ph_teardown),
 		cmocka_unit_test_teardown(test_tcp, ph_teardown),
@@ -3534,8 +3580,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_deferq_refused, ph_teardown),
 		cmocka_unit_test_teardown(test_icmp_frag_needed, ph_teardown),
 		cmocka_unit_test_teardown(test_redirect, ph_teardown),
-		cmocka_unit_test_teardown(test_malformed, ph_teardown),
-		cmocka_unit_test_teardown(test_not_forwarded, ph_teardown),
+		cmocka_unit_test_teardown(test_icmp_no_flow, ph_teardown),
 		cmocka_unit_test_teardown(test_l4_csum, ph_teardown),
 		cmocka_unit_test_teardown(test_exception, ph_teardown),
 		cmocka_unit_test_teardown(test_table_full, ph_teardown),
@@ -3554,12 +3599,24 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_trailer, ph_teardown),
 		cmocka_unit_test_teardown(test_port_unused, ph_teardown),
 	};
+	static const struct ph_table *const tables[] = {
+		&arp_table,
+		&base_table,
+		&bad_table,
+		&drop_table,
+	};
+	struct CMUnitTest *all;
+	size_t n = 0;
 	int rc;
 
 	(void)argc;
-	if (ph_eal_init(argv[0], "lbpkt", POOL_SIZE) != 0)
+	all = ph_tests(tests, NELEM(tests), tables, NELEM(tables), &n);
+	if (all == NULL || ph_eal_init(argv[0], "lbpkt", POOL_SIZE) != 0) {
+		ph_tests_free(all, n, NELEM(tests));
 		return EXIT_FAILURE;
-	rc = cmocka_run_group_tests_name("packet", tests, NULL, NULL);
+	}
+	rc = _cmocka_run_group_tests("packet", all, n, NULL, NULL);
 	ph_eal_fini();
+	ph_tests_free(all, n, NELEM(tests));
 	return rc;
 }
