@@ -475,6 +475,15 @@ check_verdict(const struct lb_worker *w, const struct lb_worker_stats *before,
 }
 
 void
+ph_case_init(struct ph_case *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->verdict = PH_DROPPED;
+	c->drop = -1;
+	c->pkt = -1;
+}
+
+void
 ph_case_run(struct ph_env *e, const struct ph_case *c, const char *what)
 {
 	static struct pb_frame got;
@@ -523,9 +532,7 @@ row_test(void **state)
 
 	/* Until the dataplane exists, ph_teardown() has nothing to free. */
 	*state = NULL;
-	memset(&c, 0, sizeof(c));
-	c.drop = -1;
-	c.pkt = -1;
+	ph_case_init(&c);
 	e = ref->tb->env(state);
 	ref->tb->build(ref->row, &c);
 	ph_case_run(e, &c, what);

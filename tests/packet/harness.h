@@ -223,13 +223,16 @@ struct ph_table {
 	size_t row_size, nb_rows;
 	/* The dataplane the row's frame meets, kept in *state. */
 	struct ph_env *(*env)(void **state);
-	/* Writes row @row's frame and expectations into @c (zeroed). */
+	/* Writes row @row's frame and expectations into @c (empty). */
 	void (*build)(const void *row, struct ph_case *c);
 	/* Optional checks of the row's own after the case passed. */
 	void (*after)(struct ph_env *e, const void *row);
 };
 
 #define PH_ROWS(a) (a), sizeof((a)[0]), NELEM(a)
+
+/* An empty case: dropped, no drop reason, parser verdict unchecked. */
+void ph_case_init(struct ph_case *c);
 
 /*
  * Injects @c's frame, polls worker 0 once and checks the verdict, the
