@@ -193,10 +193,10 @@ struct ph_count {
 	uint64_t rise;
 };
 
+/* clang-format off */
 #define PH_COUNT(field, n)                                                     \
-	{                                                                      \
-#field, offsetof(struct lb_worker_stats, field), (n)           \
-	}
+	{#field, offsetof(struct lb_worker_stats, field), (n)}
+/* clang-format on */
 
 #define PH_COUNTS 4
 
@@ -207,8 +207,8 @@ struct ph_case {
 	enum ph_verdict verdict;
 	uint16_t out_port;   /* PH_SENT: the port it leaves by */
 	struct pb_frame out; /* PH_SENT: the frame, byte for byte; len 0: any */
-	int drop;	     /* the LB_DROP_ reason counted once, -1: none */
-	int pkt; /* the LB_PKT_ verdict counted once, -1: unchecked */
+	int drop;	     /* LB_DROP_ reason counted once, -1: none */
+	int pkt;	     /* LB_PKT_ verdict counted once, -1: unchecked */
 	struct ph_count count[PH_COUNTS]; /* more counters and their rise */
 };
 
