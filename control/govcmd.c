@@ -240,15 +240,13 @@ static const struct lb_cmd_def gov_cmds[] = {
 	},
 };
 
-int
-lb_govcmd_register(struct lb_ctl *ctl, struct lb_cmd_reg *r)
-{
-	if (ctl == NULL || r == NULL)
-		return -EINVAL;
-	return lb_cmd_register_many(r, gov_cmds,
-				    sizeof(gov_cmds) / sizeof(gov_cmds[0]),
-				    ctl);
-}
+static const struct lb_cmd_table gov_table = {
+	.name = "governor",
+	.ctx = "ctl",
+	.defs = gov_cmds,
+	.n = sizeof(gov_cmds) / sizeof(gov_cmds[0]),
+};
+LB_CMD_REGISTER(gov_table);
 
 /* One gauge per service with a governor, read by @p get. */
 static int

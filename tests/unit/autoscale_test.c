@@ -48,7 +48,10 @@ setup(void **state)
 	f->as = lb_as_create(f->conf);
 	assert_non_null(f->as);
 	assert_int_equal(lb_conf_register(f->conf, f->reg), 0);
-	assert_int_equal(lb_as_register(f->as, f->reg), 0);
+	assert_int_equal(lb_cmd_reg_build(f->reg,
+					  &(struct lb_cmd_bind){"as", f->as}, 1,
+					  NULL),
+			 0);
 	lb_as_set_data_slot(f->as, &f->data);
 	lb_cmd_out_init(&f->out);
 	assert_int_equal(run(f, "service add " SVC " http"), 0);

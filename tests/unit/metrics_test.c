@@ -153,7 +153,7 @@ test_attached(void **state)
 	fx_run(f, "service add udp 10.11.0.100:53 sched wrr");
 	fx_run(f, "backend add udp 10.11.0.100:53 10.12.0.13:53 weight 2");
 	fx_publish(f);
-	assert_int_equal(lb_ctlcmd_register(&ctl, f->reg), 0);
+	fx_bind_ctl(f, &ctl);
 	ctl.view = lb_view_create(f->shm);
 	assert_non_null(ctl.view);
 	f->st[0].rx = 10;
