@@ -1806,3 +1806,13 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 	}
 	return rc;
 }
+
+static int
+as_metrics_src(void *ctx, struct lb_cmd_out *o)
+{
+	return lb_as_metrics(ctx, o);
+}
+
+static const struct lb_prom_src as_src = {"scale", LB_METRICS_RANK_SCALE,
+					  "as", as_metrics_src};
+LB_PROM_REGISTER(as_src);

@@ -398,3 +398,13 @@ lb_govcmd_metrics(const struct lb_ctl *ctl, struct lb_cmd_out *o)
 				    &sum.l7_rej_resent, 1);
 	return rc;
 }
+
+static int
+gov_metrics_src(void *ctx, struct lb_cmd_out *o)
+{
+	return lb_govcmd_metrics(ctx, o);
+}
+
+static const struct lb_prom_src gov_src = {
+	"governor", LB_METRICS_RANK_GOVERNOR, "dataplane", gov_metrics_src};
+LB_PROM_REGISTER(gov_src);

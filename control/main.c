@@ -430,7 +430,6 @@ steer_setup(struct ctl_main *m)
 	if (m->steer == NULL)
 		return -errno;
 	m->ctl.xdp_stats = lb_steerctl_stats;
-	m->ctl.xdp_metrics = lb_steerctl_metrics;
 	m->ctl.xdp = m->steer;
 	m->pub.fb_hook = steer_feed;
 	m->pub.fb_arg = m;

@@ -562,6 +562,10 @@ LB_CMD_REGISTER(acl_table);
 
 /* ---- counters ---- */
 
+static const struct lb_prom_src xdp_src = {"xdp", LB_METRICS_RANK_XDP,
+					   "steer", lb_steerctl_metrics};
+LB_PROM_REGISTER(xdp_src);
+
 int
 lb_steerctl_stats(void *arg, json_t *d, struct lb_cmd_out *out)
 {

@@ -58,10 +58,10 @@ struct lb_ctl {
 	/** The health checker, or NULL. */
 	struct lb_health *health;
 	struct lb_ctl_counters ctr;
-	/** The XDP steering part of `stats` and /metrics (control/steerctl.c
-	 * when built), with @c xdp as their argument; NULL when none. */
+	/** The XDP steering part of `stats` (control/steerctl.c when
+	 * built), with @c xdp as its argument; NULL when none. @c xdp is
+	 * also the context "steer" of its /metrics families. */
 	int (*xdp_stats)(void *xdp, json_t *d, struct lb_cmd_out *out);
-	int (*xdp_metrics)(void *xdp, struct lb_cmd_out *out);
 	void *xdp;
 	const char *state_path; /**< for `stats` */
 	/** What the last command reports, for the API; the caller takes

@@ -179,6 +179,26 @@ test_attached(void **state)
 	n = check_exposition(t);
 	assert_true(n > 100);
 	ASSERT_LINE(t, "lb_dataplane_attached 1");
+	/* The families of each source together, sources in rank order. */
+	{
+		static const char *const order[] = {
+			"# TYPE lb_control_publishes_total ",
+			"# TYPE lb_dataplane_workers ",
+			"# TYPE lb_service_flows_total ",
+			"# TYPE lb_backend_flows_total ",
+			"# TYPE lb_backend_spl ",
+			"# TYPE lb_backend_health ",
+		};
+		const char *prev = t;
+
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			const char *p = strstr(t, order[i]);
+
+			if (p == NULL || p < prev)
+				fail_msg("out of order: %s", order[i]);
+			prev = p;
+		}
+	}
 	ASSERT_LINE(t, "lb_dataplane_workers 2");
 	ASSERT_LINE(t, "lb_conf_generation 2");
 	ASSERT_LINE(t, "lb_worker_conf_generation{worker=\"1\"} 2");
