@@ -1669,7 +1669,9 @@ set_help(void *ctx, struct lb_cmd_def *defs, unsigned int n)
 	if (as->drv_names != NULL)
 		as->drv_names(drv, sizeof(drv), "|");
 	lb_spl_decay_names(decay, sizeof(decay), "|");
-	snprintf(as->set_help, sizeof(as->set_help), SET_HELP_FMT, decay, drv);
+	if ((size_t)snprintf(as->set_help, sizeof(as->set_help), SET_HELP_FMT,
+			     decay, drv) >= sizeof(as->set_help))
+		return -ENOSPC;
 	for (unsigned int i = 0; i < n; i++)
 		if (defs[i].fn == cmd_set)
 			defs[i].long_help = as->set_help;
