@@ -2774,3 +2774,13 @@ lb_conf_register(struct lb_conf *c, struct lb_cmd_reg *r)
 	return lb_cmd_register_many(
 		r, conf_cmds, sizeof(conf_cmds) / sizeof(conf_cmds[0]), c);
 }
+
+/* The same commands in lb-control's registry, with the self-registered
+ * tables, its configuration bound as "conf". */
+static const struct lb_cmd_table conf_table = {
+	.name = "conf",
+	.ctx = "conf",
+	.defs = conf_cmds,
+	.n = sizeof(conf_cmds) / sizeof(conf_cmds[0]),
+};
+LB_CMD_REGISTER(conf_table);

@@ -757,15 +757,14 @@ health_run(struct ctl_main *m, const struct pollfd *pfd, unsigned int n)
 }
 
 /*
- * The registry: the conf module's commands, then every command table the
- * modules linked in registered (LB_CMD_REGISTER()), each given the
- * context it names. conf's are registered by hand: lb-dataplane and the
- * tests build registries of conf alone with lb_conf_register().
+ * The registry: every command table the modules linked in registered
+ * (LB_CMD_REGISTER()), each given the context it names.
  */
 static int
 registry_build(struct ctl_main *m)
 {
 	const struct lb_cmd_bind binds[] = {
+		{"conf", m->ctl.conf},
 		{"ctl", &m->ctl},
 		{"as", m->ctl.as},
 #ifdef LB_WITH_STEER
@@ -775,11 +774,8 @@ registry_build(struct ctl_main *m)
 	const char *unbound;
 	int rc;
 
-	rc = lb_conf_register(m->ctl.conf, m->reg);
-	if (rc == 0)
-		rc = lb_cmd_reg_build(m->reg, binds,
-				      sizeof(binds) / sizeof(binds[0]),
-				      &unbound);
+	rc = lb_cmd_reg_build(m->reg, binds, sizeof(binds) / sizeof(binds[0]),
+			      &unbound);
 	if (rc == 0 && unbound != NULL) {
 		logf_("command table '%s' needs a context lb-control does "
 		      "not give",

@@ -520,6 +520,36 @@ test_conf_lists_and_help(void **state)
 	cfx_free(c);
 }
 
+/* lb-control's way: the conf module's table bound like the others, and
+ * the lists it owns extended once. */
+static void
+test_conf_table(void **state)
+{
+	struct lb_conf *conf = lb_conf_create(NULL);
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	struct lb_ctl ctl = {.conf = conf};
+	const struct lb_cmd_bind b[] = {{"conf", conf}, {"ctl", &ctl}};
+	struct lb_cmd_out o;
+
+	(void)state;
+	assert_non_null(conf);
+	assert_non_null(r);
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_cmd_reg_build(r, b, 2, NULL), 0);
+	assert_int_equal(lb_cmd_exec_line(r, "addr add 10.0.0.1/24 port 0", &o),
+			 0);
+	assert_int_equal(lb_cmd_exec_line(r, "addr list", &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o), "10.0.0.1/24"));
+	assert_non_null(ctl.data);
+	assert_int_equal(lb_cmd_exec_line(r, "service list", &o), 0);
+	assert_non_null(lb_cmd_lookup(r, 1, (char *const[]){"save", NULL},
+				      NULL));
+	json_decref(ctl.data);
+	lb_cmd_out_free(&o);
+	lb_cmd_reg_free(r);
+	lb_conf_free(conf);
+}
+
 /* The service label of text, JSON and metrics. */
 static void
 test_svc_str(void **state)
@@ -558,6 +588,7 @@ main(void)
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_conf_lists_and_help),
 		cmocka_unit_test(test_svc_str),
+		cmocka_unit_test(test_conf_table),
 		cmocka_unit_test(test_needs_conf_commands),
 	};
 
