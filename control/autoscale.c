@@ -62,9 +62,10 @@ struct lb_as {
 	uint64_t (*now)(void *);
 	void *now_arg;
 	json_t **data;
-	/* The conf module's `save`, which ours extends. */
-	struct lb_cmd_def save_old;
-	void *save_ctx;
+	lb_as_names_fn *drv_names;
+	/* `scale set`'s long help, with the names of the drivers and decay
+	 * functions this program has. */
+	char set_help[2048];
 };
 
 static const char *const state_names[LB_AS_STATE_COUNT] = {
@@ -328,6 +329,12 @@ void
 lb_as_set_driver_check(struct lb_as *as, lb_as_driver_check_fn *fn)
 {
 	as->drv_check = fn;
+}
+
+void
+lb_as_set_driver_names(struct lb_as *as, lb_as_names_fn *fn)
+{
+	as->drv_names = fn;
 }
 
 void
@@ -1526,47 +1533,51 @@ lb_as_save(const struct lb_as *as, struct lb_cmd_out *out)
 }
 
 #define SVC_ARGS "PROTO VIP:PORT"
+/* `scale set`'s long help; the names come from the registries of decay
+ * functions and orchestrator drivers (set_help()). */
+#define SET_HELP_FMT                                                           \
+	"Options (defaults and their sources in "                              \
+	"docs/policies.md, autoscaler):\n\n"                                   \
+	"- `policy spl|inflight`: the SPL patent's policy "                    \
+	"(default) or WSO2's\n  requests-in-flight policy.\n"                  \
+	"- `lower X`, `upper X`: SPL thresholds; default 0.2 "                 \
+	"and 0.8.\n"                                                           \
+	"- `decay %s`, `decay-time "                                           \
+	"DUR`: SPL decay;\n  default halflife 1s.\n"                           \
+	"- `queue-length N`, `rounds N`: inflight's "                          \
+	"queue_length_per_node and\n  rounds_to_average; "                     \
+	"default 3 and 2.\n"                                                   \
+	"- `min N`, `max N`: instance bounds; default 1 and "                  \
+	"5.\n"                                                                 \
+	"- `tolerance X`: dead band as a fraction of the "                     \
+	"count; default 0.\n"                                                  \
+	"- `up-window DUR`, `down-window DUR`: stabilization "                 \
+	"windows; default\n  0 and 5m.\n"                                      \
+	"- `up-cooldown DUR`, `down-cooldown DUR`: no action "                 \
+	"of that kind this\n  long after any action; default "                 \
+	"15s.\n"                                                               \
+	"- `max-up-step N`: most instances one scale-up adds; "                \
+	"default 4.\n"                                                         \
+	"- `pending-guard on|off`: no scale-up while an "                      \
+	"instance is pending;\n  default on.\n"                                \
+	"- `startup-timeout DUR`: an instance not healthy by "                 \
+	"then is removed;\n  default 1m.\n"                                    \
+	"- `drain-timeout DUR`: longest drain before the "                     \
+	"instance is stopped;\n  default 30s.\n"                               \
+	"- `interval DUR`: evaluation period; default 1s.\n"                   \
+	"- `driver %s`, `command CMD`, "                                       \
+	"`target T`,\n  `inst-port N`, `exec-timeout DUR`: "                   \
+	"the orchestrator (see\n  docs/operating.md, "                         \
+	"autoscaling).\n\n"                                                    \
+	"Example: `scale set tcp 192.0.2.10:80 policy "                        \
+	"inflight queue-length 20 min 1 max 4`"
+
 static const struct lb_cmd_def as_cmds[] = {
 	{
 		.path = "scale set",
 		.synopsis = SVC_ARGS " OPTION VALUE...",
 		.help = "Autoscale a service, or change how",
-		.long_help =
-			"Options (defaults and their sources in "
-			"docs/policies.md, autoscaler):\n\n"
-			"- `policy spl|inflight`: the SPL patent's policy "
-			"(default) or WSO2's\n  requests-in-flight policy.\n"
-			"- `lower X`, `upper X`: SPL thresholds; default 0.2 "
-			"and 0.8.\n"
-			"- `decay none|age|normalized|halflife`, `decay-time "
-			"DUR`: SPL decay;\n  default halflife 1s.\n"
-			"- `queue-length N`, `rounds N`: inflight's "
-			"queue_length_per_node and\n  rounds_to_average; "
-			"default 3 and 2.\n"
-			"- `min N`, `max N`: instance bounds; default 1 and "
-			"5.\n"
-			"- `tolerance X`: dead band as a fraction of the "
-			"count; default 0.\n"
-			"- `up-window DUR`, `down-window DUR`: stabilization "
-			"windows; default\n  0 and 5m.\n"
-			"- `up-cooldown DUR`, `down-cooldown DUR`: no action "
-			"of that kind this\n  long after any action; default "
-			"15s.\n"
-			"- `max-up-step N`: most instances one scale-up adds; "
-			"default 4.\n"
-			"- `pending-guard on|off`: no scale-up while an "
-			"instance is pending;\n  default on.\n"
-			"- `startup-timeout DUR`: an instance not healthy by "
-			"then is removed;\n  default 1m.\n"
-			"- `drain-timeout DUR`: longest drain before the "
-			"instance is stopped;\n  default 30s.\n"
-			"- `interval DUR`: evaluation period; default 1s.\n"
-			"- `driver process|exec|kubernetes`, `command CMD`, "
-			"`target T`,\n  `inst-port N`, `exec-timeout DUR`: "
-			"the orchestrator (see\n  docs/operating.md, "
-			"autoscaling).\n\n"
-			"Example: `scale set tcp 192.0.2.10:80 policy "
-			"inflight queue-length 20 min 1 max 4`",
+		.long_help = NULL, /* set_help() */
 		.fn = cmd_set,
 	},
 	{
@@ -1631,45 +1642,52 @@ static const struct lb_cmd_def as_cmds[] = {
 /* `save`: the configuration, then the autoscaler's settings, which
  * name its services and so come after them. */
 static int
-cmd_save(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+save_scale(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	(void)argc;
+	(void)argv;
+	return lb_as_save(ctx, out);
+}
+
+static const struct lb_cmd_ext as_ext[] = {
+	{
+		.path = "save",
+		.long_help = "Then the autoscaler's settings, after the "
+			     "services they name. Backends\nstarted by an "
+			     "orchestrator are left out: the orchestrator "
+			     "starts its\ninstances again.",
+		.fn = save_scale,
+	},
+};
+
+static int
+set_help(void *ctx, struct lb_cmd_def *defs, unsigned int n)
 {
 	struct lb_as *as = ctx;
-	int rc;
+	char drv[256] = "NAME", decay[256];
 
-	rc = as->save_old.fn(as->save_ctx, argc, argv, out);
-	return rc == 0 ? lb_as_save(as, out) : rc;
+	if (as->drv_names != NULL)
+		as->drv_names(drv, sizeof(drv), "|");
+	lb_spl_decay_names(decay, sizeof(decay), "|");
+	if ((size_t)snprintf(as->set_help, sizeof(as->set_help), SET_HELP_FMT,
+			     decay, drv) >= sizeof(as->set_help))
+		return -ENOSPC;
+	for (unsigned int i = 0; i < n; i++)
+		if (defs[i].fn == cmd_set)
+			defs[i].long_help = as->set_help;
+	return 0;
 }
 
-int
-lb_as_register(struct lb_as *as, struct lb_cmd_reg *r)
-{
-	static const struct lb_cmd_def save = {
-		.path = "save",
-		.synopsis = "",
-		.help = "Print the configuration as commands that recreate it",
-		.long_help = "Addresses, routes, SNAT addresses, then each "
-			     "service followed by its\nbackends, in the order "
-			     "they were added, then the autoscaler's\n"
-			     "settings; options at their default are left "
-			     "out. Backends started\nby an orchestrator are "
-			     "left out too: the orchestrator starts its\n"
-			     "instances again. Applying the output to an "
-			     "empty configuration gives\nthe same "
-			     "configuration, and saving that gives the same "
-			     "text.",
-		.fn = cmd_save,
-	};
-	int rc;
-
-	if (as == NULL || r == NULL)
-		return -EINVAL;
-	rc = lb_cmd_register_many(r, as_cmds,
-				  sizeof(as_cmds) / sizeof(as_cmds[0]), as);
-	if (rc == 0 &&
-	    lb_cmd_lookup(r, 1, (char *const[]){"save", NULL}, NULL) != NULL)
-		rc = lb_cmd_replace(r, &save, as, &as->save_old, &as->save_ctx);
-	return rc;
-}
+static const struct lb_cmd_table as_table = {
+	.name = "scale",
+	.ctx = "as",
+	.defs = as_cmds,
+	.n = sizeof(as_cmds) / sizeof(as_cmds[0]),
+	.ext = as_ext,
+	.n_ext = sizeof(as_ext) / sizeof(as_ext[0]),
+	.prepare = set_help,
+};
+LB_CMD_REGISTER(as_table);
 
 /* ---- /metrics ---- */
 
@@ -1790,3 +1808,13 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 	}
 	return rc;
 }
+
+static int
+as_metrics_src(void *ctx, struct lb_cmd_out *o)
+{
+	return lb_as_metrics(ctx, o);
+}
+
+static const struct lb_prom_src as_src = {"scale", LB_METRICS_RANK_SCALE,
+					  "as", as_metrics_src};
+LB_PROM_REGISTER(as_src);

@@ -12,12 +12,20 @@
 
 #define OUT_MIN_CAP 256u
 
+struct cmd_ext {
+	lb_cmd_fn *fn;
+	void *ctx;
+};
+
 struct cmd_ent {
 	struct lb_cmd_def def;
 	void *ctx;
 	unsigned int nwords;
 	char *pathbuf;
 	const char *w[LB_CMD_PATH_MAX];
+	struct cmd_ext ext[LB_CMD_EXT_MAX];
+	unsigned int n_ext;
+	char *long_help; /* def.long_help and the extensions', or NULL */
 };
 
 struct lb_cmd_reg {
@@ -402,6 +410,7 @@ ent_free(struct cmd_ent *e)
 	if (e == NULL)
 		return;
 	free(e->pathbuf);
+	free(e->long_help);
 	free(e);
 }
 
@@ -487,6 +496,7 @@ int
 lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx)
 {
 	struct cmd_ent *e;
+	unsigned int at;
 	int rc;
 
 	if (r == NULL)
@@ -511,36 +521,73 @@ lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx)
 		r->ent = t;
 		r->cap = cap;
 	}
-	r->ent[r->n++] = e;
+	/* After the last command of its group: modules registered in any
+	 * order still give `help` one block per first word. */
+	at = r->n;
+	for (unsigned int i = r->n; i-- > 0;) {
+		if (strcmp(r->ent[i]->w[0], e->w[0]) == 0) {
+			at = i + 1;
+			break;
+		}
+	}
+	memmove(&r->ent[at + 1], &r->ent[at], (r->n - at) * sizeof(r->ent[0]));
+	r->ent[at] = e;
+	r->n++;
 	return 0;
 }
 
-int
-lb_cmd_replace(struct lb_cmd_reg *r, const struct lb_cmd_def *def, void *ctx,
-	       struct lb_cmd_def *old, void **old_ctx)
+static int
+ent_find(const struct lb_cmd_reg *r, const char *path, struct cmd_ent **out)
 {
 	struct cmd_ent *e;
 	unsigned int i;
 	int rc;
 
-	if (r == NULL)
-		return -EINVAL;
-	rc = ent_make(def, ctx, &e);
+	rc = ent_make(&(struct lb_cmd_def){path, "", "", NULL, cmd_help}, NULL,
+		      &e);
 	if (rc != 0)
 		return rc;
 	for (i = 0; i < r->n; i++)
 		if (same_path(r->ent[i], e))
 			break;
-	if (i == r->n) {
-		ent_free(e);
+	ent_free(e);
+	if (i == r->n)
 		return -ENOENT;
+	*out = r->ent[i];
+	return 0;
+}
+
+int
+lb_cmd_extend(struct lb_cmd_reg *r, const struct lb_cmd_ext *x, void *ctx)
+{
+	struct cmd_ent *e;
+	char *h = NULL;
+	int rc;
+
+	if (r == NULL || x == NULL || x->path == NULL || x->fn == NULL)
+		return -EINVAL;
+	rc = ent_find(r, x->path, &e);
+	if (rc != 0)
+		return rc;
+	if (e->n_ext == LB_CMD_EXT_MAX)
+		return -ENOSPC;
+	if (x->long_help != NULL) {
+		const char *l = e->def.long_help;
+
+		const char *sep = l != NULL && l[0] != '\0' ? "\n\n" : "";
+		size_t n;
+
+		l = l != NULL ? l : "";
+		n = strlen(l) + strlen(sep) + strlen(x->long_help) + 1;
+		h = malloc(n);
+		if (h == NULL)
+			return -ENOMEM;
+		snprintf(h, n, "%s%s%s", l, sep, x->long_help);
+		free(e->long_help);
+		e->long_help = h;
+		e->def.long_help = h;
 	}
-	if (old != NULL)
-		*old = r->ent[i]->def;
-	if (old_ctx != NULL)
-		*old_ctx = r->ent[i]->ctx;
-	ent_free(r->ent[i]);
-	r->ent[i] = e;
+	e->ext[e->n_ext++] = (struct cmd_ext){x->fn, ctx};
 	return 0;
 }
 
@@ -687,6 +734,9 @@ lb_cmd_exec(struct lb_cmd_reg *r, int argc, char **argv, struct lb_cmd_out *out)
 	prev = out->cmd;
 	out->cmd = &e->def;
 	rc = e->def.fn(e->ctx, argc - (int)e->nwords, argv + e->nwords, out);
+	for (unsigned int i = 0; i < e->n_ext && rc >= 0; i++)
+		rc = e->ext[i].fn(e->ext[i].ctx, argc - (int)e->nwords,
+				  argv + e->nwords, out);
 	out->cmd = prev;
 	if (rc > 0)
 		rc = 0;

@@ -2304,51 +2304,6 @@ cmd_svc_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	return lb_conf_svc_del(ctx, &k, out);
 }
 
-static int
-cmd_svc_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
-{
-	char a[LB_CMD_ADDR_STRLEN], r[12], g[LB_CMD_DURATION_STRLEN];
-	char e[LB_CMD_DURATION_STRLEN], t[LB_CMD_DURATION_STRLEN];
-	const struct lb_conf *c = ctx;
-	int rc;
-
-	rc = lb_cmd_want_args(out, argc, argv, 0, 0);
-	if (rc == 0)
-		rc = lb_cmd_printf(out,
-				   "%-5s %-21s %-12s %-4s %-7s %-7s %-9s %-7s "
-				   "%-11s %s\n",
-				   "PROTO", "VIP:PORT", "SCHED", "HTTP",
-				   "RETRIES", "DEFERQ", "RETRY-GAP", "EXPIRY",
-				   "SYN-TIMEOUT", "BACKENDS");
-	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++) {
-		const struct lb_conf_svc *sv = &c->svc[i];
-		const struct lb_conf_svc_opts *o = &sv->opts;
-		unsigned int dr = 0;
-
-		for (unsigned int j = 0; j < sv->nb_be; j++)
-			dr += sv->be[j].draining;
-		if (o->retries == 0)
-			snprintf(r, sizeof(r), "all");
-		else
-			snprintf(r, sizeof(r), "%u", o->retries);
-		rc = lb_cmd_printf(
-			out,
-			"%-5s %-21s %-12s %-4s %-7s %-7u %-9s %-7s "
-			"%-11s %u",
-			lb_cmd_proto_name(sv->key.proto),
-			lb_cmd_fmt_ipv4_port(sv->key.vip, sv->key.port, a),
-			o->sched, o->http ? "on" : "off", r, o->deferq_len,
-			lb_cmd_fmt_duration(o->retry_gap_ns, g),
-			lb_cmd_fmt_duration(o->expiry_ns, e),
-			lb_cmd_fmt_duration(o->syn_timeout_ns, t), sv->nb_be);
-		if (rc == 0 && dr > 0)
-			rc = lb_cmd_printf(out, " (%u draining)", dr);
-		if (rc == 0)
-			rc = lb_cmd_printf(out, "\n");
-	}
-	return rc;
-}
-
 static const struct lb_cmd_opt weight_opt[] = {
 	{"weight", LB_CMD_OPT_U64, 1, LB_CONF_WEIGHT_MAX},
 };
@@ -2450,52 +2405,6 @@ cmd_be_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	if (!w.set)
 		return missing(out, "weight W");
 	return lb_conf_be_set_weight(ctx, &k, ip, port, (uint32_t)w.u, out);
-}
-
-static int
-list_be(const struct lb_conf_svc *sv, struct lb_cmd_out *out)
-{
-	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_ADDR_STRLEN];
-	int rc = 0;
-
-	lb_cmd_fmt_ipv4_port(sv->key.vip, sv->key.port, a);
-	for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
-		const struct lb_conf_be *be = &sv->be[j];
-
-		rc = lb_cmd_printf(out, "%-5s %-21s %-21s %6u %s\n",
-				   lb_cmd_proto_name(sv->key.proto), a,
-				   lb_cmd_fmt_ipv4_port(be->ip, be->port, b),
-				   be->weight,
-				   be->draining ? "draining" : "active");
-	}
-	return rc;
-}
-
-static int
-cmd_be_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
-{
-	const struct lb_conf *c = ctx;
-	const struct lb_conf_svc *sv = NULL;
-	struct lb_conf_svc_key k;
-	int rc;
-
-	rc = lb_cmd_want_args(out, argc, argv, 0, 2);
-	if (rc == 0 && argc == 1)
-		rc = lb_cmd_want_args(out, argc, argv, 2, 2);
-	if (rc == 0 && argc == 2) {
-		rc = parse_key(argv, &k, out);
-		if (rc == 0)
-			sv = svc_or_error(c, &k, out, &rc);
-	}
-	if (rc != 0)
-		return rc;
-	rc = lb_cmd_printf(out, "%-5s %-21s %-21s %6s %s\n", "PROTO",
-			   "VIP:PORT", "BACKEND", "WEIGHT", "STATE");
-	if (sv != NULL)
-		return rc == 0 ? list_be(sv, out) : rc;
-	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++)
-		rc = list_be(&c->svc[i], out);
-	return rc;
 }
 
 static int
@@ -2799,13 +2708,6 @@ static const struct lb_cmd_def conf_cmds[] = {
 		.fn = cmd_svc_del,
 	},
 	{
-		.path = "service list",
-		.synopsis = "",
-		.help = "List the virtual services and their options",
-		.long_help = NULL,
-		.fn = cmd_svc_list,
-	},
-	{
 		.path = "backend add",
 		.synopsis = BE_ARGS " [weight W]",
 		.help = "Add a backend to a virtual service",
@@ -2851,13 +2753,6 @@ static const struct lb_cmd_def conf_cmds[] = {
 		.fn = cmd_be_set,
 	},
 	{
-		.path = "backend list",
-		.synopsis = "[" SVC_ARGS "]",
-		.help = "List the backends of every service, or of one",
-		.long_help = NULL,
-		.fn = cmd_be_list,
-	},
-	{
 		.path = "save",
 		.synopsis = "",
 		.help = "Print the configuration as commands that recreate it",
@@ -2879,3 +2774,13 @@ lb_conf_register(struct lb_conf *c, struct lb_cmd_reg *r)
 	return lb_cmd_register_many(
 		r, conf_cmds, sizeof(conf_cmds) / sizeof(conf_cmds[0]), c);
 }
+
+/* The same commands in lb-control's registry, with the self-registered
+ * tables, its configuration bound as "conf". */
+static const struct lb_cmd_table conf_table = {
+	.name = "conf",
+	.ctx = "conf",
+	.defs = conf_cmds,
+	.n = sizeof(conf_cmds) / sizeof(conf_cmds[0]),
+};
+LB_CMD_REGISTER(conf_table);

@@ -19,8 +19,6 @@
 
 #define SVC_ARGS "PROTO VIP:PORT"
 
-enum { WRAP_ADDR, WRAP_ROUTE, WRAP_SNAT };
-
 char *
 lb_ctlcmd_svc_str(uint8_t proto, uint32_t vip, uint16_t port, char *buf)
 {
@@ -1540,25 +1538,18 @@ out:
 	return give_data(ctl, d, bad || rc != 0, out);
 }
 
-/* ---- the conf module's lists, with data ---- */
+/* ---- the API data of the conf module's lists (their extensions) ---- */
 
 static int
-wrapped(struct lb_ctl *ctl, int which, int argc, char **argv,
-	struct lb_cmd_out *out)
-{
-	return ctl->conf_list[which].fn(ctl->conf_ctx[which], argc, argv, out);
-}
-
-static int
-cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+data_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_ctl *ctl = ctx;
 	char a[LB_CMD_IPV4_STRLEN], p[LB_CMD_ADDR_STRLEN];
 	json_t *d, *arr;
-	int rc = wrapped(ctl, WRAP_ADDR, argc, argv, out), bad;
+	int bad;
 
-	if (rc != 0)
-		return rc;
+	(void)argc;
+	(void)argv;
 	arr = json_array();
 	d = json_object();
 	bad = arr == NULL || d == NULL;
@@ -1582,15 +1573,15 @@ cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 }
 
 static int
-cmd_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+data_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_ctl *ctl = ctx;
 	char a[LB_CMD_IPV4_STRLEN], p[LB_CMD_ADDR_STRLEN];
 	json_t *d, *arr;
-	int rc = wrapped(ctl, WRAP_ROUTE, argc, argv, out), bad;
+	int bad;
 
-	if (rc != 0)
-		return rc;
+	(void)argc;
+	(void)argv;
 	arr = json_array();
 	d = json_object();
 	bad = arr == NULL || d == NULL;
@@ -1615,15 +1606,15 @@ cmd_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 }
 
 static int
-cmd_snat_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+data_snat_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_ctl *ctl = ctx;
 	char a[LB_CMD_IPV4_STRLEN];
 	json_t *d, *arr;
-	int rc = wrapped(ctl, WRAP_SNAT, argc, argv, out), bad;
+	int bad;
 
-	if (rc != 0)
-		return rc;
+	(void)argc;
+	(void)argv;
 	arr = json_array();
 	d = json_object();
 	bad = arr == NULL || d == NULL;
@@ -1646,20 +1637,21 @@ cmd_snat_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 /* ---- registration ---- */
 
-static const struct lb_cmd_def new_cmds[] = {
+static const struct lb_cmd_def ctl_cmds[] = {
 	{
-		.path = "stats",
+		.path = "service list",
 		.synopsis = "",
-		.help = "Show the dataplane's counters, summed and per worker",
+		.help = "List the virtual services with their counters",
 		.long_help =
-			"Packets received and sent, flows created and active, "
-			"SYN retries, the\ndeferred queue, redirects between "
-			"workers, ARP and ICMP, drops by\nreason, malformed "
-			"frames by parser verdict, feedback records by kind,\n"
-			"and the generation of the published table next to "
-			"the one each\nworker runs. The first lines say how "
-			"lb-control itself is doing.",
-		.fn = cmd_stats,
+			"BACKENDS is taking new flows / configured, then "
+			"+N for backends\nremoved whose flows are running "
+			"out. ACTIVE is flows now, FLOWS\nflows created; "
+			"PKTS and BYTES count client>backend/backend>client."
+			"\nSTATE is `deleted` for a service deleted while its "
+			"flows run out and\n`pending` for one the dataplane "
+			"does not have yet. `service show`\ngives every "
+			"option.",
+		.fn = cmd_svc_list,
 	},
 	{
 		.path = "service show",
@@ -1680,24 +1672,6 @@ static const struct lb_cmd_def new_cmds[] = {
 			"QoS-miss rates over the last 10 s, and the feedback "
 			"records counted.",
 		.fn = cmd_svc_show,
-	},
-};
-
-static const struct lb_cmd_def replaced[] = {
-	{
-		.path = "service list",
-		.synopsis = "",
-		.help = "List the virtual services with their counters",
-		.long_help =
-			"BACKENDS is taking new flows / configured, then "
-			"+N for backends\nremoved whose flows are running "
-			"out. ACTIVE is flows now, FLOWS\nflows created; "
-			"PKTS and BYTES count client>backend/backend>client."
-			"\nSTATE is `deleted` for a service deleted while its "
-			"flows run out and\n`pending` for one the dataplane "
-			"does not have yet. `service show`\ngives every "
-			"option.",
-		.fn = cmd_svc_list,
 	},
 	{
 		.path = "backend list",
@@ -1727,53 +1701,35 @@ static const struct lb_cmd_def replaced[] = {
 			"check's outcome and how long it\ntook.",
 		.fn = cmd_be_list,
 	},
+	{
+		.path = "stats",
+		.synopsis = "",
+		.help = "Show the dataplane's counters, summed and per worker",
+		.long_help =
+			"Packets received and sent, flows created and active, "
+			"SYN retries, the\ndeferred queue, redirects between "
+			"workers, ARP and ICMP, drops by\nreason, malformed "
+			"frames by parser verdict, feedback records by kind,\n"
+			"and the generation of the published table next to "
+			"the one each\nworker runs. The first lines say how "
+			"lb-control itself is doing.",
+		.fn = cmd_stats,
+	},
 };
 
-static const struct lb_cmd_def lists[] = {
-	[WRAP_ADDR] = {"addr list", "", "List the local addresses", NULL,
-		       cmd_addr_list},
-	[WRAP_ROUTE] = {"route list", "", "List the routes", NULL,
-			cmd_route_list},
-	[WRAP_SNAT] = {"snat list", "", "List the SNAT addresses", NULL,
-		       cmd_snat_list},
+/* The conf module's lists keep its text; the API gets their data. */
+static const struct lb_cmd_ext ctl_ext[] = {
+	{"addr list", NULL, data_addr_list},
+	{"route list", NULL, data_route_list},
+	{"snat list", NULL, data_snat_list},
 };
 
-int
-lb_ctlcmd_register(struct lb_ctl *ctl, struct lb_cmd_reg *r)
-{
-	int rc;
-
-	if (ctl == NULL || r == NULL)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(replaced) / sizeof(replaced[0]); i++) {
-		rc = lb_cmd_replace(r, &replaced[i], ctl, NULL, NULL);
-		if (rc != 0)
-			return rc;
-	}
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		struct lb_cmd_def d = lists[i];
-		const struct lb_cmd_def *old;
-		char *w[3] = {NULL};
-		char buf[16];
-
-		/* Keep the conf module's synopsis and help: only the data
-		 * is new. */
-		snprintf(buf, sizeof(buf), "%s", d.path);
-		w[0] = buf;
-		w[1] = strchr(buf, ' ');
-		if (w[1] != NULL)
-			*w[1]++ = '\0';
-		old = lb_cmd_lookup(r, 2, w, NULL);
-		if (old == NULL)
-			return -ENOENT;
-		d.synopsis = old->synopsis;
-		d.help = old->help;
-		d.long_help = old->long_help;
-		rc = lb_cmd_replace(r, &d, ctl, &ctl->conf_list[i],
-				    &ctl->conf_ctx[i]);
-		if (rc != 0)
-			return rc;
-	}
-	return lb_cmd_register_many(
-		r, new_cmds, sizeof(new_cmds) / sizeof(new_cmds[0]), ctl);
-}
+static const struct lb_cmd_table ctl_table = {
+	.name = "counters",
+	.ctx = "ctl",
+	.defs = ctl_cmds,
+	.n = sizeof(ctl_cmds) / sizeof(ctl_cmds[0]),
+	.ext = ctl_ext,
+	.n_ext = sizeof(ctl_ext) / sizeof(ctl_ext[0]),
+};
+LB_CMD_REGISTER(ctl_table);

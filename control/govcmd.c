@@ -240,15 +240,13 @@ static const struct lb_cmd_def gov_cmds[] = {
 	},
 };
 
-int
-lb_govcmd_register(struct lb_ctl *ctl, struct lb_cmd_reg *r)
-{
-	if (ctl == NULL || r == NULL)
-		return -EINVAL;
-	return lb_cmd_register_many(r, gov_cmds,
-				    sizeof(gov_cmds) / sizeof(gov_cmds[0]),
-				    ctl);
-}
+static const struct lb_cmd_table gov_table = {
+	.name = "governor",
+	.ctx = "ctl",
+	.defs = gov_cmds,
+	.n = sizeof(gov_cmds) / sizeof(gov_cmds[0]),
+};
+LB_CMD_REGISTER(gov_table);
 
 /* One gauge per service with a governor, read by @p get. */
 static int
@@ -400,3 +398,13 @@ lb_govcmd_metrics(const struct lb_ctl *ctl, struct lb_cmd_out *o)
 				    &sum.l7_rej_resent, 1);
 	return rc;
 }
+
+static int
+gov_metrics_src(void *ctx, struct lb_cmd_out *o)
+{
+	return lb_govcmd_metrics(ctx, o);
+}
+
+static const struct lb_prom_src gov_src = {
+	"governor", LB_METRICS_RANK_GOVERNOR, "dataplane", gov_metrics_src};
+LB_PROM_REGISTER(gov_src);

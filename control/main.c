@@ -39,10 +39,10 @@
 #include "lb/api.h"
 #include "lb/autoscale.h"
 #include "lb/ctlcmd.h"
-#include "lb/govcmd.h"
 #include "lb/govview.h"
 #include "lb/health.h"
 #include "lb/metrics.h"
+#include "lb/orch.h"
 #include "lb/privs.h"
 #include "lb/rtlock.h"
 #include "lb/sched.h"
@@ -430,11 +430,10 @@ steer_setup(struct ctl_main *m)
 	if (m->steer == NULL)
 		return -errno;
 	m->ctl.xdp_stats = lb_steerctl_stats;
-	m->ctl.xdp_metrics = lb_steerctl_metrics;
 	m->ctl.xdp = m->steer;
 	m->pub.fb_hook = steer_feed;
 	m->pub.fb_arg = m;
-	return lb_steerctl_register(m->steer, m->reg);
+	return 0;
 }
 
 /* The maps the dataplane pinned, and their rules for the table in
@@ -757,9 +756,37 @@ health_run(struct ctl_main *m, const struct pollfd *pfd, unsigned int n)
 	lb_cmd_out_free(&out);
 }
 
-/* The registry: the conf module's commands, then lb-control's. */
+/*
+ * The registry: every command table the modules linked in registered
+ * (LB_CMD_REGISTER()), each given the context it names.
+ */
 static int
-registry_setup(struct ctl_main *m)
+registry_build(struct ctl_main *m)
+{
+	const struct lb_cmd_bind binds[] = {
+		{"conf", m->ctl.conf},
+		{"ctl", &m->ctl},
+		{"as", m->ctl.as},
+#ifdef LB_WITH_STEER
+		{"steer", m->steer},
+#endif
+	};
+	const char *unbound;
+	int rc;
+
+	rc = lb_cmd_reg_build(m->reg, binds, sizeof(binds) / sizeof(binds[0]),
+			      &unbound);
+	if (rc == 0 && unbound != NULL) {
+		logf_("command table '%s' needs a context lb-control does "
+		      "not give",
+		      unbound);
+		rc = -ENOENT;
+	}
+	return rc;
+}
+
+static int
+ctl_setup(struct ctl_main *m)
 {
 	int rc;
 
@@ -775,6 +802,7 @@ registry_setup(struct ctl_main *m)
 		return -ENOMEM;
 	lb_as_set_data_slot(m->ctl.as, &m->ctl.data);
 	lb_as_set_clock(m->ctl.as, as_clock, NULL);
+	lb_as_set_driver_names(m->ctl.as, lb_orch_names);
 	m->ctl.health = lb_health_create(m->ctl.conf);
 	if (m->ctl.health == NULL ||
 	    lb_health_listen(m->ctl.health, on_health, m) != 0)
@@ -784,16 +812,8 @@ registry_setup(struct ctl_main *m)
 	m->scale = lb_scale_create(&m->ctl, scale_commit, m);
 	if (m->scale == NULL)
 		return -ENOMEM;
-	rc = lb_conf_register(m->ctl.conf, m->reg);
-	if (rc == 0)
-		rc = lb_ctlcmd_register(&m->ctl, m->reg);
-	if (rc == 0)
-		rc = lb_govcmd_register(&m->ctl, m->reg);
-	if (rc == 0)
-		rc = lb_as_register(m->ctl.as, m->reg);
-	if (rc == 0)
-		rc = steer_setup(m);
-	return rc;
+	rc = steer_setup(m);
+	return rc == 0 ? registry_build(m) : rc;
 }
 
 /* Runs a whole configuration text into the (empty) configuration. */
@@ -1063,7 +1083,7 @@ markdown(struct ctl_main *m)
 	struct lb_cmd_out out;
 	int rc;
 
-	rc = registry_setup(m);
+	rc = ctl_setup(m);
 	lb_cmd_out_init(&out);
 	if (rc == 0 && m->o.cmd_table)
 		rc = lb_cmd_csource(m->reg, "lb_cmd_table", &out);
@@ -1196,7 +1216,7 @@ main(int argc, char **argv)
 	quiet_eal_logs(false);
 	unsetenv(WAITS_ENV);
 
-	rc = registry_setup(&m);
+	rc = ctl_setup(&m);
 	if (rc != 0) {
 		logf_("cannot set up the commands: %s", strerror(-rc));
 		goto out;

@@ -7,11 +7,11 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lb/govcmd.h"
 #include "lb/flow_table.h"
 #include "lb/autoscale.h"
 #include "lb/health.h"
@@ -35,6 +35,7 @@ struct svc_snap {
 };
 
 struct snap {
+	const struct lb_ctl *ctl;
 	const struct lb_shm *shm;
 	uint32_t nw;
 	char wname[LB_SHM_MAX_WORKERS][12];
@@ -830,34 +831,90 @@ be_health_fams(const struct snap *s, struct lb_cmd_out *o)
 	return rc;
 }
 
+/* ---- the sources, in the exposition's order (include/lb/metrics.h) ---- */
+
+static int
+src_control(void *ctx, struct lb_cmd_out *o)
+{
+	return control_fams(ctx, o);
+}
+
+static int
+src_workers(void *ctx, struct lb_cmd_out *o)
+{
+	const struct snap *s = ctx;
+
+	return worker_fams_out(s, s->ctl, o);
+}
+
+static int
+src_services(void *ctx, struct lb_cmd_out *o)
+{
+	return svc_fams(ctx, o);
+}
+
+static int
+src_backends(void *ctx, struct lb_cmd_out *o)
+{
+	return be_fams(ctx, o);
+}
+
+static int
+src_l7(void *ctx, struct lb_cmd_out *o)
+{
+	return be_l7_fams(ctx, o);
+}
+
+static int
+src_health(void *ctx, struct lb_cmd_out *o)
+{
+	return be_health_fams(ctx, o);
+}
+
+static const struct lb_prom_src control_src = {
+	"control", LB_METRICS_RANK_CONTROL, "ctl", src_control};
+static const struct lb_prom_src workers_src = {
+	"workers", LB_METRICS_RANK_WORKERS, "snap", src_workers};
+static const struct lb_prom_src services_src = {
+	"services", LB_METRICS_RANK_SERVICES, "snap", src_services};
+static const struct lb_prom_src backends_src = {
+	"backends", LB_METRICS_RANK_BACKENDS, "snap", src_backends};
+static const struct lb_prom_src l7_src = {"l7", LB_METRICS_RANK_L7, "snap",
+					  src_l7};
+static const struct lb_prom_src health_src = {"health", LB_METRICS_RANK_HEALTH,
+					      "snap", src_health};
+LB_PROM_REGISTER(control_src);
+LB_PROM_REGISTER(workers_src);
+LB_PROM_REGISTER(services_src);
+LB_PROM_REGISTER(backends_src);
+LB_PROM_REGISTER(l7_src);
+LB_PROM_REGISTER(health_src);
+
 int
 lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 {
-	struct snap s;
+	struct snap s = {0};
+	struct lb_cmd_bind b[5];
+	unsigned int nb = 0;
 	int rc;
 
 	if (ctl == NULL || out == NULL)
 		return -EINVAL;
-	rc = control_fams(ctl, out);
-	if (rc == 0)
-		rc = lb_as_metrics(ctl->as, out);
-	if (rc != 0 || ctl->view == NULL)
-		return rc;
-	rc = snap_take(ctl, &s);
-	if (rc == 0)
-		rc = worker_fams_out(&s, ctl, out);
-	if (rc == 0)
-		rc = svc_fams(&s, out);
-	if (rc == 0)
-		rc = be_fams(&s, out);
-	if (rc == 0)
-		rc = be_l7_fams(&s, out);
-	if (rc == 0)
-		rc = lb_govcmd_metrics(ctl, out);
-	if (rc == 0 && ctl->xdp_metrics != NULL)
-		rc = ctl->xdp_metrics(ctl->xdp, out);
-	if (rc == 0)
-		rc = be_health_fams(&s, out);
+	/* Handlers take contexts as void *; none writes to them. */
+	b[nb++] = (struct lb_cmd_bind){"ctl", (void *)(uintptr_t)ctl};
+	b[nb++] = (struct lb_cmd_bind){"as", ctl->as};
+	if (ctl->view != NULL) {
+		rc = snap_take(ctl, &s);
+		if (rc != 0)
+			return rc;
+		s.ctl = ctl;
+		b[nb++] = (struct lb_cmd_bind){"snap", &s};
+		b[nb++] = (struct lb_cmd_bind){"dataplane",
+					       (void *)(uintptr_t)ctl};
+		if (ctl->xdp != NULL)
+			b[nb++] = (struct lb_cmd_bind){"steer", ctl->xdp};
+	}
+	rc = lb_prom_format_all(b, nb, out);
 	free(s.svc);
 	free(s.be);
 	return rc;

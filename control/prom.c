@@ -150,3 +150,48 @@ lb_prom_f64(struct lb_cmd_out *o, const char *name,
 	}
 	return lb_cmd_printf(o, " %.17g\n", v);
 }
+
+/* ---- metric sources ---- */
+
+static struct lb_init_entry src_e[LB_PROM_SRCS_MAX];
+static struct lb_init_reg srcs = {src_e, 0, LB_PROM_SRCS_MAX};
+
+int
+lb_prom_src_add(const struct lb_prom_src *s)
+{
+	if (s == NULL || s->name == NULL || s->ctx == NULL || s->fn == NULL)
+		return -EINVAL;
+	return lb_init_reg_add(&srcs, s->name, s);
+}
+
+int
+lb_prom_format_all(const struct lb_cmd_bind *binds, unsigned int nb,
+		   struct lb_cmd_out *out)
+{
+	const struct lb_prom_src *order[LB_PROM_SRCS_MAX];
+	int rc = 0;
+
+	if (out == NULL || (binds == NULL && nb > 0))
+		return -EINVAL;
+	/* By rank; the registry is in name order and the sort stable. */
+	for (unsigned int i = 0; i < srcs.n; i++) {
+		const struct lb_prom_src *s = srcs.e[i].ops;
+		unsigned int at = i;
+
+		while (at > 0 && order[at - 1]->rank > s->rank) {
+			order[at] = order[at - 1];
+			at--;
+		}
+		order[at] = s;
+	}
+	for (unsigned int i = 0; i < srcs.n && rc == 0; i++) {
+		for (unsigned int k = 0; k < nb; k++) {
+			if (binds[k].name == NULL ||
+			    strcmp(binds[k].name, order[i]->ctx) != 0)
+				continue;
+			rc = order[i]->fn(binds[k].ctx, out);
+			break;
+		}
+	}
+	return rc;
+}

@@ -552,16 +552,19 @@ static const struct lb_cmd_def acl_cmds[] = {
 	},
 };
 
-int
-lb_steerctl_register(struct lb_steerctl *sc, struct lb_cmd_reg *r)
-{
-	if (sc == NULL || r == NULL)
-		return -EINVAL;
-	return lb_cmd_register_many(r, acl_cmds,
-				    sizeof(acl_cmds) / sizeof(acl_cmds[0]), sc);
-}
+static const struct lb_cmd_table acl_table = {
+	.name = "steer",
+	.ctx = "steer",
+	.defs = acl_cmds,
+	.n = sizeof(acl_cmds) / sizeof(acl_cmds[0]),
+};
+LB_CMD_REGISTER(acl_table);
 
 /* ---- counters ---- */
+
+static const struct lb_prom_src xdp_src = {"xdp", LB_METRICS_RANK_XDP,
+					   "steer", lb_steerctl_metrics};
+LB_PROM_REGISTER(xdp_src);
 
 int
 lb_steerctl_stats(void *arg, json_t *d, struct lb_cmd_out *out)

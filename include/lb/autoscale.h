@@ -178,8 +178,10 @@ struct lb_as_svc;
 struct lb_as *lb_as_create(const struct lb_conf *conf);
 void lb_as_free(struct lb_as *as);
 
-/** Registers the `scale` commands. @return as lb_cmd_register_many(). */
-int lb_as_register(struct lb_as *as, struct lb_cmd_reg *r);
+/*
+ * The `scale` commands register themselves (LB_CMD_REGISTER(), table
+ * "scale") with the context "as", a struct lb_as, and extend `save`.
+ */
 
 /** Increases with every configuration change (for the state file). */
 uint64_t lb_as_generation(const struct lb_as *as);
@@ -225,6 +227,11 @@ void lb_as_svc_reap(struct lb_as *as, struct lb_as_svc *s);
 typedef int lb_as_driver_check_fn(const struct lb_as_conf *c,
 				  struct lb_cmd_out *out);
 void lb_as_set_driver_check(struct lb_as *as, lb_as_driver_check_fn *fn);
+/** Writes names to @p buf separated by @p sep (lb_orch_names()). */
+typedef int lb_as_names_fn(char *buf, size_t len, const char *sep);
+/** The drivers named in `scale set`'s help; set by the runtime (NULL:
+ * the help says NAME). Takes effect when a registry is built. */
+void lb_as_set_driver_names(struct lb_as *as, lb_as_names_fn *fn);
 const struct lb_conf_svc_key *lb_as_svc_key(const struct lb_as_svc *s);
 const struct lb_as_conf *lb_as_svc_conf(const struct lb_as_svc *s);
 bool lb_as_svc_paused(const struct lb_as_svc *s);

@@ -40,6 +40,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lb/init.h"
+
 /** Longest line, in bytes, without its newline. */
 #define LB_CMD_LINE_MAX 1024u
 /** Most words on one line (command path included). */
@@ -234,23 +236,42 @@ int lb_cmd_register(struct lb_cmd_reg *r, const struct lb_cmd_def *def,
 int lb_cmd_register_many(struct lb_cmd_reg *r, const struct lb_cmd_def *defs,
 			 unsigned int n, void *ctx);
 
+/** Most extensions one command takes (lb_cmd_extend()). */
+#define LB_CMD_EXT_MAX 4u
+
 /**
- * Replaces the command registered at @p def->path by @p def with context
- * @p ctx; it keeps its place in `help` and the Markdown reference. A
- * process that knows more than a module (lb-control's runtime view of
- * what conf lists) overrides that module's command this way instead of
- * the module knowing about it. @p old and @p old_ctx (each may be NULL)
- * receive the command replaced, so the new handler may call it.
- * @return 0; -EINVAL as lb_cmd_register() for a malformed @p def;
- *   -ENOENT if no command has that path.
+ * What a module adds to a command another module defines: output after
+ * the command's own (the autoscaler's settings after the configuration in
+ * `save`), or the API data of a list whose text another module writes.
+ * The command stays defined once, where it belongs.
  */
-int lb_cmd_replace(struct lb_cmd_reg *r, const struct lb_cmd_def *def,
-		   void *ctx, struct lb_cmd_def *old, void **old_ctx);
+struct lb_cmd_ext {
+	/** Path of the command extended: "save". */
+	const char *path;
+	/** A paragraph appended to its long help, or NULL. */
+	const char *long_help;
+	/** Run after the command succeeded, with its words and output. */
+	lb_cmd_fn *fn;
+};
+
+/**
+ * Adds @p x to the command registered at @p x->path: @p x->fn runs, with
+ * context @p ctx, after that command's handler returned 0 (extensions in
+ * the order they were added); its long help gains @p x->long_help.
+ * @return 0; -EINVAL (NULL fields, a newline in nothing); -ENOENT if no
+ *   command has that path; -ENOSPC past LB_CMD_EXT_MAX; -ENOMEM.
+ */
+int lb_cmd_extend(struct lb_cmd_reg *r, const struct lb_cmd_ext *x, void *ctx);
 
 /** Number of registered commands, `help` included. */
 unsigned int lb_cmd_count(const struct lb_cmd_reg *r);
 
-/** The @p i th command in registration order, or NULL. */
+/**
+ * The @p i th command in help order, or NULL: commands sharing a first
+ * word stay together ("service list" registered late still follows
+ * "service del"), groups in the order their first command was
+ * registered, commands of a group in registration order.
+ */
 const struct lb_cmd_def *lb_cmd_at(const struct lb_cmd_reg *r, unsigned int i);
 
 /**
@@ -308,7 +329,7 @@ int lb_cmd_help(const struct lb_cmd_reg *r, int argc, char *const *argv,
 /**
  * Appends the command reference in Markdown: @p title as the level-1
  * heading (NULL: "Command reference"), the line syntax, then one level-2
- * section per first word in registration order and one level-3 entry per
+ * section per first word in help order (lb_cmd_at()) and one level-3 entry per
  * command with its usage, help and long help.
  * @return 0 or -ENOMEM.
  */
@@ -318,7 +339,7 @@ int lb_cmd_markdown(const struct lb_cmd_reg *r, const char *title,
 /**
  * Appends C source that defines `const struct lb_cmd_def NAME[]` and
  * `const unsigned int NAME_n`: every command of @p r but the registry's
- * own `help`, in registration order, with its path, synopsis, help and
+ * own `help`, in help order (lb_cmd_at()), with its path, synopsis, help and
  * long help and no handler. A program built with it knows the help of a
  * registry it cannot run (lbctl, while lb-control is not running):
  * registering the table with a handler of its own into a registry of
@@ -327,6 +348,78 @@ int lb_cmd_markdown(const struct lb_cmd_reg *r, const char *title,
  */
 int lb_cmd_csource(const struct lb_cmd_reg *r, const char *name,
 		   struct lb_cmd_out *out);
+
+/* ---- self-registration ----
+ *
+ * A module declares its commands in a struct lb_cmd_table and registers
+ * it from its own file with LB_CMD_REGISTER(): a process-wide list, which
+ * a program turns into its registry with lb_cmd_reg_build(), binding each
+ * context a table names to an object of its own. Adding a command is one
+ * more row, adding a module one more file: no central list.
+ */
+
+/** Most tables one program holds. */
+#define LB_CMD_TABLES_MAX 32u
+
+/** One module's commands and extensions, as LB_CMD_REGISTER() takes them. */
+struct lb_cmd_table {
+	/** Unique; tables are registered in name order, so that the order
+	 * of `help` does not depend on the link order. */
+	const char *name;
+	/** The context the handlers take, as the program binds it: "ctl"
+	 * (struct lb_ctl), "as" (struct lb_as), "steer" ... */
+	const char *ctx;
+	const struct lb_cmd_def *defs;
+	unsigned int n;
+	const struct lb_cmd_ext *ext; /**< @p n_ext extensions, or NULL */
+	unsigned int n_ext;
+	/**
+	 * Optional: called with the bound context and a copy of @p defs
+	 * before they are registered, to write help that depends on what
+	 * the program holds (the names in another registry). Strings it
+	 * sets must outlive the registry. @return 0 or a negative errno.
+	 */
+	int (*prepare)(void *ctx, struct lb_cmd_def *defs, unsigned int n);
+};
+
+/**
+ * Adds @p t to the process-wide list; LB_CMD_REGISTER() calls it.
+ * @return 0, -EINVAL (NULL fields), -EEXIST (name taken), -ENOSPC.
+ */
+int lb_cmd_table_add(const struct lb_cmd_table *t);
+
+/** Number of tables added, and the @p i th in name order (or NULL). */
+unsigned int lb_cmd_table_count(void);
+const struct lb_cmd_table *lb_cmd_table_at(unsigned int i);
+
+/**
+ * Registers @p t (a `static const struct lb_cmd_table`) before main(),
+ * from the file that defines its commands; a failure aborts.
+ */
+#define LB_CMD_REGISTER(t)                                                     \
+	LB_INIT(lb_cmd_init_##t)                                               \
+	{                                                                      \
+		lb_init_check(lb_cmd_table_add(&(t)), "command table",         \
+			      (t).name);                                       \
+	}
+
+/** A context a program gives the tables that name it. */
+struct lb_cmd_bind {
+	const char *name;
+	void *ctx;
+};
+
+/**
+ * Registers into @p r the commands of every table whose context is among
+ * the @p nb of @p binds, tables in name order, then their extensions.
+ * A table whose context is not bound is left out, and @p unbound (may
+ * be NULL) receives the first such table's name (NULL if none): a
+ * program that must have every command treats that as an error.
+ * @return 0, or the first error of lb_cmd_register(), lb_cmd_extend()
+ *   or a table's prepare(); commands registered before it stay.
+ */
+int lb_cmd_reg_build(struct lb_cmd_reg *r, const struct lb_cmd_bind *binds,
+		     unsigned int nb, const char **unbound);
 
 /* ---- argument parsers ----
  *

@@ -365,7 +365,10 @@ void lb_conf_free(struct lb_conf *c);
 
 /**
  * Registers the configuration commands (addr, route, snat, service,
- * backend, save) in @p r with @p c as their context.
+ * backend, save) in @p r with @p c as their context, for a registry of
+ * these alone (lb-dataplane's). They are also a self-registered table
+ * (LB_CMD_REGISTER(), table and context "conf") that lb_cmd_reg_build()
+ * takes when a struct lb_conf is bound as "conf".
  * @return as lb_cmd_register_many().
  */
 int lb_conf_register(struct lb_conf *c, struct lb_cmd_reg *r);

@@ -13,9 +13,10 @@
  *    with it (state, flows, errors, packets and bytes each way, and for
  *    each backend the error count and weight every worker gives it).
  *
- * The list commands replace the conf module's plain ones in the registry
- * (lb_cmd_replace()), so `help` shows one of each. The `addr`, `route`
- * and `snat` lists keep the conf module's text and gain data.
+ * They register themselves (LB_CMD_REGISTER(), table "counters") with
+ * the context "ctl", a struct lb_ctl. The `addr`, `route` and `snat`
+ * lists are the conf module's; this module extends them with their data
+ * (lb_cmd_extend()).
  *
  * Every command leaves, besides its text, a JSON object in ctl->data for
  * the API's "data" member (NULL for commands that report nothing). The
@@ -57,27 +58,16 @@ struct lb_ctl {
 	/** The health checker, or NULL. */
 	struct lb_health *health;
 	struct lb_ctl_counters ctr;
-	/** The XDP steering part of `stats` and /metrics (control/steerctl.c
-	 * when built), with @c xdp as their argument; NULL when none. */
+	/** The XDP steering part of `stats` (control/steerctl.c when
+	 * built), with @c xdp as its argument; NULL when none. @c xdp is
+	 * also the context "steer" of its /metrics families. */
 	int (*xdp_stats)(void *xdp, json_t *d, struct lb_cmd_out *out);
-	int (*xdp_metrics)(void *xdp, struct lb_cmd_out *out);
 	void *xdp;
 	const char *state_path; /**< for `stats` */
 	/** What the last command reports, for the API; the caller takes
 	 * the reference (and sets this back to NULL). */
 	json_t *data;
-	/* The conf module's commands this module wraps. */
-	struct lb_cmd_def conf_list[3];
-	void *conf_ctx[3];
 };
-
-/**
- * Registers `stats` and `service show` and replaces `service list`,
- * `backend list`, `addr list`, `route list` and `snat list`, which the
- * conf module must have registered first (lb_conf_register()).
- * @return 0, -ENOENT (a list to replace is missing), -EEXIST, -ENOMEM.
- */
-int lb_ctlcmd_register(struct lb_ctl *ctl, struct lb_cmd_reg *r);
 
 /**
  * "tcp 10.0.0.1:80": the service label used in text, JSON and metrics

@@ -15,13 +15,13 @@
  *  - per worker: lb_http_refused_total{reason} (reason "governor",
  *    "rate"), lb_http_held_segments_total, lb_http_hold_full_total,
  *    lb_http_unrefusable_total, lb_http_refusal_resent_total.
+ *
+ * The command registers itself (LB_CMD_REGISTER(), table "governor",
+ * context "ctl").
  */
 
 #include "lb/cmd.h"
 #include "lb/ctlcmd.h"
-
-/** Registers `governor show`. @return as lb_cmd_register_many(). */
-int lb_govcmd_register(struct lb_ctl *ctl, struct lb_cmd_reg *r);
 
 /** Appends the families listed above. @return 0, -EINVAL, -ENOMEM. */
 int lb_govcmd_metrics(const struct lb_ctl *ctl, struct lb_cmd_out *o);

@@ -54,6 +54,14 @@
  *
  * Services and backends are those of the published table, including
  * those deleted or removed whose flows still run.
+ *
+ * Each module registers its families itself (LB_PROM_REGISTER(), see
+ * include/lb/prom.h) with one of the contexts lb_metrics_format() binds:
+ * "ctl" (struct lb_ctl, always), "as" (the autoscaler), and while a
+ * dataplane is attached "dataplane" (struct lb_ctl), "steer" (the XDP
+ * steering side, when there is one) and "snap" (this module's snapshot).
+ * Their ranks (LB_METRICS_RANK_*, include/lb/prom.h) keep the
+ * exposition in one order.
  */
 
 #include "lb/cmd.h"

@@ -57,4 +57,58 @@ int lb_prom_i64(struct lb_cmd_out *o, const char *name,
 int lb_prom_f64(struct lb_cmd_out *o, const char *name,
 		const struct lb_prom_label *l, unsigned int n, double v);
 
+/* ---- metric families registered by their modules ---- */
+
+/** Most sources one program holds. */
+#define LB_PROM_SRCS_MAX 32u
+
+/**
+ * Families a module writes, registered from its own file with
+ * LB_PROM_REGISTER(): the exposition (lb_prom_format_all()) has no
+ * central list of them.
+ */
+struct lb_prom_src {
+	const char *name; /**< unique */
+	/** Place in the exposition, lowest first (equal: by name), so that
+	 * the output does not depend on the link order. */
+	unsigned int rank;
+	/** The context @p fn takes, as the caller binds it. */
+	const char *ctx;
+	/** Appends the families. @return 0 or a negative errno. */
+	int (*fn)(void *ctx, struct lb_cmd_out *out);
+};
+
+/** Ranks of lb-control's sources (include/lb/metrics.h), in output order. */
+enum {
+	LB_METRICS_RANK_CONTROL = 10,  /**< lb-control's own counters */
+	LB_METRICS_RANK_SCALE = 20,    /**< the autoscaler */
+	LB_METRICS_RANK_WORKERS = 30,  /**< the dataplane's workers */
+	LB_METRICS_RANK_SERVICES = 40, /**< per service */
+	LB_METRICS_RANK_BACKENDS = 50, /**< per backend */
+	LB_METRICS_RANK_L7 = 60,       /**< backends of http services */
+	LB_METRICS_RANK_GOVERNOR = 70, /**< governors, request admission */
+	LB_METRICS_RANK_XDP = 80,      /**< XDP steering */
+	LB_METRICS_RANK_HEALTH = 90,   /**< health checks */
+};
+
+/** Adds @p s; @return 0, -EINVAL, -EEXIST (name taken), -ENOSPC. */
+int lb_prom_src_add(const struct lb_prom_src *s);
+
+/** Registers @p s (a `static const struct lb_prom_src`) before main(). */
+#define LB_PROM_REGISTER(s)                                                    \
+	LB_INIT(lb_prom_init_##s)                                              \
+	{                                                                      \
+		lb_init_check(lb_prom_src_add(&(s)), "metric source",          \
+			      (s).name);                                       \
+	}
+
+/**
+ * Appends the families of every source whose context is among the @p nb
+ * of @p binds, in rank order; sources whose context is not bound (a
+ * dataplane's counters while none is attached) are left out.
+ * @return 0 or the first source's error.
+ */
+int lb_prom_format_all(const struct lb_cmd_bind *binds, unsigned int nb,
+		       struct lb_cmd_out *out);
+
 #endif /* LB_PROM_H */

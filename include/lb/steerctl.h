@@ -40,8 +40,10 @@ struct lb_steerctl *lb_steerctl_create(const struct lb_acl_auto_conf *autoc,
 				       json_t **data);
 void lb_steerctl_free(struct lb_steerctl *sc);
 
-/** Registers `acl deny|allow|del|list`. */
-int lb_steerctl_register(struct lb_steerctl *sc, struct lb_cmd_reg *r);
+/*
+ * `acl deny|allow|del|list` register themselves (LB_CMD_REGISTER(),
+ * table "steer") with the context "steer", a struct lb_steerctl.
+ */
 
 /**
  * Opens the maps pinned in @p pin_dir ("" or NULL: the dataplane has

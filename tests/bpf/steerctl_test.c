@@ -45,7 +45,11 @@ setup(void **state)
 	f->reg = lb_cmd_reg_create();
 	f->sc = lb_steerctl_create(&ac, &f->data);
 	if (f->reg == NULL || f->sc == NULL ||
-	    lb_steerctl_register(f->sc, f->reg) != 0)
+	    lb_cmd_reg_build(f->reg,
+			     &(struct lb_cmd_bind){"steer", f->sc}, 1,
+			     NULL) != 0 ||
+	    lb_cmd_lookup(f->reg, 2, (char *const[]){"acl", "deny", NULL},
+			  NULL) == NULL)
 		return -1;
 	lb_cmd_out_init(&f->out);
 	/* Before any maps: every acl command refuses. */

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <lb/autoscale.h>
+#include <lb/spl.h>
 
 #define S(x) ((uint64_t)(x)*1000000000ull)
 #define SVC "tcp 10.0.0.100:80"
@@ -48,7 +49,10 @@ setup(void **state)
 	f->as = lb_as_create(f->conf);
 	assert_non_null(f->as);
 	assert_int_equal(lb_conf_register(f->conf, f->reg), 0);
-	assert_int_equal(lb_as_register(f->as, f->reg), 0);
+	assert_int_equal(lb_cmd_reg_build(f->reg,
+					  &(struct lb_cmd_bind){"as", f->as}, 1,
+					  NULL),
+			 0);
 	lb_as_set_data_slot(f->as, &f->data);
 	lb_cmd_out_init(&f->out);
 	assert_int_equal(run(f, "service add " SVC " http"), 0);
@@ -486,12 +490,52 @@ test_flapping(void **state)
 	}
 }
 
+static int
+two_drivers(char *buf, size_t len, const char *sep)
+{
+	return snprintf(buf, len, "one%stwo", sep);
+}
+
+/* `scale set`'s help names what the registries hold, and `save` says it
+ * ends with the autoscaler's settings. */
+static void
+test_help_from_registries(void **state)
+{
+	struct fx *f = *state;
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	char *set[] = {"scale", "set", NULL}, *save[] = {"save", NULL};
+	char decay[128], want[160];
+	const struct lb_cmd_def *d;
+
+	assert_non_null(r);
+	lb_spl_decay_names(decay, sizeof(decay), "|");
+	snprintf(want, sizeof(want), "`decay %s`", decay);
+	/* No driver names given: the help says NAME. */
+	d = lb_cmd_lookup(f->reg, 2, set, NULL);
+	assert_non_null(d);
+	assert_non_null(strstr(d->long_help, want));
+	assert_non_null(strstr(d->long_help, "`driver NAME`"));
+	assert_non_null(strstr(lb_cmd_lookup(f->reg, 1, save, NULL)->long_help,
+			       "Then the autoscaler's settings"));
+	lb_as_set_driver_names(f->as, two_drivers);
+	assert_int_equal(lb_conf_register(f->conf, r), 0);
+	assert_int_equal(lb_cmd_reg_build(r, &(struct lb_cmd_bind){"as", f->as},
+					  1, NULL),
+			 0);
+	d = lb_cmd_lookup(r, 2, set, NULL);
+	assert_non_null(strstr(d->long_help, "`driver one|two`"));
+	assert_non_null(strstr(d->long_help, want));
+	lb_cmd_reg_free(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_save_round_trip, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_help_from_registries,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_spl_up_down, setup,

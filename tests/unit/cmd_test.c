@@ -1047,13 +1047,6 @@ test_register_errors(void **state)
 	lb_cmd_reg_free(NULL);
 }
 
-/* Appends its context (a string) and calls the handler it replaced. */
-struct chain {
-	const char *tag;
-	struct lb_cmd_def old;
-	void *old_ctx;
-};
-
 static int
 h_tag(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
@@ -1063,60 +1056,148 @@ h_tag(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 }
 
 static int
-h_chain(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+h_fail(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	struct chain *c = ctx;
-	int rc = lb_cmd_printf(out, "%s+", c->tag);
-
-	return rc != 0 ? rc : c->old.fn(c->old_ctx, argc, argv, out);
+	(void)argc;
+	(void)argv;
+	return lb_cmd_error(out, -EIO, "%s failed", (const char *)ctx);
 }
 
 static void
-test_replace(void **state)
+test_extend(void **state)
 {
 	struct lb_cmd_reg *r = lb_cmd_reg_create();
 	const struct lb_cmd_def defs[] = {
-		{ "x list", "", "Old list", NULL, h_tag },
+		{ "x list", "", "List", "Lists.", h_tag },
 		{ "x add", "", "Add", NULL, h_tag },
+		{ "x fail", "", "Fail", NULL, h_fail },
 	};
-	struct chain c = { .tag = "new" };
-	struct lb_cmd_def nd = { "x list", "[ARG]", "New list", NULL,
-				 h_chain };
+	struct lb_cmd_ext x = { "x list", "And more.", h_tag };
 	struct lb_cmd_out o;
 	char *argv[] = { "x", "list", NULL };
 
 	(void)state;
 	assert_non_null(r);
 	lb_cmd_out_init(&o);
-	assert_int_equal(lb_cmd_register_many(r, defs, 2, "old"), 0);
-	assert_int_equal(lb_cmd_replace(r, &nd, &c, &c.old, &c.old_ctx), 0);
-	assert_string_equal(c.old.help, "Old list");
-	assert_string_equal(c.old_ctx, "old");
-	/* Same place, same count: help keeps its order. */
-	assert_int_equal(lb_cmd_count(r), 3);
-	assert_string_equal(lb_cmd_at(r, 1)->help, "New list");
-	assert_string_equal(lb_cmd_at(r, 1)->synopsis, "[ARG]");
+	assert_int_equal(lb_cmd_register_many(r, defs, 3, "own"), 0);
+	assert_int_equal(lb_cmd_extend(r, &x, "+a"), 0);
+	x.long_help = NULL;
+	assert_int_equal(lb_cmd_extend(r, &x, "+b"), 0);
+	/* The command keeps its place and help; its long help grows. */
+	assert_int_equal(lb_cmd_count(r), 4);
+	assert_string_equal(lb_cmd_at(r, 1)->path, "x list");
+	assert_string_equal(lb_cmd_at(r, 1)->help, "List");
+	assert_string_equal(lb_cmd_at(r, 1)->long_help, "Lists.\n\nAnd more.");
 	assert_int_equal(lb_cmd_exec(r, 2, argv, &o), 0);
-	assert_string_equal(lb_cmd_out_text(&o), "new+old");
-
-	/* Unknown path, malformed definitions: nothing changes. */
-	nd.path = "x frob";
-	assert_int_equal(lb_cmd_replace(r, &nd, NULL, NULL, NULL), -ENOENT);
-	nd.path = "x  list";
-	assert_int_equal(lb_cmd_replace(r, &nd, NULL, NULL, NULL), -EINVAL);
-	nd.path = "x list";
-	nd.fn = NULL;
-	assert_int_equal(lb_cmd_replace(r, &nd, NULL, NULL, NULL), -EINVAL);
-	nd.fn = h_tag;
-	assert_int_equal(lb_cmd_replace(NULL, &nd, NULL, NULL, NULL), -EINVAL);
-	assert_int_equal(lb_cmd_replace(r, NULL, NULL, NULL, NULL), -EINVAL);
+	assert_string_equal(lb_cmd_out_text(&o), "own+a+b");
+	/* A long help of its own for a command that had none. */
+	x.path = "x add";
+	x.long_help = "Added.";
+	assert_int_equal(lb_cmd_extend(r, &x, "+c"), 0);
+	assert_string_equal(lb_cmd_at(r, 2)->long_help, "Added.");
+	/* Extensions run only after the command succeeded. */
+	x.path = "x fail";
+	x.long_help = NULL;
+	assert_int_equal(lb_cmd_extend(r, &x, "+d"), 0);
+	lb_cmd_out_reset(&o);
+	assert_int_equal(lb_cmd_exec_line(r, "x fail", &o), -EIO);
+	assert_string_equal(lb_cmd_out_text(&o), "");
+	assert_string_equal(lb_cmd_out_errmsg(&o), "own failed");
+	/* Unknown path, malformed extension, full command. */
+	x.path = "x frob";
+	assert_int_equal(lb_cmd_extend(r, &x, NULL), -ENOENT);
+	x.path = "x  list";
+	assert_int_equal(lb_cmd_extend(r, &x, NULL), -EINVAL);
+	x.path = "x list";
+	x.fn = NULL;
+	assert_int_equal(lb_cmd_extend(r, &x, NULL), -EINVAL);
+	x.fn = h_tag;
+	assert_int_equal(lb_cmd_extend(NULL, &x, NULL), -EINVAL);
+	assert_int_equal(lb_cmd_extend(r, NULL, NULL), -EINVAL);
+	assert_int_equal(lb_cmd_extend(r, &x, "+e"), 0);
+	assert_int_equal(lb_cmd_extend(r, &x, "+f"), 0);
+	assert_int_equal(lb_cmd_extend(r, &x, "+g"), -ENOSPC);
 	lb_cmd_out_reset(&o);
 	assert_int_equal(lb_cmd_exec(r, 2, argv, &o), 0);
-	assert_string_equal(lb_cmd_out_text(&o), "new+old");
-	/* `help` itself may be replaced like any other. */
-	nd.path = "help";
-	assert_int_equal(lb_cmd_replace(r, &nd, "h", NULL, NULL), 0);
-	assert_int_equal(lb_cmd_count(r), 3);
+	assert_string_equal(lb_cmd_out_text(&o), "own+a+b+e+f");
+	lb_cmd_out_free(&o);
+	lb_cmd_reg_free(r);
+}
+
+/* Commands of a group registered apart are listed together. */
+static void
+test_group_order(void **state)
+{
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	static const char *const paths[] = {
+		"a add", "b add", "a del", "c", "b del", "a list",
+	};
+	static const char *const want[] = {
+		"help", "a add", "a del", "a list", "b add", "b del", "c",
+	};
+
+	(void)state;
+	assert_non_null(r);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct lb_cmd_def d = { paths[i], "", "X", NULL, h_tag };
+
+		assert_int_equal(lb_cmd_register(r, &d, NULL), 0);
+	}
+	assert_int_equal(lb_cmd_count(r), sizeof(want) / sizeof(want[0]));
+	for (unsigned int i = 0; i < lb_cmd_count(r); i++)
+		assert_string_equal(lb_cmd_at(r, i)->path, want[i]);
+	lb_cmd_reg_free(r);
+}
+
+/* The tables registered before main(): cmd_extra.c's `extra greet`. */
+static void
+test_reg_build(void **state)
+{
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	struct lb_cmd_out o;
+	const struct lb_cmd_def *d;
+	const char *unbound = "x";
+	char *argv[] = { "extra", "greet", NULL };
+	unsigned int n = lb_cmd_table_count();
+	bool found = false;
+
+	(void)state;
+	assert_non_null(r);
+	lb_cmd_out_init(&o);
+	for (unsigned int i = 0; i < n; i++)
+		found |= strcmp(lb_cmd_table_at(i)->name, "extra") == 0;
+	assert_true(found);
+	assert_null(lb_cmd_table_at(n));
+	/* Its context not bound: left out, and named. */
+	assert_int_equal(lb_cmd_reg_build(r, NULL, 0, &unbound), 0);
+	assert_string_equal(unbound, "extra");
+	assert_int_equal(lb_cmd_count(r), 1);
+	assert_int_equal(lb_cmd_reg_build(
+				 r, &(struct lb_cmd_bind){ "extra", "hello" },
+				 1, &unbound),
+			 0);
+	assert_null(unbound);
+	d = lb_cmd_lookup(r, 2, argv, NULL);
+	assert_non_null(d);
+	assert_string_equal(d->long_help, "Says 'hello'.");
+	assert_int_equal(lb_cmd_exec_line(r, "extra greet you", &o), 0);
+	assert_string_equal(lb_cmd_out_text(&o), "hello you\n");
+	lb_cmd_out_reset(&o);
+	assert_int_equal(lb_cmd_exec_line(r, "help", &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "extra greet [NAME]\n    Greet NAME\n"));
+	/* Built twice: every command is already there. */
+	assert_int_equal(lb_cmd_reg_build(
+				 r, &(struct lb_cmd_bind){ "extra", "hello" },
+				 1, NULL),
+			 -EEXIST);
+	/* A table is added once, and whole. */
+	assert_int_equal(lb_cmd_table_add(lb_cmd_table_at(0)), -EEXIST);
+	assert_int_equal(lb_cmd_table_add(NULL), -EINVAL);
+	assert_int_equal(lb_cmd_table_add(&(struct lb_cmd_table){
+				 .name = "bad", .ctx = "x", .n = 1 }),
+			 -EINVAL);
+	assert_int_equal(lb_cmd_reg_build(NULL, NULL, 0, NULL), -EINVAL);
 	lb_cmd_out_free(&o);
 	lb_cmd_reg_free(r);
 }
@@ -1436,7 +1517,9 @@ main(void)
 		cmocka_unit_test(test_exec_table),
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_register_errors),
-		cmocka_unit_test(test_replace),
+		cmocka_unit_test(test_extend),
+		cmocka_unit_test(test_group_order),
+		cmocka_unit_test(test_reg_build),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_markdown),
 		cmocka_unit_test(test_csource),

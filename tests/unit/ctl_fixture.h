@@ -73,6 +73,17 @@ fx_new(void)
 	return f;
 }
 
+/* The self-registered tables (LB_CMD_REGISTER()) that take a struct
+ * lb_ctl, @p ctl, into the fixture's registry. */
+static inline void
+fx_bind_ctl(struct ctl_fx *f, void *ctl)
+{
+	assert_int_equal(lb_cmd_reg_build(f->reg,
+					  &(struct lb_cmd_bind){"ctl", ctl}, 1,
+					  NULL),
+			 0);
+}
+
 static inline void
 fx_free(struct ctl_fx *f)
 {

@@ -28,7 +28,7 @@ cfx_new(bool attached)
 	c->f = fx_new();
 	c->ctl.conf = c->f->conf;
 	c->ctl.state_path = "/tmp/state.conf";
-	assert_int_equal(lb_ctlcmd_register(&c->ctl, c->f->reg), 0);
+	fx_bind_ctl(c->f, &c->ctl);
 	fx_run(c->f, "addr add 10.11.0.1/24 port 0");
 	fx_run(c->f, "addr add 10.12.0.1/24 port 1");
 	fx_run(c->f, "route add 192.168.0.0/16 via 10.12.0.254 port 1");
@@ -513,9 +513,54 @@ test_conf_lists_and_help(void **state)
 	assert_non_null(strstr(t, "List the local addresses"));
 	assert_null(c->ctl.data);
 	/* Registering twice collides. */
-	assert_int_equal(lb_ctlcmd_register(&c->ctl, c->f->reg), -EEXIST);
-	assert_int_equal(lb_ctlcmd_register(NULL, c->f->reg), -EINVAL);
+	assert_int_equal(lb_cmd_reg_build(c->f->reg,
+					  &(struct lb_cmd_bind){"ctl", &c->ctl},
+					  1, NULL),
+			 -EEXIST);
 	cfx_free(c);
+}
+
+/* lb-control's way: the conf module's table bound like the others, and
+ * the lists it owns extended once. */
+static void
+test_conf_table(void **state)
+{
+	struct lb_conf *conf = lb_conf_create(NULL);
+	struct lb_cmd_reg *r = lb_cmd_reg_create();
+	struct lb_ctl ctl = {.conf = conf};
+	const struct lb_cmd_bind b[] = {{"conf", conf}, {"ctl", &ctl}};
+	struct lb_cmd_out o;
+
+	(void)state;
+	assert_non_null(conf);
+	assert_non_null(r);
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_cmd_reg_build(r, b, 2, NULL), 0);
+	assert_int_equal(lb_cmd_exec_line(r, "addr add 10.0.0.1/24 port 0", &o),
+			 0);
+	assert_int_equal(lb_cmd_exec_line(r, "addr list", &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o), "10.0.0.1/24"));
+	assert_non_null(ctl.data);
+	assert_int_equal(lb_cmd_exec_line(r, "service list", &o), 0);
+	assert_non_null(lb_cmd_lookup(r, 1, (char *const[]){"save", NULL},
+				      NULL));
+	json_decref(ctl.data);
+	lb_cmd_out_free(&o);
+	lb_cmd_reg_free(r);
+	lb_conf_free(conf);
+}
+
+/* The service label of text, JSON and metrics. */
+static void
+test_svc_str(void **state)
+{
+	char b[LB_CTLCMD_SVC_STRLEN];
+
+	(void)state;
+	assert_string_equal(lb_ctlcmd_svc_str(6, 0x0a000001, 80, b),
+			    "tcp 10.0.0.1:80");
+	assert_string_equal(lb_ctlcmd_svc_str(17, 0xffffffff, 65535, b),
+			    "udp 255.255.255.255:65535");
 }
 
 static void
@@ -525,7 +570,10 @@ test_needs_conf_commands(void **state)
 	struct lb_ctl ctl = {0};
 
 	(void)state;
-	assert_int_equal(lb_ctlcmd_register(&ctl, r), -ENOENT);
+	/* The lists it gives data to are the conf module's. */
+	assert_int_equal(lb_cmd_reg_build(r, &(struct lb_cmd_bind){"ctl", &ctl},
+					  1, NULL),
+			 -ENOENT);
 	lb_cmd_reg_free(r);
 }
 
@@ -539,6 +587,8 @@ main(void)
 		cmocka_unit_test(test_l7),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_conf_lists_and_help),
+		cmocka_unit_test(test_svc_str),
+		cmocka_unit_test(test_conf_table),
 		cmocka_unit_test(test_needs_conf_commands),
 	};
 

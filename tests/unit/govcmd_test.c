@@ -45,7 +45,7 @@ gfx_new(void)
 	assert_non_null(g);
 	g->f = fx_new();
 	g->ctl.conf = g->f->conf;
-	assert_int_equal(lb_govcmd_register(&g->ctl, g->f->reg), 0);
+	fx_bind_ctl(g->f, &g->ctl);
 	fx_run(g->f, "addr add 10.11.0.1/24 port 0");
 	fx_run(g->f, "addr add 10.12.0.1/24 port 1");
 	fx_run(g->f, "snat add 10.12.0.2 port 1");

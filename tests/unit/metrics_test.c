@@ -153,7 +153,7 @@ test_attached(void **state)
 	fx_run(f, "service add udp 10.11.0.100:53 sched wrr");
 	fx_run(f, "backend add udp 10.11.0.100:53 10.12.0.13:53 weight 2");
 	fx_publish(f);
-	assert_int_equal(lb_ctlcmd_register(&ctl, f->reg), 0);
+	fx_bind_ctl(f, &ctl);
 	ctl.view = lb_view_create(f->shm);
 	assert_non_null(ctl.view);
 	f->st[0].rx = 10;
@@ -179,6 +179,26 @@ test_attached(void **state)
 	n = check_exposition(t);
 	assert_true(n > 100);
 	ASSERT_LINE(t, "lb_dataplane_attached 1");
+	/* The families of each source together, sources in rank order. */
+	{
+		static const char *const order[] = {
+			"# TYPE lb_control_publishes_total ",
+			"# TYPE lb_dataplane_workers ",
+			"# TYPE lb_service_flows_total ",
+			"# TYPE lb_backend_flows_total ",
+			"# TYPE lb_backend_spl ",
+			"# TYPE lb_backend_health ",
+		};
+		const char *prev = t;
+
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			const char *p = strstr(t, order[i]);
+
+			if (p == NULL || p < prev)
+				fail_msg("out of order: %s", order[i]);
+			prev = p;
+		}
+	}
 	ASSERT_LINE(t, "lb_dataplane_workers 2");
 	ASSERT_LINE(t, "lb_conf_generation 2");
 	ASSERT_LINE(t, "lb_worker_conf_generation{worker=\"1\"} 2");

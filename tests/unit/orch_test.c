@@ -683,7 +683,9 @@ test_k8s_adopt(void **state)
 	api_setup(dbg, "{\"replicas\": 3}");
 	assert_non_null(as);
 	assert_int_equal(lb_conf_register(conf, reg), 0);
-	assert_int_equal(lb_as_register(as, reg), 0);
+	assert_int_equal(lb_cmd_reg_build(reg, &(struct lb_cmd_bind){"as", as},
+					  1, NULL),
+			 0);
 	lb_cmd_out_init(&out);
 	assert_int_equal(
 		lb_cmd_exec_line(reg, "service add tcp 10.0.0.1:80 http", &out),

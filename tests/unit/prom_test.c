@@ -157,6 +157,69 @@ test_refusals(void **state)
 	lb_cmd_out_free(&o);
 }
 
+/* ---- sources registered by their files ---- */
+
+static int
+src_write(void *ctx, struct lb_cmd_out *o)
+{
+	return lb_cmd_printf(o, "%s;", (const char *)ctx);
+}
+
+static int
+src_fail(void *ctx, struct lb_cmd_out *o)
+{
+	(void)ctx;
+	(void)o;
+	return -EIO;
+}
+
+/* Names and ranks in different orders: the rank decides. */
+static const struct lb_prom_src src_b = {"test-b", 1, "first", src_write};
+static const struct lb_prom_src src_a = {"test-a", 2, "second", src_write};
+static const struct lb_prom_src src_c = {"test-c", 2, "third", src_write};
+static const struct lb_prom_src src_f = {"test-f", 3, "fail", src_fail};
+LB_PROM_REGISTER(src_a);
+LB_PROM_REGISTER(src_c);
+LB_PROM_REGISTER(src_b);
+LB_PROM_REGISTER(src_f);
+
+static void
+test_sources(void **state)
+{
+	const struct lb_cmd_bind b[] = {
+		{"third", "c"},
+		{"second", "a"},
+		{"first", "b"},
+	};
+	struct lb_cmd_out o;
+
+	(void)state;
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_prom_format_all(b, 3, &o), 0);
+	assert_string_equal(lb_cmd_out_text(&o), "b;a;c;");
+	/* Unbound contexts are left out. */
+	lb_cmd_out_reset(&o);
+	assert_int_equal(lb_prom_format_all(b, 1, &o), 0);
+	assert_string_equal(lb_cmd_out_text(&o), "c;");
+	/* A source's error stops the exposition. */
+	lb_cmd_out_reset(&o);
+	assert_int_equal(
+		lb_prom_format_all((const struct lb_cmd_bind[]){{"fail", NULL},
+								{"first", "b"}},
+				   2, &o),
+		-EIO);
+	assert_string_equal(lb_cmd_out_text(&o), "b;");
+	assert_int_equal(lb_prom_format_all(NULL, 1, &o), -EINVAL);
+	assert_int_equal(lb_prom_format_all(b, 3, NULL), -EINVAL);
+	/* A name is taken once; a source is whole. */
+	assert_int_equal(lb_prom_src_add(&src_a), -EEXIST);
+	assert_int_equal(lb_prom_src_add(NULL), -EINVAL);
+	assert_int_equal(
+		lb_prom_src_add(&(struct lb_prom_src){"x", 1, "x", NULL}),
+		-EINVAL);
+	lb_cmd_out_free(&o);
+}
+
 int
 main(void)
 {
@@ -166,6 +229,7 @@ main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_floats),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_sources),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
