@@ -21,7 +21,7 @@
  *    key (its bucket would be full anyway, so nothing changes for the
  *    old key but the slot).
  *
- * The cluster tier (Redis, control/cluster.c) sits above a service's
+ * The cluster tier (Redis, control/admit/cluster.c) sits above a service's
  * global bucket: for such services the bucket does not refill with time;
  * lb-control deposits the batches it borrows from Redis.
  *

@@ -7,7 +7,7 @@ usage: map_check.py SOURCE_ROOT BUILD_ROOT
 In the tables of the section "Map: where each capability lives" (up to
 the next "## " heading), every code span but those of a "seed" column is
 checked by its shape:
-  - a path (`dataplane/worker.c`, `tools/bench/micro/`) exists in the tree;
+  - a path (`dataplane/core/worker.c`, `tools/bench/micro/`) exists in the tree;
   - `suite/name` is a test of this build (meson-info/intro-tests.json),
     or has its source in tests/SUITE/ (NAME_test.c, NAME.sh for e2e,
     NAME_fuzz.c for fuzz), as when this build leaves it out;

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lb/csum.h"
+#include "csum.h"
 #include "lb/l7_reject.h"
 #include "lb/pkt_parse.h"
 

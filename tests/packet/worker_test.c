@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet tests of lb-dataplane. The real worker (dataplane/worker.c) runs
+ * Packet tests of lb-dataplane. The real worker (dataplane/core/worker.c) runs
  * in this process on two net_ring ports made from rings this file keeps:
  * port 0 faces the clients, port 1 the backends. Each test builds a fresh
  * dataplane the way main.c does (configuration lines through lb_conf and
@@ -11,7 +11,7 @@
  * included. Timers are the worker's own TSC time: waits are bounded
  * polling loops.
  *
- * Expectations come from the documented behaviour (include/lb/nat.h,
+ * Expectations come from the documented behaviour (dataplane/nat/nat.h,
  * docs/dataplane.md), not from what the code happens to do: a forwarded
  * packet loses one TTL, a RST built from a SYN is trimmed to its own
  * length, a SYN left in the deferred queue ends in a RST at expiry.
@@ -43,7 +43,7 @@
 #include "dp.h"
 #include "lb/cmd.h"
 #include "lb/conf.h"
-#include "lb/nat.h"
+#include "nat.h"
 #include "pktbuild.h"
 
 #define NB_PORTS 2
@@ -59,7 +59,7 @@
 #define SYN_TIMEOUT_NS 30000000ull /* conf_syn_timeout */
 
 #define TTL_IN 64
-/* include/lb/nat.h: forwarded packets lose one TTL (RFC 1812 5.3.1). */
+/* dataplane/nat/nat.h: forwarded packets lose one TTL (RFC 1812 5.3.1). */
 #define TTL_FWD (TTL_IN - 1)
 /* Packets the dataplane originates: echo replies and RSTs. */
 #define TTL_OWN 64
