@@ -57,8 +57,9 @@ struct lb_ctl {
 	/** The health checker, or NULL. */
 	struct lb_health *health;
 	struct lb_ctl_counters ctr;
-	/** The XDP steering part of `stats` and /metrics (control/steer/steerctl.c
-	 * when built), with @c xdp as their argument; NULL when none. */
+	/** The XDP steering part of `stats` and /metrics
+	 * (control/steer/steerctl.c when built), with @c xdp as their
+	 * argument; NULL when none. */
 	int (*xdp_stats)(void *xdp, json_t *d, struct lb_cmd_out *out);
 	int (*xdp_metrics)(void *xdp, struct lb_cmd_out *out);
 	void *xdp;

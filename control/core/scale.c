@@ -527,8 +527,8 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 
 /*
  * Whether a pending instance is healthy: the service's own health check
- * decides when it has one (control/health/health.h: a backend added at run time is
- * pending until `check-rise` checks in a row passed, through the
+ * decides when it has one (control/health/health.h: a backend added at
+ * run time is pending until `check-rise` checks in a row passed, through the
  * dataplane's exception path); without one, a TCP connection to the
  * instance (probe_run()).
  */

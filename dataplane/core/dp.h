@@ -149,7 +149,7 @@ struct lb_dp {
 	struct lb_worker *w[LB_MAX_WORKERS];
 	double ns_per_tsc;
 	/** Flow hash the schedulers pick with (maglev): a secret, the same
-	 * on the hosts of an ECMP group only when given (dataplane/core/seed.h). */
+	 * on the hosts of an ECMP group only when given (seed.h). */
 	uint64_t hash_seed;
 	/** Workers' generators: per-worker table seeds, schedulers' random
 	 * streams; random unless given. 0: derived from hash_seed. */

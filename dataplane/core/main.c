@@ -461,7 +461,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* Both seeds are secrets (dataplane/core/seed.h): a known flow hash lets clients
+	/* Both seeds are secrets (seed.h): a known flow hash lets clients
 	 * choose ports that all land on one maglev backend, known table
 	 * seeds let them fill one bucket. Hosts of an ECMP group share the
 	 * flow hash seed through --hash-seed; nothing else needs to agree

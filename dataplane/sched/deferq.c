@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Deferred queue of the total cluster shutdown state: see dataplane/sched/deferq.h
- * for the semantics. Layout: a fixed array of nodes threaded on a doubly
+ * Deferred queue of the total cluster shutdown state: see deferq.h for
+ * the semantics. Layout: a fixed array of nodes threaded on a doubly
  * linked arrival list (O(1) removal from the middle keeps everyone else's
  * place) with the unused nodes on a free list, plus an open-addressing
  * index from key to node (linear probing, load at most 1/2, deletion by

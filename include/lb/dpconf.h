@@ -43,7 +43,8 @@ enum lb_dpconf_be_state {
 	LB_BE_REMOVED,   /**< deleted, its flows run out */
 };
 
-/** What lb-control's health checks say of a backend (control/health/health.h). */
+/** What lb-control's health checks say of a backend
+ * (control/health/health.h). */
 enum lb_dpconf_be_health {
 	LB_BE_HEALTH_UP = 0, /**< healthy, or not checked */
 	LB_BE_HEALTH_DOWN,   /**< pending or failed: no new flows */

@@ -215,8 +215,9 @@ calls(const char *what)
 }
 
 /*
- * Every driver registers itself from its own file: the three of control/
- * and `static`, which tests/unit/control/scale/orch_static.c adds to this program only.
+ * Every driver registers itself from its own file: the three of
+ * control/scale/ and `static`, which orch_static.c (beside this file)
+ * adds to this program only.
  * Nothing names their ops, so each is found only if its constructor ran;
  * the error for an unknown one lists what the registry holds.
  */

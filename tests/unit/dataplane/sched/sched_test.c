@@ -64,8 +64,8 @@ count_picks(const struct lb_sched_ops *ops, void *st, unsigned int picks,
 
 /*
  * Every scheduler registers itself from its own file: the four of
- * dataplane/sched/ and `first`, which tests/unit/dataplane/sched/sched_first.c adds to this
- * program only. Nothing in this file names their ops, so each is here only
+ * dataplane/sched/ and `first`, which sched_first.c (beside this file)
+ * adds to this program only. Nothing in this file names their ops, so each is here only
  * if its constructor ran.
  */
 static void
