@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lb/admit.h"
 #include "lb/dpconf.h"
 #include "lb/fb.h"
 #include "l7view.h"
