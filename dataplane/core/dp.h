@@ -22,7 +22,7 @@
 #include "lb/flow_table.h"
 #include "lb/governor.h"
 #include "l7.h"
-#include "lb/l7_reject.h"
+#include "l7_reject.h"
 #include "neigh.h"
 #include "lb/pkt_parse.h"
 #include "lb/rng.h"

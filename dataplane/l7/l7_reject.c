@@ -2,7 +2,7 @@
 /*
  * Refusing an HTTP request in the server's place: the answer, the
  * segments that carry it, and the sequence numbers of the refused flow.
- * See include/lb/l7_reject.h.
+ * See dataplane/l7/l7_reject.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include "bytes.h"
 #include "csum.h"
-#include "lb/l7_reject.h"
+#include "l7_reject.h"
 
 #define IP_HDR 20u
 #define TCP_HDR 20u

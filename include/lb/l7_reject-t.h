@@ -4,8 +4,9 @@
 
 /**
  * @file
- * The types of refusing an HTTP request (l7_reject.h): the reasons that
- * index the refusal counters in shared memory, and one refused flow's state.
+ * The types of refusing an HTTP request (dataplane/l7/l7_reject.h): the
+ * reasons that index the refusal counters in shared memory, and one
+ * refused flow's state.
  */
 
 #include <stdint.h>

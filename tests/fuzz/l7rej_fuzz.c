@@ -19,7 +19,7 @@
 
 #include "fuzz.h"
 #include "csum.h"
-#include "lb/l7_reject.h"
+#include "l7_reject.h"
 #include "lb/pkt_parse.h"
 
 static uint32_t

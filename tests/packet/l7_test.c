@@ -53,7 +53,7 @@
 #include "lb/admit.h"
 #include "lb/hdr_conf.h"
 #include "lb/hdr_scan.h"
-#include "lb/l7_reject.h"
+#include "l7_reject.h"
 #include "pktbuild.h"
 
 #define NB_PORTS 2

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "csum.h"
-#include "lb/l7_reject.h"
+#include "l7_reject.h"
 
 static void
 test_answer_503(void **state)
