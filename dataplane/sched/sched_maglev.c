@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lb/maglev.h"
+#include "maglev.h"
 #include "lb/sched.h"
 
 /* ---- maglev: consistent hashing on the flow hash -----------------------

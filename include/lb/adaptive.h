@@ -47,7 +47,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <lb/rng.h>
+#include "lb/rng.h"
 
 /**
  * Default saturation of the error counts. With e_i <= 65535, E_m is at most

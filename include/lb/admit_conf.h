@@ -8,7 +8,7 @@
  * throttle key new work is counted under, the rate and burst of each key's
  * token bucket, how an L4 service rejects, and whether several hosts share
  * the limit through the cluster tier. Types and small inline helpers only,
- * so that the configuration (control/conf.c) and the published table carry
+ * so that the configuration (control/conf/conf.c) and the published table carry
  * them without linking the admission module.
  *
  * Rates are new connections per second on L4 services and requests per

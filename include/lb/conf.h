@@ -176,7 +176,8 @@ enum lb_conf_hdr {
 };
 /** Longest header name (LB_HDR_NAME_MAX of the scanner). */
 #define LB_CONF_HDR_NAME_MAX 64u
-/** Health checks of a service's backends (lb-control, lb/health.h). */
+/** Health checks of a service's backends (lb-control,
+ * control/health/health.h). */
 enum lb_conf_check_type {
 	LB_CONF_CHECK_NONE = 0, /**< none: every backend is eligible */
 	LB_CONF_CHECK_TCP,	/**< a TCP connection is accepted */

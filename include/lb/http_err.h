@@ -8,7 +8,7 @@
  * a set of status codes (`errors 5xx`, `errors 500,502-504`, `errors
  * none`) and request path prefixes whose responses never count (`error-
  * exclude /health,/ready`), such as a health URL known to fail. Parsed
- * and printed for the configuration (control/conf.c), read by the workers
+ * and printed for the configuration (control/conf/conf.c), read by the workers
  * when a response is followed.
  */
 

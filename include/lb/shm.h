@@ -28,13 +28,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "lb/admit.h"
-#include "lb/dpconf.h"
+#include "lb/admit-t.h"
+#include "lb/dpconf-t.h"
 #include "lb/drop.h"
 #include "lb/fb.h"
-#include "lb/governor.h"
-#include "lb/l7_reject.h"
-#include "lb/pkt_parse.h"
+#include "lb/governor-t.h"
+#include "lb/l7_reject-t.h"
+#include "lb/pkt_parse-t.h"
 
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"

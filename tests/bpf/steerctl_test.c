@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lb-control's side of the XDP steering program (control/steerctl.c) on
+ * lb-control's side of the XDP steering program (control/steer/steerctl.c) on
  * real maps: the acl commands, the automatic deny fed with reject
  * records, collection, rule sync, counters. Needs root (BPF maps);
  * reports a skip (77) otherwise.
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "lb/admit_conf.h"
-#include "lb/steerctl.h"
+#include "steerctl.h"
 
 #define S 1000000000ull
 

@@ -7,10 +7,11 @@ usage: map_check.py SOURCE_ROOT BUILD_ROOT
 In the tables of the section "Map: where each capability lives" (up to
 the next "## " heading), every code span but those of a "seed" column is
 checked by its shape:
-  - a path (`dataplane/worker.c`, `tools/bench/micro/`) exists in the tree;
+  - a path (`dataplane/core/worker.c`, `tools/bench/micro/`) exists in
+    the tree;
   - `suite/name` is a test of this build (meson-info/intro-tests.json),
-    or has its source in tests/SUITE/ (NAME_test.c, NAME.sh for e2e,
-    NAME_fuzz.c for fuzz), as when this build leaves it out;
+    or has its source in or below tests/SUITE/ (NAME_test.c, NAME.sh
+    for e2e, NAME_fuzz.c for fuzz), as when this build leaves it out;
   - an lbctl command (`service add`) is a heading of docs/lbctl.md, an
     option (`admit-rate`) appears in it;
   - `reason="X"` is a drop reason of include/lb/drop.h;
@@ -38,6 +39,11 @@ def anchors(path):
             text = re.sub(r"[^\w\- ]", "", text)
             out.add(text.replace(" ", "-"))
     return out
+
+
+def has_file(top, name):
+    """Whether a file @name is in @top or below (tests/unit/PROCESS/ROOM/)."""
+    return any(name in files for _, _, files in os.walk(top))
 
 
 def main():
@@ -98,8 +104,9 @@ def main():
             # tests out: their source in tests/SUITE/ stands for them.
             suite, name = m.group(1), m.group(2)
             srcs = {"fuzz": name + "_fuzz.c", "e2e": name + ".sh"}
-            ok = span in tests or os.path.exists(os.path.join(
-                src, "tests", suite, srcs.get(suite, name + "_test.c")))
+            ok = span in tests or has_file(os.path.join(src, "tests",
+                                                        suite),
+                                           srcs.get(suite, name + "_test.c"))
             if not ok:
                 bad.append("test " + span)
             continue

@@ -96,7 +96,7 @@ check "flows_active drains to 0 within ${DRAIN} s" [ "$rc" = 0 ]
 # The parser's drop reasons, as lb_pkt_verdict_name() names them.
 reasons=$(sed -n \
 	's/.*\[LB_PKT_DROP_[A-Z0-9_]*\] = "\([a-z0-9_]*\)".*/\1/p' \
-	"$E2E_TOP/dataplane/pkt_parse.c" | tr '\n' ' ')
+	"$E2E_TOP/dataplane/parse/pkt_parse.c" | tr '\n' ' ')
 tel_save /lb/stats "$E2E_TMP/stats2"
 absent=
 for r in $reasons; do

@@ -155,7 +155,7 @@ def tcp(sport, dport, flags, doff=5):
 
 
 # Each kind is built to hit exactly one drop reason of the parser
-# (dataplane/pkt_parse.c), named as lb_pkt_verdict_name() names it.
+# (dataplane/parse/pkt_parse.c), named as lb_pkt_verdict_name() names it.
 def frame_ip_csum(src, dst, dport, sport):
     return ipv4(src, dst, 6, tcp(sport, dport, 0x02), bad_csum=True)
 

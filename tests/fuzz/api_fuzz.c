@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "lb/api.h"
+#include "api.h"
 #include "scratch.h"
 
 static struct fz_conf s;

@@ -26,8 +26,8 @@
 
 #include "fuzz.h"
 #include "hdr_db.h"
-#include "lb/http_follow.h"
-#include "lb/l7.h"
+#include "http_follow.h"
+#include "l7.h"
 
 #define MAX_EV 512
 #define HEAD_MAX 4096

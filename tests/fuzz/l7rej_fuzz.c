@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lb/csum.h"
-#include "lb/l7_reject.h"
+#include "csum.h"
+#include "l7_reject.h"
 #include "lb/pkt_parse.h"
 
 static uint32_t

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lb/orch.h"
+#include "orch.h"
 
 static int
 blank(char c)

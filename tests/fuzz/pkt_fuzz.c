@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "lb/csum.h"
-#include "lb/nat.h"
+#include "csum.h"
+#include "nat.h"
 #include "lb/pkt_parse.h"
 
 /* Whether the L4 checksum of an accepted TCP/UDP/ICMP frame verifies. */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "lb/statefile.h"
+#include "statefile.h"
 #include "scratch.h"
 
 static char dir[64], path[96];

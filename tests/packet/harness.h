@@ -3,10 +3,10 @@
 #define LB_TEST_HARNESS_H
 
 /*
- * Harness of the packet tests: the real worker (dataplane/worker.c) in
+ * Harness of the packet tests: the real worker (dataplane/core/worker.c) in
  * this process on two net_ring ports whose rings the test holds, port 0
  * facing the clients and port 1 the backends. A test builds a dataplane
- * the way dataplane/main.c does (configuration lines compiled into a
+ * the way dataplane/core/main.c does (configuration lines compiled into a
  * published table, lb_port_setup() per port, lb_worker_create() per
  * worker), puts frames built with pktbuild.c in a port's RX ring, polls
  * the worker and compares what it put in the TX rings byte for byte.

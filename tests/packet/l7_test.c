@@ -3,7 +3,7 @@
  * Packet tests of HTTP following (docs/dataplane.md, "HTTP services";
  * docs/l7-feedback.md). The real worker runs in this process on two
  * net_ring ports, port 0 facing the client and port 1 the backends, with
- * its L7 pool enabled as dataplane/main.c enables it (the default header
+ * its L7 pool enabled as dataplane/core/main.c enables it (the default header
  * database, dp.l7_flows). Each test opens TCP connections through it with
  * real sequence numbers (SYN, SYN-ACK, ACK) and then carries HTTP/1.1
  * exchanges both ways, every segment checked byte for byte on the other
@@ -53,7 +53,7 @@
 #include "lb/admit.h"
 #include "lb/hdr_conf.h"
 #include "lb/hdr_scan.h"
-#include "lb/l7_reject.h"
+#include "l7_reject.h"
 
 #define POOL_SIZE 4095
 #define FLOWS 256
@@ -127,7 +127,7 @@ load_conf(struct ph_env *e)
 
 /*
  * A fresh dataplane with one worker following up to @p l7_flows HTTP
- * flows, set up as dataplane/main.c does; also kept in *state for the
+ * flows, set up as dataplane/core/main.c does; also kept in *state for the
  * teardown. Neighbours are static: no ARP in the way of the exchanges.
  */
 static struct ph_env *
@@ -2019,7 +2019,7 @@ test_rate(void **state)
 /*
  * What lb-control publishes for conf_lines followed by @p extra: a table
  * compiled after the current one, with the serialized header database of
- * its services right behind it (control/publish.c). @p tear breaks the
+ * its services right behind it (control/core/publish.c). @p tear breaks the
  * blob's last byte, as a torn copy would be. The worker takes it up at its
  * next poll; the table it leaves is freed then.
  */

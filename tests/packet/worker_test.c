@@ -8,7 +8,7 @@
  * sequences (handshakes, trials, timers) are tests of their own. Timers
  * are the worker's own TSC time: waits are bounded polling loops.
  *
- * Expectations come from the documented behaviour (include/lb/nat.h,
+ * Expectations come from the documented behaviour (dataplane/nat/nat.h,
  * docs/dataplane.md), not from what the code happens to do: a forwarded
  * packet loses one TTL, a RST built from a SYN is trimmed to its own
  * length, a SYN left in the deferred queue ends in a RST at expiry.
@@ -38,7 +38,7 @@
 #include <rte_ring.h>
 
 #include "harness.h"
-#include "lb/nat.h"
+#include "nat.h"
 
 #define POOL_SIZE 8191
 #define FLOWS 1024
@@ -47,7 +47,7 @@
 #define EXPIRY_NS 150000000ull	   /* deferred queue expiry (conf_base) */
 #define SYN_TIMEOUT_NS 30000000ull /* conf_syn_timeout */
 
-/* include/lb/nat.h: forwarded packets lose one TTL (RFC 1812 5.3.1). */
+/* dataplane/nat/nat.h: forwarded packets lose one TTL (RFC 1812 5.3.1). */
 #define TTL_FWD (TTL_IN - 1)
 /* Packets the dataplane originates: echo replies and RSTs. */
 #define TTL_OWN 64

@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "lb/rng.h"
-#include "lb/spl.h"
+#include "spl.h"
 
 #include "inst.h"
 #include "inst_http.h"

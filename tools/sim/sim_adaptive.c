@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <lb/adaptive.h>
-#include <lb/rng.h>
+#include "lb/adaptive.h"
+#include "lb/rng.h"
 
 #define NODES 3
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <lb/deferq.h>
+#include "deferq.h"
 
 #define MS 1000000ull
 

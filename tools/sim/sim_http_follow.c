@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lb/http_follow.h"
+#include "http_follow.h"
 
 #define US 1000ull /* ns */
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <lb/inflight.h>
+#include "inflight.h"
 
 /* The seed's example: token map sizes and the pool as it states it. */
 static const struct {

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "lb/maglev.h"
+#include "maglev.h"
 
 #define NB_BE 5
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <lb/rng.h>
-#include <lb/scale_guard.h>
+#include "lb/rng.h"
+#include "scale_guard.h"
 
 #define TICK_NS (5 * LB_SG_NS_PER_S)
 #define NB_MIN 16

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "lb/rng.h"
-#include "lb/spl.h"
+#include "spl.h"
 
 #define MS 1000000ull
 #define T0 (1000000ull * MS)

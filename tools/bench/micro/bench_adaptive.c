@@ -7,8 +7,8 @@
  */
 #include <stdio.h>
 
-#include <lb/adaptive.h>
-#include <lb/rng.h>
+#include "lb/adaptive.h"
+#include "lb/rng.h"
 
 #include "bench.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "bench.h"
-#include "lb/maglev.h"
+#include "maglev.h"
 #include "lb/rng.h"
 
 #define NB_BE 16

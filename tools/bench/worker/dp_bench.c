@@ -70,11 +70,11 @@
 #include "dp.h"
 #include "lb/admit.h"
 #include "lb/conf.h"
-#include "lb/csum.h"
+#include "csum.h"
 #include "lb/dpconf.h"
 #include "lb/flow_table.h"
 #include "lb/hdr_scan.h"
-#include "lb/neigh.h"
+#include "neigh.h"
 #include "lb/sched.h"
 #include "rundir.h"
 

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The source ACL's policy: `acl` command arguments and the automatic deny
+ * table (control/admit/acl.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl.h"
+
+/* ---- command arguments ---- */
+
+static int
+parse_prefix(const char *s, struct lb_acl_req *r, struct lb_cmd_out *out)
+{
+	if (strchr(s, '/') != NULL || strcmp(s, "default") == 0)
+		return lb_cmd_parse_prefix(s, &r->prefix, &r->len, out);
+	r->len = 32;
+	return lb_cmd_parse_ipv4(s, &r->prefix, out);
+}
+
+enum { OPT_EXPIRES, OPT_LB_ONLY, NB_OPTS };
+
+static const struct lb_cmd_opt acl_opts[NB_OPTS] = {
+	[OPT_EXPIRES] = {"expires", LB_CMD_OPT_DURATION, 1000000ull,
+			 LB_ACL_TTL_MAX},
+	[OPT_LB_ONLY] = {"lb-only", LB_CMD_OPT_FLAG, 0, 0},
+};
+
+/* PREFIX, then the first @p nopts of acl_opts. */
+static int
+parse_req(int argc, char **argv, unsigned int nopts, struct lb_acl_req *r,
+	  struct lb_cmd_out *out)
+{
+	struct lb_cmd_optval v[NB_OPTS];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	memset(v, 0, sizeof(v));
+	if (argc < 1)
+		return lb_cmd_usage(out);
+	rc = parse_prefix(argv[0], r, out);
+	if (rc == 0)
+		rc = lb_cmd_parse_opts(argc - 1, argv + 1, acl_opts, nopts, v,
+				       out);
+	if (rc != 0)
+		return rc;
+	r->ttl_ns = v[OPT_EXPIRES].set ? v[OPT_EXPIRES].u : 0;
+	r->lb_only = v[OPT_LB_ONLY].set;
+	return 0;
+}
+
+int
+lb_acl_parse_deny(int argc, char **argv, struct lb_acl_req *r,
+		  struct lb_cmd_out *out)
+{
+	return parse_req(argc, argv, 2, r, out);
+}
+
+int
+lb_acl_parse_allow(int argc, char **argv, struct lb_acl_req *r,
+		   struct lb_cmd_out *out)
+{
+	return parse_req(argc, argv, 1, r, out);
+}
+
+int
+lb_acl_parse_del(int argc, char **argv, struct lb_acl_req *r,
+		 struct lb_cmd_out *out)
+{
+	return parse_req(argc, argv, 0, r, out);
+}
+
+/* ---- automatic deny ---- */
+
+#define PROBE 8u /* slots a prefix may sit in */
+
+struct slot {
+	uint32_t prefix;
+	uint8_t len;
+	uint8_t used;
+	uint32_t count;	 /* records in the window */
+	uint64_t since;	 /* start of the window */
+	uint64_t until;	 /* end of the deny; 0: a candidate */
+};
+
+struct lb_acl_auto {
+	struct lb_acl_auto_conf c;
+	struct lb_acl_auto_stats st;
+	uint32_t mask;
+	struct slot s[];
+};
+
+int
+lb_acl_auto_parse(const char *spec, struct lb_acl_auto_conf *c, char *err,
+		  size_t errlen)
+{
+	struct lb_acl_auto_conf n = {
+		.ttl_ns = LB_ACL_AUTO_TTL_DEFAULT,
+		.max = LB_ACL_AUTO_MAX_DEFAULT,
+	};
+	struct lb_cmd_out o;
+	char buf[128], *tok, *save = NULL, *slash;
+	uint64_t v;
+	int rc = 0;
+
+	if (spec == NULL || c == NULL)
+		return -EINVAL;
+	if (strcmp(spec, "off") == 0) {
+		memset(c, 0, sizeof(*c));
+		return 0;
+	}
+	if (strlen(spec) >= sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -EINVAL;
+	}
+	strcpy(buf, spec);
+	lb_cmd_out_init(&o);
+	tok = strtok_r(buf, ",", &save);
+	slash = tok != NULL ? strchr(tok, '/') : NULL;
+	if (slash == NULL) {
+		rc = lb_cmd_error(&o, -EINVAL,
+				  "expected REJECTS/WINDOW, e.g. 20/10s");
+		goto out;
+	}
+	*slash = '\0';
+	rc = lb_cmd_parse_u64(tok, "rejects", 1, UINT32_MAX, &v, &o);
+	if (rc != 0)
+		goto out;
+	n.rejects = (uint32_t)v;
+	rc = lb_cmd_parse_duration(slash + 1, "window", 1000000ull,
+				   24ull * 3600 * 1000000000ull, &n.window_ns,
+				   &o);
+	while (rc == 0 && (tok = strtok_r(NULL, ",", &save)) != NULL) {
+		if (strncmp(tok, "ttl=", 4) == 0) {
+			rc = lb_cmd_parse_duration(tok + 4, "ttl", 1000000000ull,
+						   LB_ACL_TTL_MAX, &n.ttl_ns,
+						   &o);
+		} else if (strncmp(tok, "max=", 4) == 0) {
+			rc = lb_cmd_parse_u64(tok + 4, "max", 1,
+					      LB_ACL_AUTO_MAX_MAX, &v, &o);
+			n.max = (uint32_t)v;
+		} else {
+			rc = lb_cmd_error(&o, -EINVAL,
+					  "unknown setting '%s'; expected "
+					  "ttl=DURATION or max=N",
+					  tok);
+		}
+	}
+out:
+	if (rc != 0)
+		snprintf(err, errlen, "%s", lb_cmd_out_errmsg(&o));
+	else
+		*c = n;
+	lb_cmd_out_free(&o);
+	return rc;
+}
+
+struct lb_acl_auto *
+lb_acl_auto_create(const struct lb_acl_auto_conf *c)
+{
+	struct lb_acl_auto *a;
+	uint32_t n = 64;
+
+	if (c == NULL || c->rejects == 0 || c->window_ns == 0 ||
+	    c->ttl_ns == 0 || c->max == 0 || c->max > LB_ACL_AUTO_MAX_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Room for every deny and three times as many candidates. */
+	while (n < 4u * c->max)
+		n *= 2;
+	a = calloc(1, sizeof(*a) + n * sizeof(a->s[0]));
+	if (a == NULL)
+		return NULL;
+	a->c = *c;
+	a->mask = n - 1;
+	return a;
+}
+
+void
+lb_acl_auto_free(struct lb_acl_auto *a)
+{
+	free(a);
+}
+
+const struct lb_acl_auto_conf *
+lb_acl_auto_conf(const struct lb_acl_auto *a)
+{
+	return &a->c;
+}
+
+const struct lb_acl_auto_stats *
+lb_acl_auto_stats(const struct lb_acl_auto *a)
+{
+	return &a->st;
+}
+
+static uint32_t
+home(const struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+{
+	uint64_t x = ((uint64_t)prefix << 8 | len) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(x >> 32) & a->mask;
+}
+
+static struct slot *
+find(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+{
+	uint32_t h = home(a, prefix, len);
+
+	/* Slots are freed without tombstones, so look at the whole
+	 * window rather than stop at the first free slot. */
+	for (uint32_t i = 0; i < PROBE; i++) {
+		struct slot *s = &a->s[(h + i) & a->mask];
+
+		if (s->used && s->prefix == prefix && s->len == len)
+			return s;
+	}
+	return NULL;
+}
+
+/* A slot for a new prefix: a free one, else the candidate whose window
+ * started first. Live denies are never evicted. */
+static struct slot *
+place(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+{
+	uint32_t h = home(a, prefix, len);
+	struct slot *victim = NULL;
+
+	for (uint32_t i = 0; i < PROBE; i++) {
+		struct slot *s = &a->s[(h + i) & a->mask];
+
+		if (!s->used)
+			return s;
+		if (s->until == 0 && (victim == NULL || s->since < victim->since))
+			victim = s;
+	}
+	return victim;
+}
+
+static void
+end_deny(struct lb_acl_auto *a, struct slot *s)
+{
+	if (s->until != 0 && a->st.active > 0)
+		a->st.active--;
+	s->until = 0;
+}
+
+enum lb_acl_auto_verdict
+lb_acl_auto_reject(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
+		   uint64_t now_ns)
+{
+	struct slot *s = find(a, prefix, len);
+
+	a->st.records++;
+	if (s != NULL && s->until != 0) {
+		if (s->until > now_ns)
+			return LB_ACL_AUTO_DENIED;
+		/* Ran out before the next collection: counts afresh. */
+		end_deny(a, s);
+		a->st.expired++;
+		s->count = 0;
+	}
+	if (s == NULL) {
+		s = place(a, prefix, len);
+		if (s == NULL) {
+			a->st.untracked++;
+			return LB_ACL_AUTO_UNTRACKED;
+		}
+		memset(s, 0, sizeof(*s));
+		s->used = 1;
+		s->prefix = prefix;
+		s->len = len;
+		s->since = now_ns;
+	}
+	if (now_ns - s->since >= a->c.window_ns) {
+		s->since = now_ns;
+		s->count = 0;
+	}
+	if (++s->count < a->c.rejects)
+		return LB_ACL_AUTO_COUNTED;
+	if (a->st.active >= a->c.max) {
+		a->st.full++;
+		return LB_ACL_AUTO_FULL;
+	}
+	s->until = now_ns + a->c.ttl_ns;
+	a->st.active++;
+	a->st.denies++;
+	return LB_ACL_AUTO_DENY;
+}
+
+int
+lb_acl_auto_adopt(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
+		  uint64_t until_ns)
+{
+	struct slot *s = find(a, prefix, len);
+
+	if (until_ns == 0)
+		return -EINVAL;
+	if (s == NULL || s->until == 0) {
+		if (a->st.active >= a->c.max)
+			return -ENOSPC;
+		if (s == NULL)
+			s = place(a, prefix, len);
+		if (s == NULL)
+			return -ENOSPC;
+		memset(s, 0, sizeof(*s));
+		s->used = 1;
+		s->prefix = prefix;
+		s->len = len;
+		a->st.active++;
+	}
+	s->until = until_ns;
+	return 0;
+}
+
+void
+lb_acl_auto_forget(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+{
+	struct slot *s = find(a, prefix, len);
+
+	if (s == NULL)
+		return;
+	end_deny(a, s);
+	s->used = 0;
+}
+
+unsigned int
+lb_acl_auto_expire(struct lb_acl_auto *a, uint64_t now_ns)
+{
+	unsigned int n = 0;
+
+	for (uint32_t i = 0; i <= a->mask; i++) {
+		struct slot *s = &a->s[i];
+
+		if (!s->used)
+			continue;
+		if (s->until != 0 && s->until <= now_ns) {
+			end_deny(a, s);
+			s->used = 0;
+			a->st.expired++;
+			n++;
+		} else if (s->until == 0 &&
+			   now_ns - s->since >= a->c.window_ns) {
+			s->used = 0; /* a candidate that went quiet */
+		}
+	}
+	return n;
+}

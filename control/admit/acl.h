@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_ACL_H
+#define LB_ACL_H
+
+/**
+ * @file
+ * The source ACL's policy in lb-control, without BPF: the arguments of
+ * `lbctl acl deny|allow|del`, and the automatic deny of sources that the
+ * admission control keeps rejecting (docs/xdp.md). control/steer/steerctl.c
+ * applies both to the XDP program's acl_v4 map.
+ *
+ * Automatic deny: each LB_FB_REJECT record (a source's throttle key
+ * entering a worker's negative cache) counts against its source prefix.
+ * @c rejects records within @c window_ns deny the prefix for @c ttl_ns.
+ * At most @c max prefixes are denied at once, and a bounded table (4 x
+ * max slots) tracks the candidates: a flood of new sources evicts the
+ * oldest candidates, never a live deny. Pure: time is passed in.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lb/cmd.h"
+
+/** What `acl deny|allow|del` asks for. */
+struct lb_acl_req {
+	uint32_t prefix; /**< host order, host bits zero */
+	uint8_t len;
+	uint64_t ttl_ns; /**< 0: for ever */
+	bool lb_only;	 /**< deny only what the dataplane would get */
+};
+
+/** Longest expiry `acl deny|allow` take: a year. */
+#define LB_ACL_TTL_MAX (365ull * 24 * 3600 * 1000000000ull)
+
+/**
+ * Arguments of `acl deny`: PREFIX [expires DURATION] [lb-only]. PREFIX
+ * is a.b.c.d/LEN or a bare address (/32).
+ * @return 0, or -EINVAL / -ERANGE with the message in @p out.
+ */
+int lb_acl_parse_deny(int argc, char **argv, struct lb_acl_req *r,
+		      struct lb_cmd_out *out);
+
+/** Arguments of `acl allow`: PREFIX [expires DURATION]. */
+int lb_acl_parse_allow(int argc, char **argv, struct lb_acl_req *r,
+		       struct lb_cmd_out *out);
+
+/** Arguments of `acl del`: PREFIX. */
+int lb_acl_parse_del(int argc, char **argv, struct lb_acl_req *r,
+		     struct lb_cmd_out *out);
+
+/* ---- automatic deny ---- */
+
+struct lb_acl_auto_conf {
+	uint32_t rejects;   /**< records that deny; 0: off */
+	uint64_t window_ns; /**< within this long */
+	uint64_t ttl_ns;    /**< how long the deny lasts */
+	uint32_t max;	    /**< prefixes denied at once */
+};
+
+#define LB_ACL_AUTO_TTL_DEFAULT (60ull * 1000000000ull)
+#define LB_ACL_AUTO_MAX_DEFAULT 1024u
+#define LB_ACL_AUTO_MAX_MAX (1u << 20)
+
+/**
+ * Parses lb-control's --acl-auto REJECTS/WINDOW[,ttl=DURATION][,max=N]
+ * ("20/10s", "5/1s,ttl=5m,max=4096") into @p c; "off" turns it off.
+ * @return 0, or -EINVAL with a message in @p err.
+ */
+int lb_acl_auto_parse(const char *spec, struct lb_acl_auto_conf *c,
+		      char *err, size_t errlen);
+
+/** What one reject record did. */
+enum lb_acl_auto_verdict {
+	LB_ACL_AUTO_COUNTED = 0, /**< counted; not enough yet */
+	LB_ACL_AUTO_DENY,	 /**< deny the prefix now, for ttl_ns */
+	LB_ACL_AUTO_DENIED,	 /**< already denied */
+	LB_ACL_AUTO_FULL,	 /**< max prefixes denied: not this one */
+	LB_ACL_AUTO_UNTRACKED,	 /**< no room to count it */
+};
+
+struct lb_acl_auto_stats {
+	uint64_t records;   /**< reject records counted */
+	uint64_t denies;    /**< prefixes denied */
+	uint64_t full;	    /**< denies refused: max reached */
+	uint64_t untracked; /**< records without room to count them */
+	uint64_t expired;   /**< denies that ran out */
+	uint32_t active;    /**< prefixes denied now */
+};
+
+struct lb_acl_auto;
+
+/** @return the table, or NULL (errno EINVAL for a conf that is off or
+ *   out of range, ENOMEM). */
+struct lb_acl_auto *lb_acl_auto_create(const struct lb_acl_auto_conf *c);
+void lb_acl_auto_free(struct lb_acl_auto *a);
+const struct lb_acl_auto_conf *lb_acl_auto_conf(const struct lb_acl_auto *a);
+
+/**
+ * One reject of @p prefix/@p len (host order) at @p now_ns. On
+ * LB_ACL_AUTO_DENY the prefix counts as denied until now + ttl_ns; the
+ * caller installs the deny (or calls lb_acl_auto_forget() if it won't).
+ */
+enum lb_acl_auto_verdict lb_acl_auto_reject(struct lb_acl_auto *a,
+					    uint32_t prefix, uint8_t len,
+					    uint64_t now_ns);
+
+/** Takes back a deny found in the map (after a restart of lb-control),
+ * so that it counts against max. -ENOSPC when there is no room. */
+int lb_acl_auto_adopt(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
+		      uint64_t until_ns);
+
+/** Forgets @p prefix/@p len: an operator decided about it. */
+void lb_acl_auto_forget(struct lb_acl_auto *a, uint32_t prefix, uint8_t len);
+
+/** Ends the denies that ran out by @p now_ns; returns how many. */
+unsigned int lb_acl_auto_expire(struct lb_acl_auto *a, uint64_t now_ns);
+
+const struct lb_acl_auto_stats *lb_acl_auto_stats(const struct lb_acl_auto *a);
+
+#endif /* LB_ACL_H */

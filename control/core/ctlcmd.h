@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_CTLCMD_H
+#define LB_CTLCMD_H
+
+/**
+ * @file
+ * lb-control's own commands, those that need the running dataplane:
+ *
+ *  - `stats`: the dataplane's counters summed and per worker, drops and
+ *    malformed frames by reason, flows, feedback, table generations;
+ *  - `service list`, `service show PROTO VIP:PORT`, `backend list
+ *    [PROTO VIP:PORT]`: the configuration with what the dataplane does
+ *    with it (state, flows, errors, packets and bytes each way, and for
+ *    each backend the error count and weight every worker gives it).
+ *
+ * They register themselves (LB_CMD_REGISTER(), table "counters") with
+ * the context "ctl", a struct lb_ctl. The `addr`, `route` and `snat`
+ * lists are the conf module's; this module extends them with their data
+ * (lb_cmd_extend()).
+ *
+ * Every command leaves, besides its text, a JSON object in ctl->data for
+ * the API's "data" member (NULL for commands that report nothing). The
+ * commands work without a dataplane too (ctl->view NULL: lb-control
+ * --markdown, or waiting to attach): runtime columns are then empty.
+ */
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cluster.h"
+#include "lb/cmd.h"
+#include "lb/conf.h"
+#include "view.h"
+
+/** What lb-control counts about itself (shown by `stats` and /metrics). */
+struct lb_ctl_counters {
+	uint64_t publishes;	 /**< tables published */
+	uint64_t publish_errors; /**< changes refused by the table compiler */
+	uint64_t gc_publishes;	 /**< republished to free removed slots */
+	uint64_t state_writes;	 /**< state file written */
+	uint64_t state_errors;	 /**< state file writes that failed */
+	uint64_t api_conns;	 /**< API connections accepted */
+	uint64_t api_requests;	 /**< API requests answered */
+	uint64_t api_errors;	 /**< of which refused */
+	uint64_t grace_ns_last;	 /**< last RCU grace period, ns */
+	uint64_t grace_ns_max;	 /**< longest RCU grace period, ns */
+	uint64_t attaches; /**< dataplanes attached since the first start */
+	struct lb_cluster_stats cluster; /**< admission's Redis tier */
+};
+
+/** The state lb-control's commands work on. */
+struct lb_ctl {
+	struct lb_conf *conf; /**< desired configuration */
+	struct lb_view *view; /**< NULL while no dataplane is attached */
+	/** The autoscaler (its instance repository), or NULL. */
+	struct lb_as *as;
+	/** The health checker, or NULL. */
+	struct lb_health *health;
+	struct lb_ctl_counters ctr;
+	/** The XDP steering part of `stats` (control/steer/steerctl.c when
+	 * built), with @c xdp as its argument; NULL when none. @c xdp is
+	 * also the context "steer" of its /metrics families. */
+	int (*xdp_stats)(void *xdp, json_t *d, struct lb_cmd_out *out);
+	void *xdp;
+	const char *state_path; /**< for `stats` */
+	/** What the last command reports, for the API; the caller takes
+	 * the reference (and sets this back to NULL). */
+	json_t *data;
+};
+
+/**
+ * "tcp 10.0.0.1:80": the service label used in text, JSON and metrics
+ * (@p buf of LB_CTLCMD_SVC_STRLEN bytes).
+ */
+#define LB_CTLCMD_SVC_STRLEN 32u
+char *lb_ctlcmd_svc_str(uint8_t proto, uint32_t vip, uint16_t port, char *buf);
+
+#endif /* LB_CTLCMD_H */

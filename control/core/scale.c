@@ -1,0 +1,826 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lb-control's scale runtime (scale_priv.h): the autoscaler's decisions
+ * carried out through orchestrator drivers, instances joining as pending
+ * and leaving through a drain.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "autoscale.h"
+#include "health.h"
+#include "orch.h"
+#include "scale_priv.h"
+
+/* A failed instance stays listed this long, for lbctl. */
+#define FAILED_LINGER_NS 30000000000ull
+/* A pending instance is probed this often. */
+#define PROBE_EVERY_NS 200000000ull
+#define EV_MAX 32u
+
+struct probe {
+	uint32_t inst;
+	int fd; /* connect in progress, -1 none */
+	uint64_t next_ns;
+	char ns[64];
+};
+
+struct rsvc {
+	struct lb_conf_svc_key key;
+	const struct lb_orch_ops *ops;
+	void *drv;
+	struct lb_as_conf drv_conf; /* the driver's settings in use */
+	bool said_busy;
+	struct probe pr[LB_AS_INST_MAX];
+};
+
+struct lb_scale {
+	struct lb_ctl *ctl;
+	lb_scale_commit_fn *commit;
+	void *ctx;
+	struct rsvc *rs[LB_CONF_MAX_SVCS];
+	unsigned int nb_rs;
+	struct lb_view_be *vb; /* scratch */
+};
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+logf_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("lb-control: scale: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void
+label(const struct lb_conf_svc_key *k, char *buf, size_t n, char sep)
+{
+	char a[LB_CMD_ADDR_STRLEN];
+
+	snprintf(buf, n, "%s%c%s", lb_cmd_proto_name(k->proto), sep,
+		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
+}
+
+struct lb_scale *
+lb_scale_create(struct lb_ctl *ctl, lb_scale_commit_fn *commit, void *ctx)
+{
+	struct lb_scale *sc = calloc(1, sizeof(*sc));
+
+	if (sc == NULL)
+		return NULL;
+	sc->vb = malloc(sizeof(*sc->vb));
+	if (sc->vb == NULL) {
+		free(sc);
+		return NULL;
+	}
+	sc->ctl = ctl;
+	sc->commit = commit;
+	sc->ctx = ctx;
+	lb_as_set_driver_check(ctl->as, lb_orch_check);
+	return sc;
+}
+
+static bool
+drv_same(const struct lb_as_conf *a, const struct lb_as_conf *b)
+{
+	return strcmp(a->driver, b->driver) == 0 &&
+	       strcmp(a->command, b->command) == 0 &&
+	       strcmp(a->target, b->target) == 0 &&
+	       a->inst_port == b->inst_port &&
+	       a->exec_timeout_ns == b->exec_timeout_ns;
+}
+
+static struct rsvc *
+rs_get(struct lb_scale *sc, struct lb_as_svc *s)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	struct rsvc *r = NULL;
+
+	for (unsigned int i = 0; i < sc->nb_rs; i++)
+		if (memcmp(&sc->rs[i]->key, k, sizeof(*k)) == 0)
+			r = sc->rs[i];
+	if (r == NULL && sc->nb_rs < LB_CONF_MAX_SVCS) {
+		r = calloc(1, sizeof(*r));
+		if (r == NULL)
+			return NULL;
+		r->key = *k;
+		for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+			r->pr[i].fd = -1;
+		sc->rs[sc->nb_rs++] = r;
+	}
+	return r;
+}
+
+static void
+rs_free(struct lb_scale *sc, struct rsvc *r, uint64_t wait_ns)
+{
+	if (r->drv != NULL)
+		r->ops->destroy(r->drv, wait_ns);
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+		if (r->pr[i].fd >= 0)
+			close(r->pr[i].fd);
+	for (unsigned int i = 0; i < sc->nb_rs; i++)
+		if (sc->rs[i] == r)
+			sc->rs[i] = sc->rs[--sc->nb_rs];
+	free(r);
+}
+
+/* The driver of the service's current settings, made when none runs. */
+static int
+rs_driver(struct rsvc *r, const struct lb_as_conf *c)
+{
+	char err[128], svc[40];
+
+	if (r->drv != NULL && drv_same(&r->drv_conf, c))
+		return 0;
+	if (r->drv != NULL) {
+		if (r->ops->busy(r->drv) > 0) {
+			/* Its instances keep their driver until they go. */
+			if (!r->said_busy)
+				logf_("new driver settings apply once the "
+				      "current instances are gone");
+			r->said_busy = true;
+			return 0;
+		}
+		r->ops->destroy(r->drv, 0);
+		r->drv = NULL;
+	}
+	r->said_busy = false;
+	r->ops = lb_orch_find(c->driver);
+	if (r->ops == NULL)
+		return -ENOENT;
+	label(&r->key, svc, sizeof(svc), ':');
+	r->drv = r->ops->create(c, svc, err, sizeof(err));
+	if (r->drv == NULL) {
+		logf_("%s: driver %s: %s", svc, c->driver, err);
+		return -EINVAL;
+	}
+	r->drv_conf = *c;
+	return 0;
+}
+
+static struct probe *
+probe_of(struct rsvc *r, uint32_t inst, bool make)
+{
+	struct probe *free_one = NULL;
+
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++) {
+		if (r->pr[i].inst == inst && r->pr[i].next_ns != 0)
+			return &r->pr[i];
+		if (free_one == NULL && r->pr[i].next_ns == 0)
+			free_one = &r->pr[i];
+	}
+	if (!make || free_one == NULL)
+		return NULL;
+	free_one->inst = inst;
+	free_one->fd = -1;
+	free_one->next_ns = 1;
+	free_one->ns[0] = '\0';
+	return free_one;
+}
+
+static void
+probe_drop(struct rsvc *r, uint32_t inst)
+{
+	struct probe *p = probe_of(r, inst, false);
+
+	if (p == NULL)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->next_ns = 0;
+}
+
+/* A socket in network namespace @p ns ("" for ours). */
+static int
+ns_socket(const char *ns)
+{
+	char path[128];
+	int self, fd, nsfd, err;
+
+	if (ns[0] == '\0')
+		return socket(AF_INET,
+			      SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return -1;
+	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0 || setns(nsfd, CLONE_NEWNET) != 0) {
+		err = errno;
+		close(nsfd);
+		if (self >= 0)
+			close(self);
+		errno = err;
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	err = errno;
+	if (setns(self, CLONE_NEWNET) != 0)
+		logf_("cannot return to lb-control's network namespace: %s",
+		      strerror(errno));
+	close(self);
+	close(nsfd);
+	errno = err;
+	return fd;
+}
+
+/* Whether a TCP connection to the instance succeeded (one in flight at a
+ * time, a new one every PROBE_EVERY_NS). */
+static bool
+probe_run(struct probe *p, const struct lb_as_inst *i, uint64_t now)
+{
+	struct pollfd pf;
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (p->fd >= 0) {
+		pf = (struct pollfd){.fd = p->fd, .events = POLLOUT};
+		if (poll(&pf, 1, 0) == 1) {
+			getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+			close(p->fd);
+			p->fd = -1;
+			if (err == 0)
+				return true;
+		} else if (now < p->next_ns) {
+			return false;
+		} else {
+			close(p->fd); /* no answer within the period */
+			p->fd = -1;
+		}
+	}
+	if (now < p->next_ns)
+		return false;
+	p->next_ns = now + PROBE_EVERY_NS;
+	p->fd = ns_socket(p->ns);
+	if (p->fd >= 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons(i->port),
+					 .sin_addr.s_addr = htonl(i->ip)};
+
+		if (connect(p->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(p->fd);
+			p->fd = -1;
+			return true;
+		}
+		if (errno != EINPROGRESS) {
+			close(p->fd);
+			p->fd = -1;
+		}
+	}
+	return false;
+}
+
+/* ---- the dataplane's view of a service ---- */
+
+static int
+view_svc(const struct lb_ctl *ctl, const struct lb_conf_svc_key *k)
+{
+	const struct lb_dpconf *c = lb_view_conf(ctl->view);
+
+	if (c == NULL)
+		return -1;
+	return lb_dpconf_svc_find(c, k->proto, htonl(k->vip), htons(k->port));
+}
+
+/* Backend @p ip : @p port of table service @p s, or NULL. */
+static struct lb_view_be *
+view_be(struct lb_scale *sc, int s, uint32_t ip, uint16_t port)
+{
+	const struct lb_dpconf *c = lb_view_conf(sc->ctl->view);
+	const struct lb_dpconf_svc *t;
+
+	if (c == NULL || s < 0)
+		return NULL;
+	t = &c->svc[s];
+	for (uint32_t b = 0; b < t->nb_be; b++)
+		if (t->be[b].state != LB_BE_EMPTY && t->be[b].ip == htonl(ip) &&
+		    t->be[b].port == htons(port))
+			return lb_view_be_get(sc->ctl->view, (uint32_t)s, b,
+					      sc->vb) == 0
+				       ? sc->vb
+				       : NULL;
+	return NULL;
+}
+
+/* ---- the repository and the configuration ---- */
+
+/* Static backends: whatever `backend add` configured. */
+static void
+sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
+{
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
+		const struct lb_conf_be *be = &sv->be[j];
+		struct lb_as_inst *i;
+		enum lb_as_state st =
+			be->draining ? LB_AS_DRAINING : LB_AS_ACTIVE;
+
+		if (be->orch)
+			continue;
+		i = lb_as_inst_by_addr(s, be->ip, be->port);
+		if (i == NULL) {
+			i = lb_as_inst_add(s, LB_AS_STATIC, st, now);
+			if (i == NULL)
+				continue;
+			i->ip = be->ip;
+			i->port = be->port;
+		}
+		if (i->origin == LB_AS_STATIC && i->state != st)
+			lb_as_inst_set(s, i, st, now, NULL);
+	}
+	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+		bool there = false;
+
+		if (i->origin != LB_AS_STATIC)
+			continue;
+		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++)
+			there |= sv->be[b].ip == i->ip &&
+				 sv->be[b].port == i->port && !sv->be[b].orch;
+		if (!there)
+			lb_as_inst_remove(s, i);
+	}
+}
+
+static bool
+be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k, uint32_t ip,
+	  uint16_t port)
+{
+	const struct lb_conf_svc *sv = lb_conf_svc_find(c, k);
+
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++)
+		if (sv->be[j].ip == ip && sv->be[j].port == port)
+			return true;
+	return false;
+}
+
+static void
+be_del(struct lb_scale *sc, const struct lb_conf_svc_key *k,
+       const struct lb_as_inst *i)
+{
+	if (i->ip != 0 && be_exists(sc->ctl->conf, k, i->ip, i->port))
+		lb_conf_be_del(sc->ctl->conf, k, i->ip, i->port, NULL);
+}
+
+/* Asks the driver to stop an instance; gone at once if nothing ran. */
+static void
+inst_stop(struct lb_as_svc *s, struct rsvc *r, struct lb_as_inst *i,
+	  uint64_t now, bool failed, const char *why)
+{
+	int rc = 1;
+
+	probe_drop(r, i->id);
+	if (r->drv != NULL)
+		rc = r->ops->stop(r->drv, i->id, i->drv_id, now);
+	if (rc < 0)
+		lb_as_note_driver_error(s);
+	if (rc != 0 && !failed) {
+		lb_as_inst_remove(s, i);
+		return;
+	}
+	lb_as_inst_set(s, i, failed ? LB_AS_FAILED : LB_AS_STOPPING, now, why);
+}
+
+/*
+ * An instance that ran before the driver did (lb-control restarted): an
+ * instance from now on, which then comes up as a started one does. Not
+ * when its address is a backend already, nor when the repository is
+ * full: the driver then keeps it as it is, never stopped.
+ */
+static struct lb_as_inst *
+adopt(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+      const struct lb_orch_ev *ev, uint64_t now)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	struct lb_as_inst *i = NULL;
+	char l[40], a[LB_CMD_ADDR_STRLEN];
+	const char *why = NULL;
+
+	label(k, l, sizeof(l), ' ');
+	lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a);
+	if (r->ops->adopt == NULL)
+		why = "the driver adopts nothing";
+	else if (be_exists(sc->ctl->conf, k, ev->ip, ev->port))
+		why = "a backend already";
+	else if ((i = lb_as_inst_adopt(s, now)) == NULL)
+		why = "no room for an instance";
+	if (why != NULL) {
+		logf_("%s: %s at %s left as it is: %s", l, ev->id, a, why);
+		return NULL;
+	}
+	if (r->ops->adopt(r->drv, ev->id, i->id) != 0)
+		logf_("%s: instance %u: driver lost %s", l, i->id, ev->id);
+	logf_("%s: instance %u adopted: %s at %s", l, i->id, ev->id, a);
+	return i;
+}
+
+static void
+on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	 const struct lb_orch_ev *ev, uint64_t now)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	struct lb_as_inst *i = lb_as_inst_find(s, ev->inst);
+	char l[40], a[LB_CMD_ADDR_STRLEN];
+	struct lb_cmd_out out;
+	struct probe *p;
+	int rc;
+
+	label(k, l, sizeof(l), ' ');
+	if (ev->kind == LB_ORCH_EV_ERROR) {
+		lb_as_note_driver_error(s);
+		if (ev->inst == UINT32_MAX) /* not about one instance */
+			logf_("%s: driver %s: %s; retrying", l, r->ops->name,
+			      ev->msg);
+		else
+			logf_("%s: instance %u: %s; retrying", l, ev->inst,
+			      ev->msg);
+		if (i != NULL)
+			snprintf(i->why, sizeof(i->why), "%s", ev->msg);
+		return;
+	}
+	if (ev->kind == LB_ORCH_EV_ADOPTED &&
+	    (i = adopt(sc, s, r, ev, now)) == NULL)
+		return;
+	if (i == NULL) {
+		/* An instance no one waits for (stopped meanwhile). */
+		if (ev->kind == LB_ORCH_EV_UP)
+			r->ops->stop(r->drv, ev->inst, ev->id, now);
+		return;
+	}
+	switch (ev->kind) {
+	case LB_ORCH_EV_ADOPTED:
+	case LB_ORCH_EV_UP:
+		if (i->state != LB_AS_STARTING) {
+			r->ops->stop(r->drv, ev->inst, ev->id, now);
+			return;
+		}
+		i->ip = ev->ip;
+		i->port = ev->port;
+		snprintf(i->drv_id, sizeof(i->drv_id), "%s", ev->id);
+		lb_cmd_out_init(&out);
+		/* Pending: in the table, but drained until healthy. */
+		rc = lb_conf_be_add(sc->ctl->conf, k, ev->ip, ev->port,
+				    LB_CONF_WEIGHT_DEFAULT, &out);
+		if (rc == 0)
+			lb_conf_be_set_orch(sc->ctl->conf, k, ev->ip, ev->port,
+					    true, NULL);
+		if (rc == 0)
+			rc = lb_conf_be_drain(sc->ctl->conf, k, ev->ip,
+					      ev->port, true, &out);
+		if (rc != 0) {
+			logf_("%s: instance %u at %s cannot be a backend: %s",
+			      l, i->id,
+			      lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a),
+			      lb_cmd_out_errmsg(&out));
+			lb_cmd_out_free(&out);
+			be_del(sc, k, i);
+			i->ip = 0;
+			inst_stop(s, r, i, now, true, "not a valid backend");
+			return;
+		}
+		lb_cmd_out_free(&out);
+		lb_as_inst_set(s, i, LB_AS_PENDING, now, "waiting for health");
+		p = probe_of(r, i->id, true);
+		if (p != NULL)
+			snprintf(p->ns, sizeof(p->ns), "%s", ev->ns);
+		logf_("%s: instance %u up at %s, pending", l, i->id,
+		      lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a));
+		return;
+	case LB_ORCH_EV_FAILED:
+	case LB_ORCH_EV_EXITED:
+		logf_("%s: instance %u %s: %s", l, i->id,
+		      ev->kind == LB_ORCH_EV_FAILED ? "could not start"
+						    : "exited",
+		      ev->msg);
+		probe_drop(r, i->id);
+		be_del(sc, k, i);
+		lb_as_inst_set(s, i, LB_AS_FAILED, now, ev->msg);
+		return;
+	case LB_ORCH_EV_STOPPED:
+		probe_drop(r, i->id);
+		be_del(sc, k, i);
+		if (i->state == LB_AS_FAILED)
+			return; /* stays listed as failed for a while */
+		logf_("%s: instance %u stopped", l, i->id);
+		lb_as_inst_remove(s, i);
+		return;
+	case LB_ORCH_EV_ERROR:
+		return;
+	}
+}
+
+/*
+ * Whether a pending instance is healthy: the service's own health check
+ * decides when it has one (control/health/health.h: a backend added at
+ * run time is pending until `check-rise` checks in a row passed, through the
+ * dataplane's exception path); without one, a TCP connection to the
+ * instance (probe_run()).
+ */
+static bool
+healthy(struct lb_scale *sc, struct rsvc *r, const struct lb_conf_svc_key *k,
+	const struct lb_as_inst *i, uint64_t now)
+{
+	const struct lb_conf_svc *sv = lb_conf_svc_find(sc->ctl->conf, k);
+	struct lb_health_be_info hi;
+	struct probe *p;
+
+	if (sv != NULL && sv->opts.check.type != LB_CONF_CHECK_NONE &&
+	    sc->ctl->health != NULL)
+		return lb_health_get(sc->ctl->health, k, i->ip, i->port,
+				     &hi) == 0 &&
+		       hi.state == LB_HEALTH_UP;
+	p = probe_of(r, i->id, true);
+	return p != NULL && probe_run(p, i, now);
+}
+
+/* Pending instances that pass their check become active; drains end. */
+static void
+lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	  uint64_t now)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	const struct lb_as_conf *c = lb_as_svc_conf(s);
+	int slot = view_svc(sc->ctl, k);
+	char l[40];
+
+	label(k, l, sizeof(l), ' ');
+	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+		struct lb_view_be *vb;
+
+		if (i->origin != LB_AS_ORCH)
+			continue;
+		switch (i->state) {
+		case LB_AS_PENDING:
+			if (!healthy(sc, r, k, i, now))
+				break;
+			probe_drop(r, i->id);
+			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+					     false, NULL) == 0) {
+				lb_as_inst_set(s, i, LB_AS_ACTIVE, now,
+					       "healthy");
+				logf_("%s: instance %u active", l, i->id);
+			}
+			break;
+		case LB_AS_DRAINING:
+			vb = view_be(sc, slot, i->ip, i->port);
+			if (vb != NULL && vb->flows_active > 0 &&
+			    now - i->since_ns < c->drain_timeout_ns)
+				break;
+			if (vb != NULL && vb->flows_active > 0) {
+				lb_as_note_drain_timeout(s);
+				logf_("%s: instance %u: drain timeout with "
+				      "%lu flow(s) left",
+				      l, i->id,
+				      (unsigned long)vb->flows_active);
+			}
+			be_del(sc, k, i);
+			inst_stop(s, r, i, now, false, "drained");
+			break;
+		case LB_AS_FAILED:
+			if (now - i->since_ns >= FAILED_LINGER_NS)
+				lb_as_inst_remove(s, i);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Newest active orchestrated instance (the last one in is the first
+ * out: it has the fewest flows), or NULL. */
+static struct lb_as_inst *
+newest_active(struct lb_as_svc *s)
+{
+	struct lb_as_inst *best = NULL;
+
+	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+
+		if (i->origin == LB_AS_ORCH && i->state == LB_AS_ACTIVE &&
+		    (best == NULL || i->id > best->id))
+			best = i;
+	}
+	return best;
+}
+
+static struct lb_as_inst *
+oldest_pending(struct lb_as_svc *s)
+{
+	struct lb_as_inst *best = NULL;
+
+	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+
+		if (i->origin == LB_AS_ORCH &&
+		    (i->state == LB_AS_STARTING || i->state == LB_AS_PENDING) &&
+		    (best == NULL || i->requested_ns < best->requested_ns))
+			best = i;
+	}
+	return best;
+}
+
+/* Carries out a decision: the one path for automatic and manual ones. */
+static void
+carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	  const struct lb_as_decision *d, uint64_t now)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	char l[40];
+
+	label(k, l, sizeof(l), ' ');
+	if (d->action != LB_SG_NONE)
+		logf_("%s: %s %s %u (%s)", l, d->manual ? "manual" : "auto",
+		      lb_scale_guard_action_name(d->action), d->count,
+		      d->reason);
+	for (uint32_t n = 0; n < d->count; n++) {
+		struct lb_as_inst *i;
+
+		switch (d->action) {
+		case LB_SG_UP:
+			i = lb_as_inst_add(s, LB_AS_ORCH, LB_AS_STARTING, now);
+			if (i == NULL)
+				return;
+			if (r->drv == NULL ||
+			    r->ops->start(r->drv, i->id, now) != 0) {
+				lb_as_note_driver_error(s);
+				lb_as_inst_set(s, i, LB_AS_FAILED, now,
+					       "driver refused the start");
+			}
+			break;
+		case LB_SG_DOWN:
+			i = newest_active(s);
+			if (i == NULL)
+				return; /* static backends are not ours */
+			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+					     true, NULL) == 0) {
+				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
+					       "scaled down");
+				logf_("%s: instance %u draining", l, i->id);
+			}
+			break;
+		case LB_SG_REMOVE_PENDING:
+			i = oldest_pending(s);
+			if (i == NULL)
+				return;
+			logf_("%s: instance %u not healthy within the "
+			      "start-up timeout; removed",
+			      l, i->id);
+			be_del(sc, k, i);
+			inst_stop(s, r, i, now, true, "start-up timeout");
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+static void
+evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
+{
+	struct lb_as_spl_in in[LB_AS_INST_MAX];
+	struct lb_as_input x = {.now_ns = now, .spl = in};
+	struct lb_as_decision d;
+	struct lb_view_svc vs;
+	int slot;
+
+	/* Decisions on instances that run but are not known yet would
+	 * start too many, or stop the ones that serve. */
+	if (r->drv != NULL && r->ops->synced != NULL && !r->ops->synced(r->drv))
+		return;
+	if (lb_as_take_manual(s, now, &d) == 1)
+		carry_out(sc, s, r, &d, now);
+	if (!lb_as_due(s, now) || sc->ctl->view == NULL)
+		return;
+	slot = view_svc(sc->ctl, lb_as_svc_key(s));
+	x.spl_now_ns = lb_view_now(sc->ctl->view);
+	if (slot >= 0 &&
+	    lb_view_svc_get(sc->ctl->view, (uint32_t)slot, &vs) == 0)
+		x.inflight = vs.inflight;
+	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+		struct lb_view_be *vb;
+
+		if (i->state != LB_AS_ACTIVE)
+			continue;
+		vb = view_be(sc, slot, i->ip, i->port);
+		in[x.nb_spl++] = (struct lb_as_spl_in){
+			.inst = i->id,
+			.seen = vb != NULL && vb->l7.spl_seen,
+			.spl = vb != NULL ? vb->l7.spl : 0,
+			.gen_ns = vb != NULL ? vb->l7.spl_gen_ns : 0,
+		};
+		/* A report stamped after the view's now is the clock's
+		 * rounding, not the future. */
+		if (in[x.nb_spl - 1].gen_ns > x.spl_now_ns)
+			in[x.nb_spl - 1].gen_ns = x.spl_now_ns;
+	}
+	if (lb_as_eval(s, &x, &d) == 0)
+		carry_out(sc, s, r, &d, now);
+}
+
+/* A service no longer autoscaled: its instances go, then its state. */
+static bool
+wind_down(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	  uint64_t now)
+{
+	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	bool svc_there = lb_conf_svc_find(sc->ctl->conf, k) != NULL;
+	unsigned int left = 0;
+
+	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+
+		if (i->origin != LB_AS_ORCH)
+			continue;
+		if (i->state == LB_AS_ACTIVE && svc_there) {
+			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+					     true, NULL) == 0)
+				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
+					       "autoscaling off");
+		} else if (i->state == LB_AS_STARTING ||
+			   i->state == LB_AS_PENDING ||
+			   (i->state == LB_AS_ACTIVE && !svc_there) ||
+			   (i->state == LB_AS_DRAINING && !svc_there)) {
+			be_del(sc, k, i);
+			inst_stop(s, r, i, now, false, "autoscaling off");
+		}
+		left += lb_as_inst_find(s, i->id) != NULL &&
+			i->state != LB_AS_FAILED;
+	}
+	return left == 0 && (r->drv == NULL || r->ops->busy(r->drv) == 0);
+}
+
+void
+lb_scale_tick(struct lb_scale *sc, uint64_t now)
+{
+	struct lb_ctl *ctl;
+	uint64_t gen0, agen0;
+
+	if (sc == NULL)
+		return;
+	ctl = sc->ctl;
+	gen0 = lb_conf_generation(ctl->conf);
+	agen0 = lb_as_generation(ctl->as);
+
+	for (unsigned int n = lb_as_nb_svcs(ctl->as); n-- > 0;) {
+		struct lb_as_svc *s = lb_as_svc_at(ctl->as, n);
+		const struct lb_conf_svc *sv =
+			lb_conf_svc_find(ctl->conf, lb_as_svc_key(s));
+		struct lb_orch_ev ev[EV_MAX];
+		struct rsvc *r = rs_get(sc, s);
+		unsigned int ne;
+
+		if (r == NULL)
+			continue;
+		if (sv == NULL && !lb_as_svc_deleted(s))
+			lb_as_svc_del(ctl->as, lb_as_svc_key(s));
+		if (!lb_as_svc_deleted(s))
+			rs_driver(r, lb_as_svc_conf(s));
+		sync_static(s, sv, now);
+		if (r->drv != NULL) {
+			ne = r->ops->poll(r->drv, now, ev, EV_MAX);
+			for (unsigned int e = 0; e < ne; e++)
+				on_event(sc, s, r, &ev[e], now);
+		}
+		lifecycle(sc, s, r, now);
+		if (lb_as_svc_deleted(s)) {
+			if (wind_down(sc, s, r, now)) {
+				rs_free(sc, r, 0);
+				lb_as_svc_reap(ctl->as, s);
+			}
+			continue;
+		}
+		evaluate(sc, s, r, now);
+	}
+	if (lb_conf_generation(ctl->conf) != gen0 ||
+	    lb_as_generation(ctl->as) != agen0)
+		sc->commit(sc->ctx);
+}
+
+void
+lb_scale_free(struct lb_scale *sc)
+{
+	if (sc == NULL)
+		return;
+	while (sc->nb_rs > 0)
+		rs_free(sc, sc->rs[0], 10000000000ull);
+	free(sc->vb);
+	free(sc);
+}

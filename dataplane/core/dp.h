@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_DP_H
+#define LB_DP_H
+
+/*
+ * State of the lb-dataplane process: what every worker reads (struct
+ * lb_dp, read-only once the workers run) and what each worker owns
+ * (struct lb_worker, written only by its lcore; other threads only read
+ * its counters).
+ */
+
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "lb/admit.h"
+#include "deferq.h"
+#include "lb/dpconf.h"
+#include "lb/fb.h"
+#include "lb/flow_table.h"
+#include "lb/governor.h"
+#include "l7.h"
+#include "l7_reject.h"
+#include "neigh.h"
+#include "lb/pkt_parse.h"
+#include "lb/rng.h"
+#include "lb/shm.h"
+#include "lb/snat.h"
+#include "tcp_track.h"
+#include "port.h"
+
+#define LB_BURST 32
+/** Feedback records a worker gathers per poll before one enqueue. */
+#define LB_FB_BUF 32
+#define LB_MAX_PORTS LB_SHM_MAX_PORTS
+#define LB_MAX_WORKERS LB_SHM_MAX_WORKERS
+#define LB_HOLD_NONE UINT32_MAX
+
+/** A learnt neighbour, broadcast to the other workers. */
+struct lb_neigh_msg {
+	uint32_t ip;
+	uint8_t mac[6];
+	uint16_t port;
+};
+
+/* What survives of a flow whose trial failed, to start the next trial. */
+struct lb_trial {
+	struct lb_flow_key orig;
+	uint32_t snat_ip;
+	uint16_t snat_port;
+	uint16_t svc;
+	uint32_t be;
+	uint32_t trials;
+	uint32_t hold; /**< SYN copy, or LB_HOLD_NONE */
+};
+
+#define LB_EXPIRE_BUDGET 512u
+
+struct lb_dp;
+struct lb_exc;
+
+struct lb_worker {
+	struct lb_dp *dp;
+	uint16_t wid;
+	unsigned int lcore;
+	/** The table this worker runs: its own copy of the last published
+	 * one, taken at the start of a poll. */
+	const struct lb_dpconf *conf;
+	/** The published table that copy was taken from; only compared. */
+	const struct lb_dpconf *conf_pub;
+	struct lb_dpconf *conf_buf[2];
+	const struct lb_sched_ops *ops[LB_CONF_MAX_SVCS];
+	struct lb_flow_table *ft;
+	struct lb_snat *snat;
+	struct lb_neigh *neigh;
+	struct rte_ring *redirect; /**< mbufs of our flows from others */
+	struct rte_ring *neigh_in; /**< struct lb_neigh_msg from others */
+	/** Handling frames of the redirect ring (their user tag is ours). */
+	bool in_redirect;
+	struct lb_xoshiro xo;
+	struct lb_rng rng;
+	void *sched[LB_CONF_MAX_SVCS];
+	/** Service slots whose scheduler is still being built, one bit
+	 * each: a slice per poll, between bursts (sched_build_slice()). */
+	uint64_t sched_todo;
+	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
+	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
+	struct rte_ring *fb;    /**< feedback to lb-control */
+	/** Records of the current poll, enqueued in one burst at its end
+	 * (or when full): one ring operation for the two or three records
+	 * of a followed response instead of one each. */
+	uint16_t fb_n;
+	struct lb_fb fb_buf[LB_FB_BUF];
+	/** Exception path (exc.h): frames for the kernel and from it; NULL
+	 * when it is off. */
+	struct rte_ring *exc_out, *exc_in;
+	uint16_t exc_n;
+	struct rte_mbuf *exc_m[LB_BURST];
+	struct lb_l7_pool *l7;  /**< HTTP following; NULL if disabled */
+	struct lb_hdr_scratch *hscr;  /**< for the database in use */
+	struct lb_hdr_db *hdb;        /**< own copy; NULL: dp->hdb */
+	uint64_t hdr_id;              /**< hdr_id of the table it came from */
+	uint64_t now_ns; /**< time of the current poll (feedback records) */
+	/** Admission state of followed flows, by L7 entry (l7_reject.h). */
+	struct lb_l7_rej *rej;
+	uint32_t nb_rej; /**< entries of @c rej: the pool size at creation */
+	uint32_t adm_client; /**< client (host order) of the segment fed */
+	uint64_t adm_now;    /**< and its time, for the request's buckets */
+	/** The admission callback stopped the entry being fed: a throttled
+	 * request it could not refuse alone (docs/admission.md). */
+	bool adm_stop;
+	struct lb_admit_lc *admit; /**< NULL: no admission control */
+	struct lb_shm_worker sh; /**< what lb-control reads */
+	/** TCP sequence state of each flow entry, by flow index. */
+	struct lb_tcp_track *trk;
+	/* SYN copies kept for retries, indexed by flow->l7 */
+	struct rte_mbuf **hold;
+	uint32_t *hold_free;
+	uint64_t *hold_since; /* first deferral of a hold, 0 if never */
+	uint32_t hold_cap, hold_nfree;
+	uint64_t next_house_ns;
+	unsigned int nb_pending;
+	struct lb_trial pending[LB_EXPIRE_BUDGET]; /**< SYN timeouts */
+	/** RSTs for segments without a flow: a token bucket per service
+	 * slot, and one more for segments to SNAT addresses, whose rate is
+	 * the highest rst-rate of the services (rst_snat_rate). */
+	struct lb_rst_tb {
+		uint64_t credit; /**< tokens x 1e9 */
+		uint64_t last;	 /**< ns of the last refill */
+	} rst_tb[LB_CONF_MAX_SVCS + 1];
+	uint64_t rst_snat_rate;
+	uint32_t idle_loops;
+	struct {
+		uint16_t n;
+		struct rte_mbuf *m[LB_BURST];
+	} tx[LB_MAX_PORTS];
+	struct lb_worker_stats st;
+} __rte_cache_aligned;
+
+struct lb_dp {
+	/** The first table (from --config). Workers follow shm->conf when
+	 * shm is set (lb-dataplane), dp->conf otherwise (tests, benches). */
+	struct lb_dpconf *conf;
+	struct lb_shm *shm;
+	struct rte_mempool *pool;
+	uint16_t nb_ports;
+	struct lb_port_info port[LB_MAX_PORTS];
+	uint16_t nb_workers;
+	struct lb_worker *w[LB_MAX_WORKERS];
+	double ns_per_tsc;
+	/** Flow hash the schedulers pick with (maglev): a secret, the same
+	 * on the hosts of an ECMP group only when given (seed.h). */
+	uint64_t hash_seed;
+	/** Workers' generators: per-worker table seeds, schedulers' random
+	 * streams; random unless given. 0: derived from hash_seed. */
+	uint64_t rng_seed;
+	uint32_t idle_us;   /**< longest sleep when idle; 0 = busy poll */
+	uint32_t flows;     /**< flow table capacity per worker */
+	/** Header scanner database, NULL to follow no HTTP at all. */
+	struct lb_hdr_db *hdb;
+	uint32_t l7_flows;  /**< HTTP flows followed at once per worker */
+	int64_t epoch_off_ns; /**< wall clock minus our monotonic clock */
+	struct lb_exc *exc;   /**< exception path, NULL when off */
+	/** Governor multipliers by service slot (shm->gov_m in
+	 * lb-dataplane; a test's own array); NULL: never throttle. */
+	_Atomic uint64_t *gov_m;
+	/** Global buckets of admission control; NULL admits everything. */
+	struct lb_admit_shm *admit;
+	volatile int quit;
+};
+
+/** Allocates and initialises worker @p wid's state. */
+struct lb_worker *lb_worker_create(struct lb_dp *dp, uint16_t wid,
+				   unsigned int lcore);
+void lb_worker_free(struct lb_worker *w);
+
+/**
+ * One iteration of a worker's loop: a burst from each port queue and the
+ * redirect ring, housekeeping when due, transmit. Returns packets handled.
+ */
+unsigned int lb_worker_poll(struct lb_worker *w);
+
+/**
+ * Moves worker @p w to table @p c: scheduler state and deferred queues
+ * are rebuilt for services that changed, kept (with their error counts)
+ * for those that did not. Called by the worker itself, between bursts.
+ */
+void lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *c);
+
+/** Takes up the header database and header names of table @p pub
+ * (l7_table.c); called by lb_worker_switch(). */
+void lb_worker_l7_switch(struct lb_worker *w, const struct lb_dpconf *pub);
+
+/** The worker loop for rte_eal_remote_launch(); runs until dp->quit. */
+int lb_worker_main(void *arg);
+
+/** The table workers currently follow. */
+static inline const struct lb_dpconf *
+lb_dp_conf(const struct lb_dp *dp)
+{
+	return dp->shm != NULL ?
+		       atomic_load_explicit(&dp->shm->conf,
+					    memory_order_acquire) :
+		       dp->conf;
+}
+
+/** Registers the /lb/ telemetry commands. */
+int lb_telemetry_init(struct lb_dp *dp);
+
+#endif /* LB_DP_H */

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Neighbour table: see dataplane/neigh/neigh.h for the behaviour. Layout: a
+ * fixed array of entries; a chained hash index (bucket heads and per-entry
+ * next indices); a doubly linked LRU list of the non-static entries (head
+ * most recently used); a doubly linked list of the INCOMPLETE entries in
+ * the order their next request falls due (every request moves its entry
+ * to the tail with now + retrans, and now never runs backwards, so the
+ * list stays sorted and lb_neigh_poll() only looks at its head); unused
+ * entries on a free list.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "neigh.h"
+#include "lb/rng.h"
+
+#define NIL UINT32_MAX
+#define ST_FREE 0
+
+struct entry {
+	uint32_t ip;
+	uint32_t hnext;
+	uint32_t lprev, lnext; /* LRU list, or free list (lnext) */
+	uint32_t pprev, pnext; /* INCOMPLETE list */
+	uint64_t confirmed_ns;
+	uint64_t next_ns;
+	uint64_t hold[LB_NEIGH_HOLD_MAX];
+	uint8_t mac[6];
+	uint8_t state;
+	uint8_t probes;
+	uint8_t nhold;
+};
+
+struct lb_neigh {
+	uint64_t reachable_ns;
+	uint64_t retrans_ns;
+	uint64_t failed_ns;
+	uint64_t seed;
+	uint64_t last_ns;
+	uint32_t max_probes;
+	uint32_t hold_max;
+	lb_neigh_release_cb release;
+	void *release_arg;
+	uint32_t bmask;
+	uint32_t lhead, ltail;
+	uint32_t phead, ptail;
+	uint32_t free;
+	bool busy;
+	struct lb_neigh_stats st;
+	uint32_t *buckets;
+	struct entry *e;
+};
+
+/* Handles taken out of an entry, handed to the callback once the table
+ * is consistent again. */
+struct release {
+	uint32_t ip;
+	uint8_t n;
+	bool ok;
+	uint8_t mac[6];
+	uint64_t h[LB_NEIGH_HOLD_MAX];
+};
+
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t
+clamp_now(struct lb_neigh *t, uint64_t now_ns)
+{
+	if (now_ns > t->last_ns)
+		t->last_ns = now_ns;
+	return t->last_ns;
+}
+
+/* Not 0.0.0.0/8, multicast, class E or broadcast: a neighbour's address
+ * (RFC 1122 3.2.1.3). */
+static bool
+ip_ok(uint32_t be_ip)
+{
+	const uint8_t *b = (const uint8_t *)&be_ip;
+
+	return b[0] != 0 && b[0] < 224;
+}
+
+static bool
+mac_ok(const uint8_t *mac)
+{
+	static const uint8_t zero[6];
+
+	return !(mac[0] & 1) && memcmp(mac, zero, 6) != 0;
+}
+
+/* ---- index ---- */
+
+static uint32_t
+bucket_of(const struct lb_neigh *t, uint32_t ip)
+{
+	uint64_t s = ip ^ t->seed;
+
+	return (uint32_t)lb_splitmix64(&s) & t->bmask;
+}
+
+static uint32_t
+find(const struct lb_neigh *t, uint32_t ip)
+{
+	uint32_t i = t->buckets[bucket_of(t, ip)];
+
+	while (i != NIL && t->e[i].ip != ip)
+		i = t->e[i].hnext;
+	return i;
+}
+
+static void
+hash_insert(struct lb_neigh *t, uint32_t i)
+{
+	uint32_t *b = &t->buckets[bucket_of(t, t->e[i].ip)];
+
+	t->e[i].hnext = *b;
+	*b = i;
+}
+
+static void
+hash_remove(struct lb_neigh *t, uint32_t i)
+{
+	uint32_t *p = &t->buckets[bucket_of(t, t->e[i].ip)];
+
+	while (*p != i)
+		p = &t->e[*p].hnext;
+	*p = t->e[i].hnext;
+}
+
+/* ---- lists ---- */
+
+static void
+lru_unlink(struct lb_neigh *t, uint32_t i)
+{
+	struct entry *e = &t->e[i];
+
+	if (e->lprev != NIL)
+		t->e[e->lprev].lnext = e->lnext;
+	else
+		t->lhead = e->lnext;
+	if (e->lnext != NIL)
+		t->e[e->lnext].lprev = e->lprev;
+	else
+		t->ltail = e->lprev;
+}
+
+static void
+lru_push_head(struct lb_neigh *t, uint32_t i)
+{
+	struct entry *e = &t->e[i];
+
+	e->lprev = NIL;
+	e->lnext = t->lhead;
+	if (t->lhead != NIL)
+		t->e[t->lhead].lprev = i;
+	else
+		t->ltail = i;
+	t->lhead = i;
+}
+
+static void
+lru_push_tail(struct lb_neigh *t, uint32_t i)
+{
+	struct entry *e = &t->e[i];
+
+	e->lnext = NIL;
+	e->lprev = t->ltail;
+	if (t->ltail != NIL)
+		t->e[t->ltail].lnext = i;
+	else
+		t->lhead = i;
+	t->ltail = i;
+}
+
+static void
+pend_unlink(struct lb_neigh *t, uint32_t i)
+{
+	struct entry *e = &t->e[i];
+
+	if (e->pprev != NIL)
+		t->e[e->pprev].pnext = e->pnext;
+	else
+		t->phead = e->pnext;
+	if (e->pnext != NIL)
+		t->e[e->pnext].pprev = e->pprev;
+	else
+		t->ptail = e->pprev;
+}
+
+static void
+pend_push_tail(struct lb_neigh *t, uint32_t i)
+{
+	struct entry *e = &t->e[i];
+
+	e->pnext = NIL;
+	e->pprev = t->ptail;
+	if (t->ptail != NIL)
+		t->e[t->ptail].pnext = i;
+	else
+		t->phead = i;
+	t->ptail = i;
+}
+
+/* ---- releases ---- */
+
+static void
+take_holds(struct entry *e, struct release *r, const uint8_t *mac)
+{
+	r->ip = e->ip;
+	r->n = e->nhold;
+	r->ok = mac != NULL;
+	if (mac != NULL)
+		memcpy(r->mac, mac, 6);
+	memcpy(r->h, e->hold, sizeof(r->h));
+	e->nhold = 0;
+}
+
+static void
+give_back(struct lb_neigh *t, struct release *r)
+{
+	if (r->n == 0)
+		return;
+	if (r->ok)
+		t->st.released += r->n;
+	else
+		t->st.dropped += r->n;
+	t->busy = true;
+	for (uint8_t k = 0; k < r->n; k++)
+		t->release(t->release_arg, r->ip, r->h[k],
+			   r->ok ? r->mac : NULL);
+	t->busy = false;
+	r->n = 0;
+}
+
+/* ---- entry life ---- */
+
+/* Takes @i out of the index and every list; its handles go to @r. */
+static void
+remove_entry(struct lb_neigh *t, uint32_t i, struct release *r)
+{
+	struct entry *e = &t->e[i];
+
+	take_holds(e, r, NULL);
+	hash_remove(t, i);
+	if (e->state == LB_NEIGH_STATIC)
+		t->st.statics--;
+	else
+		lru_unlink(t, i);
+	if (e->state == LB_NEIGH_INCOMPLETE)
+		pend_unlink(t, i);
+	e->state = ST_FREE;
+	e->lnext = t->free;
+	t->free = i;
+	t->st.entries--;
+}
+
+/*
+ * A fresh entry for @ip in the index but in no list, evicting the least
+ * recently used non-static entry if none is free (its handles go to @r);
+ * NIL if every entry is static.
+ */
+static uint32_t
+new_entry(struct lb_neigh *t, uint32_t ip, struct release *r)
+{
+	struct entry *e;
+	uint32_t i;
+
+	if (t->free == NIL) {
+		if (t->ltail == NIL) {
+			t->st.full++;
+			return NIL;
+		}
+		remove_entry(t, t->ltail, r);
+		t->st.evicted++;
+	}
+	i = t->free;
+	e = &t->e[i];
+	t->free = e->lnext;
+	memset(e, 0, sizeof(*e));
+	e->ip = ip;
+	e->lprev = e->lnext = e->pprev = e->pnext = NIL;
+	hash_insert(t, i);
+	t->st.entries++;
+	return i;
+}
+
+/* REACHABLE entries turn STALE when their time is up. */
+static uint8_t
+state_at(const struct lb_neigh *t, const struct entry *e, uint64_t now)
+{
+	if (e->state == LB_NEIGH_REACHABLE &&
+	    now >= sat_add(e->confirmed_ns, t->reachable_ns))
+		return LB_NEIGH_STALE;
+	return e->state;
+}
+
+static void
+start_resolving(struct lb_neigh *t, uint32_t i, uint64_t now)
+{
+	struct entry *e = &t->e[i];
+
+	e->state = LB_NEIGH_INCOMPLETE;
+	memset(e->mac, 0, sizeof(e->mac));
+	e->probes = 1;
+	e->next_ns = sat_add(now, t->retrans_ns);
+	pend_push_tail(t, i);
+	t->st.requests++;
+}
+
+static void
+fail(struct lb_neigh *t, uint32_t i, uint64_t now, struct release *r)
+{
+	struct entry *e = &t->e[i];
+
+	take_holds(e, r, NULL);
+	if (e->state == LB_NEIGH_INCOMPLETE)
+		pend_unlink(t, i);
+	e->state = LB_NEIGH_FAILED;
+	memset(e->mac, 0, sizeof(e->mac));
+	e->probes = 0;
+	e->next_ns = sat_add(now, t->failed_ns);
+	t->st.failed++;
+}
+
+/* ---- API ---- */
+
+int
+lb_neigh_conf_check(const struct lb_neigh_conf *conf)
+{
+	if (conf == NULL)
+		return -EINVAL;
+	if (conf->capacity > LB_NEIGH_CAPACITY_MAX ||
+	    conf->max_probes > LB_NEIGH_PROBES_MAX ||
+	    conf->hold_max > LB_NEIGH_HOLD_MAX ||
+	    conf->reachable_ns > LB_NEIGH_TIME_MAX_NS ||
+	    conf->retrans_ns > LB_NEIGH_TIME_MAX_NS ||
+	    conf->failed_ns > LB_NEIGH_TIME_MAX_NS)
+		return -ERANGE;
+	return 0;
+}
+
+static uint64_t
+or_default(uint64_t v, uint64_t def)
+{
+	return v != 0 ? v : def;
+}
+
+struct lb_neigh *
+lb_neigh_create(const struct lb_neigh_conf *conf)
+{
+	static const struct lb_neigh_conf defaults;
+	struct lb_neigh *t;
+	uint32_t cap, nb = 1;
+	int rc;
+
+	if (conf == NULL)
+		conf = &defaults;
+	rc = lb_neigh_conf_check(conf);
+	if (rc != 0) {
+		errno = -rc;
+		return NULL;
+	}
+	cap = (uint32_t)or_default(conf->capacity, LB_NEIGH_CAPACITY_DEFAULT);
+	while (nb < cap)
+		nb <<= 1;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		goto nomem;
+	t->buckets = malloc(sizeof(*t->buckets) * nb);
+	t->e = calloc(cap, sizeof(*t->e));
+	if (t->buckets == NULL || t->e == NULL)
+		goto nomem;
+	t->reachable_ns =
+		or_default(conf->reachable_ns, LB_NEIGH_REACHABLE_DEFAULT_NS);
+	t->retrans_ns =
+		or_default(conf->retrans_ns, LB_NEIGH_RETRANS_DEFAULT_NS);
+	t->failed_ns = or_default(conf->failed_ns, LB_NEIGH_FAILED_DEFAULT_NS);
+	t->max_probes =
+		(uint32_t)or_default(conf->max_probes, LB_NEIGH_PROBES_DEFAULT);
+	t->hold_max = (uint32_t)or_default(conf->hold_max, LB_NEIGH_HOLD_MAX);
+	t->seed = conf->hash_seed;
+	t->release = conf->release;
+	t->release_arg = conf->release_arg;
+	t->bmask = nb - 1;
+	for (uint32_t b = 0; b < nb; b++)
+		t->buckets[b] = NIL;
+	t->lhead = t->ltail = t->phead = t->ptail = NIL;
+	for (uint32_t i = 0; i < cap; i++)
+		t->e[i].lnext = i + 1 < cap ? i + 1 : NIL;
+	t->free = 0;
+	t->st.capacity = cap;
+	return t;
+nomem:
+	lb_neigh_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+lb_neigh_free(struct lb_neigh *t)
+{
+	if (t == NULL)
+		return;
+	free(t->buckets);
+	free(t->e);
+	free(t);
+}
+
+int
+lb_neigh_lookup(struct lb_neigh *t, uint32_t ip, uint64_t now_ns, uint8_t *mac)
+{
+	struct release r = {.n = 0};
+	struct entry *e;
+	uint64_t now;
+	uint32_t i;
+	int res;
+
+	if (t == NULL || mac == NULL || !ip_ok(ip))
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	now = clamp_now(t, now_ns);
+	t->st.lookups++;
+	i = find(t, ip);
+	if (i == NIL) {
+		i = new_entry(t, ip, &r);
+		if (i == NIL) {
+			t->st.misses++;
+			return -ENOSPC;
+		}
+		start_resolving(t, i, now);
+		lru_push_head(t, i);
+		t->st.misses++;
+		give_back(t, &r);
+		return LB_NEIGH_MISS_SEND;
+	}
+
+	e = &t->e[i];
+	e->state = state_at(t, e, now);
+	switch (e->state) {
+	case LB_NEIGH_STALE:
+		if (now < e->next_ns) {
+			res = LB_NEIGH_HIT;
+		} else if (e->probes < t->max_probes) {
+			e->probes++;
+			e->next_ns = sat_add(now, t->retrans_ns);
+			t->st.requests++;
+			res = LB_NEIGH_HIT_PROBE;
+		} else {
+			fail(t, i, now, &r);
+			res = LB_NEIGH_MISS_FAILED;
+		}
+		break;
+	case LB_NEIGH_INCOMPLETE:
+		if (now < e->next_ns) {
+			res = LB_NEIGH_MISS_PENDING;
+		} else if (e->probes < t->max_probes) {
+			e->probes++;
+			e->next_ns = sat_add(now, t->retrans_ns);
+			pend_unlink(t, i);
+			pend_push_tail(t, i);
+			t->st.requests++;
+			res = LB_NEIGH_MISS_SEND;
+		} else {
+			fail(t, i, now, &r);
+			res = LB_NEIGH_MISS_FAILED;
+		}
+		break;
+	case LB_NEIGH_FAILED:
+		if (now < e->next_ns) {
+			res = LB_NEIGH_MISS_FAILED;
+		} else {
+			start_resolving(t, i, now);
+			res = LB_NEIGH_MISS_SEND;
+		}
+		break;
+	default: /* REACHABLE, STATIC */
+		res = LB_NEIGH_HIT;
+		break;
+	}
+	if (e->state != LB_NEIGH_STATIC) {
+		lru_unlink(t, i);
+		lru_push_head(t, i);
+	}
+	if (res == LB_NEIGH_HIT || res == LB_NEIGH_HIT_PROBE) {
+		memcpy(mac, e->mac, 6);
+		t->st.hits++;
+	} else {
+		t->st.misses++;
+	}
+	give_back(t, &r);
+	return res;
+}
+
+int
+lb_neigh_hold(struct lb_neigh *t, uint32_t ip, uint64_t handle)
+{
+	struct entry *e;
+	uint32_t i;
+
+	if (t == NULL || t->release == NULL)
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	i = find(t, ip);
+	if (i == NIL)
+		return -ENOENT;
+	e = &t->e[i];
+	switch (e->state) {
+	case LB_NEIGH_INCOMPLETE:
+		break;
+	case LB_NEIGH_FAILED:
+		return -EHOSTUNREACH;
+	default:
+		return -EEXIST;
+	}
+	if (e->nhold >= t->hold_max) {
+		t->st.hold_overflow++;
+		return -ENOSPC;
+	}
+	e->hold[e->nhold++] = handle;
+	t->st.held++;
+	return 0;
+}
+
+int
+lb_neigh_learn(struct lb_neigh *t, uint32_t ip, const uint8_t *mac,
+	       uint64_t now_ns)
+{
+	struct release r = {.n = 0};
+	struct entry *e;
+	uint64_t now;
+	uint32_t i;
+
+	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac))
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	now = clamp_now(t, now_ns);
+	i = find(t, ip);
+	if (i == NIL) {
+		i = new_entry(t, ip, &r);
+		if (i == NIL)
+			return -ENOSPC;
+		lru_push_tail(t, i);
+		e = &t->e[i];
+	} else {
+		e = &t->e[i];
+		switch (e->state) {
+		case LB_NEIGH_STATIC:
+			t->st.static_kept++;
+			return -EPERM;
+		case LB_NEIGH_INCOMPLETE:
+			pend_unlink(t, i);
+			take_holds(e, &r, mac);
+			t->st.resolved++;
+			break;
+		case LB_NEIGH_FAILED:
+			t->st.resolved++;
+			break;
+		default:
+			if (memcmp(e->mac, mac, 6) != 0)
+				t->st.mac_changed++;
+			break;
+		}
+	}
+	e->state = LB_NEIGH_REACHABLE;
+	memcpy(e->mac, mac, 6);
+	e->confirmed_ns = now;
+	e->probes = 0;
+	e->next_ns = 0;
+	t->st.learned++;
+	give_back(t, &r);
+	return 0;
+}
+
+int
+lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
+{
+	struct release r = {.n = 0};
+	struct entry *e;
+	uint32_t i;
+
+	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac))
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	i = find(t, ip);
+	if (i == NIL) {
+		i = new_entry(t, ip, &r);
+		if (i == NIL)
+			return -ENOSPC;
+		e = &t->e[i];
+	} else {
+		e = &t->e[i];
+		if (e->state != LB_NEIGH_STATIC)
+			lru_unlink(t, i);
+		if (e->state == LB_NEIGH_INCOMPLETE) {
+			pend_unlink(t, i);
+			take_holds(e, &r, mac);
+		}
+	}
+	if (e->state != LB_NEIGH_STATIC)
+		t->st.statics++;
+	e->state = LB_NEIGH_STATIC;
+	memcpy(e->mac, mac, 6);
+	e->probes = 0;
+	e->next_ns = 0;
+	give_back(t, &r);
+	return 0;
+}
+
+int
+lb_neigh_delete(struct lb_neigh *t, uint32_t ip)
+{
+	struct release r = {.n = 0};
+	uint32_t i;
+
+	if (t == NULL)
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	i = find(t, ip);
+	if (i == NIL)
+		return -ENOENT;
+	remove_entry(t, i, &r);
+	give_back(t, &r);
+	return 0;
+}
+
+int
+lb_neigh_flush(struct lb_neigh *t)
+{
+	int n = 0;
+
+	if (t == NULL)
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	while (t->lhead != NIL) {
+		struct release r = {.n = 0};
+
+		remove_entry(t, t->lhead, &r);
+		give_back(t, &r);
+		n++;
+	}
+	return n;
+}
+
+int
+lb_neigh_poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint32_t max)
+{
+	uint64_t now;
+	uint32_t n = 0;
+
+	if (t == NULL || (ips == NULL && max > 0))
+		return -EINVAL;
+	if (t->busy)
+		return -EBUSY;
+	now = clamp_now(t, now_ns);
+	while (t->phead != NIL && t->e[t->phead].next_ns <= now) {
+		uint32_t i = t->phead;
+		struct entry *e = &t->e[i];
+
+		if (e->probes < t->max_probes) {
+			if (n == max)
+				break;
+			e->probes++;
+			e->next_ns = sat_add(now, t->retrans_ns);
+			pend_unlink(t, i);
+			pend_push_tail(t, i);
+			t->st.requests++;
+			ips[n++] = e->ip;
+		} else {
+			struct release r = {.n = 0};
+
+			fail(t, i, now, &r);
+			give_back(t, &r);
+		}
+	}
+	return (int)n;
+}
+
+int
+lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
+	     struct lb_neigh_info *out)
+{
+	const struct entry *e;
+	uint64_t now;
+	uint32_t i;
+
+	if (t == NULL || out == NULL)
+		return -EINVAL;
+	i = find(t, ip);
+	if (i == NIL)
+		return -ENOENT;
+	e = &t->e[i];
+	now = now_ns > t->last_ns ? now_ns : t->last_ns;
+	memset(out, 0, sizeof(*out));
+	out->state = (enum lb_neigh_state)state_at(t, e, now);
+	memcpy(out->mac, e->mac, 6);
+	out->probes = e->probes;
+	out->held = e->nhold;
+	out->confirmed_ns = e->confirmed_ns;
+	out->next_ns = e->next_ns;
+	return 0;
+}
+
+int
+lb_neigh_stats(const struct lb_neigh *t, struct lb_neigh_stats *out)
+{
+	if (t == NULL || out == NULL)
+		return -EINVAL;
+	*out = t->st;
+	return 0;
+}

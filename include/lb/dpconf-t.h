@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_DPCONF_T_H
+#define LB_DPCONF_T_H
+
+/**
+ * @file
+ * The compiled configuration's types (dpconf.h): the table lb-control
+ * publishes into shared memory and every worker reads.
+ */
+
+#include <stdint.h>
+
+#include "lb/conf.h"
+
+#define LB_DPCONF_SVC_SLOTS 256u /* power of two, > 2 x LB_CONF_MAX_SVCS */
+#define LB_DPCONF_NONE (-1)
+
+enum lb_dpconf_svc_state {
+	LB_SVC_EMPTY = 0, /**< free slot */
+	LB_SVC_ACTIVE,    /**< takes new flows */
+	LB_SVC_DELETED,   /**< gone from the configuration, flows remain */
+};
+
+enum lb_dpconf_be_state {
+	LB_BE_EMPTY = 0, /**< free slot */
+	LB_BE_ACTIVE,    /**< eligible for new flows */
+	LB_BE_DRAINING,  /**< drained: existing flows only */
+	LB_BE_REMOVED,   /**< deleted, its flows run out */
+};
+
+/** What lb-control's health checks say of a backend
+ * (control/health/health.h). */
+enum lb_dpconf_be_health {
+	LB_BE_HEALTH_UP = 0, /**< healthy, or not checked */
+	LB_BE_HEALTH_DOWN,   /**< pending or failed: no new flows */
+};
+
+/** A backend as workers see it; addresses and ports in network order. */
+struct lb_dpconf_be {
+	uint32_t ip;
+	uint16_t port;
+	uint8_t state;	/**< enum lb_dpconf_be_state */
+	uint8_t health; /**< enum lb_dpconf_be_health */
+	uint32_t weight;
+	/**
+	 * Times lb-control's health checks brought this backend back up
+	 * (down or pending to up); carried from table to table. A worker
+	 * that sees it change, or the health go from down to up, forgets
+	 * the errors it counted for the backend: they were about the
+	 * instance that failed, not the one that now passes its check.
+	 */
+	uint32_t up_gen;
+};
+
+struct lb_dpconf_svc {
+	uint8_t state;  /**< enum lb_dpconf_svc_state */
+	uint8_t proto;  /**< 6 (TCP) or 17 (UDP) */
+	uint16_t vport; /**< network order */
+	uint32_t vip;   /**< network order */
+	struct lb_conf_svc_opts opts; /**< opts.sched names the scheduler */
+	uint32_t nb_be; /**< backend slots in use: highest index + 1 */
+	struct lb_dpconf_be be[LB_CONF_MAX_BES];
+};
+
+/** An address we own; @c mask is in network order. */
+struct lb_dpconf_addr {
+	uint32_t ip;
+	uint32_t mask;
+	uint16_t port;
+	/** A SNAT address removed from the configuration whose flows have
+	 * not all ended: no new flow takes it, replies to it are still
+	 * ours (lb_dpconf_snat_keep()). Unused for other addresses. */
+	uint8_t draining;
+};
+
+struct lb_dpconf_route {
+	uint32_t net;
+	uint32_t mask;
+	uint8_t len;
+	uint32_t gw;
+	uint16_t port;
+};
+
+struct lb_dpconf {
+	uint64_t gen;   /**< generation: grows with every published table */
+	uint32_t nb_svc; /**< service slots in use: highest slot + 1 */
+	uint32_t nb_addr, nb_snat, nb_route;
+	struct lb_dpconf_svc svc[LB_CONF_MAX_SVCS];
+	struct lb_dpconf_addr addr[LB_CONF_MAX_ADDRS];
+	struct lb_dpconf_addr snat[LB_CONF_MAX_SNATS]; /**< mask unused */
+	struct lb_dpconf_route route[LB_CONF_MAX_ROUTES]; /**< longest first */
+	int16_t slot[LB_DPCONF_SVC_SLOTS]; /**< service index, -1 empty */
+	/** 802.1Q VLAN id of each port (host order), 0: untagged. */
+	uint16_t port_vlan[LB_CONF_PORT_MAX + 1];
+	/**
+	 * The header scanner's database for the http services, serialized
+	 * (lb_hdr_conf_blob()): hdr_len bytes that follow the published
+	 * table in the same allocation (lb_dpconf_hdr_blob()); a worker's
+	 * copy of the table has only these two fields. hdr_len 0: the
+	 * dataplane's own database. hdr_id is lb_hdr_db_blob_id() of it.
+	 */
+	uint64_t hdr_id;
+	uint64_t hdr_len;
+};
+
+/**
+ * Room for the header database behind a published table: 16 fields of
+ * 64-byte names serialize to about 27 KiB with Hyperscan 5.4.
+ */
+#define LB_DPCONF_HDR_MAX (64u * 1024u)
+/** Bytes of a table slot in shared memory: the table and that room. */
+#define LB_DPCONF_SLOT_SIZE (sizeof(struct lb_dpconf) + LB_DPCONF_HDR_MAX)
+
+#endif /* LB_DPCONF_T_H */

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The source ACL's policy: `acl` arguments, --acl-auto, and the automatic
+ * deny table.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "acl.h"
+
+#define S 1000000000ull
+#define MS 1000000ull
+
+enum op { DENY, ALLOW, DEL };
+
+struct row {
+	const char *desc;
+	enum op op;
+	const char *args; /* space separated */
+	int rc;
+	uint32_t prefix;
+	uint8_t len;
+	uint64_t ttl_ns;
+	bool lb_only;
+	const char *err; /* part of the message */
+};
+
+static const struct row rows[] = {
+	{"address", DENY, "10.1.2.3", 0, 0x0a010203, 32, 0, false, NULL},
+	{"prefix", DENY, "10.1.0.0/16", 0, 0x0a010000, 16, 0, false, NULL},
+	{"expiry", DENY, "10.1.2.3 expires 90s", 0, 0x0a010203, 32, 90 * S,
+	 false, NULL},
+	{"lb-only and expiry in any order", DENY,
+	 "10.0.0.0/8 lb-only expires 500ms", 0, 0x0a000000, 8, 500 * MS,
+	 true, NULL},
+	{"default", DENY, "default", 0, 0, 0, 0, false, NULL},
+	{"allow with expiry", ALLOW, "192.168.1.0/24 expires 1m", 0,
+	 0xc0a80100, 24, 60 * S, false, NULL},
+	{"del", DEL, "10.1.2.3/32", 0, 0x0a010203, 32, 0, false, NULL},
+	{"no prefix", DENY, "", -EINVAL, 0, 0, 0, false, "help"},
+	{"host bits", DENY, "10.1.2.3/16", -EINVAL, 0, 0, 0, false,
+	 "host bits"},
+	{"bad address", DENY, "10.1.2.300", -EINVAL, 0, 0, 0, false,
+	 "invalid IPv4"},
+	{"length", DENY, "10.0.0.0/33", -ERANGE, 0, 0, 0, false,
+	 "out of range"},
+	{"expiry without unit", DENY, "10.1.2.3 expires 90", -EINVAL, 0, 0,
+	 0, false, "expires"},
+	{"expiry too short", DENY, "10.1.2.3 expires 10us", -ERANGE, 0, 0, 0,
+	 false, "expires"},
+	{"expiry too long", DENY, "10.1.2.3 expires 9000h", -ERANGE, 0, 0, 0,
+	 false, "expires"},
+	{"expiry twice", DENY, "10.1.2.3 expires 1s expires 2s", -EINVAL, 0,
+	 0, 0, false, "twice"},
+	{"unknown option", DENY, "10.1.2.3 forever", -EINVAL, 0, 0, 0, false,
+	 "unknown option"},
+	{"allow has no lb-only", ALLOW, "10.1.2.3 lb-only", -EINVAL, 0, 0, 0,
+	 false, "unknown option"},
+	{"del takes no expiry", DEL, "10.1.2.3 expires 1s", -EINVAL, 0, 0, 0,
+	 false, "unexpected argument"},
+	{"two prefixes", DENY, "10.1.2.3 10.1.2.4", -EINVAL, 0, 0, 0, false,
+	 "unknown option"},
+};
+
+static void
+test_parse(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *w = &rows[i];
+		char buf[128], *argv[8], *save = NULL, *t;
+		struct lb_acl_req r;
+		struct lb_cmd_out out;
+		int argc = 0, rc;
+
+		snprintf(buf, sizeof(buf), "%s", w->args);
+		for (t = strtok_r(buf, " ", &save); t != NULL && argc < 8;
+		     t = strtok_r(NULL, " ", &save))
+			argv[argc++] = t;
+		lb_cmd_out_init(&out);
+		if (w->op == DENY)
+			rc = lb_acl_parse_deny(argc, argv, &r, &out);
+		else if (w->op == ALLOW)
+			rc = lb_acl_parse_allow(argc, argv, &r, &out);
+		else
+			rc = lb_acl_parse_del(argc, argv, &r, &out);
+		if (rc != w->rc)
+			fail_msg("%s: rc %d, want %d (%s)", w->desc, rc, w->rc,
+				 lb_cmd_out_errmsg(&out));
+		if (rc == 0) {
+			assert_int_equal(r.prefix, w->prefix);
+			assert_int_equal(r.len, w->len);
+			assert_int_equal(r.ttl_ns, w->ttl_ns);
+			assert_int_equal(r.lb_only, w->lb_only);
+		} else if (strstr(lb_cmd_out_errmsg(&out), w->err) == NULL) {
+			fail_msg("%s: message '%s' lacks '%s'", w->desc,
+				 lb_cmd_out_errmsg(&out), w->err);
+		}
+		lb_cmd_out_free(&out);
+	}
+}
+
+static void
+test_auto_parse(void **state)
+{
+	struct lb_acl_auto_conf c;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(lb_acl_auto_parse("20/10s", &c, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.rejects, 20);
+	assert_int_equal(c.window_ns, 10 * S);
+	assert_int_equal(c.ttl_ns, LB_ACL_AUTO_TTL_DEFAULT);
+	assert_int_equal(c.max, LB_ACL_AUTO_MAX_DEFAULT);
+	assert_int_equal(lb_acl_auto_parse("5/1s,ttl=5m,max=16", &c, err,
+					   sizeof(err)),
+			 0);
+	assert_int_equal(c.rejects, 5);
+	assert_int_equal(c.ttl_ns, 300 * S);
+	assert_int_equal(c.max, 16);
+	assert_int_equal(lb_acl_auto_parse("off", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.rejects, 0);
+
+	/* refused, and @c left as it was */
+	c.rejects = 7;
+	static const char *const bad[] = {
+		"20", "0/10s", "x/10s", "20/10", "20/0s", "20/10s,ttl=0s",
+		"20/10s,max=0", "20/10s,speed=1", "20/10s,ttl=", "",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (lb_acl_auto_parse(bad[i], &c, err, sizeof(err)) == 0)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_true(err[0] != '\0');
+		assert_int_equal(c.rejects, 7);
+	}
+}
+
+static struct lb_acl_auto *
+mk(uint32_t rejects, uint64_t window, uint64_t ttl, uint32_t max)
+{
+	struct lb_acl_auto_conf c = {rejects, window, ttl, max};
+	struct lb_acl_auto *a = lb_acl_auto_create(&c);
+
+	assert_non_null(a);
+	return a;
+}
+
+/* REJECTS records within the window deny; fewer, or spread wider, do
+ * not; the deny ends after its ttl and counting starts afresh. */
+static void
+test_auto_threshold(void **state)
+{
+	struct lb_acl_auto *a = mk(3, 1 * S, 10 * S, 4);
+	const uint32_t src = 0x0a000001;
+
+	(void)state;
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 0), LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 500 * MS),
+			 LB_ACL_AUTO_COUNTED);
+	/* the window ran out: the third is the first of a new window */
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 1 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 1 * S + 1),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 1 * S + 2),
+			 LB_ACL_AUTO_DENY);
+	assert_int_equal(lb_acl_auto_stats(a)->active, 1);
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 2 * S),
+			 LB_ACL_AUTO_DENIED);
+	/* another prefix of the same address is another key */
+	assert_int_equal(lb_acl_auto_reject(a, src, 24, 2 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_expire(a, 11 * S + 1), 0);
+	assert_int_equal(lb_acl_auto_expire(a, 11 * S + 2), 1);
+	assert_int_equal(lb_acl_auto_stats(a)->active, 0);
+	assert_int_equal(lb_acl_auto_stats(a)->expired, 1);
+	assert_int_equal(lb_acl_auto_reject(a, src, 32, 12 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_stats(a)->records, 8);
+	assert_int_equal(lb_acl_auto_stats(a)->denies, 1);
+	lb_acl_auto_free(a);
+}
+
+/* A deny that ran out before the collection counts afresh. */
+static void
+test_auto_lazy_expiry(void **state)
+{
+	struct lb_acl_auto *a = mk(1, 1 * S, 5 * S, 4);
+
+	(void)state;
+	assert_int_equal(lb_acl_auto_reject(a, 7, 32, 0), LB_ACL_AUTO_DENY);
+	assert_int_equal(lb_acl_auto_reject(a, 7, 32, 5 * S - 1),
+			 LB_ACL_AUTO_DENIED);
+	assert_int_equal(lb_acl_auto_reject(a, 7, 32, 5 * S), LB_ACL_AUTO_DENY);
+	assert_int_equal(lb_acl_auto_stats(a)->active, 1);
+	assert_int_equal(lb_acl_auto_stats(a)->expired, 1);
+	lb_acl_auto_free(a);
+}
+
+/* At most max prefixes denied; a flood of new sources is bounded by the
+ * table and never evicts a live deny. */
+static void
+test_auto_bounds(void **state)
+{
+	struct lb_acl_auto *a = mk(1, 1 * S, 60 * S, 8);
+	const struct lb_acl_auto_stats *st = lb_acl_auto_stats(a);
+	unsigned int deny = 0, full = 0, other = 0;
+
+	(void)state;
+	for (uint32_t i = 0; i < 100000; i++) {
+		switch (lb_acl_auto_reject(a, 0x0b000000 + i, 32, i)) {
+		case LB_ACL_AUTO_DENY:
+			deny++;
+			break;
+		case LB_ACL_AUTO_FULL:
+			full++;
+			break;
+		default:
+			other++;
+		}
+	}
+	assert_int_equal(deny, 8);
+	assert_int_equal(st->active, 8);
+	assert_int_equal(full + other, 100000 - 8);
+	/* the first eight are still denied */
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(lb_acl_auto_reject(a, 0x0b000000 + i, 32, S),
+				 LB_ACL_AUTO_DENIED);
+	/* forgetting one makes room */
+	lb_acl_auto_forget(a, 0x0b000000, 32);
+	assert_int_equal(st->active, 7);
+	assert_int_equal(lb_acl_auto_reject(a, 0x0c000000, 32, S),
+			 LB_ACL_AUTO_DENY);
+	lb_acl_auto_forget(a, 0x0d000000, 32); /* unknown: no-op */
+	assert_int_equal(st->active, 8);
+	lb_acl_auto_free(a);
+}
+
+/* Candidates crowd each other out, oldest first, within a probe window;
+ * with many more candidates than slots some go untracked. */
+static void
+test_auto_candidates(void **state)
+{
+	struct lb_acl_auto *a = mk(2, 10 * S, 60 * S, 1);
+	const struct lb_acl_auto_stats *st = lb_acl_auto_stats(a);
+
+	(void)state;
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(lb_acl_auto_reject(a, i, 32, i),
+				 LB_ACL_AUTO_COUNTED);
+	/* the latest source still has its first record counted */
+	assert_int_equal(lb_acl_auto_reject(a, 999, 32, 1000),
+			 LB_ACL_AUTO_DENY);
+	assert_int_equal(st->untracked, 0);
+	/* a quiet candidate goes at the collection */
+	assert_int_equal(lb_acl_auto_expire(a, 20 * S), 0);
+	assert_int_equal(lb_acl_auto_reject(a, 998, 32, 20 * S),
+			 LB_ACL_AUTO_COUNTED);
+	lb_acl_auto_free(a);
+}
+
+static void
+test_auto_adopt(void **state)
+{
+	struct lb_acl_auto *a = mk(1, 1 * S, 60 * S, 2);
+
+	(void)state;
+	assert_int_equal(lb_acl_auto_adopt(a, 1, 32, 30 * S), 0);
+	assert_int_equal(lb_acl_auto_adopt(a, 1, 32, 40 * S), 0); /* again */
+	assert_int_equal(lb_acl_auto_stats(a)->active, 1);
+	assert_int_equal(lb_acl_auto_adopt(a, 2, 32, 30 * S), 0);
+	assert_int_equal(lb_acl_auto_adopt(a, 3, 32, 30 * S), -ENOSPC);
+	assert_int_equal(lb_acl_auto_adopt(a, 3, 32, 0), -EINVAL);
+	assert_int_equal(lb_acl_auto_reject(a, 1, 32, 35 * S),
+			 LB_ACL_AUTO_DENIED);
+	assert_int_equal(lb_acl_auto_expire(a, 40 * S), 2);
+	lb_acl_auto_free(a);
+}
+
+static void
+test_auto_create(void **state)
+{
+	struct lb_acl_auto_conf off = {0, S, S, 1}, nomax = {1, S, S, 0};
+
+	(void)state;
+	assert_null(lb_acl_auto_create(&off));
+	assert_int_equal(errno, EINVAL);
+	assert_null(lb_acl_auto_create(&nomax));
+	assert_null(lb_acl_auto_create(NULL));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_auto_parse),
+		cmocka_unit_test(test_auto_threshold),
+		cmocka_unit_test(test_auto_lazy_expiry),
+		cmocka_unit_test(test_auto_bounds),
+		cmocka_unit_test(test_auto_candidates),
+		cmocka_unit_test(test_auto_adopt),
+		cmocka_unit_test(test_auto_create),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the refusal of an HTTP request (dataplane/l7/l7_reject.c):
+ * the exact answer, the segments that carry it (checksums verified the
+ * way a receiver does), and the sequence numbers kept for a refused flow.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "csum.h"
+#include "l7_reject.h"
+
+static void
+test_answer_503(void **state)
+{
+	static const char want[] = "HTTP/1.1 503 Service Unavailable\r\n"
+				   "Content-Type: text/plain\r\n"
+				   "Content-Length: 20\r\n"
+				   "Retry-After: 7\r\n"
+				   "Connection: close\r\n"
+				   "\r\n"
+				   "Service Unavailable\n";
+	char buf[LB_L7_REJECT_HTTP_MAX];
+	int n;
+
+	(void)state;
+	n = lb_l7_reject_http(buf, sizeof(buf), 503, 7);
+	assert_int_equal(n, (int)strlen(want));
+	assert_memory_equal(buf, want, strlen(want));
+}
+
+static void
+test_answer_429(void **state)
+{
+	static const char want[] = "HTTP/1.1 429 Too Many Requests\r\n"
+				   "Content-Type: text/plain\r\n"
+				   "Content-Length: 18\r\n"
+				   "Retry-After: 86400\r\n"
+				   "Connection: close\r\n"
+				   "\r\n"
+				   "Too Many Requests\n";
+	char buf[LB_L7_REJECT_HTTP_MAX];
+
+	(void)state;
+	assert_int_equal(lb_l7_reject_http(buf, sizeof(buf), 429, 86400),
+			 (int)strlen(want));
+	assert_memory_equal(buf, want, strlen(want));
+	/* The largest answer fits the documented bound. */
+	assert_true(strlen(want) < LB_L7_REJECT_HTTP_MAX);
+}
+
+static void
+test_answer_errors(void **state)
+{
+	char buf[LB_L7_REJECT_HTTP_MAX];
+
+	(void)state;
+	assert_int_equal(lb_l7_reject_http(buf, sizeof(buf), 500, 1), -EINVAL);
+	assert_int_equal(lb_l7_reject_http(NULL, 10, 503, 1), -EINVAL);
+	assert_int_equal(lb_l7_reject_http(buf, 40, 503, 1), -ENOSPC);
+	assert_null(lb_l7_reject_phrase(200));
+	assert_string_equal(lb_l7_reject_phrase(503), "Service Unavailable");
+}
+
+static uint16_t
+rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+test_segment(void **state)
+{
+	uint8_t f[256];
+	uint8_t pseudo[12];
+	const uint8_t eth[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 8, 0};
+	const char pay[] = "hello";
+	/* 192.0.2.1:80 -> 198.51.100.7:40000, network order */
+	struct lb_l7_rej_seg s = {
+		.src = __builtin_bswap32(0xc0000201),
+		.dst = __builtin_bswap32(0xc6336407),
+		.sport = __builtin_bswap16(80),
+		.dport = __builtin_bswap16(40000),
+		.seq = 0x89abcdef,
+		.ack = 0x01020304,
+		.flags = 0x19,
+		.win = 65535,
+		.data = pay,
+		.len = 5,
+	};
+	uint32_t sum;
+	int n;
+
+	(void)state;
+	memset(f, 0xee, sizeof(f));
+	memcpy(f, eth, sizeof(eth));
+	n = lb_l7_reject_seg(f, sizeof(f), 14, &s);
+	assert_int_equal(n, 14 + 20 + 20 + 5);
+	assert_memory_equal(f, eth, sizeof(eth));
+	assert_int_equal(f[14], 0x45);
+	assert_int_equal(rd16(f + 16), 45);
+	assert_int_equal(rd16(f + 20), 0x4000);
+	assert_int_equal(f[22], 64);
+	assert_int_equal(f[23], 6);
+	assert_int_equal(rd32(f + 26), 0xc0000201);
+	assert_int_equal(rd32(f + 30), 0xc6336407);
+	/* A receiver's check: the header sums to 0xffff. */
+	assert_int_equal(lb_csum(f + 14, 20), 0);
+	assert_int_equal(rd16(f + 34), 80);
+	assert_int_equal(rd16(f + 36), 40000);
+	assert_int_equal(rd32(f + 38), 0x89abcdef);
+	assert_int_equal(rd32(f + 42), 0x01020304);
+	assert_int_equal(f[46], 0x50);
+	assert_int_equal(f[47], 0x19);
+	assert_int_equal(rd16(f + 48), 65535);
+	assert_int_equal(rd16(f + 52), 0);
+	assert_memory_equal(f + 54, pay, 5);
+	memcpy(pseudo, f + 26, 8);
+	pseudo[8] = 0;
+	pseudo[9] = 6;
+	pseudo[10] = 0;
+	pseudo[11] = 25;
+	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
+	assert_int_equal(lb_csum_fold(lb_csum_partial(f + 34, 25, sum)),
+			 0xffff);
+	/* Too small a frame, missing payload. */
+	assert_int_equal(lb_l7_reject_seg(f, 58, 14, &s), -ENOSPC);
+	s.data = NULL;
+	assert_int_equal(lb_l7_reject_seg(f, sizeof(f), 14, &s), -EINVAL);
+	/* The payload may already be where it goes. */
+	s.data = f + 54;
+	assert_int_equal(lb_l7_reject_seg(f, sizeof(f), 14, &s), n);
+	assert_memory_equal(f + 54, pay, 5);
+}
+
+static void
+refused(struct lb_l7_rej *r, bool fin)
+{
+	memset(r, 0, sizeof(*r));
+	/* server next 5000, client next 1100, answer 100 octets */
+	lb_l7_rej_refuse(r, LB_L7_REJ_GOVERNOR, 503, 1, 5000, 1100, fin, 100);
+}
+
+static void
+test_refuse_seq(void **state)
+{
+	struct lb_l7_rej r;
+
+	(void)state;
+	refused(&r, false);
+	assert_int_equal(r.state, LB_L7_RJ_DONE);
+	assert_int_equal(r.cli_nxt, 1100);
+	assert_int_equal(lb_l7_rej_fin_end(&r), 5101);
+	refused(&r, true);
+	assert_int_equal(r.cli_nxt, 1101);
+	assert_true(r.cli_fin);
+}
+
+static void
+test_client_fin(void **state)
+{
+	struct lb_l7_rej r;
+
+	(void)state;
+	refused(&r, false);
+	/* The client acknowledges our FIN: nothing to say. */
+	assert_int_equal(lb_l7_rej_client(&r, 1100, 0, true, 5101, false),
+			 LB_L7_RJ_NOTHING);
+	/* Its FIN at the next octet is taken and acknowledged. */
+	assert_int_equal(lb_l7_rej_client(&r, 1100, 0, true, 5101, true),
+			 LB_L7_RJ_ACK);
+	assert_int_equal(r.cli_nxt, 1101);
+	/* The same FIN again: acknowledged where we stand. */
+	assert_int_equal(lb_l7_rej_client(&r, 1100, 0, true, 5101, true),
+			 LB_L7_RJ_ACK);
+	assert_int_equal(r.cli_nxt, 1101);
+}
+
+static void
+test_client_data_and_loss(void **state)
+{
+	struct lb_l7_rej r;
+
+	(void)state;
+	refused(&r, false);
+	/* More data (a pipelined request) with its FIN: read, discarded,
+	 * acknowledged. */
+	assert_int_equal(lb_l7_rej_client(&r, 1100, 50, true, 5101, true),
+			 LB_L7_RJ_ACK);
+	assert_int_equal(r.cli_nxt, 1151);
+	/* A segment that shows the answer was lost: sent again. */
+	refused(&r, false);
+	assert_int_equal(lb_l7_rej_client(&r, 1000, 100, true, 5000, false),
+			 LB_L7_RJ_RESEND);
+	assert_int_equal(r.cli_nxt, 1100);
+	/* Beyond a gap: not taken, acknowledged where we stand. */
+	assert_int_equal(lb_l7_rej_client(&r, 1200, 10, true, 5101, false),
+			 LB_L7_RJ_ACK);
+	assert_int_equal(r.cli_nxt, 1100);
+	/* Across the sequence wrap. */
+	memset(&r, 0, sizeof(r));
+	lb_l7_rej_refuse(&r, LB_L7_REJ_RATE, 429, 1, UINT32_MAX - 10,
+			 UINT32_MAX, false, 100);
+	assert_int_equal(lb_l7_rej_fin_end(&r), 90);
+	assert_int_equal(lb_l7_rej_client(&r, UINT32_MAX, 0, true, 90, true),
+			 LB_L7_RJ_ACK);
+	assert_int_equal(r.cli_nxt, 0);
+	assert_int_equal(lb_l7_rej_client(&r, 0, 0, true, 80, false),
+			 LB_L7_RJ_RESEND);
+	/* Not refused: nothing. */
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(lb_l7_rej_client(&r, 0, 10, true, 0, true),
+			 LB_L7_RJ_NOTHING);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_answer_503),
+		cmocka_unit_test(test_answer_429),
+		cmocka_unit_test(test_answer_errors),
+		cmocka_unit_test(test_segment),
+		cmocka_unit_test(test_refuse_seq),
+		cmocka_unit_test(test_client_fin),
+		cmocka_unit_test(test_client_data_and_loss),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
