@@ -441,7 +441,8 @@ lb_svc_opt_fmt(const struct lb_svc_opt *d, const struct lb_conf_svc_opts *o,
 
 	if (d->fmt != NULL)
 		return d->fmt(d, o, buf, len);
-	v = get_u(d, o);
+	/* Strings are read as such, never as a number. */
+	v = d->type != LB_SVC_OPT_STR ? get_u(d, o) : 0;
 	switch (d->type) {
 	case LB_SVC_OPT_DURATION:
 		snprintf(buf, len, "%s", lb_cmd_fmt_duration(v, t));
