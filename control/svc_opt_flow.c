@@ -8,13 +8,6 @@
 
 #include "lb/svc_opt.h"
 
-#define TYPE_LB_CMD_OPT_BOOL LB_SVC_OPT_BOOL
-#define TYPE_LB_CMD_OPT_U64 LB_SVC_OPT_UINT
-#define TYPE_LB_CMD_OPT_DURATION LB_SVC_OPT_DURATION
-#define ARG_LB_CMD_OPT_BOOL "on|off"
-#define ARG_LB_CMD_OPT_U64 "N"
-#define ARG_LB_CMD_OPT_DURATION "DUR"
-
 #define IDLE "how long a flow may stay idle in the "
 
 /* The reference's text of each option, by id. */
@@ -23,7 +16,7 @@
 #define HELP_CLOSING IDLE "CLOSING state (a FIN seen)"
 #define HELP_TIME_WAIT IDLE "TIME_WAIT state"
 #define HELP_CLOSED IDLE "CLOSED state"
-#define HELP_UDP IDLE "UDP state (a UDP service)"
+#define HELP_UDP "how long a flow of a UDP service may stay idle"
 #define HELP_RST_RATE                                                          \
 	"RSTs per second and worker answered to TCP segments without a flow "  \
 	"(not SYNs, not RSTs); 0: none"
@@ -32,17 +25,8 @@
 	"gets a RST (needs `rst-rate` above 0)"
 
 #define FLOW_ROW(id, kw, ty, lo, hi, d)                                        \
-	{                                                                      \
-		.name = kw,                                                    \
-		.owner = "flow",                                               \
-		.type = TYPE_##ty,                                             \
-		LB_SVC_OPT_FIELD(flow[LB_CONF_FLOW_##id]),                     \
-		.min = lo,                                                     \
-		.max = hi,                                                     \
-		.def = d,                                                      \
-		.arg = ARG_##ty,                                               \
-		.help = HELP_##id,                                             \
-	},
+	LB_SVC_OPT_XROW("flow", flow[LB_CONF_FLOW_##id], kw, ty, lo, hi, d,    \
+			HELP_##id)
 
 static const struct lb_svc_opt flow_opts[LB_CONF_FLOW_NB] = {
 	LB_CONF_FLOW_LIST(FLOW_ROW)};

@@ -8,13 +8,6 @@
 
 #include "lb/svc_opt.h"
 
-#define TYPE_LB_CMD_OPT_BOOL LB_SVC_OPT_BOOL
-#define TYPE_LB_CMD_OPT_U64 LB_SVC_OPT_UINT
-#define TYPE_LB_CMD_OPT_DURATION LB_SVC_OPT_DURATION
-#define ARG_LB_CMD_OPT_BOOL "on|off"
-#define ARG_LB_CMD_OPT_U64 "N"
-#define ARG_LB_CMD_OPT_DURATION "DUR"
-
 /* The reference's text of each option, by id. */
 #define HELP_ON                                                                \
 	"the overload governor of an `http` service: requests are throttled "  \
@@ -34,17 +27,8 @@
 #define HELP_RETRY "Retry-After of the answer to a refused request, in seconds"
 
 #define GOV_ROW(id, kw, ty, lo, hi, d)                                         \
-	{                                                                      \
-		.name = kw,                                                    \
-		.owner = "gov",                                                \
-		.type = TYPE_##ty,                                             \
-		LB_SVC_OPT_FIELD(gov[LB_CONF_GOV_##id]),                       \
-		.min = lo,                                                     \
-		.max = hi,                                                     \
-		.def = d,                                                      \
-		.arg = ARG_##ty,                                               \
-		.help = HELP_##id,                                             \
-	},
+	LB_SVC_OPT_XROW("gov", gov[LB_CONF_GOV_##id], kw, ty, lo, hi, d,       \
+			HELP_##id)
 
 static const struct lb_svc_opt gov_opts[LB_CONF_GOV_NB] = {
 	LB_CONF_GOV_LIST(GOV_ROW)};

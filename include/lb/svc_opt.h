@@ -134,6 +134,35 @@ struct lb_svc_opt_table {
 /** Names of an ENUM row: .names and .nb_names from array @p a. */
 #define LB_SVC_OPT_NAMES(a) .names = (a), .nb_names = sizeof(a) / sizeof((a)[0])
 
+/*
+ * The option types of the X-lists of lb/conf.h (LB_CONF_GOV_LIST,
+ * LB_CONF_FLOW_LIST), as row types and value synopses.
+ */
+#define LB_SVC_OPT_TYPE_LB_CMD_OPT_BOOL LB_SVC_OPT_BOOL
+#define LB_SVC_OPT_TYPE_LB_CMD_OPT_U64 LB_SVC_OPT_UINT
+#define LB_SVC_OPT_TYPE_LB_CMD_OPT_DURATION LB_SVC_OPT_DURATION
+#define LB_SVC_OPT_ARG_LB_CMD_OPT_BOOL "on|off"
+#define LB_SVC_OPT_ARG_LB_CMD_OPT_U64 "N"
+#define LB_SVC_OPT_ARG_LB_CMD_OPT_DURATION "DUR"
+
+/**
+ * The row of an option of an X-list: keyword @p kw, list type @p ty
+ * (LB_CMD_OPT_BOOL, _U64 or _DURATION), range @p lo..@p hi and default
+ * @p d, kept in field @p fld, owned by @p own, described by @p text.
+ */
+#define LB_SVC_OPT_XROW(own, fld, kw, ty, lo, hi, d, text)                     \
+	{                                                                      \
+		.name = kw,                                                    \
+		.owner = own,                                                  \
+		.type = LB_SVC_OPT_TYPE_##ty,                                  \
+		LB_SVC_OPT_FIELD(fld),                                         \
+		.min = lo,                                                     \
+		.max = hi,                                                     \
+		.def = d,                                                      \
+		.arg = LB_SVC_OPT_ARG_##ty,                                    \
+		.help = text,                                                  \
+	},
+
 /** Most tables and rows. */
 #define LB_SVC_OPT_MAX_TABLES 16u
 #define LB_SVC_OPT_MAX 128u
