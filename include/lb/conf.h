@@ -139,7 +139,8 @@
  * 5 min browsers keep idle keep-alive connections, where DPVS's 90 s cut
  * them. `rst-rate` bounds, per worker, the RSTs answered to segments
  * without a flow (0: none); `idle-rst` sends both ends of an idle
- * ESTABLISHED flow that expires a probe that gets them a RST.
+ * ESTABLISHED flow that expires a probe that gets them a RST. The rows
+ * of control/conf/svc_opt_flow.c are made from it (lb/svc_opt.h).
  */
 #define LB_CONF_FLOW_LIST(X)                                                   \
 	X(SYN_RECV, "timeout-syn-recv", LB_CMD_OPT_DURATION, 1000000ull,       \
@@ -257,8 +258,8 @@ struct lb_conf_svc_key {
 /**
  * Options of the overload governor and of HTTP request admission
  * (docs/admission.md, docs/policies.md): X(id, keyword, option type, min,
- * max, default). Durations in ns, the rest plain integers; one table for
- * parsing, checking, saving and showing them.
+ * max, default). Durations in ns, the rest plain integers; the rows of
+ * control/conf/svc_opt_gov.c are made from it (lb/svc_opt.h).
  */
 #define LB_CONF_GOV_LIST(X)                                                    \
 	X(ON, "governor", LB_CMD_OPT_BOOL, 0, 1, 0)                           \
@@ -279,7 +280,11 @@ struct lb_conf_svc_key {
 enum lb_conf_gov_opt { LB_CONF_GOV_LIST(LB_CONF_GOV_ENUM) LB_CONF_GOV_NB };
 #undef LB_CONF_GOV_ENUM
 
-/** A service's options; lb_conf_svc_opts_default() gives the defaults. */
+/**
+ * A service's options; lb_conf_svc_opts_default() gives the defaults.
+ * Each member is described by a row of lb/svc_opt.h (its keyword, range,
+ * default and help), which parses, checks, copies, compares and saves it.
+ */
 struct lb_conf_svc_opts {
 	char sched[LB_CONF_SCHED_LEN + 1]; /**< scheduler name */
 	bool http;	       /**< follow HTTP/1.x and scan headers (TCP) */
@@ -369,7 +374,9 @@ void lb_conf_free(struct lb_conf *c);
  * backend, save) in @p r with @p c as their context, for a registry of
  * these alone (lb-dataplane's). They are also a self-registered table
  * (LB_CMD_REGISTER(), table and context "conf") that lb_cmd_reg_build()
- * takes when a struct lb_conf is bound as "conf".
+ * takes when a struct lb_conf is bound as "conf". The synopsis and
+ * reference of `service add` are made from the service option rows then
+ * (lb_svc_opt_synopsis(), lb_svc_opt_reference()).
  * @return as lb_cmd_register_many().
  */
 int lb_conf_register(struct lb_conf *c, struct lb_cmd_reg *r);

@@ -783,20 +783,20 @@ static const struct bad_case bad_cases[] = {
 	  "invalid protocol 'icmp': expected tcp or udp" },
 	{ "service add tcp 192.0.2.11:80 weight 2", -EINVAL,
 	  "unknown option 'weight'; expected sched, http, retries, deferq, "
-	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
-	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
-	  "admit-reject, admit-cluster, check, check-path, check-status, "
-	  "check-port, check-interval, check-timeout, check-rise, check-fall, "
-	  "governor, gov-ideal-rate, gov-interval, gov-window, gov-overload, "
-	  "gov-raise, gov-release, ..." },
+	  "retry-gap, expiry, syn-timeout, governor, gov-ideal-rate, "
+	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
+	  "gov-calm, gov-min-samples, default-priority, reject-status, "
+	  "retry-after, spl-header, spl-time-header, priority-header, "
+	  "expect-header, orca-header, errors, error-exclude, default-expect, "
+	  "err-memory, min-volume, max-eject, panic, ..." },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
-	  "retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject, "
-	  "panic, admit-rate, admit-burst, admit-key, admit-prefix, "
-	  "admit-reject, admit-cluster, check, check-path, check-status, "
-	  "check-port, check-interval, check-timeout, check-rise, check-fall, "
-	  "governor, gov-ideal-rate, gov-interval, gov-window, gov-overload, "
-	  "gov-raise, gov-release, ..." },
+	  "retry-gap, expiry, syn-timeout, governor, gov-ideal-rate, "
+	  "gov-interval, gov-window, gov-overload, gov-raise, gov-release, "
+	  "gov-calm, gov-min-samples, default-priority, reject-status, "
+	  "retry-after, spl-header, spl-time-header, priority-header, "
+	  "expect-header, orca-header, errors, error-exclude, default-expect, "
+	  "err-memory, min-volume, max-eject, panic, ..." },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },

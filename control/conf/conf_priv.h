@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_CONF_PRIV_H
+#define LB_CONF_PRIV_H
+
+/*
+ * What the files of the configuration model share: the configuration
+ * itself and the lookups and checks that more than one of them makes
+ * (conf.c: life cycle and commands; conf_net.c: local addresses, routes,
+ * SNAT addresses; conf_svc.c: services, backends, validation, copy, save).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lb/conf.h"
+
+#define ROLE_ADDR 0x1u
+#define ROLE_SNAT 0x2u
+#define ROLE_VIP 0x4u
+#define ROLE_BE 0x8u
+#define ROLE_GW 0x10u
+
+/* "udp 255.255.255.255:65535" */
+#define SVC_STRLEN 32
+#define DESC_LEN 64
+
+struct lb_conf {
+	lb_conf_sched_known_fn *sched_known;
+	lb_conf_sched_names_fn *sched_names;
+	uint64_t gen;
+	unsigned int nb_addr;
+	unsigned int nb_route;
+	unsigned int nb_snat;
+	unsigned int nb_svc;
+	struct lb_conf_addr addr[LB_CONF_MAX_ADDRS];
+	struct lb_conf_route route[LB_CONF_MAX_ROUTES];
+	struct lb_conf_snat snat[LB_CONF_MAX_SNATS];
+	struct lb_conf_svc svc[LB_CONF_MAX_SVCS];
+};
+
+/* ---- conf_net.c ---- */
+
+/** a.b.c.d into @p buf (LB_CMD_IPV4_STRLEN bytes); returns buf. */
+char *lb_conf_ipstr(uint32_t ip, char *buf);
+/** "tcp 10.0.0.1:80" into @p buf (SVC_STRLEN bytes); returns buf. */
+char *lb_conf_key_str(const struct lb_conf_svc_key *k, char *buf);
+/** Checks a service key's protocol, VIP and port. */
+int lb_conf_key_check(const struct lb_conf_svc_key *k, struct lb_cmd_out *out);
+/** The local address @p ip, or NULL. */
+struct lb_conf_addr *lb_conf_addr_find(struct lb_conf *c, uint32_t ip);
+/** The service of @p k, or NULL. */
+struct lb_conf_svc *lb_conf_svc_get(const struct lb_conf *c,
+				    const struct lb_conf_svc_key *k);
+/** The backend @p ip:@p port of @p s, or NULL. */
+struct lb_conf_be *lb_conf_be_find(struct lb_conf_svc *s, uint32_t ip,
+				   uint16_t port);
+/** -EINVAL, naming it, if @p ip has one of @p roles (ROLE_*) already. */
+int lb_conf_roles_check(const struct lb_conf *c, uint32_t ip,
+			unsigned int roles, const char *what,
+			struct lb_cmd_out *out);
+/** -EINVAL if @p ip is not unicast. */
+int lb_conf_unicast_check(uint32_t ip, const char *what,
+			  struct lb_cmd_out *out);
+
+/* ---- conf_svc.c ---- */
+
+/** The service of @p key, or NULL with *@p rc and its message. */
+struct lb_conf_svc *lb_conf_svc_or_error(const struct lb_conf *c,
+					 const struct lb_conf_svc_key *key,
+					 struct lb_cmd_out *out, int *rc);
+
+#endif /* LB_CONF_PRIV_H */

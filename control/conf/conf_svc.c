@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The configuration's services and their backends, and what works on the
+ * whole configuration: validation, copy and save.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf_priv.h"
+#include "lb/svc_opt.h"
+
+/* ---- services ---- */
+
+void
+lb_conf_svc_opts_default(struct lb_conf_svc_opts *o)
+{
+	lb_svc_opt_default(o);
+}
+
+int
+lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
+		       const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	struct lb_svc_opt_ctx x;
+
+	if (c == NULL || o == NULL)
+		return lb_cmd_error(out, -EINVAL, "no options");
+	x = (struct lb_svc_opt_ctx){proto, c->sched_known, c->sched_names};
+	return lb_svc_opt_check_all(&x, o, out);
+}
+
+int
+lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	char s[SVC_STRLEN];
+	struct lb_conf_svc_opts def;
+	struct lb_conf_svc *sv;
+	int rc;
+
+	if (c == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	rc = lb_conf_key_check(key, out);
+	if (rc != 0)
+		return rc;
+	if (o == NULL) {
+		lb_conf_svc_opts_default(&def);
+		o = &def;
+	}
+	if (lb_conf_svc_get(c, key) != NULL)
+		return lb_cmd_error(out, -EEXIST, "service %s already exists",
+				    lb_conf_key_str(key, s));
+	rc = lb_conf_unicast_check(key->vip, "VIP", out);
+	if (rc == 0)
+		rc = lb_conf_roles_check(
+			c, key->vip, ROLE_SNAT | ROLE_BE | ROLE_GW, "VIP", out);
+	if (rc == 0)
+		rc = lb_conf_svc_opts_check(c, key->proto, o, out);
+	if (rc != 0)
+		return rc;
+	if (c->nb_svc == LB_CONF_MAX_SVCS)
+		return lb_cmd_error(out, -ENOSPC,
+				    "too many services (limit %u)",
+				    LB_CONF_MAX_SVCS);
+	sv = &c->svc[c->nb_svc++];
+	/* Not the backend slots: each is written whole when added. */
+	memset(sv, 0, offsetof(struct lb_conf_svc, be));
+	sv->key = *key;
+	lb_svc_opt_copy(&sv->opts, o);
+	c->gen++;
+	return 0;
+}
+
+struct lb_conf_svc *
+lb_conf_svc_or_error(const struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     struct lb_cmd_out *out, int *rc)
+{
+	char s[SVC_STRLEN];
+	struct lb_conf_svc *sv;
+
+	*rc = lb_conf_key_check(key, out);
+	if (*rc != 0)
+		return NULL;
+	sv = lb_conf_svc_get(c, key);
+	if (sv == NULL)
+		*rc = lb_cmd_error(out, -ENOENT, "no service %s",
+				   lb_conf_key_str(key, s));
+	return sv;
+}
+
+int
+lb_conf_svc_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc *sv;
+	int rc;
+
+	if (c == NULL || o == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	sv = lb_conf_svc_or_error(c, key, out, &rc);
+	if (sv == NULL)
+		return rc;
+	rc = lb_conf_svc_opts_check(c, key->proto, o, out);
+	if (rc != 0)
+		return rc;
+	if (!lb_svc_opt_eq(&sv->opts, o)) {
+		lb_svc_opt_copy(&sv->opts, o);
+		c->gen++;
+	}
+	return 0;
+}
+
+int
+lb_conf_svc_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		struct lb_cmd_out *out)
+{
+	struct lb_conf_svc *sv;
+	unsigned int idx;
+	int rc;
+
+	if (c == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	sv = lb_conf_svc_or_error(c, key, out, &rc);
+	if (sv == NULL)
+		return rc;
+	idx = (unsigned int)(sv - c->svc);
+	memmove(&c->svc[idx], &c->svc[idx + 1],
+		(c->nb_svc - idx - 1) * sizeof(c->svc[0]));
+	c->nb_svc--;
+	c->gen++;
+	return 0;
+}
+
+/* ---- backends ---- */
+
+static int
+weight_check(uint32_t weight, struct lb_cmd_out *out)
+{
+	if (weight < 1 || weight > LB_CONF_WEIGHT_MAX)
+		return lb_cmd_error(out, -ERANGE,
+				    "weight %u out of range 1..%u", weight,
+				    LB_CONF_WEIGHT_MAX);
+	return 0;
+}
+
+static struct lb_conf_be *
+be_or_error(struct lb_conf_svc *sv, uint32_t ip, uint16_t port,
+	    struct lb_cmd_out *out, int *rc)
+{
+	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	struct lb_conf_be *be = lb_conf_be_find(sv, ip, port);
+
+	if (be == NULL)
+		*rc = lb_cmd_error(out, -ENOENT, "no backend %s in %s",
+				   lb_cmd_fmt_ipv4_port(ip, port, a),
+				   lb_conf_key_str(&sv->key, s));
+	return be;
+}
+
+/* The backend @p ip:@p port of service @p key, or NULL with the error in
+ * @p out and @p rc (the service too, in @p svp, when it is wanted). */
+static struct lb_conf_be *
+be_lookup(struct lb_conf *c, const struct lb_conf_svc_key *key, uint32_t ip,
+	  uint16_t port, struct lb_conf_svc **svp, struct lb_cmd_out *out,
+	  int *rc)
+{
+	struct lb_conf_svc *sv;
+
+	if (c == NULL) {
+		*rc = lb_cmd_error(out, -EINVAL, "no configuration");
+		return NULL;
+	}
+	sv = lb_conf_svc_or_error(c, key, out, rc);
+	if (svp != NULL)
+		*svp = sv;
+	return sv != NULL ? be_or_error(sv, ip, port, out, rc) : NULL;
+}
+
+int
+lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+	       uint32_t ip, uint16_t port, uint32_t weight,
+	       struct lb_cmd_out *out)
+{
+	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	struct lb_conf_svc *sv;
+	int rc;
+
+	if (c == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	sv = lb_conf_svc_or_error(c, key, out, &rc);
+	if (sv == NULL)
+		return rc;
+	if (port == 0)
+		return lb_cmd_error(out, -ERANGE,
+				    "port 0 out of range 1..65535");
+	rc = weight_check(weight, out);
+	if (rc == 0)
+		rc = lb_conf_unicast_check(ip, "backend", out);
+	if (rc != 0)
+		return rc;
+	lb_cmd_fmt_ipv4_port(ip, port, a);
+	lb_conf_key_str(key, s);
+	if (lb_conf_be_find(sv, ip, port) != NULL)
+		return lb_cmd_error(out, -EEXIST,
+				    "backend %s already exists in %s", a, s);
+	rc = lb_conf_roles_check(c, ip, ROLE_ADDR | ROLE_SNAT | ROLE_VIP,
+				 "backend", out);
+	if (rc != 0)
+		return rc;
+	if (sv->nb_be == LB_CONF_MAX_BES)
+		return lb_cmd_error(out, -ENOSPC,
+				    "too many backends in %s (limit %u)", s,
+				    LB_CONF_MAX_BES);
+	sv->be[sv->nb_be++] =
+		(struct lb_conf_be){ip, port, weight, false, false};
+	c->gen++;
+	return 0;
+}
+
+int
+lb_conf_be_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
+	       uint32_t ip, uint16_t port, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc *sv;
+	struct lb_conf_be *be;
+	unsigned int idx;
+	int rc;
+
+	be = be_lookup(c, key, ip, port, &sv, out, &rc);
+	if (be == NULL)
+		return rc;
+	idx = (unsigned int)(be - sv->be);
+	memmove(&sv->be[idx], &sv->be[idx + 1],
+		(sv->nb_be - idx - 1) * sizeof(sv->be[0]));
+	sv->nb_be--;
+	c->gen++;
+	return 0;
+}
+
+int
+lb_conf_be_set_weight(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		      uint32_t ip, uint16_t port, uint32_t weight,
+		      struct lb_cmd_out *out)
+{
+	struct lb_conf_be *be;
+	int rc;
+
+	be = be_lookup(c, key, ip, port, NULL, out, &rc);
+	if (be == NULL)
+		return rc;
+	rc = weight_check(weight, out);
+	if (rc != 0)
+		return rc;
+	if (be->weight != weight) {
+		be->weight = weight;
+		c->gen++;
+	}
+	return 0;
+}
+
+int
+lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		 uint32_t ip, uint16_t port, bool draining,
+		 struct lb_cmd_out *out)
+{
+	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	struct lb_conf_be *be;
+	int rc;
+
+	be = be_lookup(c, key, ip, port, NULL, out, &rc);
+	if (be == NULL)
+		return rc;
+	if (be->draining == draining)
+		return lb_cmd_error(out, -EINVAL, "backend %s of %s is %s",
+				    lb_cmd_fmt_ipv4_port(ip, port, a),
+				    lb_conf_key_str(key, s),
+				    draining ? "already draining"
+					     : "not draining");
+	be->draining = draining;
+	c->gen++;
+	return 0;
+}
+
+int
+lb_conf_be_set_orch(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		    uint32_t ip, uint16_t port, bool orch,
+		    struct lb_cmd_out *out)
+{
+	struct lb_conf_be *be;
+	int rc;
+
+	be = be_lookup(c, key, ip, port, NULL, out, &rc);
+	if (be == NULL)
+		return rc;
+	if (be->orch != orch) {
+		be->orch = orch;
+		c->gen++;
+	}
+	return 0;
+}
+
+/* ---- whole configuration ---- */
+
+int
+lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
+{
+	struct lb_conf *t;
+	int rc = 0;
+
+	if (c == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	if (c->nb_addr > LB_CONF_MAX_ADDRS ||
+	    c->nb_route > LB_CONF_MAX_ROUTES ||
+	    c->nb_snat > LB_CONF_MAX_SNATS || c->nb_svc > LB_CONF_MAX_SVCS)
+		return lb_cmd_error(out, -ENOSPC, "too many entries");
+	t = lb_conf_create(c->sched_known);
+	if (t == NULL)
+		return lb_cmd_error(out, -ENOMEM, "out of memory");
+	t->sched_names = c->sched_names;
+	/* The order of lb_conf_save(): each entry meets what it depends on. */
+	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++)
+		rc = lb_conf_addr_add_vlan(t, c->addr[i].ip, c->addr[i].len,
+					   c->addr[i].port, c->addr[i].vlan,
+					   out);
+	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++)
+		rc = lb_conf_route_add(t, c->route[i].net, c->route[i].len,
+				       c->route[i].gw, c->route[i].port, out);
+	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++)
+		rc = lb_conf_snat_add(t, c->snat[i].ip, c->snat[i].port, out);
+	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++) {
+		const struct lb_conf_svc *sv = &c->svc[i];
+
+		if (sv->nb_be > LB_CONF_MAX_BES) {
+			rc = lb_cmd_error(out, -ENOSPC, "too many backends");
+			break;
+		}
+		rc = lb_conf_svc_add(t, &sv->key, &sv->opts, out);
+		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
+			const struct lb_conf_be *be = &sv->be[j];
+
+			rc = lb_conf_be_add(t, &sv->key, be->ip, be->port,
+					    be->weight, out);
+			if (rc == 0 && be->draining)
+				rc = lb_conf_be_drain(t, &sv->key, be->ip,
+						      be->port, true, out);
+		}
+	}
+	lb_conf_free(t);
+	return rc;
+}
+
+int
+lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
+{
+	/* Every member before the arrays, and any after them. */
+	const size_t head = offsetof(struct lb_conf, addr);
+	const size_t tail = offsetof(struct lb_conf, svc) +
+			    sizeof(((struct lb_conf *)NULL)->svc);
+	lb_conf_sched_known_fn *known;
+	lb_conf_sched_names_fn *names;
+	uint64_t gen;
+
+	if (dst == NULL || src == NULL)
+		return -EINVAL;
+	if (dst == src)
+		return 0;
+	known = dst->sched_known;
+	names = dst->sched_names;
+	gen = dst->gen;
+	/* Only the entries in use: the whole structure is a few hundred KiB,
+	 * mostly empty backend slots, and lb-control copies it around every
+	 * command. Slots past the counts are never read and are initialised
+	 * whole when an entry is added. */
+	memcpy(dst, src, head);
+	memcpy((char *)dst + tail, (const char *)src + tail,
+	       sizeof(*dst) - tail);
+	memcpy(dst->addr, src->addr, src->nb_addr * sizeof(src->addr[0]));
+	memcpy(dst->route, src->route, src->nb_route * sizeof(src->route[0]));
+	memcpy(dst->snat, src->snat, src->nb_snat * sizeof(src->snat[0]));
+	for (unsigned int i = 0; i < src->nb_svc; i++)
+		memcpy(&dst->svc[i], &src->svc[i],
+		       offsetof(struct lb_conf_svc, be) +
+			       src->svc[i].nb_be * sizeof(src->svc[i].be[0]));
+	dst->sched_known = known;
+	dst->sched_names = names;
+	dst->gen = gen + 1;
+	return 0;
+}
+
+int
+lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
+{
+	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	int rc = 0;
+
+	if (c == NULL || out == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++) {
+		rc = lb_cmd_printf(out, "addr add %s/%u port %u",
+				   lb_conf_ipstr(c->addr[i].ip, a),
+				   c->addr[i].len, c->addr[i].port);
+		if (rc == 0 && c->addr[i].vlan != 0)
+			rc = lb_cmd_printf(out, " vlan %u", c->addr[i].vlan);
+		if (rc == 0)
+			rc = lb_cmd_printf(out, "\n");
+	}
+	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++) {
+		const struct lb_conf_route *r = &c->route[i];
+
+		rc = lb_cmd_printf(out, "route add %s via %s port %u\n",
+				   lb_cmd_fmt_prefix(r->net, r->len, a),
+				   lb_conf_ipstr(r->gw, b), r->port);
+	}
+	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++)
+		rc = lb_cmd_printf(out, "snat add %s port %u\n",
+				   lb_conf_ipstr(c->snat[i].ip, a),
+				   c->snat[i].port);
+	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++) {
+		const struct lb_conf_svc *sv = &c->svc[i];
+
+		lb_conf_key_str(&sv->key, s);
+		rc = lb_svc_opt_save(out, s, &sv->opts);
+		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
+			const struct lb_conf_be *be = &sv->be[j];
+
+			if (be->orch)
+				continue;
+			lb_cmd_fmt_ipv4_port(be->ip, be->port, a);
+			rc = lb_cmd_printf(out, "backend add %s %s", s, a);
+			if (rc == 0 && be->weight != LB_CONF_WEIGHT_DEFAULT)
+				rc = lb_cmd_printf(out, " weight %u",
+						   be->weight);
+			if (rc == 0)
+				rc = lb_cmd_printf(out, "\n");
+			if (rc == 0 && be->draining)
+				rc = lb_cmd_printf(out, "backend drain %s %s\n",
+						   s, a);
+		}
+	}
+	return rc;
+}
