@@ -111,13 +111,14 @@ m="unknown scheduler 'fastest'; expected one of adaptive, maglev, rr, wrr"
 bad "$m" service set $SVC sched fastest
 bad "$m" service add tcp "$VIP:81" sched fastest
 bad "http needs a tcp service" service add udp "$VIP:53" http
+# The options are listed in the order `save` writes them.
 m="unknown option 'bogus'; expected sched, http, retries, deferq,"
-m="$m retry-gap, expiry, syn-timeout, err-memory, min-volume, max-eject,"
-m="$m panic, admit-rate, admit-burst, admit-key, admit-prefix,"
-m="$m admit-reject, admit-cluster, check, check-path, check-status,"
-m="$m check-port, check-interval, check-timeout, check-rise, check-fall,"
-m="$m governor, gov-ideal-rate, gov-interval, gov-window, gov-overload,"
-m="$m gov-raise, gov-release, ..."
+m="$m retry-gap, expiry, syn-timeout, governor, gov-ideal-rate,"
+m="$m gov-interval, gov-window, gov-overload, gov-raise, gov-release,"
+m="$m gov-calm, gov-min-samples, default-priority, reject-status,"
+m="$m retry-after, spl-header, spl-time-header, priority-header,"
+m="$m expect-header, orca-header, errors, error-exclude, default-expect,"
+m="$m err-memory, min-volume, max-eject, panic, ..."
 bad "$m" \
 	service add tcp "$VIP:81" bogus 1
 bad "missing argument; usage: backend list [PROTO VIP:PORT]" \
