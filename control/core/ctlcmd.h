@@ -13,10 +13,14 @@
  *    with it (state, flows, errors, packets and bytes each way, and for
  *    each backend the error count and weight every worker gives it).
  *
- * They register themselves (LB_CMD_REGISTER(), table "counters") with
- * the context "ctl", a struct lb_ctl. The `addr`, `route` and `snat`
- * lists are the conf module's; this module extends them with their data
- * (lb_cmd_extend()).
+ * They register themselves (LB_CMD_REGISTER()) with the context "ctl",
+ * a struct lb_ctl, one table per file: ctlcmd_svc.c ("ctl-services"),
+ * ctlcmd_be.c ("ctl-backends"), ctlcmd_stats.c ("ctl-stats"). The
+ * `addr`, `route` and `snat` lists are the conf module's; ctlcmd_data.c
+ * ("ctl-lists") extends them with their data (lb_cmd_extend()). The
+ * names sort after "conf", whose `service` and `backend` groups these
+ * commands join, and before the tables that open groups of their own
+ * ("governor", ...): `help` lists `stats` where it always has.
  *
  * Every command leaves, besides its text, a JSON object in ctl->data for
  * the API's "data" member (NULL for commands that report nothing). The
