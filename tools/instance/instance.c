@@ -206,11 +206,131 @@ static const struct option long_opts[] = {
 };
 
 /* 0, 1 for --help, or -EINVAL; *listen points into argv. */
+/* Options about how the instance behaves as a loaded backend. */
+static int
+parse_load_opt(int c, const char *arg, struct lb_inst_conf *conf)
+{
+	unsigned long long u;
+	int rc = 0;
+
+	switch (c) {
+	case OPT_BENCH:
+		/* 1 us .. 1 h; 0 would divide by zero. */
+		rc = parse_ns("bench-ms", arg, 1e6, 0.001, 3.6e6,
+			      &conf->bench_ns);
+		break;
+	case OPT_DELAY:
+		rc = parse_ns("delay-ms", arg, 1e6, 0, 3.6e6, &conf->delay_ns);
+		break;
+	case OPT_JITTER:
+		rc = parse_ns("jitter-ms", arg, 1e6, 0, 3.6e6,
+			      &conf->jitter_ns);
+		break;
+	case OPT_CPU:
+		rc = parse_ns("cpu-us", arg, 1e3, 0, 6e7, &conf->cpu_ns);
+		break;
+	case OPT_ERRATE:
+		rc = parse_num("error-rate", arg, 0, 1, &conf->error_rate);
+		break;
+	case OPT_ERRPATH:
+		if (arg[0] != '/' || strlen(arg) > LB_INST_TARGET_KEEP) {
+			fprintf(stderr,
+				PROG ": --error-path: '/' and up to %u "
+				     "characters\n",
+				LB_INST_TARGET_KEEP);
+			rc = -EINVAL;
+		}
+		conf->error_path = arg;
+		break;
+	case OPT_SEED:
+		rc = parse_uint("seed", arg, 0, UINT64_MAX, &u);
+		conf->seed = u;
+		break;
+	case OPT_STALL:
+		conf->stall = true;
+		break;
+	case OPT_SPL:
+		if (strcmp(arg, "on") == 0) {
+			conf->spl = true;
+		} else if (strcmp(arg, "off") == 0) {
+			conf->spl = false;
+		} else {
+			fprintf(stderr, PROG ": --spl: on or off\n");
+			rc = -EINVAL;
+		}
+		break;
+	case OPT_SPL_HDR:
+		rc = set_spl_hdr(conf, arg);
+		break;
+	case OPT_ORCA:
+		conf->orca = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return rc;
+}
+
+/* Options about the server: where it listens, its threads and limits. */
+static int
+parse_server_opt(int c, const char *arg, struct lb_inst_conf *conf,
+		 const char **listen)
+{
+	unsigned long long u;
+	int rc = 0;
+
+	switch (c) {
+	case OPT_LISTEN:
+		*listen = arg;
+		break;
+	case OPT_NAME:
+		rc = set_name(conf, arg);
+		break;
+	case OPT_LOG:
+		if (conf->log_fd >= 0)
+			close(conf->log_fd);
+		conf->log_fd = open(arg,
+				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				    0644);
+		if (conf->log_fd < 0) {
+			fprintf(stderr, PROG ": --access-log '%s': %s\n", arg,
+				strerror(errno));
+			rc = -EINVAL;
+		}
+		break;
+	case OPT_THREADS:
+		rc = parse_uint("threads", arg, 1, LB_INST_THREADS_MAX, &u);
+		conf->threads = (unsigned int)u;
+		break;
+	case OPT_MAXINF:
+		rc = parse_uint("max-inflight", arg, 0, 1u << 30, &u);
+		conf->max_inflight = (unsigned int)u;
+		break;
+	case OPT_SLOTS:
+		rc = parse_uint("slots", arg, 0, 1u << 30, &u);
+		conf->slots = (unsigned int)u;
+		break;
+	case OPT_MAXHEAD:
+		rc = parse_uint("max-head", arg, LB_INST_HEAD_MAX_MIN,
+				LB_INST_HEAD_MAX_MAX, &u);
+		conf->head_max = (uint32_t)u;
+		break;
+	case OPT_IDLE:
+		rc = parse_ns("idle-ms", arg, 1e6, 1, 8.64e7, &conf->idle_ns);
+		break;
+	case OPT_DRAIN:
+		rc = parse_ns("drain-ms", arg, 1e6, 0, 8.64e7, &conf->drain_ns);
+		break;
+	default:
+		return parse_load_opt(c, arg, conf);
+	}
+	return rc;
+}
+
 static int
 parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 	   const char **listen)
 {
-	unsigned long long u;
 	int c, rc = 0;
 
 	memset(conf, 0, sizeof(*conf));
@@ -226,114 +346,9 @@ parse_args(int argc, char **argv, struct lb_inst_conf *conf,
 	*listen = NULL;
 	while (rc == 0 &&
 	       (c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_LISTEN:
-			*listen = optarg;
-			break;
-		case OPT_NAME:
-			rc = set_name(conf, optarg);
-			break;
-		case OPT_BENCH:
-			/* 1 us .. 1 h; 0 would divide by zero. */
-			rc = parse_ns("bench-ms", optarg, 1e6, 0.001, 3.6e6,
-				      &conf->bench_ns);
-			break;
-		case OPT_DELAY:
-			rc = parse_ns("delay-ms", optarg, 1e6, 0, 3.6e6,
-				      &conf->delay_ns);
-			break;
-		case OPT_JITTER:
-			rc = parse_ns("jitter-ms", optarg, 1e6, 0, 3.6e6,
-				      &conf->jitter_ns);
-			break;
-		case OPT_CPU:
-			rc = parse_ns("cpu-us", optarg, 1e3, 0, 6e7,
-				      &conf->cpu_ns);
-			break;
-		case OPT_ERRATE:
-			rc = parse_num("error-rate", optarg, 0, 1,
-				       &conf->error_rate);
-			break;
-		case OPT_ERRPATH:
-			if (optarg[0] != '/' ||
-			    strlen(optarg) > LB_INST_TARGET_KEEP) {
-				fprintf(stderr,
-					PROG ": --error-path: '/' and up to %u "
-					     "characters\n",
-					LB_INST_TARGET_KEEP);
-				rc = -EINVAL;
-			}
-			conf->error_path = optarg;
-			break;
-		case OPT_SEED:
-			rc = parse_uint("seed", optarg, 0, UINT64_MAX, &u);
-			conf->seed = u;
-			break;
-		case OPT_STALL:
-			conf->stall = true;
-			break;
-		case OPT_LOG:
-			if (conf->log_fd >= 0)
-				close(conf->log_fd);
-			conf->log_fd = open(optarg,
-					    O_WRONLY | O_CREAT | O_APPEND |
-						    O_CLOEXEC,
-					    0644);
-			if (conf->log_fd < 0) {
-				fprintf(stderr, PROG ": --access-log '%s': %s\n",
-					optarg, strerror(errno));
-				rc = -EINVAL;
-			}
-			break;
-		case OPT_SPL:
-			if (strcmp(optarg, "on") == 0) {
-				conf->spl = true;
-			} else if (strcmp(optarg, "off") == 0) {
-				conf->spl = false;
-			} else {
-				fprintf(stderr, PROG ": --spl: on or off\n");
-				rc = -EINVAL;
-			}
-			break;
-		case OPT_SPL_HDR:
-			rc = set_spl_hdr(conf, optarg);
-			break;
-		case OPT_ORCA:
-			conf->orca = true;
-			break;
-		case OPT_THREADS:
-			rc = parse_uint("threads", optarg, 1,
-					LB_INST_THREADS_MAX, &u);
-			conf->threads = (unsigned int)u;
-			break;
-		case OPT_MAXINF:
-			rc = parse_uint("max-inflight", optarg, 0, 1u << 30,
-					&u);
-			conf->max_inflight = (unsigned int)u;
-			break;
-		case OPT_SLOTS:
-			rc = parse_uint("slots", optarg, 0, 1u << 30, &u);
-			conf->slots = (unsigned int)u;
-			break;
-		case OPT_MAXHEAD:
-			rc = parse_uint("max-head", optarg,
-					LB_INST_HEAD_MAX_MIN,
-					LB_INST_HEAD_MAX_MAX, &u);
-			conf->head_max = (uint32_t)u;
-			break;
-		case OPT_IDLE:
-			rc = parse_ns("idle-ms", optarg, 1e6, 1, 8.64e7,
-				      &conf->idle_ns);
-			break;
-		case OPT_DRAIN:
-			rc = parse_ns("drain-ms", optarg, 1e6, 0, 8.64e7,
-				      &conf->drain_ns);
-			break;
-		case 'h':
+		if (c == 'h')
 			return 1;
-		default:
-			return -EINVAL;
-		}
+		rc = parse_server_opt(c, optarg, conf, listen);
 	}
 	if (rc != 0)
 		return rc;

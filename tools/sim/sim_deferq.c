@@ -110,6 +110,85 @@ on_entry(enum lb_deferq_event ev, const struct lb_deferq_entry *e, void *arg)
 	return LB_DEFERQ_DONE;
 }
 
+/* What one tick's SYNs did. */
+struct tick {
+	unsigned int syn, fwd, queued, joined, ovf;
+};
+
+/*
+ * The SYNs from @p from_ms to this tick in time order; all fall on 50 ms
+ * steps. A SYN goes straight to a live backend, else into the queue.
+ */
+static int
+tick_syns(struct lb_deferq *q, struct sim *s, uint64_t from_ms,
+	  struct tick *tc)
+{
+	int rc = 0;
+
+	for (uint64_t t = from_ms; t <= s->now_ms; t += 50) {
+		for (int i = 0; i < N_CLIENTS; i++) {
+			struct client *c = &s->c[i];
+			int r;
+
+			if (!syn_at(c, t) || c->st == C_CONNECTED ||
+			    c->st == C_RESET)
+				continue;
+			tc->syn++;
+			if (backends_up(t) > 0) {
+				/* Back up: Algorithm 2 succeeds. */
+				c->st = C_CONNECTED;
+				c->direct = true;
+				c->done_ms = t;
+				tc->fwd++;
+				continue;
+			}
+			r = lb_deferq_push(q, (uint64_t)i, t, t * MS,
+					   NULL);
+			if (r == 0) {
+				c->st = C_QUEUED;
+				tc->queued++;
+			} else if (r == LB_DEFERQ_JOINED) {
+				tc->joined++;
+			} else if (r == -ENOSPC) {
+				c->overflowed = true;
+				tc->ovf++;
+			} else {
+				rc = -1;
+			}
+		}
+	}
+	return rc;
+}
+
+/* Prints who drained, who was reset and who overflowed; checks FCFS. */
+static int
+print_outcome(FILE *out, const struct sim *s)
+{
+	int rc = 0;
+
+	fprintf(out, "Drained from the queue (client@time>backend):");
+	for (unsigned int i = 0; i < s->n_order; i++) {
+		const struct client *c = &s->c[s->order[i]];
+
+		fprintf(out, "%s c%02d@%.2f>b%d", i % 6 == 0 ? "\n " : "",
+			s->order[i] + 1, c->done_ms / 1e3, c->be + 1);
+		/* FCFS: the queue hands clients back in arrival order. */
+		if (i > 0 && s->order[i] < s->order[i - 1])
+			rc = -1;
+	}
+	fprintf(out, "\nRST after waiting 3 s (oldest first):");
+	for (int i = 0; i < N_CLIENTS; i++)
+		if (s->c[i].st == C_RESET)
+			fprintf(out, " c%02d", i + 1);
+	fprintf(out, "\nOverflowed (-ENOSPC), connected later:");
+	for (int i = 0; i < N_CLIENTS; i++)
+		if (s->c[i].overflowed && s->c[i].direct)
+			fprintf(out, " c%02d@%.2f", i + 1,
+				s->c[i].done_ms / 1e3);
+	fprintf(out, "\n");
+	return rc;
+}
+
 int
 lb_sim_deferq(FILE *out)
 {
@@ -145,42 +224,11 @@ lb_sim_deferq(FILE *out)
 		     "ok rst   (* = kick)\n");
 
 	for (s.now_ms = 0; s.now_ms <= END_MS; s.now_ms += TICK_MS) {
-		unsigned int syn = 0, fwd = 0, queued = 0, joined = 0, ovf = 0;
+		struct tick tc = {0};
 		bool kicked;
 
-		/* SYNs of this tick in time order; all fall on 50 ms steps. */
-		for (uint64_t t = next_ms; t <= s.now_ms; t += 50) {
-			for (int i = 0; i < N_CLIENTS; i++) {
-				struct client *c = &s.c[i];
-				int r;
-
-				if (!syn_at(c, t) || c->st == C_CONNECTED ||
-				    c->st == C_RESET)
-					continue;
-				syn++;
-				if (backends_up(t) > 0) {
-					/* Back up: Algorithm 2 succeeds. */
-					c->st = C_CONNECTED;
-					c->direct = true;
-					c->done_ms = t;
-					fwd++;
-					continue;
-				}
-				r = lb_deferq_push(q, (uint64_t)i, t, t * MS,
-						   NULL);
-				if (r == 0) {
-					c->st = C_QUEUED;
-					queued++;
-				} else if (r == LB_DEFERQ_JOINED) {
-					joined++;
-				} else if (r == -ENOSPC) {
-					c->overflowed = true;
-					ovf++;
-				} else {
-					rc = 1;
-				}
-			}
-		}
+		if (tick_syns(q, &s, next_ms, &tc) != 0)
+			rc = 1;
 		next_ms = s.now_ms + 50;
 
 		/* A backend came back: re-dispatch the queue now (3.2). */
@@ -196,30 +244,13 @@ lb_sim_deferq(FILE *out)
 			"  %4.2f  %u%c %3u %3u %6u %4u %3u | %5u %7u %2u "
 			"%3u\n",
 			s.now_ms / 1e3, backends_up(s.now_ms),
-			kicked ? '*' : ' ', syn, fwd, queued, joined, ovf,
+			kicked ? '*' : ' ', tc.syn, tc.fwd, tc.queued, tc.joined,
+			tc.ovf,
 			lb_deferq_depth(q), s.retried, s.ok, s.rst);
 	}
 
-	fprintf(out, "Drained from the queue (client@time>backend):");
-	for (unsigned int i = 0; i < s.n_order; i++) {
-		const struct client *c = &s.c[s.order[i]];
-
-		fprintf(out, "%s c%02d@%.2f>b%d", i % 6 == 0 ? "\n " : "",
-			s.order[i] + 1, c->done_ms / 1e3, c->be + 1);
-		/* FCFS: the queue hands clients back in arrival order. */
-		if (i > 0 && s.order[i] < s.order[i - 1])
-			rc = 1;
-	}
-	fprintf(out, "\nRST after waiting 3 s (oldest first):");
-	for (int i = 0; i < N_CLIENTS; i++)
-		if (s.c[i].st == C_RESET)
-			fprintf(out, " c%02d", i + 1);
-	fprintf(out, "\nOverflowed (-ENOSPC), connected later:");
-	for (int i = 0; i < N_CLIENTS; i++)
-		if (s.c[i].overflowed && s.c[i].direct)
-			fprintf(out, " c%02d@%.2f", i + 1,
-				s.c[i].done_ms / 1e3);
-	fprintf(out, "\n");
+	if (print_outcome(out, &s) != 0)
+		rc = 1;
 
 	if (lb_deferq_stats(q, &st) != 0 ||
 	    st.pushed != st.depth + st.dispatched + st.expired + st.exhausted +

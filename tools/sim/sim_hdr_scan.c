@@ -106,6 +106,51 @@ print_result(FILE *out, const struct lb_hdr_cfg *cfg,
 	fprintf(out, "\n");
 }
 
+/*
+ * Feeds block @p b to @p stream in 3 to MAX_CUTS + 1 segments cut at
+ * random points, printing their sizes.
+ */
+static int
+feed_cut(FILE *out, struct lb_rng *rng, struct lb_hdr_stream *stream,
+	 struct lb_hdr_scratch *scr, size_t b)
+{
+	const char *t = blocks[b].text;
+	size_t n = strlen(t), cut[MAX_CUTS], nc, prev = 0;
+
+	nc = 2 + lb_rng_below(rng, MAX_CUTS - 1);
+	for (size_t i = 0; i < nc; i++)
+		cut[i] = 1 + lb_rng_below(rng, n - 1);
+	qsort(cut, nc, sizeof(cut[0]), cmp_size);
+	fprintf(out, "[%zu] %s: %zu B in segments ", b + 1, blocks[b].who, n);
+	for (size_t i = 0; i <= nc; i++) {
+		size_t end = i < nc ? cut[i] : n;
+
+		fprintf(out, "%s%zu", i ? "+" : "", end - prev);
+		if (lb_hdr_feed(stream, scr, t + prev, end - prev))
+			return -1;
+		prev = end;
+	}
+	fprintf(out, "\n    in:  %s\n", blocks[b].in);
+	return 0;
+}
+
+static void
+print_counters(FILE *out, const struct lb_hdr_stats *st)
+{
+	fprintf(out,
+		"counters: blocks %llu, bytes %llu, accepted %llu, "
+		"status ok %llu\n  rejected:",
+		(unsigned long long)st->blocks, (unsigned long long)st->bytes,
+		(unsigned long long)st->accepted,
+		(unsigned long long)st->status_ok);
+	for (unsigned int r = 1; r < LB_HDR_ERR_MAX; r++)
+		if (st->rejected[r])
+			fprintf(out, " %s %llu", lb_hdr_reason_str(r),
+				(unsigned long long)st->rejected[r]);
+	fprintf(out, "\nonly accepted values become feedback records; "
+		     "\"X-Debug: X-SPL: 0.1\" was never a match\n");
+}
+
 int
 lb_sim_hdr_scan(FILE *out)
 {
@@ -158,23 +203,10 @@ lb_sim_hdr_scan(FILE *out)
 	lb_xoshiro_seed(&x, 7);
 	for (size_t b = 0; b < NB_BLOCKS; b++) {
 		const char *t = blocks[b].text;
-		size_t n = strlen(t), cut[MAX_CUTS], nc, prev = 0;
+		size_t n = strlen(t);
 
-		nc = 2 + lb_rng_below(&rng, MAX_CUTS - 1);
-		for (size_t i = 0; i < nc; i++)
-			cut[i] = 1 + lb_rng_below(&rng, n - 1);
-		qsort(cut, nc, sizeof(cut[0]), cmp_size);
-		fprintf(out, "[%zu] %s: %zu B in segments ", b + 1,
-			blocks[b].who, n);
-		for (size_t i = 0; i <= nc; i++) {
-			size_t end = i < nc ? cut[i] : n;
-
-			fprintf(out, "%s%zu", i ? "+" : "", end - prev);
-			if (lb_hdr_feed(&stream, scr, t + prev, end - prev))
-				goto out;
-			prev = end;
-		}
-		fprintf(out, "\n    in:  %s\n", blocks[b].in);
+		if (feed_cut(out, &rng, &stream, scr, b) != 0)
+			goto out;
 		if (lb_hdr_end(&stream, scr, &res[b]) != 0)
 			goto out;
 		print_result(out, cfg, &res[b]);
@@ -188,18 +220,7 @@ lb_sim_hdr_scan(FILE *out)
 		"\nsecond core, whole blocks in block mode: %u of %zu "
 		"results identical\n",
 		agree, NB_BLOCKS);
-	fprintf(out,
-		"counters: blocks %llu, bytes %llu, accepted %llu, "
-		"status ok %llu\n  rejected:",
-		(unsigned long long)st->blocks, (unsigned long long)st->bytes,
-		(unsigned long long)st->accepted,
-		(unsigned long long)st->status_ok);
-	for (unsigned int r = 1; r < LB_HDR_ERR_MAX; r++)
-		if (st->rejected[r])
-			fprintf(out, " %s %llu", lb_hdr_reason_str(r),
-				(unsigned long long)st->rejected[r]);
-	fprintf(out, "\nonly accepted values become feedback records; "
-		     "\"X-Debug: X-SPL: 0.1\" was never a match\n");
+	print_counters(out, st);
 	rc = agree == NB_BLOCKS ? 0 : -1;
 out:
 	if (sinit)

@@ -143,6 +143,79 @@ print_row(FILE *out, int tick, double load, const struct lb_spl_decision *d)
 		d->total, lb_spl_action_str(d->action));
 }
 
+/*
+ * Every ready instance reports the SPL of the load it takes at tick
+ * @p t; the first two rejected reports are noted in @p notes.
+ */
+static int
+report_tick(struct lb_spl_svc *s, struct sim_inst *inst, struct lb_rng *rng,
+	    int t, double load, uint64_t now, char notes[][112],
+	    unsigned int *nb_notes)
+{
+	unsigned int ready = 0;
+	int err;
+
+	for (unsigned int i = 0; i < CAP; i++)
+		ready += inst[i].up && inst[i].ready_ns <= now;
+	for (unsigned int i = 0; i < CAP && ready > 0; i++) {
+		double r = load / ready; /* req/ms per instance */
+		double rho, exec, spl, gap;
+		uint64_t gen;
+
+		if (!inst[i].up || inst[i].ready_ns > now)
+			continue;
+		rho = fmin(r / (MU * inst[i].speed), 0.9);
+		exec = SERVICE_MS / (1.0 - rho);
+		/* The last response left somewhere in the last gap. */
+		gap = 1.0 / r;
+		gen = now - (uint64_t)(gap * MS * (0.1 + 0.9 * lb_rng_unit(rng)));
+		if (lb_spl_ratio(exec, BENCH_MS, &spl) != 0)
+			return -1;
+		/* Two broken senders, to show they are dropped. */
+		if (t == 5 && i == 1) {
+			spl = NAN;
+		} else if (t == 12 && i == 0) {
+			gen = now + 5 * MS;
+		}
+		err = lb_spl_report(s, i, spl, gen, now);
+		if (err != 0 && *nb_notes < 2)
+			snprintf(notes[(*nb_notes)++], sizeof(notes[0]),
+				 "tick %2d: i%u sent SPL %.2f generated "
+				 "%+.1f ms from now: rejected (%s), "
+				 "its last value stays",
+				 t, i, spl, ((double)gen - (double)now) / MS,
+				 err_name(err));
+	}
+	return 0;
+}
+
+/* Boots a new instance or takes the newest away, as @p action says. */
+static int
+apply_action(struct lb_spl_svc *s, struct sim_inst *inst,
+	     enum lb_spl_action action, uint64_t now)
+{
+	if (action == LB_SPL_INCREMENT) {
+		unsigned int i = 0;
+
+		while (i < CAP && inst[i].up)
+			i++;
+		if (i < CAP) {
+			inst[i].up = true;
+			inst[i].speed = 1.0;
+			inst[i].ready_ns = now + BOOT_NS;
+			return lb_spl_inst_add(s, i, now);
+		}
+	} else if (action == LB_SPL_DECREMENT && lb_spl_inst_count(s) > 1) {
+		unsigned int i = CAP;
+
+		while (i-- > 0 && !inst[i].up)
+			;
+		inst[i].up = false;
+		return lb_spl_inst_remove(s, i);
+	}
+	return 0;
+}
+
 int
 lb_sim_spl(FILE *out)
 {
@@ -160,7 +233,7 @@ lb_sim_spl(FILE *out)
 	struct lb_rng rng;
 	char notes[2][112];
 	unsigned int nb_notes = 0;
-	int rc = 0, err;
+	int rc = 0;
 
 	if (worked_examples(out) != 0) {
 		fprintf(out, "worked examples do not match the seed\n");
@@ -199,69 +272,15 @@ lb_sim_spl(FILE *out)
 
 	for (int t = 0; t < NB_TICKS && rc == 0; t++) {
 		uint64_t now = T0 + (uint64_t)(t + 1) * TICK_NS;
-		unsigned int ready = 0;
 
-		for (unsigned int i = 0; i < CAP; i++)
-			ready += inst[i].up && inst[i].ready_ns <= now;
-		for (unsigned int i = 0; i < CAP && ready > 0; i++) {
-			double r = load[t] / ready; /* req/ms per instance */
-			double rho, exec, spl, gap;
-			uint64_t gen;
-
-			if (!inst[i].up || inst[i].ready_ns > now)
-				continue;
-			rho = fmin(r / (MU * inst[i].speed), 0.9);
-			exec = SERVICE_MS / (1.0 - rho);
-			/* The last response left somewhere in the last gap. */
-			gap = 1.0 / r;
-			gen = now - (uint64_t)(gap * MS *
-					       (0.1 + 0.9 * lb_rng_unit(&rng)));
-			if (lb_spl_ratio(exec, BENCH_MS, &spl) != 0) {
-				rc = -1;
-				break;
-			}
-			/* Two broken senders, to show they are dropped. */
-			if (t == 5 && i == 1) {
-				spl = NAN;
-			} else if (t == 12 && i == 0) {
-				gen = now + 5 * MS;
-			}
-			err = lb_spl_report(s, i, spl, gen, now);
-			if (err != 0 && nb_notes < 2)
-				snprintf(
-					notes[nb_notes++], sizeof(notes[0]),
-					"tick %2d: i%u sent SPL %.2f generated "
-					"%+.1f ms from now: rejected (%s), "
-					"its last value stays",
-					t, i, spl,
-					((double)gen - (double)now) / MS,
-					err_name(err));
-		}
+		rc = report_tick(s, inst, &rng, t, load[t], now, notes,
+				 &nb_notes);
 		if (rc != 0 || lb_spl_decide(s, now, &d) != 0) {
 			rc = -1;
 			break;
 		}
 		print_row(out, t, load[t], &d);
-		if (d.action == LB_SPL_INCREMENT) {
-			unsigned int i = 0;
-
-			while (i < CAP && inst[i].up)
-				i++;
-			if (i < CAP) {
-				inst[i].up = true;
-				inst[i].speed = 1.0;
-				inst[i].ready_ns = now + BOOT_NS;
-				rc = lb_spl_inst_add(s, i, now);
-			}
-		} else if (d.action == LB_SPL_DECREMENT &&
-			   lb_spl_inst_count(s) > 1) {
-			unsigned int i = CAP;
-
-			while (i-- > 0 && !inst[i].up)
-				;
-			inst[i].up = false;
-			rc = lb_spl_inst_remove(s, i);
-		}
+		rc = apply_action(s, inst, d.action, now);
 	}
 	fprintf(out, "\n");
 	for (unsigned int k = 0; k < nb_notes; k++)

@@ -58,6 +58,76 @@ counters(const struct core *c, struct lb_tb_counters *out)
 	*out = l != NULL ? l->cnt : (struct lb_tb_counters){ 0 };
 }
 
+/*
+ * One interval: both cores' evenly spaced requests merged in time order,
+ * each taking one token.
+ */
+static int
+run_interval(struct core *core, struct lb_tb_global *g,
+	     const struct lb_tb_local_conf *lc, unsigned int iv)
+{
+	const struct lb_tb_local *l;
+	int rc;
+
+	for (int c = 0; c < NB_CORES; c++) {
+		core[c].next = 0;
+		core[c].batch = 0;
+	}
+	for (;;) {
+		int pick = -1;
+		uint64_t t = UINT64_MAX;
+
+		for (int c = 0; c < NB_CORES; c++) {
+			uint64_t d = demand[c][iv], tc;
+
+			if (core[c].next == d)
+				continue;
+			tc = req_time(iv, core[c].next, d);
+			if (tc < t) {
+				t = tc;
+				pick = c;
+			}
+		}
+		if (pick < 0)
+			break;
+		rc = lb_tb_table_take(core[pick].tab, KEY, g, 1, t);
+		if (rc != 0 && rc != -EAGAIN)
+			return rc;
+		if (core[pick].next++ == 0) {
+			l = lb_tb_table_lookup(core[pick].tab, KEY);
+			core[pick].batch = lb_tb_local_batch(l, lc, CAPACITY);
+		}
+	}
+	return 0;
+}
+
+/* One row of the table: what each core did in interval @p iv. */
+static void
+print_interval(FILE *out, struct core *core, const struct lb_tb_global *g,
+	       unsigned int iv)
+{
+	struct lb_tb_counters now[NB_CORES];
+
+	for (int c = 0; c < NB_CORES; c++)
+		counters(&core[c], &now[c]);
+	fprintf(out, " %2u", iv);
+	pair(out, demand[0][iv], demand[1][iv]);
+	pair(out, now[0].admitted - core[0].prev.admitted,
+	     now[1].admitted - core[1].prev.admitted);
+	pair(out, core[0].batch, core[1].batch);
+	pair(out, now[0].borrows - core[0].prev.borrows,
+	     now[1].borrows - core[1].prev.borrows);
+	pair(out, now[0].throttled - core[0].prev.throttled,
+	     now[1].throttled - core[1].prev.throttled);
+	pair(out, now[0].neg_hits - core[0].prev.neg_hits,
+	     now[1].neg_hits - core[1].prev.neg_hits);
+	pair(out, held(&core[0]), held(&core[1]));
+	fprintf(out, " %7llu\n",
+		(unsigned long long)lb_tb_global_avail(g, (iv + 1) * IV_NS - 1));
+	for (int c = 0; c < NB_CORES; c++)
+		core[c].prev = now[c];
+}
+
 int
 lb_sim_tb(FILE *out)
 {
@@ -92,59 +162,10 @@ lb_sim_tb(FILE *out)
 		     "      c0  c1   c0  c1   c0  c1   c0  c1   c0  c1   "
 		     "c0  c1   c0  c1    left\n");
 	for (unsigned int iv = 0; iv < NB_IV; iv++) {
-		struct lb_tb_counters now[NB_CORES];
-
-		for (int c = 0; c < NB_CORES; c++) {
-			core[c].next = 0;
-			core[c].batch = 0;
-		}
-		/* Merge both cores' evenly spaced requests in time order. */
-		for (;;) {
-			int pick = -1;
-			uint64_t t = UINT64_MAX;
-
-			for (int c = 0; c < NB_CORES; c++) {
-				uint64_t d = demand[c][iv], tc;
-
-				if (core[c].next == d)
-					continue;
-				tc = req_time(iv, core[c].next, d);
-				if (tc < t) {
-					t = tc;
-					pick = c;
-				}
-			}
-			if (pick < 0)
-				break;
-			rc = lb_tb_table_take(core[pick].tab, KEY, &g, 1, t);
-			if (rc != 0 && rc != -EAGAIN)
-				goto out;
-			rc = 0;
-			if (core[pick].next++ == 0) {
-				l = lb_tb_table_lookup(core[pick].tab, KEY);
-				core[pick].batch =
-					lb_tb_local_batch(l, &lc, CAPACITY);
-			}
-		}
-		for (int c = 0; c < NB_CORES; c++)
-			counters(&core[c], &now[c]);
-		fprintf(out, " %2u", iv);
-		pair(out, demand[0][iv], demand[1][iv]);
-		pair(out, now[0].admitted - core[0].prev.admitted,
-		     now[1].admitted - core[1].prev.admitted);
-		pair(out, core[0].batch, core[1].batch);
-		pair(out, now[0].borrows - core[0].prev.borrows,
-		     now[1].borrows - core[1].prev.borrows);
-		pair(out, now[0].throttled - core[0].prev.throttled,
-		     now[1].throttled - core[1].prev.throttled);
-		pair(out, now[0].neg_hits - core[0].prev.neg_hits,
-		     now[1].neg_hits - core[1].prev.neg_hits);
-		pair(out, held(&core[0]), held(&core[1]));
-		fprintf(out, " %7llu\n",
-			(unsigned long long)lb_tb_global_avail(
-				&g, (iv + 1) * IV_NS - 1));
-		for (int c = 0; c < NB_CORES; c++)
-			core[c].prev = now[c];
+		rc = run_interval(core, &g, &lc, iv);
+		if (rc != 0)
+			goto out;
+		print_interval(out, core, &g, iv);
 	}
 	fprintf(out, "batch: what a borrow asks for in that interval; neg "
 		     "hits: throttled without\nasking the global bucket; "

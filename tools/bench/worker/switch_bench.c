@@ -194,6 +194,65 @@ cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The pool, a ring port and the worker the rounds measure; dp->conf is
+ * the first table.
+ */
+static int
+dp_setup(struct lb_dp *dp)
+{
+	struct rte_ring *rxr, *txr;
+	struct rte_mempool *pool;
+
+	pool = rte_pktmbuf_pool_create("swb_mbufs", NB_MBUFS, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE,
+				       (int)rte_socket_id());
+	rxr = rte_ring_create("swb_rx", RING_SIZE, (int)rte_socket_id(),
+			      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	txr = rte_ring_create("swb_tx", RING_SIZE, (int)rte_socket_id(),
+			      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	dp->conf = conf_first();
+	if (pool == NULL || rxr == NULL || txr == NULL || dp->conf == NULL ||
+	    rte_eth_from_rings("swb0", &rxr, 1, &txr, 1, rte_socket_id()) !=
+		    0) {
+		fprintf(stderr, "lb-switchbench: setup failed\n");
+		return -1;
+	}
+	dp->pool = pool;
+	dp->nb_ports = 1;
+	dp->nb_workers = 1;
+	dp->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	/* A fixed seed: every round builds the same Maglev tables. */
+	dp->hash_seed = 0x5eed5eed5eed5eedULL;
+	dp->flows = 4096;
+	if (lb_port_setup(0, 1, pool, RING_SIZE, RING_SIZE, &dp->port[0]) !=
+	    0) {
+		fprintf(stderr, "lb-switchbench: port setup failed\n");
+		return -1;
+	}
+	dp->w[0] = lb_worker_create(dp, 0, rte_lcore_id());
+	if (dp->w[0] == NULL) {
+		fprintf(stderr, "lb-switchbench: no worker\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Per case, the median and the worst of the rounds' longest polls. */
+static void
+print_medians(struct res res[][C_MAX], unsigned int rounds)
+{
+	for (int c = 0; c < C_MAX; c++) {
+		double v[MAX_ROUNDS];
+
+		for (unsigned int r = 0; r < rounds; r++)
+			v[r] = res[r][c].max_us;
+		qsort(v, rounds, sizeof(v[0]), cmp_dbl);
+		printf("%-4s longest poll: median %.1f us, max %.1f us\n",
+		       case_names[c], v[rounds / 2], v[rounds - 1]);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -219,8 +278,6 @@ main(int argc, char **argv)
 		       (char *)"--log-level=lib.eal:warning",
 		       NULL};
 	unsigned int rounds = 9, window_ms = 200;
-	struct rte_ring *rxr, *txr;
-	struct rte_mempool *pool;
 	int o, rc, ret = EXIT_FAILURE;
 
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -247,36 +304,8 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
-	pool = rte_pktmbuf_pool_create("swb_mbufs", NB_MBUFS, 0, 0,
-				       RTE_MBUF_DEFAULT_BUF_SIZE,
-				       (int)rte_socket_id());
-	rxr = rte_ring_create("swb_rx", RING_SIZE, (int)rte_socket_id(),
-			      RING_F_SP_ENQ | RING_F_SC_DEQ);
-	txr = rte_ring_create("swb_tx", RING_SIZE, (int)rte_socket_id(),
-			      RING_F_SP_ENQ | RING_F_SC_DEQ);
-	dp.conf = conf_first();
-	if (pool == NULL || rxr == NULL || txr == NULL || dp.conf == NULL ||
-	    rte_eth_from_rings("swb0", &rxr, 1, &txr, 1, rte_socket_id()) !=
-		    0) {
-		fprintf(stderr, "lb-switchbench: setup failed\n");
+	if (dp_setup(&dp) != 0)
 		goto out;
-	}
-	dp.pool = pool;
-	dp.nb_ports = 1;
-	dp.nb_workers = 1;
-	dp.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	/* A fixed seed: every round builds the same Maglev tables. */
-	dp.hash_seed = 0x5eed5eed5eed5eedULL;
-	dp.flows = 4096;
-	if (lb_port_setup(0, 1, pool, RING_SIZE, RING_SIZE, &dp.port[0]) != 0) {
-		fprintf(stderr, "lb-switchbench: port setup failed\n");
-		goto out;
-	}
-	dp.w[0] = lb_worker_create(&dp, 0, rte_lcore_id());
-	if (dp.w[0] == NULL) {
-		fprintf(stderr, "lb-switchbench: no worker\n");
-		goto out;
-	}
 	printf("%u Maglev services x %u backends, window %u ms, %u rounds\n",
 	       NB_SVCS, NB_BES, window_ms, rounds);
 	printf("round  idle_max_us idle_slow  one_max_us one_slow  all_max_us "
@@ -293,15 +322,7 @@ main(int argc, char **argv)
 		       res[r][C_ONE].max_us, res[r][C_ONE].slow,
 		       res[r][C_ALL].max_us, res[r][C_ALL].slow);
 	}
-	for (int c = 0; c < C_MAX; c++) {
-		double v[MAX_ROUNDS];
-
-		for (unsigned int r = 0; r < rounds; r++)
-			v[r] = res[r][c].max_us;
-		qsort(v, rounds, sizeof(v[0]), cmp_dbl);
-		printf("%-4s longest poll: median %.1f us, max %.1f us\n",
-		       case_names[c], v[rounds / 2], v[rounds - 1]);
-	}
+	print_medians(res, rounds);
 	ret = EXIT_SUCCESS;
 out:
 	lb_worker_free(dp.w[0]);

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lb-dpbench's own header: the constants of the bench, the test kinds,
+ * the state one run shares between its parts (struct bench) and the
+ * functions those parts offer each other. Private to tools/bench/worker.
+ */
+#ifndef LB_DP_BENCH_H
+#define LB_DP_BENCH_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dp.h"
+#include "lb/admit.h"
+#include "lb/dpconf.h"
+#include "lb/hdr_scan.h"
+
+#define RING_SIZE 2048u /* the port's rx and tx rings */
+#define IN_FLIGHT 1024u /* mbufs the generator keeps circulating */
+#define NB_MBUFS 16383u
+#define MBUF_CACHE 256u
+#define FRAME_LEN 60u /* 64 bytes on the wire with the FCS */
+#define SETUP_BATCH 512u
+#define NB_BES 16u
+#define NB_SNATS LB_CONF_MAX_SNATS
+#define SNAT_PORTS (65535u - 1024u + 1u) /* per address, one worker */
+#define MAX_FLOWS (NB_SNATS * SNAT_PORTS)
+#define TABLE_FLOWS (1u << 20)
+#define NEW_CAP 1000000u /* SYNs per new-flow round, at most */
+#define CHECK_EVERY 32u
+#define MAX_ROUNDS 64u
+#define MAX_SIZES 4u
+#define REPLY_BIT 0x80000000u
+#define STRIDE 2654435761u /* prime: visits every flow, scattered */
+#define HUGE_MB_NEEDED 384u
+#define DRAIN_MAX_S 60u /* the forwarder is stuck */
+#define STALL_US 200u	/* a gap this long: the lcore lost the CPU */
+
+/* Addresses in host order. */
+#define IP_LOCAL 0x0a000001u	/* 10.0.0.1/16 on port 0 */
+#define IP_GW 0x0a0000feu	/* 10.0.0.254: router of the clients */
+#define IP_VIP 0x0a006401u	/* 10.0.100.1 */
+#define IP_VIP_L7 0x0a006402u	/* 10.0.100.2: l7, followed */
+#define IP_VIP_L4 0x0a006403u	/* 10.0.100.3: l7, its plain twin */
+#define IP_BE 0x0a000101u	/* 10.0.1.1 .. 10.0.1.16 */
+#define IP_SNAT 0x0a000201u	/* 10.0.2.1 .. 10.0.2.16 */
+#define NET_CLIENTS 0xc6120000u /* 198.18.0.0/15, routed via IP_GW */
+#define NET_EST 0xc6120000u	/* 198.18.0.0/16: established flows */
+#define NET_NEW 0xc6130000u	/* 198.19.0.0/16: new flows */
+#define VPORT 80
+#define BE_PORT 8080
+
+/* Frame offsets: Ethernet, IPv4 without options, TCP without options. */
+#define OFF_IP 14
+#define OFF_IP_CSUM 24
+#define OFF_SRC 26
+#define OFF_DST 30
+#define OFF_TCP 34
+#define OFF_SEQ 38
+#define OFF_TCP_CSUM 50
+
+#define L7_FRAME_MAX 512u
+#define L7_SVC_HTTP 0
+#define L7_SVC_PLAIN 1
+#define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
+#define FB_BURST 64u
+
+enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_MAX };
+
+extern const char *const dpb_test_names[T_MAX];
+extern const char *const dpb_test_what[T_MAX];
+
+/*
+ * The exchange every l7 flow repeats: a small request and a small
+ * keep-alive response with the backend's load, one segment each.
+ */
+static const char l7_req[] = "GET /item HTTP/1.1\r\nHost: bench\r\n"
+			     "X-Priority: 5\r\n\r\n";
+static const char l7_resp[] = "HTTP/1.1 200 OK\r\n"
+			      "Date: Sun, 22 Nov 2026 03:00:00 GMT\r\n"
+			      "Content-Type: text/plain\r\n"
+			      "Content-Length: 2\r\n"
+			      "X-SPL: 0.42\r\n"
+			      "X-SPL-Time: 1795316400000\r\n\r\nok";
+
+enum phase { PH_WARM, PH_MEASURE, PH_DRAIN, PH_STOP };
+/* A frame with everything but addresses, ports and sequence number. */
+struct tmpl {
+	uint8_t f[FRAME_LEN];
+	uint32_t ip_sum;  /* IP header, addresses and checksum zero */
+	uint32_t tcp_sum; /* pseudo-header and TCP header, the same */
+};
+
+/* What the worker chose for flow i while it was opened. */
+struct flow_rec {
+	uint32_t snat_ip;   /* network order */
+	uint16_t snat_port; /* network order */
+	uint16_t be;
+};
+
+/* A frame with a payload; addresses, ports, seq and ack left zero. */
+struct l7_tmpl {
+	uint8_t f[L7_FRAME_MAX];
+	uint16_t len;
+	uint32_t ip_sum;
+	uint32_t tcp_sum; /* pseudo-header, TCP header and payload */
+};
+
+/* An l7 flow: what the worker chose, and where each stream is. */
+struct l7_flow {
+	struct flow_rec r;
+	uint32_t cseq; /* next client byte, host order */
+	uint32_t bseq; /* next backend byte */
+};
+
+struct gen {
+	enum test test;
+	uint32_t nb_flows;
+	uint32_t step; /* STRIDE mod nb_flows */
+	uint32_t cur;  /* next client packet's flow */
+	uint32_t rcur; /* next reply's flow */
+	uint32_t odd;  /* mix: the next frame is a reply; l7: a request */
+	uint64_t made; /* frames written this round */
+
+	/* l7 */
+	uint32_t svc;	/* L7_SVC_HTTP or L7_SVC_PLAIN */
+	uint32_t last;	/* flow of the last request */
+	uint64_t resps; /* responses written, all rounds */
+};
+
+struct res {
+	double mpps;	/* packets transmitted per second */
+	double ns;	/* busy ns per packet on the forwarder lcore */
+	double busy;	/* share of its running time in busy polls */
+	double fps;	/* flows created per second */
+	double gen_ns;	/* generator's busy ns per packet */
+	double lost_ms; /* time the forwarder lcore did not run */
+
+	/* l7 */
+	uint64_t fb;	     /* feedback records drained */
+	uint64_t fb_dropped; /* records the full ring lost */
+	/* adm: admissions and atomics on shared memory while measured */
+	uint64_t adm_pass, adm_atomics;
+	unsigned int problems;
+};
+
+struct l7_row {
+	uint32_t flows;
+	double l4_mpps, l7_mpps, ratio, l4_ns, l7_ns, extra_ns;
+	double l4_busy, l7_busy;
+	unsigned int problems;
+};
+
+struct adm_row {
+	const char *key;
+	double off_fps, on_fps, ratio, off_ns, on_ns, extra_ns, atomics;
+	unsigned int problems;
+};
+
+struct row {
+	enum test test;
+	uint32_t flows;
+	double bare_mpps, lb_mpps, ratio, bare_ns, lb_ns, own_ns, fps;
+	double gen_ns, bare_busy, lb_busy;
+	unsigned int problems;
+};
+
+struct bench {
+	double seconds;
+	unsigned int rounds;
+	uint32_t sizes[MAX_SIZES];
+	unsigned int nb_sizes;
+	uint32_t l7_sizes[MAX_SIZES];
+	unsigned int nb_l7_sizes;
+	unsigned int tests; /* bit per enum test */
+
+	struct rte_mempool *pool;
+	struct rte_ring *rxr, *txr;
+	uint16_t port;
+	unsigned int fwd_lcore;
+	struct lb_dp dp;
+	struct lb_worker *w;
+
+	uint8_t port_mac[6], gw_mac[6], be_mac[NB_BES][6];
+	uint32_t vip, be_ip[NB_BES]; /* network order */
+	uint16_t vport, be_port;
+	struct tmpl t_syn, t_ack, t_synack[NB_BES], t_reply[NB_BES];
+
+	struct flow_rec *rec;
+	uint32_t nb_rec;
+	uint64_t new_ctr; /* new-flow tuples handed out so far */
+	uint64_t hz;
+
+	struct row rows[T_MAX * MAX_SIZES];
+	unsigned int nb_rows;
+
+	/* l7: its own table (two services), header database, flows */
+	struct lb_dpconf *conf_l4, *conf_l7;
+	int l7_gov; /* --l7-governor: the l7 service has governor on */
+	struct lb_hdr_db *hdb;
+	uint32_t l7_vip[2]; /* network order */
+	struct l7_tmpl t7_syn, t7_ack, t7_req, t7_synack[NB_BES],
+		t7_resp[NB_BES];
+	struct l7_flow *l7f[2];
+	uint32_t *l7_by_snat[2]; /* (SNAT address, port) -> flow */
+	uint32_t nb_l7;
+	struct l7_row l7_rows[MAX_SIZES];
+	unsigned int nb_l7_rows;
+
+	/* adm: the global buckets the worker borrows from */
+	struct lb_admit_shm *admit_sh;
+	struct adm_row adm_rows[2];
+	unsigned int nb_adm_rows;
+};
+
+
+/*
+ * Takes what the worker reported, as lb-control would: through the ring
+ * pointer of the worker's shared part (w->sh), whose cache line the worker
+ * does not write. w->fb shares one with the records the worker is
+ * gathering, and reading it on every loop of this lcore would take that
+ * line away from the worker for each record it writes.
+ */
+static inline unsigned int
+fb_drain(struct bench *b)
+{
+	struct lb_fb r[FB_BURST];
+
+	return rte_ring_sc_dequeue_burst_elem(b->w->sh.fb, r, sizeof(r[0]),
+					      FB_BURST, NULL);
+}
+
+/* ---- frames: dp_bench_frame.c ---- */
+
+void dpb_tmpl_init(struct tmpl *t, const uint8_t *dmac, const uint8_t *smac,
+		   uint8_t flags);
+void dpb_frame_write_ack(uint8_t *f, const struct tmpl *t, uint32_t src,
+			 uint32_t dst, uint16_t sport, uint16_t dport,
+			 uint32_t seq, uint32_t ack);
+int dpb_frame_csums_ok(const uint8_t *f);
+void dpb_l7_tmpl_init(struct l7_tmpl *t, const uint8_t *dmac,
+		      const uint8_t *smac, uint8_t flags, const char *payload,
+		      uint16_t plen);
+int dpb_l7_csums_ok(const uint8_t *f, uint32_t len);
+
+/* ---- the worker under test and its flows: dp_bench_open.c ---- */
+
+/** Replaces the worker with a fresh one with static neighbours. */
+int dpb_worker_new(struct bench *b);
+/** Prints what the worker counted since @p st0 that a clean run has not.
+ * @return how many such counters. */
+unsigned int dpb_worker_report(const struct lb_worker *w,
+			       const struct lb_worker_stats *st0, enum test t,
+			       const char *when);
+/** Opens @p nb established flows through a fresh worker. */
+int dpb_flows_open(struct bench *b, uint32_t nb);
+/** Opens @p nb flows on each l7 service through a fresh worker. */
+int dpb_l7_open(struct bench *b, uint32_t nb);
+
+/* ---- one round: dp_bench_round.c ---- */
+
+/** Prepares @p g to generate the frames of test @p t over @p nb_flows. */
+void dpb_gen_init(struct gen *g, enum test t, uint32_t nb_flows);
+/** One round of the worker (@p worker) or of the bare forwarder. */
+int dpb_run_round(struct bench *b, struct gen *g, int worker, struct res *r);
+
+/* ---- the tests, rounds in pairs: dp_bench_tests.c ---- */
+
+int dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows);
+int dpb_run_l7(struct bench *b, uint32_t nb);
+int dpb_run_adm(struct bench *b, enum lb_admit_key key);
+
+/* ---- setup: dp_bench_setup.c ---- */
+
+int dpb_bench_setup(struct bench *b);
+int dpb_l7_setup(struct bench *b);
+void dpb_bench_teardown(struct bench *b);
+
+#endif /* LB_DP_BENCH_H */

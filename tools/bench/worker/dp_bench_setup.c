@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lb-dpbench's setup: the tables of the tests, the ring port, the pool
+ * and the templates, and their teardown.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "dp_bench.h"
+#include "lb/conf.h"
+#include "lb/flow_table.h"
+#include "lb/sched.h"
+
+static int
+sched_known(const char *name)
+{
+	return lb_sched_find(name) != NULL;
+}
+
+/*
+ * The table of the forwarding tests (one service), or with @p l7 that of
+ * the l7 test: two services identical but for `http`.
+ */
+static int
+conf_build(int l7, struct lb_dpconf **out_conf)
+{
+	struct lb_conf *c = lb_conf_create(sched_known);
+	struct lb_conf_svc_key key = {LB_CONF_PROTO_TCP, IP_VIP, VPORT};
+	struct lb_conf_svc_key key2 = {LB_CONF_PROTO_TCP, IP_VIP_L4, VPORT};
+	struct lb_conf_svc_opts o;
+	struct lb_cmd_out out;
+	char err[256];
+	int rc = -ENOMEM;
+
+	lb_cmd_out_init(&out);
+	if (c == NULL)
+		goto done;
+	lb_conf_svc_opts_default(&o);
+	/* No SYN of a round may time out: no backend answers in "new". */
+	o.syn_timeout_ns = LB_CONF_SYN_TIMEOUT_MAX_NS;
+	rc = lb_conf_addr_add(c, IP_LOCAL, 16, 0, &out);
+	if (rc == 0)
+		rc = lb_conf_route_add(c, NET_CLIENTS, 15, IP_GW, 0, &out);
+	for (uint32_t i = 0; i < NB_SNATS && rc == 0; i++)
+		rc = lb_conf_snat_add(c, IP_SNAT + i, 0, &out);
+	if (l7) {
+		key.vip = IP_VIP_L7;
+		o.http = true;
+		/* l7 2: every request decided by the governor (M 0: all
+		 * admitted), the cost of request admission. */
+		o.gov[LB_CONF_GOV_ON] = l7 == 2;
+	}
+	if (rc == 0)
+		rc = lb_conf_svc_add(c, &key, &o, &out);
+	for (uint32_t i = 0; i < NB_BES && rc == 0; i++)
+		rc = lb_conf_be_add(c, &key, IP_BE + i, BE_PORT, 1, &out);
+	o.http = false;
+	o.gov[LB_CONF_GOV_ON] = 0;
+	if (rc == 0 && l7)
+		rc = lb_conf_svc_add(c, &key2, &o, &out);
+	for (uint32_t i = 0; i < NB_BES && rc == 0 && l7; i++)
+		rc = lb_conf_be_add(c, &key2, IP_BE + i, BE_PORT, 1, &out);
+	if (rc != 0) {
+		fprintf(stderr, "lb-dpbench: configuration: %s\n",
+			lb_cmd_out_errmsg(&out));
+		goto done;
+	}
+	*out_conf = rte_zmalloc("dpb_conf", sizeof(**out_conf), 0);
+	if (*out_conf == NULL) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	rc = lb_dpconf_build(*out_conf, c, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "lb-dpbench: configuration: %s\n", err);
+	/* dpb_run_round and the checks know the l7 services by slot. */
+	if (rc == 0 && l7 &&
+	    (lb_dpconf_svc_find(*out_conf, LB_IPPROTO_TCP, htonl(IP_VIP_L7),
+				htons(VPORT)) != L7_SVC_HTTP ||
+	     lb_dpconf_svc_find(*out_conf, LB_IPPROTO_TCP, htonl(IP_VIP_L4),
+				htons(VPORT)) != L7_SVC_PLAIN)) {
+		fprintf(stderr, "lb-dpbench: l7 services not in slots 0, 1\n");
+		rc = -EINVAL;
+	}
+done:
+	lb_cmd_out_free(&out);
+	lb_conf_free(c);
+	return rc;
+}
+
+int
+dpb_bench_setup(struct bench *b)
+{
+	int socket = (int)rte_socket_id();
+	int port;
+
+	b->hz = rte_get_tsc_hz();
+	b->fwd_lcore = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
+	if (b->fwd_lcore >= RTE_MAX_LCORE) {
+		fprintf(stderr, "lb-dpbench: needs two lcores (-l 0-1)\n");
+		return -EINVAL;
+	}
+	if (rte_eth_dev_count_avail() != 0) {
+		fprintf(stderr, "lb-dpbench: expected no other DPDK port "
+				"(use --no-pci, no --vdev)\n");
+		return -EINVAL;
+	}
+	b->pool = rte_pktmbuf_pool_create("dpb_mbufs", NB_MBUFS, MBUF_CACHE, 0,
+					  RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	b->rxr = rte_ring_create("dpb_rx", RING_SIZE, socket,
+				 RING_F_SP_ENQ | RING_F_SC_DEQ);
+	b->txr = rte_ring_create("dpb_tx", RING_SIZE, socket,
+				 RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (b->pool == NULL || b->rxr == NULL || b->txr == NULL) {
+		fprintf(stderr, "lb-dpbench: mbufs or rings: %s\n",
+			rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	port = rte_eth_from_rings("dpb0", &b->rxr, 1, &b->txr, 1,
+				  (unsigned int)socket);
+	if (port != 0) {
+		fprintf(stderr, "lb-dpbench: ring port: got %d, need 0\n",
+			port);
+		return -ENODEV;
+	}
+	b->port = (uint16_t)port;
+	if (conf_build(0, &b->conf_l4) != 0)
+		return -EINVAL;
+	b->dp.conf = b->conf_l4;
+	b->admit_sh = lb_admit_shm_init(
+		rte_zmalloc("dpb_admit",
+			    lb_admit_shm_size(LB_ADMIT_SHM_SLOTS_DEFAULT),
+			    RTE_CACHE_LINE_SIZE),
+		LB_ADMIT_SHM_SLOTS_DEFAULT);
+	if (b->admit_sh == NULL)
+		return -ENOMEM;
+	b->dp.pool = b->pool;
+	b->dp.nb_ports = 1;
+	b->dp.nb_workers = 1;
+	b->dp.ns_per_tsc = 1e9 / (double)b->hz;
+	b->dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
+	b->dp.idle_us = 0;
+	b->dp.flows = TABLE_FLOWS;
+	if (lb_port_setup(b->port, 1, b->pool, RING_SIZE, RING_SIZE,
+			  &b->dp.port[0]) != 0)
+		return -EIO;
+
+	memcpy(b->port_mac, b->dp.port[0].mac.addr_bytes, 6);
+	memcpy(b->gw_mac, (const uint8_t[6]){2, 0, 0, 0, 0, 0xfe}, 6);
+	b->vip = htonl(IP_VIP);
+	b->vport = htons(VPORT);
+	b->be_port = htons(BE_PORT);
+	dpb_tmpl_init(&b->t_syn, b->port_mac, b->gw_mac, LB_TCP_SYN);
+	dpb_tmpl_init(&b->t_ack, b->port_mac, b->gw_mac, LB_TCP_ACK);
+	for (uint32_t i = 0; i < NB_BES; i++) {
+		memcpy(b->be_mac[i],
+		       (const uint8_t[6]){2, 0, 0, 0, 1, (uint8_t)(i + 1)}, 6);
+		b->be_ip[i] = htonl(IP_BE + i);
+		dpb_tmpl_init(&b->t_synack[i], b->port_mac, b->be_mac[i],
+			  LB_TCP_SYN | LB_TCP_ACK);
+		dpb_tmpl_init(&b->t_reply[i], b->port_mac, b->be_mac[i],
+			  LB_TCP_ACK);
+	}
+	return 0;
+}
+
+/* The l7 test's table, header database, frames and flow records. */
+int
+dpb_l7_setup(struct bench *b)
+{
+	uint32_t most = 0;
+	struct lb_hdr_cfg hc;
+
+	for (unsigned int i = 0; i < b->nb_l7_sizes; i++)
+		most = RTE_MAX(most, b->l7_sizes[i]);
+	if (conf_build(b->l7_gov ? 2 : 1, &b->conf_l7) != 0)
+		return -EINVAL;
+	/* As lb-dataplane does: the default header fields. */
+	lb_hdr_cfg_default(&hc);
+	b->hdb = lb_hdr_db_compile(&hc);
+	for (uint32_t s = 0; s < 2; s++) {
+		b->l7f[s] = calloc(most, sizeof(*b->l7f[s]));
+		b->l7_by_snat[s] = malloc(sizeof(uint32_t) * NB_SNATS * 65536);
+	}
+	if (b->hdb == NULL || b->l7f[0] == NULL || b->l7f[1] == NULL ||
+	    b->l7_by_snat[0] == NULL || b->l7_by_snat[1] == NULL) {
+		fprintf(stderr, "lb-dpbench: l7 setup: %s\n", strerror(errno));
+		return -ENOMEM;
+	}
+	b->l7_vip[L7_SVC_HTTP] = htonl(IP_VIP_L7);
+	b->l7_vip[L7_SVC_PLAIN] = htonl(IP_VIP_L4);
+	dpb_l7_tmpl_init(&b->t7_syn, b->port_mac, b->gw_mac, LB_TCP_SYN, "", 0);
+	dpb_l7_tmpl_init(&b->t7_ack, b->port_mac, b->gw_mac, LB_TCP_ACK, "", 0);
+	dpb_l7_tmpl_init(&b->t7_req, b->port_mac, b->gw_mac,
+		     LB_TCP_PSH | LB_TCP_ACK, l7_req, sizeof(l7_req) - 1);
+	for (uint32_t i = 0; i < NB_BES; i++) {
+		dpb_l7_tmpl_init(&b->t7_synack[i], b->port_mac, b->be_mac[i],
+			     LB_TCP_SYN | LB_TCP_ACK, "", 0);
+		dpb_l7_tmpl_init(&b->t7_resp[i], b->port_mac, b->be_mac[i],
+			     LB_TCP_PSH | LB_TCP_ACK, l7_resp,
+			     sizeof(l7_resp) - 1);
+	}
+	return 0;
+}
+
+void
+dpb_bench_teardown(struct bench *b)
+{
+	lb_worker_free(b->w);
+	b->w = NULL;
+	if (b->dp.port[0].nb_queues > 0)
+		lb_port_close(b->port);
+	rte_ring_free(b->rxr);
+	rte_ring_free(b->txr);
+	rte_mempool_free(b->pool);
+	rte_free(b->conf_l4);
+	rte_free(b->conf_l7);
+	rte_free(b->admit_sh);
+	lb_hdr_db_free(b->hdb);
+	for (uint32_t s = 0; s < 2; s++) {
+		free(b->l7f[s]);
+		free(b->l7_by_snat[s]);
+	}
+	free(b->rec);
+}
