@@ -7,6 +7,24 @@
  */
 #include "worker_priv.h"
 
+/*
+ * The backend refused flow @p f (entry @p idx) in its handshake, by a RST
+ * or an ICMP unreachable, which is @p m: the flow goes, its SNAT port and
+ * SYN copy go on to the next trial.
+ */
+static void
+trial_refused(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	      struct rte_mbuf *m, uint64_t now)
+{
+	struct lb_trial t;
+
+	trial_snapshot(f, &t);
+	lb_worker_flow_forget(w, f, 0, 0);
+	lb_flow_delete(w->ft, idx);
+	rte_pktmbuf_free(m);
+	lb_worker_trial_failed(w, &t, now);
+}
+
 void
 lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 		       struct lb_pkt *pkt, uint64_t hash, uint64_t now)
@@ -14,15 +32,12 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 	struct lb_flow_key k;
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
-	struct lb_trial t;
 	uint32_t idx;
 	int v, fl;
 
 	if (unlikely(ttl_expires(w, m, pkt)))
 		return;
-	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
-			pkt->proto);
-	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
+	idx = flow_of(w, pkt, hash, &k, &dir);
 	if (idx == LB_FLOW_NONE) {
 		lb_worker_no_flow(w, m, pkt, LB_CONF_MAX_SVCS, w->rst_snat_rate,
 				  now);
@@ -39,11 +54,7 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 	if (f->state == LB_FLOW_SYN_SENT && pkt->proto == LB_IPPROTO_TCP) {
 		if (fl & LB_TCP_RST) {
 			/* The backend refused the connection: next trial. */
-			trial_snapshot(f, &t);
-			lb_worker_flow_forget(w, f, 0, 0);
-			lb_flow_delete(w->ft, idx);
-			rte_pktmbuf_free(m);
-			lb_worker_trial_failed(w, &t, now);
+			trial_refused(w, f, idx, m, now);
 			return;
 		}
 		if ((fl & (LB_TCP_SYN | LB_TCP_ACK)) ==
@@ -155,11 +166,7 @@ lb_worker_icmp_error(struct lb_worker *w, struct rte_mbuf *m,
 		uint32_t owner = lb_snat_owner(w->snat, ic.inner.sport);
 
 		if (owner != w->wid && owner < w->dp->nb_workers) {
-			if (rte_ring_mp_enqueue(w->dp->w[owner]->redirect,
-						m) != 0)
-				drop(w, m, LB_DROP_REDIRECT);
-			else
-				w->st.redirect_out++;
+			redirect(w, m, owner);
 			return;
 		}
 	}
@@ -178,13 +185,7 @@ lb_worker_icmp_error(struct lb_worker *w, struct rte_mbuf *m,
 	/* A backend refusing the handshake: the trial failed. */
 	if (dir == LB_FLOW_DIR_REPLY && f->state == LB_FLOW_SYN_SENT &&
 	    ic.type == LB_ICMP_DEST_UNREACH && ic.code != LB_ICMP_FRAG_NEEDED) {
-		struct lb_trial t;
-
-		trial_snapshot(f, &t);
-		lb_worker_flow_forget(w, f, 0, 0);
-		lb_flow_delete(w->ft, idx);
-		rte_pktmbuf_free(m);
-		lb_worker_trial_failed(w, &t, now);
+		trial_refused(w, f, idx, m, now);
 		return;
 	}
 	/*

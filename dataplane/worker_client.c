@@ -331,9 +331,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 
 	if (unlikely(ttl_expires(w, m, pkt)))
 		return;
-	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
-			pkt->proto);
-	idx = lb_flow_lookup_hash(w->ft, &k, hash, &dir);
+	idx = flow_of(w, pkt, hash, &k, &dir);
 	if (idx == LB_FLOW_NONE) {
 		/* Only a SYN (TCP) or any datagram (UDP) opens a flow. */
 		if (pkt->proto == LB_IPPROTO_TCP &&

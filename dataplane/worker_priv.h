@@ -179,6 +179,26 @@ tx_enqueue(struct lb_worker *w, uint16_t port, struct rte_mbuf *m)
 		lb_worker_tx_flush(w, port);
 }
 
+/* Hands @p m to worker @p owner, whose flow it is, through its ring. */
+static inline void
+redirect(struct lb_worker *w, struct rte_mbuf *m, uint32_t owner)
+{
+	if (rte_ring_mp_enqueue(w->dp->w[owner]->redirect, m) != 0)
+		drop(w, m, LB_DROP_REDIRECT);
+	else
+		w->st.redirect_out++;
+}
+
+/* The flow of @p pkt (its key in @p k), by the hash the burst computed. */
+static inline uint32_t
+flow_of(struct lb_worker *w, const struct lb_pkt *pkt, uint64_t hash,
+	struct lb_flow_key *k, enum lb_flow_dir *dir)
+{
+	lb_flow_key_set(k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
+			pkt->proto);
+	return lb_flow_lookup_hash(w->ft, k, hash, dir);
+}
+
 /* The VLAN a frame arrived in: 0 untagged (or priority-tagged). */
 static inline uint16_t
 pkt_vid(const struct lb_pkt *pkt)

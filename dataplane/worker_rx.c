@@ -56,11 +56,7 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		uint32_t owner = lb_snat_owner(w->snat, pkt->dport);
 
 		if (owner != w->wid && owner < w->dp->nb_workers) {
-			if (rte_ring_mp_enqueue(w->dp->w[owner]->redirect,
-						m) != 0)
-				drop(w, m, LB_DROP_REDIRECT);
-			else
-				w->st.redirect_out++;
+			redirect(w, m, owner);
 			return;
 		}
 		lb_worker_from_backend(w, m, pkt, hash, now);
