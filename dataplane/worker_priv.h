@@ -45,17 +45,19 @@
 
 #define VLAN_VID_MASK 0x0fff
 
-/* worker.c */
+/* Functions of one stage that another calls: what one file kept static. */
+
+/* worker.c: transmit and feedback buffers of the loop. */
 void lb_worker_tx_flush(struct lb_worker *w, uint16_t port);
 void lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind,
 			   uint32_t svc, uint32_t be, uint16_t flags,
 			   uint32_t u32, uint32_t u32b, uint64_t v);
 
-/* worker_rx.c */
+/* worker_rx.c: a burst, parsed and dispatched. */
 void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
 			    unsigned int n, uint64_t now);
 
-/* worker_client.c */
+/* worker_client.c: client to VIP; fwd() is full-NAT either way. */
 void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
 			   int free_port, int free_hold);
 void lb_worker_fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
@@ -69,7 +71,7 @@ void lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 			   struct lb_pkt *pkt, int svc_idx, uint64_t hash,
 			   uint64_t now);
 
-/* worker_trial.c */
+/* worker_trial.c: SYN copies, trials, the deferred queue. */
 uint32_t lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m);
 void lb_worker_hold_release(struct lb_worker *w, uint32_t i);
 void lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
@@ -85,13 +87,13 @@ enum lb_deferq_verdict lb_worker_on_deferq(enum lb_deferq_event ev,
 					   const struct lb_deferq_entry *e,
 					   void *arg);
 
-/* worker_backend.c */
+/* worker_backend.c: backend to SNAT address, ICMP errors. */
 void lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 			    struct lb_pkt *pkt, uint64_t hash, uint64_t now);
 void lb_worker_icmp_error(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt *pkt, uint64_t now);
 
-/* worker_l7.c */
+/* worker_l7.c: HTTP following and admission per request. */
 void lb_worker_on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o);
 void lb_worker_on_l7_inflight(void *owner, uint32_t tag, int delta);
 void lb_worker_gate_end(struct lb_worker *w, const struct lb_flow *f,
@@ -124,7 +126,7 @@ bool lb_worker_l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			   struct rte_mbuf *m, const struct lb_pkt *pkt,
 			   uint64_t now);
 
-/* worker_neigh.c */
+/* worker_neigh.c: ARP, neighbours, the way out of a frame. */
 void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,
 				uint32_t src, uint32_t target,
 				const uint8_t *dst_mac);
@@ -137,7 +139,7 @@ void lb_worker_neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
 void lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt *pkt, uint64_t now);
 
-/* worker_switch.c */
+/* worker_switch.c: taking up a new table. */
 uint32_t lb_worker_snat_active(const struct lb_dpconf *c, uint32_t *ips);
 
 static inline uint64_t
