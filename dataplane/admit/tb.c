@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb/ilist.h"
 #include "lb/tb.h"
 
 /* The global bucket is shared between processes: its atomics must be
@@ -11,8 +12,6 @@
 #if ATOMIC_LLONG_LOCK_FREE != 2 || ATOMIC_LONG_LOCK_FREE != 2
 #error "64-bit atomics must be lock-free for shared global buckets"
 #endif
-
-#define NIL UINT32_MAX
 
 /* ---- global bucket ---------------------------------------------------- */
 
@@ -367,8 +366,8 @@ struct lb_tb_table {
 	uint32_t capacity;
 	uint32_t count;
 	uint32_t mask;	/* hash slots - 1 */
-	uint32_t head;	/* most recently used entry, or NIL */
-	uint32_t tail;	/* least recently used entry, or NIL */
+	uint32_t head;	/* most recently used entry, or LB_ILIST_NIL */
+	uint32_t tail;	/* least recently used entry, or LB_ILIST_NIL */
 	uint32_t *prev; /* LRU links by entry index */
 	uint32_t *next;
 	uint32_t *slot; /* open addressing: entry index + 1, 0 = empty */
@@ -411,8 +410,7 @@ lb_tb_table_create(uint32_t capacity, const struct lb_tb_local_conf *conf)
 	t->conf = *conf;
 	t->capacity = capacity;
 	t->mask = nslots - 1;
-	t->head = NIL;
-	t->tail = NIL;
+	lb_ilist_init(&t->head, &t->tail);
 	t->prev = calloc(capacity, sizeof(*t->prev));
 	t->next = calloc(capacity, sizeof(*t->next));
 	t->slot = calloc(nslots, sizeof(*t->slot));
@@ -476,29 +474,27 @@ slot_delete(struct lb_tb_table *t, uint32_t i)
 	}
 }
 
+/* The LRU's links: two arrays by entry index. */
+static inline struct lb_ilist_links
+lru_links(const struct lb_tb_table *t)
+{
+	return (struct lb_ilist_links){ t->prev, t->next, sizeof(*t->prev) };
+}
+
 static void
 lru_unlink(struct lb_tb_table *t, uint32_t e)
 {
-	if (t->prev[e] != NIL)
-		t->next[t->prev[e]] = t->next[e];
-	else
-		t->head = t->next[e];
-	if (t->next[e] != NIL)
-		t->prev[t->next[e]] = t->prev[e];
-	else
-		t->tail = t->prev[e];
+	struct lb_ilist_links l = lru_links(t);
+
+	lb_ilist_unlink(&l, &t->head, &t->tail, e);
 }
 
 static void
 lru_push_head(struct lb_tb_table *t, uint32_t e)
 {
-	t->prev[e] = NIL;
-	t->next[e] = t->head;
-	if (t->head != NIL)
-		t->prev[t->head] = e;
-	else
-		t->tail = e;
-	t->head = e;
+	struct lb_ilist_links l = lru_links(t);
+
+	lb_ilist_push_head(&l, &t->head, &t->tail, e);
 }
 
 static void
@@ -574,7 +570,8 @@ lb_tb_table_keys(const struct lb_tb_table *t, uint64_t *keys, uint32_t max)
 
 	if (t == NULL || keys == NULL)
 		return 0;
-	for (uint32_t e = t->head; e != NIL && n < max; e = t->next[e])
+	for (uint32_t e = t->head; e != LB_ILIST_NIL && n < max;
+	     e = t->next[e])
 		keys[n++] = t->ent[e].key;
 	return n;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lb/flow_table.h"
+#include "lb/ilist.h"
 
 #define SLOT_EMPTY UINT64_MAX
 #define CACHE_LINE 64
@@ -16,6 +17,7 @@
 
 _Static_assert(sizeof(struct lb_flow_key) == 16, "key is hashed as 16 B");
 _Static_assert(sizeof(struct lb_flow) == CACHE_LINE, "one line per flow");
+_Static_assert(LB_FLOW_NONE == LB_ILIST_NIL, "a list's end is no flow");
 _Static_assert(LB_FLOW_TIMEOUT_MAX_NS >> LB_FLOW_TICK_SHIFT < (1u << 31),
 	       "timeouts must stay comparable as signed tick differences");
 
@@ -144,6 +146,7 @@ lb_flow_table_init(void *mem, uint32_t capacity,
 		   const struct lb_flow_timeouts *to, uint64_t seed)
 {
 	struct lb_flow_table *t = mem;
+	struct lb_ilist_links links;
 	struct lb_flow *flows;
 	uint32_t slots;
 	int rc;
@@ -170,8 +173,7 @@ lb_flow_table_init(void *mem, uint32_t capacity,
 	/* Every class starts with the table's own timeouts. */
 	for (unsigned int l = 0; l < LB_FLOW_NB_LISTS; l++) {
 		t->timeout[l] = timeout_ticks(to->ns[l % LB_FLOW_NB_STATES]);
-		t->head[l] = LB_FLOW_NONE;
-		t->tail[l] = LB_FLOW_NONE;
+		lb_ilist_init(&t->head[l], &t->tail[l]);
 	}
 
 	/* Free list in index order, so the first flows share cache lines. */
@@ -180,9 +182,9 @@ lb_flow_table_init(void *mem, uint32_t capacity,
 		memset(&flows[i], 0, sizeof(flows[i]));
 		flows[i].state = LB_FLOW_FREE;
 		flows[i].prev = LB_FLOW_NONE;
-		flows[i].next = i + 1 < capacity ? i + 1 : LB_FLOW_NONE;
 	}
-	t->free_head = 0;
+	links = LB_ILIST_LINKS(flows, prev, next);
+	lb_ilist_stack_fill(&links, &t->free_head, capacity);
 	memset(lb_flow_slots(t), 0xff, (size_t)slots * sizeof(uint64_t));
 	return 0;
 }
@@ -466,35 +468,36 @@ list_ending(const uint32_t *ends, uint32_t idx, unsigned int state)
 	return state; /* not reached: an end of a list is in one */
 }
 
+/* The lists' links, which also chain the free flows (next). */
+static inline struct lb_ilist_links
+flow_links(struct lb_flow *flows)
+{
+	return LB_ILIST_LINKS(flows, prev, next);
+}
+
+/* Only the ends the flow is at are looked for (list_ending()). */
 static void
 list_unlink(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
 	    unsigned int state)
 {
-	struct lb_flow *f = &flows[idx];
+	struct lb_ilist_links l = flow_links(flows);
+	const struct lb_flow *f = &flows[idx];
+	uint32_t *head = NULL, *tail = NULL;
 
-	if (f->prev != LB_FLOW_NONE)
-		flows[f->prev].next = f->next;
-	else
-		t->head[list_ending(t->head, idx, state)] = f->next;
-	if (f->next != LB_FLOW_NONE)
-		flows[f->next].prev = f->prev;
-	else
-		t->tail[list_ending(t->tail, idx, state)] = f->prev;
+	if (f->prev == LB_FLOW_NONE)
+		head = &t->head[list_ending(t->head, idx, state)];
+	if (f->next == LB_FLOW_NONE)
+		tail = &t->tail[list_ending(t->tail, idx, state)];
+	lb_ilist_unlink(&l, head, tail, idx);
 }
 
 static void
 list_append(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
 	    unsigned int c)
 {
-	struct lb_flow *f = &flows[idx];
+	struct lb_ilist_links l = flow_links(flows);
 
-	f->next = LB_FLOW_NONE;
-	f->prev = t->tail[c];
-	if (t->tail[c] != LB_FLOW_NONE)
-		flows[t->tail[c]].next = idx;
-	else
-		t->head[c] = idx;
-	t->tail[c] = idx;
+	lb_ilist_push_tail(&l, &t->head[c], &t->tail[c], idx);
 }
 
 /* Index slots. */
@@ -591,6 +594,7 @@ lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 {
 	const struct lb_flow_key *key[2] = { orig, reply };
 	uint32_t sig[2], pos[2], idx;
+	struct lb_ilist_links links;
 	uint64_t *slot;
 	struct lb_flow *flows, *f;
 	int found;
@@ -614,9 +618,9 @@ lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 	}
 
 	flows = lb_flow_entries(t);
-	idx = t->free_head;
+	links = flow_links(flows);
+	idx = lb_ilist_stack_pop(&links, &t->free_head);
 	f = &flows[idx];
-	t->free_head = f->next;
 	memset(f, 0, sizeof(*f));
 	f->key[LB_FLOW_DIR_ORIG] = *orig;
 	f->key[LB_FLOW_DIR_REPLY] = *reply;
@@ -642,6 +646,7 @@ lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 static void
 release(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx)
 {
+	struct lb_ilist_links l = flow_links(flows);
 	struct lb_flow *f = &flows[idx];
 
 	slot_unindex(t, idx, LB_FLOW_DIR_ORIG);
@@ -649,8 +654,7 @@ release(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx)
 	list_unlink(t, flows, idx, f->state);
 	f->state = LB_FLOW_FREE;
 	f->prev = LB_FLOW_NONE;
-	f->next = t->free_head;
-	t->free_head = idx;
+	lb_ilist_stack_push(&l, &t->free_head, idx);
 	t->stats.flows--;
 }
 

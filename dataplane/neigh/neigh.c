@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lb/ilist.h"
 #include "neigh.h"
 #include "lb/rng.h"
 
-#define NIL UINT32_MAX
 #define ST_FREE 0
 
 struct entry {
@@ -111,7 +111,7 @@ find(const struct lb_neigh *t, uint32_t ip)
 {
 	uint32_t i = t->buckets[bucket_of(t, ip)];
 
-	while (i != NIL && t->e[i].ip != ip)
+	while (i != LB_ILIST_NIL && t->e[i].ip != ip)
 		i = t->e[i].hnext;
 	return i;
 }
@@ -137,76 +137,58 @@ hash_remove(struct lb_neigh *t, uint32_t i)
 
 /* ---- lists ---- */
 
+/* The LRU list's links, which also chain the free entries (lnext). */
+static inline struct lb_ilist_links
+lru_links(const struct lb_neigh *t)
+{
+	return LB_ILIST_LINKS(t->e, lprev, lnext);
+}
+
+/* The INCOMPLETE list's links. */
+static inline struct lb_ilist_links
+pend_links(const struct lb_neigh *t)
+{
+	return LB_ILIST_LINKS(t->e, pprev, pnext);
+}
+
 static void
 lru_unlink(struct lb_neigh *t, uint32_t i)
 {
-	struct entry *e = &t->e[i];
+	struct lb_ilist_links l = lru_links(t);
 
-	if (e->lprev != NIL)
-		t->e[e->lprev].lnext = e->lnext;
-	else
-		t->lhead = e->lnext;
-	if (e->lnext != NIL)
-		t->e[e->lnext].lprev = e->lprev;
-	else
-		t->ltail = e->lprev;
+	lb_ilist_unlink(&l, &t->lhead, &t->ltail, i);
 }
 
 static void
 lru_push_head(struct lb_neigh *t, uint32_t i)
 {
-	struct entry *e = &t->e[i];
+	struct lb_ilist_links l = lru_links(t);
 
-	e->lprev = NIL;
-	e->lnext = t->lhead;
-	if (t->lhead != NIL)
-		t->e[t->lhead].lprev = i;
-	else
-		t->ltail = i;
-	t->lhead = i;
+	lb_ilist_push_head(&l, &t->lhead, &t->ltail, i);
 }
 
 static void
 lru_push_tail(struct lb_neigh *t, uint32_t i)
 {
-	struct entry *e = &t->e[i];
+	struct lb_ilist_links l = lru_links(t);
 
-	e->lnext = NIL;
-	e->lprev = t->ltail;
-	if (t->ltail != NIL)
-		t->e[t->ltail].lnext = i;
-	else
-		t->lhead = i;
-	t->ltail = i;
+	lb_ilist_push_tail(&l, &t->lhead, &t->ltail, i);
 }
 
 static void
 pend_unlink(struct lb_neigh *t, uint32_t i)
 {
-	struct entry *e = &t->e[i];
+	struct lb_ilist_links l = pend_links(t);
 
-	if (e->pprev != NIL)
-		t->e[e->pprev].pnext = e->pnext;
-	else
-		t->phead = e->pnext;
-	if (e->pnext != NIL)
-		t->e[e->pnext].pprev = e->pprev;
-	else
-		t->ptail = e->pprev;
+	lb_ilist_unlink(&l, &t->phead, &t->ptail, i);
 }
 
 static void
 pend_push_tail(struct lb_neigh *t, uint32_t i)
 {
-	struct entry *e = &t->e[i];
+	struct lb_ilist_links l = pend_links(t);
 
-	e->pnext = NIL;
-	e->pprev = t->ptail;
-	if (t->ptail != NIL)
-		t->e[t->ptail].pnext = i;
-	else
-		t->phead = i;
-	t->ptail = i;
+	lb_ilist_push_tail(&l, &t->phead, &t->ptail, i);
 }
 
 /* ---- releases ---- */
@@ -246,6 +228,7 @@ give_back(struct lb_neigh *t, struct release *r)
 static void
 remove_entry(struct lb_neigh *t, uint32_t i, struct release *r)
 {
+	struct lb_ilist_links l = lru_links(t);
 	struct entry *e = &t->e[i];
 
 	take_holds(e, r, NULL);
@@ -257,36 +240,35 @@ remove_entry(struct lb_neigh *t, uint32_t i, struct release *r)
 	if (e->state == LB_NEIGH_INCOMPLETE)
 		pend_unlink(t, i);
 	e->state = ST_FREE;
-	e->lnext = t->free;
-	t->free = i;
+	lb_ilist_stack_push(&l, &t->free, i);
 	t->st.entries--;
 }
 
 /*
  * A fresh entry for @ip in the index but in no list, evicting the least
  * recently used non-static entry if none is free (its handles go to @r);
- * NIL if every entry is static.
+ * LB_ILIST_NIL if every entry is static.
  */
 static uint32_t
 new_entry(struct lb_neigh *t, uint32_t ip, struct release *r)
 {
+	struct lb_ilist_links l = lru_links(t);
 	struct entry *e;
 	uint32_t i;
 
-	if (t->free == NIL) {
-		if (t->ltail == NIL) {
+	if (t->free == LB_ILIST_NIL) {
+		if (t->ltail == LB_ILIST_NIL) {
 			t->st.full++;
-			return NIL;
+			return LB_ILIST_NIL;
 		}
 		remove_entry(t, t->ltail, r);
 		t->st.evicted++;
 	}
-	i = t->free;
+	i = lb_ilist_stack_pop(&l, &t->free);
 	e = &t->e[i];
-	t->free = e->lnext;
 	memset(e, 0, sizeof(*e));
 	e->ip = ip;
-	e->lprev = e->lnext = e->pprev = e->pnext = NIL;
+	e->lprev = e->lnext = e->pprev = e->pnext = LB_ILIST_NIL;
 	hash_insert(t, i);
 	t->st.entries++;
 	return i;
@@ -357,6 +339,7 @@ struct lb_neigh *
 lb_neigh_create(const struct lb_neigh_conf *conf)
 {
 	static const struct lb_neigh_conf defaults;
+	struct lb_ilist_links l;
 	struct lb_neigh *t;
 	uint32_t cap, nb = 1;
 	int rc;
@@ -391,11 +374,11 @@ lb_neigh_create(const struct lb_neigh_conf *conf)
 	t->release_arg = conf->release_arg;
 	t->bmask = nb - 1;
 	for (uint32_t b = 0; b < nb; b++)
-		t->buckets[b] = NIL;
-	t->lhead = t->ltail = t->phead = t->ptail = NIL;
-	for (uint32_t i = 0; i < cap; i++)
-		t->e[i].lnext = i + 1 < cap ? i + 1 : NIL;
-	t->free = 0;
+		t->buckets[b] = LB_ILIST_NIL;
+	lb_ilist_init(&t->lhead, &t->ltail);
+	lb_ilist_init(&t->phead, &t->ptail);
+	l = lru_links(t);
+	lb_ilist_stack_fill(&l, &t->free, cap);
 	t->st.capacity = cap;
 	return t;
 nomem:
@@ -430,9 +413,9 @@ lb_neigh_lookup(struct lb_neigh *t, uint32_t ip, uint64_t now_ns, uint8_t *mac)
 	now = clamp_now(t, now_ns);
 	t->st.lookups++;
 	i = find(t, ip);
-	if (i == NIL) {
+	if (i == LB_ILIST_NIL) {
 		i = new_entry(t, ip, &r);
-		if (i == NIL) {
+		if (i == LB_ILIST_NIL) {
 			t->st.misses++;
 			return -ENOSPC;
 		}
@@ -511,7 +494,7 @@ lb_neigh_hold(struct lb_neigh *t, uint32_t ip, uint64_t handle)
 	if (t->busy)
 		return -EBUSY;
 	i = find(t, ip);
-	if (i == NIL)
+	if (i == LB_ILIST_NIL)
 		return -ENOENT;
 	e = &t->e[i];
 	switch (e->state) {
@@ -546,9 +529,9 @@ lb_neigh_learn(struct lb_neigh *t, uint32_t ip, const uint8_t *mac,
 		return -EBUSY;
 	now = clamp_now(t, now_ns);
 	i = find(t, ip);
-	if (i == NIL) {
+	if (i == LB_ILIST_NIL) {
 		i = new_entry(t, ip, &r);
-		if (i == NIL)
+		if (i == LB_ILIST_NIL)
 			return -ENOSPC;
 		lru_push_tail(t, i);
 		e = &t->e[i];
@@ -594,9 +577,9 @@ lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
 	if (t->busy)
 		return -EBUSY;
 	i = find(t, ip);
-	if (i == NIL) {
+	if (i == LB_ILIST_NIL) {
 		i = new_entry(t, ip, &r);
-		if (i == NIL)
+		if (i == LB_ILIST_NIL)
 			return -ENOSPC;
 		e = &t->e[i];
 	} else {
@@ -629,7 +612,7 @@ lb_neigh_delete(struct lb_neigh *t, uint32_t ip)
 	if (t->busy)
 		return -EBUSY;
 	i = find(t, ip);
-	if (i == NIL)
+	if (i == LB_ILIST_NIL)
 		return -ENOENT;
 	remove_entry(t, i, &r);
 	give_back(t, &r);
@@ -645,7 +628,7 @@ lb_neigh_flush(struct lb_neigh *t)
 		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
-	while (t->lhead != NIL) {
+	while (t->lhead != LB_ILIST_NIL) {
 		struct release r = {.n = 0};
 
 		remove_entry(t, t->lhead, &r);
@@ -666,7 +649,7 @@ lb_neigh_poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint32_t max)
 	if (t->busy)
 		return -EBUSY;
 	now = clamp_now(t, now_ns);
-	while (t->phead != NIL && t->e[t->phead].next_ns <= now) {
+	while (t->phead != LB_ILIST_NIL && t->e[t->phead].next_ns <= now) {
 		uint32_t i = t->phead;
 		struct entry *e = &t->e[i];
 
@@ -700,7 +683,7 @@ lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
 	if (t == NULL || out == NULL)
 		return -EINVAL;
 	i = find(t, ip);
-	if (i == NIL)
+	if (i == LB_ILIST_NIL)
 		return -ENOENT;
 	e = &t->e[i];
 	now = now_ns > t->last_ns ? now_ns : t->last_ns;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Deferred queue of the total cluster shutdown state: see deferq.h for
- * the semantics. Layout: a fixed array of nodes threaded on a doubly
+ * Deferred queue of the total cluster shutdown state: see dataplane/sched/deferq.h
+ * for the semantics. Layout: a fixed array of nodes threaded on a doubly
  * linked arrival list (O(1) removal from the middle keeps everyone else's
  * place) with the unused nodes on a free list, plus an open-addressing
  * index from key to node (linear probing, load at most 1/2, deletion by
@@ -13,9 +13,8 @@
 #include <string.h>
 
 #include "deferq.h"
+#include "lb/ilist.h"
 #include "lb/rng.h"
-
-#define NIL UINT32_MAX
 
 struct node {
 	struct lb_deferq_entry e;
@@ -35,7 +34,8 @@ struct lb_deferq {
 	uint32_t head;
 	uint32_t tail;
 	uint32_t free;
-	/* Next entry of the retry round in progress, NIL between rounds. */
+	/* Next entry of the retry round in progress, LB_ILIST_NIL between
+	 * rounds. */
 	uint32_t cursor;
 	/* The round in progress ignores retry times (lb_deferq_kick). */
 	bool kick;
@@ -46,6 +46,13 @@ struct lb_deferq {
 	struct node *nodes;
 	uint32_t *index;
 };
+
+/* The arrival list's links, and the free list's (next only). */
+static inline struct lb_ilist_links
+links(const struct lb_deferq *q)
+{
+	return LB_ILIST_LINKS(q->nodes, prev, next);
+}
 
 static uint64_t
 sat_add(uint64_t a, uint64_t b)
@@ -69,18 +76,18 @@ slot_of(const struct lb_deferq *q, uint64_t key)
 	return (uint32_t)lb_splitmix64(&s) & q->mask;
 }
 
-/* Index slot holding @key, or NIL. */
+/* Index slot holding @key, or LB_ILIST_NIL. */
 static uint32_t
 index_find(const struct lb_deferq *q, uint64_t key)
 {
 	uint32_t i = slot_of(q, key);
 
-	while (q->index[i] != NIL) {
+	while (q->index[i] != LB_ILIST_NIL) {
 		if (q->nodes[q->index[i]].e.key == key)
 			return i;
 		i = (i + 1) & q->mask;
 	}
-	return NIL;
+	return LB_ILIST_NIL;
 }
 
 static void
@@ -88,7 +95,7 @@ index_insert(struct lb_deferq *q, uint64_t key, uint32_t n)
 {
 	uint32_t i = slot_of(q, key);
 
-	while (q->index[i] != NIL)
+	while (q->index[i] != LB_ILIST_NIL)
 		i = (i + 1) & q->mask;
 	q->index[i] = n;
 }
@@ -107,7 +114,7 @@ index_erase(struct lb_deferq *q, uint32_t hole)
 		uint32_t home;
 
 		j = (j + 1) & q->mask;
-		if (q->index[j] == NIL)
+		if (q->index[j] == LB_ILIST_NIL)
 			break;
 		home = slot_of(q, q->nodes[q->index[j]].e.key);
 		if (((j - home) & q->mask) >= ((j - hole) & q->mask)) {
@@ -115,7 +122,7 @@ index_erase(struct lb_deferq *q, uint32_t hole)
 			hole = j;
 		}
 	}
-	q->index[hole] = NIL;
+	q->index[hole] = LB_ILIST_NIL;
 }
 
 static void
@@ -123,18 +130,12 @@ unlink_node(struct lb_deferq *q, uint32_t n)
 {
 	struct node *nd = &q->nodes[n];
 
+	struct lb_ilist_links l = links(q);
+
 	if (q->cursor == n)
 		q->cursor = nd->next;
-	if (nd->prev != NIL)
-		q->nodes[nd->prev].next = nd->next;
-	else
-		q->head = nd->next;
-	if (nd->next != NIL)
-		q->nodes[nd->next].prev = nd->prev;
-	else
-		q->tail = nd->prev;
-	nd->next = q->free;
-	q->free = n;
+	lb_ilist_unlink(&l, &q->head, &q->tail, n);
+	lb_ilist_stack_push(&l, &q->free, n);
 	q->depth--;
 }
 
@@ -143,7 +144,7 @@ drop(struct lb_deferq *q, uint32_t n)
 {
 	uint32_t slot = index_find(q, q->nodes[n].e.key);
 
-	if (slot != NIL)
+	if (slot != LB_ILIST_NIL)
 		index_erase(q, slot);
 	unlink_node(q, n);
 }
@@ -172,6 +173,7 @@ lb_deferq_create(uint32_t capacity, const struct lb_deferq_conf *conf)
 {
 	static const struct lb_deferq_conf defaults;
 	struct lb_deferq *q = NULL;
+	struct lb_ilist_links l;
 	uint32_t slots = 2;
 	int rc;
 
@@ -209,10 +211,10 @@ lb_deferq_create(uint32_t capacity, const struct lb_deferq_conf *conf)
 	q->max_attempts = conf->max_attempts;
 	q->seed = conf->hash_seed;
 	q->mask = slots - 1;
-	q->head = q->tail = q->cursor = NIL;
-	for (uint32_t i = 0; i < capacity; i++)
-		q->nodes[i].next = i + 1 < capacity ? i + 1 : NIL;
-	q->free = 0;
+	lb_ilist_init(&q->head, &q->tail);
+	q->cursor = LB_ILIST_NIL;
+	l = links(q);
+	lb_ilist_stack_fill(&l, &q->free, capacity);
 	q->st.capacity = capacity;
 	return q;
 
@@ -236,6 +238,7 @@ int
 lb_deferq_push(struct lb_deferq *q, uint64_t key, uint64_t cookie,
 	       uint64_t now_ns, uint64_t *old_cookie)
 {
+	struct lb_ilist_links l;
 	struct node *nd;
 	uint32_t slot, n;
 
@@ -244,7 +247,7 @@ lb_deferq_push(struct lb_deferq *q, uint64_t key, uint64_t cookie,
 	now_ns = clamp_now(q, now_ns);
 
 	slot = index_find(q, key);
-	if (slot != NIL) {
+	if (slot != LB_ILIST_NIL) {
 		nd = &q->nodes[q->index[slot]];
 		if (old_cookie != NULL)
 			*old_cookie = nd->e.cookie;
@@ -253,14 +256,14 @@ lb_deferq_push(struct lb_deferq *q, uint64_t key, uint64_t cookie,
 		q->st.joined++;
 		return LB_DEFERQ_JOINED;
 	}
-	if (q->free == NIL) {
+	if (q->free == LB_ILIST_NIL) {
 		q->st.overflowed++;
 		return -ENOSPC;
 	}
 
-	n = q->free;
+	l = links(q);
+	n = lb_ilist_stack_pop(&l, &q->free);
 	nd = &q->nodes[n];
-	q->free = nd->next;
 	nd->e = (struct lb_deferq_entry){
 		.key = key,
 		.cookie = cookie,
@@ -268,13 +271,7 @@ lb_deferq_push(struct lb_deferq *q, uint64_t key, uint64_t cookie,
 		.next_ns = sat_add(now_ns, q->gap_ns),
 	};
 	nd->seq = q->seq++;
-	nd->prev = q->tail;
-	nd->next = NIL;
-	if (q->tail != NIL)
-		q->nodes[q->tail].next = n;
-	else
-		q->head = n;
-	q->tail = n;
+	lb_ilist_push_tail(&l, &q->head, &q->tail, n);
 	index_insert(q, key, n);
 	q->depth++;
 	q->st.pushed++;
@@ -306,7 +303,7 @@ lb_deferq_poll(struct lb_deferq *q, uint64_t now_ns, uint32_t budget,
 	 * Expiry counts from the first push and every entry has the same
 	 * wait, so the expired entries are a prefix of the arrival list.
 	 */
-	while (q->head != NIL && handed < budget &&
+	while (q->head != LB_ILIST_NIL && handed < budget &&
 	       expired(q, &q->nodes[q->head], now_ns)) {
 		uint32_t n = q->head;
 
@@ -323,11 +320,12 @@ lb_deferq_poll(struct lb_deferq *q, uint64_t now_ns, uint32_t budget,
 	 * lb_deferq_kick) resumes where it stopped. Walking only forward, one
 	 * call hands no entry back twice, even with a zero gap.
 	 */
-	if (q->cursor == NIL)
+	if (q->cursor == LB_ILIST_NIL)
 		q->kick = false;
-	if (!q->kick && q->head != NIL && q->nodes[q->head].e.next_ns <= now_ns)
+	if (!q->kick && q->head != LB_ILIST_NIL &&
+	    q->nodes[q->head].e.next_ns <= now_ns)
 		q->cursor = q->head;
-	while (q->cursor != NIL && handed < budget) {
+	while (q->cursor != LB_ILIST_NIL && handed < budget) {
 		uint32_t n = q->cursor;
 		struct node *nd = &q->nodes[n];
 		enum lb_deferq_verdict v;
@@ -337,7 +335,7 @@ lb_deferq_poll(struct lb_deferq *q, uint64_t now_ns, uint32_t budget,
 			break;
 		if (!q->kick && nd->e.next_ns > now_ns) {
 			/* Head of line: the round ends here. */
-			q->cursor = NIL;
+			q->cursor = LB_ILIST_NIL;
 			break;
 		}
 		q->cursor = nd->next;
@@ -357,7 +355,7 @@ lb_deferq_poll(struct lb_deferq *q, uint64_t now_ns, uint32_t budget,
 			nd->e.next_ns = sat_add(now_ns, q->gap_ns);
 		}
 	}
-	if (q->cursor == NIL)
+	if (q->cursor == LB_ILIST_NIL)
 		q->kick = false;
 
 	q->busy = false;
@@ -372,7 +370,7 @@ lb_deferq_kick(struct lb_deferq *q)
 	if (q->busy)
 		return -EBUSY;
 	q->cursor = q->head;
-	q->kick = q->head != NIL;
+	q->kick = q->head != LB_ILIST_NIL;
 	return 0;
 }
 
@@ -386,7 +384,7 @@ lb_deferq_remove(struct lb_deferq *q, uint64_t key, uint64_t *cookie)
 	if (q->busy)
 		return -EBUSY;
 	slot = index_find(q, key);
-	if (slot == NIL)
+	if (slot == LB_ILIST_NIL)
 		return -ENOENT;
 	n = q->index[slot];
 	if (cookie != NULL)
@@ -406,7 +404,7 @@ lb_deferq_lookup(const struct lb_deferq *q, uint64_t key,
 	if (q == NULL || out == NULL)
 		return -EINVAL;
 	slot = index_find(q, key);
-	if (slot == NIL)
+	if (slot == LB_ILIST_NIL)
 		return -ENOENT;
 	*out = q->nodes[q->index[slot]].e;
 	return 0;
@@ -422,7 +420,7 @@ lb_deferq_flush(struct lb_deferq *q, lb_deferq_cb cb, void *arg)
 	if (q->busy)
 		return -EBUSY;
 	q->busy = true;
-	while (q->head != NIL) {
+	while (q->head != LB_ILIST_NIL) {
 		uint32_t n = q->head;
 
 		cb(LB_DEFERQ_FLUSHED, &q->nodes[n].e, arg);
@@ -439,15 +437,15 @@ lb_deferq_next_deadline(const struct lb_deferq *q)
 {
 	uint64_t t;
 
-	if (q == NULL || q->head == NIL)
+	if (q == NULL || q->head == LB_ILIST_NIL)
 		return UINT64_MAX;
-	if (q->kick && q->cursor != NIL)
+	if (q->kick && q->cursor != LB_ILIST_NIL)
 		return 0;
 	t = sat_add(q->nodes[q->head].e.enq_ns, q->wait_ns);
 	if (q->nodes[q->head].e.next_ns < t)
 		t = q->nodes[q->head].e.next_ns;
 	/* A round in progress resumes at the cursor. */
-	if (q->cursor != NIL && q->nodes[q->cursor].e.next_ns < t)
+	if (q->cursor != LB_ILIST_NIL && q->nodes[q->cursor].e.next_ns < t)
 		t = q->nodes[q->cursor].e.next_ns;
 	return t;
 }

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The client path: packets to a VIP. Looks the flow up, checks TCP
+ * sequence numbers, admits and schedules new flows, and forwards with
+ * full-NAT (fwd(), shared with the backend path). Segments that belong to
+ * no flow are answered with a rate-limited RST.
+ */
+#include "worker_priv.h"
+
+void
+lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
+		      int free_port, int free_hold)
+{
+	if (f->svc < LB_CONF_MAX_SVCS && f->be < LB_CONF_MAX_BES)
+		w->bst[f->svc][f->be].active--;
+	fb_put(w, LB_FB_FLOW_END, f->svc, f->be, 0,
+	       (uint64_t)f->pkts[0] + f->pkts[1]);
+	if (free_port)
+		lb_snat_port_free(w->snat, f->key[LB_FLOW_DIR_REPLY].dst,
+				  f->key[LB_FLOW_DIR_REPLY].dport);
+	if (free_hold && f->state == LB_FLOW_SYN_SENT)
+		lb_worker_hold_release(w, f->l7);
+	else if (f->state != LB_FLOW_SYN_SENT && f->l7 != LB_L7_NONE &&
+		 w->l7 != NULL) {
+		lb_worker_gate_end(w, NULL, f->l7, false, 0);
+		lb_l7_close(w->l7, f->l7);
+	}
+}
+
+/*
+ * Full-NAT, either way: a packet of direction @p dir leaves with the
+ * reverse of the other direction's key, so client -> VIP becomes
+ * SNAT -> backend and backend -> SNAT becomes VIP -> client.
+ */
+void
+lb_worker_fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	      const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now)
+{
+	const struct lb_flow_key *k = &f->key[!dir];
+	struct lb_be_stats *b = &w->bst[f->svc][f->be];
+
+	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
+		drop(w, m, LB_DROP_TTL);
+		return;
+	}
+	b->pkts[dir]++;
+	b->bytes[dir] += rte_pktmbuf_pkt_len(m);
+	lb_nat_rewrite(frame_of(m), pkt, k->dst, k->dport, k->src, k->sport);
+	lb_worker_route_out(w, m, k->src, now);
+}
+
+/*
+ * Turns TCP segment @p m (parsed in @p pkt) into its RST as RFC 793's
+ * "Reset Generation" builds it (lb_nat_tcp_rst(): never for a RST) and
+ * sends it back to the sender, consuming @p m. @return 0 if sent.
+ */
+static int
+rst_reply(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	  uint64_t now)
+{
+	uint32_t peer = pkt->src;
+	int len = lb_nat_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m), pkt);
+
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return len;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
+	lb_worker_route_out(w, m, peer, now);
+	return 0;
+}
+
+/* Answers the client of a SYN (held or live) with a RST, consuming @p m. */
+void
+lb_worker_rst_client(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+{
+	struct lb_pkt pkt;
+
+	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+	    LB_PKT_IPV4) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (rst_reply(w, m, &pkt, now) == 0)
+		w->st.rst_sent++;
+}
+
+/*
+ * A segment for a VIP or SNAT address that belongs to no flow: dropped,
+ * and a TCP one that is not a RST is answered with a RST (RFC 793), at
+ * most @p rate per second from bucket @p b, so that an end the dataplane
+ * forgot (expiry, restart) learns it at its next segment instead of
+ * retransmitting into silence. Consumes @p m.
+ */
+void
+lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+		  uint32_t b, uint64_t rate, uint64_t now)
+{
+	w->st.drop[LB_DROP_NO_FLOW]++;
+	/* Never a RST for a RST (RFC 793), nor for a SYN: only one to a
+	 * SNAT address gets here, and its sender is no client of ours. */
+	if (pkt->proto != LB_IPPROTO_TCP || (pkt->tcp_flags & LB_TCP_RST) ||
+	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN ||
+	    rate == 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!rst_token(&w->rst_tb[b], rate, now)) {
+		w->st.rst_limited++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (rst_reply(w, m, pkt, now) == 0)
+		w->st.rst_no_flow++;
+}
+
+/*
+ * First trial of a new flow: the scheduler's pick, a SNAT port and a flow
+ * entry; a TCP SYN is copied so that a refused trial can be resent to the
+ * next backend without the client noticing.
+ */
+static void
+flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	 int svc_idx, const struct lb_flow_key *orig, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
+	struct lb_trial t = { .orig = *orig, .svc = (uint16_t)svc_idx,
+			   .hold = LB_HOLD_NONE };
+	uint64_t key = lb_flow_hash(w->dp->hash_seed, orig);
+	struct lb_deferq *q = w->deferq[svc_idx];
+	uint32_t be;
+	int rc;
+
+	/* A SYN retransmitted while its first copy waits in the queue joins
+	 * that entry: it keeps the client's place. */
+	if (q != NULL && lb_deferq_depth(q) > 0) {
+		struct lb_deferq_entry qe;
+		uint64_t old, qkey = deferq_key(w, orig);
+
+		if (lb_deferq_lookup(q, qkey, &qe) == 0) {
+			t.hold = lb_worker_hold_put(w, m);
+			rte_pktmbuf_free(m);
+			if (t.hold == LB_HOLD_NONE)
+				return;
+			if (lb_deferq_push(q, qkey, t.hold, now, &old) ==
+			    LB_DEFERQ_JOINED) {
+				w->st.deferq_joined++;
+				w->hold_since[t.hold] = w->hold_since[old];
+				lb_worker_hold_release(w, (uint32_t)old);
+			}
+			return;
+		}
+	}
+	rc = w->sched[svc_idx] == NULL ?
+		     -ENOENT :
+		     w->ops[svc_idx]->pick(w->sched[svc_idx], key, &w->rng,
+					   &be);
+	if (rc != 0) {
+		if (svc->proto == LB_IPPROTO_TCP && q != NULL) {
+			t.hold = lb_worker_hold_put(w, m);
+			rte_pktmbuf_free(m);
+			if (t.hold != LB_HOLD_NONE)
+				lb_worker_defer_or_rst(w, &t, now);
+			return;
+		}
+		drop(w, m, LB_DROP_NO_BACKEND);
+		return;
+	}
+	if (w->snat == NULL ||
+	    lb_snat_port_alloc(w->snat, &t.snat_ip, &t.snat_port) != 0) {
+		drop(w, m, LB_DROP_SNAT_FULL);
+		return;
+	}
+	if (svc->proto == LB_IPPROTO_TCP)
+		t.hold = lb_worker_hold_put(w, m);
+	rc = lb_worker_flow_start(w, m, pkt, &t, be, now);
+	if (rc != 0) {
+		lb_worker_hold_release(w, t.hold);
+		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
+		drop(w, m, rc == -ENOSPC ? LB_DROP_FLOW_FULL : LB_DROP_NO_FLOW);
+		return;
+	}
+	w->st.flows_created++;
+}
+
+/*
+ * Admission of a new L4 flow (lb/admit.h); HTTP services admit per
+ * request instead. Returns true when the flow is rejected and @p m gone.
+ */
+static bool
+admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	     int svc_idx, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
+	const struct lb_admit_conf *a = &svc->opts.admit;
+	uint32_t client = rte_be_to_cpu_32(pkt->src);
+	enum lb_admit_verdict v;
+
+	if (unlikely(svc->opts.http && w->l7 == NULL &&
+		     lb_worker_l7_gated(svc))) {
+		/* No follower pool (--l7-flows 0): no request of the flow
+		 * can be admitted, as when the pool is empty. */
+		if (a->unfollow == LB_ADMIT_UNF_FLOW &&
+		    lb_worker_l7_decide(
+			    w, (uint32_t)svc_idx,
+			    (unsigned int)svc->opts.gov[LB_CONF_GOV_PRIO],
+			    client, now) == LB_L7_REJ_MAX) {
+			w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
+			return false;
+		}
+		w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
+		lb_worker_rst_client(w, m, now);
+		return true;
+	}
+	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
+		return false;
+	v = lb_admit_check(w->admit, (uint16_t)svc_idx, a, client, 0, now);
+	if (!lb_admit_rejected(v))
+		return false;
+	/* Once per key and interval: the key just entered the negative
+	 * cache, so lb-control may act on the source. */
+	if (v == LB_ADMIT_REJ_EMPTY)
+		lb_worker_fb_put_full(w, LB_FB_REJECT, (uint32_t)svc_idx, 0,
+				      (uint16_t)(v | (uint16_t)a->key << 8),
+				      client, 0, 0);
+	if (a->reject == LB_ADMIT_REJECT_RST && svc->proto == LB_IPPROTO_TCP)
+		lb_worker_rst_client(w, m, now);
+	else
+		rte_pktmbuf_free(m);
+	return true;
+}
+
+/*
+ * The client's ACK completes the handshake (syn_recv to established):
+ * only now does an http flow take an entry of the L7 pool. Taken at the
+ * backend's SYN-ACK, entries were held for syn_recv's timeout by
+ * half-open handshakes, which spoofed SYNs open at will. The ACK's
+ * sequence number is the client's ISN + 1 and its acknowledgement the
+ * backend's ISN + 1: where each direction's bytes start. It runs before
+ * the ACK is followed, which may carry the first bytes of a request.
+ */
+static inline bool
+l7_open(struct lb_worker *w, struct lb_flow *f, const uint8_t *fr,
+	const struct lb_pkt *pkt)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
+
+	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
+		return true;
+	f->l7 = lb_l7_open(w->l7, tcp_word(fr, pkt, 4), tcp_word(fr, pkt, 8),
+			   (uint32_t)f->svc << 16 | f->be, f->svc);
+	if (f->l7 == LB_L7_NONE)
+		return false;
+	lb_l7_gate(w->l7, f->l7, lb_worker_l7_gated(svc));
+	return true;
+}
+
+/* A pure SYN on a closed flow: a new connection on its tuple. */
+static inline bool
+reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
+{
+	return pkt->proto == LB_IPPROTO_TCP &&
+	       (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN &&
+	       (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED);
+}
+
+/* A new connection on a closed flow of service @p svc_idx whose backend
+ * is no longer eligible. */
+static inline bool
+reopen_elsewhere(const struct lb_worker *w, const struct lb_flow *f,
+		 int svc_idx)
+{
+	return f->svc == (uint16_t)svc_idx &&
+	       !lb_dpconf_be_eligible(&w->conf->svc[svc_idx], f->be);
+}
+
+/*
+ * Whether the TCP or UDP checksum of @p m verifies: the port's word when
+ * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
+ */
+static inline bool
+l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE: /* data verified, field not */
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		return lb_pkt_l4_csum_ok(frame_of(m), pkt);
+	}
+}
+
+/*
+ * Whether the first packet of a flow may create it; counts and frees it
+ * otherwise. A packet from one of our own addresses (a land attack: the
+ * backend's answer would go from the VIP to the VIP) or with a checksum
+ * the backend will refuse would hold a flow, a SNAT port and, for a SYN,
+ * every backend's trial and a deferred queue entry, for nothing. Only
+ * here, before any state: an established flow's packets keep the
+ * incremental path and its cost.
+ */
+static bool
+first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	if (unlikely(pkt->src == pkt->dst ||
+		     lb_dpconf_is_own(w->conf, pkt->src))) {
+		drop(w, m, LB_DROP_SRC_OURS);
+		return false;
+	}
+	if (unlikely(!l4_csum_ok(m, pkt))) {
+		drop(w, m, LB_DROP_L4_CSUM);
+		return false;
+	}
+	return true;
+}
+
+void
+lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
+		      struct lb_pkt *pkt, int svc_idx, uint64_t hash,
+		      uint64_t now)
+{
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	struct lb_l7_rej *r;
+	struct lb_flow *f;
+	uint32_t idx;
+	bool reopen;
+	int v, fl;
+
+	if (unlikely(ttl_expires(w, m, pkt)))
+		return;
+	idx = flow_of(w, pkt, hash, &k, &dir);
+	if (idx == LB_FLOW_NONE) {
+		/* Only a SYN (TCP) or any datagram (UDP) opens a flow. */
+		if (pkt->proto == LB_IPPROTO_TCP &&
+		    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) !=
+			    LB_TCP_SYN) {
+			lb_worker_no_flow(
+				w, m, pkt, (uint32_t)svc_idx,
+				w->conf->svc[svc_idx]
+					.opts.flow[LB_CONF_FLOW_RST_RATE],
+				now);
+			return;
+		}
+		if (!first_pkt_ok(w, m, pkt))
+			return;
+		if (admit_reject(w, m, pkt, svc_idx, now))
+			return;
+		flow_new(w, m, pkt, svc_idx, &k, now);
+		return;
+	}
+	f = lb_flow_get(w->ft, idx);
+	fl = tcp_check(w, f, idx, LB_FLOW_DIR_ORIG, m, pkt, now);
+	if (fl < 0)
+		return;
+	reopen = reopens(f, pkt);
+	/* A SYN on a closed tuple starts a connection again (a new trial,
+	 * a SYN copy): checked as a first packet. */
+	if (unlikely(reopen) && !first_pkt_ok(w, m, pkt))
+		return;
+	if (unlikely(reopen) && reopen_elsewhere(w, f, svc_idx)) {
+		/* A new connection on the tuple of a closed flow whose
+		 * backend takes no new flows any more (drained, removed: an
+		 * instance the autoscaler stopped): a new flow, not a SYN
+		 * into the void. */
+		lb_worker_flow_forget(w, f, 1, 1);
+		lb_flow_delete(w->ft, idx);
+		if (admit_reject(w, m, pkt, svc_idx, now))
+			return;
+		flow_new(w, m, pkt, svc_idx, &k, now);
+		return;
+	}
+	if (unlikely(reopen) && admit_reject(w, m, pkt, svc_idx, now))
+		/* A new connection on a closed tuple: reusing a port
+		 * must not get round the limit. */
+		return;
+	if (f->state == LB_FLOW_SYN_SENT) {
+		/* A retransmitted SYN must not refresh the trial's timer:
+		 * the SYN timeout measures the backend's silence. */
+		if (!(pkt->tcp_flags & LB_TCP_SYN))
+			flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl,
+				   now);
+		lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
+		return;
+	}
+	if (unlikely(f->state == LB_FLOW_SYN_RECV) &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
+		    LB_TCP_ACK &&
+	    !l7_open(w, f, frame_of(m), pkt) &&
+	    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
+		/* No follower entry for a gated flow: its fallback. */
+		return;
+	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
+		/* A new connection on the tuple of a closed one (the table
+		 * sends it back to SYN_SENT, where l7 means a SYN copy):
+		 * the old exchange ends here. Only then: a SYN the client
+		 * repeats because the SYN-ACK was lost leaves the flow in
+		 * its state, and its following must go on. */
+		lb_worker_l7_stop(w, f);
+	}
+	r = unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT ?
+		    rej_of(w, f->l7) :
+		    NULL;
+	if (unlikely(r != NULL && r->state == LB_L7_RJ_DONE)) {
+		lb_worker_rej_client(w, f, r, m, pkt, now);
+		return;
+	}
+	v = lb_worker_l7_follow(w, f, 0, frame_of(m), pkt, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl, now);
+	if (unlikely(v != LB_L7_PASS) &&
+	    lb_worker_l7_admission(w, f, idx, m, pkt, v, now))
+		return;
+	lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
+	l7_closed(w, f);
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_WORKER_PRIV_H
+#define LB_WORKER_PRIV_H
+
+/*
+ * What the worker's stage files (worker*.c) share: the functions one stage
+ * calls in another, and the small helpers of the packet path, static
+ * inline here so that each stage inlines them as one file did.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_memcpy.h>
+#include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
+
+#include "dp.h"
+#include "exc.h"
+#include "bytes.h"
+#include "nat.h"
+
+#define LOG(level, fmt, ...) \
+	RTE_LOG(level, USER1, "worker: " fmt "\n", ##__VA_ARGS__)
+
+#define HOLD_CAP 4096u
+#define REDIRECT_RING 4096u
+#define NEIGH_RING 256u
+#define NEIGH_CAP 1024u
+#define HOUSE_NS 1000000ull  /* housekeeping at most every 1 ms */
+#define DEFERQ_BUDGET 64u
+#define IDLE_LOOPS 64u       /* empty polls before the first sleep */
+#define MAX_TRIALS 15u       /* four bits of flow->flags */
+#define TRIALS_SHIFT 4
+
+/* lb_worker_l7_follow(): the flow was reset both ways, drop the segment. */
+#define L7_RESET (LB_L7_REPEAT + 1)
+
+#define VLAN_VID_MASK 0x0fff
+
+/* Functions of one stage that another calls: what one file kept static. */
+
+/* worker.c: transmit and feedback buffers of the loop. */
+void lb_worker_tx_flush(struct lb_worker *w, uint16_t port);
+void lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind,
+			   uint32_t svc, uint32_t be, uint16_t flags,
+			   uint32_t u32, uint32_t u32b, uint64_t v);
+
+/* worker_rx.c: a burst, parsed and dispatched. */
+void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
+			    unsigned int n, uint64_t now);
+
+/* worker_client.c: client to VIP; fwd() is full-NAT either way. */
+void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
+			   int free_port, int free_hold);
+void lb_worker_fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+		   const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now);
+void lb_worker_rst_client(struct lb_worker *w, struct rte_mbuf *m,
+			  uint64_t now);
+void lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m,
+		       struct lb_pkt *pkt, uint32_t b, uint64_t rate,
+		       uint64_t now);
+void lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
+			   struct lb_pkt *pkt, int svc_idx, uint64_t hash,
+			   uint64_t now);
+
+/* worker_trial.c: SYN copies, trials, the deferred queue. */
+uint32_t lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m);
+void lb_worker_hold_release(struct lb_worker *w, uint32_t i);
+void lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
+			      bool ok);
+int lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
+			 struct lb_pkt *pkt, const struct lb_trial *t,
+			 uint32_t be, uint64_t now);
+void lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t,
+			    uint64_t now);
+void lb_worker_defer_or_rst(struct lb_worker *w, struct lb_trial *t,
+			    uint64_t now);
+enum lb_deferq_verdict lb_worker_on_deferq(enum lb_deferq_event ev,
+					   const struct lb_deferq_entry *e,
+					   void *arg);
+
+/* worker_backend.c: backend to SNAT address, ICMP errors. */
+void lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
+			    struct lb_pkt *pkt, uint64_t hash, uint64_t now);
+void lb_worker_icmp_error(struct lb_worker *w, struct rte_mbuf *m,
+			  struct lb_pkt *pkt, uint64_t now);
+
+/* worker_l7.c: HTTP following and admission per request. */
+void lb_worker_on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o);
+void lb_worker_on_l7_inflight(void *owner, uint32_t tag, int delta);
+void lb_worker_gate_end(struct lb_worker *w, const struct lb_flow *f,
+			uint32_t l7, bool flush, uint64_t now);
+void lb_worker_l7_stop(struct lb_worker *w, struct lb_flow *f);
+bool lb_worker_l7_unfollowed(struct lb_worker *w, struct lb_flow *f, int dir,
+			     const uint8_t *frame, const struct lb_pkt *pkt,
+			     uint64_t now);
+int lb_worker_l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
+			const uint8_t *frame, const struct lb_pkt *pkt,
+			uint64_t now);
+bool lb_worker_l7_gated(const struct lb_dpconf_svc *svc);
+int lb_worker_l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
+			uint32_t client, uint64_t now);
+bool lb_worker_on_l7_admit(void *owner, uint32_t tag,
+			   const struct lb_l7_req *rq);
+void lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
+			struct rte_mbuf *m, uint32_t l3_off, bool to_client,
+			uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win,
+			const void *data, uint16_t len, uint64_t now);
+void lb_worker_l7_refuse_late(struct lb_worker *w, struct lb_flow *f,
+			      uint32_t idx, uint64_t now);
+void lb_worker_rej_client(struct lb_worker *w, struct lb_flow *f,
+			  struct lb_l7_rej *r, struct rte_mbuf *m,
+			  const struct lb_pkt *pkt, uint64_t now);
+bool lb_worker_l7_admission(struct lb_worker *w, struct lb_flow *f,
+			    uint32_t idx, struct rte_mbuf *m,
+			    const struct lb_pkt *pkt, int v, uint64_t now);
+bool lb_worker_l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+			   struct rte_mbuf *m, const struct lb_pkt *pkt,
+			   uint64_t now);
+
+/* worker_neigh.c: ARP, neighbours, the way out of a frame. */
+void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,
+				uint32_t src, uint32_t target,
+				const uint8_t *dst_mac);
+void lb_worker_neigh_release(void *ctx, uint32_t ip, uint64_t handle,
+			     const uint8_t *mac);
+void lb_worker_route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
+			 uint64_t now);
+void lb_worker_neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
+			   uint16_t port, uint64_t now, int broadcast);
+void lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
+			  struct lb_pkt *pkt, uint64_t now);
+
+/* worker_switch.c: taking up a new table. */
+uint32_t lb_worker_snat_active(const struct lb_dpconf *c, uint32_t *ips);
+
+static inline uint64_t
+now_ns(const struct lb_dp *dp)
+{
+	return (uint64_t)((double)rte_rdtsc() * dp->ns_per_tsc);
+}
+
+static inline void
+drop(struct lb_worker *w, struct rte_mbuf *m, enum lb_drop why)
+{
+	w->st.drop[why]++;
+	rte_pktmbuf_free(m);
+}
+
+static inline uint8_t *
+frame_of(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod(m, uint8_t *);
+}
+
+/* What we have no use for but is addressed to a local address is the
+ * kernel's, through the exception path when it is on (exc.h). */
+static inline void
+drop_or_kernel(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
+	       enum lb_drop why)
+{
+	if (w->exc_out != NULL && lb_exc_local(w->conf, dst))
+		lb_exc_put(w, m);
+	else
+		drop(w, m, why);
+}
+
+static inline void
+tx_enqueue(struct lb_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	w->tx[port].m[w->tx[port].n++] = m;
+	if (w->tx[port].n == LB_BURST)
+		lb_worker_tx_flush(w, port);
+}
+
+/* Hands @p m to worker @p owner, whose flow it is, through its ring. */
+static inline void
+redirect(struct lb_worker *w, struct rte_mbuf *m, uint32_t owner)
+{
+	if (rte_ring_mp_enqueue(w->dp->w[owner]->redirect, m) != 0)
+		drop(w, m, LB_DROP_REDIRECT);
+	else
+		w->st.redirect_out++;
+}
+
+/* The flow of @p pkt (its key in @p k), by the hash the burst computed. */
+static inline uint32_t
+flow_of(struct lb_worker *w, const struct lb_pkt *pkt, uint64_t hash,
+	struct lb_flow_key *k, enum lb_flow_dir *dir)
+{
+	lb_flow_key_set(k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
+			pkt->proto);
+	return lb_flow_lookup_hash(w->ft, k, hash, dir);
+}
+
+/* The VLAN a frame arrived in: 0 untagged (or priority-tagged). */
+static inline uint16_t
+pkt_vid(const struct lb_pkt *pkt)
+{
+	return pkt->has_vlan ? (uint16_t)(pkt->vlan_tci & VLAN_VID_MASK) : 0;
+}
+
+/*
+ * lb_flow_touch() for the worker. While a flow is in SYN_SENT its l7 slot
+ * holds the SYN copy kept for retries; in every other state it holds its
+ * L7 entry (or nothing). A flow leaves SYN_SENT by the backend's SYN-ACK,
+ * but also by a RST or a FIN from either side: the copy is released on
+ * every way out, here, so that no reader ever takes a copy's index for an
+ * entry's, and no copy outlives the one state that retries with it. (A
+ * flag saying what the slot holds would keep copies nobody can use and
+ * leave every reader one test to forget.)
+ */
+static inline int
+flow_touch(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	   enum lb_flow_dir dir, uint8_t tcp_flags, uint64_t now)
+{
+	uint8_t old = f->state;
+	int st = lb_flow_touch(w->ft, idx, dir, tcp_flags, now);
+
+	if (unlikely(old == LB_FLOW_SYN_SENT) && st != LB_FLOW_SYN_SENT) {
+		lb_worker_hold_release(w, f->l7);
+		f->l7 = LB_L7_NONE;
+	}
+	return st;
+}
+
+static inline void
+fb_put(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc, uint32_t be,
+       uint32_t u32, uint64_t v)
+{
+	lb_worker_fb_put_full(w, kind, svc, be, 0, u32, 0, v);
+}
+
+static inline uint32_t
+tcp_word(const uint8_t *frame, const struct lb_pkt *pkt, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, frame + pkt->l4_off + off, 4);
+	return rte_be_to_cpu_32(v);
+}
+
+/* TCP segment @p pkt as lb_tcp_track() reads it. */
+static inline void
+tcp_seg(struct lb_tcp_seg *s, const uint8_t *fr, const struct lb_pkt *pkt)
+{
+	const uint8_t *th = fr + pkt->l4_off;
+
+	s->seq = tcp_word(fr, pkt, 4);
+	s->ack = tcp_word(fr, pkt, 8);
+	s->len = pkt->payload_len;
+	s->win = (uint16_t)(th[14] << 8 | th[15]);
+	s->flags = pkt->tcp_flags;
+	/* Options run from byte 20 to the payload (the parser checked the
+	 * data offset); only SYNs carry the window scale. */
+	s->wscale = pkt->tcp_flags & LB_TCP_SYN ?
+			    (int8_t)lb_tcp_opt_wscale(th + 20,
+						      pkt->payload_off -
+							      pkt->l4_off - 20u) :
+			    -1;
+}
+
+/*
+ * The admission state of L7 entry @p l7, or NULL when there is none: the
+ * index comes from a flow, and rej[] is sized by the L7 pool, not by the
+ * table, so every access is checked.
+ */
+static inline struct lb_l7_rej *
+rej_of(const struct lb_worker *w, uint32_t l7)
+{
+	return w->rej != NULL && l7 < w->nb_rej ? &w->rej[l7] : NULL;
+}
+
+/*
+ * Both directions have sent their FIN, in order (a gap stops following
+ * before): the exchange can report nothing more. Holding the entry until
+ * the flow expires (TIME_WAIT lasts minutes) would let connection churn
+ * empty the pool. A refused flow keeps it: the worker still answers for
+ * the server.
+ */
+static inline void
+l7_closed(struct lb_worker *w, struct lb_flow *f)
+{
+	const struct lb_l7_rej *r;
+
+	if (likely(f->l7 == LB_L7_NONE) || f->state != LB_FLOW_TIME_WAIT)
+		return;
+	r = rej_of(w, f->l7);
+	if (r == NULL || r->state == LB_L7_RJ_OPEN)
+		lb_worker_l7_stop(w, f);
+}
+
+static inline void
+trial_snapshot(const struct lb_flow *f, struct lb_trial *t)
+{
+	t->orig = f->key[LB_FLOW_DIR_ORIG];
+	t->snat_ip = f->key[LB_FLOW_DIR_REPLY].dst;
+	t->snat_port = f->key[LB_FLOW_DIR_REPLY].dport;
+	t->svc = f->svc;
+	t->be = f->be;
+	t->trials = f->flags >> TRIALS_SHIFT;
+	t->hold = f->l7;
+}
+
+/*
+ * One token of @p b at @p rate per second, holding at most one second's
+ * worth; false when it is empty or @p rate is 0. Credit is kept in
+ * token-nanoseconds, so any rate up to 10^6 fits 64 bits.
+ */
+static inline bool
+rst_token(struct lb_rst_tb *b, uint64_t rate, uint64_t now)
+{
+	const uint64_t one = 1000000000ull;
+	uint64_t dt = now - b->last;
+
+	if (rate == 0)
+		return false;
+	b->last = now;
+	b->credit += (dt < one ? dt : one) * rate;
+	if (b->credit > rate * one)
+		b->credit = rate * one;
+	if (b->credit < one)
+		return false;
+	b->credit -= one;
+	return true;
+}
+
+/*
+ * Key of a client's SYN in the deferred queue, under which its
+ * retransmissions join it. Keyed with this worker's secret flow table
+ * seed, not the schedulers' hash seed, which hosts may share: a client
+ * who could compute keys could make its SYN take another's place.
+ */
+static inline uint64_t
+deferq_key(const struct lb_worker *w, const struct lb_flow_key *orig)
+{
+	return lb_flow_hash(w->ft->seed, orig);
+}
+
+/*
+ * A packet that arrived with TTL 0 or 1 is never forwarded (lb_worker_fwd()
+ * drops it): dropped before it can change anything, or a RST nobody receives
+ * would close the flow, a SYN take a SNAT port and a copy, and data the
+ * backend never gets move the follower past bytes it will see again.
+ */
+static inline bool
+ttl_expires(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	if (likely(pkt->ttl > 1))
+		return false;
+	drop(w, m, LB_DROP_TTL);
+	return true;
+}
+
+/*
+ * Judges TCP segment @p m of flow @p f (entry @p idx), from side @p dir,
+ * against the flow's sequence numbers before it can change anything
+ * (dataplane/flow/tcp_track.h): a blind sender's RST or FIN must not close a
+ * flow its peers keep open.
+ * @return the TCP flags the flow's state may move on (0: none), or -1
+ *   when @p m was taken: dropped out of window, or turned into the
+ *   challenge ACK of a RST in window but not exact (RFC 5961 3.2).
+ */
+static inline int
+tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	  enum lb_flow_dir dir, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	  uint64_t now)
+{
+	struct lb_tcp_track *t = &w->trk[idx];
+	struct lb_tcp_seg s;
+	uint32_t seq, ack;
+	uint16_t win;
+
+	if (pkt->proto != LB_IPPROTO_TCP)
+		return pkt->tcp_flags;
+	tcp_seg(&s, frame_of(m), pkt);
+	switch (lb_tcp_track(t, dir, f->state, &s)) {
+	case LB_TCP_TRK_PASS:
+		return pkt->tcp_flags;
+	case LB_TCP_TRK_KEEP:
+		return 0;
+	case LB_TCP_TRK_CHALLENGE:
+		/* The RST's sender gets an ACK in its peer's name: a peer
+		 * whose connection is gone answers with the exact RST. */
+		lb_tcp_track_challenge(t, dir, &seq, &ack, &win);
+		w->st.challenge_acks++;
+		lb_worker_seg_send(w, f, m, pkt->l3_off,
+				   dir == LB_FLOW_DIR_ORIG, seq, ack,
+				   LB_TCP_ACK, win, NULL, 0, now);
+		return -1;
+	default:
+		drop(w, m, LB_DROP_TCP_WINDOW);
+		return -1;
+	}
+}
+
+#endif /* LB_WORKER_PRIV_H */

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Taking up a new table (RCU): the worker copies what lb-control
+ * published, keeps the scheduler state and deferred queues of services
+ * that did not change, rebuilds the others in slices, and moves its SNAT
+ * slices to the addresses of the new table.
+ */
+#include "worker_priv.h"
+
+static bool
+same_svc(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
+{
+	return a->state != LB_SVC_EMPTY && b->state != LB_SVC_EMPTY &&
+	       a->proto == b->proto && a->vip == b->vip && a->vport == b->vport;
+}
+
+static bool
+same_deferq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
+{
+	return a->deferq_len == b->deferq_len &&
+	       a->retry_gap_ns == b->retry_gap_ns &&
+	       a->expiry_ns == b->expiry_ns;
+}
+
+/* Slot @p b of two tables holds the same backend. */
+static bool
+same_be(const struct lb_dpconf_be *a, const struct lb_dpconf_be *b)
+{
+	return a->state != LB_BE_EMPTY && a->ip == b->ip && a->port == b->port;
+}
+
+/*
+ * Whether backend @p n, the same as @p o of the previous table, came back
+ * up by its health check since: what was learnt of its errors was about
+ * an instance that failed, and would keep the new one starved. up_gen
+ * tells even a worker that never took up the table marking it down.
+ */
+static bool
+be_recovered(const struct lb_dpconf_be *o, const struct lb_dpconf_be *n)
+{
+	return o->up_gen != n->up_gen ||
+	       (o->health == LB_BE_HEALTH_DOWN && n->health == LB_BE_HEALTH_UP);
+}
+
+/*
+ * Whether service @p b needs the scheduler state built for @p a: the same
+ * scheduler and guards, and the same backends, weights, eligibility and
+ * health. A Maglev table takes milliseconds to build: rebuilding every
+ * scheduler at every table change would stall a worker with ten of them
+ * for tens of milliseconds, and lose what adaptive states learnt.
+ */
+static bool
+same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
+{
+	if (a->state != b->state || a->nb_be != b->nb_be ||
+	    strcmp(a->opts.sched, b->opts.sched) != 0 ||
+	    a->opts.err_memory != b->opts.err_memory ||
+	    a->opts.min_volume != b->opts.min_volume ||
+	    a->opts.max_eject != b->opts.max_eject ||
+	    a->opts.panic != b->opts.panic)
+		return false;
+	for (uint32_t i = 0; i < a->nb_be; i++) {
+		const struct lb_dpconf_be *x = &a->be[i], *y = &b->be[i];
+
+		if (x->ip != y->ip || x->port != y->port ||
+		    x->weight != y->weight || x->health != y->health ||
+		    x->up_gen != y->up_gen ||
+		    lb_dpconf_be_eligible(a, i) != lb_dpconf_be_eligible(b, i))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Scheduler state for service slot @p s of table @p c. A service the
+ * scheduler sees unchanged keeps its state. Otherwise backends that keep
+ * their slot keep the error counts this worker learnt about them, unless
+ * their health check brought them back up. A scheduler with a costly
+ * build (ops->build) is built in slices between bursts, answering from
+ * the lookup of the state it replaces meanwhile.
+ */
+static void
+svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
+		  const struct lb_dpconf_svc *old)
+{
+	const struct lb_dpconf_svc *v = &c->svc[s];
+	const struct lb_sched_ops *ops = NULL;
+	struct lb_sched_be be[LB_CONF_MAX_BES];
+	void *st = NULL;
+
+	if (old != NULL && w->sched[s] != NULL && same_sched(old, v))
+		return;
+	if (v->state == LB_SVC_ACTIVE && v->nb_be > 0)
+		ops = lb_sched_find(v->opts.sched);
+	if (ops != NULL) {
+		for (uint32_t b = 0; b < v->nb_be; b++)
+			be[b] = (struct lb_sched_be){
+				(uint64_t)v->be[b].ip << 16 | v->be[b].port,
+				v->be[b].weight ? v->be[b].weight : 1,
+				lb_dpconf_be_eligible(v, b)
+			};
+		st = ops->create(be, v->nb_be);
+		if (st != NULL && ops->guard != NULL &&
+		    ops->guard(st, &(struct lb_sched_guard){
+					   v->opts.err_memory, v->opts.min_volume,
+					   v->opts.max_eject, v->opts.panic}) != 0) {
+			ops->destroy(st);
+			st = NULL;
+			errno = ERANGE;
+		}
+		if (st == NULL)
+			LOG(ERR, "worker %u: scheduler %s of slot %u: %s; the "
+				 "service takes no new flows",
+			    w->wid, ops->name, s, strerror(errno));
+	}
+	if (st != NULL && old != NULL && w->sched[s] != NULL &&
+	    w->ops[s] == ops) {
+		for (uint32_t b = 0; b < v->nb_be && b < old->nb_be; b++)
+			if (same_be(&old->be[b], &v->be[b]) &&
+			    !be_recovered(&old->be[b], &v->be[b]))
+				ops->set_errors(st, b,
+						w->ops[s]->errors(w->sched[s],
+								  b));
+		if (ops->inherit != NULL)
+			ops->inherit(st, w->sched[s]);
+	}
+	if (w->sched[s] != NULL)
+		w->ops[s]->destroy(w->sched[s]);
+	w->sched[s] = st;
+	w->ops[s] = st != NULL ? ops : NULL;
+	/* What lb-control shows is what the new state weighs with. */
+	for (uint32_t b = 0; b < v->nb_be; b++)
+		w->bst[s][b].sched_errors = st != NULL ? ops->errors(st, b) : 0;
+	if (st != NULL && ops->build != NULL)
+		w->sched_todo |= 1ull << s;
+	else
+		w->sched_todo &= ~(1ull << s);
+}
+
+/* The deferred queue of slot @p s: kept while its settings stay. */
+static void
+svc_deferq_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
+		   const struct lb_dpconf_svc *old)
+{
+	const struct lb_dpconf_svc *v = &c->svc[s];
+	bool want = v->state == LB_SVC_ACTIVE && v->proto == LB_IPPROTO_TCP &&
+		    v->opts.deferq_len > 0;
+	struct lb_deferq_conf dc;
+
+	if (want && old != NULL && w->deferq[s] != NULL &&
+	    same_deferq(&old->opts, &v->opts))
+		return;
+	if (w->deferq[s] != NULL) {
+		/* Queued clients of a changed or deleted service get their
+		 * RST now rather than a silent drop. */
+		lb_deferq_flush(w->deferq[s], lb_worker_on_deferq, w);
+		lb_deferq_free(w->deferq[s]);
+		w->deferq[s] = NULL;
+	}
+	if (!want)
+		return;
+	memset(&dc, 0, sizeof(dc));
+	dc.retry_gap_ns = v->opts.retry_gap_ns;
+	dc.max_wait_ns = v->opts.expiry_ns;
+	w->deferq[s] = lb_deferq_create(v->opts.deferq_len, &dc);
+	if (w->deferq[s] == NULL)
+		LOG(ERR, "worker %u: deferred queue of slot %u: %s", w->wid,
+		    s, strerror(errno));
+}
+
+_Static_assert(LB_CONF_MAX_SVCS <= LB_FLOW_MAX_SVCS,
+	       "every service slot has a timeout class");
+
+/* The flow table's timeouts of a service: its options, the table's own
+ * for any the options leave at 0 (a table not built by lb-control). */
+static void
+svc_timeouts(const struct lb_worker *w, const struct lb_conf_svc_opts *o,
+	     struct lb_flow_timeouts *to)
+{
+	static const uint8_t state[LB_CONF_FLOW_NB] = {
+		[LB_CONF_FLOW_SYN_RECV] = LB_FLOW_SYN_RECV,
+		[LB_CONF_FLOW_ESTABLISHED] = LB_FLOW_ESTABLISHED,
+		[LB_CONF_FLOW_CLOSING] = LB_FLOW_CLOSING,
+		[LB_CONF_FLOW_TIME_WAIT] = LB_FLOW_TIME_WAIT,
+		[LB_CONF_FLOW_CLOSED] = LB_FLOW_CLOSED,
+		[LB_CONF_FLOW_UDP] = LB_FLOW_UDP,
+		[LB_CONF_FLOW_RST_RATE] = LB_FLOW_NB_STATES,
+		[LB_CONF_FLOW_IDLE_RST] = LB_FLOW_NB_STATES,
+	};
+
+	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++)
+		to->ns[s] = lb_flow_timeout_ns(w->ft, (enum lb_flow_state)s);
+	if (o->syn_timeout_ns != 0)
+		to->ns[LB_FLOW_SYN_SENT] = o->syn_timeout_ns;
+	for (unsigned int i = 0; i < LB_CONF_FLOW_NB; i++)
+		if (state[i] < LB_FLOW_NB_STATES && o->flow[i] != 0)
+			to->ns[state[i]] = o->flow[i];
+}
+
+/* The SNAT addresses of @p c that take new flows, in @p ips; their count. */
+uint32_t
+lb_worker_snat_active(const struct lb_dpconf *c, uint32_t *ips)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->nb_snat; i++)
+		if (!c->snat[i].draining)
+			ips[n++] = c->snat[i].ip;
+	return n;
+}
+
+/*
+ * The SNAT addresses of table @p c to this worker's allocator: new ones
+ * get their slices, removed ones drain (their flows keep their ports, and
+ * the table keeps the address for their replies until they end).
+ */
+static void
+snat_switch(struct lb_worker *w, const struct lb_dpconf *c)
+{
+	uint32_t ips[LB_CONF_MAX_SNATS];
+	int missed;
+
+	missed = lb_snat_sync(w->snat, ips, lb_worker_snat_active(c, ips));
+	if (missed > 0)
+		LOG(ERR, "worker %u: no room for %d new SNAT address(es) "
+			 "while old ones drain",
+		    w->wid, missed);
+}
+
+void
+lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
+{
+	const struct lb_dpconf *prev = w->conf;
+	struct lb_dpconf *c = w->conf_buf[prev == w->conf_buf[0] ? 1 : 0];
+	struct lb_flow_timeouts to[LB_CONF_MAX_SVCS];
+	uint64_t snat_rate = 0;
+	int shared;
+
+	/* The worker runs on a copy of its own, taken now, while it is
+	 * online: a published table may be freed once every worker has been
+	 * quiescent, which includes sleeping workers, so nothing may point
+	 * into it across polls. The copy of the previous table stays for
+	 * comparison. The new table is in place before anything that may
+	 * send (a deferred queue's RSTs route through it). */
+	memcpy(c, pub, sizeof(*c));
+	w->conf_pub = pub;
+	w->conf = c;
+	memset(to, 0, sizeof(to));
+	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
+		const struct lb_dpconf_svc *old = NULL;
+		static const struct lb_dpconf_svc empty;
+		const struct lb_dpconf_svc *v =
+			s < c->nb_svc ? &c->svc[s] : &empty;
+
+		if (prev != NULL && s < prev->nb_svc &&
+		    same_svc(&prev->svc[s], v))
+			old = &prev->svc[s];
+		if (s >= c->nb_svc) {
+			if (w->sched[s] != NULL)
+				w->ops[s]->destroy(w->sched[s]);
+			w->sched[s] = NULL;
+			w->ops[s] = NULL;
+			w->sched_todo &= ~(1ull << s);
+			if (w->deferq[s] != NULL) {
+				lb_deferq_flush(w->deferq[s],
+						lb_worker_on_deferq, w);
+				lb_deferq_free(w->deferq[s]);
+				w->deferq[s] = NULL;
+			}
+			continue;
+		}
+		svc_sched_rebuild(w, c, s, old);
+		svc_deferq_rebuild(w, c, s, old);
+		if (v->state != LB_SVC_EMPTY)
+			svc_timeouts(w, &v->opts, &to[s]);
+		if (v->state == LB_SVC_ACTIVE &&
+		    v->opts.flow[LB_CONF_FLOW_RST_RATE] > snat_rate)
+			snat_rate = v->opts.flow[LB_CONF_FLOW_RST_RATE];
+	}
+	/* A flow still in SYN_SENT after its service's SYN timeout is a
+	 * failed trial (see on_expire). */
+	shared = lb_flow_svc_timeouts(w->ft, to, c->nb_svc);
+	if (shared < 0)
+		LOG(ERR, "worker %u: service timeouts: %s", w->wid,
+		    strerror(-shared));
+	else if (shared > 0)
+		LOG(WARNING,
+		    "worker %u: %d services share the timeouts of "
+		    "others: more distinct sets than %u",
+		    w->wid, shared, LB_FLOW_CLASSES - 1);
+	w->rst_snat_rate = snat_rate;
+	lb_worker_l7_switch(w, pub);
+	snat_switch(w, c);
+	w->st.conf_switches++;
+	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
+}

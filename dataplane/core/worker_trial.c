@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Trials and the deferred queue (adaptive-request-dispatch-paper,
+ * Algorithms 2 and 3): a SYN is copied so that a backend's refusal is
+ * retried on the next backend round-robin; when every trial failed the
+ * copy waits in the service's deferred queue, retried every retry gap and
+ * answered with a RST when it expires.
+ */
+#include "worker_priv.h"
+
+uint32_t
+lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+	uint32_t i;
+
+	if (w->hold_nfree == 0) {
+		/* No retry and no deferral for this SYN: counted, as the
+		 * pool empties only when copies pile up. */
+		w->st.syn_hold_full++;
+		return LB_HOLD_NONE;
+	}
+	c = rte_pktmbuf_copy(m, w->dp->pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return LB_HOLD_NONE;
+	}
+	i = w->hold_free[--w->hold_nfree];
+	w->hold[i] = c;
+	return i;
+}
+
+void
+lb_worker_hold_release(struct lb_worker *w, uint32_t i)
+{
+	if (i == LB_HOLD_NONE || i >= w->hold_cap || w->hold[i] == NULL)
+		return;
+	rte_pktmbuf_free(w->hold[i]);
+	w->hold[i] = NULL;
+	w->hold_since[i] = 0;
+	w->hold_free[w->hold_nfree++] = i;
+}
+
+/* A trial's outcome, with the error count the scheduler now weighs. */
+void
+lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
+			 bool ok)
+{
+	uint32_t errs = w->ops[svc]->errors(w->sched[svc], be);
+
+	w->bst[svc][be].sched_errors = errs;
+	fb_put(w, ok ? LB_FB_TRIAL_OK : LB_FB_TRIAL_FAIL, svc, be, errs, 0);
+}
+
+/*
+ * Creates the flow of trial @p t->trials + 1 toward backend @p be and sends
+ * the SYN (or first datagram) @p m there. The SNAT port of an earlier trial
+ * is reused so the client's tuple keeps one identity.
+ * @return 0, or a negative errno with @p m untouched.
+ */
+int
+lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt *pkt, const struct lb_trial *t, uint32_t be,
+		     uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[t->svc];
+	struct lb_flow_key reply;
+	struct lb_flow *f;
+	int idx;
+
+	lb_flow_key_set(&reply, svc->be[be].ip, t->snat_ip,
+			svc->be[be].port, t->snat_port, svc->proto);
+	idx = lb_flow_insert(w->ft, &t->orig, &reply, t->svc, be, now);
+	if (idx < 0)
+		return idx;
+	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+		      now);
+	f = lb_flow_get(w->ft, (uint32_t)idx);
+	if (pkt->proto == LB_IPPROTO_TCP) {
+		struct lb_tcp_seg s;
+
+		tcp_seg(&s, frame_of(m), pkt);
+		lb_tcp_track_init(&w->trk[idx], &s);
+	}
+	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
+			     ((t->trials + 1) << TRIALS_SHIFT));
+	f->l7 = t->hold;
+	w->bst[t->svc][be].flows++;
+	w->bst[t->svc][be].active++;
+	lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
+	return 0;
+}
+
+static uint32_t
+trial_limit(const struct lb_dpconf_svc *svc)
+{
+	uint32_t n = svc->nb_be;
+
+	if (svc->opts.retries != 0 && svc->opts.retries < n)
+		n = svc->opts.retries;
+	return n < MAX_TRIALS ? n : MAX_TRIALS;
+}
+
+/*
+ * Trial t->trials failed on t->be (its flow is gone, its SNAT port and SYN
+ * copy are in @p t): Algorithm 2 moves to the next backend round-robin;
+ * when every trial failed the SYN waits in the deferred queue.
+ */
+void
+lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[t->svc];
+	const struct lb_sched_ops *ops = w->ops[t->svc];
+	void *st = w->sched[t->svc];
+	struct rte_mbuf *m;
+	struct lb_pkt pkt;
+	uint32_t next;
+
+	w->bst[t->svc][t->be].errors++;
+	if (st == NULL || t->be >= svc->nb_be) {
+		/* The service went away with the new table: no retry. */
+		lb_worker_hold_release(w, t->hold);
+		lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+		return;
+	}
+	ops->result(st, t->be, false);
+	lb_worker_trial_feedback(w, t->svc, t->be, false);
+	if (t->hold == LB_HOLD_NONE) {
+		/* Nothing to resend: the client's own retransmission will
+		 * start a new flow. */
+		lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+		return;
+	}
+	if (t->trials < trial_limit(svc) &&
+	    ops->next(st, t->be, &next) == 0) {
+		m = rte_pktmbuf_copy(w->hold[t->hold], w->dp->pool, 0,
+				     UINT32_MAX);
+		if (m != NULL &&
+		    lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+			    LB_PKT_IPV4 &&
+		    lb_worker_flow_start(w, m, &pkt, t, next, now) == 0) {
+			w->st.syn_retries++;
+			return;
+		}
+		if (m != NULL)
+			rte_pktmbuf_free(m);
+		else
+			w->st.drop[LB_DROP_NOMBUF]++;
+	}
+	lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+	lb_worker_defer_or_rst(w, t, now);
+}
+
+void
+lb_worker_defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
+{
+	struct lb_deferq *q = w->deferq[t->svc];
+	uint64_t key = deferq_key(w, &t->orig), old;
+	struct rte_mbuf *m;
+	int rc;
+
+	if (q != NULL && w->hold_since[t->hold] != 0 &&
+	    now - w->hold_since[t->hold] >=
+		    w->conf->svc[t->svc].opts.expiry_ns)
+		q = NULL; /* queued long enough already: RST */
+	else if (q != NULL && w->hold_since[t->hold] == 0)
+		w->hold_since[t->hold] = now;
+	if (q != NULL) {
+		rc = lb_deferq_push(q, key, t->hold, now, &old);
+		if (rc == 0) {
+			w->st.deferred++;
+			return;
+		}
+		if (rc == LB_DEFERQ_JOINED) {
+			w->st.deferq_joined++;
+			w->hold_since[t->hold] = w->hold_since[old];
+			lb_worker_hold_release(w, (uint32_t)old);
+			return;
+		}
+		w->st.drop[LB_DROP_DEFERQ_FULL]++;
+	}
+	m = w->hold[t->hold];
+	w->hold[t->hold] = NULL;
+	w->hold_since[t->hold] = 0;
+	w->hold_free[w->hold_nfree++] = t->hold;
+	lb_worker_rst_client(w, m, now);
+}
+
+enum lb_deferq_verdict
+lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
+		    void *arg)
+{
+	struct lb_worker *w = arg;
+	uint64_t now = now_ns(w->dp);
+	uint32_t hold = (uint32_t)e->cookie;
+	struct rte_mbuf *m;
+
+	if (hold >= w->hold_cap || w->hold[hold] == NULL)
+		return LB_DEFERQ_DONE;
+	if (ev == LB_DEFERQ_DUE) {
+		struct lb_flow_key k;
+		enum lb_flow_dir dir;
+		struct lb_pkt pkt;
+		int svc;
+
+		m = rte_pktmbuf_copy(w->hold[hold], w->dp->pool, 0,
+				     UINT32_MAX);
+		if (m == NULL)
+			return LB_DEFERQ_KEEP;
+		if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+		    LB_PKT_IPV4) {
+			rte_pktmbuf_free(m);
+			lb_worker_hold_release(w, hold);
+			return LB_DEFERQ_DONE;
+		}
+		svc = lb_dpconf_svc_find(w->conf, pkt.proto, pkt.dst,
+					 pkt.dport);
+		lb_flow_key_set(&k, pkt.src, pkt.dst, pkt.sport, pkt.dport,
+				pkt.proto);
+		if (svc < 0 || lb_flow_lookup(w->ft, &k, &dir) != LB_FLOW_NONE) {
+			/* Service gone, or the client got through already. */
+			rte_pktmbuf_free(m);
+			lb_worker_hold_release(w, hold);
+			return LB_DEFERQ_DONE;
+		}
+		{
+			struct lb_trial t = { .orig = k, .svc = (uint16_t)svc,
+					   .hold = hold };
+			uint32_t be;
+
+			if (w->sched[svc] == NULL || w->snat == NULL ||
+			    w->ops[svc]->pick(w->sched[svc],
+					   lb_flow_hash(w->dp->hash_seed, &k),
+					   &w->rng, &be) != 0 ||
+			    lb_snat_port_alloc(w->snat, &t.snat_ip,
+					       &t.snat_port) != 0) {
+				rte_pktmbuf_free(m);
+				return LB_DEFERQ_KEEP;
+			}
+			if (lb_worker_flow_start(w, m, &pkt, &t, be, now) !=
+			    0) {
+				lb_snat_port_free(w->snat, t.snat_ip,
+						  t.snat_port);
+				rte_pktmbuf_free(m);
+				return LB_DEFERQ_KEEP;
+			}
+			w->st.flows_created++;
+			return LB_DEFERQ_DONE;
+		}
+	}
+	/* Expired, exhausted or flushed: the client gets a RST. */
+	m = w->hold[hold];
+	w->hold[hold] = NULL;
+	w->hold_since[hold] = 0;
+	w->hold_free[w->hold_nfree++] = hold;
+	lb_worker_rst_client(w, m, now);
+	return LB_DEFERQ_DONE;
+}
