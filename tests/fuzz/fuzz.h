@@ -44,4 +44,15 @@ fuzz_take(struct fuzz_in *in)
 	return b;
 }
 
+/* The next four bytes as a big-endian number (0 bytes once spent). */
+static inline uint32_t
+fuzz_take32(struct fuzz_in *in)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v = v << 8 | fuzz_take(in);
+	return v;
+}
+
 #endif /* LB_FUZZ_H */

@@ -22,16 +22,6 @@
 #include "l7_reject.h"
 #include "lb/pkt_parse.h"
 
-static uint32_t
-take32(struct fuzz_in *in)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v = v << 8 | fuzz_take(in);
-	return v;
-}
-
 static void
 check_answer(uint16_t status, uint32_t retry, char *ans, int n)
 {
@@ -106,8 +96,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct lb_l7_rej r;
 	struct lb_l7_rej_seg s;
 	uint16_t status = (fuzz_take(&in) & 1) ? 429 : 503;
-	uint32_t retry = take32(&in) % (LB_L7_RETRY_AFTER_MAX + 1);
-	uint32_t srv = take32(&in), cli = take32(&in);
+	uint32_t retry = fuzz_take32(&in) % (LB_L7_RETRY_AFTER_MAX + 1);
+	uint32_t srv = fuzz_take32(&in), cli = fuzz_take32(&in);
 	int n;
 
 	n = lb_l7_reject_http(ans, sizeof(ans) - 1, status, retry);
@@ -119,10 +109,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The answer as the worker sends it, then client segments. */
 	memset(&s, 0, sizeof(s));
-	s.src = take32(&in);
-	s.dst = take32(&in);
-	s.sport = (uint16_t)take32(&in);
-	s.dport = (uint16_t)take32(&in);
+	s.src = fuzz_take32(&in);
+	s.dst = fuzz_take32(&in);
+	s.sport = (uint16_t)fuzz_take32(&in);
+	s.dport = (uint16_t)fuzz_take32(&in);
 	s.seq = srv;
 	s.ack = cli;
 	s.flags = fuzz_take(&in);
@@ -132,9 +122,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_seg(&s);
 
 	while (in.n >= 11) {
-		uint32_t seq = cli + take32(&in) - (1u << 31);
+		uint32_t seq = cli + fuzz_take32(&in) - (1u << 31);
 		uint32_t len = fuzz_take(&in) * 16u + fuzz_take(&in);
-		uint32_t ack = srv + take32(&in) - (1u << 31);
+		uint32_t ack = srv + fuzz_take32(&in) - (1u << 31);
 		uint8_t f = fuzz_take(&in);
 		uint32_t before = r.cli_nxt;
 		uint8_t fin_before = r.cli_fin;
