@@ -345,6 +345,31 @@ resp_head_end(struct lb_http_follow *f, uint64_t now)
 	return 0;
 }
 
+/*
+ * Content of a Content-Length body or of a chunk, up to @p avail bytes:
+ * taken whole, never looked at. @return the bytes taken.
+ */
+static size_t
+content_run(struct lb_http_follow *f, struct lb_http_follow_dir *d, bool resp,
+	    size_t avail, uint64_t now)
+{
+	size_t n = avail;
+
+	if (n > d->remaining)
+		n = (size_t)d->remaining;
+	d->remaining -= n;
+	d->body_len += n;
+	if (d->remaining != 0)
+		return n;
+	if (d->state == DS_CHK_DATA)
+		d->state = DS_CHK_DATA_END;
+	else if (resp)
+		resp_done(f, now);
+	else
+		req_done(f, now);
+	return n;
+}
+
 static int
 feed(struct lb_http_follow *f, bool resp, const uint8_t *p, size_t len,
      uint64_t now)
@@ -386,24 +411,9 @@ feed(struct lb_http_follow *f, bool resp, const uint8_t *p, size_t len,
 			hb = p;
 			continue;
 		case DS_BODY_LEN:
-		case DS_CHK_DATA: {
-			size_t n = (size_t)(end - p);
-
-			if (n > d->remaining)
-				n = (size_t)d->remaining;
-			p += n;
-			d->remaining -= n;
-			d->body_len += n;
-			if (d->remaining != 0)
-				continue;
-			if (d->state == DS_CHK_DATA)
-				d->state = DS_CHK_DATA_END;
-			else if (resp)
-				resp_done(f, now);
-			else
-				req_done(f, now);
+		case DS_CHK_DATA:
+			p += content_run(f, d, resp, (size_t)(end - p), now);
 			continue;
-		}
 		case DS_BODY_CLOSE:
 			d->body_len += (uint64_t)(end - p);
 			p = end;
