@@ -107,20 +107,10 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 	return 0;
 }
 
-int
-lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
-		  const struct lb_dpconf *prev, lb_dpconf_busy_fn *busy,
-		  void *ctx, char *err, size_t errlen)
+/* The local addresses, SNAT addresses and routes of @p c, in @p d. */
+static void
+compile_net(struct lb_dpconf *d, const struct lb_conf *c)
 {
-	bool taken[LB_CONF_MAX_SVCS] = { false };
-	int slot_of[LB_CONF_MAX_SVCS];
-	unsigned int nsvc = lb_conf_nb_svcs(c);
-	int rc;
-
-	memset(d, 0, sizeof(*d));
-	memset(d->slot, 0xff, sizeof(d->slot));
-	d->gen = prev != NULL ? prev->gen + 1 : 1;
-
 	for (unsigned int i = 0; i < lb_conf_nb_addrs(c); i++) {
 		const struct lb_conf_addr *a = lb_conf_addr_at(c, i);
 
@@ -151,8 +141,21 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		}
 		d->route[k] = nr;
 	}
+}
 
-	/* Services: kept ones first, so new ones cannot take their slot. */
+/*
+ * Services: kept ones first, so new ones cannot take their slot. Fills
+ * @p slot_of with each configured service's slot in @p prev (or -1) and
+ * marks those slots, and the deleted services that still have flows
+ * (copied into @p d), in @p taken.
+ */
+static int
+keep_svc_slots(struct lb_dpconf *d, const struct lb_conf *c,
+	       const struct lb_dpconf *prev, lb_dpconf_busy_fn *busy,
+	       void *ctx, bool *taken, int *slot_of, char *err, size_t errlen)
+{
+	unsigned int nsvc = lb_conf_nb_svcs(c);
+
 	for (unsigned int i = 0; i < nsvc; i++) {
 		const struct lb_conf_svc *s = lb_conf_svc_at(c, i);
 
@@ -180,6 +183,19 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		d->svc[i].state = LB_SVC_DELETED;
 		taken[i] = true;
 	}
+	return 0;
+}
+
+/* Each configured service in its slot: the kept one, or the lowest free
+ * slot without flows for a new one. */
+static int
+build_svcs(struct lb_dpconf *d, const struct lb_conf *c,
+	   const struct lb_dpconf *prev, lb_dpconf_busy_fn *busy, void *ctx,
+	   bool *taken, int *slot_of, char *err, size_t errlen)
+{
+	unsigned int nsvc = lb_conf_nb_svcs(c);
+	int rc;
+
 	for (unsigned int i = 0; i < nsvc; i++) {
 		const struct lb_conf_svc *s = lb_conf_svc_at(c, i);
 		const struct lb_dpconf_svc *old = NULL;
@@ -213,6 +229,13 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 		if (rc != 0)
 			return rc;
 	}
+	return 0;
+}
+
+/* The lookup of active services by key: open addressing over the slots. */
+static void
+index_svcs(struct lb_dpconf *d, const bool *taken)
+{
 	for (uint32_t i = 0; i < LB_CONF_MAX_SVCS; i++) {
 		struct lb_dpconf_svc *v = &d->svc[i];
 		uint32_t h;
@@ -227,6 +250,29 @@ lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
 			h++;
 		d->slot[h & (LB_DPCONF_SVC_SLOTS - 1)] = (int16_t)i;
 	}
+}
+
+int
+lb_dpconf_compile(struct lb_dpconf *d, const struct lb_conf *c,
+		  const struct lb_dpconf *prev, lb_dpconf_busy_fn *busy,
+		  void *ctx, char *err, size_t errlen)
+{
+	bool taken[LB_CONF_MAX_SVCS] = { false };
+	int slot_of[LB_CONF_MAX_SVCS];
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	memset(d->slot, 0xff, sizeof(d->slot));
+	d->gen = prev != NULL ? prev->gen + 1 : 1;
+	compile_net(d, c);
+	rc = keep_svc_slots(d, c, prev, busy, ctx, taken, slot_of, err,
+			    errlen);
+	if (rc != 0)
+		return rc;
+	rc = build_svcs(d, c, prev, busy, ctx, taken, slot_of, err, errlen);
+	if (rc != 0)
+		return rc;
+	index_svcs(d, taken);
 	return 0;
 }
 
