@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Options of the health checks of a service's backends
- * (control/health/health.h); defaults are HAProxy's (see lb/conf.h).
+ * (control/health/health.h); defaults are HAProxy's (see lb/conf-t.h).
  */
 #include <errno.h>
 #include <stdio.h>

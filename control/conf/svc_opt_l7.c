@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lb/http_err.h"
 #include "lb/svc_opt.h"
 
 /* Option keyword and default name of each feedback header. */

@@ -10,6 +10,7 @@
 
 #include "dp.h"
 #include "lb/hdr_conf.h"
+#include "lb/http_err.h"
 
 #define LOG(level, fmt, ...) \
 	RTE_LOG(level, USER1, "worker: " fmt "\n", ##__VA_ARGS__)

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "lb/conf.h"
+#include "lb/conf-t.h"
 
 #define LB_DPCONF_SVC_SLOTS 256u /* power of two, > 2 x LB_CONF_MAX_SVCS */
 #define LB_DPCONF_NONE (-1)

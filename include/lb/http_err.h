@@ -12,23 +12,7 @@
  * when a response is followed.
  */
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-/** Lowest and highest status code a set holds (RFC 9110 15). */
-#define LB_HTTP_ERR_MIN 100u
-#define LB_HTTP_ERR_MAX 599u
-/** Longest text of a set or of a prefix list, in bytes. */
-#define LB_HTTP_ERR_STRLEN 127u
-/** Most excluded prefixes per service, and the longest one. */
-#define LB_HTTP_ERR_PATHS 4u
-#define LB_HTTP_ERR_PATH_MAX 63u
-
-/** A set of status codes: bit (code - 100) of w. */
-struct lb_http_err_codes {
-	uint64_t w[8];
-};
+#include "lb/http_err-t.h"
 
 /** The default set: 500..599 (5xx, as the dispatch paper counts failed
  * requests). */
@@ -40,15 +24,6 @@ void lb_http_err_codes_default(struct lb_http_err_codes *s);
  * @return 0 or -EINVAL (@p s unspecified).
  */
 int lb_http_err_codes_parse(const char *text, struct lb_http_err_codes *s);
-
-static inline bool
-lb_http_err_codes_has(const struct lb_http_err_codes *s, unsigned int code)
-{
-	unsigned int b = code - LB_HTTP_ERR_MIN;
-
-	return code >= LB_HTTP_ERR_MIN && code <= LB_HTTP_ERR_MAX &&
-	       (s->w[b / 64] >> (b % 64)) & 1;
-}
 
 /**
  * Splits a comma-separated list of path prefixes ("/health,/ready"; the

@@ -135,7 +135,7 @@ struct lb_svc_opt_table {
 #define LB_SVC_OPT_NAMES(a) .names = (a), .nb_names = sizeof(a) / sizeof((a)[0])
 
 /*
- * The option types of the X-lists of lb/conf.h (LB_CONF_GOV_LIST,
+ * The option types of the X-lists of lb/conf-t.h (LB_CONF_GOV_LIST,
  * LB_CONF_FLOW_LIST), as row types and value synopses.
  */
 #define LB_SVC_OPT_TYPE_LB_CMD_OPT_BOOL LB_SVC_OPT_BOOL

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "lb/http_err.h"
 #include "lb/svc_opt.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
