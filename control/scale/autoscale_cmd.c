@@ -28,7 +28,6 @@ parse_svc(int argc, char **argv, struct lb_conf_svc_key *k,
 	return rc;
 }
 
-
 static struct lb_as_svc *
 want_svc(struct lb_as *as, int argc, char **argv, struct lb_conf_svc_key *k,
 	 struct lb_cmd_out *out, int *rc)
@@ -440,7 +439,6 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	}
 	return give(as, d, out);
 }
-
 
 #define SVC_ARGS "PROTO VIP:PORT"
 /* `scale set`'s long help; the names come from the registries of decay

@@ -135,5 +135,5 @@ as_metrics_src(void *ctx, struct lb_cmd_out *o)
 	return lb_as_metrics(ctx, o);
 }
 
-const struct lb_prom_src lb_as_prom_src = {
-	"scale", LB_METRICS_RANK_SCALE, "as", as_metrics_src};
+const struct lb_prom_src lb_as_prom_src = {"scale", LB_METRICS_RANK_SCALE, "as",
+					   as_metrics_src};

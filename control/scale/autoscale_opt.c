@@ -186,7 +186,6 @@ opt_size(const struct opt *o)
 	return 0;
 }
 
-
 int
 lb_as_opts_parse(struct lb_as_conf *c, int argc, char **argv,
 		 struct lb_cmd_out *out)
@@ -230,8 +229,9 @@ lb_as_opts_json(const struct lb_as_conf *c, json_t *conf)
 		const char *p = (const char *)c + opts[j].off;
 
 		if (opts[j].kind == K_F64)
-			bad |= jset(conf, opts[j].name,
-				    json_real(*(const double *)(const void *)p));
+			bad |= jset(
+				conf, opts[j].name,
+				json_real(*(const double *)(const void *)p));
 		else if (opts[j].kind == K_NAME || opts[j].kind == K_STR)
 			bad |= jset(conf, opts[j].name, json_string(p));
 		else {
