@@ -67,6 +67,58 @@ usage(FILE *f)
 		DEF_SOCKET, DEF_SOCK_MODE, DEF_STATE, DEF_METRICS, DEF_TICK_MS);
 }
 
+/* The options with a value to check: --socket-mode, --socket-group,
+ * --keep-caps and --tick. @return 0 or -EINVAL (said). */
+static int
+parse_value(int c, const char *arg, struct lb_control_opts *o)
+{
+	char err[128];
+	unsigned long v;
+	char *end;
+
+	switch (c) {
+	case 'M':
+		errno = 0;
+		v = strtoul(arg, &end, 8);
+		if (errno != 0 || *arg == '\0' || *end != '\0' || v > 0777) {
+			lb_control_log("--socket-mode: '%s' is not an octal "
+				       "mode 0..0777",
+				       arg);
+			return -EINVAL;
+		}
+		o->sock_mode = (mode_t)v;
+		break;
+	case 'G':
+	case 'C':
+		o->keep_all = c == 'C' && strcmp(arg, "all") == 0;
+		if (o->keep_all)
+			break;
+		if ((c == 'G' ? lb_privs_group(arg, &o->sock_gid, err,
+					       sizeof(err))
+			      : lb_privs_parse(arg, &o->keep_caps, err,
+					       sizeof(err))) != 0) {
+			lb_control_log("--%s: %s",
+				       c == 'G' ? "socket-group" : "keep-caps",
+				       err);
+			return -EINVAL;
+		}
+		break;
+	case 't':
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno != 0 || *arg == '\0' || *end != '\0' || v < 1 ||
+		    v > 10000) {
+			lb_control_log("--tick: '%s' is not a number of ms in "
+				       "1..10000",
+				       arg);
+			return -EINVAL;
+		}
+		o->tick_ms = (unsigned int)v;
+		break;
+	}
+	return 0;
+}
+
 static int
 parse_opts(int argc, char **argv, struct lb_control_opts *o)
 {
@@ -85,9 +137,6 @@ parse_opts(int argc, char **argv, struct lb_control_opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	char err[128];
-	unsigned long v;
-	char *end;
 	int c;
 
 	optind = 1;
@@ -104,47 +153,11 @@ parse_opts(int argc, char **argv, struct lb_control_opts *o)
 			o->metrics = strcmp(optarg, "off") == 0 ? NULL : optarg;
 			break;
 		case 'M':
-			errno = 0;
-			v = strtoul(optarg, &end, 8);
-			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
-			    v > 0777) {
-				lb_control_log(
-					"--socket-mode: '%s' is not an octal "
-					"mode 0..0777",
-					optarg);
-				return -EINVAL;
-			}
-			o->sock_mode = (mode_t)v;
-			break;
 		case 'G':
 		case 'C':
-			o->keep_all = c == 'C' && strcmp(optarg, "all") == 0;
-			if (o->keep_all)
-				break;
-			if ((c == 'G'
-				     ? lb_privs_group(optarg, &o->sock_gid, err,
-						      sizeof(err))
-				     : lb_privs_parse(optarg, &o->keep_caps,
-						      err, sizeof(err))) != 0) {
-				lb_control_log("--%s: %s",
-					       c == 'G' ? "socket-group"
-							: "keep-caps",
-					       err);
-				return -EINVAL;
-			}
-			break;
 		case 't':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
-			    v < 1 || v > 10000) {
-				lb_control_log(
-					"--tick: '%s' is not a number of ms in "
-					"1..10000",
-					optarg);
+			if (parse_value(c, optarg, o) != 0)
 				return -EINVAL;
-			}
-			o->tick_ms = (unsigned int)v;
 			break;
 		case 'A':
 			o->acl_auto = optarg;

@@ -264,6 +264,60 @@ be_labels(const struct lb_metrics_be *b, struct lb_prom_label *l)
 	return 2;
 }
 
+/* What each worker's scheduler holds for the backend, and the trials its
+ * feedback reported. */
+static int
+be_worker_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[4];
+	int rc = 0;
+
+	for (int f = 0; f < 2 && rc == 0; f++) {
+		const char *fam = f == 0 ? "lb_backend_sched_errors"
+					 : "lb_backend_worker_weight";
+
+		rc = lb_prom_family(
+			o, fam, "gauge",
+			f == 0 ? "Error count a worker's scheduler holds for "
+				 "the backend."
+			       : "Weight a worker gives the backend for new "
+				 "flows.");
+		for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+			const struct lb_view_be *v = &s->be[k].v;
+			unsigned int n = be_labels(&s->be[k], l);
+
+			for (uint32_t w = 0; w < v->nb_workers && rc == 0;
+			     w++) {
+				wlabel(s, w, &l[n]);
+				rc = lb_prom_u64(o, fam, l, n + 1,
+						 f == 0 ? v->w[w].sched_errors
+							: v->w[w].weight);
+			}
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_trials_total", "counter",
+				    "Connection trials reported by a worker's "
+				    "feedback, by result.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+		const struct lb_view_be *v = &s->be[k].v;
+		unsigned int n = be_labels(&s->be[k], l);
+
+		for (uint32_t w = 0; w < v->nb_workers && rc == 0; w++) {
+			wlabel(s, w, &l[n]);
+			l[n + 1].name = "result";
+			l[n + 1].value = "ok";
+			rc = lb_prom_u64(o, "lb_backend_trials_total", l, n + 2,
+					 v->w[w].trials_ok);
+			l[n + 1].value = "fail";
+			if (rc == 0)
+				rc = lb_prom_u64(o, "lb_backend_trials_total",
+						 l, n + 2, v->w[w].trials_fail);
+		}
+	}
+	return rc;
+}
+
 static int
 be_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
@@ -321,49 +375,8 @@ be_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 			}
 		}
 	}
-	for (int f = 0; f < 2 && rc == 0; f++) {
-		const char *fam = f == 0 ? "lb_backend_sched_errors"
-					 : "lb_backend_worker_weight";
-
-		rc = lb_prom_family(
-			o, fam, "gauge",
-			f == 0 ? "Error count a worker's scheduler holds for "
-				 "the backend."
-			       : "Weight a worker gives the backend for new "
-				 "flows.");
-		for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
-			const struct lb_view_be *v = &s->be[k].v;
-			unsigned int n = be_labels(&s->be[k], l);
-
-			for (uint32_t w = 0; w < v->nb_workers && rc == 0;
-			     w++) {
-				wlabel(s, w, &l[n]);
-				rc = lb_prom_u64(o, fam, l, n + 1,
-						 f == 0 ? v->w[w].sched_errors
-							: v->w[w].weight);
-			}
-		}
-	}
 	if (rc == 0)
-		rc = lb_prom_family(o, "lb_backend_trials_total", "counter",
-				    "Connection trials reported by a worker's "
-				    "feedback, by result.");
-	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
-		const struct lb_view_be *v = &s->be[k].v;
-		unsigned int n = be_labels(&s->be[k], l);
-
-		for (uint32_t w = 0; w < v->nb_workers && rc == 0; w++) {
-			wlabel(s, w, &l[n]);
-			l[n + 1].name = "result";
-			l[n + 1].value = "ok";
-			rc = lb_prom_u64(o, "lb_backend_trials_total", l, n + 2,
-					 v->w[w].trials_ok);
-			l[n + 1].value = "fail";
-			if (rc == 0)
-				rc = lb_prom_u64(o, "lb_backend_trials_total",
-						 l, n + 2, v->w[w].trials_fail);
-		}
-	}
+		rc = be_worker_fams(s, o);
 	return rc;
 }
 
