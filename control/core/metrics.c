@@ -12,37 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lb/flow_table.h"
 #include "autoscale.h"
-#include "health.h"
-#include "metrics.h"
-#include "lb/pkt_parse.h"
-#include "prom.h"
-
-/* Labels of one backend and its numbers. */
-struct be_snap {
-	char svc[LB_CTLCMD_SVC_STRLEN];
-	char be[LB_CMD_ADDR_STRLEN];
-	bool http; /* of an http service: L7 families */
-	struct lb_view_be v;
-	bool hc; /* hi holds the health checker's view */
-	struct lb_health_be_info hi;
-};
-
-struct svc_snap {
-	char svc[LB_CTLCMD_SVC_STRLEN];
-	struct lb_view_svc v;
-};
-
-struct snap {
-	const struct lb_ctl *ctl;
-	const struct lb_shm *shm;
-	uint32_t nw;
-	char wname[LB_SHM_MAX_WORKERS][12];
-	unsigned int nsvc, nbe;
-	struct svc_snap *svc;
-	struct be_snap *be;
-};
+#include "metrics_priv.h"
 
 /* ---- lb-control ---- */
 
@@ -77,15 +48,6 @@ static const struct {
 	  "Admission tokens refilled locally while Redis was down (open)."),
 #undef C
 };
-
-static uint64_t
-u64_at(const void *base, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)base + off, sizeof(v));
-	return v;
-}
 
 static int
 control_fams(const struct lb_ctl *ctl, struct lb_cmd_out *o)
@@ -130,203 +92,6 @@ control_fams(const struct lb_ctl *ctl, struct lb_cmd_out *o)
 	return rc;
 }
 
-/* ---- per worker ---- */
-
-static const struct {
-	const char *name;
-	const char *help;
-	size_t off;
-} worker_fams[] = {
-#define W(n, f, h)                                                             \
-	{                                                                      \
-		"lb_" n "_total", h, offsetof(struct lb_worker_stats, f)       \
-	}
-	W("rx_packets", rx, "Frames received."),
-	W("tx_packets", tx, "Frames sent."),
-	W("flows_created", flows_created, "Flows created."),
-	W("syn_retries", syn_retries, "SYNs sent again to the next backend."),
-	W("deferred", deferred,
-	  "New connections queued after every trial failed."),
-	W("deferq_joined", deferq_joined,
-	  "Retransmitted SYNs that joined their queued connection."),
-	W("rst_sent", rst_sent, "RSTs sent to clients."),
-	W("idle_probes", idle_probes,
-	  "Ends of expired idle connections probed for a RST."),
-	W("rst_no_flow", rst_no_flow,
-	  "RSTs answered to TCP segments without a flow."),
-	W("rst_limited", rst_limited,
-	  "RSTs not sent: over the service's rst-rate."),
-	W("syn_hold_full", syn_hold_full,
-	  "SYNs not kept for a retry because the copy pool was empty."),
-	W("challenge_acks", challenge_acks,
-	  "Challenge ACKs sent for RSTs in window but not exact."),
-	W("redirect_out", redirect_out,
-	  "Replies handed to the worker that owns their flow."),
-	W("redirect_in", redirect_in, "Replies received from other workers."),
-	W("arp_replies", arp_replies, "ARP replies sent."),
-	W("arp_requests", arp_requests, "ARP requests sent."),
-	W("echo_replies", echo_replies, "ICMP echo replies sent."),
-	W("icmp_translated", icmp_translated,
-	  "ICMP errors translated for a flow."),
-	W("icmp_mtu_clamped", icmp_mtu_clamped,
-	  "Frag-needed errors whose MTU was raised to the floor."),
-	W("idle_sleeps", idle_sleeps, "Sleeps of an idle worker."),
-	W("feedback_dropped", fb_dropped,
-	  "Feedback records lost because the ring was full."),
-	W("l7_flows", l7_flows, "Flows followed at L7."),
-	W("l7_pool_full", l7_pool_full,
-	  "HTTP flows not followed because the L7 pool was empty."),
-	W("l7_stopped", l7_stopped, "Followed flows given up."),
-	W("l7_db_errors", l7_db_errors,
-	  "Header databases a worker could not load."),
-	W("l7_blocks_lost", l7_blocks_lost,
-	  "Header blocks whose fields were lost (no stream, table switch)."),
-	W("conf_switches", conf_switches, "Published tables taken up."),
-	W("exception_to_kernel", exc_to_kernel,
-	  "Frames given to the kernel through the exception path."),
-	W("exception_from_kernel", exc_from_kernel,
-	  "Frames of the kernel sent out a data port."),
-	W("admit_borrows", admit.borrows,
-	  "Batches of tokens asked of the global buckets."),
-	W("admit_borrowed", admit.borrowed,
-	  "Tokens received from the global buckets."),
-	W("admit_shm_atomics", admit.shm_atomics,
-	  "Atomic operations on shared memory for admission."),
-	W("admit_evictions", admit.evictions,
-	  "Local token buckets replaced (least recently used)."),
-	W("admit_table_full", admit.table_full,
-	  "Admissions whose key found no room in the shared bucket table."),
-#undef W
-};
-
-static int
-wlabel(const struct snap *s, uint32_t w, struct lb_prom_label *l)
-{
-	l->name = "worker";
-	l->value = s->wname[w];
-	return 1;
-}
-
-static int
-worker_fams_out(const struct snap *s, const struct lb_ctl *ctl,
-		struct lb_cmd_out *o)
-{
-	const struct lb_dpconf *c = lb_view_conf(ctl->view);
-	struct lb_prom_label l[2];
-	int rc;
-
-	rc = lb_prom_family(o, "lb_dataplane_workers", "gauge",
-			    "Worker lcores of the dataplane.");
-	if (rc == 0)
-		rc = lb_prom_u64(o, "lb_dataplane_workers", NULL, 0, s->nw);
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_conf_generation", "gauge",
-				    "Generation of the published table.");
-	if (rc == 0)
-		rc = lb_prom_u64(o, "lb_conf_generation", NULL, 0,
-				 c != NULL ? c->gen : 0);
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_worker_conf_generation", "gauge",
-				    "Generation of the table a worker runs.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
-		rc = lb_prom_u64(o, "lb_worker_conf_generation", l,
-				 (unsigned int)wlabel(s, w, l),
-				 atomic_load_explicit(&s->shm->w[w]->conf_gen,
-						      memory_order_acquire));
-	for (size_t i = 0;
-	     i < sizeof(worker_fams) / sizeof(worker_fams[0]) && rc == 0; i++) {
-		rc = lb_prom_family(o, worker_fams[i].name, "counter",
-				    worker_fams[i].help);
-		for (uint32_t w = 0; w < s->nw && rc == 0; w++)
-			rc = lb_prom_u64(
-				o, worker_fams[i].name, l,
-				(unsigned int)wlabel(s, w, l),
-				u64_at(s->shm->w[w]->st, worker_fams[i].off));
-	}
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_worker_switch_max_seconds", "gauge",
-				    "Longest a poll spent taking up a table "
-				    "or building schedulers.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
-		rc = lb_prom_f64(o, "lb_worker_switch_max_seconds", l,
-				 (unsigned int)wlabel(s, w, l),
-				 (double)s->shm->w[w]->st->switch_max_ns / 1e9);
-	for (int k = 0; k < 4 && rc == 0; k++) {
-		static const char *const fam[][3] = {
-			{"lb_flows_active", "gauge", "Flows in the table."},
-			{"lb_flow_table_inserts_total", "counter",
-			 "Flows inserted in the table."},
-			{"lb_flow_table_refused_total", "counter",
-			 "New flows refused: the table was full."},
-			{"lb_flow_table_dup_total", "counter",
-			 "New flows refused: one of their keys existed."},
-		};
-
-		rc = lb_prom_family(o, fam[k][0], fam[k][1], fam[k][2]);
-		for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
-			struct lb_flow_stats fs;
-
-			lb_flow_stats_get(s->shm->w[w]->ft, &fs);
-			rc = lb_prom_u64(o, fam[k][0], l,
-					 (unsigned int)wlabel(s, w, l),
-					 k == 0	  ? fs.flows
-					 : k == 1 ? fs.inserts
-					 : k == 2 ? fs.refused
-						  : fs.dup);
-		}
-	}
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_dropped_packets_total", "counter",
-				    "Valid frames dropped, by reason.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
-		wlabel(s, w, l);
-		l[1].name = "reason";
-		for (int d = 0; d < LB_DROP_MAX && rc == 0; d++) {
-			l[1].value = lb_drop_name((enum lb_drop)d);
-			rc = lb_prom_u64(o, "lb_dropped_packets_total", l, 2,
-					 s->shm->w[w]->st->drop[d]);
-		}
-	}
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_malformed_packets_total", "counter",
-				    "Malformed frames dropped, by parser "
-				    "verdict.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
-		wlabel(s, w, l);
-		l[1].name = "reason";
-		for (int v = LB_PKT_DROP_FIRST;
-		     v < LB_PKT_VERDICT_MAX && rc == 0; v++) {
-			l[1].value =
-				lb_pkt_verdict_name((enum lb_pkt_verdict)v);
-			rc = lb_prom_u64(o, "lb_malformed_packets_total", l, 2,
-					 s->shm->w[w]->st->verdict[v]);
-		}
-	}
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_feedback_records_total", "counter",
-				    "Feedback records drained from a worker's "
-				    "ring, by kind.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
-		const struct lb_view_fb *f = lb_view_fb_stats(ctl->view, w);
-
-		wlabel(s, w, l);
-		l[1].name = "kind";
-		for (unsigned int k = 0; k < LB_FB_KIND_MAX && rc == 0; k++) {
-			l[1].value = lb_view_fb_kind_name(k);
-			rc = lb_prom_u64(o, "lb_feedback_records_total", l, 2,
-					 f->kind[k]);
-		}
-	}
-	if (rc == 0)
-		rc = lb_prom_family(o, "lb_feedback_invalid_total", "counter",
-				    "Feedback records naming no table slot.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
-		rc = lb_prom_u64(o, "lb_feedback_invalid_total", l,
-				 (unsigned int)wlabel(s, w, l),
-				 lb_view_fb_stats(ctl->view, w)->invalid);
-	return rc;
-}
-
 /* ---- per service and backend ---- */
 
 /* u64 fields shared by struct lb_view_svc and struct lb_view_be, by
@@ -360,14 +125,14 @@ static const struct {
 static const char *const dir_name[2] = {"to_backend", "to_client"};
 
 static bool
-svc_http(const struct svc_snap *x)
+svc_http(const struct lb_metrics_svc *x)
 {
 	return x->v.opts != NULL && x->v.opts->http;
 }
 
 /* HTTP services: the SPL policy's reading and the in-flight average. */
 static int
-svc_l7_fams(const struct snap *s, struct lb_cmd_out *o)
+svc_l7_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
 	static const enum lb_spl_action acts[] = {
 		LB_SPL_INCREMENT, LB_SPL_DECREMENT, LB_SPL_NOOP};
@@ -424,7 +189,7 @@ svc_l7_fams(const struct snap *s, struct lb_cmd_out *o)
 }
 
 static int
-svc_fams(const struct snap *s, struct lb_cmd_out *o)
+svc_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
 	struct lb_prom_label l[2] = {{"service", NULL}};
 	char name[64];
@@ -492,15 +257,69 @@ svc_fams(const struct snap *s, struct lb_cmd_out *o)
 }
 
 static unsigned int
-be_labels(const struct be_snap *b, struct lb_prom_label *l)
+be_labels(const struct lb_metrics_be *b, struct lb_prom_label *l)
 {
 	l[0] = (struct lb_prom_label){"service", b->svc};
 	l[1] = (struct lb_prom_label){"backend", b->be};
 	return 2;
 }
 
+/* What each worker's scheduler holds for the backend, and the trials its
+ * feedback reported. */
 static int
-be_fams(const struct snap *s, struct lb_cmd_out *o)
+be_worker_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[4];
+	int rc = 0;
+
+	for (int f = 0; f < 2 && rc == 0; f++) {
+		const char *fam = f == 0 ? "lb_backend_sched_errors"
+					 : "lb_backend_worker_weight";
+
+		rc = lb_prom_family(
+			o, fam, "gauge",
+			f == 0 ? "Error count a worker's scheduler holds for "
+				 "the backend."
+			       : "Weight a worker gives the backend for new "
+				 "flows.");
+		for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+			const struct lb_view_be *v = &s->be[k].v;
+			unsigned int n = be_labels(&s->be[k], l);
+
+			for (uint32_t w = 0; w < v->nb_workers && rc == 0;
+			     w++) {
+				wlabel(s, w, &l[n]);
+				rc = lb_prom_u64(o, fam, l, n + 1,
+						 f == 0 ? v->w[w].sched_errors
+							: v->w[w].weight);
+			}
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_backend_trials_total", "counter",
+				    "Connection trials reported by a worker's "
+				    "feedback, by result.");
+	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
+		const struct lb_view_be *v = &s->be[k].v;
+		unsigned int n = be_labels(&s->be[k], l);
+
+		for (uint32_t w = 0; w < v->nb_workers && rc == 0; w++) {
+			wlabel(s, w, &l[n]);
+			l[n + 1].name = "result";
+			l[n + 1].value = "ok";
+			rc = lb_prom_u64(o, "lb_backend_trials_total", l, n + 2,
+					 v->w[w].trials_ok);
+			l[n + 1].value = "fail";
+			if (rc == 0)
+				rc = lb_prom_u64(o, "lb_backend_trials_total",
+						 l, n + 2, v->w[w].trials_fail);
+		}
+	}
+	return rc;
+}
+
+static int
+be_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
 	struct lb_prom_label l[4];
 	char name[64];
@@ -556,49 +375,8 @@ be_fams(const struct snap *s, struct lb_cmd_out *o)
 			}
 		}
 	}
-	for (int f = 0; f < 2 && rc == 0; f++) {
-		const char *fam = f == 0 ? "lb_backend_sched_errors"
-					 : "lb_backend_worker_weight";
-
-		rc = lb_prom_family(
-			o, fam, "gauge",
-			f == 0 ? "Error count a worker's scheduler holds for "
-				 "the backend."
-			       : "Weight a worker gives the backend for new "
-				 "flows.");
-		for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
-			const struct lb_view_be *v = &s->be[k].v;
-			unsigned int n = be_labels(&s->be[k], l);
-
-			for (uint32_t w = 0; w < v->nb_workers && rc == 0;
-			     w++) {
-				wlabel(s, w, &l[n]);
-				rc = lb_prom_u64(o, fam, l, n + 1,
-						 f == 0 ? v->w[w].sched_errors
-							: v->w[w].weight);
-			}
-		}
-	}
 	if (rc == 0)
-		rc = lb_prom_family(o, "lb_backend_trials_total", "counter",
-				    "Connection trials reported by a worker's "
-				    "feedback, by result.");
-	for (unsigned int k = 0; k < s->nbe && rc == 0; k++) {
-		const struct lb_view_be *v = &s->be[k].v;
-		unsigned int n = be_labels(&s->be[k], l);
-
-		for (uint32_t w = 0; w < v->nb_workers && rc == 0; w++) {
-			wlabel(s, w, &l[n]);
-			l[n + 1].name = "result";
-			l[n + 1].value = "ok";
-			rc = lb_prom_u64(o, "lb_backend_trials_total", l, n + 2,
-					 v->w[w].trials_ok);
-			l[n + 1].value = "fail";
-			if (rc == 0)
-				rc = lb_prom_u64(o, "lb_backend_trials_total",
-						 l, n + 2, v->w[w].trials_fail);
-		}
-	}
+		rc = be_worker_fams(s, o);
 	return rc;
 }
 
@@ -656,7 +434,7 @@ l7_value(const struct lb_l7view_be *x, int f, double *v)
 }
 
 static int
-be_l7_fams(const struct snap *s, struct lb_cmd_out *o)
+be_l7_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
 	static const struct {
 		const char *q;
@@ -735,7 +513,7 @@ be_l7_fams(const struct snap *s, struct lb_cmd_out *o)
 /* ---- snapshot ---- */
 
 static int
-snap_take(const struct lb_ctl *ctl, struct snap *s)
+snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 {
 	const struct lb_dpconf *c = lb_view_conf(ctl->view);
 	unsigned int nbe = 0;
@@ -755,14 +533,14 @@ snap_take(const struct lb_ctl *ctl, struct snap *s)
 	if (s->svc == NULL || s->be == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < c->nb_svc; i++) {
-		struct svc_snap *x = &s->svc[s->nsvc];
+		struct lb_metrics_svc *x = &s->svc[s->nsvc];
 
 		if (lb_view_svc_get(ctl->view, i, &x->v) != 0)
 			continue;
 		lb_ctlcmd_svc_str(x->v.proto, x->v.vip, x->v.port, x->svc);
 		s->nsvc++;
 		for (uint32_t b = 0; b < c->svc[i].nb_be && s->nbe < nbe; b++) {
-			struct be_snap *y = &s->be[s->nbe];
+			struct lb_metrics_be *y = &s->be[s->nbe];
 
 			if (lb_view_be_get(ctl->view, i, b, &y->v) != 0)
 				continue;
@@ -783,7 +561,7 @@ snap_take(const struct lb_ctl *ctl, struct snap *s)
 
 /* What the health checks say, for the backends of checked services. */
 static int
-be_health_fams(const struct snap *s, struct lb_cmd_out *o)
+be_health_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
 	struct lb_prom_label l[3];
 	int rc;
@@ -842,9 +620,7 @@ src_control(void *ctx, struct lb_cmd_out *o)
 static int
 src_workers(void *ctx, struct lb_cmd_out *o)
 {
-	const struct snap *s = ctx;
-
-	return worker_fams_out(s, s->ctl, o);
+	return lb_metrics_workers(ctx, o);
 }
 
 static int
@@ -893,7 +669,7 @@ LB_PROM_REGISTER(health_src);
 int
 lb_metrics_format(const struct lb_ctl *ctl, struct lb_cmd_out *out)
 {
-	struct snap s = {0};
+	struct lb_metrics_snap s = {0};
 	struct lb_cmd_bind b[5];
 	unsigned int nb = 0;
 	int rc;

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The workers' families of /metrics (source "workers"): each worker's
+ * counters from its shared statistics, its flow table and the feedback
+ * drained from its ring, labelled worker="N". Apart from metrics.c
+ * because they read the dataplane's per-worker memory, not the view's
+ * services and backends.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lb/flow_table.h"
+#include "lb/pkt_parse.h"
+#include "metrics_priv.h"
+
+static const struct {
+	const char *name;
+	const char *help;
+	size_t off;
+} worker_fams[] = {
+#define W(n, f, h)                                                             \
+	{                                                                      \
+		"lb_" n "_total", h, offsetof(struct lb_worker_stats, f)       \
+	}
+	W("rx_packets", rx, "Frames received."),
+	W("tx_packets", tx, "Frames sent."),
+	W("flows_created", flows_created, "Flows created."),
+	W("syn_retries", syn_retries, "SYNs sent again to the next backend."),
+	W("deferred", deferred,
+	  "New connections queued after every trial failed."),
+	W("deferq_joined", deferq_joined,
+	  "Retransmitted SYNs that joined their queued connection."),
+	W("rst_sent", rst_sent, "RSTs sent to clients."),
+	W("idle_probes", idle_probes,
+	  "Ends of expired idle connections probed for a RST."),
+	W("rst_no_flow", rst_no_flow,
+	  "RSTs answered to TCP segments without a flow."),
+	W("rst_limited", rst_limited,
+	  "RSTs not sent: over the service's rst-rate."),
+	W("syn_hold_full", syn_hold_full,
+	  "SYNs not kept for a retry because the copy pool was empty."),
+	W("challenge_acks", challenge_acks,
+	  "Challenge ACKs sent for RSTs in window but not exact."),
+	W("redirect_out", redirect_out,
+	  "Replies handed to the worker that owns their flow."),
+	W("redirect_in", redirect_in, "Replies received from other workers."),
+	W("arp_replies", arp_replies, "ARP replies sent."),
+	W("arp_requests", arp_requests, "ARP requests sent."),
+	W("echo_replies", echo_replies, "ICMP echo replies sent."),
+	W("icmp_translated", icmp_translated,
+	  "ICMP errors translated for a flow."),
+	W("icmp_mtu_clamped", icmp_mtu_clamped,
+	  "Frag-needed errors whose MTU was raised to the floor."),
+	W("idle_sleeps", idle_sleeps, "Sleeps of an idle worker."),
+	W("feedback_dropped", fb_dropped,
+	  "Feedback records lost because the ring was full."),
+	W("l7_flows", l7_flows, "Flows followed at L7."),
+	W("l7_pool_full", l7_pool_full,
+	  "HTTP flows not followed because the L7 pool was empty."),
+	W("l7_stopped", l7_stopped, "Followed flows given up."),
+	W("l7_db_errors", l7_db_errors,
+	  "Header databases a worker could not load."),
+	W("l7_blocks_lost", l7_blocks_lost,
+	  "Header blocks whose fields were lost (no stream, table switch)."),
+	W("conf_switches", conf_switches, "Published tables taken up."),
+	W("exception_to_kernel", exc_to_kernel,
+	  "Frames given to the kernel through the exception path."),
+	W("exception_from_kernel", exc_from_kernel,
+	  "Frames of the kernel sent out a data port."),
+	W("admit_borrows", admit.borrows,
+	  "Batches of tokens asked of the global buckets."),
+	W("admit_borrowed", admit.borrowed,
+	  "Tokens received from the global buckets."),
+	W("admit_shm_atomics", admit.shm_atomics,
+	  "Atomic operations on shared memory for admission."),
+	W("admit_evictions", admit.evictions,
+	  "Local token buckets replaced (least recently used)."),
+	W("admit_table_full", admit.table_full,
+	  "Admissions whose key found no room in the shared bucket table."),
+#undef W
+};
+
+/* The workers, the published table's generation and each worker's. */
+static int
+workers_gen(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	const struct lb_dpconf *c = lb_view_conf(s->ctl->view);
+	struct lb_prom_label l[1];
+	int rc;
+
+	rc = lb_prom_family(o, "lb_dataplane_workers", "gauge",
+			    "Worker lcores of the dataplane.");
+	if (rc == 0)
+		rc = lb_prom_u64(o, "lb_dataplane_workers", NULL, 0, s->nw);
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_conf_generation", "gauge",
+				    "Generation of the published table.");
+	if (rc == 0)
+		rc = lb_prom_u64(o, "lb_conf_generation", NULL, 0,
+				 c != NULL ? c->gen : 0);
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_worker_conf_generation", "gauge",
+				    "Generation of the table a worker runs.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_u64(o, "lb_worker_conf_generation", l,
+				 (unsigned int)wlabel(s, w, l),
+				 atomic_load_explicit(&s->shm->w[w]->conf_gen,
+						      memory_order_acquire));
+	return rc;
+}
+
+/* The counters of struct lb_worker_stats (worker_fams) and the longest
+ * table switch. */
+static int
+workers_counters(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[1];
+	int rc = 0;
+
+	for (size_t i = 0;
+	     i < sizeof(worker_fams) / sizeof(worker_fams[0]) && rc == 0; i++) {
+		rc = lb_prom_family(o, worker_fams[i].name, "counter",
+				    worker_fams[i].help);
+		for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+			rc = lb_prom_u64(
+				o, worker_fams[i].name, l,
+				(unsigned int)wlabel(s, w, l),
+				u64_at(s->shm->w[w]->st, worker_fams[i].off));
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_worker_switch_max_seconds", "gauge",
+				    "Longest a poll spent taking up a table "
+				    "or building schedulers.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_f64(o, "lb_worker_switch_max_seconds", l,
+				 (unsigned int)wlabel(s, w, l),
+				 (double)s->shm->w[w]->st->switch_max_ns / 1e9);
+	return rc;
+}
+
+/* Each worker's flow table. */
+static int
+workers_flow_table(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[1];
+	int rc = 0;
+
+	for (int k = 0; k < 4 && rc == 0; k++) {
+		static const char *const fam[][3] = {
+			{"lb_flows_active", "gauge", "Flows in the table."},
+			{"lb_flow_table_inserts_total", "counter",
+			 "Flows inserted in the table."},
+			{"lb_flow_table_refused_total", "counter",
+			 "New flows refused: the table was full."},
+			{"lb_flow_table_dup_total", "counter",
+			 "New flows refused: one of their keys existed."},
+		};
+
+		rc = lb_prom_family(o, fam[k][0], fam[k][1], fam[k][2]);
+		for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
+			struct lb_flow_stats fs;
+
+			lb_flow_stats_get(s->shm->w[w]->ft, &fs);
+			rc = lb_prom_u64(o, fam[k][0], l,
+					 (unsigned int)wlabel(s, w, l),
+					 k == 0	  ? fs.flows
+					 : k == 1 ? fs.inserts
+					 : k == 2 ? fs.refused
+						  : fs.dup);
+		}
+	}
+	return rc;
+}
+
+/* Frames dropped, valid (by drop reason) and malformed (by verdict). */
+static int
+workers_drops(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[2];
+	int rc;
+
+	rc = lb_prom_family(o, "lb_dropped_packets_total", "counter",
+			    "Valid frames dropped, by reason.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
+		wlabel(s, w, l);
+		l[1].name = "reason";
+		for (int d = 0; d < LB_DROP_MAX && rc == 0; d++) {
+			l[1].value = lb_drop_name((enum lb_drop)d);
+			rc = lb_prom_u64(o, "lb_dropped_packets_total", l, 2,
+					 s->shm->w[w]->st->drop[d]);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_malformed_packets_total", "counter",
+				    "Malformed frames dropped, by parser "
+				    "verdict.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
+		wlabel(s, w, l);
+		l[1].name = "reason";
+		for (int v = LB_PKT_DROP_FIRST;
+		     v < LB_PKT_VERDICT_MAX && rc == 0; v++) {
+			l[1].value =
+				lb_pkt_verdict_name((enum lb_pkt_verdict)v);
+			rc = lb_prom_u64(o, "lb_malformed_packets_total", l, 2,
+					 s->shm->w[w]->st->verdict[v]);
+		}
+	}
+	return rc;
+}
+
+/* The feedback records lb-control drained from each worker's ring. */
+static int
+workers_feedback(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	const struct lb_ctl *ctl = s->ctl;
+	struct lb_prom_label l[2];
+	int rc;
+
+	rc = lb_prom_family(o, "lb_feedback_records_total", "counter",
+			    "Feedback records drained from a worker's "
+			    "ring, by kind.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
+		const struct lb_view_fb *f = lb_view_fb_stats(ctl->view, w);
+
+		wlabel(s, w, l);
+		l[1].name = "kind";
+		for (unsigned int k = 0; k < LB_FB_KIND_MAX && rc == 0; k++) {
+			l[1].value = lb_view_fb_kind_name(k);
+			rc = lb_prom_u64(o, "lb_feedback_records_total", l, 2,
+					 f->kind[k]);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_feedback_invalid_total", "counter",
+				    "Feedback records naming no table slot.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_u64(o, "lb_feedback_invalid_total", l,
+				 (unsigned int)wlabel(s, w, l),
+				 lb_view_fb_stats(ctl->view, w)->invalid);
+	return rc;
+}
+
+int
+lb_metrics_workers(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	int rc;
+
+	rc = workers_gen(s, o);
+	if (rc == 0)
+		rc = workers_counters(s, o);
+	if (rc == 0)
+		rc = workers_flow_table(s, o);
+	if (rc == 0)
+		rc = workers_drops(s, o);
+	if (rc == 0)
+		rc = workers_feedback(s, o);
+	return rc;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The autoscaler's instance repository (the SPL patent's table 6): every
+ * backend of an autoscaled service with its origin and state, and the
+ * counters of their lives. The scale runtime moves instances; the
+ * decisions only count them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "autoscale_priv.h"
+#include "spl.h"
+
+unsigned int
+lb_as_nb_inst(const struct lb_as_svc *s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+		n += s->used[i];
+	return n;
+}
+
+struct lb_as_inst *
+lb_as_inst_at(struct lb_as_svc *s, unsigned int i)
+{
+	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++)
+		if (s->used[j] && i-- == 0)
+			return &s->inst[j];
+	return NULL;
+}
+
+struct lb_as_inst *
+lb_as_inst_find(struct lb_as_svc *s, uint32_t id)
+{
+	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++)
+		if (s->used[j] && s->inst[j].id == id)
+			return &s->inst[j];
+	return NULL;
+}
+
+struct lb_as_inst *
+lb_as_inst_by_addr(struct lb_as_svc *s, uint32_t ip, uint16_t port)
+{
+	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++)
+		if (s->used[j] && s->inst[j].ip == ip &&
+		    s->inst[j].port == port && ip != 0)
+			return &s->inst[j];
+	return NULL;
+}
+
+struct lb_as_inst *
+lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o, enum lb_as_state state,
+	       uint64_t now_ns)
+{
+	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++) {
+		if (s->used[j])
+			continue;
+		s->used[j] = true;
+		s->inst[j] = (struct lb_as_inst){
+			.id = s->next_id++,
+			.origin = o,
+			.state = state,
+			.since_ns = now_ns,
+			.requested_ns = now_ns,
+		};
+		if (o == LB_AS_ORCH)
+			s->st.started++;
+		return &s->inst[j];
+	}
+	return NULL;
+}
+
+struct lb_as_inst *
+lb_as_inst_adopt(struct lb_as_svc *s, uint64_t now_ns)
+{
+	struct lb_as_inst *i =
+		lb_as_inst_add(s, LB_AS_ORCH, LB_AS_STARTING, now_ns);
+
+	if (i == NULL)
+		return NULL;
+	s->st.started--; /* lb_as_inst_add() counted a start */
+	s->st.adopted++;
+	s->adopted = true;
+	snprintf(i->why, sizeof(i->why), "adopted");
+	return i;
+}
+
+void
+lb_as_inst_set(struct lb_as_svc *s, struct lb_as_inst *i,
+	       enum lb_as_state state, uint64_t now_ns, const char *why)
+{
+	if (i->state == LB_AS_PENDING && state == LB_AS_ACTIVE)
+		s->st.joined++;
+	if (state == LB_AS_FAILED && i->state != LB_AS_FAILED)
+		s->st.failed++;
+	i->state = state;
+	i->since_ns = now_ns;
+	if (why != NULL)
+		snprintf(i->why, sizeof(i->why), "%s", why);
+}
+
+void
+lb_as_inst_remove(struct lb_as_svc *s, struct lb_as_inst *i)
+{
+	unsigned int j = (unsigned int)(i - s->inst);
+
+	if (j >= LB_AS_INST_MAX || !s->used[j])
+		return;
+	if (i->origin == LB_AS_ORCH && i->state != LB_AS_FAILED)
+		s->st.drained++;
+	if (s->spl_member[j] && s->spl != NULL && j < LB_SPL_INST_MAX)
+		lb_spl_inst_remove(s->spl, j);
+	s->spl_member[j] = false;
+	s->used[j] = false;
+}
+
+void
+lb_as_note_driver_error(struct lb_as_svc *s)
+{
+	s->st.drv_errors++;
+}
+
+void
+lb_as_note_drain_timeout(struct lb_as_svc *s)
+{
+	s->st.drain_timeouts++;
+}
+
+void
+lb_as_inst_count(const struct lb_as_svc *s, uint32_t n[LB_AS_STATE_COUNT])
+{
+	memset(n, 0, sizeof(uint32_t) * LB_AS_STATE_COUNT);
+	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++)
+		if (s->used[j] &&
+		    (unsigned int)s->inst[j].state < LB_AS_STATE_COUNT)
+			n[s->inst[j].state]++;
+}
