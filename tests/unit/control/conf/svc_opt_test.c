@@ -76,6 +76,7 @@ static const char *const order[] = {
 	"timeout-time-wait",
 	"timeout-closed",
 	"timeout-udp",
+	"timeout-udp-unreplied",
 	"rst-rate",
 	"idle-rst",
 	"first-retries",
