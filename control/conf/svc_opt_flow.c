@@ -17,6 +17,9 @@
 #define HELP_TIME_WAIT IDLE "TIME_WAIT state"
 #define HELP_CLOSED IDLE "CLOSED state"
 #define HELP_UDP "how long a flow of a UDP service may stay idle"
+#define HELP_UDP_UNREPLIED                                                     \
+	"how long a flow of a UDP service may stay idle before its backend "   \
+	"sent a datagram"
 #define HELP_RST_RATE                                                          \
 	"RSTs per second and worker answered to TCP segments without a flow "  \
 	"(not SYNs, not RSTs); 0: none"

@@ -33,6 +33,7 @@ static const struct {
 	W(deferq_joined),
 	W(rst_sent),
 	W(idle_probes),
+	W(udp_unreplied),
 	W(rst_no_flow),
 	W(rst_limited),
 	W(syn_hold_full),

@@ -21,6 +21,7 @@
  *    lb_worker_conf_generation, lb_{rx,tx}_packets_total,
  *    lb_flows_created_total, lb_syn_retries_total, lb_deferred_total,
  *    lb_deferq_joined_total, lb_rst_sent_total, lb_idle_probes_total,
+ *    lb_udp_unreplied_total,
  *    lb_rst_{no_flow,limited}_total, lb_syn_hold_full_total,
  *    lb_challenge_acks_total, lb_redirect_{out,in}_total,
  *    lb_arp_{replies,requests}_total, lb_echo_replies_total,

@@ -33,6 +33,8 @@ static const struct {
 	W("rst_sent", rst_sent, "RSTs sent to clients."),
 	W("idle_probes", idle_probes,
 	  "Ends of expired idle connections probed for a RST."),
+	W("udp_unreplied", udp_unreplied,
+	  "UDP flows expired before their backend sent a datagram."),
 	W("rst_no_flow", rst_no_flow,
 	  "RSTs answered to TCP segments without a flow."),
 	W("rst_limited", rst_limited,

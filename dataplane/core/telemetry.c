@@ -100,6 +100,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "deferq_joined", sum.deferq_joined);
 	add_u64(d, "rst_sent", sum.rst_sent);
 	add_u64(d, "idle_probes", sum.idle_probes);
+	add_u64(d, "udp_unreplied", sum.udp_unreplied);
 	add_u64(d, "rst_no_flow", sum.rst_no_flow);
 	add_u64(d, "rst_limited", sum.rst_limited);
 	add_u64(d, "syn_hold_full", sum.syn_hold_full);

@@ -126,6 +126,8 @@ on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 
 	(void)idx;
 	idle_probe(w, f);
+	if (f->state == LB_FLOW_UDP_UNREPLIED)
+		w->st.udp_unreplied++;
 	/* A SYN the backend never answered: that trial failed. The retry
 	 * waits until expiry is done with the table. */
 	if (f->state == LB_FLOW_SYN_SENT && f->l7 != LB_HOLD_NONE &&

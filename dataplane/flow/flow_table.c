@@ -26,7 +26,9 @@ _Static_assert(LB_FLOW_TIMEOUT_MAX_NS >> LB_FLOW_TICK_SHIFT < (1u << 31),
 static const struct lb_flow_timeouts presets[] = {
 	/* net/netfilter/ipvs/ip_vs_proto_tcp.c and ip_vs_proto_udp.c:
 	 * CLOSING takes FIN_WAIT and CLOSED takes CLOSE; OTHER takes the
-	 * conntrack ICMP timeout (nf_conntrack_proto_icmp.c). */
+	 * conntrack ICMP timeout (nf_conntrack_proto_icmp.c), UDP_UNREPLIED
+	 * conntrack's UDP timeout before a reply (nf_conntrack_proto_udp.c),
+	 * since IPVS keeps one UDP timeout whatever the backend did. */
 	[LB_FLOW_TIMEOUTS_IPVS] = { {
 		[LB_FLOW_SYN_SENT] = NS(120),
 		[LB_FLOW_SYN_RECV] = NS(60),
@@ -36,8 +38,10 @@ static const struct lb_flow_timeouts presets[] = {
 		[LB_FLOW_CLOSED] = NS(10),
 		[LB_FLOW_UDP] = NS(300),
 		[LB_FLOW_OTHER] = NS(30),
+		[LB_FLOW_UDP_UNREPLIED] = NS(30),
 	} },
-	/* DPVS src/ipvs/ip_vs_proto_tcp.c and ip_vs_proto_udp.c. */
+	/* DPVS src/ipvs/ip_vs_proto_tcp.c and ip_vs_proto_udp.c; DPVS too
+	 * has one UDP timeout, so UDP_UNREPLIED is conntrack's as above. */
 	[LB_FLOW_TIMEOUTS_DPVS] = { {
 		[LB_FLOW_SYN_SENT] = NS(3),
 		[LB_FLOW_SYN_RECV] = NS(30),
@@ -47,6 +51,7 @@ static const struct lb_flow_timeouts presets[] = {
 		[LB_FLOW_CLOSED] = NS(3),
 		[LB_FLOW_UDP] = NS(300),
 		[LB_FLOW_OTHER] = NS(30),
+		[LB_FLOW_UDP_UNREPLIED] = NS(30),
 	} },
 };
 
@@ -59,6 +64,7 @@ static const char *const state_names[LB_FLOW_NB_STATES] = {
 	[LB_FLOW_CLOSED] = "closed",
 	[LB_FLOW_UDP] = "udp",
 	[LB_FLOW_OTHER] = "other",
+	[LB_FLOW_UDP_UNREPLIED] = "udp_unreplied",
 };
 
 int
@@ -581,7 +587,7 @@ initial_state(uint8_t proto)
 	case LB_FLOW_PROTO_TCP:
 		return LB_FLOW_SYN_SENT;
 	case LB_FLOW_PROTO_UDP:
-		return LB_FLOW_UDP;
+		return LB_FLOW_UDP_UNREPLIED;
 	default:
 		return LB_FLOW_OTHER;
 	}
@@ -686,8 +692,11 @@ lb_flow_tcp_advance(struct lb_flow *f, enum lb_flow_dir dir,
 	    f->state >= LB_FLOW_NB_STATES)
 		return -EINVAL;
 	st = f->state;
+	/* The backend is there: UDP's long timeout from now on. */
+	if (st == LB_FLOW_UDP_UNREPLIED && dir == LB_FLOW_DIR_REPLY)
+		f->state = LB_FLOW_UDP;
 	if (st > LB_FLOW_CLOSED)
-		return st;
+		return f->state;
 
 	if (tcp_flags & TCP_RST) {
 		st = LB_FLOW_CLOSED;
@@ -732,7 +741,7 @@ lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
 		return -ENOENT;
 	f->pkts[dir]++;
 	f->last_seen = tick(now_ns);
-	if (old <= LB_FLOW_CLOSED)
+	if (old <= LB_FLOW_CLOSED || old == LB_FLOW_UDP_UNREPLIED)
 		lb_flow_tcp_advance(f, dir, tcp_flags);
 	list = list_of(t, f, f->state);
 	/* Already the newest of its unchanged list: nothing to move. */

@@ -113,7 +113,12 @@
  * 5 min browsers keep idle keep-alive connections, where DPVS's 90 s cut
  * them. `rst-rate` bounds, per worker, the RSTs answered to segments
  * without a flow (0: none); `idle-rst` sends both ends of an idle
- * ESTABLISHED flow that expires a probe that gets them a RST. The rows
+ * ESTABLISHED flow that expires a probe that gets them a RST. A UDP
+ * flow that has had no datagram from its backend yet is held only
+ * `timeout-udp-unreplied` (5 s: longer than the first retry interval of
+ * DNS and NTP clients, so a backend that answers at all moves the flow
+ * to `timeout-udp` in time, and short enough that datagrams from new
+ * source ports cost a SNAT port for seconds, not minutes). The rows
  * of control/conf/svc_opt_flow.c are made from it (lb/svc_opt.h).
  */
 #define LB_CONF_FLOW_LIST(X)                                                   \
@@ -129,6 +134,8 @@
 	  604800000000000ull, 3000000000ull)                                   \
 	X(UDP, "timeout-udp", LB_CMD_OPT_DURATION, 1000000ull,                 \
 	  604800000000000ull, 300000000000ull)                                 \
+	X(UDP_UNREPLIED, "timeout-udp-unreplied", LB_CMD_OPT_DURATION,         \
+	  1000000ull, 604800000000000ull, 5000000000ull)                       \
 	X(RST_RATE, "rst-rate", LB_CMD_OPT_U64, 0, 1000000, 1000)              \
 	X(IDLE_RST, "idle-rst", LB_CMD_OPT_BOOL, 0, 1, 1)
 

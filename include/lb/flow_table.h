@@ -80,7 +80,7 @@
 /** Longest accepted timeout: 7 days. */
 #define LB_FLOW_TIMEOUT_MAX_NS (7ULL * 86400 * 1000000000ULL)
 /** Version of the memory layout, checked by lb_flow_table_check(). */
-#define LB_FLOW_TABLE_VERSION 2u
+#define LB_FLOW_TABLE_VERSION 3u
 /** Timeout classes of a table: class 0 and one per distinct service set. */
 #define LB_FLOW_CLASSES 16u
 /** Services the table maps to a class; any higher index takes class 0. */
@@ -112,8 +112,11 @@ enum lb_flow_dir {
 
 /**
  * Flow states. Each state is also a timeout class with its own timeout and
- * its own expiry list. TCP flows start in SYN_SENT, UDP flows in UDP and
- * any other protocol (e.g. ICMP echo) in OTHER.
+ * its own expiry list. TCP flows start in SYN_SENT, UDP flows in
+ * UDP_UNREPLIED and move to UDP with their backend's first datagram, and
+ * any other protocol (e.g. ICMP echo) is in OTHER. UDP_UNREPLIED's short
+ * timeout keeps datagrams that nobody answers (spoofed or scanning
+ * sources) from holding a flow and its SNAT port for UDP's long one.
  */
 enum lb_flow_state {
 	LB_FLOW_SYN_SENT = 0, /**< client SYN seen */
@@ -122,8 +125,9 @@ enum lb_flow_state {
 	LB_FLOW_CLOSING,      /**< FIN seen in one direction */
 	LB_FLOW_TIME_WAIT,    /**< FIN seen in both directions */
 	LB_FLOW_CLOSED,       /**< RST seen */
-	LB_FLOW_UDP,          /**< UDP, active */
+	LB_FLOW_UDP,          /**< UDP, the backend answered */
 	LB_FLOW_OTHER,        /**< other protocols */
+	LB_FLOW_UDP_UNREPLIED, /**< UDP, nothing from the backend yet */
 	LB_FLOW_NB_STATES,
 	LB_FLOW_FREE = 0xff, /**< entry not in use */
 };
@@ -165,11 +169,13 @@ struct lb_flow_timeouts {
 enum lb_flow_timeout_preset {
 	/** Linux IPVS defaults (the default): SYN_SENT 120 s, SYN_RECV 60 s,
 	 * ESTABLISHED 900 s, CLOSING 120 s, TIME_WAIT 120 s, CLOSED 10 s,
-	 * UDP 300 s; OTHER 30 s (Linux conntrack ICMP). */
+	 * UDP 300 s; OTHER 30 s (Linux conntrack ICMP); UDP_UNREPLIED 30 s
+	 * (Linux conntrack's UDP without a reply; IPVS has no such state). */
 	LB_FLOW_TIMEOUTS_IPVS = 0,
 	/** DPVS defaults, far shorter for the handshake and the close:
 	 * SYN_SENT 3 s, SYN_RECV 30 s, ESTABLISHED 90 s, CLOSING 7 s,
-	 * TIME_WAIT 7 s, CLOSED 3 s, UDP 300 s; OTHER 30 s. */
+	 * TIME_WAIT 7 s, CLOSED 3 s, UDP 300 s; OTHER 30 s, UDP_UNREPLIED
+	 * 30 s as for IPVS. */
 	LB_FLOW_TIMEOUTS_DPVS,
 };
 
@@ -304,7 +310,8 @@ int lb_flow_delete(struct lb_flow_table *t, uint32_t idx);
 /**
  * Accounts one packet of flow @p idx in direction @p dir: counts it, sets
  * its last-seen time, advances the TCP state with @p tcp_flags
- * (LB_TCP_* of pkt_parse.h; ignored for other protocols) and moves the
+ * (LB_TCP_* of pkt_parse.h; ignored for other protocols) or, for a UDP
+ * flow, to UDP on its first LB_FLOW_DIR_REPLY datagram, and moves the
  * flow to the tail of its (possibly new) state's expiry list. O(1).
  * @return the new state (>= 0), -EINVAL (NULL, bad direction, index out
  * of range) or -ENOENT (not in use)
@@ -313,9 +320,9 @@ int lb_flow_touch(struct lb_flow_table *t, uint32_t idx,
 		  enum lb_flow_dir dir, uint8_t tcp_flags, uint64_t now_ns);
 
 /**
- * The TCP state machine alone: advances @p f->state and its FIN flags for
- * one packet in direction @p dir with @p tcp_flags, and returns the new
- * state. It does not move the flow between expiry lists, so on a flow
+ * The state machine alone (TCP's, and UDP's one step): advances
+ * @p f->state and its FIN flags for one packet in direction @p dir with
+ * @p tcp_flags, and returns the new state. It does not move the flow between expiry lists, so on a flow
  * inside a table use lb_flow_touch(). Transitions:
  * - RST in either direction: CLOSED;
  * - client SYN without ACK in TIME_WAIT or CLOSED: SYN_SENT with the FIN
@@ -325,7 +332,8 @@ int lb_flow_touch(struct lb_flow_table *t, uint32_t idx,
  * - client ACK in SYN_RECV: ESTABLISHED;
  * - FIN: records the direction; CLOSING after the first direction's FIN,
  *   TIME_WAIT once both directions sent one (TIME_WAIT and CLOSED stay);
- * - anything else, and any packet of a UDP or OTHER flow: unchanged.
+ * - a UDP_UNREPLIED flow's first packet in LB_FLOW_DIR_REPLY: UDP;
+ * - anything else, and any other packet of a UDP or OTHER flow: unchanged.
  * @return the new state, or -EINVAL (NULL, bad direction, free entry)
  */
 int lb_flow_tcp_advance(struct lb_flow *f, enum lb_flow_dir dir,

@@ -39,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 9u
+#define LB_SHM_LAYOUT_VERSION 10u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -71,6 +71,7 @@ struct lb_worker_stats {
 	uint64_t deferq_joined; /**< retransmitted SYNs joining their entry */
 	uint64_t rst_sent;      /**< RSTs answered to clients */
 	uint64_t idle_probes;   /**< ends of expired idle flows probed */
+	uint64_t udp_unreplied; /**< UDP flows expired before any reply */
 	uint64_t rst_no_flow;   /**< RSTs answered to segments without flow */
 	uint64_t rst_limited;   /**< of those, not sent: over rst-rate */
 	uint64_t redirect_out;  /**< replies handed to their owning worker */

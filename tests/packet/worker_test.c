@@ -1258,6 +1258,105 @@ test_udp(void **state)
 	ph_env_close(e, 1);
 }
 
+#define UNREPLIED_NS 200000000ull /* conf_udp_unreplied */
+#define ATTACK_PORTS 64
+
+static const char *const conf_udp_unreplied[] = {
+	"service set udp 203.0.113.10:53 sched rr timeout-udp 1h "
+	"timeout-udp-unreplied 200ms",
+	NULL,
+};
+
+/* SNAT pairs worker @w holds now. */
+static uint64_t
+snat_held(const struct lb_worker *w)
+{
+	struct lb_snat_stats st;
+
+	lb_snat_stats_get(w->snat, &st);
+	return st.allocs - st.frees;
+}
+
+/*
+ * Datagrams from many new source ports that nobody answers (a spoofed or
+ * scanning client) hold their flows and SNAT ports for
+ * timeout-udp-unreplied, not timeout-udp: they expire after 200 ms and
+ * not before, give their ports back and are counted, while a flow its
+ * backend answered, idle as long, keeps timeout-udp (1 h) and its port.
+ */
+static void
+test_udp_unreplied(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_udp_unreplied);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn u = udp_conn(5000);
+	const struct seg query = {
+		.what = "query", .dir = TO_BE, .seq = 1, .plen = 40};
+	const struct seg answer = {
+		.what = "answer", .dir = TO_C, .seq = 2, .plen = 200};
+	const struct seg again = {.what = "query after the flood",
+				  .dir = TO_BE,
+				  .seq = 3,
+				  .plen = 20};
+	const struct seg probe = {.what = "unanswered datagram",
+				  .dir = TO_BE,
+				  .seq = 9,
+				  .plen = 12};
+	const struct lb_flow *f;
+	uint64_t t0, t;
+
+	learn_all(e);
+	CHECK_EQ(lb_flow_svc_timeout_ns(w->ft, SVC_UDP, LB_FLOW_UDP_UNREPLIED) /
+			 1000000ull,
+		 UNREPLIED_NS / 1000000ull, "unreplied timeout, ms");
+	/* A service that leaves it alone gets the 5 s default. */
+	CHECK_EQ(lb_flow_svc_timeout_ns(w->ft, SVC_TCP, LB_FLOW_UDP_UNREPLIED) /
+			 1000000000ull,
+		 5, "default unreplied timeout, s");
+
+	relay_first(e, &u, &query);
+	f = find_flow(e, 0, &u);
+	assert_non_null(f);
+	CHECK_EQ(f->state, LB_FLOW_UDP_UNREPLIED, "state before the answer");
+	relay(e, &u, &answer);
+	CHECK_EQ(f->state, LB_FLOW_UDP, "state after the answer");
+
+	for (uint16_t i = 0; i < ATTACK_PORTS; i++) {
+		struct conn a = udp_conn((uint16_t)(20000 + i));
+
+		relay_first(e, &a, &probe);
+	}
+	t0 = ph_now_ns(e);
+	CHECK_EQ(w->ft->stats.flows, ATTACK_PORTS + 1, "flows in the flood");
+	CHECK_EQ(snat_held(w), ATTACK_PORTS + 1, "SNAT ports in the flood");
+
+	while (w->ft->stats.flows > 1) {
+		ph_poll(e, 0);
+		if (ph_now_ns(e) - t0 > WAIT_NS)
+			fail_msg("%" PRIu64 " unanswered flows left after %llu "
+				 "ms",
+				 w->ft->stats.flows - 1, WAIT_NS / 1000000);
+	}
+	t = ph_now_ns(e) - t0;
+	if (t + (1u << LB_FLOW_TICK_SHIFT) < UNREPLIED_NS)
+		fail_msg("expired after %" PRIu64 " ms, timeout is 200 ms",
+			 t / 1000000);
+	CHECK_EQ(w->st.udp_unreplied, ATTACK_PORTS, "expired unreplied");
+	CHECK_EQ(w->ft->stats.expired[LB_FLOW_UDP_UNREPLIED], ATTACK_PORTS,
+		 "expired in their state");
+	CHECK_EQ(snat_held(w), 1, "SNAT ports after the flood");
+	ph_expect_quiet(e, "expiry");
+
+	/* The answered flow, idle since before the flood, is still there
+	 * under its SNAT port. */
+	assert_ptr_equal(find_flow(e, 0, &u), f);
+	CHECK_EQ(f->state, LB_FLOW_UDP, "answered flow");
+	relay(e, &u, &again);
+	CHECK_EQ(w->st.flows_created, ATTACK_PORTS + 1, "flows created");
+	ph_check_no_drops(w, "UDP flood");
+	ph_env_close(e, 1);
+}
+
 /* ---- retries on refusal ------------------------------------------------ */
 
 static void
@@ -3666,6 +3765,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_snat_add_live, ph_teardown),
 		cmocka_unit_test_teardown(test_snat_del_drains, ph_teardown),
 		cmocka_unit_test_teardown(test_udp, ph_teardown),
+		cmocka_unit_test_teardown(test_udp_unreplied, ph_teardown),
 		cmocka_unit_test_teardown(test_retry, ph_teardown),
 		cmocka_unit_test_teardown(test_syn_timeout, ph_teardown),
 		cmocka_unit_test_teardown(test_timeout_per_service,

@@ -404,6 +404,17 @@ static const struct good_case good_cases[] = {
 	{ "service set udp 192.0.2.10:53 timeout-udp 2h rst-rate 0", 1,
 	  "service add udp 192.0.2.10:53 timeout-udp 2h rst-rate 0\n",
 	  NULL },
+	{ "service set udp 192.0.2.10:53 timeout-udp 2h "
+	  "timeout-udp-unreplied 500ms rst-rate 0",
+	  1,
+	  "service add udp 192.0.2.10:53 timeout-udp 2h "
+	  "timeout-udp-unreplied 500ms rst-rate 0\n",
+	  NULL },
+	/* back to its default: saved no more */
+	{ "service set udp 192.0.2.10:53 timeout-udp 2h "
+	  "timeout-udp-unreplied 5s rst-rate 0",
+	  1, "service add udp 192.0.2.10:53 timeout-udp 2h rst-rate 0\n",
+	  NULL },
 	{ "service add tcp 192.0.2.12:80 timeout-established 168h "
 	  "timeout-syn-recv 5s timeout-closing 1m timeout-time-wait 2s "
 	  "timeout-closed 1s idle-rst off",
@@ -415,7 +426,8 @@ static const struct good_case good_cases[] = {
 	/* the defaults: nothing changes, nothing to save */
 	{ "service set tcp 192.0.2.10:80 timeout-established 15m "
 	  "timeout-syn-recv 30s timeout-closing 7s timeout-time-wait 7s "
-	  "timeout-closed 3000ms timeout-udp 5m rst-rate 1000 idle-rst on",
+	  "timeout-closed 3000ms timeout-udp 5m timeout-udp-unreplied 5s "
+	  "rst-rate 1000 idle-rst on",
 	  0, "service add tcp 192.0.2.10:80 sched maglev http\n", NULL },
 	/* nothing changes, so the generation stays */
 	{ "service set tcp 192.0.2.10:80 sched maglev", 0,
@@ -710,6 +722,10 @@ static const struct bad_case bad_cases[] = {
 	  "timeout-established 169h out of range 1ms..168h" },
 	{ "service add tcp 192.0.2.11:80 timeout-udp 0s", -ERANGE,
 	  "timeout-udp 0s out of range 1ms..168h" },
+	{ "service add udp 192.0.2.11:53 timeout-udp-unreplied 0s", -ERANGE,
+	  "timeout-udp-unreplied 0s out of range 1ms..168h" },
+	{ "service add udp 192.0.2.11:53 timeout-udp-unreplied 169h",
+	  -ERANGE, "timeout-udp-unreplied 169h out of range 1ms..168h" },
 	{ "service add tcp 192.0.2.11:80 rst-rate 1000001", -ERANGE,
 	  "rst-rate 1000001 out of range 0..1000000" },
 	{ "service add tcp 192.0.2.11:80 idle-rst maybe", -EINVAL,

@@ -77,6 +77,7 @@ static const char *const order[] = {
 	"timeout-time-wait",
 	"timeout-closed",
 	"timeout-udp",
+	"timeout-udp-unreplied",
 	"rst-rate",
 	"idle-rst",
 	"first-retries",

@@ -188,10 +188,11 @@ test_timeout_presets(void **state)
 		enum lb_flow_timeout_preset p;
 		uint64_t s[LB_FLOW_NB_STATES];
 	} rows[] = {
-		/* syn_sent syn_recv est closing time_wait closed udp other */
+		/* syn_sent syn_recv est closing time_wait closed udp other
+		 * udp_unreplied */
 		{ LB_FLOW_TIMEOUTS_IPVS,
-		  { 120, 60, 900, 120, 120, 10, 300, 30 } },
-		{ LB_FLOW_TIMEOUTS_DPVS, { 3, 30, 90, 7, 7, 3, 300, 30 } },
+		  { 120, 60, 900, 120, 120, 10, 300, 30, 30 } },
+		{ LB_FLOW_TIMEOUTS_DPVS, { 3, 30, 90, 7, 7, 3, 300, 30, 30 } },
 	};
 
 	(void)state;
@@ -298,10 +299,10 @@ test_insert_lookup_both_directions(void **state)
 		{ { 0, 0, 0, 0, 33001, 80, 1025, 8080, LB_FLOW_PROTO_TCP },
 		  LB_FLOW_SYN_SENT },
 		{ { 0, 0, 0, 0, 5353, 53, 1026, 53, LB_FLOW_PROTO_UDP },
-		  LB_FLOW_UDP },
+		  LB_FLOW_UDP_UNREPLIED },
 		/* same ports as the TCP flow above, other protocol */
 		{ { 0, 0, 0, 0, 33000, 80, 1024, 8080, LB_FLOW_PROTO_UDP },
-		  LB_FLOW_UDP },
+		  LB_FLOW_UDP_UNREPLIED },
 		/* ICMP echo: identifier as port */
 		{ { 0, 0, 0, 0, 77, 0, 1027, 0, LB_IPPROTO_ICMP },
 		  LB_FLOW_OTHER },
@@ -617,7 +618,7 @@ test_delete_then_reinsert(void **state)
 	assert_true(lookup_nth(t, 1, LB_FLOW_PROTO_UDP, R) != LB_FLOW_NONE);
 	lb_flow_stats_get(t, &st);
 	assert_int_equal(st.deleted, 1);
-	assert_int_equal(st.expired[LB_FLOW_UDP], 2);
+	assert_int_equal(st.expired[LB_FLOW_UDP_UNREPLIED], 2);
 	assert_int_equal(st.flows, 1);
 	assert_int_equal(st.inserts, 4);
 	lb_flow_table_free(t);
@@ -703,9 +704,14 @@ static const struct {
 	    { O, SYN, LB_FLOW_SYN_SENT } },
 	  3 },
 	{ "UDP ignores flags", LB_FLOW_PROTO_UDP,
-	  { { O, 0, LB_FLOW_UDP },
-	    { R, RST, LB_FLOW_UDP },
-	    { O, FIN, LB_FLOW_UDP } },
+	  { { O, 0, LB_FLOW_UDP_UNREPLIED },
+	    { O, RST | FIN, LB_FLOW_UDP_UNREPLIED },
+	    { R, RST, LB_FLOW_UDP } },
+	  3 },
+	{ "UDP answered stays answered", LB_FLOW_PROTO_UDP,
+	  { { R, 0, LB_FLOW_UDP },
+	    { O, 0, LB_FLOW_UDP },
+	    { R, FIN, LB_FLOW_UDP } },
 	  3 },
 	{ "ICMP ignores flags", LB_IPPROTO_ICMP,
 	  { { O, 0, LB_FLOW_OTHER }, { R, RST | FIN, LB_FLOW_OTHER } },
@@ -837,10 +843,14 @@ test_expiry_order_and_bounded_work(void **state)
 	};
 
 	(void)state;
-	for (uint32_t i = 0; i < 20; i++)
+	/* Each flow answered at once, so UDP's own timeout applies. */
+	for (uint32_t i = 0; i < 20; i++) {
 		assert_int_equal(
 			insert_nth(t, i, LB_FLOW_PROTO_UDP, SEC(10 * i)),
 			(int)i);
+		assert_int_equal(lb_flow_touch(t, i, R, 0, SEC(10 * i)),
+				 LB_FLOW_UDP);
+	}
 	for (size_t r = 0; r < ARRAY_SIZE(rows); r++) {
 		unsigned int n;
 
@@ -872,6 +882,8 @@ test_touch_delays_expiry(void **state)
 	assert_int_equal(insert_nth(t, 0, LB_FLOW_PROTO_UDP, 0), 0);
 	assert_int_equal(insert_nth(t, 1, LB_FLOW_PROTO_UDP, 0), 1);
 	assert_int_equal(insert_nth(t, 2, LB_FLOW_PROTO_UDP, 0), 2);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(lb_flow_touch(t, i, R, 0, 0), LB_FLOW_UDP);
 	/* flow 0 sees a packet at 200 s, flow 2 at 250 s */
 	assert_int_equal(lb_flow_touch(t, 0, R, 0, SEC(200)), LB_FLOW_UDP);
 	assert_int_equal(lb_flow_touch(t, 2, O, 0, SEC(250)), LB_FLOW_UDP);
@@ -906,7 +918,8 @@ static const struct {
 	{ LB_FLOW_TIME_WAIT, LB_FLOW_PROTO_TCP,
 	  { { O, ACK, 0 }, { R, FIN, 0 }, { O, FIN, 0 } }, 3 },
 	{ LB_FLOW_CLOSED, LB_FLOW_PROTO_TCP, { { R, RST, 0 } }, 1 },
-	{ LB_FLOW_UDP, LB_FLOW_PROTO_UDP, { { O, 0, 0 } }, 1 },
+	{ LB_FLOW_UDP, LB_FLOW_PROTO_UDP, { { R, 0, 0 } }, 1 },
+	{ LB_FLOW_UDP_UNREPLIED, LB_FLOW_PROTO_UDP, { { O, 0, 0 } }, 1 },
 	{ LB_FLOW_OTHER, LB_IPPROTO_ICMP, { { O, 0, 0 } }, 1 },
 };
 
@@ -985,8 +998,8 @@ test_set_timeout_runtime(void **state)
 	(void)state;
 	assert_int_equal(insert_nth(t, 0, LB_FLOW_PROTO_UDP, 0), 0);
 	assert_int_equal(lb_flow_expire(t, SEC(10), 10, NULL, NULL), 0);
-	assert_int_equal(lb_flow_set_timeout(t, LB_FLOW_UDP, SEC(5)), 0);
-	assert_int_equal(lb_flow_timeout_ns(t, LB_FLOW_UDP),
+	assert_int_equal(lb_flow_set_timeout(t, LB_FLOW_UDP_UNREPLIED, SEC(5)), 0);
+	assert_int_equal(lb_flow_timeout_ns(t, LB_FLOW_UDP_UNREPLIED),
 			 ((SEC(5) + TICK_NS - 1) / TICK_NS) * TICK_NS);
 	assert_int_equal(lb_flow_expire(t, SEC(10), 10, NULL, NULL), 1);
 	lb_flow_table_free(t);
@@ -1011,7 +1024,7 @@ test_expiry_rotates_classes(void **state)
 	for (unsigned int c = 0; c < 8; c++) {
 		total += lb_flow_expire(t, SEC(3600), 1, NULL, NULL);
 		assert_int_equal(total, c + 1);
-		assert_int_equal(t->stats.expired[LB_FLOW_UDP], (c + 1) / 2);
+		assert_int_equal(t->stats.expired[LB_FLOW_UDP_UNREPLIED], (c + 1) / 2);
 		assert_int_equal(t->stats.expired[LB_FLOW_CLOSED], c / 2 + 1);
 	}
 	assert_int_equal(t->stats.flows, 0);
@@ -1053,12 +1066,14 @@ struct ref_flow {
 	struct lb_flow_key k[2];
 	uint64_t last;
 	int live;
+	int replied; /* a packet came from the backend side */
 };
 
 #define REF_CAP 64
 #define REF_UNIVERSE 600
 
-/* Timeouts of the DPVS preset with ESTABLISHED and UDP set to @p est. */
+/* Timeouts of the DPVS preset with ESTABLISHED and both UDP states set to
+ * @p est. */
 static struct lb_flow_timeouts
 svc_to(uint64_t est)
 {
@@ -1067,6 +1082,7 @@ svc_to(uint64_t est)
 	lb_flow_timeouts_preset(&to, LB_FLOW_TIMEOUTS_DPVS);
 	to.ns[LB_FLOW_ESTABLISHED] = est;
 	to.ns[LB_FLOW_UDP] = est;
+	to.ns[LB_FLOW_UDP_UNREPLIED] = est;
 	return to;
 }
 
@@ -1277,15 +1293,15 @@ test_svc_timeouts_random(void **state)
 			m[idx].last = now;
 			m[idx].list = (svc < NSVC ? t->svc_class[svc] : 0) *
 					      LB_FLOW_NB_STATES +
-				      LB_FLOW_UDP;
+				      LB_FLOW_UDP_UNREPLIED;
 		} else if (dice < 70 && m[i].live) {
 			const struct lb_flow *f = lb_flow_get(t, i);
 
 			assert_int_equal(lb_flow_touch(t, i, O, 0, now),
-					 LB_FLOW_UDP);
+					 LB_FLOW_UDP_UNREPLIED);
 			m[i].last = now;
 			m[i].list = t->svc_class[f->svc] * LB_FLOW_NB_STATES +
-				    LB_FLOW_UDP;
+				    LB_FLOW_UDP_UNREPLIED;
 		} else if (dice < 75 && m[i].live) {
 			assert_int_equal(lb_flow_delete(t, i), 0);
 			m[i].live = 0;
@@ -1311,7 +1327,7 @@ test_svc_timeouts_random(void **state)
 						 m[k].live);
 		}
 	}
-	assert_true(t->stats.expired[LB_FLOW_UDP] > 1000);
+	assert_true(t->stats.expired[LB_FLOW_UDP_UNREPLIED] > 1000);
 	lb_flow_table_free(t);
 }
 
@@ -1346,6 +1362,9 @@ test_random_against_reference(void **state)
 	rng = lb_rng_xoshiro(&x);
 	memset(ref, 0, sizeof(ref));
 	assert_int_equal(lb_flow_set_timeout(t, LB_FLOW_UDP, SEC(20)), 0);
+	assert_int_equal(lb_flow_set_timeout(t, LB_FLOW_UDP_UNREPLIED,
+					     SEC(20)),
+			 0);
 	timeout_ticks = (uint32_t)(lb_flow_timeout_ns(t, LB_FLOW_UDP) >>
 				   LB_FLOW_TICK_SHIFT);
 
@@ -1367,6 +1386,7 @@ test_random_against_reference(void **state)
 			} else {
 				assert_true(rc >= 0);
 				ref[u].live = 1;
+				ref[u].replied = 0;
 				ref[u].last = now;
 				where[u] = (uint32_t)rc;
 				live++;
@@ -1387,9 +1407,12 @@ test_random_against_reference(void **state)
 			if (ref[u].live) {
 				assert_int_equal(idx, where[u]);
 				assert_int_equal(dir, d);
+				ref[u].replied |= d == R;
 				assert_int_equal(lb_flow_touch(t, idx, d, 0,
 							       now),
-						 LB_FLOW_UDP);
+						 ref[u].replied
+							 ? LB_FLOW_UDP
+							 : LB_FLOW_UDP_UNREPLIED);
 				ref[u].last = now;
 			} else {
 				assert_int_equal(idx, LB_FLOW_NONE);
@@ -1438,6 +1461,7 @@ test_random_against_reference(void **state)
 	assert_true(t->stats.refused > 0);
 	assert_true(t->stats.dup > 0);
 	assert_true(t->stats.expired[LB_FLOW_UDP] > 0);
+	assert_true(t->stats.expired[LB_FLOW_UDP_UNREPLIED] > 0);
 	lb_flow_table_free(t);
 }
 
@@ -1451,6 +1475,8 @@ test_state_names(void **state)
 	assert_string_equal(lb_flow_state_name(LB_FLOW_TIME_WAIT),
 			    "time_wait");
 	assert_string_equal(lb_flow_state_name(LB_FLOW_OTHER), "other");
+	assert_string_equal(lb_flow_state_name(LB_FLOW_UDP_UNREPLIED),
+			    "udp_unreplied");
 	assert_string_equal(lb_flow_state_name(LB_FLOW_FREE), "free");
 	assert_string_equal(lb_flow_state_name(LB_FLOW_NB_STATES), "?");
 }
