@@ -40,7 +40,7 @@ n=\$(grep -c '^up ' $E2E_TMP/calls)
 case \$1 in
 up)
 	[ "\$n" = 1 ] && { echo "no capacity" >&2; exit 1; }
-	[ "\$n" = 2 ] && exec sleep 60
+	[ "\$n" = 2 ] && { echo \$\$ >$E2E_TMP/hung.pid; exec sleep 60; }
 	# An address nothing answers on: never healthy.
 	[ "\$n" = 5 ] && { echo "never-\$n $BE_NET.99:80"; exit 0; }
 	ns=sl-x\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
@@ -87,7 +87,15 @@ check "both failures were counted as driver errors ($(stat driver_errors))" \
 check "lb-control reported the exit status and the timeout" \
 	'grep -q "up: exit status 1; retrying" "$CTL_LOG" &&
 	 grep -q "up: timed out (killed); retrying" "$CTL_LOG"'
-check "the hung command was killed" '! pgrep -x -f "sleep 60" >/dev/null'
+# The hung command's own process, not any "sleep 60" on the host: other
+# work on the machine may run one. A zombie has an empty command line.
+hung_running() {
+	local p
+	p=$(cat "$E2E_TMP/hung.pid" 2>/dev/null) || return 1
+	tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q '^sleep 60'
+}
+check "the hung command ($(cat "$E2E_TMP/hung.pid" 2>/dev/null)) was killed" \
+	'[ -s "$E2E_TMP/hung.pid" ] && ! hung_running'
 http_seq "http://$VIP/" 5 "$E2E_TMP/seq.out"
 check "the instance answers through the VIP ($(http_tally \
 	"$E2E_TMP/seq.out"))" \
