@@ -1148,6 +1148,84 @@ test_snat_add_live(void **state)
 	rte_free(d);
 }
 
+/* A third service whose one backend a flood can aim at. */
+#define IP_VIP3 PB_IP(203, 0, 113, 12)
+#define SNAT_PORTS 4 /* the worker's slice in test_snat_ports_per_backend */
+static const char *const conf_flooded[] = {
+	"service add tcp 203.0.113.12:80 sched rr syn-timeout 30ms",
+	"backend add tcp 203.0.113.12:80 10.1.0.23:8080",
+	NULL,
+};
+
+/*
+ * A SYN flood at one backend uses up that backend's SNAT ports only: a
+ * new flow to another backend of the same SNAT address gets a port (one
+ * the flood holds towards the flooded backend), and the flooded backend's
+ * ports come back once its half-open flows expire.
+ */
+static void
+test_snat_ports_per_backend(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_flooded);
+	struct lb_worker *w = e->dp.w[0];
+	uint32_t snat = htonl(IP_SNAT);
+	struct lb_snat_conf sc = {
+		.addrs = &snat, .nb_addrs = 1, .max_addrs = LB_CONF_MAX_SNATS,
+		.port_min = 40000, .port_max = 40000 + SNAT_PORTS - 1,
+		.nb_workers = 1,
+	};
+	struct lb_worker_stats before;
+	struct conn c;
+	struct pb_frame in;
+	uint64_t t0;
+
+	/* A slice of four ports instead of 64,512: the same exhaustion
+	 * after four SYNs instead of 64,512. */
+	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
+	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
+	learn_all(e);
+	for (int i = 0; i < SNAT_PORTS; i++) {
+		c = tcp_conn((uint16_t)(42000 + i), 3);
+		c.vip = IP_VIP3;
+		CHECK_EQ(syn_snat(e, &c, ISS + (uint32_t)i, "flood SYN"),
+			 IP_SNAT, "the flood's SNAT address");
+	}
+	CHECK_EQ(lb_snat_nb_free(w->snat), 0, "ports no flow holds");
+	before = w->st;
+	c = tcp_conn(42100, 3);
+	c.vip = IP_VIP3;
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "SYN to the flooded backend");
+	ph_check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
+			    "SYN to the flooded backend");
+
+	/* Another backend behind the same SNAT address: still a port. */
+	c = tcp_conn(42200, 0);
+	CHECK_EQ(syn_snat(e, &c, ISS, "SYN to another backend"), IP_SNAT,
+		 "its SNAT address");
+	if (c.sport < 40000 || c.sport >= 40000 + SNAT_PORTS)
+		fail_msg("SNAT port %u outside the slice", c.sport);
+	CHECK_EQ(lb_snat_addr_used(w->snat, snat), SNAT_PORTS + 1,
+		 "pairs in use");
+
+	/* The flood's half-open flows expire (syn-timeout 30ms, no other
+	 * backend to retry, no deferred queue: the client gets RSTs). */
+	t0 = ph_now_ns(e);
+	while (lb_snat_addr_used(w->snat, snat) > 1) {
+		ph_poll(e, 0);
+		ph_take(e, 0, 0, NULL, 0);
+		if (ph_now_ns(e) - t0 > WAIT_NS)
+			fail_msg("the flood's ports never came back");
+	}
+	c = tcp_conn(42300, 3);
+	c.vip = IP_VIP3;
+	CHECK_EQ(syn_snat(e, &c, ISS, "SYN to the flooded backend, later"),
+		 IP_SNAT, "its SNAT address");
+	ph_env_close(e, 1);
+}
+
 /*
  * A SNAT address removed from the table drains: new flows take the other
  * one, an established flow on it keeps its address and port both ways,
@@ -3790,6 +3868,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_icmp_owner, ph_teardown),
 		cmocka_unit_test_teardown(test_vlan_tagged, ph_teardown),
 		cmocka_unit_test_teardown(test_snat_port, ph_teardown),
+		cmocka_unit_test_teardown(test_snat_ports_per_backend,
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_trailer, ph_teardown),
 		cmocka_unit_test_teardown(test_port_unused, ph_teardown),
 	};
