@@ -166,7 +166,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}
-	if (lb_worker_snat_take(w, &t, be) != 0) {
+	if (lb_worker_snat_take(w, &t, be, now) != 0) {
 		drop(w, m, LB_DROP_SNAT_FULL);
 		return;
 	}

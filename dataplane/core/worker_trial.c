@@ -88,16 +88,34 @@ snat_dst_of(const struct lb_worker *w, uint32_t svc, uint32_t be,
 	d->proto = s->proto;
 }
 
+/* Ticks of SNAT_FULL_SHIFT ns: how long a refusal is remembered. */
+#define SNAT_FULL_SHIFT 20
+
+/*
+ * A refusal costs LB_SNAT_TRIES lookups that hit per address (about 8 us
+ * with a table beyond the caches), so a flood at a backend whose ports
+ * ran out would buy that with every SYN: the refusal is remembered for
+ * the rest of its tick (about 1 ms), and the flood's SYNs meanwhile are
+ * refused at the cost of one compare.
+ */
 int
-lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be)
+lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be,
+		    uint64_t now)
 {
+	uint32_t tick = (uint32_t)(now >> SNAT_FULL_SHIFT), *full;
 	struct snat_dst d;
 
 	if (w->snat == NULL)
 		return -ENOSPC;
+	full = &w->snat_full[t->svc][be];
+	if (*full != 0 && (int32_t)(*full - tick) > 0)
+		return -ENOSPC;
 	snat_dst_of(w, t->svc, be, &d);
-	return lb_snat_port_alloc(w->snat, snat_taken, &d, &t->snat_ip,
-				  &t->snat_port);
+	if (lb_snat_port_alloc(w->snat, snat_taken, &d, &t->snat_ip,
+			       &t->snat_port) == 0)
+		return 0;
+	*full = tick + 1 != 0 ? tick + 1 : 1;
+	return -ENOSPC;
 }
 
 /*
@@ -106,7 +124,8 @@ lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be)
  * one identity, else a new one. @return 0, or -ENOSPC with no port held.
  */
 static int
-snat_retake(struct lb_worker *w, struct lb_trial *t, uint32_t be)
+snat_retake(struct lb_worker *w, struct lb_trial *t, uint32_t be,
+	    uint64_t now)
 {
 	struct snat_dst d;
 
@@ -114,7 +133,7 @@ snat_retake(struct lb_worker *w, struct lb_trial *t, uint32_t be)
 	if (!snat_taken(&d, t->snat_ip, t->snat_port))
 		return 0;
 	lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
-	if (lb_worker_snat_take(w, t, be) == 0)
+	if (lb_worker_snat_take(w, t, be, now) == 0)
 		return 0;
 	w->st.drop[LB_DROP_SNAT_FULL]++;
 	return -ENOSPC;
@@ -200,7 +219,7 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	}
 	if (t->trials < trial_limit(svc) &&
 	    ops->next(st, t->be, &next) == 0) {
-		if (snat_retake(w, t, next) != 0) {
+		if (snat_retake(w, t, next, now) != 0) {
 			lb_worker_defer_or_rst(w, t, now);
 			return;
 		}
@@ -303,7 +322,7 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 			    w->ops[svc]->pick(w->sched[svc],
 					   lb_flow_hash(w->dp->hash_seed, &k),
 					   &w->rng, &be) != 0 ||
-			    lb_worker_snat_take(w, &t, be) != 0) {
+			    lb_worker_snat_take(w, &t, be, now) != 0) {
 				rte_pktmbuf_free(m);
 				return LB_DEFERQ_KEEP;
 			}

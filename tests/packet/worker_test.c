@@ -1175,9 +1175,12 @@ test_snat_ports_per_backend(void **state)
 		.nb_workers = 1,
 	};
 	struct lb_worker_stats before;
+	struct lb_snat_stats st;
 	struct conn c;
 	struct pb_frame in;
 	uint64_t t0;
+	uint32_t until;
+	int svc;
 
 	/* A slice of four ports instead of 64,512: the same exhaustion
 	 * after four SYNs instead of 64,512. */
@@ -1200,6 +1203,28 @@ test_snat_ports_per_backend(void **state)
 	ph_expect_quiet(e, "SYN to the flooded backend");
 	ph_check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
 			    "SYN to the flooded backend");
+	/* The refusal is remembered for its tick: the flood's next SYN is
+	 * refused without probing the ports again. */
+	svc = lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP, htonl(IP_VIP3),
+				 htons(VPORT));
+	assert_true(svc >= 0);
+	until = w->snat_full[svc][0];
+	assert_true(until != 0);
+	lb_snat_stats_get(w->snat, &st);
+	before = w->st;
+	c.cport = 42101;
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "flood SYN, refused again");
+	ph_check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
+			    "flood SYN, refused again");
+	if ((int32_t)(until - (uint32_t)(ph_now_ns(e) >> 20)) > 0) {
+		struct lb_snat_stats now;
+
+		lb_snat_stats_get(w->snat, &now);
+		CHECK_EQ(now.probes, st.probes, "ports probed again");
+	}
 
 	/* Another backend behind the same SNAT address: still a port. */
 	c = tcp_conn(42200, 0);
