@@ -136,6 +136,10 @@ struct lb_worker {
 		uint16_t n;
 		struct rte_mbuf *m[LB_BURST];
 	} tx[LB_MAX_PORTS];
+	/** Per service slot and backend: the tick (2^20 ns) until which new
+	 * flows to a backend whose SNAT ports ran out are refused without
+	 * probing again (lb_worker_snat_take()); 0 when never refused. */
+	uint32_t snat_full[LB_CONF_MAX_SVCS][LB_CONF_MAX_BES];
 	struct lb_worker_stats st;
 } __rte_cache_aligned;
 

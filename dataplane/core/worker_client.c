@@ -166,8 +166,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}
-	if (w->snat == NULL ||
-	    lb_snat_port_alloc(w->snat, &t.snat_ip, &t.snat_port) != 0) {
+	if (lb_worker_snat_take(w, &t, be, now) != 0) {
 		drop(w, m, LB_DROP_SNAT_FULL);
 		return;
 	}

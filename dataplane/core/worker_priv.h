@@ -76,6 +76,9 @@ uint32_t lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m);
 void lb_worker_hold_release(struct lb_worker *w, uint32_t i);
 void lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
 			      bool ok);
+/* A SNAT port for trial @p t towards backend @p be: 0 or -ENOSPC. */
+int lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be,
+			uint64_t now);
 int lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
 			 struct lb_pkt *pkt, const struct lb_trial *t,
 			 uint32_t be, uint64_t now);

@@ -52,10 +52,96 @@ lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
 	fb_put(w, ok ? LB_FB_TRIAL_OK : LB_FB_TRIAL_FAIL, svc, be, errs, 0);
 }
 
+/* The backend a SNAT port is taken towards, and the flow table to ask. */
+struct snat_dst {
+	const struct lb_flow_table *ft;
+	uint32_t ip;
+	uint16_t port;
+	uint8_t proto;
+};
+
+/*
+ * lb_snat_taken_fn: a pair is taken towards the backend when a flow's
+ * reply key already says backend -> (ip, port); the flow table holds
+ * every flow of this worker's ports, so no other state is needed.
+ */
+static bool
+snat_taken(void *arg, uint32_t ip, uint16_t port)
+{
+	const struct snat_dst *d = arg;
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+
+	lb_flow_key_set(&k, d->ip, ip, d->port, port, d->proto);
+	return lb_flow_lookup(d->ft, &k, &dir) != LB_FLOW_NONE;
+}
+
+static void
+snat_dst_of(const struct lb_worker *w, uint32_t svc, uint32_t be,
+	    struct snat_dst *d)
+{
+	const struct lb_dpconf_svc *s = &w->conf->svc[svc];
+
+	d->ft = w->ft;
+	d->ip = s->be[be].ip;
+	d->port = s->be[be].port;
+	d->proto = s->proto;
+}
+
+/* Ticks of SNAT_FULL_SHIFT ns: how long a refusal is remembered. */
+#define SNAT_FULL_SHIFT 20
+
+/*
+ * A refusal costs LB_SNAT_TRIES lookups that hit per address (about 8 us
+ * with a table beyond the caches), so a flood at a backend whose ports
+ * ran out would buy that with every SYN: the refusal is remembered for
+ * the rest of its tick (about 1 ms), and the flood's SYNs meanwhile are
+ * refused at the cost of one compare.
+ */
+int
+lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be,
+		    uint64_t now)
+{
+	uint32_t tick = (uint32_t)(now >> SNAT_FULL_SHIFT), *full;
+	struct snat_dst d;
+
+	if (w->snat == NULL)
+		return -ENOSPC;
+	full = &w->snat_full[t->svc][be];
+	if (*full != 0 && (int32_t)(*full - tick) > 0)
+		return -ENOSPC;
+	snat_dst_of(w, t->svc, be, &d);
+	if (lb_snat_port_alloc(w->snat, snat_taken, &d, &t->snat_ip,
+			       &t->snat_port) == 0)
+		return 0;
+	*full = tick + 1 != 0 ? tick + 1 : 1;
+	return -ENOSPC;
+}
+
+/*
+ * Gives trial @p t a SNAT port towards backend @p be: the earlier trial's
+ * when no flow holds it towards @p be, so that the client's tuple keeps
+ * one identity, else a new one. @return 0, or -ENOSPC with no port held.
+ */
+static int
+snat_retake(struct lb_worker *w, struct lb_trial *t, uint32_t be,
+	    uint64_t now)
+{
+	struct snat_dst d;
+
+	snat_dst_of(w, t->svc, be, &d);
+	if (!snat_taken(&d, t->snat_ip, t->snat_port))
+		return 0;
+	lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+	if (lb_worker_snat_take(w, t, be, now) == 0)
+		return 0;
+	w->st.drop[LB_DROP_SNAT_FULL]++;
+	return -ENOSPC;
+}
+
 /*
  * Creates the flow of trial @p t->trials + 1 toward backend @p be and sends
- * the SYN (or first datagram) @p m there. The SNAT port of an earlier trial
- * is reused so the client's tuple keeps one identity.
+ * the SYN (or first datagram) @p m there, from @p t's SNAT port.
  * @return 0, or a negative errno with @p m untouched.
  */
 int
@@ -133,6 +219,10 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	}
 	if (t->trials < trial_limit(svc) &&
 	    ops->next(st, t->be, &next) == 0) {
+		if (snat_retake(w, t, next, now) != 0) {
+			lb_worker_defer_or_rst(w, t, now);
+			return;
+		}
 		m = rte_pktmbuf_copy(w->hold[t->hold], w->dp->pool, 0,
 				     UINT32_MAX);
 		if (m != NULL &&
@@ -232,8 +322,7 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 			    w->ops[svc]->pick(w->sched[svc],
 					   lb_flow_hash(w->dp->hash_seed, &k),
 					   &w->rng, &be) != 0 ||
-			    lb_snat_port_alloc(w->snat, &t.snat_ip,
-					       &t.snat_port) != 0) {
+			    lb_worker_snat_take(w, &t, be, now) != 0) {
 				rte_pktmbuf_free(m);
 				return LB_DEFERQ_KEEP;
 			}

@@ -65,9 +65,9 @@ slice(uint16_t lo, uint16_t hi, uint32_t nb_workers, uint32_t w,
 }
 
 struct layout {
-	uint32_t nb_ports, slots, words;
+	uint32_t nb_ports, slots;
 	uint16_t first;
-	uint64_t slots_off, queue_off, used_off, size;
+	uint64_t slots_off, refs_off, size;
 };
 
 static void
@@ -78,12 +78,10 @@ plan(const struct lb_snat_conf *c, struct layout *l)
 	conf_range(c, &lo, &hi);
 	l->nb_ports = slice(lo, hi, c->nb_workers, c->worker_id, &l->first);
 	l->slots = conf_slots(c);
-	l->words = (l->nb_ports + 63) / 64;
 	l->slots_off = ALIGN8(sizeof(struct lb_snat));
-	l->queue_off = ALIGN8(l->slots_off +
-			      sizeof(struct lb_snat_addr) * l->slots);
-	l->used_off = ALIGN8(l->queue_off + 2ULL * l->nb_ports * l->slots);
-	l->size = l->used_off + 8ULL * l->words * l->slots;
+	l->refs_off = ALIGN8(l->slots_off +
+			     sizeof(struct lb_snat_addr) * l->slots);
+	l->size = ALIGN8(l->refs_off + 2ULL * l->nb_ports * l->slots);
 }
 
 size_t
@@ -103,36 +101,26 @@ slots_of(const struct lb_snat *s)
 	return (struct lb_snat_addr *)((uintptr_t)s + s->slots_off);
 }
 
-/* Slot @p a's queue of port slots. */
+/* Slot @p a's holder counts, one per port of the slice. */
 static uint16_t *
-queue_of(const struct lb_snat *s, uint32_t a)
+refs_of(const struct lb_snat *s, uint32_t a)
 {
-	return (uint16_t *)((uintptr_t)s + s->queue_off) +
+	return (uint16_t *)((uintptr_t)s + s->refs_off) +
 	       (uint64_t)a * s->nb_ports;
 }
 
-/* Slot @p a's bitmap of port slots handed out. */
-static uint64_t *
-used_of(const struct lb_snat *s, uint32_t a)
-{
-	return (uint64_t *)((uintptr_t)s + s->used_off) +
-	       (uint64_t)a * s->words;
-}
-
-/* Slot @p a with all of @p ip's slice free, from queue position @p head. */
+/* Slot @p a with all of @p ip's slice free, the cursor at @p head. */
 static void
 slot_fill(struct lb_snat *s, uint32_t a, uint32_t ip, uint32_t head)
 {
 	struct lb_snat_addr *x = &slots_of(s)[a];
-	uint16_t *queue = queue_of(s, a);
 
-	for (uint32_t i = 0; i < s->nb_ports; i++)
-		queue[i] = (uint16_t)i;
-	memset(used_of(s, a), 0, 8ULL * s->words);
+	memset(refs_of(s, a), 0, 2ULL * s->nb_ports);
 	x->ip = ip;
 	x->state = LB_SNAT_ADDR_ACTIVE;
 	x->head = head % s->nb_ports;
 	x->nb_free = s->nb_ports;
+	x->nb_used = 0;
 }
 
 int
@@ -158,11 +146,9 @@ lb_snat_init(void *mem, const struct lb_snat_conf *c)
 	s->first_port = l.first;
 	s->nb_ports = l.nb_ports;
 	s->start = c->start;
-	s->words = l.words;
 	s->mem_size = l.size;
 	s->slots_off = l.slots_off;
-	s->queue_off = l.queue_off;
-	s->used_off = l.used_off;
+	s->refs_off = l.refs_off;
 	/* Pair i of the addresses given is address i mod nb_addrs, port
 	 * slot i / nb_addrs: in this order consecutive allocations rotate
 	 * over the addresses, and @c start picks where it begins. */
@@ -206,8 +192,8 @@ lb_snat_check(const void *mem, size_t len)
 		return -EPROTO;
 	if (s->mem_size > len || s->nb_workers == 0 || s->max_addrs == 0 ||
 	    s->max_addrs > LB_SNAT_MAX_ADDRS ||
-	    s->words != (s->nb_ports + 63) / 64 ||
-	    s->used_off + 8ULL * s->words * s->max_addrs != s->mem_size)
+	    ALIGN8(s->refs_off + 2ULL * s->nb_ports * s->max_addrs) !=
+		    s->mem_size)
 		return -EINVAL;
 	for (uint32_t a = 0; a < s->max_addrs; a++)
 		if (slots_of(s)[a].nb_free > s->nb_ports)
@@ -242,7 +228,7 @@ lb_snat_addr_add(struct lb_snat *s, uint32_t ip)
 	if (a >= 0) {
 		if (x[a].state == LB_SNAT_ADDR_ACTIVE)
 			return -EEXIST;
-		/* Back before it drained: its queue is as it was. */
+		/* Back before it drained: its ports are as they were. */
 		x[a].state = LB_SNAT_ADDR_ACTIVE;
 		return 0;
 	}
@@ -260,7 +246,7 @@ slot_settle(struct lb_snat *s, uint32_t a)
 {
 	struct lb_snat_addr *x = &slots_of(s)[a];
 
-	if (x->state == LB_SNAT_ADDR_DRAINING && x->nb_free == s->nb_ports) {
+	if (x->state == LB_SNAT_ADDR_DRAINING && x->nb_used == 0) {
 		x->state = LB_SNAT_ADDR_FREE;
 		x->ip = 0;
 	}
@@ -321,48 +307,77 @@ lb_snat_addr_used(const struct lb_snat *s, uint32_t ip)
 {
 	int a = lb_snat_addr_index(s, ip);
 
-	return a < 0 ? 0 : s->nb_ports - slots_of(s)[a].nb_free;
+	return a < 0 ? 0 : slots_of(s)[a].nb_used;
+}
+
+/*
+ * Probes up to LB_SNAT_TRIES ports of slot @p a from its cursor; the first
+ * one that no flow holds, or that @p taken says is free towards the
+ * caller's destination, is handed out.
+ */
+static int
+slot_take(struct lb_snat *s, uint32_t a, lb_snat_taken_fn *taken, void *arg,
+	  uint16_t *port)
+{
+	struct lb_snat_addr *x = &slots_of(s)[a];
+	uint16_t *refs = refs_of(s, a);
+	uint32_t tries = s->nb_ports < LB_SNAT_TRIES ? s->nb_ports
+						     : LB_SNAT_TRIES;
+
+	for (uint32_t k = 0; k < tries; k++) {
+		uint32_t item = x->head;
+		uint16_t p = htons((uint16_t)(s->first_port +
+					      item * s->nb_workers));
+
+		x->head = item + 1 == s->nb_ports ? 0 : item + 1;
+		if (refs[item] != 0) {
+			s->stats.probes++;
+			/* Held already: shared only with another
+			 * destination, and only up to the counter's width. */
+			if (taken == NULL || refs[item] == UINT16_MAX ||
+			    taken(arg, x->ip, p))
+				continue;
+		} else {
+			x->nb_free--;
+		}
+		refs[item]++;
+		x->nb_used++;
+		*port = p;
+		return 0;
+	}
+	return -ENOSPC;
 }
 
 int
-lb_snat_port_alloc(struct lb_snat *s, uint32_t *ip, uint16_t *port)
+lb_snat_port_alloc(struct lb_snat *s, lb_snat_taken_fn *taken, void *arg,
+		   uint32_t *ip, uint16_t *port)
 {
 	struct lb_snat_addr *x;
-	uint32_t a = 0, item;
-	bool found = false;
 
 	if (s == NULL || ip == NULL || port == NULL)
 		return -EINVAL;
 	x = slots_of(s);
 	/* The addresses in turn, from the one after the last used. */
-	for (uint32_t k = 0, i = s->next; k < s->max_addrs && !found; k++) {
-		if (x[i].state == LB_SNAT_ADDR_ACTIVE && x[i].nb_free > 0) {
-			a = i;
-			found = true;
+	for (uint32_t k = 0, a = s->next; k < s->max_addrs; k++) {
+		if (x[a].state == LB_SNAT_ADDR_ACTIVE &&
+		    slot_take(s, a, taken, arg, port) == 0) {
+			s->next = a + 1 == s->max_addrs ? 0 : a + 1;
+			*ip = x[a].ip;
+			s->stats.allocs++;
+			return 0;
 		}
-		i = i + 1 == s->max_addrs ? 0 : i + 1;
+		a = a + 1 == s->max_addrs ? 0 : a + 1;
 	}
-	if (!found) {
-		s->stats.exhausted++;
-		return -ENOSPC;
-	}
-	s->next = a + 1 == s->max_addrs ? 0 : a + 1;
-	item = queue_of(s, a)[x[a].head];
-	x[a].head = x[a].head + 1 == s->nb_ports ? 0 : x[a].head + 1;
-	x[a].nb_free--;
-	used_of(s, a)[item / 64] |= 1ULL << (item % 64);
-	*ip = x[a].ip;
-	*port = htons((uint16_t)(s->first_port + item * s->nb_workers));
-	s->stats.allocs++;
-	return 0;
+	s->stats.exhausted++;
+	return -ENOSPC;
 }
 
 int
 lb_snat_port_free(struct lb_snat *s, uint32_t ip, uint16_t port)
 {
-	uint32_t p = ntohs(port), item, tail;
+	uint32_t p = ntohs(port), item;
 	struct lb_snat_addr *x;
-	uint64_t *used, bit;
+	uint16_t *refs;
 	int a;
 
 	if (s == NULL)
@@ -372,17 +387,13 @@ lb_snat_port_free(struct lb_snat *s, uint32_t ip, uint16_t port)
 	    (p - s->first_port) % s->nb_workers != 0)
 		goto bad;
 	item = (p - s->first_port) / s->nb_workers;
-	used = used_of(s, (uint32_t)a);
-	bit = 1ULL << (item % 64);
-	if (!(used[item / 64] & bit))
+	refs = refs_of(s, (uint32_t)a);
+	if (refs[item] == 0)
 		goto bad;
-	used[item / 64] &= ~bit;
 	x = &slots_of(s)[a];
-	tail = x->head + x->nb_free;
-	if (tail >= s->nb_ports)
-		tail -= s->nb_ports;
-	queue_of(s, (uint32_t)a)[tail] = (uint16_t)item;
-	x->nb_free++;
+	if (--refs[item] == 0)
+		x->nb_free++;
+	x->nb_used--;
 	s->stats.frees++;
 	slot_settle(s, (uint32_t)a);
 	return 0;

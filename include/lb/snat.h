@@ -16,19 +16,32 @@
  * is the low log2(W) bits of the port, which a NIC flow rule can match
  * with a mask to steer replies to the right queue directly.
  *
- * Each worker hands out (address, port) pairs of its slice from one FIFO
- * queue per address, taking the addresses in turn: allocation and release
- * are O(1) (plus a scan of the address slots), consecutive allocations
- * rotate over the addresses, and a released pair goes to the back of its
- * address's queue, so it is reused as late as possible (the backend may
- * still hold the old connection in TIME_WAIT). A bitmap catches double
- * and foreign releases.
+ * A pair needs to be unique only per destination: a reply is found by
+ * its whole key, backend ip:port -> snat ip:port, so one SNAT port can
+ * carry a flow to every backend at once, as Linux's NAT does with
+ * conntrack's tuple check. Each worker keeps, per address of its slice,
+ * a count of the flows that hold each port and a cursor; an allocation
+ * for a destination probes the ports from the cursor on and takes the
+ * first one that no flow holds, or that the caller's lb_snat_taken_fn
+ * (a flow table lookup of the reply key) says is free towards that
+ * destination. At most LB_SNAT_TRIES ports are probed per address, the
+ * addresses taken in turn, so an allocation costs O(1) and a lookup only
+ * for a port that some flow holds. Ports run out per destination: a
+ * flood towards one backend uses up that backend's ports and leaves
+ * every other backend's free. The cursor goes round the slice, so a
+ * released port is reused as late as possible (the backend may still
+ * hold the old connection in TIME_WAIT), and the ports next in line are
+ * the ones handed out longest ago: when LB_SNAT_TRIES of them in a row
+ * are all still held towards the destination, that destination has used
+ * up nearly all of its ports. The counts catch releases of pairs that no
+ * flow holds.
  *
  * Addresses come and go while the allocator runs (lb_snat_addr_add(),
  * lb_snat_addr_del(), lb_snat_sync()): the memory holds max_addrs address
- * slots, each with its own slice queue. A removed address drains like a
- * backend: it hands out no new pair, the pairs in use stay valid until
- * they are released, and the slot is free again when the last one is.
+ * slots, each with its own counts and cursor. A removed address drains
+ * like a backend: it hands out no new pair, the pairs in use stay valid
+ * until they are released, and the slot is free again when the last one
+ * is.
  * All memory is sized from the configuration and set up at init; like the
  * flow table the allocator holds no pointers, so it can live in shared
  * memory and its counters can be read by another process.
@@ -38,6 +51,7 @@
  */
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +63,9 @@
 #define LB_SNAT_MAX_WORKERS 1024u
 /** lb_snat_owner() of a port outside the configured range. */
 #define LB_SNAT_NO_OWNER UINT32_MAX
-#define LB_SNAT_VERSION 2u
+/** Most ports probed per address by one allocation. */
+#define LB_SNAT_TRIES 32u
+#define LB_SNAT_VERSION 3u
 #define LB_SNAT_MAGIC 0x4c42534eu /* "LBSN" */
 
 struct lb_snat_conf {
@@ -65,7 +81,7 @@ struct lb_snat_conf {
 	/** Number of workers W sharing the range, and this worker's id. */
 	uint32_t nb_workers;
 	uint32_t worker_id;
-	/** Where the queue of free pairs starts, taken modulo its length: a
+	/** Where the cursor of each address starts, modulo the slice: a
 	 * dataplane restarted under many short connections would otherwise
 	 * hand out the pairs the backends still hold in TIME_WAIT from the
 	 * previous run. 0 starts at the first pair. */
@@ -82,19 +98,22 @@ enum lb_snat_addr_state {
 	LB_SNAT_ADDR_DRAINING, /**< removed: waits for its pairs to return */
 };
 
-/** One address slot: its address and the state of its queue. */
+/** One address slot: its address and the state of its ports. */
 struct lb_snat_addr {
 	uint32_t ip;      /**< network order; 0 when free */
 	uint32_t state;   /**< enum lb_snat_addr_state */
-	uint32_t head;    /**< queue position of the next port to hand out */
-	uint32_t nb_free; /**< ports in the queue */
+	uint32_t head;    /**< slice position of the next port to probe */
+	uint32_t nb_free; /**< ports that no flow holds */
+	uint32_t nb_used; /**< pairs handed out: flows over all ports */
 };
 
 struct lb_snat_stats {
 	uint64_t allocs;    /**< pairs handed out */
 	uint64_t frees;     /**< pairs given back */
-	uint64_t exhausted; /**< allocations refused: slice used up */
+	uint64_t exhausted; /**< allocations refused: the ports next in
+			     * line all held towards the destination */
 	uint64_t bad_free;  /**< releases refused: double or foreign */
+	uint64_t probes;    /**< ports probed that a flow held already */
 };
 
 /** Header of an allocator's memory block. */
@@ -111,11 +130,10 @@ struct lb_snat {
 	uint32_t nb_ports; /**< ports per address in this worker's slice */
 	uint32_t next;     /**< slot to take the next pair from, in turn */
 	uint32_t start;    /**< the configuration's start */
-	uint32_t words;    /**< bitmap words per slot */
+	uint32_t pad2;
 	uint64_t mem_size;
 	uint64_t slots_off; /**< struct lb_snat_addr[max_addrs] */
-	uint64_t queue_off; /**< uint16_t[max_addrs][nb_ports]: port slots */
-	uint64_t used_off;  /**< uint64_t[max_addrs][words]: handed out */
+	uint64_t refs_off;  /**< uint16_t[max_addrs][nb_ports]: holders */
 	struct lb_snat_stats stats;
 };
 
@@ -148,19 +166,33 @@ void lb_snat_free(struct lb_snat *s);
 int lb_snat_check(const void *mem, size_t len);
 
 /**
- * Takes the next free (address, port) pair of this worker's slice.
- * @param ip set to the SNAT address, network order
- * @param port set to the port, network order
- * @return 0, -ENOSPC when the slice is used up (counted in
- * stats.exhausted), or -EINVAL (NULL)
+ * Whether pair (@p ip, @p port) (network order), held by some flow, is
+ * held by one towards the destination the caller allocates for; @p arg
+ * is the caller's (for the worker: its flow table and the backend).
  */
-int lb_snat_port_alloc(struct lb_snat *s, uint32_t *ip, uint16_t *port);
+typedef bool lb_snat_taken_fn(void *arg, uint32_t ip, uint16_t port);
 
 /**
- * Gives back a pair obtained from lb_snat_port_alloc().
+ * Takes a pair of this worker's slice for a flow towards one destination:
+ * from the next active address in turn, the first of the LB_SNAT_TRIES
+ * ports next in line that no flow holds or that @p taken says is free
+ * towards that destination. With @p taken NULL only ports that no flow
+ * holds are handed out (one flow per port, whatever the destination).
+ * @param ip set to the SNAT address, network order
+ * @param port set to the port, network order
+ * @return 0, -ENOSPC when the ports next in line are all held towards
+ * the destination, or every address drains (counted in stats.exhausted),
+ * or -EINVAL (NULL)
+ */
+int lb_snat_port_alloc(struct lb_snat *s, lb_snat_taken_fn *taken, void *arg,
+		       uint32_t *ip, uint16_t *port);
+
+/**
+ * Gives back a pair obtained from lb_snat_port_alloc(), once per
+ * allocation.
  * @return 0, or -EINVAL (counted in stats.bad_free) if @p ip is not a
- * SNAT address, @p port is not in this worker's slice, or the pair is not
- * allocated (a double free)
+ * SNAT address, @p port is not in this worker's slice, or no flow holds
+ * the pair (a double free)
  */
 int lb_snat_port_free(struct lb_snat *s, uint32_t ip, uint16_t port);
 
@@ -199,10 +231,11 @@ enum lb_snat_addr_state lb_snat_addr_state(const struct lb_snat *s,
 /** Pairs of @p ip handed out and not released yet. */
 uint32_t lb_snat_addr_used(const struct lb_snat *s, uint32_t ip);
 
-/** Pairs currently free in this worker's slice, on active addresses. */
+/** Ports of this worker's slice that no flow holds, on active addresses. */
 uint32_t lb_snat_nb_free(const struct lb_snat *s);
 
-/** Pairs in this worker's slice (active addresses x ports). */
+/** Ports in this worker's slice (active addresses x ports): the pairs
+ * towards any one destination. */
 uint32_t lb_snat_capacity(const struct lb_snat *s);
 
 void lb_snat_stats_get(const struct lb_snat *s, struct lb_snat_stats *st);

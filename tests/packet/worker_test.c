@@ -1109,6 +1109,21 @@ syn_snat(struct ph_env *e, struct conn *c, uint32_t iss, const char *what)
 	return pb_get32(got.b + ETH + 12);
 }
 
+/* A SYN of @p c that the worker refuses for want of a SNAT port. */
+static void
+syn_snat_full(struct ph_env *e, const struct conn *c, const char *what)
+{
+	struct lb_worker *w = e->dp.w[0];
+	struct lb_worker_stats before = w->st;
+	struct pb_frame in;
+
+	seg_frame(&in, c, seg_syn(ISS), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, what);
+	ph_check_drop_delta(w, &before, LB_DROP_SNAT_FULL, what);
+}
+
 /* Makes @p d the published table and lets the worker take it up. */
 static void
 publish(struct ph_env *e, struct lb_dpconf *d)
@@ -1124,19 +1139,11 @@ test_snat_add_live(void **state)
 	struct ph_env *e = env_up(state, 1, FLOWS, conf_no_snat);
 	struct lb_worker *w = e->dp.w[0];
 	struct lb_dpconf *boot = e->dp.conf, *d;
-	struct lb_worker_stats before = w->st;
 	struct conn c = tcp_conn(40101, 0);
-	struct pb_frame in;
 
 	/* Every backend: the scheduler's pick depends on the run's seed. */
 	learn_all(e);
-	before = w->st;
-	seg_frame(&in, &c, seg_syn(ISS), 0);
-	ph_inject(e, 0, 0, &in);
-	ph_poll(e, 0);
-	ph_expect_quiet(e, "SYN with no SNAT address");
-	ph_check_drop_delta(w, &before, LB_DROP_SNAT_FULL,
-			    "SYN with no SNAT address");
+	syn_snat_full(e, &c, "SYN with no SNAT address");
 
 	d = compile_conf(e, NULL, boot);
 	publish(e, d);
@@ -1146,6 +1153,102 @@ test_snat_add_live(void **state)
 	e->dp.conf = boot;
 	ph_env_close(e, 1);
 	rte_free(d);
+}
+
+/* A third service whose one backend a flood can aim at. */
+#define IP_VIP3 PB_IP(203, 0, 113, 12)
+#define SNAT_PORTS 4 /* the worker's slice in test_snat_ports_per_backend */
+static const char *const conf_flooded[] = {
+	"service add tcp 203.0.113.12:80 sched rr syn-timeout 30ms",
+	"backend add tcp 203.0.113.12:80 10.1.0.23:8080",
+	NULL,
+};
+
+/* A client of the flooded service, from port @p cport. */
+static struct conn
+flood_conn(uint16_t cport)
+{
+	struct conn c = tcp_conn(cport, 3);
+
+	c.vip = IP_VIP3;
+	return c;
+}
+
+/*
+ * A SYN flood at one backend uses up that backend's SNAT ports only: a
+ * new flow to another backend of the same SNAT address gets a port (one
+ * the flood holds towards the flooded backend), and the flooded backend's
+ * ports come back once its half-open flows expire.
+ */
+static void
+test_snat_ports_per_backend(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_flooded);
+	struct lb_worker *w = e->dp.w[0];
+	uint32_t snat = htonl(IP_SNAT);
+	struct lb_snat_conf sc = {
+		.addrs = &snat, .nb_addrs = 1, .max_addrs = LB_CONF_MAX_SNATS,
+		.port_min = 40000, .port_max = 40000 + SNAT_PORTS - 1,
+		.nb_workers = 1,
+	};
+	struct lb_snat_stats st;
+	struct conn c;
+	uint64_t t0;
+	uint32_t until;
+	int svc;
+
+	/* A slice of four ports instead of 64,512: the same exhaustion
+	 * after four SYNs instead of 64,512. */
+	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
+	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
+	learn_all(e);
+	for (int i = 0; i < SNAT_PORTS; i++) {
+		c = flood_conn((uint16_t)(42000 + i));
+		CHECK_EQ(syn_snat(e, &c, ISS + (uint32_t)i, "flood SYN"),
+			 IP_SNAT, "the flood's SNAT address");
+	}
+	CHECK_EQ(lb_snat_nb_free(w->snat), 0, "ports no flow holds");
+	c = flood_conn(42100);
+	syn_snat_full(e, &c, "SYN to the flooded backend");
+	/* The refusal is remembered for its tick: the flood's next SYN is
+	 * refused without probing the ports again. */
+	svc = lb_dpconf_svc_find(e->dp.conf, PB_PROTO_TCP, htonl(IP_VIP3),
+				 htons(VPORT));
+	assert_true(svc >= 0);
+	until = w->snat_full[svc][0];
+	assert_true(until != 0);
+	lb_snat_stats_get(w->snat, &st);
+	c = flood_conn(42101);
+	syn_snat_full(e, &c, "flood SYN, refused again");
+	if ((int32_t)(until - (uint32_t)(ph_now_ns(e) >> 20)) > 0) {
+		struct lb_snat_stats now;
+
+		lb_snat_stats_get(w->snat, &now);
+		CHECK_EQ(now.probes, st.probes, "ports probed again");
+	}
+
+	/* Another backend behind the same SNAT address: still a port. */
+	c = tcp_conn(42200, 0);
+	CHECK_EQ(syn_snat(e, &c, ISS, "SYN to another backend"), IP_SNAT,
+		 "its SNAT address");
+	if (c.sport < 40000 || c.sport >= 40000 + SNAT_PORTS)
+		fail_msg("SNAT port %u outside the slice", c.sport);
+	CHECK_EQ(lb_snat_addr_used(w->snat, snat), SNAT_PORTS + 1,
+		 "pairs in use");
+
+	/* The flood's half-open flows expire (syn-timeout 30ms, no other
+	 * backend to retry, no deferred queue: the client gets RSTs). */
+	t0 = ph_now_ns(e);
+	while (lb_snat_addr_used(w->snat, snat) > 1) {
+		ph_poll(e, 0);
+		ph_take(e, 0, 0, NULL, 0);
+		if (ph_now_ns(e) - t0 > WAIT_NS)
+			fail_msg("the flood's ports never came back");
+	}
+	c = flood_conn(42300);
+	CHECK_EQ(syn_snat(e, &c, ISS, "SYN to the flooded backend, later"),
+		 IP_SNAT, "its SNAT address");
+	ph_env_close(e, 1);
 }
 
 /*
@@ -3790,6 +3893,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_icmp_owner, ph_teardown),
 		cmocka_unit_test_teardown(test_vlan_tagged, ph_teardown),
 		cmocka_unit_test_teardown(test_snat_port, ph_teardown),
+		cmocka_unit_test_teardown(test_snat_ports_per_backend,
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_trailer, ph_teardown),
 		cmocka_unit_test_teardown(test_port_unused, ph_teardown),
 	};

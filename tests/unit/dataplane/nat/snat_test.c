@@ -172,7 +172,7 @@ test_slices_disjoint_and_covering(void **state)
 			uint16_t port;
 			struct lb_snat_stats st;
 
-			while (lb_snat_port_alloc(s, &ip, &port) == 0) {
+			while (lb_snat_port_alloc(s, NULL, NULL, &ip, &port) == 0) {
 				int a = lb_snat_addr_index(s, ip);
 				uint16_t p = ntohs(port);
 
@@ -188,7 +188,7 @@ test_slices_disjoint_and_covering(void **state)
 			}
 			assert_int_equal(n, lb_snat_capacity(s));
 			assert_int_equal(lb_snat_nb_free(s), 0);
-			assert_int_equal(lb_snat_port_alloc(s, &ip, &port),
+			assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port),
 					 -ENOSPC);
 			lb_snat_stats_get(s, &st);
 			assert_int_equal(st.allocs, n);
@@ -266,7 +266,7 @@ test_alloc_rotates_addresses(void **state)
 		uint32_t ip;
 		uint16_t port;
 
-		assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+		assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 		assert_int_equal(ip, addrs4[want[i].addr]);
 		assert_int_equal(ntohs(port), want[i].port);
 	}
@@ -291,25 +291,25 @@ test_start_offset(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	/* pair 4 = address 4 mod 3 = 1, port slot 4 / 3 = 1: 2005 */
 	assert_int_equal(ip, addrs4[1]);
 	assert_int_equal(ntohs(port), 2005);
 	assert_int_equal(lb_snat_port_free(s, ip, port), 0);
 	for (int i = 0; i < 75; i++) {
-		assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+		assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 		for (int a = 0; a < 3; a++)
 			if (ip == addrs4[a]) {
 				assert_int_equal(seen[a][ntohs(port) - 2000], 0);
 				seen[a][ntohs(port) - 2000] = 1;
 			}
 	}
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), -ENOSPC);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), -ENOSPC);
 	lb_snat_free(s);
 }
 
 static void
-test_free_and_realloc_fifo(void **state)
+test_free_and_realloc_in_turn(void **state)
 {
 	uint32_t ip = ip4(192, 0, 2, 7);
 	struct lb_snat *s = make(&ip, 1, 2000, 2003, 1, 0);
@@ -318,25 +318,25 @@ test_free_and_realloc_fifo(void **state)
 	uint16_t port;
 
 	(void)state;
-	assert_int_equal(lb_snat_port_alloc(s, &got_ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &got_ip, &port), 0);
 	assert_int_equal(ntohs(port), 2000);
 	assert_int_equal(lb_snat_port_free(s, ip, port), 0);
 	/* the released port goes to the back of the queue */
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
-		assert_int_equal(lb_snat_port_alloc(s, &got_ip, &port), 0);
+		assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &got_ip, &port), 0);
 		assert_int_equal(got_ip, ip);
 		assert_int_equal(ntohs(port), order[i]);
 	}
-	assert_int_equal(lb_snat_port_alloc(s, &got_ip, &port), -ENOSPC);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &got_ip, &port), -ENOSPC);
 	/* exhausted: freeing makes exactly those pairs available again */
 	assert_int_equal(lb_snat_port_free(s, ip, htons(2002)), 0);
 	assert_int_equal(lb_snat_port_free(s, ip, htons(2000)), 0);
 	assert_int_equal(lb_snat_nb_free(s), 2);
-	assert_int_equal(lb_snat_port_alloc(s, &got_ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &got_ip, &port), 0);
 	assert_int_equal(ntohs(port), 2002);
-	assert_int_equal(lb_snat_port_alloc(s, &got_ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &got_ip, &port), 0);
 	assert_int_equal(ntohs(port), 2000);
-	assert_int_equal(lb_snat_port_alloc(s, &got_ip, &port), -ENOSPC);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &got_ip, &port), -ENOSPC);
 	lb_snat_free(s);
 }
 
@@ -367,7 +367,7 @@ test_bad_free(void **state)
 	(void)state;
 	/* With every pair of the slice in use, a release that maps onto
 	 * any of them must still be refused if it is not this slice's. */
-	while (lb_snat_port_alloc(s, &ip, &port) == 0)
+	while (lb_snat_port_alloc(s, NULL, NULL, &ip, &port) == 0)
 		;
 	assert_int_equal(lb_snat_capacity(s), 10);
 	for (size_t i = 0; i < ARRAY_SIZE(foreign); i++) {
@@ -387,9 +387,9 @@ test_bad_free(void **state)
 	assert_int_equal(st.bad_free, ARRAY_SIZE(foreign) + 1);
 	assert_int_equal(st.frees, 1);
 	assert_int_equal(lb_snat_port_free(NULL, ip, port), -EINVAL);
-	assert_int_equal(lb_snat_port_alloc(NULL, &ip, &port), -EINVAL);
-	assert_int_equal(lb_snat_port_alloc(s, NULL, &port), -EINVAL);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, NULL), -EINVAL);
+	assert_int_equal(lb_snat_port_alloc(NULL, NULL, NULL, &ip, &port), -EINVAL);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, NULL, &port), -EINVAL);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, NULL), -EINVAL);
 	assert_int_equal(lb_snat_nb_free(NULL), 0);
 	assert_int_equal(lb_snat_capacity(NULL), 0);
 	lb_snat_free(s);
@@ -415,7 +415,7 @@ test_addr_index(void **state)
 		uint32_t ip;
 		uint16_t port;
 
-		assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+		assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 		assert_int_equal(ip, many[i]);
 		assert_int_equal(ntohs(port), 1024 + 5);
 	}
@@ -436,7 +436,7 @@ test_layout_check(void **state)
 	assert_int_equal(lb_snat_check(s, sz), 0);
 	assert_int_equal(lb_snat_check(s, sz - 1), -EINVAL);
 	assert_int_equal(lb_snat_check(NULL, sz), -EINVAL);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	/* pointer-free: a byte copy elsewhere carries on where s was */
 	copy = malloc(sz);
 	assert_non_null(copy);
@@ -452,6 +452,19 @@ test_layout_check(void **state)
 	assert_int_equal(lb_snat_check(copy, sz), -EINVAL);
 	free(copy);
 	lb_snat_free(s);
+}
+
+static struct lb_snat_addr *
+slots(const struct lb_snat *s)
+{
+	return (struct lb_snat_addr *)((uintptr_t)s + s->slots_off);
+}
+
+/* Host-order port of slice position @p item (taken modulo the slice). */
+static uint16_t
+item_port(const struct lb_snat *s, uint32_t item)
+{
+	return (uint16_t)(s->first_port + item % s->nb_ports * s->nb_workers);
 }
 
 static void
@@ -476,11 +489,22 @@ test_random_against_reference(void **state)
 		if (lb_rng_below(&rng, 2) == 0) {
 			uint32_t ip;
 			uint16_t port;
-			int rc = lb_snat_port_alloc(s, &ip, &port);
-			int a;
+			uint32_t head[2];
+			int rc, a;
 
-			if (n == 200) {
-				assert_int_equal(rc, -ENOSPC);
+			for (a = 0; a < 2; a++)
+				head[a] = slots(s)[a].head;
+			rc = lb_snat_port_alloc(s, NULL, NULL, &ip, &port);
+			if (rc == -ENOSPC) {
+				/* Only when the ports next in line on both
+				 * addresses are all held. */
+				for (a = 0; a < 2; a++)
+					for (uint32_t k = 0; k < LB_SNAT_TRIES;
+					     k++)
+						assert_int_equal(
+							held[a][item_port(
+								s, head[a] + k)],
+							1);
 				continue;
 			}
 			assert_int_equal(rc, 0);
@@ -510,6 +534,131 @@ test_random_against_reference(void **state)
 	assert_int_equal(st.allocs - st.frees, n);
 	assert_true(st.exhausted > 0);
 	assert_int_equal(st.bad_free, 0);
+	lb_snat_free(s);
+}
+
+/* A flood towards one destination and the ports of the others. */
+struct dst_ref {
+	uint8_t held[4][65536]; /* per destination, by port */
+	uint32_t dst;		/* the destination allocating */
+	uint64_t calls;
+};
+
+static bool
+dst_taken(void *arg, uint32_t ip, uint16_t port)
+{
+	struct dst_ref *r = arg;
+
+	(void)ip;
+	r->calls++;
+	return r->held[r->dst][ntohs(port)] != 0;
+}
+
+static void
+test_ports_per_destination(void **state)
+{
+	/* one address, worker 1 of 2 on 3000-3199: 100 ports */
+	struct lb_snat *s = make(addrs4, 1, 3000, 3199, 2, 1);
+	static struct dst_ref r;
+	struct lb_snat_stats st;
+	uint32_t ip;
+	uint16_t port;
+	int n = 0;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	/* A flood towards destination 0 takes every port there is... */
+	r.dst = 0;
+	while (lb_snat_port_alloc(s, dst_taken, &r, &ip, &port) == 0) {
+		assert_int_equal(r.held[0][ntohs(port)], 0);
+		r.held[0][ntohs(port)] = 1;
+		n++;
+	}
+	assert_int_equal(n, 100);
+	assert_int_equal(lb_snat_nb_free(s), 0);
+	assert_int_equal(lb_snat_addr_used(s, addrs4[0]), 100);
+	/* ...refused from then on at the cost of LB_SNAT_TRIES lookups. */
+	r.calls = 0;
+	assert_int_equal(lb_snat_port_alloc(s, dst_taken, &r, &ip, &port),
+			 -ENOSPC);
+	assert_int_equal(r.calls, LB_SNAT_TRIES);
+	/* Without the check, one flow per port: refused as well. */
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port),
+			 -ENOSPC);
+	/* Every other destination still gets all of its ports, each with
+	 * one lookup. */
+	for (uint32_t d = 1; d < 4; d++) {
+		r.dst = d;
+		r.calls = 0;
+		for (int i = 0; i < 100; i++) {
+			assert_int_equal(lb_snat_port_alloc(s, dst_taken, &r,
+							    &ip, &port),
+					 0);
+			assert_int_equal(r.held[d][ntohs(port)], 0);
+			r.held[d][ntohs(port)] = 1;
+		}
+		assert_int_equal(r.calls, 100);
+		assert_int_equal(lb_snat_port_alloc(s, dst_taken, &r, &ip,
+						    &port),
+				 -ENOSPC);
+	}
+	assert_int_equal(lb_snat_addr_used(s, addrs4[0]), 400);
+	/* A port comes back for its destination only: release 3001's flow
+	 * towards destination 2 and it is the one destination 2 gets. */
+	assert_int_equal(lb_snat_port_free(s, addrs4[0], htons(3001)), 0);
+	r.held[2][3001] = 0;
+	r.dst = 2;
+	assert_int_equal(lb_snat_port_alloc(s, dst_taken, &r, &ip, &port), 0);
+	assert_int_equal(ntohs(port), 3001);
+	r.dst = 3;
+	assert_int_equal(lb_snat_port_alloc(s, dst_taken, &r, &ip, &port),
+			 -ENOSPC);
+	/* Released by all four, a port is free for anyone again. */
+	for (uint32_t d = 0; d < 4; d++)
+		assert_int_equal(lb_snat_port_free(s, addrs4[0], htons(3199)),
+				 0);
+	assert_int_equal(lb_snat_port_free(s, addrs4[0], htons(3199)),
+			 -EINVAL);
+	assert_int_equal(lb_snat_nb_free(s), 1);
+	/* The cursor reaches it within a turn of the slice. */
+	for (int k = 0, rc = -ENOSPC; rc != 0; k++) {
+		assert_true(k < 100 / (int)LB_SNAT_TRIES + 1);
+		rc = lb_snat_port_alloc(s, NULL, NULL, &ip, &port);
+	}
+	assert_int_equal(ntohs(port), 3199);
+	lb_snat_stats_get(s, &st);
+	assert_int_equal(st.bad_free, 1);
+	assert_int_equal(st.allocs - st.frees, 397);
+	assert_int_equal(lb_snat_addr_used(s, addrs4[0]), 397);
+	lb_snat_free(s);
+}
+
+/* A draining address waits for the flows of every destination. */
+static void
+test_drain_per_destination(void **state)
+{
+	struct lb_snat *s = make(addrs4, 1, 3000, 3003, 1, 0);
+	static struct dst_ref r;
+	uint32_t ip;
+	uint16_t port;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	for (r.dst = 0; r.dst < 2; r.dst++) {
+		assert_int_equal(lb_snat_port_alloc(s, dst_taken, &r, &ip,
+						    &port),
+				 0);
+		r.held[r.dst][ntohs(port)] = 1;
+	}
+	/* the second destination shares nothing held towards it: it got
+	 * the next port in line, not the first one again */
+	assert_int_equal(lb_snat_addr_used(s, addrs4[0]), 2);
+	assert_int_equal(lb_snat_addr_del(s, addrs4[0]), 0);
+	assert_int_equal(lb_snat_port_free(s, addrs4[0], htons(3000)), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[0]),
+			 LB_SNAT_ADDR_DRAINING);
+	assert_int_equal(lb_snat_port_free(s, addrs4[0], htons(3001)), 0);
+	assert_int_equal(lb_snat_addr_state(s, addrs4[0]), LB_SNAT_ADDR_FREE);
 	lb_snat_free(s);
 }
 
@@ -543,22 +692,22 @@ test_addr_add(void **state)
 
 	(void)state;
 	assert_int_equal(lb_snat_capacity(s), 0);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), -ENOSPC);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), -ENOSPC);
 	assert_int_equal(lb_snat_addr_add(s, addrs4[0]), 0);
 	assert_int_equal(lb_snat_addr_add(s, addrs4[0]), -EEXIST);
 	assert_int_equal(lb_snat_addr_state(s, addrs4[0]),
 			 LB_SNAT_ADDR_ACTIVE);
 	assert_int_equal(lb_snat_capacity(s), 4);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	assert_int_equal(ip, addrs4[0]);
 	/* A second address takes its turn. */
 	assert_int_equal(lb_snat_addr_add(s, addrs4[1]), 0);
 	assert_int_equal(lb_snat_capacity(s), 8);
 	assert_int_equal(lb_snat_nb_free(s), 7);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	assert_int_equal(ip, addrs4[1]);
 	assert_int_equal(ntohs(port), 3000);
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	assert_int_equal(ip, addrs4[0]);
 	/* Every slot taken. */
 	assert_int_equal(lb_snat_addr_add(s, addrs4[2]), -ENOSPC);
@@ -579,7 +728,7 @@ test_addr_drain(void **state)
 
 	(void)state;
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(lb_snat_port_alloc(s, &ip[i], &port[i]), 0);
+		assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip[i], &port[i]), 0);
 	/* ip[0], ip[2] on address 0; ip[1], ip[3] on address 1 */
 	assert_int_equal(ip[1], addrs4[1]);
 	assert_int_equal(lb_snat_addr_used(s, addrs4[1]), 2);
@@ -593,10 +742,10 @@ test_addr_drain(void **state)
 		uint32_t a;
 		uint16_t p;
 
-		assert_int_equal(lb_snat_port_alloc(s, &a, &p), 0);
+		assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &a, &p), 0);
 		assert_int_equal(a, addrs4[0]);
 	}
-	assert_int_equal(lb_snat_port_alloc(s, &ip[0], &port[0]), -ENOSPC);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip[0], &port[0]), -ENOSPC);
 	/* No new address while the drained one holds its slot. */
 	assert_int_equal(lb_snat_addr_add(s, addrs4[2]), -ENOSPC);
 	/* Its flows end: the first release keeps the slot. */
@@ -629,12 +778,12 @@ test_addr_readd_while_draining(void **state)
 	uint16_t port, port2;
 
 	(void)state;
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	assert_int_equal(lb_snat_addr_del(s, addrs4[0]), 0);
-	assert_int_equal(lb_snat_port_alloc(s, &ip2, &port2), -ENOSPC);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip2, &port2), -ENOSPC);
 	assert_int_equal(lb_snat_addr_add(s, addrs4[0]), 0);
 	assert_int_equal(lb_snat_addr_used(s, addrs4[0]), 1);
-	assert_int_equal(lb_snat_port_alloc(s, &ip2, &port2), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip2, &port2), 0);
 	assert_int_not_equal(port2, port);
 	assert_int_equal(lb_snat_port_free(s, ip, port), 0);
 	assert_int_equal(lb_snat_port_free(s, ip2, port2), 0);
@@ -654,7 +803,7 @@ test_sync(void **state)
 
 	(void)state;
 	/* a pair on address 0 stays in use */
-	assert_int_equal(lb_snat_port_alloc(s, &ip, &port), 0);
+	assert_int_equal(lb_snat_port_alloc(s, NULL, NULL, &ip, &port), 0);
 	assert_int_equal(ip, addrs4[0]);
 	/* address 0 drains and holds its slot: the third new one misses */
 	assert_int_equal(lb_snat_sync(s, next, 3), 1);
@@ -690,11 +839,13 @@ main(void)
 		cmocka_unit_test(test_owner_of_every_port),
 		cmocka_unit_test(test_alloc_rotates_addresses),
 		cmocka_unit_test(test_start_offset),
-		cmocka_unit_test(test_free_and_realloc_fifo),
+		cmocka_unit_test(test_free_and_realloc_in_turn),
 		cmocka_unit_test(test_bad_free),
 		cmocka_unit_test(test_addr_index),
 		cmocka_unit_test(test_layout_check),
 		cmocka_unit_test(test_random_against_reference),
+		cmocka_unit_test(test_ports_per_destination),
+		cmocka_unit_test(test_drain_per_destination),
 		cmocka_unit_test(test_addr_add),
 		cmocka_unit_test(test_addr_drain),
 		cmocka_unit_test(test_addr_readd_while_draining),
