@@ -388,11 +388,15 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	if (unlikely(f->state == LB_FLOW_SYN_RECV) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
 	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
-		    LB_TCP_ACK &&
-	    !l7_open(w, f, frame_of(m), pkt) &&
-	    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
-		/* No follower entry for a gated flow: its fallback. */
-		return;
+		    LB_TCP_ACK) {
+		if (!l7_open(w, f, frame_of(m), pkt) &&
+		    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
+			/* No follower entry for a gated flow: its
+			 * fallback. */
+			return;
+		if (w->pp_svc >> f->svc & 1)
+			lb_worker_pp_open(w, f, idx, m, pkt, now);
+	}
 	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
 		 * sends it back to SYN_SENT, where l7 means a SYN copy):
@@ -413,6 +417,8 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	if (unlikely(v != LB_L7_PASS) &&
 	    lb_worker_l7_admission(w, f, idx, m, pkt, v, now))
 		return;
+	if (unlikely(w->pp_used) && pkt->proto == LB_IPPROTO_TCP)
+		lb_worker_pp_client(w, idx, m, pkt);
 	lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 	l7_closed(w, f);
 }

@@ -110,6 +110,10 @@ int lb_worker_l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
 			uint32_t client, uint64_t now);
 bool lb_worker_on_l7_admit(void *owner, uint32_t tag,
 			   const struct lb_l7_req *rq);
+/* A fresh mbuf holding the first @p l3 bytes (link header) of @p frame,
+ * for lb_worker_seg_send(); NULL (counted) when the pool is empty. */
+struct rte_mbuf *lb_worker_seg_alloc(struct lb_worker *w, const uint8_t *frame,
+				     uint32_t l3);
 void lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 			struct rte_mbuf *m, uint32_t l3_off, bool to_client,
 			uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win,
@@ -125,6 +129,16 @@ bool lb_worker_l7_admission(struct lb_worker *w, struct lb_flow *f,
 bool lb_worker_l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			   struct rte_mbuf *m, const struct lb_pkt *pkt,
 			   uint64_t now);
+
+/* worker_pp.c: the PROXY protocol header and the offsets it makes. */
+void lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f,
+		       uint32_t idx, struct rte_mbuf *m,
+		       const struct lb_pkt *pkt, uint64_t now);
+void lb_worker_pp_client(struct lb_worker *w, uint32_t idx, struct rte_mbuf *m,
+			 const struct lb_pkt *pkt);
+bool lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f,
+			  uint32_t idx, struct rte_mbuf *m,
+			  const struct lb_pkt *pkt, uint64_t now);
 
 /* worker_neigh.c: ARP, neighbours, the way out of a frame. */
 void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,

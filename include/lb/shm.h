@@ -39,7 +39,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 10u
+#define LB_SHM_LAYOUT_VERSION 11u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -112,6 +112,8 @@ struct lb_worker_stats {
 	uint64_t l7_unfollowed[LB_L7_UNF_MAX];
 	uint64_t syn_hold_full; /**< SYNs not copied: the copy pool was empty */
 	uint64_t challenge_acks; /**< ACKs answering RSTs in window, not exact */
+	uint64_t pp_sent;   /**< PROXY protocol headers sent to backends */
+	uint64_t pp_resent; /**< of those, sent again: a backend missed one */
 };
 
 /** One backend slot as one worker saw it. */

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The PROXY protocol of a service (docs/dataplane.md, "PROXY protocol"):
+ * when the client's ACK completes the handshake, the backend gets the
+ * header (proxy_hdr.h) as a segment of its own, in the client's name, in
+ * front of the client's first byte; from then on the client's sequence
+ * numbers are shifted by its length and the backend's acknowledgements
+ * and SACK blocks shifted back (tcp_splice.h). Apart from the stages
+ * since only flows of such services come here.
+ */
+#include "worker_priv.h"
+
+#include "proxy_hdr.h"
+
+/* The header of flow @p f in version @p ver into @p hdr; its length. */
+static int
+pp_build(const struct lb_flow *f, uint8_t ver,
+	 uint8_t hdr[static LB_PROXY_V2_MAX])
+{
+	const struct lb_flow_key *k = &f->key[LB_FLOW_DIR_ORIG];
+	struct lb_proxy_conn c = {
+		.src = k->src,
+		.dst = k->dst,
+		.sport = k->sport,
+		.dport = k->dport,
+		.proto = LB_IPPROTO_TCP,
+	};
+
+	if (ver == LB_CONF_PP_V1)
+		return lb_proxy_v1((char *)hdr, LB_PROXY_V2_MAX, &c);
+	return lb_proxy_v2(hdr, LB_PROXY_V2_MAX, &c, NULL);
+}
+
+/* Sends the header of flow @p f (record @p p) to its backend, with the
+ * link header of @p frame. */
+static void
+pp_send(struct lb_worker *w, const struct lb_flow *f,
+	const struct lb_pp_flow *p, const uint8_t *frame, uint32_t l3,
+	uint64_t now)
+{
+	uint8_t hdr[LB_PROXY_V2_MAX];
+	struct rte_mbuf *m;
+	int n = pp_build(f, p->ver, hdr);
+
+	if (n != p->len)
+		return;
+	m = lb_worker_seg_alloc(w, frame, l3);
+	if (m == NULL)
+		return;
+	lb_worker_seg_send(w, f, m, l3, false, p->at, p->ack,
+			   LB_TCP_ACK | LB_TCP_PSH, p->win, hdr, (uint16_t)n,
+			   now);
+}
+
+static inline void
+pp_reset(struct lb_worker *w, uint32_t idx)
+{
+	memset(&w->spl[idx], 0, sizeof(w->spl[idx]));
+	memset(&w->pp[idx], 0, sizeof(w->pp[idx]));
+}
+
+/*
+ * Segment @p m is the client's ACK that completes the handshake of flow
+ * @p f (entry @p idx), of a service whose backends get the header: the
+ * header goes now, as haproxy's send-proxy does, so that a backend that
+ * speaks first, or closes before the client says anything, has it too;
+ * @p m follows it, shifted.
+ */
+void
+lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+		  struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	const uint8_t *fr = frame_of(m);
+	const uint8_t *th = fr + pkt->l4_off;
+	struct lb_pp_flow *p = &w->pp[idx];
+	uint8_t hdr[LB_PROXY_V2_MAX];
+	int n;
+
+	pp_reset(w, idx);
+	p->ver = w->conf->svc[f->svc].opts.proxy_proto;
+	n = pp_build(f, p->ver, hdr);
+	if (n <= 0)
+		return;
+	p->at = tcp_word(fr, pkt, 4);
+	p->ack = tcp_word(fr, pkt, 8);
+	p->win = (uint16_t)(th[14] << 8 | th[15]);
+	p->len = (uint8_t)n;
+	p->state = LB_PP_SENT;
+	lb_tcp_splice_insert(&w->spl[idx], LB_TCP_SPL_ORIG, p->at, (uint32_t)n);
+	w->pp_used = true;
+	w->st.pp_sent++;
+	pp_send(w, f, p, fr, pkt->l3_off, now);
+}
+
+/* Client segment @p m of flow entry @p idx, checked, before it leaves:
+ * shifted past the header. A SYN starts a connection again on the tuple,
+ * which has no header yet. */
+void
+lb_worker_pp_client(struct lb_worker *w, uint32_t idx, struct rte_mbuf *m,
+		    const struct lb_pkt *pkt)
+{
+	if (likely(w->pp[idx].state == LB_PP_NONE))
+		return;
+	if (pkt->tcp_flags & LB_TCP_SYN) {
+		pp_reset(w, idx);
+		return;
+	}
+	lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_ORIG,
+			  frame_of(m) + pkt->l4_off,
+			  rte_pktmbuf_data_len(m) - pkt->l4_off);
+}
+
+/*
+ * Backend segment @p m of flow @p f (entry @p idx), before its sequence
+ * numbers are checked: its acknowledgement and SACK blocks are taken back
+ * into the client's numbers, which the tracking record and the client
+ * know. Until the backend acknowledges the header, a segment that says
+ * it is missing, an ACK of its first byte with nothing else (the
+ * duplicate ACK of the client's bytes that came after it, or its
+ * SYN-ACK sent again: the header's segment also completed its
+ * handshake), gets it again and goes no further: the client never sent
+ * those bytes and would not resend them.
+ * @return true when @p m was taken
+ */
+bool
+lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+		     struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	struct lb_pp_flow *p = &w->pp[idx];
+	uint32_t ack;
+
+	if (likely(p->state == LB_PP_NONE))
+		return false;
+	if (f->state == LB_FLOW_SYN_SENT) {
+		/* A new connection on the tuple: nothing inserted yet. */
+		pp_reset(w, idx);
+		return false;
+	}
+	if (p->state == LB_PP_SENT && (pkt->tcp_flags & LB_TCP_ACK)) {
+		ack = tcp_word(frame_of(m), pkt, 8);
+		if ((int32_t)(ack - (p->at + p->len)) >= 0) {
+			p->state = LB_PP_ACKED;
+		} else if (ack == p->at && pkt->payload_len == 0 &&
+			   !(pkt->tcp_flags & (LB_TCP_RST | LB_TCP_FIN))) {
+			w->st.pp_resent++;
+			pp_send(w, f, p, frame_of(m), pkt->l3_off, now);
+			rte_pktmbuf_free(m);
+			return true;
+		}
+	}
+	lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_REPLY,
+			  frame_of(m) + pkt->l4_off,
+			  rte_pktmbuf_data_len(m) - pkt->l4_off);
+	return false;
+}
