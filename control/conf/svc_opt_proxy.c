@@ -23,11 +23,12 @@ proxy_check(const struct lb_svc_opt_ctx *x, const struct lb_conf_svc_opts *o,
 
 	if (o->proxy_proto == LB_CONF_PP_OFF)
 		return 0;
-	/* Version 1 has no form for UDP; version 2 in every datagram is
-	 * not done by the dataplane. */
-	if (x->proto != LB_CONF_PROTO_TCP)
+	/* Version 1 has no form for UDP; version 2 goes in every
+	 * datagram. */
+	if (x->proto != LB_CONF_PROTO_TCP && o->proxy_proto == LB_CONF_PP_V1)
 		return lb_cmd_error(out, -EINVAL,
-				    "proxy-protocol %s needs a tcp service", v);
+				    "proxy-protocol v1 has no form for udp; use "
+				    "v2");
 	/* Requests refused per request are reset and answered in the
 	 * client's sequence space, which the header shifts. */
 	if (o->http)
@@ -56,10 +57,11 @@ static const struct lb_svc_opt proxy_opts[] = {
 		LB_SVC_OPT_NAMES(pp_names),
 		.help = "send the PROXY protocol header (haproxy's "
 			"proxy-protocol.txt, version 1 text or version 2 "
-			"binary) to the backend as soon as the client "
-			"completes its handshake, so that the backend sees "
-			"the client's address and port and the VIP's; tcp "
-			"services only, not with `http` nor `check http`",
+			"binary) to the backend, so that it sees the client's "
+			"address and port and the VIP's: on tcp services "
+			"as soon as the client completes its handshake, on "
+			"udp services (v2 only) in front of every datagram; "
+			"not with `http` nor `check http`",
 	},
 };
 

@@ -417,8 +417,8 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	if (unlikely(v != LB_L7_PASS) &&
 	    lb_worker_l7_admission(w, f, idx, m, pkt, v, now))
 		return;
-	if (unlikely(w->pp_used) && pkt->proto == LB_IPPROTO_TCP)
-		lb_worker_pp_client(w, idx, m, pkt);
+	if (unlikely(w->pp_used) && lb_worker_pp_client(w, f, idx, m, pkt))
+		return;
 	lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 	l7_closed(w, f);
 }

@@ -5,10 +5,13 @@
  * header (proxy_hdr.h) as a segment of its own, in the client's name, in
  * front of the client's first byte; from then on the client's sequence
  * numbers are shifted by its length and the backend's acknowledgements
- * and SACK blocks shifted back (tcp_splice.h). Apart from the stages
- * since only flows of such services come here.
+ * and SACK blocks shifted back (tcp_splice.h). On UDP, every datagram of
+ * the client carries the header in front of its payload. Apart from the
+ * stages since only flows of such services come here.
  */
 #include "worker_priv.h"
+
+#include "csum.h"
 
 #include "proxy_hdr.h"
 
@@ -23,7 +26,7 @@ pp_build(const struct lb_flow *f, uint8_t ver,
 		.dst = k->dst,
 		.sport = k->sport,
 		.dport = k->dport,
-		.proto = LB_IPPROTO_TCP,
+		.proto = k->proto,
 	};
 
 	if (ver == LB_CONF_PP_V1)
@@ -92,22 +95,90 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	pp_send(w, f, p, fr, pkt->l3_off, now);
 }
 
-/* Client segment @p m of flow entry @p idx, checked, before it leaves:
- * shifted past the header. A SYN starts a connection again on the tuple,
- * which has no header yet. */
-void
-lb_worker_pp_client(struct lb_worker *w, uint32_t idx, struct rte_mbuf *m,
-		    const struct lb_pkt *pkt)
+/*
+ * Client datagram @p m of flow @p f with the version 2 header in front of
+ * its payload: the link, IP and UDP headers move towards the mbuf's
+ * headroom by the header's length and the header goes in the room they
+ * leave. The IP checksum is computed again, the UDP one updated (RFC
+ * 1624): the header's words, at an even offset, and the length counted
+ * twice (the field and the pseudo-header). @return false when @p m has
+ * no room for it.
+ */
+static bool
+pp_udp(const struct lb_flow *f, struct rte_mbuf *m, struct lb_pkt *pkt)
 {
-	if (likely(w->pp[idx].state == LB_PP_NONE))
-		return;
+	uint8_t hdr[LB_PROXY_V2_MAX], *fr, *ip, *uh;
+	uint32_t hl = pkt->payload_off, ihl = pkt->l4_off - pkt->l3_off;
+	uint16_t old;
+	uint32_t sum;
+	int n = pp_build(f, LB_CONF_PP_V2, hdr);
+
+	if (n <= 0 || m->nb_segs > 1 || rte_pktmbuf_headroom(m) < (uint32_t)n ||
+	    pkt->ip_len + (uint32_t)n > UINT16_MAX)
+		return false;
+	fr = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)n);
+	memmove(fr, fr + n, hl);
+	memcpy(fr + hl, hdr, (size_t)n);
+	ip = fr + pkt->l3_off;
+	uh = fr + pkt->l4_off;
+	pkt->ip_len = (uint16_t)(pkt->ip_len + n);
+	pkt->payload_len = (uint16_t)(pkt->payload_len + n);
+	wr16(ip + 2, pkt->ip_len);
+	wr16_raw(ip + 10, 0);
+	wr16_raw(ip + 10, lb_csum(ip, ihl));
+	wr16(uh + 4, (uint16_t)(rd16(uh + 4) + n));
+	old = rd16_raw(uh + 6);
+	if (old == 0) /* sent without a checksum: none to keep */
+		return true;
+	sum = (uint16_t)~old + lb_csum_partial(hdr, (size_t)n, 0) +
+	      2u * rte_cpu_to_be_16((uint16_t)n);
+	old = (uint16_t)~lb_csum_fold(sum);
+	wr16_raw(uh + 6, old == 0 ? 0xffff : old);
+	return true;
+}
+
+/*
+ * Client datagram @p m of flow @p f, of a service whose backends get the
+ * header: with it, counted; dropped when it cannot take it.
+ * @return true when @p m was taken
+ */
+bool
+lb_worker_pp_datagram(struct lb_worker *w, const struct lb_flow *f,
+		      struct rte_mbuf *m, struct lb_pkt *pkt)
+{
+	if (unlikely(!pp_udp(f, m, pkt))) {
+		drop(w, m, LB_DROP_NOMBUF);
+		return true;
+	}
+	w->st.pp_sent++;
+	return false;
+}
+
+/*
+ * Client segment @p m of flow @p f (entry @p idx), checked, before it
+ * leaves: shifted past the header. A SYN starts a connection again on
+ * the tuple, which has no header yet. A datagram gets the header when
+ * its service says so.
+ * @return true when @p m was taken
+ */
+bool
+lb_worker_pp_client(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+		    struct rte_mbuf *m, struct lb_pkt *pkt)
+{
+	if (pkt->proto == LB_IPPROTO_UDP)
+		return (w->pp_svc >> f->svc & 1) &&
+		       lb_worker_pp_datagram(w, f, m, pkt);
+	if (pkt->proto != LB_IPPROTO_TCP ||
+	    likely(w->pp[idx].state == LB_PP_NONE))
+		return false;
 	if (pkt->tcp_flags & LB_TCP_SYN) {
 		pp_reset(w, idx);
-		return;
+		return false;
 	}
 	lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_ORIG,
 			  frame_of(m) + pkt->l4_off,
 			  rte_pktmbuf_data_len(m) - pkt->l4_off);
+	return false;
 }
 
 /*

@@ -273,6 +273,10 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 		}
 		if (v->opts.proxy_proto != LB_CONF_PP_OFF)
 			w->pp_svc |= 1ull << s;
+		/* Every datagram of such a service takes the hook. */
+		if (v->opts.proxy_proto != LB_CONF_PP_OFF &&
+		    v->proto == LB_IPPROTO_UDP)
+			w->pp_used = true;
 		svc_sched_rebuild(w, c, s, old);
 		svc_deferq_rebuild(w, c, s, old);
 		if (v->state != LB_SVC_EMPTY)

@@ -11,8 +11,11 @@
 #     translated both ways);
 #   - HAProxy behind a v2 service with `accept-proxy` answers a curl
 #     request with the client's address as its source;
-#   - the dataplane counts one header per connection (pp_sent) and
-#     exits 0 on SIGTERM.
+#   - a UDP service with v2: a server that reads the header from each
+#     datagram answers 5 datagrams with the client's address and port
+#     and the payload after the header;
+#   - the dataplane counts one header per connection and per datagram
+#     (pp_sent) and exits 0 on SIGTERM.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +27,7 @@ e2e_need_tools nginx haproxy curl
 N=20
 CLI=$(cli_addr 1)
 
-topo_up 3
+topo_up 4
 
 # pp_nginx I: nginx on backend I's address, port 80, requiring the PROXY
 # header, logging "$proxy_protocol_addr $remote_addr" per request.
@@ -94,9 +97,36 @@ EOF
 		die "be$i: haproxy is not listening on $addr:80"
 }
 
+# pp_udp I PORT: a UDP server on backend I that takes the version 2
+# header off each datagram and answers "src=ADDR:PORT data=PAYLOAD", or
+# "bad" when the datagram does not start with a valid one.
+pp_udp() {
+	local i=$1 port=$2 ns
+	ns=$(ns_be "$i")
+	# shellcheck disable=SC2016 # python source
+	ip netns exec "$ns" "$PY" -c '
+import socket, struct, sys
+SIG = b"\r\n\r\n\x00\r\nQUIT\n"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+while True:
+    d, peer = s.recvfrom(65535)
+    ans = b"bad"
+    if len(d) >= 28 and d[:12] == SIG and d[12] == 0x21 and d[13] == 0x12:
+        n = struct.unpack("!H", d[14:16])[0]
+        src = socket.inet_ntoa(d[16:20])
+        sport = struct.unpack("!H", d[24:26])[0]
+        ans = ("src=%s:%d data=" % (src, sport)).encode() + d[16 + n:]
+    s.sendto(ans, peer)
+' "$(be_addr "$i")" "$port" >"$E2E_TMP/udp-be$i.log" 2>&1 &
+	wait_listen "$ns" udp "$(be_addr "$i"):$port" ||
+		die "be$i: the UDP server did not start"
+}
+
 pp_nginx 1
 pp_nginx 2
 pp_haproxy 3
+pp_udp 4 5353
 
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
@@ -107,6 +137,8 @@ service add tcp $VIP:81 sched rr proxy-protocol v2
 backend add tcp $VIP:81 $(be_addr 2):80
 service add tcp $VIP:82 sched rr proxy-protocol v2
 backend add tcp $VIP:82 $(be_addr 3):80
+service add udp $VIP:53 sched rr proxy-protocol v2
+backend add udp $VIP:53 $(be_addr 4):5353
 EOF
 dp_start "$conf"
 tel_save /lb/stats "$E2E_TMP/stats0"
@@ -150,13 +182,35 @@ e2e_log "haproxy answered: '${body}' $(cat "$E2E_TMP/haproxy.err")"
 check "haproxy with accept-proxy sees the client $CLI" \
 	[ "$body" = "src=$CLI" ]
 
+# shellcheck disable=SC2016 # python source
+udp=$(ip netns exec "$NS_CLI" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], 5300))
+s.settimeout(2)
+ok = 0
+for i in range(5):
+    s.sendto(b"q%d" % i, (sys.argv[1], 53))
+    try:
+        a = s.recv(2048).decode()
+    except socket.timeout:
+        a = "timeout"
+    want = "src=%s:5300 data=q%d" % (sys.argv[2], i)
+    ok += a == want
+    print(a if a != want else "", end="")
+print(" ok=%d" % ok)
+' "$VIP" "$CLI" 2>&1) || true
+e2e_log "UDP through v2: $udp"
+check "5 datagrams answered with the client $CLI:5300 and their payload" \
+	[ "${udp##* }" = ok=5 ]
+
 tel_save /lb/stats "$E2E_TMP/stats1"
 s0=$(jget "$E2E_TMP/stats0" /lb/stats pp_sent)
 s1=$(jget "$E2E_TMP/stats1" /lb/stats pp_sent)
 r1=$(jget "$E2E_TMP/stats1" /lb/stats pp_resent)
 e2e_log "pp_sent: $s0 -> $s1, pp_resent: $r1"
-check "one header per connection ($((2 * N + 2)), got $s0 -> $s1)" \
-	'[ "$s0" != - ] && [ "$s1" != - ] && [ $((s1 - s0)) = $((2 * N + 2)) ]'
+check "one header per connection and datagram ($((2 * N + 7)), got $s0 -> $s1)" \
+	'[ "$s0" != - ] && [ "$s1" != - ] && [ $((s1 - s0)) = $((2 * N + 7)) ]'
 
 rc=0
 dp_stop || rc=$?

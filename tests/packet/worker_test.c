@@ -3992,6 +3992,76 @@ test_proxy_off(void **state)
 	CHECK_EQ(e->dp.w[0]->pp_used, false, "no splicing");
 }
 
+static const char *const conf_pp_udp[] = {
+	"service set udp 203.0.113.10:53 proxy-protocol v2",
+	NULL,
+};
+
+/*
+ * Datagram @s of @c through a UDP service with proxy-protocol v2: it
+ * must reach the backend with @hdr (@n bytes) in front of its payload,
+ * lengths and checksums made anew (the builder's, from scratch).
+ */
+static void
+relay_pp_udp(struct ph_env *e, struct conn *c, const struct seg *s,
+	     const uint8_t *hdr, uint16_t n)
+{
+	static struct pb_frame in, got, want;
+	uint8_t data[PB_FRAME_MAX];
+	struct pb_dg d;
+
+	seg_frame(&in, c, s, 0);
+	memcpy(data, hdr, n);
+	memcpy(data + n, in.b + ETH + 28, s->plen);
+	ph_inject(e, 0, c->q, &in);
+	ph_poll(e, c->q);
+	ph_expect_one(e, 1, c->q, &got, s->what);
+	c->sport = pb_get16(got.b + ETH + 20);
+	seg_dg(&d, c, s, 1);
+	d.data = data;
+	d.plen = (uint16_t)(n + s->plen);
+	pb_ipv4_frame(&want, c->bmac, mac_port[1], &d);
+	ph_expect_same(&got, &want, s->what);
+}
+
+/*
+ * proxy-protocol v2 on a UDP service: every datagram of the client,
+ * the first (which opens the flow) and the next, with or without a UDP
+ * checksum, carries the header (family AF_INET, DGRAM); the backend's
+ * answer reaches the client as it was.
+ */
+static void
+test_proxy_udp(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pp_udp);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn u = udp_conn(5001);
+	static const uint8_t hdr[] = {
+		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
+		0x54, 0x0a, 0x21,
+		0x12,	    /* AF_INET, DGRAM */
+		0x00, 0x0c, 198, 51, 100, 7, 203, 0, 113, 10,
+		0x13, 0x89, 0x00, 0x35, /* 5001, 53 */
+	};
+	const struct seg q1 = {.what = "first query", .dir = TO_BE,
+			       .plen = 40, .seq = 1};
+	const struct seg q2 = {.what = "query without checksum",
+			       .dir = TO_BE, .plen = 333, .seq = 2,
+			       .csum0 = 1};
+	const struct seg q3 = {.what = "odd-sized query", .dir = TO_BE,
+			       .plen = 7, .seq = 3};
+	const struct seg ans = {.what = "answer", .dir = TO_C, .plen = 90,
+				.seq = 4};
+
+	learn_all(e);
+	relay_pp_udp(e, &u, &q1, hdr, sizeof(hdr));
+	relay_pp_udp(e, &u, &q2, hdr, sizeof(hdr));
+	relay_pp_udp(e, &u, &q3, hdr, sizeof(hdr));
+	relay(e, &u, &ans);
+	CHECK_EQ(w->st.pp_sent, 3, "a header per datagram");
+	ph_check_no_drops(w, "proxy udp");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -4035,6 +4105,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_proxy_v1, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_v2_lost, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_off, ph_teardown),
+		cmocka_unit_test_teardown(test_proxy_udp, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,
