@@ -407,6 +407,12 @@ tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 		/* The RST's sender gets an ACK in its peer's name: a peer
 		 * whose connection is gone answers with the exact RST. */
 		lb_tcp_track_challenge(t, dir, &seq, &ack, &win);
+		/* To the backend in the client's name: past the PROXY
+		 * header it got (worker_pp.c); the record is current, the
+		 * backend's segment went through it. */
+		if (dir == LB_FLOW_DIR_REPLY && unlikely(w->pp_used) &&
+		    w->pp[idx].state != LB_PP_NONE)
+			seq += w->spl[idx].seq[LB_FLOW_DIR_ORIG];
 		w->st.challenge_acks++;
 		lb_worker_seg_send(w, f, m, pkt->l3_off,
 				   dir == LB_FLOW_DIR_ORIG, seq, ack,

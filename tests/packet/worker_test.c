@@ -3896,7 +3896,12 @@ test_proxy_v1(void **state)
 	const struct seg more = {.what = "more of the request", .dir = TO_BE,
 				 .flags = PB_PSH | PB_ACK, .seq = iss + 101,
 				 .ack = irs + 301, .plen = 200};
+	const struct seg bnear = {.what = "backend RST in window, not exact",
+				  .dir = TO_C, .flags = PB_RST | PB_ACK,
+				  .seq = irs + 301 - 200,
+				  .ack = iss + 1 + n + 300};
 	struct pb_frame in, want;
+	struct pb_dg d;
 
 	learn_all(e);
 	relay_first(e, &c, seg_syn(iss));
@@ -3915,6 +3920,19 @@ test_proxy_v1(void **state)
 	ph_inject(e, 1, 0, &in);
 	ph_poll(e, 0);
 	ph_expect_frame(e, 0, 0, &want, "backend SACK");
+	/* A RST in the window but not exact: the challenge ACK goes to the
+	 * backend in the client's name, in the backend's numbers. */
+	seg_frame(&in, &c, &bnear, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
+			   .frag = PB_IP_DF, .src = IP_SNAT, .dst = c.bip,
+			   .sport = c.sport, .dport = c.bport,
+			   .seq = iss + 301 + n, .ack = irs + 301,
+			   .flags = PB_ACK, .win = 64240};
+	pb_ipv4_frame(&want, c.bmac, mac_port[1], &d);
+	ph_expect_frame(e, 1, 0, &want, bnear.what);
+	CHECK_EQ(w->st.challenge_acks, 1, bnear.what);
 	CHECK_EQ(w->st.pp_sent, 1, "header sent once");
 	CHECK_EQ(w->st.pp_resent, 0, "header never resent");
 	ph_check_no_drops(w, "proxy v1");
@@ -3961,18 +3979,25 @@ test_proxy_v2_lost(void **state)
 	relay_first(e, &c, seg_syn(iss));
 	relay(e, &c, &synack);
 	pp_open(e, &c, iss, irs, hdr, n);
+	/* The backend got neither the ACK nor the header: its SYN-ACK
+	 * again gets the header, whose segment completes its handshake. */
+	seg_frame(&in, &c, &synack, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	pp_hdr_frame(&want, &c, iss + 1, irs + 1, hdr, n);
+	ph_expect_frame(e, 1, 0, &want, "header sent for a SYN-ACK again");
 	relay_pp(e, &c, &req, n);
 	seg_frame(&in, &c, &dup, 0);
 	ph_inject(e, 1, 0, &in);
 	ph_poll(e, 0);
 	pp_hdr_frame(&want, &c, iss + 1, irs + 1, hdr, n);
 	ph_expect_frame(e, 1, 0, &want, "header sent again");
-	CHECK_EQ(w->st.pp_resent, 1, "header resent");
+	CHECK_EQ(w->st.pp_resent, 2, "header resent");
 	relay_pp(e, &c, &resp, n);
 	/* Acknowledged: a late duplicate is only translated now. */
 	relay_pp(e, &c, &dup, n);
 	CHECK_EQ(w->st.pp_sent, 1, "one header");
-	CHECK_EQ(w->st.pp_resent, 1, "resent once");
+	CHECK_EQ(w->st.pp_resent, 2, "resent twice");
 }
 
 /* Without the option nothing is inserted: the ACK goes alone. */
