@@ -63,11 +63,59 @@ pp_reset(struct lb_worker *w, uint32_t idx)
 }
 
 /*
+ * The client's segment @p m (parsed in @p pkt) without its payload and
+ * with the @p n bytes of @p hdr instead, PSH set, in a new mbuf parsed in
+ * @p out: the header's segment carries the client's own options, its
+ * timestamps among them, which a stack that enforces RFC 7323 section
+ * 3.2 requires on every segment of a connection that negotiated them.
+ * Checksums are computed whole (the NAT rewrite then updates them).
+ * @return the mbuf, or NULL (counted) when the pool is empty
+ */
+static struct rte_mbuf *
+pp_seg_copy(struct lb_worker *w, const struct rte_mbuf *m,
+	    const struct lb_pkt *pkt, const uint8_t *hdr, uint16_t n,
+	    struct lb_pkt *out)
+{
+	uint32_t hl = pkt->payload_off, tl = hl - pkt->l4_off + n;
+	struct rte_mbuf *c = rte_pktmbuf_alloc(w->dp->pool);
+	uint8_t pseudo[12], *ip, *th;
+	uint32_t sum;
+
+	if (c == NULL || rte_pktmbuf_append(c, (uint16_t)(hl + n)) == NULL) {
+		rte_pktmbuf_free(c);
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return NULL;
+	}
+	memcpy(frame_of(c), rte_pktmbuf_mtod(m, const uint8_t *), hl);
+	memcpy(frame_of(c) + hl, hdr, n);
+	*out = *pkt;
+	out->payload_len = n;
+	out->ip_len = (uint16_t)(pkt->l4_off - pkt->l3_off + tl);
+	out->tcp_flags |= LB_TCP_PSH;
+	ip = frame_of(c) + pkt->l3_off;
+	th = frame_of(c) + pkt->l4_off;
+	wr16(ip + 2, out->ip_len);
+	wr16_raw(ip + 10, 0);
+	wr16_raw(ip + 10, lb_csum(ip, pkt->l4_off - pkt->l3_off));
+	th[13] |= LB_TCP_PSH;
+	wr16_raw(th + 16, 0);
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = LB_IPPROTO_TCP;
+	wr16(pseudo + 10, (uint16_t)tl);
+	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
+	wr16_raw(th + 16,
+		 (uint16_t)~lb_csum_fold(lb_csum_partial(th, tl, sum)));
+	return c;
+}
+
+/*
  * Segment @p m is the client's ACK that completes the handshake of flow
  * @p f (entry @p idx), of a service whose backends get the header: the
  * header goes now, as haproxy's send-proxy does, so that a backend that
  * speaks first, or closes before the client says anything, has it too;
- * @p m follows it, shifted.
+ * @p m follows it, shifted. The header's segment is a copy of @p m's
+ * headers, forwarded as @p m is.
  */
 void
 lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
@@ -77,6 +125,8 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	const uint8_t *th = fr + pkt->l4_off;
 	struct lb_pp_flow *p = &w->pp[idx];
 	uint8_t hdr[LB_PROXY_V2_MAX];
+	struct rte_mbuf *c;
+	struct lb_pkt cp;
 	int n;
 
 	pp_reset(w, idx);
@@ -92,7 +142,10 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	lb_tcp_splice_insert(&w->spl[idx], LB_TCP_SPL_ORIG, p->at, (uint32_t)n);
 	w->pp_used = true;
 	w->st.pp_sent++;
-	pp_send(w, f, p, fr, pkt->l3_off, now);
+	/* Lost with the pool empty, it goes again as any lost header. */
+	c = pp_seg_copy(w, m, pkt, hdr, (uint16_t)n, &cp);
+	if (c != NULL)
+		lb_worker_fwd(w, c, &cp, f, LB_FLOW_DIR_ORIG, now);
 }
 
 /*

@@ -3840,8 +3840,8 @@ sack_frame(struct pb_frame *f, const struct conn *c, uint32_t seq,
 /*
  * The client's ACK that completes the handshake of @c, whose backend
  * gets PROXY header @hdr (@n bytes): the header first, in its own
- * segment at the client's first sequence number, then the ACK moved on
- * by @n.
+ * segment at the client's first sequence number (the ACK's headers,
+ * forwarded, PSH set), then the ACK moved on by @n.
  */
 static void
 pp_open(struct ph_env *e, const struct conn *c, uint32_t iss, uint32_t irs,
@@ -3858,7 +3858,11 @@ pp_open(struct ph_env *e, const struct conn *c, uint32_t iss, uint32_t irs,
 	ph_poll(e, c->q);
 	assert_int_equal(ph_take(e, 1, c->q, got, NELEM(got)), 2);
 	ph_expect_quiet(e, "after the header and the ACK");
-	pp_hdr_frame(&want, c, iss + 1, irs + 1, hdr, n);
+	seg_dg(&d, c, &ack, 1);
+	d.flags |= PB_PSH;
+	d.data = hdr;
+	d.plen = n;
+	pb_ipv4_frame(&want, c->bmac, mac_port[1], &d);
 	ph_expect_same(&got[0], &want, "PROXY header segment");
 	seg_dg(&d, c, &ack, 1);
 	d.seq += n;
