@@ -255,6 +255,24 @@ l7_open(struct lb_worker *w, struct lb_flow *f, const uint8_t *fr,
 	return true;
 }
 
+/*
+ * The client's ACK @p m completes the handshake of flow @p f (entry
+ * @p idx): its follower entry, its PROXY header.
+ * @return true when @p m was taken (a gated flow without an entry).
+ */
+static bool
+handshake_done(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	       struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	if (!l7_open(w, f, frame_of(m), pkt) &&
+	    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
+		/* No follower entry for a gated flow: its fallback. */
+		return true;
+	if (w->pp_svc >> f->svc & 1)
+		lb_worker_pp_open(w, f, idx, m, pkt, now);
+	return false;
+}
+
 /* A pure SYN on a closed flow: a new connection on its tuple. */
 static inline bool
 reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
@@ -388,15 +406,9 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	if (unlikely(f->state == LB_FLOW_SYN_RECV) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
 	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
-		    LB_TCP_ACK) {
-		if (!l7_open(w, f, frame_of(m), pkt) &&
-		    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
-			/* No follower entry for a gated flow: its
-			 * fallback. */
-			return;
-		if (w->pp_svc >> f->svc & 1)
-			lb_worker_pp_open(w, f, idx, m, pkt, now);
-	}
+		    LB_TCP_ACK &&
+	    handshake_done(w, f, idx, m, pkt, now))
+		return;
 	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
 		 * sends it back to SYN_SENT, where l7 means a SYN copy):
