@@ -38,6 +38,8 @@ static const struct {
 	W(rst_limited),
 	W(syn_hold_full),
 	W(challenge_acks),
+	W(pp_sent),
+	W(pp_resent),
 	W(redirect_out),
 	W(redirect_in),
 	W(arp_replies),

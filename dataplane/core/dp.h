@@ -28,6 +28,7 @@
 #include "lb/rng.h"
 #include "lb/shm.h"
 #include "lb/snat.h"
+#include "tcp_splice.h"
 #include "tcp_track.h"
 #include "port.h"
 
@@ -60,6 +61,28 @@ struct lb_trial {
 
 struct lb_dp;
 struct lb_exc;
+
+/*
+ * The PROXY header of one flow (worker_pp.c): what its segment carried,
+ * to send it again while the backend has not acknowledged it.
+ */
+struct lb_pp_flow {
+	uint32_t at;   /**< backend's sequence number of its first byte */
+	uint32_t ack;  /**< acknowledgement its segment carried */
+	uint16_t win;  /**< window field its segment carried */
+	uint8_t len;   /**< its length */
+	uint8_t state; /**< LB_PP_* */
+	uint8_t ver;   /**< LB_CONF_PP_V1 or V2 */
+	uint8_t pad[3];
+};
+
+_Static_assert(sizeof(struct lb_pp_flow) == 16,
+	       "four PROXY records to a cache line");
+
+/** States of struct lb_pp_flow. */
+#define LB_PP_NONE 0  /**< nothing inserted: no translation */
+#define LB_PP_SENT 1  /**< sent, not yet acknowledged */
+#define LB_PP_ACKED 2 /**< the backend has it */
 
 struct lb_worker {
 	struct lb_dp *dp;
@@ -115,6 +138,15 @@ struct lb_worker {
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/** TCP sequence state of each flow entry, by flow index. */
 	struct lb_tcp_track *trk;
+	/** Sequence offsets (tcp_splice.h) and PROXY header of each flow
+	 * entry, by flow index (worker_pp.c). */
+	struct lb_tcp_splice *spl;
+	struct lb_pp_flow *pp;
+	/** Service slots whose backends get a PROXY header, one bit each. */
+	uint64_t pp_svc;
+	/** A header was ever inserted here: only then do segments of other
+	 * flows look at their splice state. */
+	bool pp_used;
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
 	uint32_t *hold_free;

@@ -350,6 +350,8 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
 	rte_free(w->trk);
+	rte_free(w->spl);
+	rte_free(w->pp);
 	rte_free(w->snat);
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
@@ -395,7 +397,15 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 	w->trk = rte_zmalloc_socket("lb_tcp_track",
 				    (size_t)dp->flows * sizeof(*w->trk),
 				    RTE_CACHE_LINE_SIZE, socket);
-	if (w->trk == NULL) {
+	/* Splice records for every entry, whatever the services: a service
+	 * may take the PROXY protocol up at any table switch. */
+	w->spl = rte_zmalloc_socket("lb_tcp_splice",
+				    (size_t)dp->flows * sizeof(*w->spl),
+				    RTE_CACHE_LINE_SIZE, socket);
+	w->pp = rte_zmalloc_socket("lb_pp_flow",
+				   (size_t)dp->flows * sizeof(*w->pp),
+				   RTE_CACHE_LINE_SIZE, socket);
+	if (w->trk == NULL || w->spl == NULL || w->pp == NULL) {
 		LOG(ERR, "worker %u: no memory for the TCP state of %u flows",
 		    wid, dp->flows);
 		return -ENOMEM;

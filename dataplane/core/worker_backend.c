@@ -48,6 +48,9 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	if (unlikely(w->pp_used) && pkt->proto == LB_IPPROTO_TCP &&
+	    lb_worker_pp_backend(w, f, idx, m, pkt, now))
+		return;
 	fl = tcp_check(w, f, idx, LB_FLOW_DIR_REPLY, m, pkt, now);
 	if (fl < 0)
 		return;

@@ -254,6 +254,24 @@ l7_open(struct lb_worker *w, struct lb_flow *f, const uint8_t *fr,
 	return true;
 }
 
+/*
+ * The client's ACK @p m completes the handshake of flow @p f (entry
+ * @p idx): its follower entry, its PROXY header.
+ * @return true when @p m was taken (a gated flow without an entry).
+ */
+static bool
+handshake_done(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	       struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	if (!l7_open(w, f, frame_of(m), pkt) &&
+	    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
+		/* No follower entry for a gated flow: its fallback. */
+		return true;
+	if (w->pp_svc >> f->svc & 1)
+		lb_worker_pp_open(w, f, idx, m, pkt, now);
+	return false;
+}
+
 /* A pure SYN on a closed flow: a new connection on its tuple. */
 static inline bool
 reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
@@ -388,9 +406,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	    pkt->proto == LB_IPPROTO_TCP &&
 	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
 		    LB_TCP_ACK &&
-	    !l7_open(w, f, frame_of(m), pkt) &&
-	    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
-		/* No follower entry for a gated flow: its fallback. */
+	    handshake_done(w, f, idx, m, pkt, now))
 		return;
 	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
 		/* A new connection on the tuple of a closed one (the table
@@ -411,6 +427,8 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl, now);
 	if (unlikely(v != LB_L7_PASS) &&
 	    lb_worker_l7_admission(w, f, idx, m, pkt, v, now))
+		return;
+	if (unlikely(w->pp_used) && lb_worker_pp_client(w, f, idx, m, pkt))
 		return;
 	lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 	l7_closed(w, f);

@@ -140,18 +140,10 @@ rej_send_new(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
 	     uint32_t l3, bool to_client, uint32_t seq, uint32_t ack,
 	     uint8_t flags, uint64_t now)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
+	struct rte_mbuf *m = lb_worker_seg_alloc(w, frame, l3);
 
-	if (m == NULL) {
-		w->st.drop[LB_DROP_NOMBUF]++;
-		return;
-	}
-	if (rte_pktmbuf_append(m, (uint16_t)l3) == NULL) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	rte_memcpy(frame_of(m), frame, l3);
-	rej_send(w, f, m, l3, to_client, seq, ack, flags, NULL, 0, now);
+	if (m != NULL)
+		rej_send(w, f, m, l3, to_client, seq, ack, flags, NULL, 0, now);
 }
 
 /*
@@ -365,6 +357,23 @@ lb_worker_on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
  * the client (@p to_client) from the VIP, else toward the backend from the
  * SNAT address.
  */
+struct rte_mbuf *
+lb_worker_seg_alloc(struct lb_worker *w, const uint8_t *frame, uint32_t l3)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
+
+	if (m == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return NULL;
+	}
+	if (rte_pktmbuf_append(m, (uint16_t)l3) == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	rte_memcpy(frame_of(m), frame, l3);
+	return m;
+}
+
 void
 lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 		   struct rte_mbuf *m, uint32_t l3_off, bool to_client,

@@ -113,6 +113,10 @@ int lb_worker_l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
 			uint32_t client, uint64_t now);
 bool lb_worker_on_l7_admit(void *owner, uint32_t tag,
 			   const struct lb_l7_req *rq);
+/* A fresh mbuf holding the first @p l3 bytes (link header) of @p frame,
+ * for lb_worker_seg_send(); NULL (counted) when the pool is empty. */
+struct rte_mbuf *lb_worker_seg_alloc(struct lb_worker *w, const uint8_t *frame,
+				     uint32_t l3);
 void lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 			struct rte_mbuf *m, uint32_t l3_off, bool to_client,
 			uint32_t seq, uint32_t ack, uint8_t flags, uint16_t win,
@@ -128,6 +132,18 @@ bool lb_worker_l7_admission(struct lb_worker *w, struct lb_flow *f,
 bool lb_worker_l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			   struct rte_mbuf *m, const struct lb_pkt *pkt,
 			   uint64_t now);
+
+/* worker_pp.c: the PROXY protocol header and the offsets it makes. */
+void lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f,
+		       uint32_t idx, struct rte_mbuf *m,
+		       const struct lb_pkt *pkt, uint64_t now);
+bool lb_worker_pp_client(struct lb_worker *w, const struct lb_flow *f,
+			 uint32_t idx, struct rte_mbuf *m, struct lb_pkt *pkt);
+bool lb_worker_pp_datagram(struct lb_worker *w, const struct lb_flow *f,
+			   struct rte_mbuf *m, struct lb_pkt *pkt);
+bool lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f,
+			  uint32_t idx, struct rte_mbuf *m,
+			  const struct lb_pkt *pkt, uint64_t now);
 
 /* worker_neigh.c: ARP, neighbours, the way out of a frame. */
 void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,
@@ -394,6 +410,12 @@ tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 		/* The RST's sender gets an ACK in its peer's name: a peer
 		 * whose connection is gone answers with the exact RST. */
 		lb_tcp_track_challenge(t, dir, &seq, &ack, &win);
+		/* To the backend in the client's name: past the PROXY
+		 * header it got (worker_pp.c); the record is current, the
+		 * backend's segment went through it. */
+		if (dir == LB_FLOW_DIR_REPLY && unlikely(w->pp_used) &&
+		    w->pp[idx].state != LB_PP_NONE)
+			seq += w->spl[idx].seq[LB_FLOW_DIR_ORIG];
 		w->st.challenge_acks++;
 		lb_worker_seg_send(w, f, m, pkt->l3_off,
 				   dir == LB_FLOW_DIR_ORIG, seq, ack,

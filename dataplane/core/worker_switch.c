@@ -247,6 +247,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	w->conf_pub = pub;
 	w->conf = c;
 	memset(to, 0, sizeof(to));
+	w->pp_svc = 0;
 	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
 		const struct lb_dpconf_svc *old = NULL;
 		static const struct lb_dpconf_svc empty;
@@ -270,6 +271,12 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 			}
 			continue;
 		}
+		if (v->opts.proxy_proto != LB_CONF_PP_OFF)
+			w->pp_svc |= 1ull << s;
+		/* Every datagram of such a service takes the hook. */
+		if (v->opts.proxy_proto != LB_CONF_PP_OFF &&
+		    v->proto == LB_IPPROTO_UDP)
+			w->pp_used = true;
 		svc_sched_rebuild(w, c, s, old);
 		svc_deferq_rebuild(w, c, s, old);
 		if (v->state != LB_SVC_EMPTY)

@@ -173,6 +173,10 @@ lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
 	f->l7 = t->hold;
 	w->bst[t->svc][be].flows++;
 	w->bst[t->svc][be].active++;
+	if (unlikely(w->pp_svc >> t->svc & 1) &&
+	    pkt->proto == LB_IPPROTO_UDP &&
+	    lb_worker_pp_datagram(w, f, m, pkt))
+		return 0;
 	lb_worker_fwd(w, m, pkt, f, LB_FLOW_DIR_ORIG, now);
 	return 0;
 }

@@ -187,6 +187,13 @@ enum lb_conf_check_type {
 #define LB_CONF_CHECK_STATUS_HI_DEFAULT 399u
 
 /** A service's health check; lb_conf_svc_opts_default() fills it. */
+/** PROXY protocol version a service's backends get (`proxy-protocol`). */
+enum lb_conf_pp {
+	LB_CONF_PP_OFF = 0,
+	LB_CONF_PP_V1, /**< the text line */
+	LB_CONF_PP_V2, /**< the binary header */
+};
+
 struct lb_conf_check {
 	uint8_t type;	/**< enum lb_conf_check_type */
 	uint16_t port;	/**< 0: the backend's own port */
@@ -296,6 +303,8 @@ struct lb_conf_svc_opts {
 	/** Expected response time of a request without one, ms; 0: none. */
 	uint32_t default_expect_ms;
 	struct lb_conf_check check; /**< health check of the backends */
+	/** PROXY protocol header to the backends: enum lb_conf_pp. */
+	uint8_t proxy_proto;
 };
 
 struct lb_conf_be {

@@ -112,6 +112,8 @@ struct lb_worker_stats {
 	uint64_t l7_unfollowed[LB_L7_UNF_MAX];
 	uint64_t syn_hold_full; /**< SYNs not copied: the copy pool was empty */
 	uint64_t challenge_acks; /**< ACKs answering RSTs in window, not exact */
+	uint64_t pp_sent;   /**< PROXY protocol headers sent to backends */
+	uint64_t pp_resent; /**< of those, sent again: a backend missed one */
 };
 
 /** One backend slot as one worker saw it. */

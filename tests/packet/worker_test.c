@@ -3855,6 +3855,345 @@ test_maglev_build_sliced(void **state)
  * Pinned to one CPU, a busy neighbour there would stall the timed tests
  * on a shared machine.
  */
+/* ---- PROXY protocol ------------------------------------------------------ */
+
+static const char *const conf_pp_v1[] = {
+	"service set tcp 203.0.113.10:80 proxy-protocol v1",
+	NULL,
+};
+
+static const char *const conf_pp_v2[] = {
+	"service set tcp 203.0.113.10:80 proxy-protocol v2",
+	NULL,
+};
+
+/*
+ * Sends @s from its origin; the worker must forward it with the client's
+ * sequence numbers moved on by @n: a client segment's seq up, a backend
+ * segment's ack down.
+ */
+static void
+relay_pp(struct ph_env *e, const struct conn *c, const struct seg *s,
+	 uint32_t n)
+{
+	struct pb_frame in, want;
+	struct pb_dg d;
+
+	seg_frame(&in, c, s, 0);
+	seg_dg(&d, c, s, 1);
+	if (s->dir == TO_BE) {
+		d.seq += n;
+		pb_ipv4_frame(&want, c->bmac, mac_port[1], &d);
+	} else {
+		d.ack -= n;
+		pb_ipv4_frame(&want, c->cmac, mac_port[0], &d);
+	}
+	ph_inject(e, in_port(s), c->q, &in);
+	ph_poll(e, c->q);
+	ph_expect_frame(e, (uint16_t)(1 - in_port(s)), c->q, &want, s->what);
+}
+
+/* The segment carrying PROXY header @hdr (@n bytes) to the backend of
+ * @c, in the client's name: its first byte at @seq. */
+static void
+pp_hdr_frame(struct pb_frame *f, const struct conn *c, uint32_t seq,
+	     uint32_t ack, const uint8_t *hdr, uint16_t n)
+{
+	struct pb_dg d = {.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
+			  .frag = PB_IP_DF, .src = IP_SNAT, .dst = c->bip,
+			  .sport = c->sport, .dport = c->bport, .seq = seq,
+			  .ack = ack, .flags = PB_ACK | PB_PSH, .win = 64240,
+			  .data = hdr, .plen = n};
+
+	pb_ipv4_frame(f, c->bmac, mac_port[1], &d);
+}
+
+/*
+ * A backend ACK of @c with one SACK block [@l, @r), as the backend sends
+ * it (@fwd 0) or as the client must get it (@fwd 1, the numbers given
+ * already translated): the options are written as payload, then the
+ * data offset and the checksum made to say so.
+ */
+static void
+sack_frame(struct pb_frame *f, const struct conn *c, uint32_t seq,
+	   uint32_t ack, uint32_t l, uint32_t r, int fwd)
+{
+	uint8_t opt[12] = {1, 1, 5, 10};
+	const struct seg s = {.what = "backend SACK", .dir = TO_C,
+			      .flags = PB_ACK, .seq = seq, .ack = ack};
+	uint8_t *ip, *th;
+	struct pb_dg d;
+	uint32_t sum;
+
+	pb_put32(opt + 4, l);
+	pb_put32(opt + 8, r);
+	seg_dg(&d, c, &s, fwd);
+	d.data = opt;
+	d.plen = sizeof(opt);
+	pb_ipv4_frame(f, fwd ? c->cmac : mac_port[1], fwd ? mac_port[0] : c->bmac,
+		      &d);
+	ip = f->b + ETH;
+	th = ip + 20;
+	th[12] = 8 << 4;
+	pb_put16(th + 16, 0);
+	sum = pb_sum(ip + 12, 8, PB_PROTO_TCP + 32u);
+	pb_put16(th + 16, (uint16_t)~pb_fold(pb_sum(th, 32, sum)));
+}
+
+/*
+ * The client's ACK that completes the handshake of @c, whose backend
+ * gets PROXY header @hdr (@n bytes): the header first, in its own
+ * segment at the client's first sequence number (the ACK's headers,
+ * forwarded, PSH set), then the ACK moved on by @n.
+ */
+static void
+pp_open(struct ph_env *e, const struct conn *c, uint32_t iss, uint32_t irs,
+	const uint8_t *hdr, uint16_t n)
+{
+	const struct seg ack = {.what = "client ACK", .dir = TO_BE,
+				.flags = PB_ACK, .seq = iss + 1,
+				.ack = irs + 1};
+	struct pb_frame in, got[3], want;
+	struct pb_dg d;
+
+	seg_frame(&in, c, &ack, 0);
+	ph_inject(e, 0, c->q, &in);
+	ph_poll(e, c->q);
+	assert_int_equal(ph_take(e, 1, c->q, got, NELEM(got)), 2);
+	ph_expect_quiet(e, "after the header and the ACK");
+	seg_dg(&d, c, &ack, 1);
+	d.flags |= PB_PSH;
+	d.data = hdr;
+	d.plen = n;
+	pb_ipv4_frame(&want, c->bmac, mac_port[1], &d);
+	ph_expect_same(&got[0], &want, "PROXY header segment");
+	seg_dg(&d, c, &ack, 1);
+	d.seq += n;
+	pb_ipv4_frame(&want, c->bmac, mac_port[1], &d);
+	ph_expect_same(&got[1], &want, "client ACK after the header");
+}
+
+/*
+ * proxy-protocol v1 across a sequence wrap: the header's line byte for
+ * byte, then every segment translated both ways (the client's seq, the
+ * backend's ack and SACK), a retransmission as its first copy was.
+ */
+static void
+test_proxy_v1(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pp_v1);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48200, 0);
+	const uint32_t iss = 0xffffffc0u, irs = 0x12345678u;
+	static const char line[] =
+		"PROXY TCP4 198.51.100.7 203.0.113.10 48200 80\r\n";
+	const uint16_t n = sizeof(line) - 1;
+	const struct seg synack = {.what = "backend SYN-ACK", .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK, .seq = irs,
+				   .ack = iss + 1, .mss = 1};
+	const struct seg req = {.what = "request", .dir = TO_BE,
+				.flags = PB_PSH | PB_ACK, .seq = iss + 1,
+				.ack = irs + 1, .plen = 100};
+	const struct seg resp = {.what = "response", .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK, .seq = irs + 1,
+				 .ack = iss + 1 + n + 100, .plen = 300};
+	const struct seg again = {.what = "request again", .dir = TO_BE,
+				  .flags = PB_PSH | PB_ACK, .seq = iss + 1,
+				  .ack = irs + 301, .plen = 100};
+	const struct seg more = {.what = "more of the request", .dir = TO_BE,
+				 .flags = PB_PSH | PB_ACK, .seq = iss + 101,
+				 .ack = irs + 301, .plen = 200};
+	const struct seg bnear = {.what = "backend RST in window, not exact",
+				  .dir = TO_C, .flags = PB_RST | PB_ACK,
+				  .seq = irs + 301 - 200,
+				  .ack = iss + 1 + n + 300};
+	struct pb_frame in, want;
+	struct pb_dg d;
+
+	learn_all(e);
+	relay_first(e, &c, seg_syn(iss));
+	relay(e, &c, &synack);
+	pp_open(e, &c, iss, irs, (const uint8_t *)line, n);
+	CHECK_EQ(w->st.pp_sent, 1, "header sent");
+	relay_pp(e, &c, &req, n);
+	relay_pp(e, &c, &resp, n);
+	relay_pp(e, &c, &again, n);
+	relay_pp(e, &c, &more, n);
+	/* The backend got 0..100 and 200..300 of the client's bytes (after
+	 * the header): the client must read them in its own numbers. */
+	sack_frame(&in, &c, irs + 301, iss + 1 + n + 100, iss + 1 + n + 200,
+		   iss + 1 + n + 300, 0);
+	sack_frame(&want, &c, irs + 301, iss + 101, iss + 201, iss + 301, 1);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_frame(e, 0, 0, &want, "backend SACK");
+	/* A RST in the window but not exact: the challenge ACK goes to the
+	 * backend in the client's name, in the backend's numbers. */
+	seg_frame(&in, &c, &bnear, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	d = (struct pb_dg){.proto = PB_PROTO_TCP, .ttl = TTL_OWN,
+			   .frag = PB_IP_DF, .src = IP_SNAT, .dst = c.bip,
+			   .sport = c.sport, .dport = c.bport,
+			   .seq = iss + 301 + n, .ack = irs + 301,
+			   .flags = PB_ACK, .win = 64240};
+	pb_ipv4_frame(&want, c.bmac, mac_port[1], &d);
+	ph_expect_frame(e, 1, 0, &want, bnear.what);
+	CHECK_EQ(w->st.challenge_acks, 1, bnear.what);
+	CHECK_EQ(w->st.pp_sent, 1, "header sent once");
+	CHECK_EQ(w->st.pp_resent, 0, "header never resent");
+	ph_check_no_drops(w, "proxy v1");
+}
+
+/*
+ * proxy-protocol v2, its header's segment lost: the backend's duplicate
+ * ACK of the client's first byte (it got the request after a hole) gets
+ * the header again and goes no further; once it acknowledges the header,
+ * its acknowledgements reach the client translated.
+ */
+static void
+test_proxy_v2_lost(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pp_v2);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48201, 0);
+	const uint32_t iss = 0x70000000u, irs = 0xfffffff0u;
+	static const uint8_t hdr[] = {
+		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
+		0x54, 0x0a, /* signature */
+		0x21,	    /* version 2, PROXY */
+		0x11,	    /* AF_INET, STREAM */
+		0x00, 0x0c, /* 12 bytes follow */
+		198, 51, 100, 7, 203, 0, 113, 10, /* client, VIP */
+		0xbc, 0x49, 0x00, 0x50, /* 48201, 80 */
+	};
+	const uint16_t n = sizeof(hdr);
+	const struct seg synack = {.what = "backend SYN-ACK", .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK, .seq = irs,
+				   .ack = iss + 1, .mss = 1};
+	const struct seg req = {.what = "request", .dir = TO_BE,
+				.flags = PB_PSH | PB_ACK, .seq = iss + 1,
+				.ack = irs + 1, .plen = 100};
+	const struct seg dup = {.what = "backend duplicate ACK", .dir = TO_C,
+				.flags = PB_ACK, .seq = irs + 1,
+				.ack = iss + 1};
+	const struct seg resp = {.what = "response", .dir = TO_C,
+				 .flags = PB_PSH | PB_ACK, .seq = irs + 1,
+				 .ack = iss + 1 + n + 100, .plen = 300};
+	struct pb_frame in, want;
+
+	learn_all(e);
+	relay_first(e, &c, seg_syn(iss));
+	relay(e, &c, &synack);
+	pp_open(e, &c, iss, irs, hdr, n);
+	/* The backend got neither the ACK nor the header: its SYN-ACK
+	 * again gets the header, whose segment completes its handshake. */
+	seg_frame(&in, &c, &synack, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	pp_hdr_frame(&want, &c, iss + 1, irs + 1, hdr, n);
+	ph_expect_frame(e, 1, 0, &want, "header sent for a SYN-ACK again");
+	relay_pp(e, &c, &req, n);
+	seg_frame(&in, &c, &dup, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	pp_hdr_frame(&want, &c, iss + 1, irs + 1, hdr, n);
+	ph_expect_frame(e, 1, 0, &want, "header sent again");
+	CHECK_EQ(w->st.pp_resent, 2, "header resent");
+	relay_pp(e, &c, &resp, n);
+	/* Acknowledged: a late duplicate is only translated now. */
+	relay_pp(e, &c, &dup, n);
+	CHECK_EQ(w->st.pp_sent, 1, "one header");
+	CHECK_EQ(w->st.pp_resent, 2, "resent twice");
+}
+
+/* Without the option nothing is inserted: the ACK goes alone. */
+static void
+test_proxy_off(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
+	struct conn c = tcp_conn(48202, 0);
+	const struct seg req = {.what = "request", .dir = TO_BE,
+				.flags = PB_PSH | PB_ACK, .seq = ISS + 1,
+				.ack = IRS + 1, .plen = 100};
+
+	learn_all(e);
+	open_tcp(e, &c, ISS, IRS);
+	relay(e, &c, &req);
+	CHECK_EQ(e->dp.w[0]->st.pp_sent, 0, "no header");
+	CHECK_EQ(e->dp.w[0]->pp_used, false, "no splicing");
+}
+
+static const char *const conf_pp_udp[] = {
+	"service set udp 203.0.113.10:53 proxy-protocol v2",
+	NULL,
+};
+
+/*
+ * Datagram @s of @c through a UDP service with proxy-protocol v2: it
+ * must reach the backend with @hdr (@n bytes) in front of its payload,
+ * lengths and checksums made anew (the builder's, from scratch).
+ */
+static void
+relay_pp_udp(struct ph_env *e, struct conn *c, const struct seg *s,
+	     const uint8_t *hdr, uint16_t n)
+{
+	static struct pb_frame in, got, want;
+	uint8_t data[PB_FRAME_MAX];
+	struct pb_dg d;
+
+	seg_frame(&in, c, s, 0);
+	memcpy(data, hdr, n);
+	memcpy(data + n, in.b + ETH + 28, s->plen);
+	ph_inject(e, 0, c->q, &in);
+	ph_poll(e, c->q);
+	ph_expect_one(e, 1, c->q, &got, s->what);
+	c->sport = pb_get16(got.b + ETH + 20);
+	seg_dg(&d, c, s, 1);
+	d.data = data;
+	d.plen = (uint16_t)(n + s->plen);
+	pb_ipv4_frame(&want, c->bmac, mac_port[1], &d);
+	ph_expect_same(&got, &want, s->what);
+}
+
+/*
+ * proxy-protocol v2 on a UDP service: every datagram of the client,
+ * the first (which opens the flow) and the next, with or without a UDP
+ * checksum, carries the header (family AF_INET, DGRAM); the backend's
+ * answer reaches the client as it was.
+ */
+static void
+test_proxy_udp(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pp_udp);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn u = udp_conn(5001);
+	static const uint8_t hdr[] = {
+		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
+		0x54, 0x0a, 0x21,
+		0x12,	    /* AF_INET, DGRAM */
+		0x00, 0x0c, 198, 51, 100, 7, 203, 0, 113, 10,
+		0x13, 0x89, 0x00, 0x35, /* 5001, 53 */
+	};
+	const struct seg q1 = {.what = "first query", .dir = TO_BE,
+			       .plen = 40, .seq = 1};
+	const struct seg q2 = {.what = "query without checksum",
+			       .dir = TO_BE, .plen = 333, .seq = 2,
+			       .csum0 = 1};
+	const struct seg q3 = {.what = "odd-sized query", .dir = TO_BE,
+			       .plen = 7, .seq = 3};
+	const struct seg ans = {.what = "answer", .dir = TO_C, .plen = 90,
+				.seq = 4};
+
+	learn_all(e);
+	relay_pp_udp(e, &u, &q1, hdr, sizeof(hdr));
+	relay_pp_udp(e, &u, &q2, hdr, sizeof(hdr));
+	relay_pp_udp(e, &u, &q3, hdr, sizeof(hdr));
+	relay(e, &u, &ans);
+	CHECK_EQ(w->st.pp_sent, 3, "a header per datagram");
+	ph_check_no_drops(w, "proxy udp");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -3897,6 +4236,10 @@ main(int argc, char **argv)
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_trailer, ph_teardown),
 		cmocka_unit_test_teardown(test_port_unused, ph_teardown),
+		cmocka_unit_test_teardown(test_proxy_v1, ph_teardown),
+		cmocka_unit_test_teardown(test_proxy_v2_lost, ph_teardown),
+		cmocka_unit_test_teardown(test_proxy_off, ph_teardown),
+		cmocka_unit_test_teardown(test_proxy_udp, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,

@@ -80,6 +80,7 @@ static const char *const order[] = {
 	"timeout-udp-unreplied",
 	"rst-rate",
 	"idle-rst",
+	"proxy-protocol",
 	"first-retries",
 };
 
