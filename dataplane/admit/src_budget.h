@@ -106,6 +106,15 @@ lb_src_budget_set_of(const struct lb_src_budget *b, uint32_t key)
 	return &b->set[(uint32_t)(x >> 32) & b->set_mask];
 }
 
+/** Prefetches the set of client @p src (host order): a burst asks for
+ * the sets of its new flows before it handles the first. */
+static inline void
+lb_src_budget_prefetch(const struct lb_src_budget *b, uint32_t src)
+{
+	if (b != NULL)
+		__builtin_prefetch(lb_src_budget_set_of(b, src & b->mask));
+}
+
 /** Out-of-line part of lb_src_budget_take(): a source not in its set. */
 bool lb_src_budget_take_new(struct lb_src_budget *b,
 			    struct lb_src_budget_set *s, uint32_t key,

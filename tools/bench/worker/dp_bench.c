@@ -98,6 +98,8 @@ usage(FILE *f)
 		"est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
+		"  --src-budget off|RATE[/BURST]  the workers' budget of new "
+		"flows per source (default lb-dataplane's)\n"
 		"Without EAL options: -l 0-1 --no-pci, hugepages when %u MB "
 		"are free, else --no-huge -m 1024.\n",
 		MAX_ROUNDS, MAX_FLOWS, L7_MAX_FLOWS, HUGE_MB_NEEDED);
@@ -167,6 +169,7 @@ parse_args(struct bench *b, int argc, char **argv)
 		{"l7-flows", required_argument, NULL, 'l'},
 		{"tests", required_argument, NULL, 't'},
 		{"l7-governor", no_argument, NULL, 'g'},
+		{"src-budget", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -182,6 +185,9 @@ parse_args(struct bench *b, int argc, char **argv)
 	b->nb_l7_sizes = 2;
 	/* l7 only when asked: the forwarding run stays as documented. */
 	b->tests = (1u << T_L7) - 1;
+	/* As lb-dataplane runs: the budget of new flows per source on at
+	 * its default (new's 65,536 sources stay far below it). */
+	lb_src_budget_conf_default(&b->dp.src_budget);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		char *end;
@@ -223,6 +229,14 @@ parse_args(struct bench *b, int argc, char **argv)
 			break;
 		case 'g':
 			b->l7_gov = 1;
+			break;
+		case 'b':
+			if (lb_src_budget_parse(optarg, &b->dp.src_budget) !=
+			    0) {
+				fprintf(stderr, "lb-dpbench: --src-budget takes "
+						"off or RATE[/BURST]\n");
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			usage(stdout);

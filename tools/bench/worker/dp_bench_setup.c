@@ -150,9 +150,6 @@ dpb_bench_setup(struct bench *b)
 	b->dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
 	b->dp.idle_us = 0;
 	b->dp.flows = TABLE_FLOWS;
-	/* As lb-dataplane runs: the budget of new flows per source on at
-	 * its default (the new test's 65,536 sources stay far below it). */
-	lb_src_budget_conf_default(&b->dp.src_budget);
 	if (lb_port_setup(b->port, 1, b->pool, RING_SIZE, RING_SIZE,
 			  &b->dp.port[0]) != 0)
 		return -EIO;
