@@ -1394,6 +1394,20 @@ first_fwd(struct ph_env *e, const struct conn *c)
 	return out == 1;
 }
 
+/* @p n SYNs of the client from new ports: how many were forwarded. */
+static unsigned int
+syn_flood(struct ph_env *e, unsigned int n)
+{
+	unsigned int passed = 0;
+
+	for (unsigned int p = 0; p < n; p++) {
+		struct conn c = tcp_conn((uint16_t)(40000 + p), 0);
+
+		passed += first_fwd(e, &c);
+	}
+	return passed;
+}
+
 /*
  * One source opening connections from new ports as fast as it can (a
  * SYN flood from one address, or a client's UDP from new ports) gets
@@ -1406,14 +1420,9 @@ test_src_budget(void **state)
 {
 	struct ph_env *e = env_budget(state, 8, 1024);
 	const struct lb_worker *w = e->dp.w[0];
-	unsigned int passed = 0;
 	struct conn c;
 
-	for (uint16_t p = 0; p < 64; p++) {
-		c = tcp_conn((uint16_t)(40000 + p), 0);
-		passed += first_fwd(e, &c);
-	}
-	CHECK_EQ(passed, 8, "the flood's SYNs forwarded");
+	CHECK_EQ(syn_flood(e, 64), 8, "the flood's SYNs forwarded");
 	CHECK_EQ(w->st.src_budget.dropped, 56, "dropped over budget");
 	CHECK_EQ(w->st.flows_created, 8, "flows of the flood");
 	CHECK_EQ(w->ft->stats.flows, 8, "flow entries of the flood");
@@ -1451,13 +1460,10 @@ test_src_budget_full(void **state)
 {
 	struct ph_env *e = env_budget(state, 2, LB_SRC_BUDGET_WAYS);
 	const struct lb_worker *w = e->dp.w[0];
-	unsigned int passed = 0;
+	unsigned int passed;
 	struct conn c;
 
-	for (uint16_t p = 0; p < 3; p++) {
-		c = tcp_conn((uint16_t)(40000 + p), 0);
-		passed += first_fwd(e, &c);
-	}
+	passed = syn_flood(e, 3);
 	CHECK_EQ(passed, 2, "heavy source's SYNs forwarded");
 	for (uint32_t s = 0; s < 200; s++) {
 		c = tcp_conn(40000, 0);
