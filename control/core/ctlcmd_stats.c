@@ -466,8 +466,10 @@ static const struct lb_cmd_def stats_cmds[] = {
 			"workers, ARP and ICMP, drops by\nreason, malformed "
 			"frames by parser verdict, feedback records by kind,\n"
 			"and the generation of the published table next to "
-			"the one each\nworker runs. The first lines say how "
-			"lb-control itself is doing.",
+			"the one each\nworker runs, and the budget of new "
+			"flows per source the workers keep\n(lb-dataplane "
+			"--src-budget) with what it dropped. The first lines "
+			"say how\nlb-control itself is doing.",
 		.fn = cmd_stats,
 	},
 };
