@@ -472,7 +472,8 @@ rings_alloc(struct lb_worker *w, int socket)
 	return 0;
 }
 
-/* HTTP following and admission, when the dataplane has them. */
+/* HTTP following, admission and the budget of new flows per source,
+ * when the dataplane has them. */
 static int
 l7_alloc(struct lb_worker *w, unsigned int lcore)
 {
