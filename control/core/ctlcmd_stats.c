@@ -63,6 +63,10 @@ static const struct {
 	W(conf_switches),
 	W(exc_to_kernel),
 	W(exc_from_kernel),
+	{"src_budget_dropped",
+	 offsetof(struct lb_worker_stats, src_budget.dropped)},
+	{"src_budget_evicted",
+	 offsetof(struct lb_worker_stats, src_budget.evicted)},
 #undef W
 };
 
@@ -73,6 +77,33 @@ wfield(const struct lb_worker_stats *st, size_t off)
 
 	memcpy(&v, (const char *)st + off, sizeof(v));
 	return v;
+}
+
+/* The budget of new flows per source the workers keep (lb-dataplane
+ * --src-budget), on the line that ends the header and in @p dp. */
+static int
+src_budget_show(const struct lb_src_budget_conf *c, json_t *dp,
+		struct lb_cmd_out *out)
+{
+	json_t *o = dp != NULL ? json_object() : NULL;
+	int bad = dp != NULL && o == NULL;
+
+	if (o != NULL) {
+		bad |= jset_u64(o, "rate", c->rate);
+		bad |= jset_u64(o, "burst", c->burst);
+		bad |= jset_u64(o, "prefix", c->prefix);
+		bad |= jset_u64(o, "sources", c->sources);
+		bad |= jset(dp, "src_budget", o);
+	}
+	if (bad)
+		return lb_cmd_error(out, -ENOMEM, "out of memory");
+	if (c->rate == 0)
+		return lb_cmd_printf(out, ")\nsrc-budget: off\n");
+	return lb_cmd_printf(out,
+			     ")\nsrc-budget: %" PRIu32 " new flows/s, burst %"
+			     PRIu32 ", per /%" PRIu32 ", %" PRIu32
+			     " sources per worker\n",
+			     c->rate, c->burst, c->prefix, c->sources);
 }
 
 /* One stats row: a name, the total, one value per worker. */
@@ -343,7 +374,9 @@ stats_head(const struct lb_ctl *ctl, json_t *d, struct lb_cmd_out *out)
 		bad |= json_array_append_new(gens, json_integer((json_int_t)g));
 	}
 	if (rc == 0)
-		rc = lb_cmd_printf(out, ")\n\n%-28s %14s", "COUNTER", "TOTAL");
+		rc = src_budget_show(&shm->src_budget, dp, out);
+	if (rc == 0)
+		rc = lb_cmd_printf(out, "\n%-28s %14s", "COUNTER", "TOTAL");
 	for (uint32_t w = 0; w < shm->nb_workers && rc == 0; w++) {
 		char h[16];
 
@@ -435,8 +468,10 @@ static const struct lb_cmd_def stats_cmds[] = {
 			"workers, ARP and ICMP, drops by\nreason, malformed "
 			"frames by parser verdict, feedback records by kind,\n"
 			"and the generation of the published table next to "
-			"the one each\nworker runs. The first lines say how "
-			"lb-control itself is doing.",
+			"the one each\nworker runs, and the budget of new "
+			"flows per source the workers keep\n(lb-dataplane "
+			"--src-budget) with what it dropped. The first lines "
+			"say how\nlb-control itself is doing.",
 		.fn = cmd_stats,
 	},
 };

@@ -30,6 +30,7 @@
  *    lb_idle_sleeps_total,
  *    lb_feedback_dropped_total, lb_l7_{flows,pool_full,stopped}_total,
  *    lb_conf_switches_total, lb_exception_{to,from}_kernel_total,
+ *    lb_src_budget_{dropped,evicted}_total,
  *    lb_flows_active,
  *    lb_flow_table_{inserts,refused,dup}_total,
  *    lb_dropped_packets_total{reason}, lb_malformed_packets_total{reason},

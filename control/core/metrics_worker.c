@@ -83,6 +83,10 @@ static const struct {
 	  "Local token buckets replaced (least recently used)."),
 	W("admit_table_full", admit.table_full,
 	  "Admissions whose key found no room in the shared bucket table."),
+	W("src_budget_dropped", src_budget.dropped,
+	  "New flows dropped: their source was over its budget."),
+	W("src_budget_evicted", src_budget.evicted,
+	  "Sources' budgets forgotten before they were full again."),
 #undef W
 };
 

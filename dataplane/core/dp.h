@@ -29,6 +29,7 @@
 #include "lb/shm.h"
 #include "lb/snat.h"
 #include "tcp_splice.h"
+#include "src_budget.h"
 #include "tcp_track.h"
 #include "port.h"
 
@@ -135,6 +136,8 @@ struct lb_worker {
 	 * request it could not refuse alone (docs/admission.md). */
 	bool adm_stop;
 	struct lb_admit_lc *admit; /**< NULL: no admission control */
+	/** New flows per client source (src_budget.h); NULL: off. */
+	struct lb_src_budget *srcb;
 	struct lb_shm_worker sh; /**< what lb-control reads */
 	/** TCP sequence state of each flow entry, by flow index. */
 	struct lb_tcp_track *trk;
@@ -204,6 +207,9 @@ struct lb_dp {
 	_Atomic uint64_t *gov_m;
 	/** Global buckets of admission control; NULL admits everything. */
 	struct lb_admit_shm *admit;
+	/** Budget of new flows per source and worker; rate 0 (a zeroed
+	 * struct lb_dp, as tests and benches start) is off. */
+	struct lb_src_budget_conf src_budget;
 	volatile int quit;
 };
 

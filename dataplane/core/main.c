@@ -71,6 +71,13 @@ usage(FILE *f, const char *prog)
 		"  --seed N           seed of the per-process secrets and "
 		"random streams, to repeat a test or benchmark (default "
 		"random)\n"
+		"  --src-budget RATE[/BURST]|off  new flows per second (and "
+		"at once, default twice RATE) per client source and worker "
+		"(default %u/%u)\n"
+		"  --src-budget-prefix LEN  client addresses sharing a "
+		"budget: one /LEN, 8..32 (default %u)\n"
+		"  --src-budget-sources N  sources each worker keeps a "
+		"budget for (default %u)\n"
 		"  --exception-ifname PREFIX  names of the kernel interfaces "
 		"of the exception path: PREFIX + port (default %s)\n"
 		"  --no-exception     no exception path: the kernel does not "
@@ -81,6 +88,8 @@ usage(FILE *f, const char *prog)
 		"XDP program\n"
 		"  -h, --help         this text\n",
 		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS,
+		LB_SRC_BUDGET_RATE_DEFAULT, LB_SRC_BUDGET_BURST_DEFAULT,
+		LB_SRC_BUDGET_PREFIX_DEFAULT, LB_SRC_BUDGET_SOURCES_DEFAULT,
 		LB_EXC_IFPREFIX_DEFAULT);
 }
 
@@ -213,6 +222,7 @@ shm_create(const char *config)
 	shm->nb_workers = dp.nb_workers;
 	shm->nb_ports = dp.nb_ports;
 	shm->tsc_hz = rte_get_tsc_hz();
+	shm->src_budget = dp.src_budget;
 	/* One reader id per worker, one for telemetry, one for the
 	 * exception path. */
 	qsz = rte_rcu_qsbr_get_memsize(dp.nb_workers + 2);
@@ -313,6 +323,9 @@ main(int argc, char **argv)
 		{ "hash-seed", required_argument, NULL, 's' },
 		{ "hash-seed-file", required_argument, NULL, 'F' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "src-budget", required_argument, NULL, 'b' },
+		{ "src-budget-prefix", required_argument, NULL, 'B' },
+		{ "src-budget-sources", required_argument, NULL, 'N' },
 		{ "exception-ifname", required_argument, NULL, 'x' },
 		{ "no-exception", no_argument, NULL, 'X' },
 		{ "xdp-pin", required_argument, NULL, 'P' },
@@ -361,6 +374,7 @@ main(int argc, char **argv)
 	dp.flows = DEFAULT_FLOWS;
 	dp.idle_us = DEFAULT_IDLE_US;
 	dp.l7_flows = DEFAULT_L7_FLOWS;
+	lb_src_budget_conf_default(&dp.src_budget);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -394,6 +408,28 @@ main(int argc, char **argv)
 		case 'S':
 			if (seed_opt("--seed", optarg, false, &seeds.rng,
 				     &seeds.rng_set) != 0)
+				goto out;
+			break;
+		case 'b':
+			if (lb_src_budget_parse(optarg, &dp.src_budget) != 0) {
+				fprintf(stderr, "lb-dataplane: --src-budget: "
+						"'%s' is not 'off' or "
+						"RATE[/BURST] in 1..%u\n",
+					optarg, LB_SRC_BUDGET_RATE_MAX);
+				goto out;
+			}
+			break;
+		case 'B':
+			if (parse_uint(optarg, "--src-budget-prefix", 32,
+				       &dp.src_budget.prefix) != 0 ||
+			    dp.src_budget.prefix < LB_SRC_BUDGET_PREFIX_MIN)
+				goto out;
+			break;
+		case 'N':
+			if (parse_uint(optarg, "--src-budget-sources",
+				       LB_SRC_BUDGET_SOURCES_MAX,
+				       &dp.src_budget.sources) != 0 ||
+			    dp.src_budget.sources == 0)
 				goto out;
 			break;
 		case 'x':

@@ -14,8 +14,8 @@
  *   shared secret. Without it each process draws its own, and clients
  *   cannot aim their flows at one backend by choosing their ports.
  * - @c rng seeds each worker's generator, from which come the per-worker
- *   secrets (flow table, neighbour table and deferred queue hash seeds,
- *   the SNAT port cursor) and the schedulers' random streams. They never
+ *   secrets (flow table, neighbour table, deferred queue and source
+ *   budget hash seeds, the SNAT port cursor) and the schedulers' random streams. They never
  *   need to agree with anyone; given (`--seed`) only to make a test or a
  *   benchmark repeat itself.
  */

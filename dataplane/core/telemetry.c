@@ -107,6 +107,8 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "challenge_acks", sum.challenge_acks);
 	add_u64(d, "pp_sent", sum.pp_sent);
 	add_u64(d, "pp_resent", sum.pp_resent);
+	add_u64(d, "src_budget_dropped", sum.src_budget.dropped);
+	add_u64(d, "src_budget_evicted", sum.src_budget.evicted);
 	add_u64(d, "redirect_out", sum.redirect_out);
 	add_u64(d, "redirect_in", sum.redirect_in);
 	add_u64(d, "arp_replies", sum.arp_replies);

@@ -365,6 +365,7 @@ lb_worker_free(struct lb_worker *w)
 	lb_l7_pool_free(w->l7);
 	lb_hdr_scratch_free(w->hscr);
 	lb_admit_lc_free(w->admit);
+	lb_src_budget_free(w->srcb);
 	lb_hdr_db_free(w->hdb);
 	rte_free(w);
 }
@@ -481,7 +482,8 @@ rings_alloc(struct lb_worker *w, int socket)
 	return 0;
 }
 
-/* HTTP following and admission, when the dataplane has them. */
+/* HTTP following, admission and the budget of new flows per source,
+ * when the dataplane has them. */
 static int
 l7_alloc(struct lb_worker *w, unsigned int lcore)
 {
@@ -519,6 +521,22 @@ l7_alloc(struct lb_worker *w, unsigned int lcore)
 		if (w->admit == NULL) {
 			LOG(ERR, "worker %u: no memory for admission", wid);
 			return -ENOMEM;
+		}
+	}
+	if (dp->src_budget.rate != 0) {
+		/* Secrets of this worker's own: its table's sets cannot be
+		 * aimed at from outside, nor from another worker's. */
+		uint64_t k0 = lb_xoshiro_next(&w->xo);
+
+		w->srcb = lb_src_budget_create(&dp->src_budget, k0,
+					       lb_xoshiro_next(&w->xo),
+					       &w->st.src_budget);
+		if (w->srcb == NULL) {
+			int rc = -errno;
+
+			LOG(ERR, "worker %u: no budget table of %u sources: %s",
+			    wid, dp->src_budget.sources, strerror(-rc));
+			return rc;
 		}
 	}
 	return 0;

@@ -314,12 +314,14 @@ l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
  * otherwise. A packet from one of our own addresses (a land attack: the
  * backend's answer would go from the VIP to the VIP) or with a checksum
  * the backend will refuse would hold a flow, a SNAT port and, for a SYN,
- * every backend's trial and a deferred queue entry, for nothing. Only
- * here, before any state: an established flow's packets keep the
- * incremental path and its cost.
+ * every backend's trial and a deferred queue entry, for nothing. A
+ * source over its budget of new flows (src_budget.h) would take the
+ * same. Only here, before any state: an established flow's packets keep
+ * the incremental path and its cost.
  */
 static bool
-first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
+first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	     uint64_t now)
 {
 	if (unlikely(pkt->src == pkt->dst ||
 		     lb_dpconf_is_own(w->conf, pkt->src))) {
@@ -328,6 +330,14 @@ first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
 	}
 	if (unlikely(!l4_csum_ok(m, pkt))) {
 		drop(w, m, LB_DROP_L4_CSUM);
+		return false;
+	}
+	/* Silently: a RST would go to whoever the source claims to be,
+	 * and the client's own retransmission comes once the budget has
+	 * refilled. */
+	if (unlikely(!lb_src_budget_take(w->srcb, rte_be_to_cpu_32(pkt->src),
+					 now))) {
+		rte_pktmbuf_free(m);
 		return false;
 	}
 	return true;
@@ -361,7 +371,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 				now);
 			return;
 		}
-		if (!first_pkt_ok(w, m, pkt))
+		if (!first_pkt_ok(w, m, pkt, now))
 			return;
 		if (admit_reject(w, m, pkt, svc_idx, now))
 			return;
@@ -375,7 +385,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	reopen = reopens(f, pkt);
 	/* A SYN on a closed tuple starts a connection again (a new trial,
 	 * a SYN copy): checked as a first packet. */
-	if (unlikely(reopen) && !first_pkt_ok(w, m, pkt))
+	if (unlikely(reopen) && !first_pkt_ok(w, m, pkt, now))
 		return;
 	if (unlikely(reopen) && reopen_elsewhere(w, f, svc_idx)) {
 		/* A new connection on the tuple of a closed flow whose

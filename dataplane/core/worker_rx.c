@@ -153,6 +153,13 @@ lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 		/* A TCP segment's sequence check reads its record too. */
 		if (fi[i] != LB_FLOW_NONE && pkt[i].proto == LB_IPPROTO_TCP)
 			rte_prefetch0(&w->trk[fi[i]]);
+		/* What may open a flow is charged to its source's budget. */
+		else if (fi[i] == LB_FLOW_NONE && hash[i] != 0 &&
+			 (pkt[i].proto == LB_IPPROTO_UDP ||
+			  (pkt[i].tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+				  LB_TCP_SYN))
+			lb_src_budget_prefetch(w->srcb,
+					       rte_be_to_cpu_32(pkt[i].src));
 	}
 	if (n > 0)
 		l7_prefetch(w, m[0], &pkt[0], fi[0]);

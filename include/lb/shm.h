@@ -35,11 +35,12 @@
 #include "lb/governor-t.h"
 #include "lb/l7_reject-t.h"
 #include "lb/pkt_parse-t.h"
+#include "lb/src_budget-t.h"
 
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 11u
+#define LB_SHM_LAYOUT_VERSION 12u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -114,6 +115,8 @@ struct lb_worker_stats {
 	uint64_t challenge_acks; /**< ACKs answering RSTs in window, not exact */
 	uint64_t pp_sent;   /**< PROXY protocol headers sent to backends */
 	uint64_t pp_resent; /**< of those, sent again: a backend missed one */
+	/** New flows dropped over their source's budget, budgets lost. */
+	struct lb_src_budget_stats src_budget;
 };
 
 /** One backend slot as one worker saw it. */
@@ -199,6 +202,8 @@ struct lb_shm {
 	 * lb-control that has no state file of its own yet. */
 	uint32_t boot_conf_len;
 	char boot_conf[LB_SHM_BOOT_CONF_MAX];
+	/** The budget of new flows per source the workers keep. */
+	struct lb_src_budget_conf src_budget;
 };
 
 #endif /* LB_SHM_H */

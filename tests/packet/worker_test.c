@@ -1460,6 +1460,132 @@ test_udp_unreplied(void **state)
 	ph_env_close(e, 1);
 }
 
+/* ---- new flows per source ------------------------------------------------ */
+
+/* One worker whose budget of new flows per source is @p burst at once and
+ * then 1 per second (none more while a test runs), for @p sources. */
+static struct ph_env *
+env_budget(void **state, uint32_t burst, uint32_t sources)
+{
+	struct ph_env *e = ph_env_new(state);
+
+	load_conf(e, NULL);
+	e->dp.flows = FLOWS;
+	e->dp.src_budget = (struct lb_src_budget_conf){
+		.rate = 1, .burst = burst, .prefix = 32, .sources = sources};
+	ph_env_start(e, 1);
+	learn_all(e);
+	return e;
+}
+
+/* Sends the first packet of @p c (a SYN, or a datagram) and returns
+ * whether the worker forwarded it to the backend. */
+static bool
+first_fwd(struct ph_env *e, const struct conn *c)
+{
+	static const struct seg dg = {
+		.what = "datagram", .dir = TO_BE, .seq = 1, .plen = 16};
+	struct pb_frame in;
+	unsigned int out;
+
+	seg_frame(&in, c, c->proto == PB_PROTO_TCP ? seg_syn(ISS) : &dg, 0);
+	ph_inject(e, 0, c->q, &in);
+	ph_poll(e, c->q);
+	out = ph_take(e, 1, c->q, NULL, 0);
+	/* Over budget is silent: no RST toward whoever the source is. */
+	CHECK_EQ(ph_take(e, 0, c->q, NULL, 0), 0, "frames to the client");
+	return out == 1;
+}
+
+/* @p n SYNs of the client from new ports: how many were forwarded. */
+static unsigned int
+syn_flood(struct ph_env *e, unsigned int n)
+{
+	unsigned int passed = 0;
+
+	for (unsigned int p = 0; p < n; p++) {
+		struct conn c = tcp_conn((uint16_t)(40000 + p), 0);
+
+		passed += first_fwd(e, &c);
+	}
+	return passed;
+}
+
+/*
+ * One source opening connections from new ports as fast as it can (a
+ * SYN flood from one address, or a client's UDP from new ports) gets
+ * its burst and then nothing: no flow entry, no SNAT port, no SYN copy,
+ * no RST; its datagrams count against the same budget; another source
+ * still gets its flows, whole and byte for byte.
+ */
+static void
+test_src_budget(void **state)
+{
+	struct ph_env *e = env_budget(state, 8, 1024);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c;
+
+	CHECK_EQ(syn_flood(e, 64), 8, "the flood's SYNs forwarded");
+	CHECK_EQ(w->st.src_budget.dropped, 56, "dropped over budget");
+	CHECK_EQ(w->st.flows_created, 8, "flows of the flood");
+	CHECK_EQ(w->ft->stats.flows, 8, "flow entries of the flood");
+	CHECK_EQ(snat_held(w), 8, "SNAT ports of the flood");
+	CHECK_EQ(w->hold_cap - w->hold_nfree, 8, "SYN copies of the flood");
+	CHECK_EQ(w->st.rst_sent + w->st.rst_no_flow, 0, "RSTs");
+	/* The same source's datagrams: the same budget, spent. */
+	c = udp_conn(41000);
+	CHECK_EQ(first_fwd(e, &c), false, "flooder's datagram");
+	CHECK_EQ(w->st.src_budget.dropped, 57, "dropped over budget");
+	/* Another address is untouched, for TCP and UDP. */
+	c = tcp_conn(40000, 8 % 3); /* rr: the flood had 8 picks */
+	c.cip = IP_PING;
+	relay_first(e, &c, seg_syn(ISS));
+	c = udp_conn(41000);
+	c.cip = IP_PING;
+	relay_first(e, &c, &(struct seg){.what = "other source's datagram",
+					 .dir = TO_BE,
+					 .seq = 1,
+					 .plen = 16});
+	CHECK_EQ(w->st.flows_created, 10, "flows");
+	CHECK_EQ(w->st.src_budget.dropped, 57, "dropped over budget");
+	CHECK_EQ(w->st.src_budget.evicted, 0, "budgets forgotten");
+	ph_expect_quiet(e, "after the flood");
+}
+
+/*
+ * The budget table full (one set of four sources): an attacker spraying
+ * new source addresses gets one flow per address, as any new client
+ * would, but cannot push the source that is over its budget out of the
+ * table: its debt is the largest of its set, so never the one replaced.
+ */
+static void
+test_src_budget_full(void **state)
+{
+	struct ph_env *e = env_budget(state, 2, LB_SRC_BUDGET_WAYS);
+	const struct lb_worker *w = e->dp.w[0];
+	unsigned int passed;
+	struct conn c;
+
+	passed = syn_flood(e, 3);
+	CHECK_EQ(passed, 2, "heavy source's SYNs forwarded");
+	for (uint32_t s = 0; s < 200; s++) {
+		c = tcp_conn(40000, 0);
+		c.cip = PB_IP(100, 64, s >> 8, s & 0xff);
+		passed += first_fwd(e, &c);
+		if (s % 20 == 19) {
+			c = tcp_conn((uint16_t)(41000 + s), 0);
+			CHECK_EQ(first_fwd(e, &c), false,
+				 "heavy source during the spray");
+		}
+	}
+	CHECK_EQ(passed, 202, "SYNs forwarded");
+	CHECK_EQ(w->st.src_budget.dropped, 11, "dropped over budget");
+	if (w->st.src_budget.evicted == 0)
+		fail_msg("the spray replaced no source that owed");
+	CHECK_EQ(lb_src_budget_count(w->srcb), LB_SRC_BUDGET_WAYS,
+		 "sources remembered");
+}
+
 /* ---- retries on refusal ------------------------------------------------ */
 
 static void
@@ -4208,6 +4334,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_snat_del_drains, ph_teardown),
 		cmocka_unit_test_teardown(test_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_udp_unreplied, ph_teardown),
+		cmocka_unit_test_teardown(test_src_budget, ph_teardown),
+		cmocka_unit_test_teardown(test_src_budget_full, ph_teardown),
 		cmocka_unit_test_teardown(test_retry, ph_teardown),
 		cmocka_unit_test_teardown(test_syn_timeout, ph_teardown),
 		cmocka_unit_test_teardown(test_timeout_per_service,

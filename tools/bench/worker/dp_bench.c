@@ -42,7 +42,8 @@
  *
  * usage: lb-dpbench [EAL options --] [--seconds S] [--rounds N]
  *                   [--flows N[,N...]] [--l7-flows N[,N...]]
- *                   [--tests est,mix,new,l7] [--l7-governor]
+ *                   [--tests est,mix,new,l7,adm,src] [--l7-governor]
+ *                   [--src-budget off|RATE[/BURST]]
  * Without EAL options it runs on lcores 0-1 with hugepages when enough
  * are free (--in-memory), else with --no-huge -m 1024.
  */
@@ -72,13 +73,14 @@
 #include "rundir.h"
 
 const char *const dpb_test_names[T_MAX] = {"est", "mix", "new", "l7",
-					   "adm"};
+					   "adm", "src"};
 const char *const dpb_test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
 	"new flows, every packet a SYN of a new client tuple",
 	"HTTP exchanges on established flows, http service vs plain L4",
 	"new flows, admission control on vs off",
+	"new flows, budget of new flows per source on vs off",
 };
 
 /* ---- command line ------------------------------------------------------- */
@@ -94,10 +96,12 @@ usage(FILE *f)
 		"(default 1000,1000000)\n"
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
-		"  --tests LIST      est, mix, new, l7, adm (default "
+		"  --tests LIST      est, mix, new, l7, adm, src (default "
 		"est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
+		"  --src-budget off|RATE[/BURST]  the workers' budget of new "
+		"flows per source (default lb-dataplane's)\n"
 		"Without EAL options: -l 0-1 --no-pci, hugepages when %u MB "
 		"are free, else --no-huge -m 1024.\n",
 		MAX_ROUNDS, MAX_FLOWS, L7_MAX_FLOWS, HUGE_MB_NEEDED);
@@ -148,7 +152,7 @@ parse_tests(struct bench *b, const char *arg)
 		if (t == T_MAX) {
 			fprintf(stderr,
 				"lb-dpbench: --tests: unknown '%s' "
-				"(est, mix, new, l7, adm)\n",
+				"(est, mix, new, l7, adm, src)\n",
 				tok);
 			return -EINVAL;
 		}
@@ -167,6 +171,7 @@ parse_args(struct bench *b, int argc, char **argv)
 		{"l7-flows", required_argument, NULL, 'l'},
 		{"tests", required_argument, NULL, 't'},
 		{"l7-governor", no_argument, NULL, 'g'},
+		{"src-budget", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -182,6 +187,9 @@ parse_args(struct bench *b, int argc, char **argv)
 	b->nb_l7_sizes = 2;
 	/* l7 only when asked: the forwarding run stays as documented. */
 	b->tests = (1u << T_L7) - 1;
+	/* As lb-dataplane runs: the budget of new flows per source on at
+	 * its default (new's 65,536 sources stay far below it). */
+	lb_src_budget_conf_default(&b->dp.src_budget);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		char *end;
@@ -223,6 +231,14 @@ parse_args(struct bench *b, int argc, char **argv)
 			break;
 		case 'g':
 			b->l7_gov = 1;
+			break;
+		case 'b':
+			if (lb_src_budget_parse(optarg, &b->dp.src_budget) !=
+			    0) {
+				fprintf(stderr, "lb-dpbench: --src-budget takes "
+						"off or RATE[/BURST]\n");
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -454,6 +470,8 @@ run_tests(struct bench *b)
 	if ((b->tests & (1u << T_ADM)) &&
 	    (dpb_run_adm(b, LB_ADMIT_KEY_SVC) != 0 ||
 	     dpb_run_adm(b, LB_ADMIT_KEY_CLIENT) != 0))
+		return -1;
+	if ((b->tests & (1u << T_SRC)) && dpb_run_src(b) != 0)
 		return -1;
 	return 0;
 }

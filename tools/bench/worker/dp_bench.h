@@ -67,7 +67,7 @@
 #define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
 #define FB_BURST 64u
 
-enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_MAX };
+enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_MAX };
 
 extern const char *const dpb_test_names[T_MAX];
 extern const char *const dpb_test_what[T_MAX];
@@ -271,6 +271,8 @@ int dpb_run_round(struct bench *b, struct gen *g, int worker, struct res *r);
 int dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows);
 int dpb_run_l7(struct bench *b, uint32_t nb);
 int dpb_run_adm(struct bench *b, enum lb_admit_key key);
+/** src: new flows with the budget per source off and on. */
+int dpb_run_src(struct bench *b);
 
 /* ---- setup: dp_bench_setup.c ---- */
 

@@ -79,6 +79,7 @@ dpb_worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
 	ODD(redirect_out, "redirected packets");
 	ODD(arp_requests, "ARP requests");
 	ODD(icmp_translated, "ICMP translated");
+	ODD(src_budget.dropped, "new flows over their source's budget");
 	if (t != T_NEW)
 		ODD(flows_created, "flows created (a lookup missed)");
 #undef ODD

@@ -444,6 +444,9 @@ test_stats(void **state)
 	f->ft[0].stats.flows = 7;
 	f->st[0].switch_max_ns = 900;
 	f->st[1].switch_max_ns = 1200;
+	f->st[1].src_budget.dropped = 9;
+	f->shm->src_budget = (struct lb_src_budget_conf){
+		.rate = 1000, .burst = 2000, .prefix = 24, .sources = 4096};
 	lb_view_feed(c->ctl.view, 1, r, 2);
 	c->ctl.ctr.publishes = 4;
 	t = run(c, "stats", 0);
@@ -453,7 +456,14 @@ test_stats(void **state)
 	assert_non_null(strstr(t, "dataplane: pid 4242, 2 worker(s), 2 "
 				  "port(s), table generation 1 (workers at 1 "
 				  "1)\n"));
-	assert_non_null(strstr(t, "\n\nCOUNTER"));
+	assert_non_null(strstr(t, "1)\nsrc-budget: 1000 new flows/s, burst "
+				  "2000, per /24, 4096 sources per worker\n"
+				  "\nCOUNTER"));
+	assert_string_equal(row(strstr(t, "\nsrc_budget_dropped") + 1, 0, buf),
+			    "src_budget_dropped 9 0 9");
+	assert_int_equal(dint(c->ctl.data, "dataplane.src_budget.rate"), 1000);
+	assert_int_equal(dint(c->ctl.data, "dataplane.src_budget.prefix"), 24);
+	assert_int_equal(dint(c->ctl.data, "total.src_budget_dropped"), 9);
 	assert_non_null(strstr(t, "\nrx "));
 	assert_string_equal(row(strstr(t, "\nrx ") + 1, 0, buf),
 			    "rx 150 100 50");
@@ -478,6 +488,9 @@ test_stats(void **state)
 	assert_int_equal(dint(c->ctl.data, "control.publishes"), 4);
 	assert_true(json_is_true(dget(c->ctl.data, "control.attached")));
 	assert_non_null(dget(c->ctl.data, "total.malformed"));
+	f->shm->src_budget.rate = 0;
+	t = run(c, "stats", 0);
+	assert_non_null(strstr(t, "1)\nsrc-budget: off\n"));
 	run(c, "stats now", -EINVAL);
 	cfx_free(c);
 }
