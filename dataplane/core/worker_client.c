@@ -403,6 +403,13 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		/* A new connection on a closed tuple: reusing a port
 		 * must not get round the limit. */
 		return;
+	if (unlikely(reopen)) {
+		/* ... and it is a connection like any other to the counters:
+		 * the client and the backend each see one more. Still
+		 * active (TIME_WAIT and CLOSED flows are), so not that. */
+		w->st.flows_created++;
+		w->bst[f->svc][f->be].flows++;
+	}
 	if (f->state == LB_FLOW_SYN_SENT) {
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */

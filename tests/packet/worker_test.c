@@ -901,6 +901,43 @@ test_tcp(void **state)
 }
 
 /*
+ * A client port reused while its earlier flow is in TIME_WAIT, its backend
+ * still eligible: the SYN reopens the flow on the same backend, and the
+ * counters see a second connection (flows created, the backend's flows),
+ * as the client and the backend do.
+ */
+static void
+test_tcp_reuse_counted(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, NULL);
+	struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(40002, 0);
+	const struct lb_flow *f;
+	unsigned int be;
+
+	announce(e, 0, 0, IP_C, mac_c);
+	for (unsigned int i = 0; i < 3; i++)
+		announce(e, 1, 0, IP_BE(i), mac_be[i]);
+	ph_poll(e, 0);
+	relay_first(e, &c, seg_syn(ISS));
+	for (unsigned int i = 0; i < NELEM(tcp_steps); i++)
+		relay(e, &c, &tcp_steps[i].s);
+	f = find_flow(e, 0, &c);
+	assert_non_null(f);
+	CHECK_EQ(f->state, LB_FLOW_TIME_WAIT, "first connection closed");
+	be = f->be;
+	relay(e, &c, seg_syn(ISS + 1000000));
+	f = find_flow(e, 0, &c);
+	assert_non_null(f);
+	CHECK_EQ(f->be, be, "the reused port's SYN reopened the flow");
+	CHECK_EQ(f->state, LB_FLOW_SYN_SENT, "a connection again");
+	CHECK_EQ(w->st.flows_created, 2, "flows created");
+	CHECK_EQ(w->bst[SVC_TCP][be].flows, 2, "the backend's flows");
+	CHECK_EQ(w->bst[SVC_TCP][be].active, 1, "one flow active");
+	ph_check_no_drops(w, "reused port");
+}
+
+/*
  * A client port reused while its earlier flow is in TIME_WAIT: while that
  * flow's backend takes new flows the SYN reopens the flow; once the
  * backend is drained (an instance being scaled down, soon gone) the SYN
@@ -4328,6 +4365,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_arp_spoof, ph_teardown),
 		cmocka_unit_test_teardown(test_echo, ph_teardown),
 		cmocka_unit_test_teardown(test_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_tcp_reuse_counted, ph_teardown),
 		cmocka_unit_test_teardown(test_tcp_reuse_drained, ph_teardown),
 		cmocka_unit_test_teardown(test_blind_rst, ph_teardown),
 		cmocka_unit_test_teardown(test_snat_add_live, ph_teardown),
