@@ -41,12 +41,12 @@ median(double *v, unsigned int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-void
+double
 lb_bench_pair(FILE *out, const struct lb_bench_case *a,
 	      const struct lb_bench_case *base, uint64_t iters,
 	      unsigned int rounds)
 {
-	double ta[MAX_ROUNDS], tb[MAX_ROUNDS], ratio[MAX_ROUNDS];
+	double med_a, ta[MAX_ROUNDS], tb[MAX_ROUNDS], ratio[MAX_ROUNDS];
 
 	if (rounds > MAX_ROUNDS)
 		rounds = MAX_ROUNDS;
@@ -66,8 +66,10 @@ lb_bench_pair(FILE *out, const struct lb_bench_case *a,
 		}
 		ratio[r] = ta[r] / tb[r];
 	}
+	med_a = median(ta, rounds);
 	fprintf(out, "%-34s %8.1f ns/call | baseline %-28s %8.1f ns/call | "
 		     "ratio %.2f\n",
-		a->name, median(ta, rounds), base->name, median(tb, rounds),
+		a->name, med_a, base->name, median(tb, rounds),
 		median(ratio, rounds));
+	return med_a;
 }

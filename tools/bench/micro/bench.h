@@ -28,8 +28,9 @@ extern volatile uint64_t lb_bench_sink;
  * Alternates @p a and its baseline @p base for @p rounds rounds of
  * @p iters calls each and prints one line: median ns/call of each, and
  * the median of the per-round ratios a/base.
+ * @return the median ns/call of @p a, for rates derived from it
  */
-void lb_bench_pair(FILE *out, const struct lb_bench_case *a,
+double lb_bench_pair(FILE *out, const struct lb_bench_case *a,
 		   const struct lb_bench_case *base, uint64_t iters,
 		   unsigned int rounds);
 
