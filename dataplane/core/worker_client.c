@@ -281,16 +281,6 @@ reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
 	       (f->state == LB_FLOW_TIME_WAIT || f->state == LB_FLOW_CLOSED);
 }
 
-/* A new connection on a closed flow of service @p svc_idx whose backend
- * is no longer eligible. */
-static inline bool
-reopen_elsewhere(const struct lb_worker *w, const struct lb_flow *f,
-		 int svc_idx)
-{
-	return f->svc == (uint16_t)svc_idx &&
-	       !lb_dpconf_be_eligible(&w->conf->svc[svc_idx], f->be);
-}
-
 /*
  * Whether the TCP or UDP checksum of @p m verifies: the port's word when
  * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
@@ -353,7 +343,6 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	struct lb_l7_rej *r;
 	struct lb_flow *f;
 	uint32_t idx;
-	bool reopen;
 	int v, fl;
 
 	if (unlikely(ttl_expires(w, m, pkt)))
@@ -382,33 +371,22 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	fl = tcp_check(w, f, idx, LB_FLOW_DIR_ORIG, m, pkt, now);
 	if (fl < 0)
 		return;
-	reopen = reopens(f, pkt);
-	/* A SYN on a closed tuple starts a connection again (a new trial,
-	 * a SYN copy): checked as a first packet. */
-	if (unlikely(reopen) && !first_pkt_ok(w, m, pkt, now))
-		return;
-	if (unlikely(reopen) && reopen_elsewhere(w, f, svc_idx)) {
-		/* A new connection on the tuple of a closed flow whose
-		 * backend takes no new flows any more (drained, removed: an
-		 * instance the autoscaler stopped): a new flow, not a SYN
-		 * into the void. */
+	if (unlikely(reopens(f, pkt))) {
+		/* A new connection on the tuple of a closed flow is a new
+		 * flow, checked, picked and counted like any other (as
+		 * IPVS's conn_reuse_mode 1 does): kept on its old backend it
+		 * would bypass the scheduler, stay on a backend that fails
+		 * or is drained, and be missing from the counts. The old
+		 * entry and its SNAT port go; the backend sees a new
+		 * tuple. */
+		if (!first_pkt_ok(w, m, pkt, now))
+			return;
 		lb_worker_flow_forget(w, f, 1, 1);
 		lb_flow_delete(w->ft, idx);
 		if (admit_reject(w, m, pkt, svc_idx, now))
 			return;
 		flow_new(w, m, pkt, svc_idx, &k, now);
 		return;
-	}
-	if (unlikely(reopen) && admit_reject(w, m, pkt, svc_idx, now))
-		/* A new connection on a closed tuple: reusing a port
-		 * must not get round the limit. */
-		return;
-	if (unlikely(reopen)) {
-		/* ... and it is a connection like any other to the counters:
-		 * the client and the backend each see one more. Still
-		 * active (TIME_WAIT and CLOSED flows are), so not that. */
-		w->st.flows_created++;
-		w->bst[f->svc][f->be].flows++;
 	}
 	if (f->state == LB_FLOW_SYN_SENT) {
 		/* A retransmitted SYN must not refresh the trial's timer:
@@ -425,14 +403,6 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		    LB_TCP_ACK &&
 	    handshake_done(w, f, idx, m, pkt, now))
 		return;
-	if (unlikely(reopen) && f->l7 != LB_L7_NONE && w->l7 != NULL) {
-		/* A new connection on the tuple of a closed one (the table
-		 * sends it back to SYN_SENT, where l7 means a SYN copy):
-		 * the old exchange ends here. Only then: a SYN the client
-		 * repeats because the SYN-ACK was lost leaves the flow in
-		 * its state, and its following must go on. */
-		lb_worker_l7_stop(w, f);
-	}
 	r = unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT ?
 		    rej_of(w, f->l7) :
 		    NULL;

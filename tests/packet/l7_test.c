@@ -1416,6 +1416,7 @@ test_handshake(void **state)
 	c.irs = 888888;
 	c.nxt[TO_BE] = c.iss + 1;
 	c.nxt[TO_C] = c.irs + 1;
+	c.sport = 0; /* a new flow: a SNAT port of its own */
 	conn_open(e, &c);
 	exchange(e, &c, get_req, resp, "same tuple, new connection");
 	expect_one(e, &c, w_spl(200, 0.5), "same tuple, new connection");
@@ -1518,6 +1519,8 @@ test_syn_copy_not_entry(void **state)
 	conn_init(&d, SVC_HTTP, 40205, 17000, 18000);
 	d.sport = 0;
 	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "http SYN again");
+	/* A new flow, whose copy waits for the backend's answer. */
+	xmit(e, &d, TO_C, PB_SYN | PB_ACK, d.irs, NULL, 0, "http SYN-ACK");
 	conn_init(&d, SVC_L4, 40206, 19000, 20000);
 	xmit(e, &d, TO_BE, PB_SYN, d.iss, NULL, 0, "L4 SYN");
 	xmit(e, &d, TO_BE, PB_FIN | PB_ACK, d.iss + 1, NULL, 0,
@@ -1525,7 +1528,7 @@ test_syn_copy_not_entry(void **state)
 	xmit(e, &d, TO_BE, PB_PSH | PB_ACK, d.iss + 1, get_req,
 	     (uint16_t)strlen(get_req), "L4 client bytes after its FIN");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap,
-		 "after the FIN, and a reopened tuple keeps no copy");
+		 "after the FIN, and a reopened tuple's SYN-ACK");
 
 	/* SYN, client FIN, bytes again: the flow stays CLOSING. */
 	conn_init(&d, SVC_HTTP, 40202, 9000, 10000);
