@@ -159,9 +159,14 @@ check "slowed down: the governor engages (max M $m_max >= 10)" \
 check "low priority refused first: low $(f "$b_lo" refused_share) >= 0.5, high $(f "$b_hi" refused_share) <= 0.35 and below half of low" \
 	"awk -v l='$(f "$b_lo" refused_share)' -v h='$(f "$b_hi" refused_share)' \
 		'BEGIN { exit !(l >= 0.5 && h <= 0.35 && h < l / 2) }'"
-check "high priority answered on time: $(f "$b_hi_steady" met_share) of $(f "$b_hi_steady" ok) within ${EXPECT} ms (>= 0.95)" \
+# The governor aims at 95 % on time; judged on the N answers of a few
+# seconds, the share of a steady 95 % falls two standard errors,
+# 2 sqrt(0.95 x 0.05 / N), below that one time in forty: the bound
+# allows those (0.91 for 110 answers), well above the low priority's share.
+met_min() { awk -v n="$1" 'BEGIN { printf "%.3f", 0.95 - 2 * sqrt(0.0475 / (n > 0 ? n : 1)) }'; }
+check "high priority answered on time: $(f "$b_hi_steady" met_share) of $(f "$b_hi_steady" ok) within ${EXPECT} ms (>= $(met_min "$(f "$b_hi_steady" ok)"))" \
 	"[ '$(f "$b_hi_steady" ok)' -ge 20 ] &&
-	 awk -v m='$(f "$b_hi_steady" met_share)' 'BEGIN { exit !(m >= 0.95) }'"
+	 awk -v m='$(f "$b_hi_steady" met_share)' -v b='$(met_min "$(f "$b_hi_steady" ok)")' 'BEGIN { exit !(m >= b) }'"
 check "lbctl governor show: throttled by rank, 7+ more than 1" \
 	'jq_get "$E2E_TMP/show_b.json" \
 		"d[\"services\"][0][\"throttled\"][7] > d[\"services\"][0][\"throttled\"][1] > 0" |
