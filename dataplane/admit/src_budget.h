@@ -56,7 +56,7 @@ struct lb_src_budget {
 	struct lb_src_budget_set *set;
 };
 
-/** Fills @p c with the defaults (on, 1000/s, burst 2000, /32). */
+/** Fills @p c with the defaults (on, 10000/s, burst 20000, /32). */
 void lb_src_budget_conf_default(struct lb_src_budget_conf *c);
 
 /**
@@ -72,7 +72,7 @@ int lb_src_budget_conf_check(const struct lb_src_budget_conf *c);
 int lb_src_budget_parse(const char *s, struct lb_src_budget_conf *c);
 
 /**
- * Writes what @p c says ("off", or "1000/s burst 2000 per /32, 65536
+ * Writes what @p c says ("off", or "10000/s burst 20000 per /32, 65536
  * sources per worker") into @p buf. @return as snprintf().
  */
 int lb_src_budget_describe(const struct lb_src_budget_conf *c, char *buf,

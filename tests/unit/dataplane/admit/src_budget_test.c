@@ -101,12 +101,12 @@ test_conf_check(void **state)
 	(void)state;
 	lb_src_budget_conf_default(&c);
 	assert_int_equal(lb_src_budget_conf_check(&c), 0);
-	assert_int_equal(c.rate, 1000);
-	assert_int_equal(c.burst, 2000);
+	assert_int_equal(c.rate, 10000);
+	assert_int_equal(c.burst, 20000);
 	assert_int_equal(c.prefix, 32);
 	lb_src_budget_describe(&c, buf, sizeof(buf));
 	assert_string_equal(buf,
-			    "1000/s burst 2000 per /32, 65536 sources per "
+			    "10000/s burst 20000 per /32, 65536 sources per "
 			    "worker");
 	c.prefix = 7;
 	assert_int_equal(lb_src_budget_conf_check(&c), -EINVAL);
