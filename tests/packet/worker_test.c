@@ -4393,6 +4393,74 @@ test_synproxy_trials(void **state)
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing left held");
 }
 
+
+/* auto: a low SYN rate turns it on, a second of calm off. */
+static const char *const conf_synp_auto[] = {
+	"service set tcp 203.0.113.10:80 synproxy auto synproxy-syn-rate 3 "
+	"synproxy-calm 1s",
+	NULL,
+};
+
+/* Polls worker 0, its output discarded, until @p *ctr reaches @p want
+ * or 10 s pass: auto judges whole seconds of the real clock. */
+static void
+poll_until(struct ph_env *e, const uint64_t *ctr, uint64_t want,
+	   const char *what)
+{
+	struct pb_frame junk[8];
+	uint64_t end = ph_now_ns(e) + 10000000000ull;
+
+	while (*ctr < want && ph_now_ns(e) < end) {
+		ph_poll(e, 0);
+		while (ph_take(e, 0, 0, junk, NELEM(junk)) > 0 ||
+		       ph_take(e, 1, 0, junk, NELEM(junk)) > 0)
+			;
+		usleep(2000);
+	}
+	if (*ctr < want)
+		fail_msg("%s: still %" PRIu64 " after 10 s", what, *ctr);
+}
+
+/* One SYN from client port @p cport: whether the worker answered it
+ * itself (1) or sent it to a backend (0). */
+static int
+syn_answered(struct ph_env *e, uint16_t cport)
+{
+	struct conn c = tcp_conn(cport, 0);
+	struct pb_frame in, got;
+
+	seg_frame(&in, &c, seg_syn(7000), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	if (ph_take(e, 0, 0, &got, 1) == 1)
+		return 1;
+	assert_int_equal(ph_take(e, 1, 0, &got, 1), 1);
+	return 0;
+}
+
+/*
+ * synproxy auto: SYNs go to the backends while they are few; a second
+ * with more than synproxy-syn-rate of them turns cookies on, counted; a
+ * calm second later they are off again, and SYNs go to the backends.
+ */
+static void
+test_synproxy_auto(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_synp_auto);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t cport = 50000;
+
+	learn_all(e);
+	CHECK_EQ(syn_answered(e, cport++), 0, "off at first");
+	for (int i = 0; i < 20; i++)
+		syn_answered(e, cport++);
+	poll_until(e, &w->st.synp_auto_on, 1, "auto on");
+	CHECK_EQ(syn_answered(e, cport++), 1, "cookies while on");
+	poll_until(e, &w->st.synp_auto_off, 1, "auto off");
+	CHECK_EQ(syn_answered(e, cport++), 0, "off again");
+	CHECK_EQ(w->st.synp_auto_on, 1, "turned on once");
+}
+
 /* ---- PROXY protocol ------------------------------------------------------ */
 
 static const char *const conf_pp_v1[] = {
@@ -4783,6 +4851,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_proxy_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_trials, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy_auto, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,
