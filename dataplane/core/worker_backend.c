@@ -77,7 +77,7 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 							 true);
 			}
 			/* The SYN proxy's: the client has its answer. */
-			if (synp_holds(w, f)) {
+			if (synp_holds(w, f, idx)) {
 				lb_worker_synp_open(w, f, idx, m, pkt, now);
 				return;
 			}

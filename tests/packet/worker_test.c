@@ -4271,11 +4271,11 @@ test_synproxy(void **state)
 }
 
 /*
- * synproxy on, a client without timestamps whose ACK carries data and
- * whose next segment comes before the backend answers: both wait; the
- * first backend refuses (RST), the next trial goes on from the same SYN,
- * and its SYN-ACK releases them in order. A segment beyond the one held
- * is dropped, counted. Then every backend refuses: the client, which is
+ * synproxy on, a client without timestamps whose ACK carries data: the
+ * data waits; the first backend refuses (RST), the next trial goes on
+ * from the same SYN, and its SYN-ACK becomes the client's ACK, followed
+ * by the data. Segments beyond the one held are dropped, counted (the
+ * client sends them again). Then every backend refuses: the client, which is
  * established, gets a RST at the sequence number it expects.
  */
 static void
@@ -4326,8 +4326,8 @@ test_synproxy_trials(void **state)
 	ph_inject(e, 0, 0, &in);
 	ph_poll(e, 0);
 	ph_expect_quiet(e, "data held while the backend answers");
-	CHECK_EQ(w->st.synp_held, 1, "held");
-	CHECK_EQ(w->st.synp_held_dropped, 1, "dropped");
+	CHECK_EQ(w->st.synp_held, 1, "the ACK's data held");
+	CHECK_EQ(w->st.synp_held_dropped, 2, "segments beyond it dropped");
 
 	/* Backend 0 refuses: backend 1 gets the same SYN. */
 	s = (struct seg){.what = "backend 0 RST", .dir = TO_C,
@@ -4349,13 +4349,15 @@ test_synproxy_trials(void **state)
 	ph_poll(e, 0);
 	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), 2);
 	ph_expect_quiet(e, "the client hears nothing of it");
-	seg_read(&got[0], &o, "the ACK with data");
-	CHECK_EQ(o.seq, iss + 1, "first the ACK");
+	seg_read(&got[0], &o, "the client's ACK");
+	CHECK_EQ(o.flags, PB_ACK, "first the ACK");
+	CHECK_EQ(o.seq, iss + 1, "after the SYN");
 	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
-	CHECK_EQ(o.plen, 20, "with its data");
+	CHECK_EQ(o.plen, 0, "alone");
 	seg_read(&got[1], &o, "the data held");
-	CHECK_EQ(o.seq, iss + 21, "then the data held");
-	CHECK_EQ(o.plen, 30, "whole");
+	CHECK_EQ(o.seq, iss + 1, "then the data held");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers too");
+	CHECK_EQ(o.plen, 20, "whole");
 	CHECK_EQ(w->st.synp_handshakes, 1, "handshake");
 
 	/* Another client; every backend refuses. */
