@@ -4128,8 +4128,9 @@ flows_in_table(const struct lb_worker *w)
  * cookie and nothing kept; the ACK that proves it opens the backend's
  * connection with the client's options; the backend's SYN-ACK goes no
  * further and the client's ACK completes its handshake; from then on both
- * sides see their own numbers, timestamps and window scales. A forged ACK
- * opens nothing.
+ * sides see their own numbers, timestamps and window scales, and an ICMP
+ * error quoting a segment is translated with it. A forged ACK opens
+ * nothing.
  */
 static void
 test_synproxy(void **state)
@@ -4242,6 +4243,32 @@ test_synproxy(void **state)
 	CHECK_EQ(o.o.tsecr, 1001, "the client's echo");
 	CHECK_EQ(o.win, 4000, "window in the scale offered");
 	CHECK_EQ(o.plen, 100, "payload");
+
+	/* A router on the client's side finds the response too big: the
+	 * backend hears of its own segment, in its own numbers. */
+	{
+		uint8_t quote[48];
+		struct pb_dg d = {.proto = PB_PROTO_ICMP, .ttl = TTL_IN,
+				  .id = 0x7a7a, .src = IP_RTR, .dst = IP_VIP,
+				  .type = 3, .code = 4, .rest = 1280,
+				  .data = quote, .plen = sizeof(quote)};
+		const uint8_t *icmp, *q;
+
+		memcpy(quote, got.b + ETH, sizeof(quote));
+		pb_ipv4_frame(&in, mac_port[0], mac_rtr, &d);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_one(e, 1, 0, &got, "frag-needed to the backend");
+		icmp = got.b + ETH + 20;
+		q = icmp + 8;
+		CHECK_EQ(pb_csum(icmp, pb_get16(got.b + ETH + 2) - 20u), 0,
+			 "ICMP checksum");
+		CHECK_EQ(pb_get32(q + 12), IP_BE(0), "quote from the backend");
+		CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
+		CHECK_EQ(pb_get32(q + 20 + 4), irs + 1,
+			 "quoted in the backend's numbers");
+		CHECK_EQ(pb_get32(q + 20 + 8), iss + 1, "and the client's ack");
+	}
 
 	/* The client acknowledges it and sends: in the backend's numbers. */
 	s = (struct seg){.what = "request", .dir = TO_BE,
