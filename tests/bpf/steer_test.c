@@ -67,6 +67,15 @@ struct pkt {
 	uint16_t frag;   /**< frag_off, host order */
 	uint8_t arp_hlen; /**< 0: 6 */
 	uint16_t cut;    /**< keep this many bytes when non-zero */
+	/* T_IP6 only */
+	const char *src6; /**< NULL: 2001:db8::1 */
+	const char *dst6; /**< NULL: 2001:db8::2 */
+	/** Extension headers before the upper layer, in order: h, d, r
+	 * (hop-by-hop, destination options, routing, 8 bytes each), H (a
+	 * 16-byte hop-by-hop), f (first fragment), F (a later one). */
+	const char *ext;
+	uint8_t nd;          /**< ICMPv6 type when proto is 58 (0: echo) */
+	const char *target6; /**< a solicitation's or advertisement's */
 };
 
 static void
@@ -93,6 +102,86 @@ ip_csum(const uint8_t *p, size_t len)
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
+}
+
+static void
+addr6(const char *s, const char *dflt, uint8_t *out)
+{
+	assert_int_equal(inet_pton(AF_INET6, s ? s : dflt, out), 1);
+}
+
+static uint8_t
+ext_type(char c)
+{
+	switch (c) {
+	case 'h':
+	case 'H':
+		return 0;
+	case 'd':
+		return 60;
+	case 'r':
+		return 43;
+	default:
+		return 44; /* f, F */
+	}
+}
+
+/* The IPv6 part of build(), from @p n on; returns the end. */
+static size_t
+build6(const struct pkt *k, uint8_t *buf, size_t n)
+{
+	const char *ext = k->ext ? k->ext : "";
+	uint8_t proto = k->proto ? k->proto : IPPROTO_UDP;
+	size_t l3 = n;
+
+	buf[n] = (uint8_t)((k->version ? k->version : 6) << 4);
+	buf[n + 6] = ext[0] ? ext_type(ext[0]) : proto;
+	buf[n + 7] = proto == IPPROTO_ICMPV6 && k->nd ? 255 : 64;
+	addr6(k->src6, "2001:db8::1", buf + n + 8);
+	addr6(k->dst6, "2001:db8::2", buf + n + 24);
+	n += 40;
+	for (size_t i = 0; ext[i] != '\0'; i++) {
+		uint8_t next = ext[i + 1] ? ext_type(ext[i + 1]) : proto;
+
+		buf[n] = next;
+		if (ext[i] == 'f' || ext[i] == 'F') {
+			/* offset 0 with more-fragments, or offset 185 */
+			put16(buf + n + 2, ext[i] == 'f' ? 0x0001 : 185 << 3);
+			put32(buf + n + 4, 0x1234);
+			n += 8;
+		} else if (ext[i] == 'H') {
+			buf[n + 1] = 1;
+			buf[n + 2] = 1; /* PadN of 12 */
+			buf[n + 3] = 12;
+			n += 16;
+		} else {
+			buf[n + 2] = 1; /* PadN of 4 */
+			buf[n + 3] = 4;
+			n += 8;
+		}
+	}
+	if (proto == IPPROTO_ICMPV6) {
+		buf[n] = k->nd ? k->nd : 128; /* echo request */
+		if (k->target6 != NULL) {
+			addr6(k->target6, NULL, buf + n + 8);
+			n += 24;
+		} else {
+			n += 8;
+		}
+	} else {
+		put16(buf + n, k->sport ? k->sport : 5353);
+		put16(buf + n + 2, k->dport ? k->dport : 5353);
+		if (proto == IPPROTO_TCP) {
+			buf[n + 12] = 5 << 4;
+			buf[n + 13] = 0x02; /* SYN */
+			n += 20;
+		} else {
+			put16(buf + n + 4, 8);
+			n += 8;
+		}
+	}
+	put16(buf + l3 + 4, (uint16_t)(n - l3 - 40));
+	return n;
 }
 
 /* Builds @p k into @p buf (at least 256 bytes); returns its length. */
@@ -141,22 +230,7 @@ build(const struct pkt *k, uint8_t *buf)
 		put32(buf + n + 24, k->dst);
 		n += 28;
 	} else if (k->type == T_IP6) {
-		buf[n] = 0x60;
-		put16(buf + n + 4, 8);
-		buf[n + 6] = IPPROTO_UDP;
-		buf[n + 7] = 64;
-		buf[n + 8] = 0x20; /* 2001:db8::1 -> 2001:db8::2 */
-		buf[n + 9] = 0x01;
-		buf[n + 10] = 0x0d;
-		buf[n + 11] = 0xb8;
-		buf[n + 23] = 1;
-		memcpy(buf + n + 24, buf + n + 8, 16);
-		buf[n + 39] = 2;
-		n += 40;
-		put16(buf + n, 5353);
-		put16(buf + n + 2, 5353);
-		put16(buf + n + 4, 8);
-		n += 8;
+		n = build6(k, buf, n);
 	} else if (k->type == T_OTHER) {
 		n += 46;
 	} else {
@@ -221,6 +295,30 @@ build(const struct pkt *k, uint8_t *buf)
 #define LAPSED IP(10, 99, 1, 1)     /* 10.99/16 deny; 10.99.1/24 allow, */
 				    /* expired */
 
+/* The IPv6 plan, mirroring the IPv4 one. */
+#define V6_VIP_PORT "2001:db8:1::100" /* tcp:80 only (narrow) */
+#define V6_VIP_ALL "2001:db8:1::101"  /* whole address */
+#define V6_LOCAL "2001:db8:1::1"      /* the dataplane's address */
+#define V6_LINK "fe80::1"             /* its link-local address */
+#define V6_SNAT "2001:db8:2::2"       /* whole address, SNAT */
+#define V6_SHARED "2001:db8:1::5"     /* host's: tcp:8080 vip, udp */
+				      /* 40000-40999 snat */
+#define V6_HOST "2001:db8:1::6"       /* no rule at all */
+#define V6_CLIENT "2001:db8:ff::7"
+#define V6_BACKEND "2001:db8:2::11"
+#define V6_DENIED "2001:db8:dead::7"  /* 2001:db8:dead::/48 deny */
+#define V6_DENY_LB "2001:db8:beef::4" /* 2001:db8:beef::/64 deny-lb */
+#define V6_EXPIRED "2001:db8:e0::9"   /* 2001:db8:e0::/48 deny, expired */
+#define V6_EXCEPT "2001:db8:ec:8000::1" /* 2001:db8:ec::/48 deny, */
+#define V6_NOT_EXCEPT "2001:db8:ec::5"  /* 2001:db8:ec:8000::/49 allow */
+#define V6_NESTED "2001:db9:5::9"     /* /32 deny; 2001:db9:5::/48 */
+				      /* expired */
+#define V6_LAPSED "2001:db8:99:1::1"  /* 2001:db8:99::/48 deny; */
+				      /* 2001:db8:99:1::/64 allow, expired */
+#define V6_ONE "2001:db8:aa::1"       /* 2001:db8:aa::1/128 deny */
+#define V6_NEXT_TO_ONE "2001:db8:aa::2"
+#define V6_SOLICITED "ff02::1:ff00:101" /* a solicited-node group */
+
 #define NONE (-1)
 
 struct row {
@@ -239,6 +337,17 @@ struct row {
 #define ICMP(s, d) .src = (s), .dst = (d), .proto = IPPROTO_ICMP
 #define ARP(s, t) .type = T_ARP, .src = (s), .dst = (t)
 #define EV0 .ev = { NONE, NONE }
+#define TCP6_SP(s, d, sp, dp) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_TCP, .sport = (sp), .dport = (dp)
+#define TCP6(s, d, dp) TCP6_SP(s, d, 40000, dp)
+#define UDP6(s, d, sp, dp) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_UDP, .sport = (sp), .dport = (dp)
+#define PING6(s, d) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_ICMPV6
+#define ND6(s, d, icmp, t) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_ICMPV6, .nd = (icmp), .target6 = (t)
+#define NS6(s, t) ND6(s, V6_SOLICITED, 135, t)
+#define NA6(s, d, t) ND6(s, d, 136, t)
 
 static const struct row rows[] = {
 	/* VIP traffic */
@@ -400,12 +509,241 @@ static const struct row rows[] = {
 	/* IPv6 and other ethertypes */
 	{ "IPv6 udp", { .type = T_IP6 },
 	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
-	{ "IPv6 ethertype with no header", { .type = T_IP6, .cut = 14 },
-	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
 	{ "IPv6 behind a VLAN tag", { .type = T_IP6, .vlan = 3 },
 	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
 	{ "LLDP", { .type = T_OTHER },
 	  XDP_PASS, LB_STEER_CTR_PASS_OTHER, EV0 },
+
+	/* IPv6: VIP traffic */
+	{ "v6 tcp SYN to VIP:80 (port rule)",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 tcp to VIP:22, not a service port",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 udp to VIP:80, only tcp is steered",
+	  { UDP6(V6_CLIENT, V6_VIP_PORT, 5000, 80) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 ping to a VIP with port rules only",
+	  { PING6(V6_CLIENT, V6_VIP_PORT) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 udp to a whole-address VIP",
+	  { UDP6(V6_CLIENT, V6_VIP_ALL, 5000, 53) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 ping to a whole-address VIP", { PING6(V6_CLIENT, V6_VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 tcp to VIP:80 behind a VLAN tag",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .vlan = 12 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 ping to the dataplane's own address",
+	  { PING6(V6_CLIENT, V6_LOCAL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_LOCAL, EV0 },
+	{ "v6 ping to the dataplane's link-local address",
+	  { PING6("fe80::2", V6_LINK) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_LOCAL, EV0 },
+	{ "v6 backend's tcp reply to the SNAT address",
+	  { TCP6_SP(V6_BACKEND, V6_SNAT, 8080, 40001) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 ICMPv6 error to the SNAT address",
+	  { PING6(V6_BACKEND, V6_SNAT), .nd = 2 /* packet too big */ },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	/* IPv6: an address the host shares */
+	{ "v6 shared address, tcp:8080 rule",
+	  { TCP6(V6_CLIENT, V6_SHARED, 8080) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 shared address, SSH stays with the host",
+	  { TCP6(V6_CLIENT, V6_SHARED, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 shared address, udp in the SNAT range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40500) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 shared address, udp first port of the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40000) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 shared address, udp last port of the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40999) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 shared address, udp just below the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 39999) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 shared address, udp just above the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 41000) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 shared address, ping stays with the host",
+	  { PING6(V6_CLIENT, V6_SHARED) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	/* IPv6: host traffic */
+	{ "v6 SSH to the host's address", { TCP6(V6_CLIENT, V6_HOST, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 udp to the host, VLAN tagged",
+	  { UDP6(V6_CLIENT, V6_HOST, 5, 161), .vlan = 7 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 multicast to all nodes", { UDP6(V6_CLIENT, "ff02::1", 5, 5) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	/* IPv6: extension headers */
+	{ "v6 hop-by-hop, then tcp to VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "h" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 16-byte hop-by-hop, then tcp to VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "H" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 hop-by-hop, dest opts, routing, fragment, dest opts: VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "hdrfd" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 six extension headers, the bound: VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "hdrdHd" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 seven extension headers to a port rule: unjudged",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "hdddddd" },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 seven extension headers to a whole-address VIP",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .ext = "hdddddd" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 seven extension headers to the host",
+	  { TCP6(V6_CLIENT, V6_HOST, 22), .ext = "hdddddd" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 dest opts, then SSH to a shared address",
+	  { TCP6(V6_CLIENT, V6_SHARED, 22), .ext = "d" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 routing header, then udp in a shared SNAT range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40500), .ext = "r" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 hop-by-hop cut short, to a port rule",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "h",
+	    .cut = 14 + 40 + 1 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 16-byte hop-by-hop, frame ends inside it",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "H",
+	    .cut = 14 + 40 + 12 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	/* IPv6: fragments */
+	{ "v6 first fragment to VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "f" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 later fragment to a port-rule VIP: no port, the kernel's",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "F" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 later fragment behind a hop-by-hop header",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40500), .ext = "hF" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 later fragment to a whole-address VIP",
+	  { UDP6(V6_CLIENT, V6_VIP_ALL, 1, 2), .ext = "F" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 fragment header cut short",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "f",
+	    .cut = 14 + 40 + 6 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	/* IPv6: neighbour discovery */
+	{ "NS for a whole-address VIP", { NS6(V6_CLIENT, V6_VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for the dataplane's link-local address",
+	  { NS6("fe80::2", V6_LINK) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for the SNAT address, unicast (reachability)",
+	  { ND6(V6_BACKEND, V6_SNAT, 135, V6_SNAT) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for a VIP behind a VLAN tag",
+	  { NS6(V6_CLIENT, V6_VIP_ALL), .vlan = 9 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NA answering the dataplane's solicitation",
+	  { NA6(V6_BACKEND, V6_LOCAL, V6_BACKEND) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for the host", { NS6(V6_CLIENT, V6_HOST) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NS for a shared address: the kernel answers",
+	  { NS6(V6_CLIENT, V6_SHARED) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NS for a port-rule VIP", { NS6(V6_CLIENT, V6_VIP_PORT) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "unsolicited NA to all nodes",
+	  { NA6(V6_BACKEND, "ff02::1", V6_BACKEND) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NA to the host", { NA6(V6_BACKEND, V6_HOST, V6_BACKEND) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "router advertisement", { ND6("fe80::9", "ff02::1", 134, NULL) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "router solicitation to the dataplane's address",
+	  { ND6("fe80::2", V6_LINK, 133, NULL) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NS for a VIP from a denied sender: ND skips the ACL",
+	  { NS6(V6_DENIED, V6_VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS without its target", { NS6(V6_CLIENT, V6_VIP_ALL),
+	  .cut = 14 + 40 + 20 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "NS behind a hop-by-hop header is plain ICMPv6",
+	  { NS6(V6_CLIENT, V6_VIP_ALL), .ext = "h" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	/* IPv6: source ACL */
+	{ "v6 denied source to a VIP", { TCP6(V6_DENIED, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source to the host", { TCP6(V6_DENIED, V6_HOST, 22) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source, VLAN tagged",
+	  { UDP6(V6_DENIED, V6_VIP_ALL, 1, 53), .vlan = 12 },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source behind seven extension headers",
+	  { TCP6(V6_DENIED, V6_VIP_PORT, 80), .ext = "hdddddd" },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source, later fragment",
+	  { TCP6(V6_DENIED, V6_VIP_PORT, 80), .ext = "F" },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 deny-lb source to a VIP",
+	  { TCP6(V6_DENY_LB, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY_LB, EV0 },
+	{ "v6 deny-lb source to the host's SSH",
+	  { TCP6(V6_DENY_LB, V6_SHARED, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 expired deny entry", { TCP6(V6_EXPIRED, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "v6 allow exception inside a denied prefix",
+	  { TCP6(V6_EXCEPT, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP,
+	  { LB_STEER_CTR_ACL_ALLOW, NONE } },
+	{ "v6 denied prefix outside the exception",
+	  { TCP6(V6_NOT_EXCEPT, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 expired /48 deny under a live /32 deny",
+	  { TCP6(V6_NESTED, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "v6 expired allow no longer lifts its /48 deny",
+	  { TCP6(V6_LAPSED, V6_HOST, 22) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "v6 /128 deny", { TCP6(V6_ONE, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 the address next to a /128 deny",
+	  { TCP6(V6_NEXT_TO_ONE, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "IPv4 source in the v6 ACL's form does not match the v4 ACL",
+	  { TCP6("::ffff:192.0.2.7", V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	/* IPv6: truncated and malformed */
+	{ "IPv6 ethertype with no header", { .type = T_IP6, .cut = 14 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IPv6 header cut at 39 bytes",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .cut = 14 + 39 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IPv6 header cut short behind a VLAN tag",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .vlan = 4, .cut = 18 + 20 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "version 4 under the IPv6 ethertype",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .version = 4 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 denied source with version 4: unjudged",
+	  { TCP6(V6_DENIED, V6_HOST, 22), .version = 4 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 tcp to a port rule with 2 bytes of TCP",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .cut = 14 + 40 + 2 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 tcp to a whole-address VIP with 2 bytes of TCP",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .cut = 14 + 40 + 2 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 tcp to the host with no TCP header",
+	  { TCP6(V6_CLIENT, V6_HOST, 22), .cut = 14 + 40 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
 };
 
 /* ---- fixture --------------------------------------------------------- */
@@ -435,6 +773,76 @@ acl(struct lb_steer *s, uint32_t prefix, uint8_t len,
     enum lb_steer_acl_action a, uint64_t ttl_ns)
 {
 	return lb_steer_acl_set(s, htonl(prefix), len, a, ttl_ns);
+}
+
+static int
+add_rule6(struct lb_steer *s, const char *addr, uint8_t proto, uint16_t lo,
+	  uint16_t hi, enum lb_steer_kind kind)
+{
+	struct lb_steer_rule6 r = {
+		.proto = proto,
+		.port_min = lo,
+		.port_max = hi,
+		.kind = kind,
+	};
+
+	addr6(addr, NULL, r.addr);
+	return lb_steer_rule6_add(s, &r);
+}
+
+static int
+acl6(struct lb_steer *s, const char *prefix, uint8_t len,
+     enum lb_steer_acl_action a, uint64_t ttl_ns)
+{
+	uint8_t p[16];
+
+	addr6(prefix, NULL, p);
+	return lb_steer_acl6_set(s, p, len, a, ttl_ns);
+}
+
+static void
+install_plan6(struct lb_steer *s)
+{
+	static const struct {
+		const char *addr;
+		uint8_t proto;
+		uint16_t lo, hi;
+		enum lb_steer_kind kind;
+	} rules6[] = {
+		{ V6_VIP_PORT, IPPROTO_TCP, 80, 80, LB_STEER_KIND_VIP },
+		{ V6_VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP },
+		{ V6_LOCAL, 0, 0, 0, LB_STEER_KIND_LOCAL },
+		{ V6_LINK, 0, 0, 0, LB_STEER_KIND_LOCAL },
+		{ V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT },
+		{ V6_SHARED, IPPROTO_TCP, 8080, 8080, LB_STEER_KIND_VIP },
+		{ V6_SHARED, IPPROTO_UDP, 40000, 40999, LB_STEER_KIND_SNAT },
+	};
+	static const struct {
+		const char *prefix;
+		uint8_t len;
+		enum lb_steer_acl_action a;
+		uint64_t ttl_ns;
+	} acls6[] = {
+		{ "2001:db8:dead::", 48, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db8:beef::", 64, LB_STEER_ACL_DENY_LB,
+		  3600ull * 1000000000ull },
+		{ "2001:db8:e0::", 48, LB_STEER_ACL_DENY, 1 },
+		{ "2001:db8:ec::", 48, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db8:ec:8000::", 49, LB_STEER_ACL_ALLOW, 0 },
+		{ "2001:db9::", 32, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db9:5::", 48, LB_STEER_ACL_DENY, 1 },
+		{ "2001:db8:99::", 48, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db8:99:1::", 64, LB_STEER_ACL_ALLOW, 1 },
+		{ V6_ONE, 128, LB_STEER_ACL_DENY, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rules6); i++)
+		assert_int_equal(add_rule6(s, rules6[i].addr, rules6[i].proto,
+					   rules6[i].lo, rules6[i].hi,
+					   rules6[i].kind), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(acls6); i++)
+		assert_int_equal(acl6(s, acls6[i].prefix, acls6[i].len,
+				      acls6[i].a, acls6[i].ttl_ns), 0);
 }
 
 /* Puts an AF_XDP socket in xsks_map at @p queue, so that a redirect finds
@@ -483,6 +891,7 @@ install_plan(struct lb_steer *s)
 			 0);
 	assert_int_equal(acl(s, IP(10, 99, 1, 0), 24, LB_STEER_ACL_ALLOW, 1),
 			 0);
+	install_plan6(s);
 	/* The 1 ns entries above are expired by the time any frame runs. */
 	usleep(1000);
 }
