@@ -1055,6 +1055,10 @@ test_random_frames(void **state)
 	static const uint32_t addrs[] = { VIP_PORT, VIP_ALL, LOCAL, SNAT,
 					  SHARED, HOST, DENIED, DENY_LB,
 					  EXPIRED, NESTED };
+	static const char *const addrs6[] = { V6_VIP_PORT, V6_VIP_ALL,
+					      V6_LOCAL, V6_LINK, V6_SHARED,
+					      V6_HOST, V6_DENIED, V6_DENY_LB,
+					      V6_NESTED, V6_SOLICITED };
 	struct fix *f = *state;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 
@@ -1070,8 +1074,24 @@ test_random_frames(void **state)
 		put16(frame + 12, types[(x >> 32) % ARRAY_SIZE(types)]);
 		if (frame[12] == 0x81) /* VLAN: IPv4 or ARP inside */
 			put16(frame + 16, x & 1 ? ETH_P_IP : ETH_P_ARP);
-		/* IPv4: version 4, a small IHL; ARP: Ethernet/IPv4 */
-		if ((x >> 40) & 1) {
+		/* IPv4: version 4, a small IHL; ARP: Ethernet/IPv4; IPv6:
+		 * version 6, a plan's addresses, a header the program walks
+		 * (or ICMPv6) next, extension headers of random lengths */
+		if (frame[12] == 0x86) {
+			static const uint8_t next[] = { 0, 43, 44, 60, 6, 17,
+							58 };
+
+			frame[14] = 0x60;
+			frame[20] = next[(x >> 41) % ARRAY_SIZE(next)];
+			addr6(addrs6[(x >> 48) % ARRAY_SIZE(addrs6)], NULL,
+			      frame + 22);
+			addr6(addrs6[(x >> 52) % ARRAY_SIZE(addrs6)], NULL,
+			      frame + 38);
+			for (size_t k = 54; k + 1 < sizeof(frame); k += 8)
+				if ((x >> (k % 61)) & 1)
+					frame[k] = next[(x >> (k % 53)) %
+							ARRAY_SIZE(next)];
+		} else if ((x >> 40) & 1) {
 			frame[14] = (uint8_t)(0x40 | (5 + (x >> 44) % 3));
 			put32(frame + 26, addrs[(x >> 48) % ARRAY_SIZE(addrs)]);
 			put32(frame + 30, addrs[(x >> 52) % ARRAY_SIZE(addrs)]);
@@ -1400,6 +1420,321 @@ test_acl_api(void **state)
 	lb_steer_close(s);
 }
 
+/* ---- IPv6 through the library ---------------------------------------- */
+
+/* Prefix lengths at both ends and between, each case set on top of the
+ * fixture's plan and removed after: the frames are TCP to V6_VIP_PORT:80
+ * (or to V6_HOST:22 where the case says host). */
+static const struct {
+	const char *name;
+	struct {
+		const char *prefix;
+		uint8_t len;
+		enum lb_steer_acl_action a;
+	} e[2];
+	struct {
+		const char *src;
+		int host;
+		uint32_t verdict;
+		int ctr;
+	} probe[3];
+} acl6_cases[] = {
+	{ "::/0 deny-lb: every source, LB traffic only",
+	  { { "::", 0, LB_STEER_ACL_DENY_LB } },
+	  { { V6_CLIENT, 0, XDP_DROP, LB_STEER_CTR_DROP_DENY_LB },
+	    { V6_CLIENT, 1, XDP_PASS, LB_STEER_CTR_PASS_IPV6 },
+	    { V6_DENIED, 0, XDP_DROP, LB_STEER_CTR_DROP_DENY } } },
+	{ "::/0 deny with a /48 allow",
+	  { { "::", 0, LB_STEER_ACL_DENY },
+	    { "2001:db8:ff::", 48, LB_STEER_ACL_ALLOW } },
+	  { { V6_CLIENT, 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP },
+	    { "2001:db8:fe::7", 1, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "fe80::1", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY } } },
+	{ "8000::/1: only the upper half",
+	  { { "8000::", 1, LB_STEER_ACL_DENY } },
+	  { { "8001::1", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "7fff:ffff::1", 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP },
+	    { V6_CLIENT, 1, XDP_PASS, LB_STEER_CTR_PASS_IPV6 } } },
+	{ "/127: two addresses",
+	  { { "2001:db8:ff::6", 127, LB_STEER_ACL_DENY } },
+	  { { "2001:db8:ff::6", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { V6_CLIENT, 1, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "2001:db8:ff::8", 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP } } },
+	{ "/128 allow inside a /64 deny",
+	  { { "2001:db8:ff::", 64, LB_STEER_ACL_DENY },
+	    { V6_CLIENT, 128, LB_STEER_ACL_ALLOW } },
+	  { { V6_CLIENT, 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP },
+	    { "2001:db8:ff::6", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "2001:db8:ff:1::7", 1, XDP_PASS, LB_STEER_CTR_PASS_IPV6 } } },
+};
+
+static void
+test_acl6_lengths(void **state)
+{
+	struct fix *f = *state;
+	int prog = lb_steer_prog_fd(f->s);
+
+	for (size_t i = 0; i < ARRAY_SIZE(acl6_cases); i++) {
+		for (size_t j = 0; j < 2 && acl6_cases[i].e[j].prefix; j++)
+			assert_int_equal(acl6(f->s, acl6_cases[i].e[j].prefix,
+					      acl6_cases[i].e[j].len,
+					      acl6_cases[i].e[j].a, 0), 0);
+		for (size_t j = 0; j < 3; j++) {
+			const char *dst = acl6_cases[i].probe[j].host
+						  ? V6_HOST
+						  : V6_VIP_PORT;
+			struct pkt k = { TCP6(acl6_cases[i].probe[j].src, dst,
+					      acl6_cases[i].probe[j].host
+						      ? 22 : 80) };
+			struct lb_steer_stats a, b;
+			int c = acl6_cases[i].probe[j].ctr;
+			uint8_t frame[256];
+			size_t len = build(&k, frame);
+			uint32_t v;
+
+			assert_int_equal(lb_steer_stats_read(f->s, &a), 0);
+			v = run(prog, frame, len);
+			assert_int_equal(lb_steer_stats_read(f->s, &b), 0);
+			if (v != acl6_cases[i].probe[j].verdict ||
+			    b.ctr[c].packets - a.ctr[c].packets != 1) {
+				print_error("%s, %s: verdict %s, %s +%llu\n",
+					    acl6_cases[i].name,
+					    acl6_cases[i].probe[j].src,
+					    verdict_name(v),
+					    lb_steer_ctr_name((unsigned)c),
+					    (unsigned long long)(
+						    b.ctr[c].packets -
+						    a.ctr[c].packets));
+				fail();
+			}
+		}
+		for (size_t j = 0; j < 2 && acl6_cases[i].e[j].prefix; j++) {
+			uint8_t p[16];
+
+			addr6(acl6_cases[i].e[j].prefix, NULL, p);
+			assert_int_equal(lb_steer_acl6_del(f->s, p,
+					 acl6_cases[i].e[j].len), 0);
+		}
+	}
+}
+
+struct walked6 {
+	struct lb_steer_rule6 r[16];
+	int n;
+};
+
+static int
+collect_rule6(const struct lb_steer_rule6 *r, void *arg)
+{
+	struct walked6 *w = arg;
+
+	if (w->n < (int)ARRAY_SIZE(w->r))
+		w->r[w->n] = *r;
+	w->n++;
+	return 0;
+}
+
+static int
+has_rule6(const struct walked6 *w, const char *addr, uint8_t proto,
+	  uint16_t lo, uint16_t hi, enum lb_steer_kind kind)
+{
+	uint8_t a[16];
+
+	addr6(addr, NULL, a);
+	for (int i = 0; i < w->n && i < (int)ARRAY_SIZE(w->r); i++)
+		if (memcmp(w->r[i].addr, a, 16) == 0 &&
+		    w->r[i].proto == proto && w->r[i].port_min == lo &&
+		    w->r[i].port_max == hi && w->r[i].kind == kind)
+			return 1;
+	return 0;
+}
+
+static int
+del_rule6(struct lb_steer *s, const char *addr, uint8_t proto, uint16_t lo,
+	  uint16_t hi)
+{
+	struct lb_steer_rule6 r = {
+		.proto = proto, .port_min = lo, .port_max = hi,
+		.kind = LB_STEER_KIND_SNAT, /* not compared */
+	};
+
+	addr6(addr, NULL, r.addr);
+	return lb_steer_rule6_del(s, &r);
+}
+
+static void
+test_rule6_api(void **state)
+{
+	struct lb_steer_conf conf = { .max_rules = 64 };
+	struct lb_steer *s;
+	struct walked6 w = { .n = 0 };
+	struct walked w4 = { .n = 0 };
+	static const char *const refused[] = { "::", "::1", "ff02::1",
+					       "ff05::1:3",
+					       "::ffff:10.0.0.1" };
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80,
+				   LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_UDP, 0, 0,
+				   LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule6(s, V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT),
+			 0);
+	assert_int_equal(add_rule6(s, V6_SHARED, IPPROTO_UDP, 1024, 65535,
+				   LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(add_rule6(s, V6_SHARED, IPPROTO_ICMPV6, 0, 0,
+				   LB_STEER_KIND_LOCAL), 0);
+	assert_int_equal(add_rule6(s, V6_LINK, 0, 0, 0, LB_STEER_KIND_LOCAL),
+			 0);
+	/* duplicates, whatever the kind */
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80,
+				   LB_STEER_KIND_SNAT), -EEXIST);
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_UDP, 5, 9,
+				   LB_STEER_KIND_VIP), -EEXIST);
+	assert_int_equal(add_rule6(s, V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT),
+			 -EEXIST);
+	/* refused */
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		assert_int_equal(add_rule6(s, refused[i], 0, 0, 0, 0),
+				 -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, IPPROTO_TCP, 90, 80, 0),
+			 -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, IPPROTO_ICMPV6, 1, 1, 0),
+			 -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, 0, 80, 80, 0), -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, 0, 0, 0, LB_STEER_KIND_MAX),
+			 -EINVAL);
+	assert_int_equal(lb_steer_rule6_add(s, NULL), -EINVAL);
+	assert_int_equal(lb_steer_rule6_add(NULL, NULL), -EINVAL);
+
+	assert_int_equal(lb_steer_rule6_walk(s, collect_rule6, &w), 0);
+	assert_int_equal(w.n, 6);
+	assert_true(has_rule6(&w, V6_VIP_PORT, IPPROTO_TCP, 80, 80, 0));
+	assert_true(has_rule6(&w, V6_VIP_PORT, IPPROTO_UDP, 0, 0, 0));
+	assert_true(has_rule6(&w, V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT));
+	assert_true(has_rule6(&w, V6_SHARED, IPPROTO_UDP, 1024, 65535,
+			      LB_STEER_KIND_SNAT));
+	assert_true(has_rule6(&w, V6_SHARED, IPPROTO_ICMPV6, 0, 0,
+			      LB_STEER_KIND_LOCAL));
+	assert_true(has_rule6(&w, V6_LINK, 0, 0, 0, LB_STEER_KIND_LOCAL));
+	/* the families keep apart */
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w4), 0);
+	assert_int_equal(w4.n, 0);
+
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80), 0);
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80),
+			 -ENOENT);
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, 0, 0, 0), -ENOENT);
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, IPPROTO_UDP, 0, 0), 0);
+	assert_int_equal(del_rule6(s, V6_SNAT, 0, 0, 0), 0);
+	assert_int_equal(del_rule6(s, V6_SHARED, IPPROTO_UDP, 1024, 65535),
+			 0);
+	assert_int_equal(del_rule6(s, V6_SHARED, IPPROTO_ICMPV6, 0, 0), 0);
+	assert_int_equal(del_rule6(s, V6_LINK, 0, 0, 0), 0);
+	w.n = 0;
+	assert_int_equal(lb_steer_rule6_walk(s, collect_rule6, &w), 0);
+	assert_int_equal(w.n, 0);
+	lb_steer_close(s);
+}
+
+struct acl6_seen {
+	int n, expired, len0, len128;
+};
+
+static int
+count_acl6(const struct lb_steer_acl6 *a, void *arg)
+{
+	struct acl6_seen *w = arg;
+
+	w->n++;
+	if (a->expires_ns != 0 && a->expires_ns <= lb_steer_now_ns())
+		w->expired++;
+	w->len0 += a->prefixlen == 0;
+	w->len128 += a->prefixlen == 128;
+	return 0;
+}
+
+static void
+test_acl6_api(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct acl6_seen w = { 0 };
+	struct lb_steer_acl6 m;
+	uint8_t a[16], p[16];
+	const uint64_t hour = 3600ull * 1000000000ull;
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(acl6(s, "2001:db8::", 32, LB_STEER_ACL_DENY, 0), 0);
+	assert_int_equal(acl6(s, "2001:db8:1::", 48, LB_STEER_ACL_ALLOW, 1),
+			 0);
+	assert_int_equal(acl6(s, "2001:db8:2::", 48, LB_STEER_ACL_DENY_LB,
+			      hour), 0);
+	assert_int_equal(acl6(s, "::", 0, LB_STEER_ACL_DENY_LB, 0), 0);
+	assert_int_equal(acl6(s, "2001:db8:2::1", 128, LB_STEER_ACL_ALLOW,
+			      0), 0);
+	/* an IPv4 entry that expired too, for the collection below */
+	assert_int_equal(acl(s, IP(10, 1, 0, 0), 16, LB_STEER_ACL_DENY, 1), 0);
+	/* setting again replaces */
+	assert_int_equal(acl6(s, "2001:db8::", 32, LB_STEER_ACL_DENY, 0), 0);
+	/* refused: host bits, length, action */
+	assert_int_equal(acl6(s, "2001:db8::1", 64, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8:0:0:8000::", 64,
+			      LB_STEER_ACL_DENY, 0), -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8::", 129, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8::", 32, 0, 0), -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8::", 32, 4, 0), -EINVAL);
+	assert_int_equal(lb_steer_acl6_set(s, NULL, 0, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	addr6("2001:db8:9::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 48), -ENOENT);
+
+	usleep(1000);
+	/* the longest live entry decides; the expired /48 allow is looked
+	 * past to the /32 deny */
+	addr6("2001:db8:1::5", NULL, a);
+	assert_int_equal(lb_steer_acl6_match(s, a, lb_steer_now_ns(), &m), 0);
+	assert_int_equal(m.prefixlen, 32);
+	assert_int_equal(m.action, LB_STEER_ACL_DENY);
+	addr6("2001:db8::", NULL, p);
+	assert_memory_equal(m.prefix, p, 16);
+	addr6("2001:db8:2::1", NULL, a);
+	assert_int_equal(lb_steer_acl6_match(s, a, lb_steer_now_ns(), &m), 0);
+	assert_int_equal(m.prefixlen, 128);
+	assert_int_equal(m.action, LB_STEER_ACL_ALLOW);
+	assert_memory_equal(m.prefix, a, 16);
+	addr6("3fff::1", NULL, a);
+	assert_int_equal(lb_steer_acl6_match(s, a, lb_steer_now_ns(), &m), 0);
+	assert_int_equal(m.prefixlen, 0);
+	assert_int_equal(m.action, LB_STEER_ACL_DENY_LB);
+
+	assert_int_equal(lb_steer_acl6_walk(s, count_acl6, &w), 0);
+	assert_int_equal(w.n, 5);
+	assert_int_equal(w.expired, 1);
+	assert_int_equal(w.len0, 1);
+	assert_int_equal(w.len128, 1);
+	/* collection covers both families: the v4 /16 and the v6 /48 */
+	assert_int_equal(lb_steer_acl_gc(s, 0), 2);
+	assert_int_equal(lb_steer_acl_gc(s, lb_steer_now_ns() + 2 * hour), 1);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_steer_acl6_walk(s, count_acl6, &w), 0);
+	assert_int_equal(w.n, 3);
+	addr6("2001:db8::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 32), 0);
+	addr6("::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 0), 0);
+	addr6("2001:db8:2::1", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 128), 0);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_steer_acl6_walk(s, count_acl6, &w), 0);
+	assert_int_equal(w.n, 0);
+	lb_steer_close(s);
+}
+
 /* ---- pins: a restart finds the maps again ---------------------------- */
 
 static int
@@ -1501,6 +1836,79 @@ test_pin_incompatible(void **state)
 	assert_int_equal(lb_steer_load(&conf, &s), -EINVAL);
 	assert_int_equal(lb_steer_open_pinned(dir, &s), -EINVAL);
 	assert_int_equal(lb_steer_unpin(dir), 0);
+}
+
+/*
+ * The pins of a version without IPv6 (no steer_rules6, no acl_v6):
+ * lb-control opens them for IPv4 and is told that IPv6 is not there; the
+ * next load of the program adds the IPv6 maps and keeps the rest.
+ */
+static void
+test_pin_without_ipv6(void **state)
+{
+	static const char *const v6maps[] = { "steer_rules6", "acl_v6" };
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s, *c;
+	struct walked w = { .n = 0 };
+	struct walked6 w6 = { .n = 0 };
+	char dir[256], inst[32], path[300];
+	uint8_t p[16];
+	struct pkt ns = { NS6(V6_CLIENT, V6_VIP_ALL) };
+	uint8_t frame[256];
+	size_t len = build(&ns, frame);
+
+	(void)state;
+	if (!have_bpffs())
+		skip();
+	snprintf(inst, sizeof(inst), "steer-test-%d-v4", (int)getpid());
+	assert_int_equal(lb_steer_pin_dir(dir, sizeof(dir), inst), 0);
+	lb_steer_unpin(dir);
+	conf.pin_dir = dir;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(add_rule(s, VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP), 0);
+	lb_steer_close(s);
+	for (size_t i = 0; i < ARRAY_SIZE(v6maps); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, v6maps[i]);
+		assert_int_equal(unlink(path), 0);
+	}
+
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(lb_steer_rule_walk(c, collect_rule, &w), 0);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(add_rule6(c, V6_VIP_ALL, 0, 0, 0, 0), -EOPNOTSUPP);
+	assert_int_equal(lb_steer_rule6_walk(c, collect_rule6, &w6),
+			 -EOPNOTSUPP);
+	assert_int_equal(acl6(c, "2001:db8::", 32, LB_STEER_ACL_DENY, 0),
+			 -EOPNOTSUPP);
+	addr6("2001:db8::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(c, p, 32), -EOPNOTSUPP);
+	assert_int_equal(acl(c, IP(10, 2, 0, 0), 16, LB_STEER_ACL_DENY, 1), 0);
+	usleep(1000);
+	assert_int_equal(lb_steer_acl_gc(c, 0), 1);
+	lb_steer_close(c);
+
+	/* the next load pins the IPv6 maps; a rule set through the pins
+	 * steers in that load's program */
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(add_rule6(c, V6_VIP_ALL, 0, 0, 0, 0), 0);
+	assert_int_equal(run(lb_steer_prog_fd(s), frame, len), XDP_PASS);
+	w.n = 0;
+	assert_int_equal(lb_steer_rule_walk(c, collect_rule, &w), 0);
+	assert_int_equal(w.n, 1);
+	lb_steer_close(c);
+	lb_steer_close(s);
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(lb_steer_rule6_walk(c, collect_rule6, &w6), 0);
+	assert_int_equal(w6.n, 1);
+	lb_steer_close(c);
+	assert_int_equal(lb_steer_unpin(dir), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(v6maps); i++) {
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, v6maps[i]);
+		assert_int_not_equal(stat(path, &sb), 0);
+	}
 }
 
 static void
@@ -1866,7 +2274,7 @@ quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 static int
 unpin_all(void **state)
 {
-	static const char *const sfx[] = { "", "-old", "-adopt" };
+	static const char *const sfx[] = { "", "-old", "-adopt", "-v4" };
 	char dir[256], inst[64];
 
 	(void)state;
@@ -1913,6 +2321,11 @@ main(void)
 		cmocka_unit_test(test_rule_api),
 		cmocka_unit_test(test_rule_index_cleanup),
 		cmocka_unit_test(test_acl_api),
+		cmocka_unit_test_setup_teardown(test_acl6_lengths, setup,
+						teardown),
+		cmocka_unit_test(test_rule6_api),
+		cmocka_unit_test(test_acl6_api),
+		cmocka_unit_test(test_pin_without_ipv6),
 		cmocka_unit_test(test_pin_dir_names),
 		cmocka_unit_test(test_pin_restart),
 		cmocka_unit_test(test_pin_incompatible),
