@@ -2065,32 +2065,44 @@ test_attach_adopt(void **state)
 
 /* ---- live frames: the program attached, real sockets ----------------- */
 
+/* A UDP socket bound to @p addr (IPv4 or IPv6) and @p port. */
 static int
 udp_socket(const char *addr, uint16_t port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(port) };
+	int v6 = strchr(addr, ':') != NULL;
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
-	assert_int_equal(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (v6) {
+		assert_int_equal(inet_pton(AF_INET6, addr, &sa6.sin6_addr), 1);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)),
+				 0);
+	} else {
+		assert_int_equal(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)),
+				 0);
+	}
 	return fd;
 }
 
-/* Sends one datagram from @p from to 127.0.0.1:@p port; did @p rx get it
- * within 200 ms? */
+/* Sends one datagram from @p tx to where @p rx is bound (its port is
+ * @p port); did @p rx get it within 200 ms? */
 static int
 delivered(int rx, int tx, uint16_t port)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(IP(127, 0, 0, 1)) };
+	struct sockaddr_storage to;
+	socklen_t tolen = sizeof(to);
 	struct pollfd p = { .fd = rx, .events = POLLIN };
 	char buf[16];
 
-	assert_int_equal(sendto(tx, "x", 1, 0, (struct sockaddr *)&to,
-				sizeof(to)), 1);
+	assert_int_equal(getsockname(rx, (struct sockaddr *)&to, &tolen), 0);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&to)->sin_port), port);
+	assert_int_equal(sendto(tx, "x", 1, 0, (struct sockaddr *)&to, tolen),
+			 1);
 	if (poll(&p, 1, 200) != 1)
 		return 0;
 	assert_int_equal(recv(rx, buf, sizeof(buf), 0), 1);
@@ -2131,6 +2143,42 @@ test_live_deny(void **state)
 	close(rx);
 	close(tx_ok);
 	close(tx_denied);
+}
+
+/* The IPv6 ACL on a live interface: ::1 denied, then lifted. */
+static void
+test_live_deny6(void **state)
+{
+	const int lo = (int)if_nametoindex("lo");
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct lb_steer_stats a, b;
+	int rx, tx, probe;
+
+	(void)state;
+	probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		skip(); /* a kernel without IPv6 */
+	close(probe);
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(lb_steer_attach(s, lo, XDP_FLAGS_SKB_MODE), 0);
+	rx = udp_socket("::1", 9998);
+	tx = udp_socket("::1", 0);
+	assert_int_equal(lb_steer_stats_read(s, &a), 0);
+	assert_true(delivered(rx, tx, 9998));
+	assert_int_equal(acl6(s, "::1", 128, LB_STEER_ACL_DENY, 0), 0);
+	assert_false(delivered(rx, tx, 9998));
+	assert_int_equal(lb_steer_stats_read(s, &b), 0);
+	assert_true(b.ctr[LB_STEER_CTR_DROP_DENY].packets -
+		    a.ctr[LB_STEER_CTR_DROP_DENY].packets >= 1);
+	assert_true(b.ctr[LB_STEER_CTR_PASS_IPV6].packets -
+		    a.ctr[LB_STEER_CTR_PASS_IPV6].packets >= 1);
+	assert_int_equal(acl6(s, "::", 0, LB_STEER_ACL_DENY, 0), 0);
+	assert_int_equal(acl6(s, "::1", 128, LB_STEER_ACL_ALLOW, 0), 0);
+	assert_true(delivered(rx, tx, 9998));
+	lb_steer_close(s);
+	close(rx);
+	close(tx);
 }
 
 /* ---- the object for the PMD ------------------------------------------ */
@@ -2331,6 +2379,7 @@ main(void)
 		cmocka_unit_test(test_pin_incompatible),
 		cmocka_unit_test(test_attach_adopt),
 		cmocka_unit_test(test_live_deny),
+		cmocka_unit_test(test_live_deny6),
 		cmocka_unit_test(test_write_obj),
 		cmocka_unit_test(test_obj_memfd),
 		cmocka_unit_test(test_sync),
