@@ -137,7 +137,6 @@ struct nd_msg {
 #define ND_ROUTER_SOLICIT 133
 #define ND_REDIRECT 137
 #define ND_NEIGH_SOLICIT 135
-#define ND_NEIGH_ADVERT 136
 
 /* What the ACL says about a source. */
 enum acl_verdict {
@@ -344,14 +343,16 @@ steered:
 }
 
 /*
- * Neighbour discovery, IPv6's ARP. A solicitation names the address it
- * asks about in its target (it is sent to that address's solicited-node
- * multicast group, or to the address itself); an advertisement that
- * answers one of the dataplane's solicitations is sent to the dataplane's
- * address. Those two, for a whole-address rule's address, go to the
- * dataplane; router solicitations, router advertisements, redirects and
- * the rest stay with the kernel. Like ARP, it is not judged by the ACL:
- * a denied source's solicitation still reaches its target.
+ * Neighbour discovery, IPv6's ARP. A neighbour solicitation names the
+ * address it asks about in its target (it is sent to that address's
+ * solicited-node multicast group, or to the address itself). The other
+ * messages are for their destination when it is unicast: an
+ * advertisement answering one of the dataplane's solicitations, a router
+ * advertisement answering its router solicitation, a redirect. Those
+ * naming a whole-address rule's address go to the dataplane; the rest
+ * (the host's, multicast to all nodes or routers) stay with the kernel.
+ * Like ARP, it is not judged by the ACL: a denied source's solicitation
+ * still reaches its target.
  */
 static __always_inline int
 do_nd(struct xdp_md *ctx, struct ip6_hdr *ip, struct nd_msg *nd, void *end,
@@ -365,7 +366,7 @@ do_nd(struct xdp_md *ctx, struct ip6_hdr *ip, struct nd_msg *nd, void *end,
 			return verdict(LB_STEER_CTR_PASS_MALFORMED, bytes,
 				       XDP_PASS);
 		__builtin_memcpy(k.addr, nd->target, sizeof(k.addr));
-	} else if (nd->type == ND_NEIGH_ADVERT && ip->daddr[0] != 0xff) {
+	} else if (ip->daddr[0] != 0xff) {
 		__builtin_memcpy(k.addr, ip->daddr, sizeof(k.addr));
 	} else {
 		return verdict(LB_STEER_CTR_PASS_ARP, bytes, XDP_PASS);

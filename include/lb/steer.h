@@ -247,8 +247,8 @@ int lb_steer_acl_gc(struct lb_steer *s, uint64_t now_ns);
 
 /** A steering rule for an IPv6 destination, as struct lb_steer_rule for
  * IPv4. A whole-address rule (proto 0) also steers the neighbour
- * discovery for @p addr (solicitations whose target it is,
- * advertisements sent to it), as the IPv4 one steers ARP. */
+ * discovery for @p addr (solicitations whose target it is, the other
+ * messages sent to it), as the IPv4 one steers ARP. */
 struct lb_steer_rule6 {
 	uint8_t addr[16]; /**< IPv6 destination */
 	uint8_t proto;	  /**< upper-layer protocol (58 for ICMPv6) */

@@ -121,8 +121,8 @@ enum lb_steer_acl_origin {
  * Key of steer_rules6, the IPv6 twin of steer_rules: the same three
  * shapes, the same value (struct lb_steer_val). The address entry with
  * LB_STEER_F_ADDR steers every IPv6 packet for addr and the neighbour
- * discovery for addr (solicitations whose target it is, advertisements
- * sent to it), as the IPv4 one does with ARP.
+ * discovery for addr (solicitations whose target it is, the other
+ * messages sent to it), as the IPv4 one does with ARP.
  */
 struct lb_steer_key6 {
 	__u8 addr[16]; /**< IPv6 destination */
