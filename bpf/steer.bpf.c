@@ -135,8 +135,8 @@ struct nd_msg {
 #define IP6_ICMP 58
 #define IP6_DSTOPTS 60
 #define ND_ROUTER_SOLICIT 133
-#define ND_REDIRECT 137
 #define ND_NEIGH_SOLICIT 135
+#define ND_REDIRECT 137
 
 /* What the ACL says about a source. */
 enum acl_verdict {
@@ -432,9 +432,10 @@ do_ipv6(struct xdp_md *ctx, void *l3, void *end, __u64 bytes)
 
 	if ((void *)(ip + 1) > end || (ip->vtc >> 4) != 6)
 		return verdict(LB_STEER_CTR_PASS_MALFORMED, bytes, XDP_PASS);
-	/* Neighbour discovery carries no extension header: a node drops
-	 * one that does not come straight after the fixed header with a
-	 * hop limit of 255 (RFC 4861 6.1, 7.1; RFC 6980). */
+	/* Neighbour discovery is looked for straight after the fixed
+	 * header only: it is never fragmented (RFC 6980) and comes without
+	 * other extension headers in practice. Behind one it is judged as
+	 * any ICMPv6, by the ACL and the destination. */
 	if (ip->nexthdr == IP6_ICMP) {
 		struct nd_msg *nd = (void *)(ip + 1);
 
