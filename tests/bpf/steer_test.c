@@ -1998,8 +1998,9 @@ test_attach_adopt(void **state)
 	struct lb_steer *pmd, *s, *again;
 	char dir[256], inst[32];
 	struct pkt vip = { TCP(CLIENT, VIP_PORT, 80) };
-	uint8_t frame[256];
-	size_t len = build(&vip, frame);
+	struct pkt ns = { NS6(V6_CLIENT, V6_VIP_ALL) };
+	uint8_t frame[256], frame6[256];
+	size_t len = build(&vip, frame), len6 = build(&ns, frame6);
 	uint32_t mode;
 	int xsk, other;
 
@@ -2043,6 +2044,12 @@ test_attach_adopt(void **state)
 				  LB_STEER_KIND_VIP), 0);
 	assert_int_equal(run(lb_steer_prog_fd(s), frame, len), XDP_REDIRECT);
 	assert_int_equal(run(lb_steer_prog_fd(pmd), frame, len), XDP_PASS);
+	/* and so do IPv6 rules, pinned beside the IPv4 ones */
+	assert_int_equal(add_rule6(s, V6_VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP),
+			 0);
+	assert_int_equal(run(lb_steer_prog_fd(s), frame6, len6),
+			 XDP_REDIRECT);
+	assert_int_equal(run(lb_steer_prog_fd(pmd), frame6, len6), XDP_PASS);
 	/* the PMD's handle no longer owns the attachment: closing it
 	 * leaves ours in place */
 	lb_steer_close(pmd);
