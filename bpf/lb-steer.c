@@ -30,10 +30,13 @@ static const char usage[] =
 	"  attach IFACE [drv|skb]      load and attach without a dataplane\n"
 	"  detach IFACE                remove a steering program from IFACE\n"
 	"  rule add|del ADDR [PROTO [PORT|LO-HI]] [vip|snat|local]\n"
-	"                              PROTO: tcp, udp, icmp or a number;\n"
-	"                              without it, the whole address and ARP\n"
-	"  rules                       list the rules\n"
+	"                              ADDR: IPv4 or IPv6; PROTO: tcp, udp,\n"
+	"                              icmp, icmp6 or a number; without it,\n"
+	"                              the whole address and ARP (IPv6: ND)\n"
+	"  rules                       list the rules of both families\n"
 	"  acl deny|deny-lb|allow PREFIX[/LEN] [ttl SECONDS]\n"
+	"                              IPv4 or IPv6 prefix; LEN 32 or 128\n"
+	"                              when left out\n"
 	"  acl del PREFIX[/LEN]\n"
 	"  acl list | acl gc\n"
 	"  stats                       counters, summed over the CPUs\n"
@@ -90,6 +93,8 @@ parse_proto(const char *s, uint8_t *proto)
 		*proto = IPPROTO_UDP;
 	else if (strcmp(s, "icmp") == 0)
 		*proto = IPPROTO_ICMP;
+	else if (strcmp(s, "icmp6") == 0)
+		*proto = IPPROTO_ICMPV6;
 	else if (parse_u32(s, 255, &v) == 0 && v != 0)
 		*proto = (uint8_t)v;
 	else
@@ -113,17 +118,25 @@ parse_kind(const char *s, enum lb_steer_kind *kind)
 
 static const char *const kind_names[] = {"vip", "snat", "local"};
 
+/* A rule of either family: the address in @p a6 (IPv6) or in
+ * r->addr (IPv4), and *@p v6 says which. */
 static int
-parse_rule(int argc, char **argv, struct lb_steer_rule *r)
+parse_rule(int argc, char **argv, struct lb_steer_rule *r, uint8_t *a6,
+	   int *v6)
 {
 	int i = 0;
 	struct in_addr a;
 
 	memset(r, 0, sizeof(*r));
 	r->kind = LB_STEER_KIND_VIP;
-	if (argc < 1 || inet_pton(AF_INET, argv[0], &a) != 1)
+	if (argc < 1)
 		return -EINVAL;
-	r->addr = a.s_addr;
+	*v6 = strchr(argv[0], ':') != NULL;
+	if (*v6 ? inet_pton(AF_INET6, argv[0], a6) != 1
+		: inet_pton(AF_INET, argv[0], &a) != 1)
+		return -EINVAL;
+	if (!*v6)
+		r->addr = a.s_addr;
 	i = 1;
 	if (i < argc && parse_kind(argv[i], &r->kind) != 0) {
 		uint32_t lo, hi;
@@ -151,22 +164,22 @@ parse_rule(int argc, char **argv, struct lb_steer_rule *r)
 	return i == argc ? 0 : -EINVAL;
 }
 
+/* Prints a rule whose address is @p a, of either family. */
 static int
-print_rule(const struct lb_steer_rule *r, void *arg)
+print_rule_of(const char *a, const struct lb_steer_rule *r, int v6)
 {
-	char a[INET_ADDRSTRLEN], proto[8], ports[16] = "";
-	struct in_addr in = {.s_addr = r->addr};
+	char proto[8], ports[16] = "";
 
-	(void)arg;
-	inet_ntop(AF_INET, &in, a, sizeof(a));
 	if (r->proto == 0)
-		snprintf(proto, sizeof(proto), "all+arp");
+		snprintf(proto, sizeof(proto), v6 ? "all+nd" : "all+arp");
 	else if (r->proto == IPPROTO_TCP)
 		snprintf(proto, sizeof(proto), "tcp");
 	else if (r->proto == IPPROTO_UDP)
 		snprintf(proto, sizeof(proto), "udp");
 	else if (r->proto == IPPROTO_ICMP)
 		snprintf(proto, sizeof(proto), "icmp");
+	else if (r->proto == IPPROTO_ICMPV6 && v6)
+		snprintf(proto, sizeof(proto), "icmp6");
 	else
 		snprintf(proto, sizeof(proto), "%u", r->proto);
 	if (r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP) {
@@ -184,38 +197,69 @@ print_rule(const struct lb_steer_rule *r, void *arg)
 }
 
 static int
-parse_prefix(const char *s, uint32_t *prefix, uint8_t *len)
+print_rule(const struct lb_steer_rule *r, void *arg)
 {
-	char buf[INET_ADDRSTRLEN + 4];
+	char a[INET_ADDRSTRLEN];
+	struct in_addr in = {.s_addr = r->addr};
+
+	(void)arg;
+	inet_ntop(AF_INET, &in, a, sizeof(a));
+	return print_rule_of(a, r, 0);
+}
+
+static int
+print_rule6(const struct lb_steer_rule6 *r6, void *arg)
+{
+	char a[INET6_ADDRSTRLEN];
+	struct lb_steer_rule r = {
+		.proto = r6->proto,
+		.port_min = r6->port_min,
+		.port_max = r6->port_max,
+		.kind = r6->kind,
+	};
+
+	(void)arg;
+	inet_ntop(AF_INET6, r6->addr, a, sizeof(a));
+	return print_rule_of(a, &r, 1);
+}
+
+/* An IPv4 prefix into *@p prefix or an IPv6 one into @p p6 (*@p v6 says
+ * which); the full length when none is given. */
+static int
+parse_prefix(const char *s, uint32_t *prefix, uint8_t *p6, int *v6,
+	     uint8_t *len)
+{
+	char buf[INET6_ADDRSTRLEN + 5];
 	char *slash;
 	struct in_addr a;
-	uint32_t l = 32;
+	uint32_t l;
 
 	if (strlen(s) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, s);
+	*v6 = strchr(buf, ':') != NULL;
+	l = *v6 ? 128 : 32;
 	slash = strchr(buf, '/');
 	if (slash != NULL) {
 		*slash = '\0';
-		if (parse_u32(slash + 1, 32, &l) != 0)
+		if (parse_u32(slash + 1, l, &l) != 0)
 			return -EINVAL;
 	}
-	if (inet_pton(AF_INET, buf, &a) != 1)
+	if (*v6 ? inet_pton(AF_INET6, buf, p6) != 1
+		: inet_pton(AF_INET, buf, &a) != 1)
 		return -EINVAL;
-	*prefix = a.s_addr;
+	if (!*v6)
+		*prefix = a.s_addr;
 	*len = (uint8_t)l;
 	return 0;
 }
 
+/* Prints an entry whose prefix is @p a, of either family. */
 static int
-print_acl(const struct lb_steer_acl *e, void *arg)
+print_acl_of(const char *a, const struct lb_steer_acl *e, uint64_t now)
 {
 	static const char *const names[] = {"?", "deny", "deny-lb", "allow"};
-	uint64_t now = *(const uint64_t *)arg;
-	char a[INET_ADDRSTRLEN];
-	struct in_addr in = {.s_addr = e->prefix};
 
-	inet_ntop(AF_INET, &in, a, sizeof(a));
 	printf("%s/%u %s ", a, e->prefixlen,
 	       e->action <= 3 ? names[e->action] : "?");
 	if (e->expires_ns == 0)
@@ -229,12 +273,37 @@ print_acl(const struct lb_steer_acl *e, void *arg)
 }
 
 static int
+print_acl(const struct lb_steer_acl *e, void *arg)
+{
+	char a[INET_ADDRSTRLEN];
+	struct in_addr in = {.s_addr = e->prefix};
+
+	inet_ntop(AF_INET, &in, a, sizeof(a));
+	return print_acl_of(a, e, *(const uint64_t *)arg);
+}
+
+static int
+print_acl6(const struct lb_steer_acl6 *e6, void *arg)
+{
+	char a[INET6_ADDRSTRLEN];
+	struct lb_steer_acl e = {
+		.prefixlen = e6->prefixlen,
+		.action = e6->action,
+		.expires_ns = e6->expires_ns,
+		.origin = e6->origin,
+	};
+
+	inet_ntop(AF_INET6, e6->prefix, a, sizeof(a));
+	return print_acl_of(a, &e, *(const uint64_t *)arg);
+}
+
+static int
 cmd_acl(struct lb_steer *s, int argc, char **argv)
 {
 	enum lb_steer_acl_action act;
-	uint32_t prefix, secs = 0;
-	uint8_t len;
-	int rc;
+	uint32_t prefix = 0, secs = 0;
+	uint8_t len, p6[16];
+	int rc, v6 = 0;
 
 	if (argc < 1)
 		return bad_usage("acl: what?");
@@ -242,6 +311,11 @@ cmd_acl(struct lb_steer *s, int argc, char **argv)
 		uint64_t now = lb_steer_now_ns();
 
 		rc = lb_steer_acl_walk(s, print_acl, &now);
+		if (rc == 0)
+			rc = lb_steer_acl6_walk(s, print_acl6, &now);
+		/* Pins of a version without IPv6: its IPv4 entries are all. */
+		if (rc == -EOPNOTSUPP)
+			rc = 0;
 		return rc != 0 ? fail("acl list", rc) : 0;
 	}
 	if (strcmp(argv[0], "gc") == 0) {
@@ -252,10 +326,11 @@ cmd_acl(struct lb_steer *s, int argc, char **argv)
 		       rc == 1 ? "y" : "ies");
 		return 0;
 	}
-	if (argc < 2 || parse_prefix(argv[1], &prefix, &len) != 0)
+	if (argc < 2 || parse_prefix(argv[1], &prefix, p6, &v6, &len) != 0)
 		return bad_usage("acl: expected PREFIX[/LEN]");
 	if (strcmp(argv[0], "del") == 0) {
-		rc = lb_steer_acl_del(s, prefix, len);
+		rc = v6 ? lb_steer_acl6_del(s, p6, len)
+			: lb_steer_acl_del(s, prefix, len);
 		return rc != 0 ? fail("acl del", rc) : 0;
 	}
 	if (strcmp(argv[0], "deny") == 0)
@@ -272,8 +347,37 @@ cmd_acl(struct lb_steer *s, int argc, char **argv)
 	} else if (argc != 2) {
 		return bad_usage("acl: expected [ttl SECONDS]");
 	}
-	rc = lb_steer_acl_set(s, prefix, len, act, secs * 1000000000ull);
+	rc = v6 ? lb_steer_acl6_set(s, p6, len, act, secs * 1000000000ull)
+		: lb_steer_acl_set(s, prefix, len, act, secs * 1000000000ull);
 	return rc != 0 ? fail("acl", rc) : 0;
+}
+
+static int
+cmd_rule(struct lb_steer *s, int argc, char **argv)
+{
+	struct lb_steer_rule r;
+	struct lb_steer_rule6 r6;
+	int add, v6, rc;
+
+	if (strcmp(argv[0], "add") == 0)
+		add = 1;
+	else if (strcmp(argv[0], "del") == 0)
+		add = 0;
+	else
+		return bad_usage("rule: add or del");
+	if (parse_rule(argc - 1, argv + 1, &r, r6.addr, &v6) != 0)
+		return bad_usage("rule: bad rule");
+	if (v6) {
+		r6.proto = r.proto;
+		r6.port_min = r.port_min;
+		r6.port_max = r.port_max;
+		r6.kind = r.kind;
+		rc = add ? lb_steer_rule6_add(s, &r6)
+			 : lb_steer_rule6_del(s, &r6);
+	} else {
+		rc = add ? lb_steer_rule_add(s, &r) : lb_steer_rule_del(s, &r);
+	}
+	return rc != 0 ? fail(add ? "rule add" : "rule del", rc) : 0;
 }
 
 static int
@@ -393,21 +497,13 @@ main(int argc, char **argv)
 	if (rc != 0)
 		return fail(dir, rc);
 	if (strcmp(argv[0], "rule") == 0 && argc >= 3) {
-		struct lb_steer_rule r;
-
-		if (parse_rule(argc - 2, argv + 2, &r) != 0) {
-			rc = bad_usage("rule: bad rule");
-		} else if (strcmp(argv[1], "add") == 0) {
-			rc = lb_steer_rule_add(s, &r);
-			rc = rc != 0 ? fail("rule add", rc) : 0;
-		} else if (strcmp(argv[1], "del") == 0) {
-			rc = lb_steer_rule_del(s, &r);
-			rc = rc != 0 ? fail("rule del", rc) : 0;
-		} else {
-			rc = bad_usage("rule: add or del");
-		}
+		rc = cmd_rule(s, argc - 1, argv + 1);
 	} else if (strcmp(argv[0], "rules") == 0) {
 		rc = lb_steer_rule_walk(s, print_rule, NULL);
+		if (rc == 0)
+			rc = lb_steer_rule6_walk(s, print_rule6, NULL);
+		if (rc == -EOPNOTSUPP)
+			rc = 0; /* pins of a version without IPv6 */
 		rc = rc != 0 ? fail("rules", rc) : 0;
 	} else if (strcmp(argv[0], "acl") == 0) {
 		rc = cmd_acl(s, argc - 1, argv + 1);

@@ -29,13 +29,16 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The maps shared through bpffs, with what a pinned one must look like. */
-enum { MAP_RULES, MAP_ACL, MAP_CTR, NB_SHARED };
+enum { MAP_RULES, MAP_ACL, MAP_CTR, MAP_RULES6, MAP_ACL6, NB_SHARED };
 
 static const struct shared_map {
 	const char *name;
 	uint32_t type;
 	uint32_t key_size;
 	uint32_t value_size;
+	/** Pinned since IPv6 only: a directory of an older version lacks
+	 * it, and lb_steer_open_pinned() does without. */
+	int since_ipv6;
 } shared_maps[NB_SHARED] = {
 	[MAP_RULES] = {"steer_rules", BPF_MAP_TYPE_HASH,
 		       sizeof(struct lb_steer_key),
@@ -45,6 +48,12 @@ static const struct shared_map {
 		     sizeof(struct lb_steer_acl_val)},
 	[MAP_CTR] = {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint32_t),
 		     sizeof(struct lb_steer_ctr_val)},
+	[MAP_RULES6] = {"steer_rules6", BPF_MAP_TYPE_HASH,
+			sizeof(struct lb_steer_key6),
+			sizeof(struct lb_steer_val), 1},
+	[MAP_ACL6] = {"acl_v6", BPF_MAP_TYPE_LPM_TRIE,
+		      sizeof(struct lb_steer_acl_key6),
+		      sizeof(struct lb_steer_acl_val), 1},
 };
 
 uint64_t
@@ -154,6 +163,10 @@ skel_map(struct steer_bpf *skel, int i)
 		return skel->maps.steer_rules;
 	case MAP_ACL:
 		return skel->maps.acl_v4;
+	case MAP_RULES6:
+		return skel->maps.steer_rules6;
+	case MAP_ACL6:
+		return skel->maps.acl_v6;
 	default:
 		return skel->maps.counters;
 	}
@@ -167,6 +180,7 @@ steer_alloc(void)
 	if (s == NULL)
 		return NULL;
 	s->fd_rules = s->fd_acl = s->fd_ctr = -1;
+	s->fd_rules6 = s->fd_acl6 = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		free(s);
@@ -199,15 +213,17 @@ steer_load(const struct lb_steer_conf *conf, int xsks_fd, struct lb_steer **out)
 		rc = -errno;
 		goto fail;
 	}
-	if (conf->max_rules != 0) {
-		rc = bpf_map__set_max_entries(s->skel->maps.steer_rules,
-					      conf->max_rules);
-		if (rc != 0)
-			goto fail;
-	}
-	if (conf->max_acl != 0) {
-		rc = bpf_map__set_max_entries(s->skel->maps.acl_v4,
-					      conf->max_acl);
+	/* Each family gets the sizes of the configuration. */
+	for (int i = 0; i < NB_SHARED; i++) {
+		uint32_t n = 0;
+
+		if (i == MAP_RULES || i == MAP_RULES6)
+			n = conf->max_rules;
+		else if (i == MAP_ACL || i == MAP_ACL6)
+			n = conf->max_acl;
+		if (n == 0)
+			continue;
+		rc = bpf_map__set_max_entries(skel_map(s->skel, i), n);
 		if (rc != 0)
 			goto fail;
 	}
@@ -254,6 +270,8 @@ steer_load(const struct lb_steer_conf *conf, int xsks_fd, struct lb_steer **out)
 	s->fd_rules = bpf_map__fd(s->skel->maps.steer_rules);
 	s->fd_acl = bpf_map__fd(s->skel->maps.acl_v4);
 	s->fd_ctr = bpf_map__fd(s->skel->maps.counters);
+	s->fd_rules6 = bpf_map__fd(s->skel->maps.steer_rules6);
+	s->fd_acl6 = bpf_map__fd(s->skel->maps.acl_v6);
 	*out = s;
 	return 0;
 fail:
@@ -461,7 +479,7 @@ int
 lb_steer_open_pinned(const char *pin_dir, struct lb_steer **out)
 {
 	struct lb_steer *s;
-	int fds[NB_SHARED] = {-1, -1, -1};
+	int fds[NB_SHARED];
 	int rc = 0;
 
 	if (pin_dir == NULL || out == NULL)
@@ -470,8 +488,16 @@ lb_steer_open_pinned(const char *pin_dir, struct lb_steer **out)
 	s = steer_alloc();
 	if (s == NULL)
 		return -ENOMEM;
+	for (int i = 0; i < NB_SHARED; i++)
+		fds[i] = -1;
 	for (int i = 0; i < NB_SHARED; i++) {
 		fds[i] = open_pin(pin_dir, &shared_maps[i]);
+		/* A running dataplane of an older version: IPv4 works, the
+		 * IPv6 calls say -EOPNOTSUPP until its next load pins them. */
+		if (fds[i] == -ENOENT && shared_maps[i].since_ipv6) {
+			fds[i] = -1;
+			continue;
+		}
 		if (fds[i] < 0) {
 			rc = fds[i];
 			break;
@@ -487,6 +513,8 @@ lb_steer_open_pinned(const char *pin_dir, struct lb_steer **out)
 	s->fd_rules = fds[MAP_RULES];
 	s->fd_acl = fds[MAP_ACL];
 	s->fd_ctr = fds[MAP_CTR];
+	s->fd_rules6 = fds[MAP_RULES6];
+	s->fd_acl6 = fds[MAP_ACL6];
 	s->own_fds = 1;
 	*out = s;
 	return 0;
@@ -502,6 +530,10 @@ lb_steer_close(struct lb_steer *s)
 		close(s->fd_rules);
 		close(s->fd_acl);
 		close(s->fd_ctr);
+		if (s->fd_rules6 >= 0)
+			close(s->fd_rules6);
+		if (s->fd_acl6 >= 0)
+			close(s->fd_acl6);
 	}
 	steer_bpf__destroy(s->skel);
 	free(s);

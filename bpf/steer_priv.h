@@ -17,7 +17,11 @@ struct lb_steer {
 	int fd_rules;
 	int fd_acl;
 	int fd_ctr;
-	int own_fds;	   /**< the three fds above are ours to close */
+	/** IPv6 maps; -1 for lb_steer_open_pinned() of a directory that a
+	 * version without IPv6 pinned (its program has no IPv6 maps). */
+	int fd_rules6;
+	int fd_acl6;
+	int own_fds;	   /**< the fds above are ours to close */
 	int ifindex;	   /**< where we attached, 0 when nowhere */
 	uint32_t xdp_mode; /**< XDP_FLAGS_*_MODE of that attachment */
 	int ncpus;

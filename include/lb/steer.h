@@ -22,8 +22,13 @@
  *
  * Every map is written by one process at a time: an address entry counts
  * its narrower rules with a read-modify-write. Functions return 0 or a
- * negative errno unless they say otherwise. Addresses are IPv4 in network
- * byte order; ports are in host order.
+ * negative errno unless they say otherwise. Addresses are in network byte
+ * order (IPv4 as a uint32_t, IPv6 as 16 bytes); ports are in host order.
+ * Each family has its own rules and ACL (the lb_steer_rule6_* and
+ * lb_steer_acl6_* calls for IPv6); the counters are shared. The IPv6
+ * calls return -EOPNOTSUPP on a handle of lb_steer_open_pinned() whose
+ * directory a version without IPv6 pinned (until the dataplane's next
+ * load adds the IPv6 maps).
  */
 
 #include <stddef.h>
@@ -39,13 +44,14 @@
 struct lb_steer;
 
 struct lb_steer_conf {
-	/** bpffs directory of the maps steer_rules, acl_v4 and counters
-	 * (made when missing): maps pinned there are used, missing ones are
-	 * created and pinned. NULL keeps the maps private to the handle. */
+	/** bpffs directory of the maps steer_rules, acl_v4, steer_rules6,
+	 * acl_v6 and counters (made when missing): maps pinned there are
+	 * used, missing ones are created and pinned. NULL keeps the maps
+	 * private to the handle. */
 	const char *pin_dir;
-	/** Entries of steer_rules and acl_v4 when they are created; 0 for
-	 * LB_STEER_RULES_DEFAULT and LB_STEER_ACL_DEFAULT. Maps found pinned
-	 * keep their size. */
+	/** Entries of steer_rules and acl_v4 when they are created (and of
+	 * steer_rules6 and acl_v6 each); 0 for LB_STEER_RULES_DEFAULT and
+	 * LB_STEER_ACL_DEFAULT. Maps found pinned keep their size. */
 	uint32_t max_rules;
 	uint32_t max_acl;
 };
@@ -232,12 +238,69 @@ int lb_steer_acl_walk(struct lb_steer *s,
 		      void *arg);
 
 /**
- * Removes the entries expired at @p now_ns (lb_steer_now_ns() when 0).
- * The program already ignores them; this gives their room back and saves
- * it the extra lookups.
+ * Removes the entries of both ACLs (IPv4 and IPv6) expired at @p now_ns
+ * (lb_steer_now_ns() when 0). The program already ignores them; this
+ * gives their room back and saves it the extra lookups.
  * @return the number removed, or a negative errno.
  */
 int lb_steer_acl_gc(struct lb_steer *s, uint64_t now_ns);
+
+/** A steering rule for an IPv6 destination, as struct lb_steer_rule for
+ * IPv4. A whole-address rule (proto 0) also steers the neighbour
+ * discovery for @p addr (solicitations whose target it is, the other
+ * messages sent to it), as the IPv4 one steers ARP. */
+struct lb_steer_rule6 {
+	uint8_t addr[16]; /**< IPv6 destination */
+	uint8_t proto;	  /**< upper-layer protocol (58 for ICMPv6) */
+	uint16_t port_min;
+	uint16_t port_max;
+	enum lb_steer_kind kind;
+};
+
+/**
+ * lb_steer_rule_add() for IPv6. -EINVAL also for an address that cannot
+ * be a destination (::, ::1, multicast ff00::/8, IPv4-mapped
+ * ::ffff:0:0/96); link-local addresses are allowed.
+ */
+int lb_steer_rule6_add(struct lb_steer *s, const struct lb_steer_rule6 *r);
+
+/** lb_steer_rule_del() for IPv6. */
+int lb_steer_rule6_del(struct lb_steer *s, const struct lb_steer_rule6 *r);
+
+/** lb_steer_rule_walk() for IPv6. */
+int lb_steer_rule6_walk(struct lb_steer *s,
+			int (*cb)(const struct lb_steer_rule6 *r, void *arg),
+			void *arg);
+
+/** An entry of the IPv6 source ACL. */
+struct lb_steer_acl6 {
+	uint8_t prefix[16]; /**< host bits zero */
+	uint8_t prefixlen;  /**< 0..128 */
+	enum lb_steer_acl_action action;
+	uint64_t expires_ns; /**< lb_steer_now_ns() clock; 0: never */
+	enum lb_steer_acl_origin origin;
+};
+
+/** lb_steer_acl_set() for IPv6 (-EINVAL for a length > 128). */
+int lb_steer_acl6_set(struct lb_steer *s, const uint8_t prefix[16],
+		      uint8_t prefixlen, enum lb_steer_acl_action action,
+		      uint64_t ttl_ns);
+
+/** lb_steer_acl_put() for IPv6. */
+int lb_steer_acl6_put(struct lb_steer *s, const struct lb_steer_acl6 *a);
+
+/** lb_steer_acl_match() for IPv6. */
+int lb_steer_acl6_match(struct lb_steer *s, const uint8_t addr[16],
+			uint64_t now_ns, struct lb_steer_acl6 *out);
+
+/** lb_steer_acl_del() for IPv6. */
+int lb_steer_acl6_del(struct lb_steer *s, const uint8_t prefix[16],
+		      uint8_t prefixlen);
+
+/** lb_steer_acl_walk() for IPv6. */
+int lb_steer_acl6_walk(struct lb_steer *s,
+		       int (*cb)(const struct lb_steer_acl6 *a, void *arg),
+		       void *arg);
 
 /** The program's clock, bpf_ktime_get_ns(): CLOCK_MONOTONIC in ns. */
 uint64_t lb_steer_now_ns(void);

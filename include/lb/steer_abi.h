@@ -19,7 +19,8 @@
 
 /** Entries of xsks_map: AF_XDP sockets by receive queue of the interface. */
 #define LB_STEER_MAX_QUEUES 64
-/** Default entries of steer_rules and acl_v4; both can be set at load. */
+/** Default entries of steer_rules (and steer_rules6) and acl_v4 (and
+ * acl_v6); both can be set at load. */
 #define LB_STEER_RULES_DEFAULT 16384
 #define LB_STEER_ACL_DEFAULT 65536
 /**
@@ -29,6 +30,15 @@
  * address only exist between two collections.
  */
 #define LB_STEER_ACL_DEPTH 4
+/**
+ * IPv6 extension headers (hop-by-hop, routing, destination options,
+ * fragment) the program walks through to reach the protocol and port
+ * that a narrow rule needs. A packet with more is judged unreadable
+ * (pass_malformed): the bound keeps the program's loop within what the
+ * verifier accepts, and the order RFC 8200 4.1 recommends has at most 5
+ * of them.
+ */
+#define LB_STEER_IPV6_EXT_MAX 6
 
 /** Who owns a steered address; chooses the counter of steered packets. */
 enum lb_steer_kind {
@@ -67,9 +77,10 @@ struct lb_steer_val {
 	__u16 port_max;
 };
 
-/** What an ACL entry does to the IPv4 packets of its source prefix. */
+/** What an ACL entry does to the packets of its source prefix (IPv4 in
+ * acl_v4, IPv6 in acl_v6). */
 enum lb_steer_acl_action {
-	/** Drop every IPv4 packet, the host's traffic included. */
+	/** Drop every IPv4 (or IPv6) packet, the host's traffic included. */
 	LB_STEER_ACL_DENY = 1,
 	/** Drop only what would be steered to the dataplane; the host still
 	 * hears the source (SSH, monitoring). */
@@ -107,21 +118,41 @@ enum lb_steer_acl_origin {
 };
 
 /**
+ * Key of steer_rules6, the IPv6 twin of steer_rules: the same three
+ * shapes, the same value (struct lb_steer_val). The address entry with
+ * LB_STEER_F_ADDR steers every IPv6 packet for addr and the neighbour
+ * discovery for addr (solicitations whose target it is, the other
+ * messages sent to it), as the IPv4 one does with ARP.
+ */
+struct lb_steer_key6 {
+	__u8 addr[16]; /**< IPv6 destination */
+	__u16 port;    /**< destination port, or 0 */
+	__u8 proto;    /**< upper-layer protocol, past extension headers */
+	__u8 pad;      /**< always 0: part of the hash */
+};
+
+/** Key of the LPM trie acl_v6; its value is struct lb_steer_acl_val. */
+struct lb_steer_acl_key6 {
+	__u32 prefixlen; /**< 0..128 */
+	__u8 addr[16];	 /**< IPv6 source prefix, host bits zero */
+};
+
+/**
  * Counters of the per-CPU array "counters". Every packet adds to exactly
  * one verdict counter (PASS_* to XSK_*, DROP_*); the ACL_* counters are
  * events that come on top of the verdict.
  */
 enum lb_steer_ctr {
 	LB_STEER_CTR_PASS = 0,	     /**< IPv4 not for the dataplane */
-	LB_STEER_CTR_PASS_ARP,	     /**< ARP not for the dataplane */
-	LB_STEER_CTR_PASS_IPV6,	     /**< IPv6: the kernel's until IPv6 LB */
+	LB_STEER_CTR_PASS_ARP,	     /**< ARP or ND not for the dataplane */
+	LB_STEER_CTR_PASS_IPV6,	     /**< IPv6 not for the dataplane */
 	LB_STEER_CTR_PASS_OTHER,     /**< any other ethertype */
 	LB_STEER_CTR_PASS_MALFORMED, /**< too short or invalid to judge */
 	LB_STEER_CTR_PASS_NO_XSK,    /**< steered, no socket on the queue */
 	LB_STEER_CTR_XSK_VIP,	     /**< to the dataplane: a VIP */
 	LB_STEER_CTR_XSK_SNAT,	     /**< to the dataplane: a SNAT address */
 	LB_STEER_CTR_XSK_LOCAL,	     /**< to the dataplane: its own address */
-	LB_STEER_CTR_XSK_ARP,	     /**< to the dataplane: ARP for it */
+	LB_STEER_CTR_XSK_ARP,	     /**< to the dataplane: ARP or ND for it */
 	LB_STEER_CTR_DROP_DENY,	     /**< dropped: LB_STEER_ACL_DENY */
 	LB_STEER_CTR_DROP_DENY_LB,   /**< dropped: LB_STEER_ACL_DENY_LB */
 	LB_STEER_CTR_ACL_ALLOW,	     /**< event: an allow entry matched */

@@ -67,6 +67,15 @@ struct pkt {
 	uint16_t frag;   /**< frag_off, host order */
 	uint8_t arp_hlen; /**< 0: 6 */
 	uint16_t cut;    /**< keep this many bytes when non-zero */
+	/* T_IP6 only */
+	const char *src6; /**< NULL: 2001:db8::1 */
+	const char *dst6; /**< NULL: 2001:db8::2 */
+	/** Extension headers before the upper layer, in order: h, d, r
+	 * (hop-by-hop, destination options, routing, 8 bytes each), H (a
+	 * 16-byte hop-by-hop), f (first fragment), F (a later one). */
+	const char *ext;
+	uint8_t nd;          /**< ICMPv6 type when proto is 58 (0: echo) */
+	const char *target6; /**< a solicitation's or advertisement's */
 };
 
 static void
@@ -93,6 +102,86 @@ ip_csum(const uint8_t *p, size_t len)
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
+}
+
+static void
+addr6(const char *s, const char *dflt, uint8_t *out)
+{
+	assert_int_equal(inet_pton(AF_INET6, s ? s : dflt, out), 1);
+}
+
+static uint8_t
+ext_type(char c)
+{
+	switch (c) {
+	case 'h':
+	case 'H':
+		return 0;
+	case 'd':
+		return 60;
+	case 'r':
+		return 43;
+	default:
+		return 44; /* f, F */
+	}
+}
+
+/* The IPv6 part of build(), from @p n on; returns the end. */
+static size_t
+build6(const struct pkt *k, uint8_t *buf, size_t n)
+{
+	const char *ext = k->ext ? k->ext : "";
+	uint8_t proto = k->proto ? k->proto : IPPROTO_UDP;
+	size_t l3 = n;
+
+	buf[n] = (uint8_t)((k->version ? k->version : 6) << 4);
+	buf[n + 6] = ext[0] ? ext_type(ext[0]) : proto;
+	buf[n + 7] = proto == IPPROTO_ICMPV6 && k->nd ? 255 : 64;
+	addr6(k->src6, "2001:db8::1", buf + n + 8);
+	addr6(k->dst6, "2001:db8::2", buf + n + 24);
+	n += 40;
+	for (size_t i = 0; ext[i] != '\0'; i++) {
+		uint8_t next = ext[i + 1] ? ext_type(ext[i + 1]) : proto;
+
+		buf[n] = next;
+		if (ext[i] == 'f' || ext[i] == 'F') {
+			/* offset 0 with more-fragments, or offset 185 */
+			put16(buf + n + 2, ext[i] == 'f' ? 0x0001 : 185 << 3);
+			put32(buf + n + 4, 0x1234);
+			n += 8;
+		} else if (ext[i] == 'H') {
+			buf[n + 1] = 1;
+			buf[n + 2] = 1; /* PadN of 12 */
+			buf[n + 3] = 12;
+			n += 16;
+		} else {
+			buf[n + 2] = 1; /* PadN of 4 */
+			buf[n + 3] = 4;
+			n += 8;
+		}
+	}
+	if (proto == IPPROTO_ICMPV6) {
+		buf[n] = k->nd ? k->nd : 128; /* echo request */
+		if (k->target6 != NULL) {
+			addr6(k->target6, NULL, buf + n + 8);
+			n += 24;
+		} else {
+			n += 8;
+		}
+	} else {
+		put16(buf + n, k->sport ? k->sport : 5353);
+		put16(buf + n + 2, k->dport ? k->dport : 5353);
+		if (proto == IPPROTO_TCP) {
+			buf[n + 12] = 5 << 4;
+			buf[n + 13] = 0x02; /* SYN */
+			n += 20;
+		} else {
+			put16(buf + n + 4, 8);
+			n += 8;
+		}
+	}
+	put16(buf + l3 + 4, (uint16_t)(n - l3 - 40));
+	return n;
 }
 
 /* Builds @p k into @p buf (at least 256 bytes); returns its length. */
@@ -141,22 +230,7 @@ build(const struct pkt *k, uint8_t *buf)
 		put32(buf + n + 24, k->dst);
 		n += 28;
 	} else if (k->type == T_IP6) {
-		buf[n] = 0x60;
-		put16(buf + n + 4, 8);
-		buf[n + 6] = IPPROTO_UDP;
-		buf[n + 7] = 64;
-		buf[n + 8] = 0x20; /* 2001:db8::1 -> 2001:db8::2 */
-		buf[n + 9] = 0x01;
-		buf[n + 10] = 0x0d;
-		buf[n + 11] = 0xb8;
-		buf[n + 23] = 1;
-		memcpy(buf + n + 24, buf + n + 8, 16);
-		buf[n + 39] = 2;
-		n += 40;
-		put16(buf + n, 5353);
-		put16(buf + n + 2, 5353);
-		put16(buf + n + 4, 8);
-		n += 8;
+		n = build6(k, buf, n);
 	} else if (k->type == T_OTHER) {
 		n += 46;
 	} else {
@@ -221,6 +295,30 @@ build(const struct pkt *k, uint8_t *buf)
 #define LAPSED IP(10, 99, 1, 1)     /* 10.99/16 deny; 10.99.1/24 allow, */
 				    /* expired */
 
+/* The IPv6 plan, mirroring the IPv4 one. */
+#define V6_VIP_PORT "2001:db8:1::100" /* tcp:80 only (narrow) */
+#define V6_VIP_ALL "2001:db8:1::101"  /* whole address */
+#define V6_LOCAL "2001:db8:1::1"      /* the dataplane's address */
+#define V6_LINK "fe80::1"             /* its link-local address */
+#define V6_SNAT "2001:db8:2::2"       /* whole address, SNAT */
+#define V6_SHARED "2001:db8:1::5"     /* host's: tcp:8080 vip, udp */
+				      /* 40000-40999 snat */
+#define V6_HOST "2001:db8:1::6"       /* no rule at all */
+#define V6_CLIENT "2001:db8:ff::7"
+#define V6_BACKEND "2001:db8:2::11"
+#define V6_DENIED "2001:db8:dead::7"  /* 2001:db8:dead::/48 deny */
+#define V6_DENY_LB "2001:db8:beef::4" /* 2001:db8:beef::/64 deny-lb */
+#define V6_EXPIRED "2001:db8:e0::9"   /* 2001:db8:e0::/48 deny, expired */
+#define V6_EXCEPT "2001:db8:ec:8000::1" /* 2001:db8:ec::/48 deny, */
+#define V6_NOT_EXCEPT "2001:db8:ec::5"  /* 2001:db8:ec:8000::/49 allow */
+#define V6_NESTED "2001:db9:5::9"     /* /32 deny; 2001:db9:5::/48 */
+				      /* expired */
+#define V6_LAPSED "2001:db8:99:1::1"  /* 2001:db8:99::/48 deny; */
+				      /* 2001:db8:99:1::/64 allow, expired */
+#define V6_ONE "2001:db8:aa::1"       /* 2001:db8:aa::1/128 deny */
+#define V6_NEXT_TO_ONE "2001:db8:aa::2"
+#define V6_SOLICITED "ff02::1:ff00:101" /* a solicited-node group */
+
 #define NONE (-1)
 
 struct row {
@@ -239,6 +337,17 @@ struct row {
 #define ICMP(s, d) .src = (s), .dst = (d), .proto = IPPROTO_ICMP
 #define ARP(s, t) .type = T_ARP, .src = (s), .dst = (t)
 #define EV0 .ev = { NONE, NONE }
+#define TCP6_SP(s, d, sp, dp) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_TCP, .sport = (sp), .dport = (dp)
+#define TCP6(s, d, dp) TCP6_SP(s, d, 40000, dp)
+#define UDP6(s, d, sp, dp) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_UDP, .sport = (sp), .dport = (dp)
+#define PING6(s, d) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_ICMPV6
+#define ND6(s, d, icmp, t) .type = T_IP6, .src6 = (s), .dst6 = (d), \
+	.proto = IPPROTO_ICMPV6, .nd = (icmp), .target6 = (t)
+#define NS6(s, t) ND6(s, V6_SOLICITED, 135, t)
+#define NA6(s, d, t) ND6(s, d, 136, t)
 
 static const struct row rows[] = {
 	/* VIP traffic */
@@ -400,12 +509,246 @@ static const struct row rows[] = {
 	/* IPv6 and other ethertypes */
 	{ "IPv6 udp", { .type = T_IP6 },
 	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
-	{ "IPv6 ethertype with no header", { .type = T_IP6, .cut = 14 },
-	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
 	{ "IPv6 behind a VLAN tag", { .type = T_IP6, .vlan = 3 },
 	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
 	{ "LLDP", { .type = T_OTHER },
 	  XDP_PASS, LB_STEER_CTR_PASS_OTHER, EV0 },
+
+	/* IPv6: VIP traffic */
+	{ "v6 tcp SYN to VIP:80 (port rule)",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 tcp to VIP:22, not a service port",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 udp to VIP:80, only tcp is steered",
+	  { UDP6(V6_CLIENT, V6_VIP_PORT, 5000, 80) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 ping to a VIP with port rules only",
+	  { PING6(V6_CLIENT, V6_VIP_PORT) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 udp to a whole-address VIP",
+	  { UDP6(V6_CLIENT, V6_VIP_ALL, 5000, 53) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 ping to a whole-address VIP", { PING6(V6_CLIENT, V6_VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 tcp to VIP:80 behind a VLAN tag",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .vlan = 12 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 ping to the dataplane's own address",
+	  { PING6(V6_CLIENT, V6_LOCAL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_LOCAL, EV0 },
+	{ "v6 ping to the dataplane's link-local address",
+	  { PING6("fe80::2", V6_LINK) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_LOCAL, EV0 },
+	{ "v6 backend's tcp reply to the SNAT address",
+	  { TCP6_SP(V6_BACKEND, V6_SNAT, 8080, 40001) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 ICMPv6 error to the SNAT address",
+	  { PING6(V6_BACKEND, V6_SNAT), .nd = 2 /* packet too big */ },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	/* IPv6: an address the host shares */
+	{ "v6 shared address, tcp:8080 rule",
+	  { TCP6(V6_CLIENT, V6_SHARED, 8080) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 shared address, SSH stays with the host",
+	  { TCP6(V6_CLIENT, V6_SHARED, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 shared address, udp in the SNAT range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40500) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 shared address, udp first port of the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40000) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 shared address, udp last port of the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40999) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 shared address, udp just below the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 39999) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 shared address, udp just above the range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 41000) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 shared address, ping stays with the host",
+	  { PING6(V6_CLIENT, V6_SHARED) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	/* IPv6: host traffic */
+	{ "v6 SSH to the host's address", { TCP6(V6_CLIENT, V6_HOST, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 udp to the host, VLAN tagged",
+	  { UDP6(V6_CLIENT, V6_HOST, 5, 161), .vlan = 7 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 multicast to all nodes", { UDP6(V6_CLIENT, "ff02::1", 5, 5) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	/* IPv6: extension headers */
+	{ "v6 hop-by-hop, then tcp to VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "h" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 16-byte hop-by-hop, then tcp to VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "H" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 hop-by-hop, dest opts, routing, fragment, dest opts: VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "hdrfd" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 six extension headers, the bound: VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "hdrdHd" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 seven extension headers to a port rule: unjudged",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "hdddddd" },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 seven extension headers to a whole-address VIP",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .ext = "hdddddd" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 seven extension headers to the host",
+	  { TCP6(V6_CLIENT, V6_HOST, 22), .ext = "hdddddd" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 dest opts, then SSH to a shared address",
+	  { TCP6(V6_CLIENT, V6_SHARED, 22), .ext = "d" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 routing header, then udp in a shared SNAT range",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40500), .ext = "r" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_SNAT, EV0 },
+	{ "v6 hop-by-hop cut short, to a port rule",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "h",
+	    .cut = 14 + 40 + 1 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 16-byte hop-by-hop, frame ends inside it",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "H",
+	    .cut = 14 + 40 + 12 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	/* IPv6: fragments */
+	{ "v6 first fragment to VIP:80",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "f" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 later fragment to a port-rule VIP: no port, the kernel's",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "F" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 later fragment behind a hop-by-hop header",
+	  { UDP6(V6_BACKEND, V6_SHARED, 53, 40500), .ext = "hF" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 later fragment to a whole-address VIP",
+	  { UDP6(V6_CLIENT, V6_VIP_ALL, 1, 2), .ext = "F" },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 fragment header cut short",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .ext = "f",
+	    .cut = 14 + 40 + 6 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	/* IPv6: neighbour discovery */
+	{ "NS for a whole-address VIP", { NS6(V6_CLIENT, V6_VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for the dataplane's link-local address",
+	  { NS6("fe80::2", V6_LINK) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for the SNAT address, unicast (reachability)",
+	  { ND6(V6_BACKEND, V6_SNAT, 135, V6_SNAT) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for a VIP behind a VLAN tag",
+	  { NS6(V6_CLIENT, V6_VIP_ALL), .vlan = 9 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NA answering the dataplane's solicitation",
+	  { NA6(V6_BACKEND, V6_LOCAL, V6_BACKEND) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS for the host", { NS6(V6_CLIENT, V6_HOST) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NS for a shared address: the kernel answers",
+	  { NS6(V6_CLIENT, V6_SHARED) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NS for a port-rule VIP", { NS6(V6_CLIENT, V6_VIP_PORT) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "unsolicited NA to all nodes",
+	  { NA6(V6_BACKEND, "ff02::1", V6_BACKEND) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NA to the host", { NA6(V6_BACKEND, V6_HOST, V6_BACKEND) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "router advertisement", { ND6("fe80::9", "ff02::1", 134, NULL) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "router advertisement answering the dataplane's solicitation",
+	  { ND6("fe80::9", V6_LINK, 134, NULL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "redirect to the host", { ND6("fe80::9", V6_HOST, 137, NULL) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "router solicitation to all routers",
+	  { ND6("fe80::2", "ff02::2", 133, NULL) },
+	  XDP_PASS, LB_STEER_CTR_PASS_ARP, EV0 },
+	{ "NS for a VIP from a denied sender: ND skips the ACL",
+	  { NS6(V6_DENIED, V6_VIP_ALL) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_ARP, EV0 },
+	{ "NS without its target", { NS6(V6_CLIENT, V6_VIP_ALL),
+	  .cut = 14 + 40 + 20 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "NS behind a hop-by-hop header is plain ICMPv6",
+	  { NS6(V6_CLIENT, V6_VIP_ALL), .ext = "h" },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	/* IPv6: source ACL */
+	{ "v6 denied source to a VIP", { TCP6(V6_DENIED, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source to the host", { TCP6(V6_DENIED, V6_HOST, 22) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source, VLAN tagged",
+	  { UDP6(V6_DENIED, V6_VIP_ALL, 1, 53), .vlan = 12 },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source behind seven extension headers",
+	  { TCP6(V6_DENIED, V6_VIP_PORT, 80), .ext = "hdddddd" },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 denied source, later fragment",
+	  { TCP6(V6_DENIED, V6_VIP_PORT, 80), .ext = "F" },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 deny-lb source to a VIP",
+	  { TCP6(V6_DENY_LB, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY_LB, EV0 },
+	{ "v6 deny-lb source to the host's SSH",
+	  { TCP6(V6_DENY_LB, V6_SHARED, 22) },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
+	{ "v6 expired deny entry", { TCP6(V6_EXPIRED, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "v6 allow exception inside a denied prefix",
+	  { TCP6(V6_EXCEPT, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP,
+	  { LB_STEER_CTR_ACL_ALLOW, NONE } },
+	{ "v6 denied prefix outside the exception",
+	  { TCP6(V6_NOT_EXCEPT, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 expired /48 deny under a live /32 deny",
+	  { TCP6(V6_NESTED, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "v6 expired allow no longer lifts its /48 deny",
+	  { TCP6(V6_LAPSED, V6_HOST, 22) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY,
+	  { LB_STEER_CTR_ACL_EXPIRED, NONE } },
+	{ "v6 /128 deny", { TCP6(V6_ONE, V6_VIP_PORT, 80) },
+	  XDP_DROP, LB_STEER_CTR_DROP_DENY, EV0 },
+	{ "v6 the address next to a /128 deny",
+	  { TCP6(V6_NEXT_TO_ONE, V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "IPv4 source in the v6 ACL's form does not match the v4 ACL",
+	  { TCP6("::ffff:192.0.2.7", V6_VIP_PORT, 80) },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	/* IPv6: truncated and malformed */
+	{ "IPv6 ethertype with no header", { .type = T_IP6, .cut = 14 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IPv6 header cut at 39 bytes",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .cut = 14 + 39 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "IPv6 header cut short behind a VLAN tag",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .vlan = 4, .cut = 18 + 20 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "version 4 under the IPv6 ethertype",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .version = 4 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 denied source with version 4: unjudged",
+	  { TCP6(V6_DENIED, V6_HOST, 22), .version = 4 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 tcp to a port rule with 2 bytes of TCP",
+	  { TCP6(V6_CLIENT, V6_VIP_PORT, 80), .cut = 14 + 40 + 2 },
+	  XDP_PASS, LB_STEER_CTR_PASS_MALFORMED, EV0 },
+	{ "v6 tcp to a whole-address VIP with 2 bytes of TCP",
+	  { TCP6(V6_CLIENT, V6_VIP_ALL, 80), .cut = 14 + 40 + 2 },
+	  XDP_REDIRECT, LB_STEER_CTR_XSK_VIP, EV0 },
+	{ "v6 tcp to the host with no TCP header",
+	  { TCP6(V6_CLIENT, V6_HOST, 22), .cut = 14 + 40 },
+	  XDP_PASS, LB_STEER_CTR_PASS_IPV6, EV0 },
 };
 
 /* ---- fixture --------------------------------------------------------- */
@@ -435,6 +778,76 @@ acl(struct lb_steer *s, uint32_t prefix, uint8_t len,
     enum lb_steer_acl_action a, uint64_t ttl_ns)
 {
 	return lb_steer_acl_set(s, htonl(prefix), len, a, ttl_ns);
+}
+
+static int
+add_rule6(struct lb_steer *s, const char *addr, uint8_t proto, uint16_t lo,
+	  uint16_t hi, enum lb_steer_kind kind)
+{
+	struct lb_steer_rule6 r = {
+		.proto = proto,
+		.port_min = lo,
+		.port_max = hi,
+		.kind = kind,
+	};
+
+	addr6(addr, NULL, r.addr);
+	return lb_steer_rule6_add(s, &r);
+}
+
+static int
+acl6(struct lb_steer *s, const char *prefix, uint8_t len,
+     enum lb_steer_acl_action a, uint64_t ttl_ns)
+{
+	uint8_t p[16];
+
+	addr6(prefix, NULL, p);
+	return lb_steer_acl6_set(s, p, len, a, ttl_ns);
+}
+
+static void
+install_plan6(struct lb_steer *s)
+{
+	static const struct {
+		const char *addr;
+		uint8_t proto;
+		uint16_t lo, hi;
+		enum lb_steer_kind kind;
+	} rules6[] = {
+		{ V6_VIP_PORT, IPPROTO_TCP, 80, 80, LB_STEER_KIND_VIP },
+		{ V6_VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP },
+		{ V6_LOCAL, 0, 0, 0, LB_STEER_KIND_LOCAL },
+		{ V6_LINK, 0, 0, 0, LB_STEER_KIND_LOCAL },
+		{ V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT },
+		{ V6_SHARED, IPPROTO_TCP, 8080, 8080, LB_STEER_KIND_VIP },
+		{ V6_SHARED, IPPROTO_UDP, 40000, 40999, LB_STEER_KIND_SNAT },
+	};
+	static const struct {
+		const char *prefix;
+		uint8_t len;
+		enum lb_steer_acl_action a;
+		uint64_t ttl_ns;
+	} acls6[] = {
+		{ "2001:db8:dead::", 48, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db8:beef::", 64, LB_STEER_ACL_DENY_LB,
+		  3600ull * 1000000000ull },
+		{ "2001:db8:e0::", 48, LB_STEER_ACL_DENY, 1 },
+		{ "2001:db8:ec::", 48, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db8:ec:8000::", 49, LB_STEER_ACL_ALLOW, 0 },
+		{ "2001:db9::", 32, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db9:5::", 48, LB_STEER_ACL_DENY, 1 },
+		{ "2001:db8:99::", 48, LB_STEER_ACL_DENY, 0 },
+		{ "2001:db8:99:1::", 64, LB_STEER_ACL_ALLOW, 1 },
+		{ V6_ONE, 128, LB_STEER_ACL_DENY, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rules6); i++)
+		assert_int_equal(add_rule6(s, rules6[i].addr, rules6[i].proto,
+					   rules6[i].lo, rules6[i].hi,
+					   rules6[i].kind), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(acls6); i++)
+		assert_int_equal(acl6(s, acls6[i].prefix, acls6[i].len,
+				      acls6[i].a, acls6[i].ttl_ns), 0);
 }
 
 /* Puts an AF_XDP socket in xsks_map at @p queue, so that a redirect finds
@@ -483,6 +896,7 @@ install_plan(struct lb_steer *s)
 			 0);
 	assert_int_equal(acl(s, IP(10, 99, 1, 0), 24, LB_STEER_ACL_ALLOW, 1),
 			 0);
+	install_plan6(s);
 	/* The 1 ns entries above are expired by the time any frame runs. */
 	usleep(1000);
 }
@@ -646,6 +1060,10 @@ test_random_frames(void **state)
 	static const uint32_t addrs[] = { VIP_PORT, VIP_ALL, LOCAL, SNAT,
 					  SHARED, HOST, DENIED, DENY_LB,
 					  EXPIRED, NESTED };
+	static const char *const addrs6[] = { V6_VIP_PORT, V6_VIP_ALL,
+					      V6_LOCAL, V6_LINK, V6_SHARED,
+					      V6_HOST, V6_DENIED, V6_DENY_LB,
+					      V6_NESTED, V6_SOLICITED };
 	struct fix *f = *state;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 
@@ -661,8 +1079,24 @@ test_random_frames(void **state)
 		put16(frame + 12, types[(x >> 32) % ARRAY_SIZE(types)]);
 		if (frame[12] == 0x81) /* VLAN: IPv4 or ARP inside */
 			put16(frame + 16, x & 1 ? ETH_P_IP : ETH_P_ARP);
-		/* IPv4: version 4, a small IHL; ARP: Ethernet/IPv4 */
-		if ((x >> 40) & 1) {
+		/* IPv4: version 4, a small IHL; ARP: Ethernet/IPv4; IPv6:
+		 * version 6, a plan's addresses, a header the program walks
+		 * (or ICMPv6) next, extension headers of random lengths */
+		if (frame[12] == 0x86) {
+			static const uint8_t next[] = { 0, 43, 44, 60, 6, 17,
+							58 };
+
+			frame[14] = 0x60;
+			frame[20] = next[(x >> 41) % ARRAY_SIZE(next)];
+			addr6(addrs6[(x >> 48) % ARRAY_SIZE(addrs6)], NULL,
+			      frame + 22);
+			addr6(addrs6[(x >> 52) % ARRAY_SIZE(addrs6)], NULL,
+			      frame + 38);
+			for (size_t k = 54; k + 1 < sizeof(frame); k += 8)
+				if ((x >> (k % 61)) & 1)
+					frame[k] = next[(x >> (k % 53)) %
+							ARRAY_SIZE(next)];
+		} else if ((x >> 40) & 1) {
 			frame[14] = (uint8_t)(0x40 | (5 + (x >> 44) % 3));
 			put32(frame + 26, addrs[(x >> 48) % ARRAY_SIZE(addrs)]);
 			put32(frame + 30, addrs[(x >> 52) % ARRAY_SIZE(addrs)]);
@@ -991,6 +1425,321 @@ test_acl_api(void **state)
 	lb_steer_close(s);
 }
 
+/* ---- IPv6 through the library ---------------------------------------- */
+
+/* Prefix lengths at both ends and between, each case set on top of the
+ * fixture's plan and removed after: the frames are TCP to V6_VIP_PORT:80
+ * (or to V6_HOST:22 where the case says host). */
+static const struct {
+	const char *name;
+	struct {
+		const char *prefix;
+		uint8_t len;
+		enum lb_steer_acl_action a;
+	} e[2];
+	struct {
+		const char *src;
+		int host;
+		uint32_t verdict;
+		int ctr;
+	} probe[3];
+} acl6_cases[] = {
+	{ "::/0 deny-lb: every source, LB traffic only",
+	  { { "::", 0, LB_STEER_ACL_DENY_LB } },
+	  { { V6_CLIENT, 0, XDP_DROP, LB_STEER_CTR_DROP_DENY_LB },
+	    { V6_CLIENT, 1, XDP_PASS, LB_STEER_CTR_PASS_IPV6 },
+	    { V6_DENIED, 0, XDP_DROP, LB_STEER_CTR_DROP_DENY } } },
+	{ "::/0 deny with a /48 allow",
+	  { { "::", 0, LB_STEER_ACL_DENY },
+	    { "2001:db8:ff::", 48, LB_STEER_ACL_ALLOW } },
+	  { { V6_CLIENT, 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP },
+	    { "2001:db8:fe::7", 1, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "fe80::1", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY } } },
+	{ "8000::/1: only the upper half",
+	  { { "8000::", 1, LB_STEER_ACL_DENY } },
+	  { { "8001::1", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "7fff:ffff::1", 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP },
+	    { V6_CLIENT, 1, XDP_PASS, LB_STEER_CTR_PASS_IPV6 } } },
+	{ "/127: two addresses",
+	  { { "2001:db8:ff::6", 127, LB_STEER_ACL_DENY } },
+	  { { "2001:db8:ff::6", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { V6_CLIENT, 1, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "2001:db8:ff::8", 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP } } },
+	{ "/128 allow inside a /64 deny",
+	  { { "2001:db8:ff::", 64, LB_STEER_ACL_DENY },
+	    { V6_CLIENT, 128, LB_STEER_ACL_ALLOW } },
+	  { { V6_CLIENT, 0, XDP_REDIRECT, LB_STEER_CTR_XSK_VIP },
+	    { "2001:db8:ff::6", 0, XDP_DROP, LB_STEER_CTR_DROP_DENY },
+	    { "2001:db8:ff:1::7", 1, XDP_PASS, LB_STEER_CTR_PASS_IPV6 } } },
+};
+
+static void
+test_acl6_lengths(void **state)
+{
+	struct fix *f = *state;
+	int prog = lb_steer_prog_fd(f->s);
+
+	for (size_t i = 0; i < ARRAY_SIZE(acl6_cases); i++) {
+		for (size_t j = 0; j < 2 && acl6_cases[i].e[j].prefix; j++)
+			assert_int_equal(acl6(f->s, acl6_cases[i].e[j].prefix,
+					      acl6_cases[i].e[j].len,
+					      acl6_cases[i].e[j].a, 0), 0);
+		for (size_t j = 0; j < 3; j++) {
+			const char *dst = acl6_cases[i].probe[j].host
+						  ? V6_HOST
+						  : V6_VIP_PORT;
+			struct pkt k = { TCP6(acl6_cases[i].probe[j].src, dst,
+					      acl6_cases[i].probe[j].host
+						      ? 22 : 80) };
+			struct lb_steer_stats a, b;
+			int c = acl6_cases[i].probe[j].ctr;
+			uint8_t frame[256];
+			size_t len = build(&k, frame);
+			uint32_t v;
+
+			assert_int_equal(lb_steer_stats_read(f->s, &a), 0);
+			v = run(prog, frame, len);
+			assert_int_equal(lb_steer_stats_read(f->s, &b), 0);
+			if (v != acl6_cases[i].probe[j].verdict ||
+			    b.ctr[c].packets - a.ctr[c].packets != 1) {
+				print_error("%s, %s: verdict %s, %s +%llu\n",
+					    acl6_cases[i].name,
+					    acl6_cases[i].probe[j].src,
+					    verdict_name(v),
+					    lb_steer_ctr_name((unsigned)c),
+					    (unsigned long long)(
+						    b.ctr[c].packets -
+						    a.ctr[c].packets));
+				fail();
+			}
+		}
+		for (size_t j = 0; j < 2 && acl6_cases[i].e[j].prefix; j++) {
+			uint8_t p[16];
+
+			addr6(acl6_cases[i].e[j].prefix, NULL, p);
+			assert_int_equal(lb_steer_acl6_del(f->s, p,
+					 acl6_cases[i].e[j].len), 0);
+		}
+	}
+}
+
+struct walked6 {
+	struct lb_steer_rule6 r[16];
+	int n;
+};
+
+static int
+collect_rule6(const struct lb_steer_rule6 *r, void *arg)
+{
+	struct walked6 *w = arg;
+
+	if (w->n < (int)ARRAY_SIZE(w->r))
+		w->r[w->n] = *r;
+	w->n++;
+	return 0;
+}
+
+static int
+has_rule6(const struct walked6 *w, const char *addr, uint8_t proto,
+	  uint16_t lo, uint16_t hi, enum lb_steer_kind kind)
+{
+	uint8_t a[16];
+
+	addr6(addr, NULL, a);
+	for (int i = 0; i < w->n && i < (int)ARRAY_SIZE(w->r); i++)
+		if (memcmp(w->r[i].addr, a, 16) == 0 &&
+		    w->r[i].proto == proto && w->r[i].port_min == lo &&
+		    w->r[i].port_max == hi && w->r[i].kind == kind)
+			return 1;
+	return 0;
+}
+
+static int
+del_rule6(struct lb_steer *s, const char *addr, uint8_t proto, uint16_t lo,
+	  uint16_t hi)
+{
+	struct lb_steer_rule6 r = {
+		.proto = proto, .port_min = lo, .port_max = hi,
+		.kind = LB_STEER_KIND_SNAT, /* not compared */
+	};
+
+	addr6(addr, NULL, r.addr);
+	return lb_steer_rule6_del(s, &r);
+}
+
+static void
+test_rule6_api(void **state)
+{
+	struct lb_steer_conf conf = { .max_rules = 64 };
+	struct lb_steer *s;
+	struct walked6 w = { .n = 0 };
+	struct walked w4 = { .n = 0 };
+	static const char *const refused[] = { "::", "::1", "ff02::1",
+					       "ff05::1:3",
+					       "::ffff:10.0.0.1" };
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80,
+				   LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_UDP, 0, 0,
+				   LB_STEER_KIND_VIP), 0);
+	assert_int_equal(add_rule6(s, V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT),
+			 0);
+	assert_int_equal(add_rule6(s, V6_SHARED, IPPROTO_UDP, 1024, 65535,
+				   LB_STEER_KIND_SNAT), 0);
+	assert_int_equal(add_rule6(s, V6_SHARED, IPPROTO_ICMPV6, 0, 0,
+				   LB_STEER_KIND_LOCAL), 0);
+	assert_int_equal(add_rule6(s, V6_LINK, 0, 0, 0, LB_STEER_KIND_LOCAL),
+			 0);
+	/* duplicates, whatever the kind */
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80,
+				   LB_STEER_KIND_SNAT), -EEXIST);
+	assert_int_equal(add_rule6(s, V6_VIP_PORT, IPPROTO_UDP, 5, 9,
+				   LB_STEER_KIND_VIP), -EEXIST);
+	assert_int_equal(add_rule6(s, V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT),
+			 -EEXIST);
+	/* refused */
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		assert_int_equal(add_rule6(s, refused[i], 0, 0, 0, 0),
+				 -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, IPPROTO_TCP, 90, 80, 0),
+			 -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, IPPROTO_ICMPV6, 1, 1, 0),
+			 -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, 0, 80, 80, 0), -EINVAL);
+	assert_int_equal(add_rule6(s, V6_HOST, 0, 0, 0, LB_STEER_KIND_MAX),
+			 -EINVAL);
+	assert_int_equal(lb_steer_rule6_add(s, NULL), -EINVAL);
+	assert_int_equal(lb_steer_rule6_add(NULL, NULL), -EINVAL);
+
+	assert_int_equal(lb_steer_rule6_walk(s, collect_rule6, &w), 0);
+	assert_int_equal(w.n, 6);
+	assert_true(has_rule6(&w, V6_VIP_PORT, IPPROTO_TCP, 80, 80, 0));
+	assert_true(has_rule6(&w, V6_VIP_PORT, IPPROTO_UDP, 0, 0, 0));
+	assert_true(has_rule6(&w, V6_SNAT, 0, 0, 0, LB_STEER_KIND_SNAT));
+	assert_true(has_rule6(&w, V6_SHARED, IPPROTO_UDP, 1024, 65535,
+			      LB_STEER_KIND_SNAT));
+	assert_true(has_rule6(&w, V6_SHARED, IPPROTO_ICMPV6, 0, 0,
+			      LB_STEER_KIND_LOCAL));
+	assert_true(has_rule6(&w, V6_LINK, 0, 0, 0, LB_STEER_KIND_LOCAL));
+	/* the families keep apart */
+	assert_int_equal(lb_steer_rule_walk(s, collect_rule, &w4), 0);
+	assert_int_equal(w4.n, 0);
+
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80), 0);
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, IPPROTO_TCP, 80, 80),
+			 -ENOENT);
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, 0, 0, 0), -ENOENT);
+	assert_int_equal(del_rule6(s, V6_VIP_PORT, IPPROTO_UDP, 0, 0), 0);
+	assert_int_equal(del_rule6(s, V6_SNAT, 0, 0, 0), 0);
+	assert_int_equal(del_rule6(s, V6_SHARED, IPPROTO_UDP, 1024, 65535),
+			 0);
+	assert_int_equal(del_rule6(s, V6_SHARED, IPPROTO_ICMPV6, 0, 0), 0);
+	assert_int_equal(del_rule6(s, V6_LINK, 0, 0, 0), 0);
+	w.n = 0;
+	assert_int_equal(lb_steer_rule6_walk(s, collect_rule6, &w), 0);
+	assert_int_equal(w.n, 0);
+	lb_steer_close(s);
+}
+
+struct acl6_seen {
+	int n, expired, len0, len128;
+};
+
+static int
+count_acl6(const struct lb_steer_acl6 *a, void *arg)
+{
+	struct acl6_seen *w = arg;
+
+	w->n++;
+	if (a->expires_ns != 0 && a->expires_ns <= lb_steer_now_ns())
+		w->expired++;
+	w->len0 += a->prefixlen == 0;
+	w->len128 += a->prefixlen == 128;
+	return 0;
+}
+
+static void
+test_acl6_api(void **state)
+{
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct acl6_seen w = { 0 };
+	struct lb_steer_acl6 m;
+	uint8_t a[16], p[16];
+	const uint64_t hour = 3600ull * 1000000000ull;
+
+	(void)state;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(acl6(s, "2001:db8::", 32, LB_STEER_ACL_DENY, 0), 0);
+	assert_int_equal(acl6(s, "2001:db8:1::", 48, LB_STEER_ACL_ALLOW, 1),
+			 0);
+	assert_int_equal(acl6(s, "2001:db8:2::", 48, LB_STEER_ACL_DENY_LB,
+			      hour), 0);
+	assert_int_equal(acl6(s, "::", 0, LB_STEER_ACL_DENY_LB, 0), 0);
+	assert_int_equal(acl6(s, "2001:db8:2::1", 128, LB_STEER_ACL_ALLOW,
+			      0), 0);
+	/* an IPv4 entry that expired too, for the collection below */
+	assert_int_equal(acl(s, IP(10, 1, 0, 0), 16, LB_STEER_ACL_DENY, 1), 0);
+	/* setting again replaces */
+	assert_int_equal(acl6(s, "2001:db8::", 32, LB_STEER_ACL_DENY, 0), 0);
+	/* refused: host bits, length, action */
+	assert_int_equal(acl6(s, "2001:db8::1", 64, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8:0:0:8000::", 64,
+			      LB_STEER_ACL_DENY, 0), -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8::", 129, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8::", 32, 0, 0), -EINVAL);
+	assert_int_equal(acl6(s, "2001:db8::", 32, 4, 0), -EINVAL);
+	assert_int_equal(lb_steer_acl6_set(s, NULL, 0, LB_STEER_ACL_DENY, 0),
+			 -EINVAL);
+	addr6("2001:db8:9::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 48), -ENOENT);
+
+	usleep(1000);
+	/* the longest live entry decides; the expired /48 allow is looked
+	 * past to the /32 deny */
+	addr6("2001:db8:1::5", NULL, a);
+	assert_int_equal(lb_steer_acl6_match(s, a, lb_steer_now_ns(), &m), 0);
+	assert_int_equal(m.prefixlen, 32);
+	assert_int_equal(m.action, LB_STEER_ACL_DENY);
+	addr6("2001:db8::", NULL, p);
+	assert_memory_equal(m.prefix, p, 16);
+	addr6("2001:db8:2::1", NULL, a);
+	assert_int_equal(lb_steer_acl6_match(s, a, lb_steer_now_ns(), &m), 0);
+	assert_int_equal(m.prefixlen, 128);
+	assert_int_equal(m.action, LB_STEER_ACL_ALLOW);
+	assert_memory_equal(m.prefix, a, 16);
+	addr6("3fff::1", NULL, a);
+	assert_int_equal(lb_steer_acl6_match(s, a, lb_steer_now_ns(), &m), 0);
+	assert_int_equal(m.prefixlen, 0);
+	assert_int_equal(m.action, LB_STEER_ACL_DENY_LB);
+
+	assert_int_equal(lb_steer_acl6_walk(s, count_acl6, &w), 0);
+	assert_int_equal(w.n, 5);
+	assert_int_equal(w.expired, 1);
+	assert_int_equal(w.len0, 1);
+	assert_int_equal(w.len128, 1);
+	/* collection covers both families: the v4 /16 and the v6 /48 */
+	assert_int_equal(lb_steer_acl_gc(s, 0), 2);
+	assert_int_equal(lb_steer_acl_gc(s, lb_steer_now_ns() + 2 * hour), 1);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_steer_acl6_walk(s, count_acl6, &w), 0);
+	assert_int_equal(w.n, 3);
+	addr6("2001:db8::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 32), 0);
+	addr6("::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 0), 0);
+	addr6("2001:db8:2::1", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(s, p, 128), 0);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_steer_acl6_walk(s, count_acl6, &w), 0);
+	assert_int_equal(w.n, 0);
+	lb_steer_close(s);
+}
+
 /* ---- pins: a restart finds the maps again ---------------------------- */
 
 static int
@@ -1094,6 +1843,79 @@ test_pin_incompatible(void **state)
 	assert_int_equal(lb_steer_unpin(dir), 0);
 }
 
+/*
+ * The pins of a version without IPv6 (no steer_rules6, no acl_v6):
+ * lb-control opens them for IPv4 and is told that IPv6 is not there; the
+ * next load of the program adds the IPv6 maps and keeps the rest.
+ */
+static void
+test_pin_without_ipv6(void **state)
+{
+	static const char *const v6maps[] = { "steer_rules6", "acl_v6" };
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s, *c;
+	struct walked w = { .n = 0 };
+	struct walked6 w6 = { .n = 0 };
+	char dir[256], inst[32], path[300];
+	uint8_t p[16];
+	struct pkt ns = { NS6(V6_CLIENT, V6_VIP_ALL) };
+	uint8_t frame[256];
+	size_t len = build(&ns, frame);
+
+	(void)state;
+	if (!have_bpffs())
+		skip();
+	snprintf(inst, sizeof(inst), "steer-test-%d-v4", (int)getpid());
+	assert_int_equal(lb_steer_pin_dir(dir, sizeof(dir), inst), 0);
+	lb_steer_unpin(dir);
+	conf.pin_dir = dir;
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(add_rule(s, VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP), 0);
+	lb_steer_close(s);
+	for (size_t i = 0; i < ARRAY_SIZE(v6maps); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, v6maps[i]);
+		assert_int_equal(unlink(path), 0);
+	}
+
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(lb_steer_rule_walk(c, collect_rule, &w), 0);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(add_rule6(c, V6_VIP_ALL, 0, 0, 0, 0), -EOPNOTSUPP);
+	assert_int_equal(lb_steer_rule6_walk(c, collect_rule6, &w6),
+			 -EOPNOTSUPP);
+	assert_int_equal(acl6(c, "2001:db8::", 32, LB_STEER_ACL_DENY, 0),
+			 -EOPNOTSUPP);
+	addr6("2001:db8::", NULL, p);
+	assert_int_equal(lb_steer_acl6_del(c, p, 32), -EOPNOTSUPP);
+	assert_int_equal(acl(c, IP(10, 2, 0, 0), 16, LB_STEER_ACL_DENY, 1), 0);
+	usleep(1000);
+	assert_int_equal(lb_steer_acl_gc(c, 0), 1);
+	lb_steer_close(c);
+
+	/* the next load pins the IPv6 maps; a rule set through the pins
+	 * steers in that load's program */
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(add_rule6(c, V6_VIP_ALL, 0, 0, 0, 0), 0);
+	assert_int_equal(run(lb_steer_prog_fd(s), frame, len), XDP_PASS);
+	w.n = 0;
+	assert_int_equal(lb_steer_rule_walk(c, collect_rule, &w), 0);
+	assert_int_equal(w.n, 1);
+	lb_steer_close(c);
+	lb_steer_close(s);
+	assert_int_equal(lb_steer_open_pinned(dir, &c), 0);
+	assert_int_equal(lb_steer_rule6_walk(c, collect_rule6, &w6), 0);
+	assert_int_equal(w6.n, 1);
+	lb_steer_close(c);
+	assert_int_equal(lb_steer_unpin(dir), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(v6maps); i++) {
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, v6maps[i]);
+		assert_int_not_equal(stat(path, &sb), 0);
+	}
+}
+
 static void
 test_pin_dir_names(void **state)
 {
@@ -1176,8 +1998,9 @@ test_attach_adopt(void **state)
 	struct lb_steer *pmd, *s, *again;
 	char dir[256], inst[32];
 	struct pkt vip = { TCP(CLIENT, VIP_PORT, 80) };
-	uint8_t frame[256];
-	size_t len = build(&vip, frame);
+	struct pkt ns = { NS6(V6_CLIENT, V6_VIP_ALL) };
+	uint8_t frame[256], frame6[256];
+	size_t len = build(&vip, frame), len6 = build(&ns, frame6);
 	uint32_t mode;
 	int xsk, other;
 
@@ -1221,6 +2044,12 @@ test_attach_adopt(void **state)
 				  LB_STEER_KIND_VIP), 0);
 	assert_int_equal(run(lb_steer_prog_fd(s), frame, len), XDP_REDIRECT);
 	assert_int_equal(run(lb_steer_prog_fd(pmd), frame, len), XDP_PASS);
+	/* and so do IPv6 rules, pinned beside the IPv4 ones */
+	assert_int_equal(add_rule6(s, V6_VIP_ALL, 0, 0, 0, LB_STEER_KIND_VIP),
+			 0);
+	assert_int_equal(run(lb_steer_prog_fd(s), frame6, len6),
+			 XDP_REDIRECT);
+	assert_int_equal(run(lb_steer_prog_fd(pmd), frame6, len6), XDP_PASS);
 	/* the PMD's handle no longer owns the attachment: closing it
 	 * leaves ours in place */
 	lb_steer_close(pmd);
@@ -1248,32 +2077,44 @@ test_attach_adopt(void **state)
 
 /* ---- live frames: the program attached, real sockets ----------------- */
 
+/* A UDP socket bound to @p addr (IPv4 or IPv6) and @p port. */
 static int
 udp_socket(const char *addr, uint16_t port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(port) };
+	int v6 = strchr(addr, ':') != NULL;
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	assert_true(fd >= 0);
-	assert_int_equal(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (v6) {
+		assert_int_equal(inet_pton(AF_INET6, addr, &sa6.sin6_addr), 1);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)),
+				 0);
+	} else {
+		assert_int_equal(inet_pton(AF_INET, addr, &sa.sin_addr), 1);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)),
+				 0);
+	}
 	return fd;
 }
 
-/* Sends one datagram from @p from to 127.0.0.1:@p port; did @p rx get it
- * within 200 ms? */
+/* Sends one datagram from @p tx to where @p rx is bound (its port is
+ * @p port); did @p rx get it within 200 ms? */
 static int
 delivered(int rx, int tx, uint16_t port)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(IP(127, 0, 0, 1)) };
+	struct sockaddr_storage to;
+	socklen_t tolen = sizeof(to);
 	struct pollfd p = { .fd = rx, .events = POLLIN };
 	char buf[16];
 
-	assert_int_equal(sendto(tx, "x", 1, 0, (struct sockaddr *)&to,
-				sizeof(to)), 1);
+	assert_int_equal(getsockname(rx, (struct sockaddr *)&to, &tolen), 0);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&to)->sin_port), port);
+	assert_int_equal(sendto(tx, "x", 1, 0, (struct sockaddr *)&to, tolen),
+			 1);
 	if (poll(&p, 1, 200) != 1)
 		return 0;
 	assert_int_equal(recv(rx, buf, sizeof(buf), 0), 1);
@@ -1314,6 +2155,42 @@ test_live_deny(void **state)
 	close(rx);
 	close(tx_ok);
 	close(tx_denied);
+}
+
+/* The IPv6 ACL on a live interface: ::1 denied, then lifted. */
+static void
+test_live_deny6(void **state)
+{
+	const int lo = (int)if_nametoindex("lo");
+	struct lb_steer_conf conf = { 0 };
+	struct lb_steer *s;
+	struct lb_steer_stats a, b;
+	int rx, tx, probe;
+
+	(void)state;
+	probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		skip(); /* a kernel without IPv6 */
+	close(probe);
+	assert_int_equal(lb_steer_load(&conf, &s), 0);
+	assert_int_equal(lb_steer_attach(s, lo, XDP_FLAGS_SKB_MODE), 0);
+	rx = udp_socket("::1", 9998);
+	tx = udp_socket("::1", 0);
+	assert_int_equal(lb_steer_stats_read(s, &a), 0);
+	assert_true(delivered(rx, tx, 9998));
+	assert_int_equal(acl6(s, "::1", 128, LB_STEER_ACL_DENY, 0), 0);
+	assert_false(delivered(rx, tx, 9998));
+	assert_int_equal(lb_steer_stats_read(s, &b), 0);
+	assert_true(b.ctr[LB_STEER_CTR_DROP_DENY].packets -
+		    a.ctr[LB_STEER_CTR_DROP_DENY].packets >= 1);
+	assert_true(b.ctr[LB_STEER_CTR_PASS_IPV6].packets -
+		    a.ctr[LB_STEER_CTR_PASS_IPV6].packets >= 1);
+	assert_int_equal(acl6(s, "::", 0, LB_STEER_ACL_DENY, 0), 0);
+	assert_int_equal(acl6(s, "::1", 128, LB_STEER_ACL_ALLOW, 0), 0);
+	assert_true(delivered(rx, tx, 9998));
+	lb_steer_close(s);
+	close(rx);
+	close(tx);
 }
 
 /* ---- the object for the PMD ------------------------------------------ */
@@ -1457,7 +2334,7 @@ quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 static int
 unpin_all(void **state)
 {
-	static const char *const sfx[] = { "", "-old", "-adopt" };
+	static const char *const sfx[] = { "", "-old", "-adopt", "-v4" };
 	char dir[256], inst[64];
 
 	(void)state;
@@ -1504,11 +2381,17 @@ main(void)
 		cmocka_unit_test(test_rule_api),
 		cmocka_unit_test(test_rule_index_cleanup),
 		cmocka_unit_test(test_acl_api),
+		cmocka_unit_test_setup_teardown(test_acl6_lengths, setup,
+						teardown),
+		cmocka_unit_test(test_rule6_api),
+		cmocka_unit_test(test_acl6_api),
+		cmocka_unit_test(test_pin_without_ipv6),
 		cmocka_unit_test(test_pin_dir_names),
 		cmocka_unit_test(test_pin_restart),
 		cmocka_unit_test(test_pin_incompatible),
 		cmocka_unit_test(test_attach_adopt),
 		cmocka_unit_test(test_live_deny),
+		cmocka_unit_test(test_live_deny6),
 		cmocka_unit_test(test_write_obj),
 		cmocka_unit_test(test_obj_memfd),
 		cmocka_unit_test(test_sync),
