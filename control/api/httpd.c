@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The /metrics endpoint over libmicrohttpd in external-poll mode.
+ * The /metrics endpoint, and the status page's paths, over libmicrohttpd
+ * in external-poll mode.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +22,8 @@ struct lb_httpd {
 	struct MHD_Daemon *d;
 	lb_httpd_body_fn *fn;
 	void *ctx;
+	lb_httpd_page_fn *page; /* every other path, or NULL */
+	void *page_ctx;
 	uint64_t requests;
 };
 
@@ -37,9 +40,49 @@ reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* The status page reads only what this server sends; what it shows
+	 * changes every second. */
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; frame-ancestors 'none'");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result
+text_reply(struct MHD_Connection *conn, unsigned int status, const char *msg)
+{
+	char *body = strdup(msg);
+
+	if (body == NULL)
+		return MHD_NO;
+	return reply(conn, status, "text/plain", body, strlen(body));
+}
+
+static enum MHD_Result
+page_reply(struct lb_httpd *h, struct MHD_Connection *conn, const char *url)
+{
+	const char *type = "text/plain";
+	struct lb_cmd_out out;
+	int rc = -ENOENT;
+
+	lb_cmd_out_init(&out);
+	if (h->page != NULL)
+		rc = h->page(h->page_ctx, url, &type, &out);
+	if (rc == 0 && !out.truncated)
+		return reply(conn, MHD_HTTP_OK, type,
+			     out.text != NULL ? out.text : strdup(""),
+			     out.len);
+	lb_cmd_out_free(&out);
+	if (rc == -ENOENT)
+		return text_reply(conn, MHD_HTTP_NOT_FOUND,
+				  h->page != NULL
+					  ? "not found; try / or /metrics\n"
+					  : "not found; try /metrics\n");
+	return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			  "cannot build the page\n");
 }
 
 static enum MHD_Result
@@ -65,15 +108,12 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		return MHD_YES;
 	}
 	h->requests++;
-	if (strcmp(url, "/metrics") != 0 ||
-	    (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	     strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)) {
-		body = strdup("not found; try /metrics\n");
-		if (body == NULL)
-			return MHD_NO;
-		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", body,
-			     strlen(body));
-	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return text_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "read-only: GET or HEAD\n");
+	if (strcmp(url, "/metrics") != 0)
+		return page_reply(h, conn, url);
 	lb_cmd_out_init(&out);
 	rc = h->fn(h->ctx, &out);
 	if (rc != 0 || out.truncated) {
@@ -154,6 +194,13 @@ lb_httpd_start(const char *addr_port, lb_httpd_body_fn *fn, void *ctx,
 		return NULL;
 	}
 	return h;
+}
+
+void
+lb_httpd_set_pages(struct lb_httpd *h, lb_httpd_page_fn *fn, void *ctx)
+{
+	h->page = fn;
+	h->page_ctx = ctx;
 }
 
 void

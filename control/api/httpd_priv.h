@@ -4,7 +4,8 @@
 
 /*
  * lb-control's HTTP endpoint: GET /metrics answers with the Prometheus
- * exposition, anything else with 404. libmicrohttpd runs without threads
+ * exposition, other paths with what the page function gives (the status
+ * page and its JSON), or 404; methods other than GET and HEAD get 405. libmicrohttpd runs without threads
  * of its own: lb-control polls its epoll descriptor and calls
  * lb_httpd_run(), so the exposition is built by the thread that owns the
  * view and needs no lock.
@@ -20,11 +21,22 @@ struct lb_httpd;
 typedef int lb_httpd_body_fn(void *ctx, struct lb_cmd_out *out);
 
 /**
+ * Writes the body of @p path into @p out and sets *@p type to its
+ * Content-Type. @return 0, -ENOENT (404), or another negative errno
+ * (500).
+ */
+typedef int lb_httpd_page_fn(void *ctx, const char *path, const char **type,
+			     struct lb_cmd_out *out);
+
+/**
  * Listens on IPv4 "ADDR:PORT" (PORT 0: any free port).
  * @return the server, or NULL with a message in @p err.
  */
 struct lb_httpd *lb_httpd_start(const char *addr_port, lb_httpd_body_fn *fn,
 				void *ctx, char *err, size_t errlen);
+
+/** Paths other than /metrics go to @p fn (NULL: 404). */
+void lb_httpd_set_pages(struct lb_httpd *h, lb_httpd_page_fn *fn, void *ctx);
 
 void lb_httpd_stop(struct lb_httpd *h);
 

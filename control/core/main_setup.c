@@ -20,6 +20,7 @@
 #include "orch.h"
 #include "privs.h"
 #include "scale_priv.h"
+#include "status.h"
 
 static int
 sched_known(const char *name)
@@ -33,6 +34,15 @@ metrics_body(void *ctx, struct lb_cmd_out *out)
 	struct lb_control *m = ctx;
 
 	return lb_metrics_format(&m->ctl, out);
+}
+
+static int
+status_page(void *ctx, const char *path, const char **type,
+	    struct lb_cmd_out *out)
+{
+	struct lb_control *m = ctx;
+
+	return lb_status_page(m->status, path, wall_ms(), type, out);
 }
 
 static uint64_t
@@ -175,6 +185,14 @@ lb_control_listen(struct lb_control *m)
 			lb_control_log("%s", err);
 			return -1;
 		}
+		/* The status page shares the listener, and so its access
+		 * rules (docs/security.md). */
+		m->status = lb_status_create(&m->ctl, m->reg);
+		if (m->status == NULL) {
+			lb_control_log("status page: out of memory");
+			return -1;
+		}
+		lb_httpd_set_pages(m->httpd, status_page, m);
 	}
 	if (m->o.redis != NULL) {
 		char host[256];

@@ -94,9 +94,10 @@ test_metrics(void **state)
 	r = http(h, "GET /metricsx HTTP/1.0\r\n\r\n");
 	assert_non_null(strstr(r, " 404 "));
 	free(r);
+	/* Read-only: nothing but GET and HEAD. */
 	r = http(h, "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\n"
 		    "abc");
-	assert_non_null(strstr(r, " 404 "));
+	assert_non_null(strstr(r, " 405 "));
 	free(r);
 	r = http(h, "HEAD /metrics HTTP/1.0\r\n\r\n");
 	assert_non_null(strstr(r, " 200 "));
@@ -110,6 +111,68 @@ test_metrics(void **state)
 	r = http(h, "\x01\x02 nonsense\r\n\r\n");
 	free(r);
 	assert_true(lb_httpd_requests(h) >= 6);
+	lb_httpd_stop(h);
+}
+
+static int
+page(void *ctx, const char *path, const char **type, struct lb_cmd_out *out)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	if (strcmp(path, "/") == 0) {
+		*type = "text/html; charset=utf-8";
+		return lb_cmd_printf(out, "<p>hello</p>");
+	}
+	if (strcmp(path, "/boom") == 0)
+		return -ENOMEM;
+	return -ENOENT;
+}
+
+/* Paths other than /metrics: the page function's, with the headers that
+ * keep a browser to this server's own files. */
+static void
+test_pages(void **state)
+{
+	int fail = 0, calls = 0;
+	char err[256];
+	struct lb_httpd *h;
+	char *r;
+
+	(void)state;
+	h = lb_httpd_start("127.0.0.1:0", body, &fail, err, sizeof(err));
+	assert_non_null(h);
+	lb_httpd_set_pages(h, page, &calls);
+	r = http(h, "GET / HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, " 200 "));
+	assert_non_null(strstr(r, "Content-Type: text/html; charset=utf-8\r\n"));
+	assert_non_null(strstr(r, "Content-Security-Policy: default-src "
+				  "'self'; frame-ancestors 'none'\r\n"));
+	assert_non_null(strstr(r, "X-Content-Type-Options: nosniff\r\n"));
+	assert_non_null(strstr(r, "Cache-Control: no-store\r\n"));
+	assert_non_null(strstr(r, "\r\n\r\n<p>hello</p>"));
+	free(r);
+	r = http(h, "GET /nothing HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, " 404 "));
+	assert_non_null(strstr(r, "try / or /metrics"));
+	free(r);
+	r = http(h, "GET /boom HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, " 500 "));
+	free(r);
+	assert_int_equal(calls, 3);
+	/* Refused before the page function is asked. */
+	r = http(h, "POST / HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc");
+	assert_non_null(strstr(r, " 405 "));
+	free(r);
+	r = http(h, "DELETE / HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, " 405 "));
+	free(r);
+	assert_int_equal(calls, 3);
+	/* /metrics stays the exposition's. */
+	r = http(h, "GET /metrics HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, "lb_x 1"));
+	free(r);
+	assert_int_equal(calls, 3);
 	lb_httpd_stop(h);
 }
 
@@ -146,6 +209,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_pages),
 		cmocka_unit_test(test_bad_addresses),
 	};
 
