@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "lb/cmd.h"
+#include "lbctl.h"
 
 #ifndef LB_VERSION
 #define LB_VERSION "unknown"
@@ -52,21 +53,9 @@
 #define LBCTL_TIMEOUT_DEFAULT_S 30u
 #define LBCTL_TIMEOUT_MAX_S 3600u
 
-enum {
-	EXIT_REFUSED = 1, /* lb-control said no, or bad local input */
-	EXIT_TROUBLE = 2, /* usage, connection or protocol trouble */
-};
-
-struct opts {
-	const char *socket;
-	bool json;
-	unsigned int timeout_s; /* 0: wait forever */
-};
-
 /* ---- messages ------------------------------------------------------------ */
 
-/* One line on stderr, "lbctl: " first, control characters made spaces. */
-static void __attribute__((format(printf, 1, 2)))
+void
 say(const char *fmt, ...)
 {
 	char buf[1024];
@@ -90,6 +79,7 @@ usage(FILE *f)
 		"input)\n"
 		"       lbctl [OPTIONS] save\n"
 		"       lbctl [OPTIONS] help [COMMAND]\n"
+		"       lbctl [OPTIONS] top [--sort KEY] [SERVICE]   (live view)\n"
 		"\n"
 		"Sends one command to lb-control and prints its answer; "
 		"'lbctl help'\n"
@@ -552,7 +542,8 @@ print_json(json_t *v)
 
 /* Checks and prints one response; returns the exit status. */
 static int
-handle_response(const struct conn *c, const char *line, size_t len, bool json)
+handle_response(const struct conn *c, const char *line, size_t len, bool json,
+		json_t **data)
 {
 	json_t *resp, *v, *ok, *x;
 	json_error_t jerr;
@@ -594,6 +585,11 @@ handle_response(const struct conn *c, const char *line, size_t len, bool json)
 		rc = EXIT_REFUSED;
 		goto out;
 	}
+	if (data != NULL) {
+		x = json_object_get(resp, "data");
+		*data = json_incref(x != NULL ? x : json_null());
+		goto out;
+	}
 	if (json) {
 		x = json_object_get(resp, "data");
 		if (x != NULL && !json_is_null(x)) {
@@ -624,7 +620,7 @@ out:
  * failed, and the message says that the built-in help follows.
  */
 static int
-call(const struct opts *o, json_t *req, bool *unreached)
+call(const struct lbctl_opts *o, json_t *req, bool *unreached, json_t **data)
 {
 	struct conn c = {
 		.path = o->socket,
@@ -658,13 +654,27 @@ call(const struct opts *o, json_t *req, bool *unreached)
 	if (rc == 0)
 		rc = conn_recv_line(&c, &line, &rlen);
 	if (rc == 0) {
-		rc = handle_response(&c, line, rlen, o->json);
+		rc = handle_response(&c, line, rlen, o->json, data);
 		free(line);
 	}
 	if (c.fd >= 0)
 		close(c.fd);
 	if (unreached != NULL)
 		*unreached = c.unreached;
+	return rc;
+}
+
+int
+lbctl_data(const struct lbctl_opts *o, int argc, char **argv, json_t **data)
+{
+	json_t *req = request_argv(argc, argv, true);
+	int rc;
+
+	*data = NULL;
+	if (req == NULL)
+		return EXIT_TROUBLE;
+	rc = call(o, req, NULL, data);
+	json_decref(req);
 	return rc;
 }
 
@@ -746,7 +756,7 @@ main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.timeout_s = LBCTL_TIMEOUT_DEFAULT_S};
+	struct lbctl_opts o = {.timeout_s = LBCTL_TIMEOUT_DEFAULT_S};
 	json_t *req = NULL;
 	int opt, rc;
 
@@ -793,6 +803,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_TROUBLE;
 	}
+	if (strcmp(argv[0], "top") == 0)
+		return lbctl_top(&o, argc, argv);
 	if (strcmp(argv[0], "apply") == 0) {
 		if (argc != 2) {
 			say("usage: lbctl apply FILE");
@@ -810,14 +822,14 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "help") == 0) {
 		bool unreached = false;
 
-		rc = call(&o, req, &unreached);
+		rc = call(&o, req, &unreached, NULL);
 		if (unreached)
 			rc = builtin_help(argc, argv);
 	} else {
-		rc = call(&o, req, NULL);
+		rc = call(&o, req, NULL, NULL);
 	}
 #else
-	rc = call(&o, req, NULL);
+	rc = call(&o, req, NULL, NULL);
 #endif
 	json_decref(req);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
