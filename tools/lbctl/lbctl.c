@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -52,6 +53,8 @@
 #define LBCTL_NAME_MAX 255u
 #define LBCTL_TIMEOUT_DEFAULT_S 30u
 #define LBCTL_TIMEOUT_MAX_S 3600u
+/** Widest terminal lb-control takes ("width" of the request). */
+#define LBCTL_WIDTH_MAX 10000u
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -90,6 +93,9 @@ usage(FILE *f)
 		"else\n"
 		"                      %s)\n"
 		"  -j, --json          print the data of the answer as JSON\n"
+		"  -w, --wide          every column of a table, whatever the\n"
+		"                      terminal's width (also after the "
+		"command)\n"
 		"  -t, --timeout SEC   longest wait for the answer, 0 for none "
 		"(default %u)\n"
 		"  -h, --help          this text\n"
@@ -163,7 +169,7 @@ utf8_check(const char *s, size_t n)
 /* ---- request ------------------------------------------------------------- */
 
 static json_t *
-request_argv(int argc, char **argv, bool json)
+request_argv(int argc, char **argv, bool json, unsigned int width)
 {
 	json_t *req = json_object(), *arr = json_array();
 
@@ -190,6 +196,10 @@ request_argv(int argc, char **argv, bool json)
 		goto nomem_req;
 	arr = NULL;
 	if (json_object_set_new(req, "json", json_boolean(json)) != 0)
+		goto nomem_req;
+	/* Only when there is one: a table then fits the terminal. */
+	if (width > 0 &&
+	    json_object_set_new(req, "width", json_integer(width)) != 0)
 		goto nomem_req;
 	return req;
 nomem:
@@ -667,7 +677,7 @@ call(const struct lbctl_opts *o, json_t *req, bool *unreached, json_t **data)
 int
 lbctl_data(const struct lbctl_opts *o, int argc, char **argv, json_t **data)
 {
-	json_t *req = request_argv(argc, argv, true);
+	json_t *req = request_argv(argc, argv, true, 0);
 	int rc;
 
 	*data = NULL;
@@ -676,6 +686,30 @@ lbctl_data(const struct lbctl_opts *o, int argc, char **argv, json_t **data)
 	rc = call(o, req, NULL, data);
 	json_decref(req);
 	return rc;
+}
+
+/*
+ * The columns tables are fitted to: $COLUMNS when it is a number, as ls
+ * does, else the terminal's when the answer goes to one, else no limit
+ * (a pipe or a file gets every column).
+ */
+static unsigned int
+term_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	struct winsize w;
+
+	if (c != NULL && c[0] != '\0') {
+		char *end;
+		unsigned long v = strtoul(c, &end, 10);
+
+		if (*end == '\0' && v > 0 && v <= LBCTL_WIDTH_MAX)
+			return (unsigned int)v;
+	}
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0)
+		return w.ws_col;
+	return 0;
 }
 
 /* ---- help without lb-control --------------------------------------------- */
@@ -751,6 +785,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"wide", no_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -758,6 +793,7 @@ main(int argc, char **argv)
 	};
 	struct lbctl_opts o = {.timeout_s = LBCTL_TIMEOUT_DEFAULT_S};
 	json_t *req = NULL;
+	bool wide = false;
 	int opt, rc;
 
 	o.socket = getenv(LBCTL_SOCKET_ENV);
@@ -765,7 +801,7 @@ main(int argc, char **argv)
 		o.socket = LBCTL_SOCKET_DEFAULT;
 	/* '+': options end at the command, whose arguments are its own. */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+s:jt:hV", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "+s:jwt:hV", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 's':
@@ -773,6 +809,9 @@ main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'w':
+			wide = true;
 			break;
 		case 't':
 			if (parse_timeout(optarg, &o.timeout_s) != 0)
@@ -814,7 +853,14 @@ main(int argc, char **argv)
 		if (rc != 0)
 			return rc;
 	} else {
-		req = request_argv(argc, argv, o.json);
+		/* `lbctl backend list --wide` reads better than the
+		 * option before the command; no command takes the word. */
+		if (argc > 1 && strcmp(argv[argc - 1], "--wide") == 0) {
+			wide = true;
+			argc--;
+		}
+		req = request_argv(argc, argv, o.json,
+				   wide || o.json ? 0 : term_width());
 		if (req == NULL)
 			return EXIT_TROUBLE;
 	}

@@ -109,6 +109,7 @@ def run(args, answer=None, env=None, stdin=None, timeout=20):
     srv = Server(path, answer) if answer is not None else None
     e = dict(os.environ)
     e.pop("LBCTL_SOCKET", None)
+    e.pop("COLUMNS", None)  # the width is each case's to give
     e["LBCTL_SOCKET"] = path
     if env:
         e.update(env)
@@ -588,9 +589,36 @@ def case_top():
           rc == 1 and b"no such command" in er, repr(er))
 
 
+def case_width():
+    def width_of(args, env=None):
+        rc, _, _, reqs, _ = run(args, ok("x\n"), env=env)
+        req = json.loads(reqs[0]) if reqs else {}
+        return rc, req.get("width"), req.get("argv")
+
+    rc, w, argv = width_of(["backend", "list"], {"COLUMNS": "80"})
+    check("COLUMNS=80: the request asks for 80 columns",
+          rc == 0 and w == 80 and argv == ["backend", "list"], f"{w} {argv}")
+    rc, w, _ = width_of(["backend", "list"])
+    check("output to a pipe, no COLUMNS: no width (every column)",
+          rc == 0 and w is None, repr(w))
+    rc, w, _ = width_of(["--wide", "backend", "list"], {"COLUMNS": "80"})
+    check("--wide: no width", rc == 0 and w is None, repr(w))
+    rc, w, _ = width_of(["-w", "backend", "list"], {"COLUMNS": "80"})
+    check("-w: no width", rc == 0 and w is None, repr(w))
+    rc, w, argv = width_of(["backend", "list", "--wide"], {"COLUMNS": "80"})
+    check("--wide after the command: no width, and not a word sent",
+          rc == 0 and w is None and argv == ["backend", "list"],
+          f"{w} {argv}")
+    rc, w, _ = width_of(["--json", "backend", "list"], {"COLUMNS": "80"})
+    check("--json: no width", rc == 0 and w is None, repr(w))
+    for bad in ("abc", "0", "-3", "99999"):
+        rc, w, _ = width_of(["backend", "list"], {"COLUMNS": bad})
+        check(f"COLUMNS={bad}: ignored", rc == 0 and w is None, repr(w))
+
+
 CASES = [case_text, case_text_newline, case_json, case_error,
          case_no_server, case_socket_option, case_words, case_usage,
-         case_apply, case_protocol, case_help, case_top]
+         case_apply, case_protocol, case_help, case_top, case_width]
 
 
 def main():
