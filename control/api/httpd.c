@@ -25,6 +25,7 @@ struct lb_httpd {
 	lb_httpd_page_fn *page; /* every other path, or NULL */
 	void *page_ctx;
 	uint64_t requests;
+	struct lb_httpd_stats st;
 };
 
 static enum MHD_Result
@@ -76,11 +77,14 @@ page_reply(struct lb_httpd *h, struct MHD_Connection *conn, const char *url)
 			     out.text != NULL ? out.text : strdup(""),
 			     out.len);
 	lb_cmd_out_free(&out);
-	if (rc == -ENOENT)
+	if (rc == -ENOENT) {
+		h->st.not_found++;
 		return text_reply(conn, MHD_HTTP_NOT_FOUND,
 				  h->page != NULL
 					  ? "not found; try / or /metrics\n"
 					  : "not found; try /metrics\n");
+	}
+	h->st.errors++;
 	return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			  "cannot build the page\n");
 }
@@ -109,15 +113,18 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	h->requests++;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		h->st.bad_method++;
 		return text_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				  "read-only: GET or HEAD\n");
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return page_reply(h, conn, url);
 	lb_cmd_out_init(&out);
 	rc = h->fn(h->ctx, &out);
 	if (rc != 0 || out.truncated) {
 		lb_cmd_out_free(&out);
+		h->st.errors++;
 		body = strdup("cannot build the exposition\n");
 		if (body == NULL)
 			return MHD_NO;
@@ -255,4 +262,10 @@ uint64_t
 lb_httpd_requests(const struct lb_httpd *h)
 {
 	return h != NULL ? h->requests : 0;
+}
+
+struct lb_httpd_stats
+lb_httpd_stats(const struct lb_httpd *h)
+{
+	return h != NULL ? h->st : (struct lb_httpd_stats){0};
 }

@@ -55,4 +55,14 @@ void lb_httpd_run(struct lb_httpd *h);
 /** Requests served (any status). */
 uint64_t lb_httpd_requests(const struct lb_httpd *h);
 
+/** What the server refused or failed, of its requests. */
+struct lb_httpd_stats {
+	uint64_t not_found;  /**< 404: a path nothing serves */
+	uint64_t bad_method; /**< 405: not GET or HEAD */
+	uint64_t errors;     /**< 500: the body could not be built */
+};
+
+/** Its counters (zeros for NULL). */
+struct lb_httpd_stats lb_httpd_stats(const struct lb_httpd *h);
+
 #endif /* LB_HTTPD_PRIV_H */

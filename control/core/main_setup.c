@@ -28,11 +28,27 @@ sched_known(const char *name)
 	return lb_sched_find(name) != NULL;
 }
 
+/* The metrics listener's and the status page's counts, as they are when
+ * /metrics is asked for. */
+static void
+http_counters(struct lb_control *m)
+{
+	struct lb_httpd_stats st = lb_httpd_stats(m->httpd);
+
+	m->ctl.ctr.http_requests = lb_httpd_requests(m->httpd);
+	m->ctl.ctr.http_not_found = st.not_found;
+	m->ctl.ctr.http_bad_method = st.bad_method;
+	m->ctl.ctr.http_errors = st.errors;
+	if (m->status != NULL)
+		m->ctl.ctr.status_refused = lb_status_refused(m->status);
+}
+
 static int
 metrics_body(void *ctx, struct lb_cmd_out *out)
 {
 	struct lb_control *m = ctx;
 
+	http_counters(m);
 	return lb_metrics_format(&m->ctl, out);
 }
 

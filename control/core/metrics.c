@@ -39,6 +39,18 @@ static const struct {
 	C("api_errors", api_errors, "API requests refused."),
 	C("attaches", attaches,
 	  "Dataplanes attached to since lb-control first started."),
+	C("http_requests", http_requests,
+	  "Requests to the metrics listener (/metrics, the status page)."),
+	C("http_not_found", http_not_found,
+	  "Requests to the metrics listener for a path it does not serve."),
+	C("http_bad_method", http_bad_method,
+	  "Requests to the metrics listener other than GET or HEAD."),
+	C("http_errors", http_errors,
+	  "Requests to the metrics listener whose answer could not be "
+	  "built."),
+	C("status_series_refused", status_refused,
+	  "Services or backends the status page's history had no room "
+	  "for, per sample."),
 	C("cluster_borrows", cluster.borrows,
 	  "Batches of admission tokens borrowed from Redis."),
 	C("cluster_tokens", cluster.tokens, "Admission tokens Redis gave."),

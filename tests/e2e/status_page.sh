@@ -96,6 +96,10 @@ check "POST is refused (405, got $code)" [ "$code" = 405 ]
 code=$(page -o /dev/null -w '%{http_code}' \
 	"http://$CTL_METRICS/api/v1/nothing" || true)
 check "an unknown view is 404 (got $code)" [ "$code" = 404 ]
+metrics >"$E2E_TMP/metrics.txt"
+check "the refusals are counted in /metrics" \
+	'grep -q "^lb_control_http_bad_method_total 1$" "$E2E_TMP/metrics.txt" &&
+	 grep -q "^lb_control_http_not_found_total 1$" "$E2E_TMP/metrics.txt"'
 
 # ---- load, then be2 fails -------------------------------------------------
 ip netns exec "$NS_CLI" wrk -t2 -c16 -d60s -H "Connection: close" \

@@ -173,6 +173,12 @@ test_pages(void **state)
 	assert_non_null(strstr(r, "lb_x 1"));
 	free(r);
 	assert_int_equal(calls, 3);
+	/* What was refused or failed is counted, by why. */
+	assert_int_equal(lb_httpd_requests(h), 6);
+	assert_int_equal(lb_httpd_stats(h).not_found, 1);
+	assert_int_equal(lb_httpd_stats(h).bad_method, 2);
+	assert_int_equal(lb_httpd_stats(h).errors, 1);
+	assert_int_equal(lb_httpd_stats(NULL).errors, 0);
 	lb_httpd_stop(h);
 }
 
