@@ -71,11 +71,20 @@ page_reply(struct lb_httpd *h, struct MHD_Connection *conn, const char *url)
 
 	lb_cmd_out_init(&out);
 	if (h->page != NULL)
-		rc = h->page(h->page_ctx, url, &type, &out);
+		rc = h->page(h->page_ctx, url,
+			     (const struct lb_httpd_query *)conn, &type, &out);
 	if (rc == 0 && !out.truncated)
 		return reply(conn, MHD_HTTP_OK, type,
 			     out.text != NULL ? out.text : strdup(""),
 			     out.len);
+	if (rc == -EINVAL) {
+		char msg[LB_CMD_ERR_MAX + 1];
+
+		snprintf(msg, sizeof(msg), "%s\n", lb_cmd_out_errmsg(&out));
+		lb_cmd_out_free(&out);
+		h->st.bad_request++;
+		return text_reply(conn, MHD_HTTP_BAD_REQUEST, msg);
+	}
 	lb_cmd_out_free(&out);
 	if (rc == -ENOENT) {
 		h->st.not_found++;
@@ -262,6 +271,18 @@ uint64_t
 lb_httpd_requests(const struct lb_httpd *h)
 {
 	return h != NULL ? h->requests : 0;
+}
+
+/* A query is the connection it came on: libmicrohttpd keeps its
+ * arguments there. */
+const char *
+lb_httpd_query_get(const struct lb_httpd_query *q, const char *name)
+{
+	if (q == NULL)
+		return NULL;
+	return MHD_lookup_connection_value(
+		(struct MHD_Connection *)(uintptr_t)q, MHD_GET_ARGUMENT_KIND,
+		name);
 }
 
 struct lb_httpd_stats

@@ -20,12 +20,21 @@ struct lb_httpd;
 /** Writes the body of /metrics; 0 or a negative errno. */
 typedef int lb_httpd_body_fn(void *ctx, struct lb_cmd_out *out);
 
+/** The request a page is asked by, for its query arguments. */
+struct lb_httpd_query;
+
+/** The value of query argument @p name ("?since=5"), or NULL. */
+const char *lb_httpd_query_get(const struct lb_httpd_query *q,
+			       const char *name);
+
 /**
  * Writes the body of @p path into @p out and sets *@p type to its
- * Content-Type. @return 0, -ENOENT (404), or another negative errno
- * (500).
+ * Content-Type. @return 0, -ENOENT (404), -EINVAL (400: a query
+ * argument it cannot take, the message in @p out), or another negative
+ * errno (500).
  */
-typedef int lb_httpd_page_fn(void *ctx, const char *path, const char **type,
+typedef int lb_httpd_page_fn(void *ctx, const char *path,
+			     const struct lb_httpd_query *q, const char **type,
 			     struct lb_cmd_out *out);
 
 /**
@@ -57,6 +66,7 @@ uint64_t lb_httpd_requests(const struct lb_httpd *h);
 
 /** What the server refused or failed, of its requests. */
 struct lb_httpd_stats {
+	uint64_t bad_request; /**< 400: a query argument refused */
 	uint64_t not_found;  /**< 404: a path nothing serves */
 	uint64_t bad_method; /**< 405: not GET or HEAD */
 	uint64_t errors;     /**< 500: the body could not be built */

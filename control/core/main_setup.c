@@ -36,6 +36,7 @@ http_counters(struct lb_control *m)
 	struct lb_httpd_stats st = lb_httpd_stats(m->httpd);
 
 	m->ctl.ctr.http_requests = lb_httpd_requests(m->httpd);
+	m->ctl.ctr.http_bad_request = st.bad_request;
 	m->ctl.ctr.http_not_found = st.not_found;
 	m->ctl.ctr.http_bad_method = st.bad_method;
 	m->ctl.ctr.http_errors = st.errors;
@@ -53,12 +54,13 @@ metrics_body(void *ctx, struct lb_cmd_out *out)
 }
 
 static int
-status_page(void *ctx, const char *path, const char **type,
-	    struct lb_cmd_out *out)
+status_page(void *ctx, const char *path, const struct lb_httpd_query *q,
+	    const char **type, struct lb_cmd_out *out)
 {
 	struct lb_control *m = ctx;
 
-	return lb_status_page(m->status, path, wall_ms(), type, out);
+	return lb_status_page(m->status, path, lb_httpd_query_get(q, "since"),
+			      wall_ms(), type, out);
 }
 
 static uint64_t

@@ -41,6 +41,8 @@ static const struct {
 	  "Dataplanes attached to since lb-control first started."),
 	C("http_requests", http_requests,
 	  "Requests to the metrics listener (/metrics, the status page)."),
+	C("http_bad_request", http_bad_request,
+	  "Requests to the metrics listener with an argument it refused."),
 	C("http_not_found", http_not_found,
 	  "Requests to the metrics listener for a path it does not serve."),
 	C("http_bad_method", http_bad_method,

@@ -255,13 +255,14 @@ scale_json(struct lb_status *s)
 	return d;
 }
 
+/* Samples @p from .. the newest of metric @p m of entity @p e. */
 static json_t *
-values(const struct lb_tsring *r, int e, uint32_t m)
+values(const struct lb_tsring *r, int e, uint32_t m, uint32_t from)
 {
 	json_t *a = json_array();
 	uint32_t n = lb_tsring_count(r);
 
-	for (uint32_t i = 0; a != NULL && i < n; i++) {
+	for (uint32_t i = from; a != NULL && i < n; i++) {
 		double v = lb_tsring_get(r, e, m, i);
 
 		if (json_array_append_new(a, isfinite(v) ? json_real(v)
@@ -287,7 +288,7 @@ by_key(const void *a, const void *b, void *r)
 }
 
 static json_t *
-series_entity(const struct lb_tsring *r, int e)
+series_entity(const struct lb_tsring *r, int e, uint32_t from)
 {
 	const struct lb_tsring_key *k = lb_tsring_key(r, e);
 	char name[LB_CTLCMD_SVC_STRLEN];
@@ -300,14 +301,14 @@ series_entity(const struct lb_tsring *r, int e)
 				  name);
 		bad |= jset_str(o, "service", name);
 		for (uint32_t m = 0; m < LB_STATUS_SVC_NB && !bad; m++)
-			bad |= jset(o, svc_metric[m], values(r, e, m));
+			bad |= jset(o, svc_metric[m], values(r, e, m, from));
 		bad |= jset(o, "backends", json_array());
 	} else {
 		bad |= jset_str(o, "backend",
 				lb_cmd_fmt_ipv4_port((uint32_t)(k->be >> 16),
 						     (uint16_t)k->be, name));
 		for (uint32_t m = 0; m < LB_STATUS_BE_NB && !bad; m++)
-			bad |= jset(o, be_metric[m], values(r, e, m));
+			bad |= jset(o, be_metric[m], values(r, e, m, from));
 	}
 	if (bad) {
 		json_decref(o);
@@ -316,12 +317,14 @@ series_entity(const struct lb_tsring *r, int e)
 	return o;
 }
 
-/* The series, services in key order each with its backends. */
+/* The series, services in key order each with its backends: the samples
+ * taken after @p since_ms (0: all held), so that a page that has the
+ * others asks for one sample a second. */
 static json_t *
-series_json(const struct lb_status *s)
+series_json(const struct lb_status *s, uint64_t since_ms)
 {
 	const struct lb_tsring *r = s->ring;
-	uint32_t n = 0, cnt = lb_tsring_count(r);
+	uint32_t n = 0, cnt = lb_tsring_count(r), from = 0;
 	json_t *d = json_object(), *svcs = json_array(), *t = json_array();
 	json_t *cur = NULL;
 	uint64_t cur_svc = 0;
@@ -332,7 +335,9 @@ series_json(const struct lb_status *s)
 		if (lb_tsring_key(r, (int)e) != NULL)
 			idx[n++] = (int)e;
 	qsort_r(idx, n, sizeof(idx[0]), by_key, (void *)(uintptr_t)r);
-	for (uint32_t i = 0; i < cnt && !bad; i++)
+	while (from < cnt && lb_tsring_time(r, from) <= since_ms)
+		from++;
+	for (uint32_t i = from; i < cnt && !bad; i++)
 		bad |= json_array_append_new(
 			t, json_integer((json_int_t)lb_tsring_time(r, i)));
 	for (uint32_t i = 0; i < n && !bad; i++) {
@@ -343,7 +348,7 @@ series_json(const struct lb_status *s)
 		 * left out: the page draws backends under services. */
 		if (k->be != 0 && (cur == NULL || k->svc != cur_svc))
 			continue;
-		o = series_entity(r, idx[i]);
+		o = series_entity(r, idx[i], from);
 		bad |= o == NULL;
 		if (bad)
 			break;
@@ -368,7 +373,7 @@ series_json(const struct lb_status *s)
 }
 
 static json_t *
-view_json(struct lb_status *s, const char *name)
+view_json(struct lb_status *s, const char *name, uint64_t since_ms)
 {
 	if (strcmp(name, "services") == 0)
 		return cmd_data(s, "service list");
@@ -381,13 +386,13 @@ view_json(struct lb_status *s, const char *name)
 	if (strcmp(name, "stats") == 0)
 		return cmd_data(s, "stats");
 	if (strcmp(name, "series") == 0)
-		return series_json(s);
+		return series_json(s, since_ms);
 	return NULL;
 }
 
 int
-lb_status_json(struct lb_status *s, const char *name, uint64_t wall_ms,
-	       struct lb_cmd_out *out)
+lb_status_json(struct lb_status *s, const char *name, uint64_t since_ms,
+	       uint64_t wall_ms, struct lb_cmd_out *out)
 {
 	json_t *d = NULL;
 	char *text;
@@ -408,9 +413,9 @@ lb_status_json(struct lb_status *s, const char *name, uint64_t wall_ms,
 		     i++)
 			if (strcmp(lb_status_views[i], "series") != 0)
 				bad |= jset(d, lb_status_views[i],
-					    view_json(s, lb_status_views[i]));
+					    view_json(s, lb_status_views[i], 0));
 	} else {
-		d = view_json(s, name);
+		d = view_json(s, name, since_ms);
 		bad = d == NULL;
 	}
 	/* Six digits are more than a plot or a person can tell apart, and
@@ -427,10 +432,11 @@ lb_status_json(struct lb_status *s, const char *name, uint64_t wall_ms,
 #define API_PREFIX "/api/v1/"
 
 int
-lb_status_page(struct lb_status *s, const char *path, uint64_t wall_ms,
-	       const char **type, struct lb_cmd_out *out)
+lb_status_page(struct lb_status *s, const char *path, const char *since,
+	       uint64_t wall_ms, const char **type, struct lb_cmd_out *out)
 {
 	const struct lb_status_asset *a = lb_status_asset_find(path);
+	uint64_t since_ms = 0;
 
 	if (a != NULL) {
 		*type = a->type;
@@ -438,6 +444,11 @@ lb_status_page(struct lb_status *s, const char *path, uint64_t wall_ms,
 	}
 	if (strncmp(path, API_PREFIX, strlen(API_PREFIX)) != 0)
 		return -ENOENT;
+	if (since != NULL &&
+	    lb_cmd_parse_u64(since, "since (ms)", 0, UINT64_MAX, &since_ms,
+			     out) != 0)
+		return -EINVAL;
 	*type = "application/json";
-	return lb_status_json(s, path + strlen(API_PREFIX), wall_ms, out);
+	return lb_status_json(s, path + strlen(API_PREFIX), since_ms, wall_ms,
+			      out);
 }

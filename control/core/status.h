@@ -73,22 +73,25 @@ void lb_status_sample(struct lb_status *s, uint64_t now_ns, uint64_t wall_ms);
 
 /**
  * View @p name as JSON text into @p out: "services", "backends",
- * "governor", "scale", "stats", "series", or "status" (all of them
- * but "series" in one object under their names, and "time_ms"). A view whose command
- * is not there (or fails) is null. @return 0, -ENOENT for an unknown
- * view, -ENOMEM.
+ * "governor", "scale", "stats", "series", or "status" (all of them but
+ * "series" in one object under their names, and "time_ms"). "series"
+ * holds the samples taken after @p since_ms (0: all). A view whose
+ * command is not there (or fails) is null. @return 0, -ENOENT for an
+ * unknown view, -ENOMEM.
  */
-int lb_status_json(struct lb_status *s, const char *name, uint64_t wall_ms,
-		   struct lb_cmd_out *out);
+int lb_status_json(struct lb_status *s, const char *name, uint64_t since_ms,
+		   uint64_t wall_ms, struct lb_cmd_out *out);
 
 /**
  * What the metrics listener serves at @p path besides /metrics: the
  * page's files ("/", "/status.css", "/status.js") and the views at
- * "/api/v1/NAME"; *@p type is set to the Content-Type. @return 0,
- * -ENOENT for any other path, -ENOMEM.
+ * "/api/v1/NAME", @p since the query argument "since" (or NULL); *@p type
+ * is set to the Content-Type. @return 0, -ENOENT for any other path,
+ * -EINVAL for a @p since that is not a number of ms (the message in
+ * @p out), -ENOMEM.
  */
-int lb_status_page(struct lb_status *s, const char *path, uint64_t wall_ms,
-		   const char **type, struct lb_cmd_out *out);
+int lb_status_page(struct lb_status *s, const char *path, const char *since,
+		   uint64_t wall_ms, const char **type, struct lb_cmd_out *out);
 
 /** The names lb_status_json() knows, NULL-terminated. */
 extern const char *const lb_status_views[];

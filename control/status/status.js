@@ -274,8 +274,8 @@
 		// The window grows with the history held, from a minute up to
 		// all the ring keeps, so that the first seconds are readable.
 		const full = (se.points || 300) * (se.interval_ms || 1000);
-		const held = t.length > 1 ? t[t.length - 1] - t[0] : 0;
-		const iv = {span: Math.min(full, Math.max(60000, held))};
+		const kept = t.length > 1 ? t[t.length - 1] - t[0] : 0;
+		const iv = {span: Math.min(full, Math.max(60000, kept))};
 		const box = document.getElementById("services");
 		box.replaceChildren(...svcs.map((s) => serviceCard(s, bes,
 			(se.services || []).find((x) => x.service === s.service), t, iv)));
@@ -300,11 +300,53 @@
 		return r.json();
 	}
 
+	// The series held so far: after the first answer, only the samples
+	// taken since the newest one are asked for, and appended here.
+	let held = null;
+
+	// Joins two runs of one series, gaps where one side has none.
+	function join(a, b, na, nb, drop) {
+		return (a || new Array(na).fill(null))
+			.concat(b || new Array(nb).fill(null)).slice(drop);
+	}
+
+	function mergeOne(old, neu, na, nb, drop) {
+		const r = {};
+		for (const k of Object.keys(neu))
+			r[k] = Array.isArray(neu[k]) && k !== "backends" &&
+				k !== "services" ?
+				join(old && old[k], neu[k], na, nb, drop) : neu[k];
+		return r;
+	}
+
+	// Entities the answer no longer names are gone from lb-control's
+	// ring: they go from here too.
+	function merge(old, neu) {
+		if (!old)
+			return neu;
+		const na = old.t_ms.length, nb = neu.t_ms.length;
+		const drop = Math.max(0, na + nb - (neu.points || 300));
+		const out = mergeOne(old, neu, na, nb, drop);
+		out.services = neu.services.map((s) => {
+			const os = old.services.find((x) => x.service === s.service);
+			const r = mergeOne(os, s, na, nb, drop);
+			r.backends = s.backends.map((b) => mergeOne(
+				os && os.backends.find((x) => x.backend === b.backend),
+				b, na, nb, drop));
+			return r;
+		});
+		return out;
+	}
+
 	async function refresh() {
 		const err = document.getElementById("error");
 		try {
-			const [st, se] = await Promise.all([get("status"), get("series")]);
-			render(st, se);
+			const since = held && held.t_ms.length ?
+				"?since=" + held.t_ms[held.t_ms.length - 1] : "";
+			const [st, se] = await Promise.all([get("status"),
+				get("series" + since)]);
+			held = merge(held, se);
+			render(st, held);
 			err.hidden = true;
 		} catch (e) {
 			err.textContent = "lb-control does not answer: " + e.message;

@@ -96,10 +96,14 @@ check "POST is refused (405, got $code)" [ "$code" = 405 ]
 code=$(page -o /dev/null -w '%{http_code}' \
 	"http://$CTL_METRICS/api/v1/nothing" || true)
 check "an unknown view is 404 (got $code)" [ "$code" = 404 ]
+code=$(page -o /dev/null -w '%{http_code}' \
+	"http://$CTL_METRICS/api/v1/series?since=soon" || true)
+check "a since that is not a number is 400 (got $code)" [ "$code" = 400 ]
 metrics >"$E2E_TMP/metrics.txt"
 check "the refusals are counted in /metrics" \
 	'grep -q "^lb_control_http_bad_method_total 1$" "$E2E_TMP/metrics.txt" &&
-	 grep -q "^lb_control_http_not_found_total 1$" "$E2E_TMP/metrics.txt"'
+	 grep -q "^lb_control_http_not_found_total 1$" "$E2E_TMP/metrics.txt" &&
+	 grep -q "^lb_control_http_bad_request_total 1$" "$E2E_TMP/metrics.txt"'
 
 # ---- load, then be2 fails -------------------------------------------------
 ip netns exec "$NS_CLI" wrk -t2 -c16 -d60s -H "Connection: close" \
@@ -114,6 +118,20 @@ inst_start 2 --bench-ms 10 --delay-ms 4 --error-rate 1
 after=$(share_wait lt 0.08 30)
 e2e_log "be2's share of new flows once failing: $after"
 check "be2's share falls once it fails ($after)" lt "$after" 0.08
+
+# The page asks for the new samples only: after the newest it holds,
+# one or two, every service and backend still listed.
+page "http://$CTL_METRICS/api/v1/series" >"$E2E_TMP/all.json"
+na=$(jq_get "$E2E_TMP/all.json" "len(d['t_ms'])")
+t=$(jq_get "$E2E_TMP/all.json" "d['t_ms'][-1]")
+page "http://$CTL_METRICS/api/v1/series?since=$t" >"$E2E_TMP/new.json"
+n=$(jq_get "$E2E_TMP/new.json" "len(d['t_ms'])")
+nb=$(jq_get "$E2E_TMP/new.json" "len(d['services'][0]['backends'][1]['share'])")
+check "?since=T: of $na samples, those after T only ($n), each series as long ($nb)" \
+	'[ "$na" -ge 3 ] && [ "$n" -le 2 ] && [ "$n" = "$nb" ]'
+check "?since=0: the whole history" \
+	[ "$(page "http://$CTL_METRICS/api/v1/series?since=0" |
+		"$PY" -c 'import json, sys; print(len(json.load(sys.stdin)["t_ms"]))')" -ge "$na" ]
 
 # ---- what a browser shows -------------------------------------------------
 browse --dump-dom >"$E2E_TMP/dom.html" || true

@@ -115,11 +115,19 @@ test_metrics(void **state)
 }
 
 static int
-page(void *ctx, const char *path, const char **type, struct lb_cmd_out *out)
+page(void *ctx, const char *path, const struct lb_httpd_query *q,
+     const char **type, struct lb_cmd_out *out)
 {
 	int *calls = ctx;
+	const char *x = lb_httpd_query_get(q, "x");
 
 	(*calls)++;
+	if (strcmp(path, "/echo") == 0 && x != NULL && strcmp(x, "bad") == 0)
+		return lb_cmd_error(out, -EINVAL, "x: 'bad' is refused");
+	if (strcmp(path, "/echo") == 0) {
+		*type = "text/plain";
+		return lb_cmd_printf(out, "x=%s", x != NULL ? x : "(none)");
+	}
 	if (strcmp(path, "/") == 0) {
 		*type = "text/html; charset=utf-8";
 		return lb_cmd_printf(out, "<p>hello</p>");
@@ -160,6 +168,19 @@ test_pages(void **state)
 	assert_non_null(strstr(r, " 500 "));
 	free(r);
 	assert_int_equal(calls, 3);
+	/* Query arguments reach the page; the path comes without them. */
+	r = http(h, "GET /echo?x=5&y=6 HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, " 200 "));
+	assert_non_null(strstr(r, "\r\n\r\nx=5"));
+	free(r);
+	r = http(h, "GET /echo HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, "\r\n\r\nx=(none)"));
+	free(r);
+	r = http(h, "GET /echo?x=bad HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(r, " 400 "));
+	assert_non_null(strstr(r, "\r\n\r\nx: 'bad' is refused\n"));
+	free(r);
+	calls -= 3;
 	/* Refused before the page function is asked. */
 	r = http(h, "POST / HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc");
 	assert_non_null(strstr(r, " 405 "));
@@ -174,7 +195,8 @@ test_pages(void **state)
 	free(r);
 	assert_int_equal(calls, 3);
 	/* What was refused or failed is counted, by why. */
-	assert_int_equal(lb_httpd_requests(h), 6);
+	assert_int_equal(lb_httpd_requests(h), 9);
+	assert_int_equal(lb_httpd_stats(h).bad_request, 1);
 	assert_int_equal(lb_httpd_stats(h).not_found, 1);
 	assert_int_equal(lb_httpd_stats(h).bad_method, 2);
 	assert_int_equal(lb_httpd_stats(h).errors, 1);

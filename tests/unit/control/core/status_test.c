@@ -71,21 +71,27 @@ sfx_free(struct sfx *c)
 	free(c);
 }
 
-/* View @p name, parsed. */
+/* View @p name with the samples after @p since_ms, parsed. */
 static json_t *
-view(struct sfx *c, const char *name)
+view_since(struct sfx *c, const char *name, uint64_t since_ms)
 {
 	struct lb_cmd_out out;
 	json_error_t e;
 	json_t *j;
 
 	lb_cmd_out_init(&out);
-	assert_int_equal(lb_status_json(c->st, name, 1234, &out), 0);
+	assert_int_equal(lb_status_json(c->st, name, since_ms, 1234, &out), 0);
 	j = json_loads(lb_cmd_out_text(&out), 0, &e);
 	if (j == NULL)
 		fail_msg("%s: %s", name, e.text);
 	lb_cmd_out_free(&out);
 	return j;
+}
+
+static json_t *
+view(struct sfx *c, const char *name)
+{
+	return view_since(c, name, 0);
 }
 
 /* Value @p i of series @p m of a service's backend @p be (-1: the
@@ -173,6 +179,25 @@ test_series(void **state)
 	assert_true(isnan(point(j, svc, 0, "spl", 2)));
 	assert_true(isnan(point(j, svc, 0, "p99_ms", 2)));
 	json_decref(j);
+	/* After 2000 ms: the samples of 4000 and 5000 only, every
+	 * service and backend still there, their values in step. */
+	j = view_since(c, "series", 2000);
+	assert_int_equal(json_array_size(json_object_get(j, "t_ms")), 2);
+	assert_int_equal(json_integer_value(json_array_get(
+				 json_object_get(j, "t_ms"), 0)),
+			 4000);
+	assert_int_equal(json_array_size(json_object_get(j, "services")), 2);
+	assert_true(point(j, svc, 1, "share", 0) == 1);
+	assert_true(isnan(point(j, svc, 1, "share", 1)));
+	assert_true(point(j, svc, -1, "instances", 1) == 2);
+	json_decref(j);
+	j = view_since(c, "series", 5000);
+	assert_int_equal(json_array_size(json_object_get(j, "t_ms")), 0);
+	assert_int_equal(json_array_size(json_object_get(json_array_get(
+				 json_object_get(j, "services"), 0),
+							 "flows_per_s")),
+			 0);
+	json_decref(j);
 	assert_int_equal(lb_status_refused(c->st), 0);
 	sfx_free(c);
 }
@@ -259,7 +284,7 @@ test_unknown_view(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		lb_cmd_out_init(&out);
-		assert_int_equal(lb_status_json(c->st, bad[i], 1, &out),
+		assert_int_equal(lb_status_json(c->st, bad[i], 0, 1, &out),
 				 -ENOENT);
 		assert_non_null(strstr(lb_cmd_out_errmsg(&out),
 				       "no status view"));
@@ -298,14 +323,27 @@ test_page(void **state)
 		struct lb_cmd_out out;
 
 		lb_cmd_out_init(&out);
-		assert_int_equal(lb_status_page(c->st, rows[i].path, 1, &type,
-						&out),
+		assert_int_equal(lb_status_page(c->st, rows[i].path, NULL, 1,
+						&type, &out),
 				 rows[i].rc);
 		if (rows[i].rc == 0) {
 			assert_string_equal(type, rows[i].type);
 			assert_non_null(
 				strstr(lb_cmd_out_text(&out), rows[i].has));
 		}
+		lb_cmd_out_free(&out);
+	}
+	/* "since" must be a number of ms. */
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const since[] = {"abc", "-1", "12x"};
+		const char *type = NULL;
+		struct lb_cmd_out out;
+
+		lb_cmd_out_init(&out);
+		assert_int_equal(lb_status_page(c->st, "/api/v1/series",
+						since[i], 1, &type, &out),
+				 -EINVAL);
+		assert_non_null(strstr(lb_cmd_out_errmsg(&out), "since"));
 		lb_cmd_out_free(&out);
 	}
 	sfx_free(c);
