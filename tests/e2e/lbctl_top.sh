@@ -4,7 +4,8 @@
 # `lbctl top` in a terminal: tmux runs it in an 80x24 window against a
 # wrr service of two nginx backends under wrk; the screen must show the
 # service and both backends with their shares of new flows (weights 1
-# and 2), fit 80 columns, change its order on `s`, and quit on `q`.
+# and 2), fit 80 columns, change its order on `s`, wait out a restart
+# of lb-control, and quit on `q`.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -59,6 +60,13 @@ check "be2's share is about two thirds ($s2%)" \
 check "s orders by new flows" screen_wait "sort flows" 5
 "${TM[@]}" send-keys -t "$SESSION" f
 check "f shows one service" screen_wait "^service: $SVC" 5
+# lb-control restarts: top says so, and comes back with it.
+ctl_stop TERM
+check "while lb-control is away, the screen says so" \
+	screen_wait "does not answer at $CTL_SOCK" 10
+ctl_start
+check "with lb-control back, the service again" \
+	screen_wait "^  $(be_addr 2):80 +active +none +$share" 15
 "${TM[@]}" send-keys -t "$SESSION" q
 check "q quits with status 0" screen_wait "^lbctl-exit=0" 5
 

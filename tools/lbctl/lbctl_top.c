@@ -477,6 +477,17 @@ lbctl_top(const struct lbctl_opts *o, int argc, char **argv)
 		int k = 0, left = TOP_REFRESH_MS;
 
 		rc = draw(&t, true);
+		/* lb-control restarting, or gone a while: say so over the
+		 * last screen and try again, rather than leave. */
+		if (rc == EXIT_TROUBLE) {
+			printf("\033[H\033[7mlb-control does not answer at %s;"
+			       " trying again every second (q quits)\033[0m"
+			       "\033[K\r\n\033[K",
+			       o->socket);
+			fflush(stdout);
+			t.have_prev = false;
+			rc = 0;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		while (rc == 0 && !top_stop && left > 0) {
 			k = key_wait(left);
