@@ -129,8 +129,12 @@
 		return bes.filter((b) => b.service === svc).map((b) => {
 			const s = series.find((x) => x.backend === b.backend);
 			const share = s ? last(s.share) : null;
+			const errs = s ? last(s.errors_per_s) : null;
 			const l7 = b.l7 || {};
-			const tr = el("tr", {class: "be", "data-backend": b.backend,
+			// Failing now: errors in the last second, or down.
+			const failing = errs > 0 || b.health === "down";
+			const tr = el("tr", {class: failing ? "be failing" : "be",
+				"data-backend": b.backend, "data-errors": errs,
 				"data-state": b.state, "data-health": b.health,
 				"data-share": share === null ? "" : share.toFixed(4)},
 				el("td", {}, el("span", {class: "swatch"}), b.backend),
@@ -285,8 +289,10 @@
 		renderGovernor(st.governor);
 		renderStats(st.stats);
 		const dp = (st.stats || {}).dataplane || {};
+		const failing = box.querySelectorAll("tr.failing").length;
 		document.getElementById("summary").textContent =
 			`${svcs.length} services, ${bes.length} backends` +
+			(failing ? `, ${failing} failing` : "") +
 			(dp.workers !== undefined ? `, ${dp.workers} workers` : "");
 		document.getElementById("updated").textContent =
 			"updated " + new Date(st.time_ms).toLocaleTimeString();

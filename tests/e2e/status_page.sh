@@ -163,12 +163,15 @@ class P(html.parser.HTMLParser):
 P().feed(open(path).read())
 print("services", services)
 print("rows", {k: (v.get("data-state"), v.get("data-health"),
-                   v.get("data-share")) for k, v in rows.items()})
+                   v.get("data-share"), v.get("class")) for k, v in rows.items()})
 print("plots", plots)
 ok = svc in services and len(rows) == 3 and failing in rows
 r = rows.get(failing, {})
 share = float(r.get("data-share") or 1)
 ok = ok and (r.get("data-health") == "down" or share < 0.08)
+# It is marked as failing, and the others are not.
+ok = ok and all(("failing" in v.get("class", "").split()) == (k == failing)
+                for k, v in rows.items())
 ok = ok and all(max(plots.get(m, [0])) > 0
                 for m in ("share", "errors_per_s", "flows_per_s", "spl"))
 print("verdict", "ok" if ok else "bad")
