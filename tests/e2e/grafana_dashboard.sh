@@ -8,7 +8,8 @@
 # dashboard_check.py holds every metric, label and label value of the
 # dashboard's queries against lb-control's /metrics. The same check of
 # a dashboard with one metric name wrong must fail. The exposition is
-# kept under the build directory (grafana_metrics.txt).
+# kept under the build directory (grafana_metrics.txt). On the way, the
+# status page's /api/v1/scale shows the autoscaler's decisions.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -39,6 +40,12 @@ check "two instances become active" scale_wait_active 2 30
 
 ip netns exec "$NS_CLI" wrk -t1 -c4 -d4s -H "Connection: close" \
 	"http://$VIP/" >"$E2E_TMP/wrk.log" 2>&1 || true
+# The status page's view of the autoscaler: its decisions with their
+# inputs, as `scale history` gives them.
+ip netns exec "$NS_LB" curl -sS --max-time 5 \
+	"http://$CTL_METRICS/api/v1/scale" >"$E2E_TMP/scale.json" || true
+check "/api/v1/scale: the service's decisions, with load and reason" \
+	[ "$(jq_get "$E2E_TMP/scale.json" "all('load' in x and x['reason'] for x in d['services'][0]['history']['decisions']) and len(d['services'][0]['history']['decisions']) > 0")" = True ]
 mkdir -p "$ART"
 metrics >"$ART/grafana_metrics.txt"
 e2e_log "$(grep -c '^# TYPE' "$ART/grafana_metrics.txt") families," \
