@@ -541,6 +541,26 @@ def top_answer():
     return answer
 
 
+def top_many(nsv, nbe):
+    """@nsv services of @nbe backends each."""
+    def answer(line):
+        argv = json.loads(line)["argv"]
+        svcs = [f"tcp 10.0.{i // 200}.{i % 200 + 1}:80" for i in range(nsv)]
+        if argv == ["service", "list"]:
+            data = {"services": [{"service": s, "flows_total": 1}
+                                 for s in svcs]}
+        elif argv == ["backend", "list"]:
+            data = {"backends": [
+                {"service": s, "backend": f"10.1.{i}.{b + 1}:80",
+                 "state": "active", "health": "none", "flows_total": 1}
+                for i, s in enumerate(svcs) for b in range(nbe)]}
+        else:
+            data = {"services": []}
+        return [(json.dumps({"v": 1, "ok": True, "text": "",
+                             "data": data}) + "\n").encode()]
+    return answer
+
+
 def lines_of(out, word):
     return [ln for ln in out.decode().splitlines() if word in ln]
 
@@ -584,6 +604,10 @@ def case_top():
     rc, _, er, reqs, _ = run(["top"], top_answer(), stdin=b"")
     check("top without a terminal: exit 2, says --once",
           rc == 2 and b"--once" in er and not reqs, repr(er))
+    rc, out, _, _, _ = run(["top", "--once"], top_many(60, 6))
+    check("top --once: every service and backend, however many",
+          rc == 0 and len(lines_of(out, "tcp 10.")) == 60 and
+          len(lines_of(out, "  10.1.")) == 360, f"rc={rc} {len(out)}")
     rc, _, er, _, _ = run(["top", "--once"], err("no such command"))
     check("top: a refusal ends it with status 1",
           rc == 1 and b"no such command" in er, repr(er))

@@ -10,7 +10,6 @@
  * Keys: q quits, s changes the order, f shows one service after another
  * (then all again).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -31,7 +30,6 @@
 #define TOP_COLS_DEFAULT 80u
 #define TOP_ROWS_DEFAULT 24u
 #define TOP_LINE_MAX 256u
-#define TOP_SCREEN_MAX (TOP_LINE_MAX * 512u)
 
 enum top_sort { SORT_NAME, SORT_FLOWS, SORT_ERRORS, SORT_SHARE, SORT_NB };
 static const char *const sort_names[SORT_NB] = {"name", "flows", "errors",
@@ -50,7 +48,7 @@ struct top {
 	enum top_sort sort;
 	const char *filter; /* substring of the service's name, or NULL */
 	int pick;	    /* f: the service shown alone, -1: all */
-	json_t *prev;	    /* name -> [flows, errors] of the last read */
+	json_t *prev; /* "SERVICE|BACKEND" -> {f: flows, e: errors}, last read */
 	struct timespec prev_t;
 	bool have_prev;
 	unsigned int cols, rows;
@@ -109,6 +107,8 @@ rates(struct top *t, json_t *next, const char *key, uint64_t flows,
 				      (json_int_t)errs));
 }
 
+/* What cmp_rows() orders by: qsort() takes no argument (lbctl has one
+ * thread). */
 static enum top_sort cmp_sort;
 
 static int
@@ -147,29 +147,29 @@ fmt_num(char *buf, size_t len, double v, int prec)
 		snprintf(buf, len, "%.*f", v >= 1000 ? 0 : prec, v);
 }
 
-/* Appends one line, cut to the terminal's width. */
+/* Appends one line to @p f, cut to the terminal's width; on a terminal,
+ * no more than fit above its last line (a line there would scroll the
+ * screen). */
 static void
-put(struct top *t, char *screen, size_t *n, unsigned int *lines,
-    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+put(struct top *t, FILE *f, unsigned int *lines, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 static void
-put(struct top *t, char *screen, size_t *n, unsigned int *lines,
-    const char *fmt, ...)
+put(struct top *t, FILE *f, unsigned int *lines, const char *fmt, ...)
 {
 	char line[TOP_LINE_MAX];
 	va_list ap;
 	size_t k;
 
-	if (*lines >= t->rows)
+	if (t->ansi && *lines + 1 >= t->rows)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	k = strlen(line);
-	if (k > t->cols)
+	if (t->ansi && k > t->cols)
 		k = t->cols;
-	*n += (size_t)snprintf(screen + *n, TOP_SCREEN_MAX - *n, "%.*s%s\n",
-			       (int)k, line, t->ansi ? "\033[K" : "");
+	fprintf(f, "%.*s%s\n", (int)k, line, t->ansi ? "\033[K" : "");
 	(*lines)++;
 }
 
@@ -187,8 +187,8 @@ term_size(struct top *t)
 	}
 }
 
-/* The rows of what lb-control gives under @p member of @p d, with their
- * rates; @p svc_of names the service a row belongs to (backends). */
+/* The rows of what lb-control gives under @p member of @p d (services or
+ * backends), with their rates; their counters go to @p next. */
 static struct row *
 rows_of(struct top *t, json_t *d, const char *member, json_t *next, double dt,
 	size_t *n)
@@ -256,7 +256,7 @@ shown(const struct top *t, const char *svc, size_t idx)
 
 static void
 render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
-       json_t *gov, char *screen, size_t *n)
+       json_t *gov, FILE *f)
 {
 	unsigned int lines = 0;
 	char when[16], r[16], e[16], l[16], m[16], sh[16], spl[16], p99[16];
@@ -265,14 +265,14 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	put(t, screen, n, &lines, "sluice top %s  %zu services, %zu backends  "
+	put(t, f, &lines, "sluice top %s  %zu services, %zu backends  "
 	    "sort %s", when, nsv, nbe, sort_names[t->sort]);
-	put(t, screen, n, &lines, "service: %s%s%s%s",
+	put(t, f, &lines, "service: %s%s%s%s",
 	    t->pick >= 0 && nsv > 0 ? sr[0].name : "all",
 	    t->filter != NULL ? " matching " : "",
 	    t->filter != NULL ? t->filter : "",
 	    t->ansi ? "  (q quit, s sort, f next service)" : "");
-	put(t, screen, n, &lines, "%-22s %8s %7s %9s %7s %6s %6s", "SERVICE",
+	put(t, f, &lines, "%-22s %8s %7s %9s %7s %6s %6s", "SERVICE",
 	    "NEW/S", "ACTIVE", "FLOWS", "ERR/S", "LOAD", "GOV-M");
 	for (size_t i = 0; i < nsv; i++) {
 		json_t *spl_o = json_object_get(sr[i].j, "spl");
@@ -285,11 +285,11 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 				: NAN,
 			3);
 		fmt_num(m, sizeof(m), gov_m(gov, sr[i].name), 2);
-		put(t, screen, n, &lines,
+		put(t, f, &lines,
 		    "%-22s %8s %7" PRIu64 " %9" PRIu64 " %7s %6s %6s",
 		    sr[i].name, r, ju(sr[i].j, "flows_active"),
 		    ju(sr[i].j, "flows_total"), e, l, m);
-		put(t, screen, n, &lines, "  %-21s %-8s %-7s %6s %6s %6s %5s %6s",
+		put(t, f, &lines, "  %-21s %-8s %-7s %6s %6s %6s %5s %6s",
 		    "BACKEND", "STATE", "HEALTH", "SHARE", "ACTIVE", "ERR/S",
 		    "SPL", "P99MS");
 		for (size_t k = 0; k < nbe; k++) {
@@ -308,7 +308,7 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 				ju(l7, "window_timed") > 0 ? jf(l7, "p99_ms")
 							   : NAN,
 				1);
-			put(t, screen, n, &lines,
+			put(t, f, &lines,
 			    "  %-21s %-8s %-7s %6s %6" PRIu64 " %6s %5s %6s",
 			    br[k].name, js(br[k].j, "state"),
 			    js(br[k].j, "health"), sh,
@@ -327,11 +327,12 @@ draw(struct top *t, bool show)
 			    {"governor", "show"}};
 	json_t *d[3] = {NULL, NULL, NULL}, *next = json_object();
 	struct row *sr = NULL, *br = NULL;
-	size_t nsv = 0, nbe = 0, n = 0, keep = 0;
-	char *screen = malloc(TOP_SCREEN_MAX);
+	size_t nsv = 0, nbe = 0, len = 0, keep = 0;
+	char *screen = NULL;
 	struct timespec now;
+	FILE *f = NULL;
 	double dt;
-	int rc = next != NULL && screen != NULL ? 0 : EXIT_TROUBLE;
+	int rc = next != NULL ? 0 : EXIT_TROUBLE;
 
 	for (int i = 0; i < 3 && rc == 0; i++)
 		rc = lbctl_data(t->o, 2, argv[i], &d[i]);
@@ -358,9 +359,17 @@ draw(struct top *t, bool show)
 	cmp_sort = t->sort;
 	qsort(br, nbe, sizeof(*br), cmp_rows);
 	term_size(t);
-	if (!t->ansi)
-		t->rows = UINT32_MAX;
-	render(t, sr, keep, br, nbe, d[2], screen, &n);
+	/* The screen is written at once, so that it never shows half. */
+	f = open_memstream(&screen, &len);
+	if (f == NULL) {
+		rc = EXIT_TROUBLE;
+		goto out;
+	}
+	render(t, sr, keep, br, nbe, d[2], f);
+	if (fclose(f) != 0 || screen == NULL) {
+		rc = EXIT_TROUBLE;
+		goto out;
+	}
 	if (show && t->ansi)
 		printf("\033[H%s\033[J", screen);
 	else if (show)
