@@ -9,7 +9,8 @@
 # dashboard's queries against lb-control's /metrics. The same check of
 # a dashboard with one metric name wrong must fail. The exposition is
 # kept under the build directory (grafana_metrics.txt). On the way, the
-# status page's /api/v1/scale shows the autoscaler's decisions.
+# status page's /api/v1/scale and lbctl top show the autoscaler's
+# decisions.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,6 +47,12 @@ ip netns exec "$NS_LB" curl -sS --max-time 5 \
 	"http://$CTL_METRICS/api/v1/scale" >"$E2E_TMP/scale.json" || true
 check "/api/v1/scale: the service's decisions, with load and reason" \
 	[ "$(jq_get "$E2E_TMP/scale.json" "all('load' in x and x['reason'] for x in d['services'][0]['history']['decisions']) and len(d['services'][0]['history']['decisions']) > 0")" = True ]
+# lbctl top shows it too: the instances and the last decision.
+ctl top --once >"$E2E_TMP/top.txt" || true
+sed 's/^/    /' "$E2E_TMP/top.txt"
+check "lbctl top: the autoscaler's instances and last decision" \
+	grep -Eq '^  scale: 2 active.*; last .* at load [0-9.]+, [0-9]+s ago: ' \
+	"$E2E_TMP/top.txt"
 mkdir -p "$ART"
 metrics >"$ART/grafana_metrics.txt"
 e2e_log "$(grep -c '^# TYPE' "$ART/grafana_metrics.txt") families," \

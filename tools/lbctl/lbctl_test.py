@@ -534,8 +534,21 @@ def top_answer():
                 {"service": "udp 10.0.0.1:53", "backend": "10.0.1.3:53",
                  "state": "active", "health": "none", "flows_total": 5 * n,
                  "flows_active": 1, "errors": 0}]}
-        else:
+        elif argv == ["governor", "show"]:
             data = {"services": [{"service": "tcp 10.0.0.1:80", "m": 1.5}]}
+        elif argv == ["scale", "show"]:
+            data = {"services": [{"service": "tcp 10.0.0.1:80",
+                                  "paused": False,
+                                  "counts": {"active": 2, "pending": 1,
+                                             "failed": 0}}]}
+        elif argv == ["scale", "history", "tcp", "10.0.0.1:80", "1"]:
+            data = {"decisions": [{"ago_s": 3.2, "action": "up",
+                                   "count": 1, "load": 0.93,
+                                   "reason": "load above upper"}]}
+        else:
+            return [(json.dumps({"v": 1, "ok": False, "code": -2,
+                                 "error": "unexpected " + " ".join(argv)})
+                     + "\n").encode()]
         return [(json.dumps({"v": 1, "ok": True, "text": "",
                              "data": data}) + "\n").encode()]
     return answer
@@ -569,10 +582,16 @@ def case_top():
     rc, out, er, reqs, secs = run(["top", "--once"], top_answer())
     text = out.decode()
     check("top --once: exit 0", rc == 0, f"rc={rc} err={er!r}")
-    check("top --once: two reads of three requests a second apart",
+    check("top --once: two reads a second apart",
           [json.loads(r)["argv"] for r in reqs] ==
-          [["service", "list"], ["backend", "list"], ["governor", "show"]]
-          * 2 and secs >= 1.0, repr(reqs))
+          [["service", "list"], ["backend", "list"], ["governor", "show"],
+           ["scale", "show"], ["scale", "history", "tcp", "10.0.0.1:80",
+                               "1"]] * 2 and secs >= 1.0, repr(reqs))
+    sc = lines_of(out, "  scale: ")
+    check("top: an autoscaled service's instances and last decision",
+          len(sc) == 1 and sc[0].strip() ==
+          "scale: 2 active, 1 pending; last up 1 at load 0.930, 3s ago: "
+          "load above upper", text)
     check("top --once: plain lines, no escape sequences",
           "\033" not in text, repr(text))
     check("top --once: fits 80 columns",

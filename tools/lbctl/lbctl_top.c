@@ -2,9 +2,10 @@
 /*
  * `lbctl top`: a live view of the services and their backends in a
  * terminal, redrawn every second with plain ANSI sequences, sized for 80
- * columns. It reads what `service list`, `backend list` and `governor
- * show` give as data, and makes rates of their counters between two
- * reads: new flows a second, each backend's share of its service's new
+ * columns. It reads what `service list`, `backend list`, `governor show`
+ * and `scale show` give as data (and the last `scale history` decision
+ * of each autoscaled service shown), and makes rates of their counters
+ * between two reads: new flows a second, each backend's share of its service's new
  * flows, errors (failed trials and 5xx responses) a second.
  *
  * Keys: q quits, s changes the order, f shows one service after another
@@ -254,9 +255,52 @@ shown(const struct top *t, const char *svc, size_t idx)
 	return t->pick < 0 || (size_t)t->pick == idx;
 }
 
+/* The autoscaler's line of a service: its instances by state and its
+ * last decision with what it was made on. */
+static void
+scale_line(struct top *t, FILE *f, unsigned int *lines, json_t *sc)
+{
+	json_t *c = json_object_get(sc, "counts"), *x = json_object_get(sc, "last");
+	char buf[TOP_LINE_MAX];
+	size_t n = 0;
+	const char *k;
+	json_t *v;
+
+	buf[0] = '\0';
+	json_object_foreach(c, k, v) {
+		if (json_integer_value(v) == 0 || n >= sizeof(buf))
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%" JSON_INTEGER_FORMAT " %s",
+				      n > 0 ? ", " : "", json_integer_value(v), k);
+	}
+	if (x == NULL)
+		put(t, f, lines, "  scale%s: %s", json_is_true(json_object_get(
+				 sc, "paused")) ? " (paused)" : "", n > 0 ? buf : "no instances");
+	else
+		put(t, f, lines, "  scale%s: %s; last %s %" JSON_INTEGER_FORMAT
+		    " at load %.3f, %.0fs ago: %s",
+		    json_is_true(json_object_get(sc, "paused")) ? " (paused)"
+								: "",
+		    n > 0 ? buf : "no instances", js(x, "action"),
+		    json_integer_value(json_object_get(x, "count")),
+		    jf(x, "load"), jf(x, "ago_s"), js(x, "reason"));
+}
+
+static json_t *
+scale_of(json_t *scale, const char *svc)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(json_object_get(scale, "services"), i, x)
+		if (strcmp(js(x, "service"), svc) == 0)
+			return x;
+	return NULL;
+}
+
 static void
 render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
-       json_t *gov, FILE *f)
+       json_t *gov, json_t *scale, FILE *f)
 {
 	unsigned int lines = 0;
 	char when[16], r[16], e[16], l[16], m[16], sh[16], spl[16], p99[16];
@@ -289,6 +333,8 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 		    "%-22s %8s %7" PRIu64 " %9" PRIu64 " %7s %6s %6s",
 		    sr[i].name, r, ju(sr[i].j, "flows_active"),
 		    ju(sr[i].j, "flows_total"), e, l, m);
+		if (scale_of(scale, sr[i].name) != NULL)
+			scale_line(t, f, &lines, scale_of(scale, sr[i].name));
 		put(t, f, &lines, "  %-21s %-8s %-7s %6s %6s %6s %5s %6s",
 		    "BACKEND", "STATE", "HEALTH", "SHARE", "ACTIVE", "ERR/S",
 		    "SPL", "P99MS");
@@ -322,10 +368,11 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 static int
 draw(struct top *t, bool show)
 {
-	char *argv[3][2] = {{"service", "list"},
+	char *argv[4][2] = {{"service", "list"},
 			    {"backend", "list"},
-			    {"governor", "show"}};
-	json_t *d[3] = {NULL, NULL, NULL}, *next = json_object();
+			    {"governor", "show"},
+			    {"scale", "show"}};
+	json_t *d[4] = {NULL, NULL, NULL, NULL}, *next = json_object();
 	struct row *sr = NULL, *br = NULL;
 	size_t nsv = 0, nbe = 0, len = 0, keep = 0;
 	char *screen = NULL;
@@ -334,7 +381,7 @@ draw(struct top *t, bool show)
 	double dt;
 	int rc = next != NULL ? 0 : EXIT_TROUBLE;
 
-	for (int i = 0; i < 3 && rc == 0; i++)
+	for (int i = 0; i < 4 && rc == 0; i++)
 		rc = lbctl_data(t->o, 2, argv[i], &d[i]);
 	if (rc != 0)
 		goto out;
@@ -358,6 +405,27 @@ draw(struct top *t, bool show)
 	qsort(sr, keep, sizeof(*sr), cmp_rows);
 	cmp_sort = t->sort;
 	qsort(br, nbe, sizeof(*br), cmp_rows);
+	/* The last decision of each autoscaled service shown. */
+	for (size_t i = 0; i < keep && rc == 0; i++) {
+		json_t *sc = scale_of(d[3], sr[i].name), *h = NULL;
+		char name[128], *words[5] = {"scale", "history", name, NULL,
+					     "1"};
+
+		if (sc == NULL)
+			continue;
+		snprintf(name, sizeof(name), "%s", sr[i].name);
+		words[3] = strchr(name, ' ');
+		if (words[3] == NULL)
+			continue;
+		*words[3]++ = '\0';
+		rc = lbctl_data(t->o, 5, words, &h);
+		json_object_set(sc, "last",
+				json_array_get(json_object_get(h, "decisions"),
+					       0));
+		json_decref(h);
+	}
+	if (rc != 0)
+		goto out;
 	term_size(t);
 	/* The screen is written at once, so that it never shows half. */
 	f = open_memstream(&screen, &len);
@@ -365,7 +433,7 @@ draw(struct top *t, bool show)
 		rc = EXIT_TROUBLE;
 		goto out;
 	}
-	render(t, sr, keep, br, nbe, d[2], f);
+	render(t, sr, keep, br, nbe, d[2], d[3], f);
 	if (fclose(f) != 0 || screen == NULL) {
 		rc = EXIT_TROUBLE;
 		goto out;
@@ -385,7 +453,7 @@ out:
 	free(sr);
 	free(br);
 	json_decref(next);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		json_decref(d[i]);
 	return rc;
 }
