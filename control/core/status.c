@@ -187,9 +187,9 @@ lb_status_sample(struct lb_status *s, uint64_t now_ns, uint64_t wall_ms)
 				      v.l7.lower);
 			lb_tsring_put(s->ring, e, LB_STATUS_SVC_UPPER,
 				      v.l7.upper);
-			lb_tsring_put(s->ring, e, LB_STATUS_SVC_GOV_M,
-				      lb_govview_m(lb_view_gov(s->ctl->view),
-						   i));
+			lb_tsring_put(
+				s->ring, e, LB_STATUS_SVC_GOV_M,
+				lb_govview_m(lb_view_gov(s->ctl->view), i));
 		}
 		for (uint32_t b = 0; b < t->nb_be; b++)
 			inst += t->be[b].state == LB_BE_ACTIVE &&
@@ -241,9 +241,10 @@ scale_json(struct lb_status *s)
 	size_t i;
 
 	arr = json_object_get(d, "services");
-	json_array_foreach(arr, i, x) {
-		const char *name = json_string_value(
-			json_object_get(x, "service"));
+	json_array_foreach(arr, i, x)
+	{
+		const char *name =
+			json_string_value(json_object_get(x, "service"));
 		char line[LB_CTLCMD_SVC_STRLEN + 16];
 
 		if (name == NULL)
@@ -412,15 +413,17 @@ lb_status_json(struct lb_status *s, const char *name, uint64_t since_ms,
 		for (unsigned int i = 1; lb_status_views[i] != NULL && !bad;
 		     i++)
 			if (strcmp(lb_status_views[i], "series") != 0)
-				bad |= jset(d, lb_status_views[i],
-					    view_json(s, lb_status_views[i], 0));
+				bad |= jset(
+					d, lb_status_views[i],
+					view_json(s, lb_status_views[i], 0));
 	} else {
 		d = view_json(s, name, since_ms);
 		bad = d == NULL;
 	}
 	/* Six digits are more than a plot or a person can tell apart, and
 	 * keep the series a third of their full length. */
-	text = bad ? NULL : json_dumps(d, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	text = bad ? NULL
+		   : json_dumps(d, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(d);
 	if (text == NULL)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
@@ -444,9 +447,8 @@ lb_status_page(struct lb_status *s, const char *path, const char *since,
 	}
 	if (strncmp(path, API_PREFIX, strlen(API_PREFIX)) != 0)
 		return -ENOENT;
-	if (since != NULL &&
-	    lb_cmd_parse_u64(since, "since (ms)", 0, UINT64_MAX, &since_ms,
-			     out) != 0)
+	if (since != NULL && lb_cmd_parse_u64(since, "since (ms)", 0,
+					      UINT64_MAX, &since_ms, out) != 0)
 		return -EINVAL;
 	*type = "application/json";
 	return lb_status_json(s, path + strlen(API_PREFIX), since_ms, wall_ms,

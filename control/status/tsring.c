@@ -21,7 +21,7 @@ struct lb_tsring {
 	uint32_t points, entities, metrics;
 	uint64_t seq; /* samples opened so far; the open one is seq */
 	uint64_t refused;
-	uint64_t *t;  /* [points] */
+	uint64_t *t;   /* [points] */
 	struct ent *e; /* [entities] */
 	float *v;      /* [entities][metrics][points] */
 };
@@ -71,8 +71,7 @@ lb_tsring_bytes(const struct lb_tsring *r)
 {
 	return sizeof(*r) + (uint64_t)r->points * sizeof(*r->t) +
 	       (uint64_t)r->entities * sizeof(*r->e) +
-	       (uint64_t)r->entities * r->metrics * r->points *
-		       sizeof(*r->v);
+	       (uint64_t)r->entities * r->metrics * r->points * sizeof(*r->v);
 }
 
 static float *

@@ -5,8 +5,8 @@
  * columns. It reads what `service list`, `backend list`, `governor show`
  * and `scale show` give as data (and the last `scale history` decision
  * of each autoscaled service shown), and makes rates of their counters
- * between two reads: new flows a second, each backend's share of its service's new
- * flows, errors (failed trials and 5xx responses) a second.
+ * between two reads: new flows a second, each backend's share of its service's
+ * new flows, errors (failed trials and 5xx responses) a second.
  *
  * Keys: q quits, s changes the order, f shows one service after another
  * (then all again).
@@ -49,7 +49,8 @@ struct top {
 	enum top_sort sort;
 	const char *filter; /* substring of the service's name, or NULL */
 	int pick;	    /* f: the service shown alone, -1: all */
-	json_t *prev; /* "SERVICE|BACKEND" -> {f: flows, e: errors}, last read */
+	json_t *prev; /* "SERVICE|BACKEND" -> {f: flows, e: errors}, last read
+		       */
 	struct timespec prev_t;
 	bool have_prev;
 	unsigned int cols, rows;
@@ -151,9 +152,8 @@ fmt_num(char *buf, size_t len, double v, int prec)
 /* Appends one line to @p f, cut to the terminal's width; on a terminal,
  * no more than fit above its last line (a line there would scroll the
  * screen). */
-static void
-put(struct top *t, FILE *f, unsigned int *lines, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static void put(struct top *t, FILE *f, unsigned int *lines, const char *fmt,
+		...) __attribute__((format(printf, 4, 5)));
 
 static void
 put(struct top *t, FILE *f, unsigned int *lines, const char *fmt, ...)
@@ -201,7 +201,8 @@ rows_of(struct top *t, json_t *d, const char *member, json_t *next, double dt,
 	*n = 0;
 	if (r == NULL)
 		return NULL;
-	json_array_foreach(arr, i, x) {
+	json_array_foreach(arr, i, x)
+	{
 		char key[128];
 		bool be = json_object_get(x, "backend") != NULL;
 
@@ -211,8 +212,8 @@ rows_of(struct top *t, json_t *d, const char *member, json_t *next, double dt,
 		snprintf(key, sizeof(key), "%s|%s", js(x, "service"),
 			 be ? r[i].name : "");
 		rates(t, next, key, ju(x, "flows_total"),
-		      ju(x, "errors") + ju(x, "http_5xx"), t->have_prev ? dt : 0,
-		      &r[i]);
+		      ju(x, "errors") + ju(x, "http_5xx"),
+		      t->have_prev ? dt : 0, &r[i]);
 	}
 	*n = i;
 	return r;
@@ -241,9 +242,9 @@ gov_m(json_t *gov, const char *svc)
 	json_t *x;
 	size_t i;
 
-	json_array_foreach(json_object_get(gov, "services"), i, x)
-		if (strcmp(js(x, "service"), svc) == 0)
-			return jf(x, "m");
+	json_array_foreach(json_object_get(gov, "services"), i,
+			   x) if (strcmp(js(x, "service"), svc) ==
+				  0) return jf(x, "m");
 	return NAN;
 }
 
@@ -255,34 +256,53 @@ shown(const struct top *t, const char *svc, size_t idx)
 	return t->pick < 0 || (size_t)t->pick == idx;
 }
 
+/* " 2" for an action on 2 instances; nothing for none. */
+static const char *
+count_str(json_int_t n, char *buf, size_t len)
+{
+	if (n > 0)
+		snprintf(buf, len, " %" JSON_INTEGER_FORMAT, n);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 /* The autoscaler's line of a service: its instances by state and its
  * last decision with what it was made on. */
 static void
 scale_line(struct top *t, FILE *f, unsigned int *lines, json_t *sc)
 {
-	json_t *c = json_object_get(sc, "counts"), *x = json_object_get(sc, "last");
-	char buf[TOP_LINE_MAX];
+	json_t *c = json_object_get(sc, "counts"),
+	       *x = json_object_get(sc, "last");
+	char buf[TOP_LINE_MAX], cnt[24];
 	size_t n = 0;
 	const char *k;
 	json_t *v;
 
 	buf[0] = '\0';
-	json_object_foreach(c, k, v) {
+	json_object_foreach(c, k, v)
+	{
 		if (json_integer_value(v) == 0 || n >= sizeof(buf))
 			continue;
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%" JSON_INTEGER_FORMAT " %s",
-				      n > 0 ? ", " : "", json_integer_value(v), k);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "%s%" JSON_INTEGER_FORMAT " %s",
+				      n > 0 ? ", " : "", json_integer_value(v),
+				      k);
 	}
 	if (x == NULL)
-		put(t, f, lines, "  scale%s: %s", json_is_true(json_object_get(
-				 sc, "paused")) ? " (paused)" : "", n > 0 ? buf : "no instances");
+		put(t, f, lines, "  scale%s: %s",
+		    json_is_true(json_object_get(sc, "paused")) ? " (paused)"
+								: "",
+		    n > 0 ? buf : "no instances");
 	else
-		put(t, f, lines, "  scale%s: %s; last %s %" JSON_INTEGER_FORMAT
-		    " at load %.3f, %.0fs ago: %s",
+		put(t, f, lines,
+		    "  scale%s: %s; last %s%s at load %.3f, "
+		    "%.0fs ago: %s",
 		    json_is_true(json_object_get(sc, "paused")) ? " (paused)"
 								: "",
 		    n > 0 ? buf : "no instances", js(x, "action"),
-		    json_integer_value(json_object_get(x, "count")),
+		    count_str(json_integer_value(json_object_get(x, "count")),
+			      cnt, sizeof(cnt)),
 		    jf(x, "load"), jf(x, "ago_s"), js(x, "reason"));
 }
 
@@ -292,9 +312,8 @@ scale_of(json_t *scale, const char *svc)
 	json_t *x;
 	size_t i;
 
-	json_array_foreach(json_object_get(scale, "services"), i, x)
-		if (strcmp(js(x, "service"), svc) == 0)
-			return x;
+	json_array_foreach(json_object_get(scale, "services"), i,
+			   x) if (strcmp(js(x, "service"), svc) == 0) return x;
 	return NULL;
 }
 
@@ -309,15 +328,17 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	put(t, f, &lines, "sluice top %s  %zu services, %zu backends  "
-	    "sort %s", when, nsv, nbe, sort_names[t->sort]);
+	put(t, f, &lines,
+	    "sluice top %s  %zu services, %zu backends  "
+	    "sort %s",
+	    when, nsv, nbe, sort_names[t->sort]);
 	put(t, f, &lines, "service: %s%s%s%s",
 	    t->pick >= 0 && nsv > 0 ? sr[0].name : "all",
 	    t->filter != NULL ? " matching " : "",
 	    t->filter != NULL ? t->filter : "",
 	    t->ansi ? "  (q quit, s sort, f next service)" : "");
-	put(t, f, &lines, "%-22s %8s %7s %9s %7s %6s %6s", "SERVICE",
-	    "NEW/S", "ACTIVE", "FLOWS", "ERR/S", "LOAD", "GOV-M");
+	put(t, f, &lines, "%-22s %8s %7s %9s %7s %6s %6s", "SERVICE", "NEW/S",
+	    "ACTIVE", "FLOWS", "ERR/S", "LOAD", "GOV-M");
 	for (size_t i = 0; i < nsv; i++) {
 		json_t *spl_o = json_object_get(sr[i].j, "spl");
 
@@ -408,8 +429,8 @@ draw(struct top *t, bool show)
 	/* The last decision of each autoscaled service shown. */
 	for (size_t i = 0; i < keep && rc == 0; i++) {
 		json_t *sc = scale_of(d[3], sr[i].name), *h = NULL;
-		char name[128], *words[5] = {"scale", "history", name, NULL,
-					     "1"};
+		char name[128],
+			*words[5] = {"scale", "history", name, NULL, "1"};
 
 		if (sc == NULL)
 			continue;
@@ -419,9 +440,9 @@ draw(struct top *t, bool show)
 			continue;
 		*words[3]++ = '\0';
 		rc = lbctl_data(t->o, 5, words, &h);
-		json_object_set(sc, "last",
-				json_array_get(json_object_get(h, "decisions"),
-					       0));
+		json_object_set(
+			sc, "last",
+			json_array_get(json_object_get(h, "decisions"), 0));
 		json_decref(h);
 	}
 	if (rc != 0)

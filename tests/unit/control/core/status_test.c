@@ -102,10 +102,10 @@ point(json_t *series, const char *svc, int be, const char *m, size_t i)
 	json_t *x = NULL, *y, *v;
 	size_t k;
 
-	json_array_foreach(json_object_get(series, "services"), k, y)
-		if (strcmp(json_string_value(json_object_get(y, "service")),
-			   svc) == 0)
-			x = y;
+	json_array_foreach(
+		json_object_get(series, "services"), k,
+		y) if (strcmp(json_string_value(json_object_get(y, "service")),
+			      svc) == 0) x = y;
 	assert_non_null(x);
 	if (be >= 0)
 		x = json_array_get(json_object_get(x, "backends"), (size_t)be);
@@ -146,17 +146,18 @@ test_series(void **state)
 	j = view(c, "series");
 	assert_int_equal(json_integer_value(json_object_get(j, "points")),
 			 LB_STATUS_POINTS);
-	assert_int_equal(json_integer_value(json_object_get(j,
-							    "interval_ms")),
+	assert_int_equal(json_integer_value(json_object_get(j, "interval_ms")),
 			 1000);
 	assert_int_equal(json_array_size(json_object_get(j, "t_ms")), 4);
-	assert_int_equal(json_integer_value(json_array_get(
-				 json_object_get(j, "t_ms"), 3)),
+	assert_int_equal(json_integer_value(
+				 json_array_get(json_object_get(j, "t_ms"), 3)),
 			 5000);
 	assert_int_equal(json_array_size(json_object_get(j, "services")), 2);
-	be = json_array_get(json_object_get(json_array_get(
-				json_object_get(j, "services"), 0), "backends"),
-			    0);
+	be = json_array_get(
+		json_object_get(
+			json_array_get(json_object_get(j, "services"), 0),
+			"backends"),
+		0);
 	assert_string_equal(json_string_value(json_object_get(be, "backend")),
 			    "10.12.0.11:80");
 	/* The first sample has no previous one to count from. */
@@ -183,8 +184,8 @@ test_series(void **state)
 	 * service and backend still there, their values in step. */
 	j = view_since(c, "series", 2000);
 	assert_int_equal(json_array_size(json_object_get(j, "t_ms")), 2);
-	assert_int_equal(json_integer_value(json_array_get(
-				 json_object_get(j, "t_ms"), 0)),
+	assert_int_equal(json_integer_value(
+				 json_array_get(json_object_get(j, "t_ms"), 0)),
 			 4000);
 	assert_int_equal(json_array_size(json_object_get(j, "services")), 2);
 	assert_true(point(j, svc, 1, "share", 0) == 1);
@@ -193,10 +194,11 @@ test_series(void **state)
 	json_decref(j);
 	j = view_since(c, "series", 5000);
 	assert_int_equal(json_array_size(json_object_get(j, "t_ms")), 0);
-	assert_int_equal(json_array_size(json_object_get(json_array_get(
-				 json_object_get(j, "services"), 0),
-							 "flows_per_s")),
-			 0);
+	assert_int_equal(
+		json_array_size(json_object_get(
+			json_array_get(json_object_get(j, "services"), 0),
+			"flows_per_s")),
+		0);
 	json_decref(j);
 	assert_int_equal(lb_status_refused(c->st), 0);
 	sfx_free(c);
@@ -216,15 +218,15 @@ test_slot_reused(void **state)
 	flows(c, c->b1, 3, 0); /* went back */
 	lb_status_sample(c->st, 2 * S, 2000);
 	j = view(c, "series");
-	bes = json_object_get(json_array_get(json_object_get(j, "services"),
-					     0),
+	bes = json_object_get(json_array_get(json_object_get(j, "services"), 0),
 			      "backends");
-	assert_true(json_is_null(json_array_get(
-		json_object_get(json_array_get(bes, 0), "errors_per_s"), 1)) ||
-		    json_number_value(json_array_get(
-			    json_object_get(json_array_get(bes, 0),
-					    "errors_per_s"),
-			    1)) >= 0);
+	assert_true(
+		json_is_null(json_array_get(
+			json_object_get(json_array_get(bes, 0), "errors_per_s"),
+			1)) ||
+		json_number_value(json_array_get(
+			json_object_get(json_array_get(bes, 0), "errors_per_s"),
+			1)) >= 0);
 	assert_true(json_is_null(json_array_get(
 		json_object_get(json_array_get(bes, 0), "share"), 1)));
 	json_decref(j);
@@ -275,8 +277,8 @@ static void
 test_unknown_view(void **state)
 {
 	static const char *const bad[] = {
-		"", "nope", "service del tcp 10.11.0.100:80", "status/x",
-		"series ", "backends?x=1",
+		"",	    "nope",    "service del tcp 10.11.0.100:80",
+		"status/x", "series ", "backends?x=1",
 	};
 	struct sfx *c = sfx_new(true);
 	struct lb_cmd_out out;
@@ -286,8 +288,8 @@ test_unknown_view(void **state)
 		lb_cmd_out_init(&out);
 		assert_int_equal(lb_status_json(c->st, bad[i], 0, 1, &out),
 				 -ENOENT);
-		assert_non_null(strstr(lb_cmd_out_errmsg(&out),
-				       "no status view"));
+		assert_non_null(
+			strstr(lb_cmd_out_errmsg(&out), "no status view"));
 		lb_cmd_out_free(&out);
 	}
 	assert_int_equal(lb_conf_nb_svcs(c->ctl.conf), 2);
@@ -305,8 +307,7 @@ test_page(void **state)
 	} rows[] = {
 		{"/", 0, "text/html; charset=utf-8", "<title>Sluice status"},
 		{"/status.css", 0, "text/css; charset=utf-8", "svg.plot"},
-		{"/status.js", 0, "text/javascript; charset=utf-8",
-		 "/api/v1/"},
+		{"/status.js", 0, "text/javascript; charset=utf-8", "/api/v1/"},
 		{"/api/v1/series", 0, "application/json", "\"t_ms\""},
 		{"/api/v1/status", 0, "application/json", "\"backends\""},
 		{"/index.html", -ENOENT, NULL, NULL},
