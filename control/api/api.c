@@ -239,6 +239,14 @@ lb_api_parse(const char *line, size_t len, struct lb_api_req *req, char *err,
 		goto out;
 	}
 	req->json = js != NULL && json_is_true(js);
+	js = json_object_get(root, "width");
+	if (js != NULL && (!json_is_integer(js) || json_integer_value(js) < 0 ||
+			   json_integer_value(js) > LB_API_WIDTH_MAX)) {
+		fail(err, errlen, rc, "\"width\" must be an integer 0..%u",
+		     LB_API_WIDTH_MAX);
+		goto out;
+	}
+	req->width = js != NULL ? (unsigned int)json_integer_value(js) : 0;
 	argv = json_object_get(root, "argv");
 	apply = json_object_get(root, "apply");
 	if ((argv == NULL) == (apply == NULL)) {
@@ -397,6 +405,7 @@ lb_api_handle(const struct lb_api_ops *ops, void *ctx, const char *line,
 	if (rc != 0)
 		return lb_api_error(rc, err, rlen);
 	lb_cmd_out_init(&out);
+	out.width = req.width;
 	if (req.kind == LB_API_ARGV)
 		rc = ops->exec(ctx, (int)req.argc, req.argv, &out, &data);
 	else

@@ -22,7 +22,9 @@
  *     {"v": 1, "ok": false, "code": -22, "error": "one line"}
  *
  * "json" is optional (default false) and only tells the client what to
- * print; the server always sends both text and data. Unknown members are
+ * print; the server always sends both text and data. "width" is
+ * optional too: the columns of the client's terminal, which tables that
+ * pick their columns fit (`backend list`); absent or 0, no limit. Unknown members are
  * ignored, so that a later version may add optional ones. The words of
  * "argv" obey the limits of the command line (LB_CMD_ARGC_MAX words of at
  * most LB_CMD_ARG_MAX bytes, no control character but tab), since they
@@ -43,6 +45,8 @@
 #define LB_API_VERSION 1
 /** Longest request line, newline excluded. */
 #define LB_API_LINE_MAX (1u << 20)
+/** Largest "width" taken. */
+#define LB_API_WIDTH_MAX 10000u
 /** Longest "name" of an applied file, in bytes. */
 #define LB_API_NAME_MAX 255u
 
@@ -55,6 +59,7 @@ enum lb_api_kind {
 struct lb_api_req {
 	enum lb_api_kind kind;
 	bool json; /**< the client wants data rather than text */
+	unsigned int width; /**< the client's columns, 0: no limit */
 	unsigned int argc;
 	char **argv; /**< argc words and a NULL (LB_API_ARGV) */
 	char *apply; /**< the file's text (LB_API_APPLY) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The /metrics endpoint over libmicrohttpd in external-poll mode.
+ * The /metrics endpoint, and the status page's paths, over libmicrohttpd
+ * in external-poll mode.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +22,10 @@ struct lb_httpd {
 	struct MHD_Daemon *d;
 	lb_httpd_body_fn *fn;
 	void *ctx;
+	lb_httpd_page_fn *page; /* every other path, or NULL */
+	void *page_ctx;
 	uint64_t requests;
+	struct lb_httpd_stats st;
 };
 
 static enum MHD_Result
@@ -37,9 +41,61 @@ reply(struct MHD_Connection *conn, unsigned int status, const char *type,
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* The status page reads only what this server sends; what it shows
+	 * changes every second. */
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; frame-ancestors 'none'");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result
+text_reply(struct MHD_Connection *conn, unsigned int status, const char *msg)
+{
+	char *body = strdup(msg);
+
+	if (body == NULL)
+		return MHD_NO;
+	return reply(conn, status, "text/plain", body, strlen(body));
+}
+
+static enum MHD_Result
+page_reply(struct lb_httpd *h, struct MHD_Connection *conn, const char *url)
+{
+	const char *type = "text/plain";
+	struct lb_cmd_out out;
+	int rc = -ENOENT;
+
+	lb_cmd_out_init(&out);
+	if (h->page != NULL)
+		rc = h->page(h->page_ctx, url,
+			     (const struct lb_httpd_query *)conn, &type, &out);
+	if (rc == 0 && !out.truncated)
+		return reply(conn, MHD_HTTP_OK, type,
+			     out.text != NULL ? out.text : strdup(""),
+			     out.len);
+	if (rc == -EINVAL) {
+		char msg[LB_CMD_ERR_MAX + 1];
+
+		snprintf(msg, sizeof(msg), "%s\n", lb_cmd_out_errmsg(&out));
+		lb_cmd_out_free(&out);
+		h->st.bad_request++;
+		return text_reply(conn, MHD_HTTP_BAD_REQUEST, msg);
+	}
+	lb_cmd_out_free(&out);
+	if (rc == -ENOENT) {
+		h->st.not_found++;
+		return text_reply(conn, MHD_HTTP_NOT_FOUND,
+				  h->page != NULL
+					  ? "not found; try / or /metrics\n"
+					  : "not found; try /metrics\n");
+	}
+	h->st.errors++;
+	return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			  "cannot build the page\n");
 }
 
 static enum MHD_Result
@@ -65,19 +121,19 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		return MHD_YES;
 	}
 	h->requests++;
-	if (strcmp(url, "/metrics") != 0 ||
-	    (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	     strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)) {
-		body = strdup("not found; try /metrics\n");
-		if (body == NULL)
-			return MHD_NO;
-		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", body,
-			     strlen(body));
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		h->st.bad_method++;
+		return text_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "read-only: GET or HEAD\n");
 	}
+	if (strcmp(url, "/metrics") != 0)
+		return page_reply(h, conn, url);
 	lb_cmd_out_init(&out);
 	rc = h->fn(h->ctx, &out);
 	if (rc != 0 || out.truncated) {
 		lb_cmd_out_free(&out);
+		h->st.errors++;
 		body = strdup("cannot build the exposition\n");
 		if (body == NULL)
 			return MHD_NO;
@@ -157,6 +213,13 @@ lb_httpd_start(const char *addr_port, lb_httpd_body_fn *fn, void *ctx,
 }
 
 void
+lb_httpd_set_pages(struct lb_httpd *h, lb_httpd_page_fn *fn, void *ctx)
+{
+	h->page = fn;
+	h->page_ctx = ctx;
+}
+
+void
 lb_httpd_stop(struct lb_httpd *h)
 {
 	if (h == NULL)
@@ -208,4 +271,22 @@ uint64_t
 lb_httpd_requests(const struct lb_httpd *h)
 {
 	return h != NULL ? h->requests : 0;
+}
+
+/* A query is the connection it came on: libmicrohttpd keeps its
+ * arguments there. */
+const char *
+lb_httpd_query_get(const struct lb_httpd_query *q, const char *name)
+{
+	if (q == NULL)
+		return NULL;
+	return MHD_lookup_connection_value(
+		(struct MHD_Connection *)(uintptr_t)q, MHD_GET_ARGUMENT_KIND,
+		name);
+}
+
+struct lb_httpd_stats
+lb_httpd_stats(const struct lb_httpd *h)
+{
+	return h != NULL ? h->st : (struct lb_httpd_stats){0};
 }

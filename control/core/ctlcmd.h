@@ -50,6 +50,12 @@ struct lb_ctl_counters {
 	uint64_t grace_ns_last;	 /**< last RCU grace period, ns */
 	uint64_t grace_ns_max;	 /**< longest RCU grace period, ns */
 	uint64_t attaches; /**< dataplanes attached since the first start */
+	uint64_t http_requests;	  /**< metrics listener: requests */
+	uint64_t http_bad_request; /**< of which with a bad argument (400) */
+	uint64_t http_not_found;  /**< of which for no path served (404) */
+	uint64_t http_bad_method; /**< of which not GET or HEAD (405) */
+	uint64_t http_errors;	  /**< of which failed (500) */
+	uint64_t status_refused;  /**< series the status page had no room for */
 	struct lb_cluster_stats cluster; /**< admission's Redis tier */
 };
 

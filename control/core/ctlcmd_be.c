@@ -178,21 +178,151 @@ row_json(const struct be_row *r)
 	return o;
 }
 
-#define BE_HDR_FMT                                                             \
-	"%-22s %-21s %-8s %-6s %-7s %-16s %6s %7s %9s %7s %-19s %-23s %6s "    \
-	"%6s %-11s %5s %4s %s\n"
-#define BE_ROW_FMT                                                             \
-	"%-22s %-21s %-8s %-6s %-7s %-16s %6u %7s %9s %7s %-19s %-23s %6s "    \
-	"%6s %-11s %5s %4s %s\n"
+/*
+ * The text is a table whose columns are as wide as their widest cell.
+ * When the client gives its terminal's width (struct lb_cmd_out width),
+ * the columns that fit are shown, the most telling first; the others
+ * (traffic in packets and bytes, per-worker weights...) wait for a wider
+ * terminal or `lbctl --wide`.
+ */
+enum be_col {
+	C_SVC, C_BE, C_STATE, C_ORIGIN, C_HEALTH, C_CHECK, C_WEIGHT, C_ACTIVE,
+	C_FLOWS, C_ERRORS, C_PKTS, C_BYTES, C_SPL, C_AGE, C_LAT, C_5XX,
+	C_INFL, C_WORKERS, C_NB,
+};
 
-int
-lb_ctlcmd_be_header(struct lb_cmd_out *out)
+static const struct {
+	const char *hdr;
+	bool right;	   /* numbers are aligned right */
+	unsigned int rank; /* shown first when the width is short: lowest */
+} be_cols[C_NB] = {
+	[C_SVC] = {"SERVICE", false, 0},
+	[C_BE] = {"BACKEND", false, 0},
+	[C_STATE] = {"STATE", false, 1},
+	[C_ORIGIN] = {"ORIGIN", false, 13},
+	[C_HEALTH] = {"HEALTH", false, 2},
+	[C_CHECK] = {"LAST-CHECK", false, 12},
+	[C_WEIGHT] = {"WEIGHT", true, 3},
+	[C_ACTIVE] = {"ACTIVE", true, 4},
+	[C_FLOWS] = {"FLOWS", true, 8},
+	[C_ERRORS] = {"ERRORS", true, 5},
+	[C_PKTS] = {"PKTS(C>B/B>C)", false, 14},
+	[C_BYTES] = {"BYTES(C>B/B>C)", false, 15},
+	[C_SPL] = {"SPL", true, 6},
+	[C_AGE] = {"AGE", true, 11},
+	[C_LAT] = {"P50/P99MS", false, 7},
+	[C_5XX] = {"5XX%", true, 9},
+	[C_INFL] = {"INFL", true, 10},
+	[C_WORKERS] = {"ERRORS/WEIGHT BY WORKER", false, 16},
+};
+
+/* The rows' cells until the table is printed. */
+struct be_table {
+	unsigned int n, cap;
+	char *(*cell)[C_NB];
+};
+
+static void
+table_free(struct be_table *t)
 {
-	return lb_cmd_printf(out, BE_HDR_FMT, "SERVICE", "BACKEND", "STATE",
-			     "ORIGIN", "HEALTH", "LAST-CHECK", "WEIGHT", "ACTIVE", "FLOWS", "ERRORS",
-			     "PKTS(C>B/B>C)", "BYTES(C>B/B>C)", "SPL", "AGE",
-			     "P50/P99MS", "5XX%", "INFL",
-			     "ERRORS/WEIGHT BY WORKER");
+	for (unsigned int i = 0; i < t->n; i++)
+		for (unsigned int c = 0; c < C_NB; c++)
+			free(t->cell[i][c]);
+	free(t->cell);
+	memset(t, 0, sizeof(*t));
+}
+
+static int
+table_add(struct be_table *t, const char *const cells[C_NB])
+{
+	if (t->n == t->cap) {
+		unsigned int cap = t->cap == 0 ? 16 : 2 * t->cap;
+		void *p = realloc(t->cell, cap * sizeof(*t->cell));
+
+		if (p == NULL)
+			return -ENOMEM;
+		t->cell = p;
+		t->cap = cap;
+	}
+	for (unsigned int c = 0; c < C_NB; c++) {
+		t->cell[t->n][c] = strdup(cells[c]);
+		if (t->cell[t->n][c] == NULL) {
+			while (c-- > 0)
+				free(t->cell[t->n][c]);
+			return -ENOMEM;
+		}
+	}
+	t->n++;
+	return 0;
+}
+
+/* Which columns fit in @p width (0: all) with widths @p w, in @p show:
+ * by rank, each that still fits. */
+static void
+table_fit(unsigned int width, const size_t *w, bool *show)
+{
+	size_t used = 0;
+
+	for (unsigned int c = 0; c < C_NB; c++)
+		show[c] = width == 0;
+	for (unsigned int rank = 0; rank < C_NB && width != 0; rank++)
+		for (unsigned int c = 0; c < C_NB; c++) {
+			size_t need = w[c] + (used > 0);
+
+			if (be_cols[c].rank != rank)
+				continue;
+			/* Service and backend name a row: always there. */
+			if (rank > 0 && used + need > width)
+				continue;
+			show[c] = true;
+			used += need;
+		}
+}
+
+/* One line of the table: row @p row, or the header for -1. */
+static int
+table_line(const struct be_table *t, int row, const size_t *w,
+	   const bool *show, struct lb_cmd_out *out)
+{
+	char line[2048];
+	size_t len = 0;
+
+	for (unsigned int c = 0; c < C_NB; c++) {
+		const char *v = row < 0 ? be_cols[c].hdr : t->cell[row][c];
+		int k;
+
+		if (!show[c])
+			continue;
+		k = snprintf(line + len, sizeof(line) - len, "%s%*s",
+			     len > 0 ? " " : "",
+			     be_cols[c].right ? (int)w[c] : -(int)w[c], v);
+		if (k < 0 || (size_t)k >= sizeof(line) - len)
+			break;
+		len += (size_t)k;
+	}
+	while (len > 0 && line[len - 1] == ' ')
+		len--;
+	return lb_cmd_printf(out, "%.*s\n", (int)len, line);
+}
+
+static int
+table_print(const struct be_table *t, struct lb_cmd_out *out)
+{
+	size_t w[C_NB];
+	bool show[C_NB];
+	int rc;
+
+	for (unsigned int c = 0; c < C_NB; c++) {
+		w[c] = strlen(be_cols[c].hdr);
+		for (unsigned int i = 0; i < t->n; i++)
+			if (strlen(t->cell[i][c]) > w[c])
+				w[c] = strlen(t->cell[i][c]);
+	}
+	table_fit(out->width, w, show);
+	rc = table_line(t, -1, w, show, out);
+	for (unsigned int i = 0; i < t->n && rc == 0; i++)
+		rc = table_line(t, (int)i, w, show, out);
+	return rc;
 }
 
 /* "850us", "12ms", "3.4s", "95s": an age in six columns. */
@@ -271,11 +401,12 @@ health_col(const struct be_row *r, char *buf, size_t len)
 }
 
 static int
-row_text(const struct be_row *r, struct lb_cmd_out *out)
+row_text(const struct be_row *r, struct be_table *t)
 {
 	char a[LB_CMD_ADDR_STRLEN], act[24], fl[24], er[24], pk[48], by[48];
-	char wk[LB_SHM_MAX_WORKERS * 24 + 1];
+	char wk[LB_SHM_MAX_WORKERS * 24 + 1], wt[16];
 	char spl[16], age[16], lat[32], e5[16], infl[16], hc[40];
+	const char *cells[C_NB];
 	size_t len = 0;
 
 	wk[0] = '\0';
@@ -307,23 +438,39 @@ row_text(const struct be_row *r, struct lb_cmd_out *out)
 			len += (size_t)n;
 		}
 	}
-	return lb_cmd_printf(out, BE_ROW_FMT, r->svc,
-			     lb_cmd_fmt_ipv4_port(r->ip, r->port, a), r->state,
-			     r->origin != NULL ? r->origin : "static",
-			     lb_health_state_name(r->hc ? r->hi.state
-							: LB_HEALTH_NONE),
-			     hc, r->weight, act, fl, er, pk, by, spl, age, lat, e5,
-			     infl, wk);
+	snprintf(wt, sizeof(wt), "%u", r->weight);
+	cells[C_SVC] = r->svc;
+	cells[C_BE] = lb_cmd_fmt_ipv4_port(r->ip, r->port, a);
+	cells[C_STATE] = r->state;
+	cells[C_ORIGIN] = r->origin != NULL ? r->origin : "static";
+	cells[C_HEALTH] =
+		lb_health_state_name(r->hc ? r->hi.state : LB_HEALTH_NONE);
+	cells[C_CHECK] = hc;
+	cells[C_WEIGHT] = wt;
+	cells[C_ACTIVE] = act;
+	cells[C_FLOWS] = fl;
+	cells[C_ERRORS] = er;
+	cells[C_PKTS] = pk;
+	cells[C_BYTES] = by;
+	cells[C_SPL] = spl;
+	cells[C_AGE] = age;
+	cells[C_LAT] = lat;
+	cells[C_5XX] = e5;
+	cells[C_INFL] = infl;
+	cells[C_WORKERS] = wk;
+	return table_add(t, cells);
 }
 
 static int
-emit_row(const struct be_row *r, json_t *arr, struct lb_cmd_out *out)
+emit_row(const struct be_row *r, json_t *arr, struct be_table *t,
+	 struct lb_cmd_out *out)
 {
 	json_t *j = row_json(r);
 
-	if (j == NULL || json_array_append_new(arr, j) != 0)
+	if (j == NULL || json_array_append_new(arr, j) != 0 ||
+	    row_text(r, t) != 0)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
-	return row_text(r, out);
+	return 0;
 }
 
 /*
@@ -350,7 +497,7 @@ inst_state(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
  * then those removed from it whose flows still run. */
 static int
 svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
-	 struct lb_cmd_out *out)
+	 struct be_table *tb, struct lb_cmd_out *out)
 {
 	const struct lb_dpconf *c = lb_view_conf(ctl->view);
 	int s = lb_ctlcmd_svc_slot(ctl, &sv->key);
@@ -378,7 +525,7 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 				     &r.hi) == 0;
 		if (b >= 0)
 			listed[b] = true;
-		rc = emit_row(&r, arr, out);
+		rc = emit_row(&r, arr, tb, out);
 	}
 	for (uint32_t b = 0; t != NULL && b < t->nb_be && rc == 0; b++) {
 		struct be_row r = {.slot = -1};
@@ -392,7 +539,7 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 		r.weight = t->be[b].weight;
 		r.state = lb_view_be_state_name(t->be[b].state);
 		row_runtime(ctl, s, (int)b, &r);
-		rc = emit_row(&r, arr, out);
+		rc = emit_row(&r, arr, tb, out);
 	}
 	return rc;
 }
@@ -400,7 +547,7 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 /* Rows of services deleted from the configuration whose flows still run. */
 static int
 deleted_rows(const struct lb_ctl *ctl, int only, json_t *arr,
-	     struct lb_cmd_out *out)
+	     struct be_table *tb, struct lb_cmd_out *out)
 {
 	const struct lb_dpconf *c = lb_view_conf(ctl->view);
 	int rc = 0;
@@ -423,14 +570,14 @@ deleted_rows(const struct lb_ctl *ctl, int only, json_t *arr,
 			row_runtime(ctl, (int)s, (int)b, &r);
 			/* Whatever they were, the service is gone. */
 			r.state = "removed";
-			rc = emit_row(&r, arr, out);
+			rc = emit_row(&r, arr, tb, out);
 		}
 	}
 	return rc;
 }
-int
-lb_ctlcmd_backends_of(struct lb_ctl *ctl, const struct lb_conf_svc *sv,
-		      int slot, bool all, json_t *arr, struct lb_cmd_out *out)
+static int
+rows_of(struct lb_ctl *ctl, const struct lb_conf_svc *sv, int slot, bool all,
+	json_t *arr, struct be_table *tb, struct lb_cmd_out *out)
 {
 	int rc = 0;
 
@@ -438,12 +585,26 @@ lb_ctlcmd_backends_of(struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 		for (unsigned int i = 0;
 		     i < lb_conf_nb_svcs(ctl->conf) && rc == 0; i++)
 			rc = svc_rows(ctl, lb_conf_svc_at(ctl->conf, i), arr,
-				      out);
-		return rc == 0 ? deleted_rows(ctl, -1, arr, out) : rc;
+				      tb, out);
+		return rc == 0 ? deleted_rows(ctl, -1, arr, tb, out) : rc;
 	}
 	if (sv != NULL)
-		return svc_rows(ctl, sv, arr, out);
-	return deleted_rows(ctl, slot, arr, out);
+		return svc_rows(ctl, sv, arr, tb, out);
+	return deleted_rows(ctl, slot, arr, tb, out);
+}
+
+int
+lb_ctlcmd_backends_of(struct lb_ctl *ctl, const struct lb_conf_svc *sv,
+		      int slot, bool all, json_t *arr, struct lb_cmd_out *out)
+{
+	struct be_table tb = {0};
+	int rc;
+
+	rc = rows_of(ctl, sv, slot, all, arr, &tb, out);
+	if (rc == 0)
+		rc = table_print(&tb, out);
+	table_free(&tb);
+	return rc;
 }
 
 static int
@@ -468,10 +629,7 @@ cmd_be_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		json_decref(d);
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
 	}
-	rc = lb_ctlcmd_be_header(out);
-	if (rc == 0)
-		rc = lb_ctlcmd_backends_of(ctl, sv, slot, argc == 0, arr,
-					   out);
+	rc = lb_ctlcmd_backends_of(ctl, sv, slot, argc == 0, arr, out);
 	json_decref(arr);
 	if (rc != 0) {
 		json_decref(d);
@@ -506,7 +664,14 @@ static const struct lb_cmd_def be_cmds[] = {
 			"`check-rise` successes), `up`, or\n`down` "
 			"(`check-fall` failures in a row); only `none` and "
 			"`up` take\nnew flows. LAST-CHECK is the last "
-			"check's outcome and how long it\ntook.",
+			"check's outcome and how long it\ntook.\n"
+			"On a terminal, lbctl shows the columns that fit its "
+			"width, in this\norder: SERVICE and BACKEND, STATE, "
+			"HEALTH, WEIGHT, ACTIVE, ERRORS,\nSPL, P50/P99MS, "
+			"FLOWS, 5XX%, INFL, AGE, LAST-CHECK, ORIGIN, PKTS,\n"
+			"BYTES, the workers' column; `lbctl --wide` (or "
+			"`--wide` after the\ncommand) shows them all, as does "
+			"output to a pipe or a file.",
 		.fn = cmd_be_list,
 	},
 };

@@ -69,11 +69,10 @@ int lb_ctlcmd_find_svc(const struct lb_ctl *ctl, char **argv, bool deleted,
 
 /* ---- ctlcmd_be.c ---- */
 
-/** The header line of the backend rows. */
-int lb_ctlcmd_be_header(struct lb_cmd_out *out);
-
 /**
- * The backend rows, as text into @p out and as objects appended to
+ * The backend rows, as a text table with its header into @p out (the
+ * columns that fit @p out's width, all when it is 0) and as objects
+ * appended to
  * @p arr: of every service (@p all), of the configured service @p sv, or
  * else of the deleted service at table slot @p slot.
  */

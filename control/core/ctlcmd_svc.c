@@ -527,8 +527,6 @@ cmd_svc_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	else
 		svc_row_deleted(ctl, slot, &r);
 	rc = svc_show_text(&r, out);
-	if (rc == 0)
-		rc = lb_ctlcmd_be_header(out);
 	if (rc != 0)
 		return rc;
 	j = svc_json(&r);

@@ -17,6 +17,7 @@
 #include "httpd_priv.h"
 #include "main_priv.h"
 #include "scale_priv.h"
+#include "status.h"
 
 #define SLOW_NS 1000000000ull /* retries and slot collection: every 1 s */
 
@@ -68,6 +69,8 @@ tick(struct lb_control *m)
 	lb_view_tick(m->ctl.view);
 	lb_scale_tick(m->scale, now);
 	gov_publish(m);
+	if (m->status != NULL)
+		lb_status_tick(m->status, now, wall_ms());
 	if (now < m->next_slow_ns)
 		return;
 	m->next_slow_ns = now + SLOW_NS;
@@ -152,6 +155,8 @@ lb_control_teardown(struct lb_control *m)
 {
 	lb_httpd_stop(m->httpd);
 	m->httpd = NULL;
+	lb_status_free(m->status);
+	m->status = NULL;
 	lb_apisrv_free(m->api);
 	m->api = NULL;
 	lb_view_free(m->ctl.view);

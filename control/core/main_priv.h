@@ -51,6 +51,7 @@ struct lb_control {
 	struct lb_scale *scale; /* the autoscaler's runtime */
 	struct lb_apisrv *api;
 	struct lb_httpd *httpd;
+	struct lb_status *status; /* the status page's data, with httpd */
 	struct lb_cluster *cluster; /* admission's Redis tier, or NULL */
 	struct lb_steerctl *steer;  /* the XDP steering maps' side */
 	int rt_lock;  /* the runtime's attach lock while attaching, or -1 */
@@ -65,6 +66,16 @@ extern volatile sig_atomic_t lb_control_quit;
 
 /** Writes "lb-control: " and the message on a line of stderr. */
 void lb_control_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** The wall clock in ms, the time the status page shows. */
+static inline uint64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 /** The monotonic clock in ns. */
 static inline uint64_t

@@ -20,6 +20,7 @@
 #include "orch.h"
 #include "privs.h"
 #include "scale_priv.h"
+#include "status.h"
 
 static int
 sched_known(const char *name)
@@ -27,12 +28,39 @@ sched_known(const char *name)
 	return lb_sched_find(name) != NULL;
 }
 
+/* The metrics listener's and the status page's counts, as they are when
+ * /metrics is asked for. */
+static void
+http_counters(struct lb_control *m)
+{
+	struct lb_httpd_stats st = lb_httpd_stats(m->httpd);
+
+	m->ctl.ctr.http_requests = lb_httpd_requests(m->httpd);
+	m->ctl.ctr.http_bad_request = st.bad_request;
+	m->ctl.ctr.http_not_found = st.not_found;
+	m->ctl.ctr.http_bad_method = st.bad_method;
+	m->ctl.ctr.http_errors = st.errors;
+	if (m->status != NULL)
+		m->ctl.ctr.status_refused = lb_status_refused(m->status);
+}
+
 static int
 metrics_body(void *ctx, struct lb_cmd_out *out)
 {
 	struct lb_control *m = ctx;
 
+	http_counters(m);
 	return lb_metrics_format(&m->ctl, out);
+}
+
+static int
+status_page(void *ctx, const char *path, const struct lb_httpd_query *q,
+	    const char **type, struct lb_cmd_out *out)
+{
+	struct lb_control *m = ctx;
+
+	return lb_status_page(m->status, path, lb_httpd_query_get(q, "since"),
+			      wall_ms(), type, out);
 }
 
 static uint64_t
@@ -175,6 +203,14 @@ lb_control_listen(struct lb_control *m)
 			lb_control_log("%s", err);
 			return -1;
 		}
+		/* The status page shares the listener, and so its access
+		 * rules (docs/security.md). */
+		m->status = lb_status_create(&m->ctl, m->reg);
+		if (m->status == NULL) {
+			lb_control_log("status page: out of memory");
+			return -1;
+		}
+		lb_httpd_set_pages(m->httpd, status_page, m);
 	}
 	if (m->o.redis != NULL) {
 		char host[256];

@@ -76,6 +76,9 @@ struct lb_cmd_out {
 	char errmsg[LB_CMD_ERR_MAX];
 	/** Command being run, set by the dispatcher for lb_cmd_usage(). */
 	const struct lb_cmd_def *cmd;
+	/** Columns the client shows a line in (its terminal's width), for
+	 * the tables that pick their columns; 0: no limit. */
+	unsigned int width;
 };
 
 /**

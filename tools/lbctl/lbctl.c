@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -35,6 +36,7 @@
 #include <jansson.h>
 
 #include "lb/cmd.h"
+#include "lbctl.h"
 
 #ifndef LB_VERSION
 #define LB_VERSION "unknown"
@@ -51,22 +53,12 @@
 #define LBCTL_NAME_MAX 255u
 #define LBCTL_TIMEOUT_DEFAULT_S 30u
 #define LBCTL_TIMEOUT_MAX_S 3600u
-
-enum {
-	EXIT_REFUSED = 1, /* lb-control said no, or bad local input */
-	EXIT_TROUBLE = 2, /* usage, connection or protocol trouble */
-};
-
-struct opts {
-	const char *socket;
-	bool json;
-	unsigned int timeout_s; /* 0: wait forever */
-};
+/** Widest terminal lb-control takes ("width" of the request). */
+#define LBCTL_WIDTH_MAX 10000u
 
 /* ---- messages ------------------------------------------------------------ */
 
-/* One line on stderr, "lbctl: " first, control characters made spaces. */
-static void __attribute__((format(printf, 1, 2)))
+void
 say(const char *fmt, ...)
 {
 	char buf[1024];
@@ -90,6 +82,7 @@ usage(FILE *f)
 		"input)\n"
 		"       lbctl [OPTIONS] save\n"
 		"       lbctl [OPTIONS] help [COMMAND]\n"
+		"       lbctl [OPTIONS] top [--sort KEY] [SERVICE]   (live view)\n"
 		"\n"
 		"Sends one command to lb-control and prints its answer; "
 		"'lbctl help'\n"
@@ -100,6 +93,9 @@ usage(FILE *f)
 		"else\n"
 		"                      %s)\n"
 		"  -j, --json          print the data of the answer as JSON\n"
+		"  -w, --wide          every column of a table, whatever the\n"
+		"                      terminal's width (also after the "
+		"command)\n"
 		"  -t, --timeout SEC   longest wait for the answer, 0 for none "
 		"(default %u)\n"
 		"  -h, --help          this text\n"
@@ -173,7 +169,7 @@ utf8_check(const char *s, size_t n)
 /* ---- request ------------------------------------------------------------- */
 
 static json_t *
-request_argv(int argc, char **argv, bool json)
+request_argv(int argc, char **argv, bool json, unsigned int width)
 {
 	json_t *req = json_object(), *arr = json_array();
 
@@ -200,6 +196,10 @@ request_argv(int argc, char **argv, bool json)
 		goto nomem_req;
 	arr = NULL;
 	if (json_object_set_new(req, "json", json_boolean(json)) != 0)
+		goto nomem_req;
+	/* Only when there is one: a table then fits the terminal. */
+	if (width > 0 &&
+	    json_object_set_new(req, "width", json_integer(width)) != 0)
 		goto nomem_req;
 	return req;
 nomem:
@@ -552,7 +552,8 @@ print_json(json_t *v)
 
 /* Checks and prints one response; returns the exit status. */
 static int
-handle_response(const struct conn *c, const char *line, size_t len, bool json)
+handle_response(const struct conn *c, const char *line, size_t len, bool json,
+		json_t **data)
 {
 	json_t *resp, *v, *ok, *x;
 	json_error_t jerr;
@@ -594,6 +595,11 @@ handle_response(const struct conn *c, const char *line, size_t len, bool json)
 		rc = EXIT_REFUSED;
 		goto out;
 	}
+	if (data != NULL) {
+		x = json_object_get(resp, "data");
+		*data = json_incref(x != NULL ? x : json_null());
+		goto out;
+	}
 	if (json) {
 		x = json_object_get(resp, "data");
 		if (x != NULL && !json_is_null(x)) {
@@ -624,7 +630,7 @@ out:
  * failed, and the message says that the built-in help follows.
  */
 static int
-call(const struct opts *o, json_t *req, bool *unreached)
+call(const struct lbctl_opts *o, json_t *req, bool *unreached, json_t **data)
 {
 	struct conn c = {
 		.path = o->socket,
@@ -658,7 +664,7 @@ call(const struct opts *o, json_t *req, bool *unreached)
 	if (rc == 0)
 		rc = conn_recv_line(&c, &line, &rlen);
 	if (rc == 0) {
-		rc = handle_response(&c, line, rlen, o->json);
+		rc = handle_response(&c, line, rlen, o->json, data);
 		free(line);
 	}
 	if (c.fd >= 0)
@@ -666,6 +672,44 @@ call(const struct opts *o, json_t *req, bool *unreached)
 	if (unreached != NULL)
 		*unreached = c.unreached;
 	return rc;
+}
+
+int
+lbctl_data(const struct lbctl_opts *o, int argc, char **argv, json_t **data)
+{
+	json_t *req = request_argv(argc, argv, true, 0);
+	int rc;
+
+	*data = NULL;
+	if (req == NULL)
+		return EXIT_TROUBLE;
+	rc = call(o, req, NULL, data);
+	json_decref(req);
+	return rc;
+}
+
+/*
+ * The columns tables are fitted to: $COLUMNS when it is a number, as ls
+ * does, else the terminal's when the answer goes to one, else no limit
+ * (a pipe or a file gets every column).
+ */
+static unsigned int
+term_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	struct winsize w;
+
+	if (c != NULL && c[0] != '\0') {
+		char *end;
+		unsigned long v = strtoul(c, &end, 10);
+
+		if (*end == '\0' && v > 0 && v <= LBCTL_WIDTH_MAX)
+			return (unsigned int)v;
+	}
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0)
+		return w.ws_col;
+	return 0;
 }
 
 /* ---- help without lb-control --------------------------------------------- */
@@ -741,13 +785,15 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"wide", no_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {.timeout_s = LBCTL_TIMEOUT_DEFAULT_S};
+	struct lbctl_opts o = {.timeout_s = LBCTL_TIMEOUT_DEFAULT_S};
 	json_t *req = NULL;
+	bool wide = false;
 	int opt, rc;
 
 	o.socket = getenv(LBCTL_SOCKET_ENV);
@@ -755,7 +801,7 @@ main(int argc, char **argv)
 		o.socket = LBCTL_SOCKET_DEFAULT;
 	/* '+': options end at the command, whose arguments are its own. */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+s:jt:hV", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "+s:jwt:hV", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 's':
@@ -763,6 +809,9 @@ main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'w':
+			wide = true;
 			break;
 		case 't':
 			if (parse_timeout(optarg, &o.timeout_s) != 0)
@@ -793,6 +842,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_TROUBLE;
 	}
+	if (strcmp(argv[0], "top") == 0)
+		return lbctl_top(&o, argc, argv);
 	if (strcmp(argv[0], "apply") == 0) {
 		if (argc != 2) {
 			say("usage: lbctl apply FILE");
@@ -802,7 +853,14 @@ main(int argc, char **argv)
 		if (rc != 0)
 			return rc;
 	} else {
-		req = request_argv(argc, argv, o.json);
+		/* `lbctl backend list --wide` reads better than the
+		 * option before the command; no command takes the word. */
+		if (argc > 1 && strcmp(argv[argc - 1], "--wide") == 0) {
+			wide = true;
+			argc--;
+		}
+		req = request_argv(argc, argv, o.json,
+				   wide || o.json ? 0 : term_width());
 		if (req == NULL)
 			return EXIT_TROUBLE;
 	}
@@ -810,14 +868,14 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "help") == 0) {
 		bool unreached = false;
 
-		rc = call(&o, req, &unreached);
+		rc = call(&o, req, &unreached, NULL);
 		if (unreached)
 			rc = builtin_help(argc, argv);
 	} else {
-		rc = call(&o, req, NULL);
+		rc = call(&o, req, NULL, NULL);
 	}
 #else
-	rc = call(&o, req, NULL);
+	rc = call(&o, req, NULL, NULL);
 #endif
 	json_decref(req);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

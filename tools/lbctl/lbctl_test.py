@@ -109,6 +109,7 @@ def run(args, answer=None, env=None, stdin=None, timeout=20):
     srv = Server(path, answer) if answer is not None else None
     e = dict(os.environ)
     e.pop("LBCTL_SOCKET", None)
+    e.pop("COLUMNS", None)  # the width is each case's to give
     e["LBCTL_SOCKET"] = path
     if env:
         e.update(env)
@@ -502,9 +503,165 @@ def case_help():
           rc == 2 and out == b"" and b"help" not in er, repr(er))
 
 
+def top_answer():
+    """lb-control's three listings, the counters growing by one read's
+    worth each time `service list` is asked: be1 10 new flows, be2 30."""
+    reads = [0]
+
+    def answer(line):
+        argv = json.loads(line)["argv"]
+        if argv == ["service", "list"]:
+            reads[0] += 1
+        n = reads[0]
+        if argv == ["service", "list"]:
+            data = {"services": [
+                {"service": "tcp 10.0.0.1:80", "http": True,
+                 "flows_total": 40 * n, "flows_active": 7, "errors": 0,
+                 "http_5xx": 2 * n, "spl": {"total": 0.5}},
+                {"service": "udp 10.0.0.1:53", "http": False,
+                 "flows_total": 5 * n, "flows_active": 1, "errors": 0}]}
+        elif argv == ["backend", "list"]:
+            l7 = {"spl": 0.25, "window_timed": 3, "p99_ms": 12.5}
+            data = {"backends": [
+                {"service": "tcp 10.0.0.1:80", "backend": "10.0.1.1:80",
+                 "state": "active", "health": "up", "flows_total": 10 * n,
+                 "flows_active": 2, "errors": 0, "http_5xx": 2 * n,
+                 "l7": l7},
+                {"service": "tcp 10.0.0.1:80", "backend": "10.0.1.2:80",
+                 "state": "draining", "health": "pending",
+                 "flows_total": 30 * n, "flows_active": 5, "errors": 0,
+                 "l7": None},
+                {"service": "udp 10.0.0.1:53", "backend": "10.0.1.3:53",
+                 "state": "active", "health": "none", "flows_total": 5 * n,
+                 "flows_active": 1, "errors": 0}]}
+        elif argv == ["governor", "show"]:
+            data = {"services": [{"service": "tcp 10.0.0.1:80", "m": 1.5}]}
+        elif argv == ["scale", "show"]:
+            data = {"services": [{"service": "tcp 10.0.0.1:80",
+                                  "paused": False,
+                                  "counts": {"active": 2, "pending": 1,
+                                             "failed": 0}}]}
+        elif argv == ["scale", "history", "tcp", "10.0.0.1:80", "1"]:
+            data = {"decisions": [{"ago_s": 3.2, "action": "up",
+                                   "count": 1, "load": 0.93,
+                                   "reason": "load above upper"}]}
+        else:
+            return [(json.dumps({"v": 1, "ok": False, "code": -2,
+                                 "error": "unexpected " + " ".join(argv)})
+                     + "\n").encode()]
+        return [(json.dumps({"v": 1, "ok": True, "text": "",
+                             "data": data}) + "\n").encode()]
+    return answer
+
+
+def top_many(nsv, nbe):
+    """@nsv services of @nbe backends each."""
+    def answer(line):
+        argv = json.loads(line)["argv"]
+        svcs = [f"tcp 10.0.{i // 200}.{i % 200 + 1}:80" for i in range(nsv)]
+        if argv == ["service", "list"]:
+            data = {"services": [{"service": s, "flows_total": 1}
+                                 for s in svcs]}
+        elif argv == ["backend", "list"]:
+            data = {"backends": [
+                {"service": s, "backend": f"10.1.{i}.{b + 1}:80",
+                 "state": "active", "health": "none", "flows_total": 1}
+                for i, s in enumerate(svcs) for b in range(nbe)]}
+        else:
+            data = {"services": []}
+        return [(json.dumps({"v": 1, "ok": True, "text": "",
+                             "data": data}) + "\n").encode()]
+    return answer
+
+
+def lines_of(out, word):
+    return [ln for ln in out.decode().splitlines() if word in ln]
+
+
+def case_top():
+    rc, out, er, reqs, secs = run(["top", "--once"], top_answer())
+    text = out.decode()
+    check("top --once: exit 0", rc == 0, f"rc={rc} err={er!r}")
+    check("top --once: two reads a second apart",
+          [json.loads(r)["argv"] for r in reqs] ==
+          [["service", "list"], ["backend", "list"], ["governor", "show"],
+           ["scale", "show"], ["scale", "history", "tcp", "10.0.0.1:80",
+                               "1"]] * 2 and secs >= 1.0, repr(reqs))
+    sc = lines_of(out, "  scale: ")
+    check("top: an autoscaled service's instances and last decision",
+          len(sc) == 1 and sc[0].strip() ==
+          "scale: 2 active, 1 pending; last up 1 at load 0.930, 3s ago: "
+          "load above upper", text)
+    check("top --once: plain lines, no escape sequences",
+          "\033" not in text, repr(text))
+    check("top --once: fits 80 columns",
+          all(len(ln) <= 80 for ln in text.splitlines()), text)
+    svc = lines_of(out, "tcp 10.0.0.1:80")
+    check("top: the service's new flows a second, load and governor",
+          len(svc) == 1 and svc[0].split()[2] in ("40.0", "39.9", "40.1")
+          and svc[0].split()[-2:] == ["0.500", "1.50"], text)
+    be1 = lines_of(out, "10.0.1.1:80")
+    be2 = lines_of(out, "10.0.1.2:80")
+    check("top: each backend's share of new flows",
+          be1 and be2 and "25.0%" in be1[0] and "75.0%" in be2[0], text)
+    check("top: state, health, SPL and p99 of a backend",
+          be1 and be1[0].split()[1:3] == ["active", "up"] and
+          be1[0].split()[-2:] == ["0.250", "12.5"], text)
+    check("top: both services by default", lines_of(out, "udp 10.0.0.1:53"),
+          text)
+    rc, out, _, _, _ = run(["top", "--once", "--sort", "share", "tcp"],
+                           top_answer())
+    text = out.decode()
+    check("top SERVICE: only the services matching it",
+          rc == 0 and not lines_of(out, "udp 10.0.0.1:53") and
+          lines_of(out, "tcp 10.0.0.1:80"), text)
+    check("top --sort share: the larger share first",
+          0 < text.find("10.0.1.2:80") < text.find("10.0.1.1:80"), text)
+    rc, _, er, reqs, _ = run(["top", "--sort", "bogus"], top_answer())
+    check("top --sort bogus: exit 2, says why, asks nothing",
+          rc == 2 and b"--sort" in er and not reqs, repr(er))
+    rc, _, er, reqs, _ = run(["top"], top_answer(), stdin=b"")
+    check("top without a terminal: exit 2, says --once",
+          rc == 2 and b"--once" in er and not reqs, repr(er))
+    rc, out, _, _, _ = run(["top", "--once"], top_many(60, 6))
+    check("top --once: every service and backend, however many",
+          rc == 0 and len(lines_of(out, "tcp 10.")) == 60 and
+          len(lines_of(out, "  10.1.")) == 360, f"rc={rc} {len(out)}")
+    rc, _, er, _, _ = run(["top", "--once"], err("no such command"))
+    check("top: a refusal ends it with status 1",
+          rc == 1 and b"no such command" in er, repr(er))
+
+
+def case_width():
+    def width_of(args, env=None):
+        rc, _, _, reqs, _ = run(args, ok("x\n"), env=env)
+        req = json.loads(reqs[0]) if reqs else {}
+        return rc, req.get("width"), req.get("argv")
+
+    rc, w, argv = width_of(["backend", "list"], {"COLUMNS": "80"})
+    check("COLUMNS=80: the request asks for 80 columns",
+          rc == 0 and w == 80 and argv == ["backend", "list"], f"{w} {argv}")
+    rc, w, _ = width_of(["backend", "list"])
+    check("output to a pipe, no COLUMNS: no width (every column)",
+          rc == 0 and w is None, repr(w))
+    rc, w, _ = width_of(["--wide", "backend", "list"], {"COLUMNS": "80"})
+    check("--wide: no width", rc == 0 and w is None, repr(w))
+    rc, w, _ = width_of(["-w", "backend", "list"], {"COLUMNS": "80"})
+    check("-w: no width", rc == 0 and w is None, repr(w))
+    rc, w, argv = width_of(["backend", "list", "--wide"], {"COLUMNS": "80"})
+    check("--wide after the command: no width, and not a word sent",
+          rc == 0 and w is None and argv == ["backend", "list"],
+          f"{w} {argv}")
+    rc, w, _ = width_of(["--json", "backend", "list"], {"COLUMNS": "80"})
+    check("--json: no width", rc == 0 and w is None, repr(w))
+    for bad in ("abc", "0", "-3", "99999"):
+        rc, w, _ = width_of(["backend", "list"], {"COLUMNS": bad})
+        check(f"COLUMNS={bad}: ignored", rc == 0 and w is None, repr(w))
+
+
 CASES = [case_text, case_text_newline, case_json, case_error,
          case_no_server, case_socket_option, case_words, case_usage,
-         case_apply, case_protocol, case_help]
+         case_apply, case_protocol, case_help, case_top, case_width]
 
 
 def main():

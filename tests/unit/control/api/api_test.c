@@ -75,6 +75,13 @@ static const struct req_case req_cases[] = {
 	{"{\"v\":1,\"argv\":[\"a\\u0000b\"]}", -EINVAL, "malformed JSON", 0,
 	 NULL},
 	{"{\"v\":1,\"argv\":[],\"json\":1}", -EINVAL, "\"json\"", 0, NULL},
+	{"{\"v\":1,\"argv\":[],\"width\":-1}", -EINVAL, "\"width\"", 0, NULL},
+	{"{\"v\":1,\"argv\":[],\"width\":\"80\"}", -EINVAL, "\"width\"", 0,
+	 NULL},
+	{"{\"v\":1,\"argv\":[],\"width\":10001}", -EINVAL, "0..10000", 0,
+	 NULL},
+	{"{\"v\":1,\"argv\":[],\"width\":80.5}", -EINVAL, "\"width\"", 0,
+	 NULL},
 	{"{\"v\":1,\"apply\":7}", -EINVAL, "\"apply\" must be a string", 0,
 	 NULL},
 	{"{\"v\":1,\"apply\":\"\",\"name\":3}", -EINVAL, "\"name\"", 0, NULL},
@@ -365,6 +372,8 @@ fake_exec(void *ctx, int argc, char **argv, struct lb_cmd_out *out,
 		lb_cmd_printf(out, "%s%s", i > 0 ? " " : "", argv[i]);
 	if (argc > 0 && strcmp(argv[0], "data") == 0)
 		*data = json_pack("{s:[i,i]}", "list", 1, 2);
+	if (argc > 0 && strcmp(argv[0], "width") == 0)
+		lb_cmd_printf(out, " %u", out->width);
 	return 0;
 }
 
@@ -394,6 +403,11 @@ static const struct handle_case handle_cases[] = {
 	{"{\"v\":1,\"argv\":[\"data\"],\"json\":true}", 0,
 	 "{\"v\":1,\"ok\":true,\"text\":\"data\",\"data\":{\"list\":[1,2]}}"
 	 "\n"},
+	/* The client's width reaches the command. */
+	{"{\"v\":1,\"argv\":[\"width\"],\"width\":80}", 0,
+	 "{\"v\":1,\"ok\":true,\"text\":\"width 80\",\"data\":null}\n"},
+	{"{\"v\":1,\"argv\":[\"width\"]}", 0,
+	 "{\"v\":1,\"ok\":true,\"text\":\"width 0\",\"data\":null}\n"},
 	{"{\"v\":1,\"argv\":[\"fail\",\"x\"]}", -ENOENT,
 	 "{\"v\":1,\"ok\":false,\"code\":-2,\"error\":\"no such thing "
 	 "'x'\"}\n"},
@@ -432,7 +446,7 @@ test_handle(void **state)
 		free(r);
 	}
 	/* Only well-formed requests reach the handlers. */
-	assert_int_equal(calls, 6);
+	assert_int_equal(calls, 8);
 }
 
 /* ---- line assembly ---- */

@@ -590,11 +590,77 @@ test_needs_conf_commands(void **state)
 	lb_cmd_reg_free(r);
 }
 
+/* `backend list` fits the client's width: the columns that fit, the
+ * most telling first, each as wide as its widest cell; all without one. */
+static void
+test_backend_list_width(void **state)
+{
+	static const struct {
+		unsigned int width;
+		const char *header;
+	} rows[] = {
+		{40, "SERVICE BACKEND STATE"},
+		{60, "SERVICE BACKEND STATE HEALTH WEIGHT ACTIVE"},
+		/* P50/P99MS would not fit; FLOWS, ranked after it, does. */
+		{80, "SERVICE BACKEND STATE HEALTH WEIGHT ACTIVE FLOWS ERRORS "
+		     "SPL"},
+		/* Too narrow for anything: a row is still named. */
+		{10, "SERVICE BACKEND"},
+		{0, "SERVICE BACKEND STATE ORIGIN HEALTH LAST-CHECK WEIGHT "
+		    "ACTIVE FLOWS ERRORS PKTS(C>B/B>C) BYTES(C>B/B>C) SPL AGE "
+		    "P50/P99MS 5XX% INFL ERRORS/WEIGHT BY WORKER"},
+	};
+	struct cfx *c = cfx_new(true);
+	char buf[512];
+
+	(void)state;
+	fx_bst(c->f, 0, 0, 0)->flows = 123456;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *t, *p;
+
+		c->f->out.width = rows[i].width;
+		t = run(c, "backend list", 0);
+		assert_string_equal(row(t, 0, buf), rows[i].header);
+		assert_int_equal(nb_lines(t), 4);
+		for (p = t; rows[i].width > 10 && *p != '\0';
+		     p += strcspn(p, "\n") + 1)
+			assert_true(strcspn(p, "\n") <= rows[i].width);
+		/* Columns line up: every row's second cell starts where
+		 * the header's does, at the widest service name + 1. */
+		for (int l = 1; l < 4; l++) {
+			line_of(t, l, buf, sizeof(buf));
+			assert_int_equal(buf[strlen("tcp 10.11.0.100:80")], ' ');
+			assert_int_not_equal(buf[strlen("tcp 10.11.0.100:80") + 1],
+					     ' ');
+		}
+		/* Numbers are aligned right, under the end of their header. */
+		line_of(t, 0, buf, sizeof(buf));
+		if (rows[i].width == 0 || rows[i].width >= 60) {
+			const char *h = strstr(buf, "WEIGHT");
+			size_t end = (size_t)(h - buf) + strlen("WEIGHT");
+
+			line_of(t, 2, buf, sizeof(buf));
+			assert_int_equal(buf[end - 1], '3');
+			assert_int_equal(buf[end - 2], ' ');
+		}
+		json_decref(c->ctl.data);
+		c->ctl.data = NULL;
+	}
+	/* The data is whole whatever the width. */
+	c->f->out.width = 40;
+	run(c, "backend list", 0);
+	assert_int_equal(dint(c->ctl.data, "backends.0.flows_total"), 123456);
+	assert_int_equal(dint(c->ctl.data, "backends.0.pkts_to_backend"), 0);
+	c->f->out.width = 0;
+	cfx_free(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_list),
+		cmocka_unit_test(test_backend_list_width),
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_service_list_show),
 		cmocka_unit_test(test_l7),
