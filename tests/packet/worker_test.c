@@ -1217,13 +1217,12 @@ flood_conn(uint16_t cport)
 }
 
 /*
- * A SYN flood at one backend uses up that backend's SNAT ports only: a
- * new flow to another backend of the same SNAT address gets a port (one
- * the flood holds towards the flooded backend), and the flooded backend's
- * ports come back once its half-open flows expire.
+ * The flooded service's dataplane, neighbours learnt, whose worker has a
+ * slice of SNAT_PORTS ports instead of 64,512: the same exhaustion after
+ * four SYNs instead of 64,512.
  */
-static void
-test_snat_ports_per_backend(void **state)
+static struct ph_env *
+env_flooded(void **state)
 {
 	struct ph_env *e = env_up(state, 1, FLOWS, conf_flooded);
 	struct lb_worker *w = e->dp.w[0];
@@ -1233,17 +1232,31 @@ test_snat_ports_per_backend(void **state)
 		.port_min = 40000, .port_max = 40000 + SNAT_PORTS - 1,
 		.nb_workers = 1,
 	};
+
+	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
+	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
+	learn_all(e);
+	return e;
+}
+
+/*
+ * A SYN flood at one backend uses up that backend's SNAT ports only: a
+ * new flow to another backend of the same SNAT address gets a port (one
+ * the flood holds towards the flooded backend), and the flooded backend's
+ * ports come back once its half-open flows expire.
+ */
+static void
+test_snat_ports_per_backend(void **state)
+{
+	struct ph_env *e = env_flooded(state);
+	struct lb_worker *w = e->dp.w[0];
+	uint32_t snat = htonl(IP_SNAT);
 	struct lb_snat_stats st;
 	struct conn c;
 	uint64_t t0;
 	uint32_t until;
 	int svc;
 
-	/* A slice of four ports instead of 64,512: the same exhaustion
-	 * after four SYNs instead of 64,512. */
-	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
-	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
-	learn_all(e);
 	for (int i = 0; i < SNAT_PORTS; i++) {
 		c = flood_conn((uint16_t)(42000 + i));
 		CHECK_EQ(syn_snat(e, &c, ISS + (uint32_t)i, "flood SYN"),
@@ -1312,22 +1325,14 @@ sleep_unpolled(const struct ph_env *e, uint64_t ns)
 static void
 test_snat_reclaim_timed_out(void **state)
 {
-	struct ph_env *e = env_up(state, 1, FLOWS, conf_flooded);
+	struct ph_env *e = env_flooded(state);
 	struct lb_worker *w = e->dp.w[0];
 	uint32_t snat = htonl(IP_SNAT);
-	struct lb_snat_conf sc = {
-		.addrs = &snat, .nb_addrs = 1, .max_addrs = LB_CONF_MAX_SNATS,
-		.port_min = 40000, .port_max = 40000 + SNAT_PORTS - 1,
-		.nb_workers = 1,
-	};
 	struct lb_worker_stats before;
 	struct pb_frame in, got;
 	struct conn c;
 	uint16_t sport;
 
-	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
-	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
-	learn_all(e);
 	for (int i = 0; i < SNAT_PORTS; i++) {
 		c = flood_conn((uint16_t)(42000 + i));
 		syn_snat(e, &c, ISS + (uint32_t)i, "SYN filling the ports");
