@@ -87,7 +87,30 @@ static const struct {
 	  "New flows dropped: their source was over its budget."),
 	W("src_budget_evicted", src_budget.evicted,
 	  "Sources' budgets forgotten before they were full again."),
+	W("flows_expired", flows_expired, "Flows expired."),
+	W("flows_reclaimed", flows_reclaimed,
+	  "Timed-out flows expired on demand: a new flow wanted their SNAT "
+	  "port, tuple or entry."),
+	W("expire_polls", expire_polls, "Polls that had flows due to expire."),
 #undef W
+};
+
+/* Gauges of struct lb_worker_stats, as they are. */
+static const struct {
+	const char *name;
+	const char *help;
+	size_t off;
+} worker_gauges[] = {
+	{"lb_flows_overdue",
+	 "Flows timed out that expiry has not reached yet (counted up to "
+	 "1024).",
+	 offsetof(struct lb_worker_stats, flows_overdue)},
+	{"lb_snat_ports_overdue",
+	 "SNAT ports held by flows timed out that expiry has not reached "
+	 "yet.",
+	 offsetof(struct lb_worker_stats, snat_ports_overdue)},
+	{"lb_expire_max_flows", "Most flows one poll expired.",
+	 offsetof(struct lb_worker_stats, expire_max)},
 };
 
 /* The workers, the published table's generation and each worker's. */
@@ -137,6 +160,24 @@ workers_counters(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 				(unsigned int)wlabel(s, w, l),
 				u64_at(s->shm->w[w]->st, worker_fams[i].off));
 	}
+	for (size_t i = 0;
+	     i < sizeof(worker_gauges) / sizeof(worker_gauges[0]) && rc == 0;
+	     i++) {
+		rc = lb_prom_family(o, worker_gauges[i].name, "gauge",
+				    worker_gauges[i].help);
+		for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+			rc = lb_prom_u64(
+				o, worker_gauges[i].name, l,
+				(unsigned int)wlabel(s, w, l),
+				u64_at(s->shm->w[w]->st, worker_gauges[i].off));
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_expire_max_seconds", "gauge",
+				    "Longest a poll spent expiring flows.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_f64(o, "lb_expire_max_seconds", l,
+				 (unsigned int)wlabel(s, w, l),
+				 (double)s->shm->w[w]->st->expire_max_ns / 1e9);
 	if (rc == 0)
 		rc = lb_prom_family(o, "lb_worker_switch_max_seconds", "gauge",
 				    "Longest a poll spent taking up a table "

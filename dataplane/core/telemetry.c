@@ -67,7 +67,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct lb_worker_stats sum;
 	struct lb_flow_stats fs;
 	uint64_t active = 0, refused = 0, l7_active = 0, holds = 0;
-	uint64_t switch_max = 0;
+	uint64_t switch_max = 0, expire_max = 0, expire_max_ns = 0;
 	struct rte_tel_data *drop, *parse;
 
 	(void)cmd;
@@ -85,6 +85,9 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		held_now(tel_dp->w[i], &l7_active, &holds);
 		switch_max =
 			RTE_MAX(switch_max, tel_dp->w[i]->st.switch_max_ns);
+		expire_max = RTE_MAX(expire_max, tel_dp->w[i]->st.expire_max);
+		expire_max_ns =
+			RTE_MAX(expire_max_ns, tel_dp->w[i]->st.expire_max_ns);
 	}
 	rte_tel_data_start_dict(d);
 	add_u64(d, "workers", tel_dp->nb_workers);
@@ -95,6 +98,13 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "flows_refused", sum.drop[LB_DROP_FLOW_FULL] +
 					    sum.drop[LB_DROP_SNAT_FULL]);
 	add_u64(d, "flow_table_refused", refused);
+	add_u64(d, "flows_overdue", sum.flows_overdue);
+	add_u64(d, "snat_ports_overdue", sum.snat_ports_overdue);
+	add_u64(d, "flows_expired", sum.flows_expired);
+	add_u64(d, "flows_reclaimed", sum.flows_reclaimed);
+	add_u64(d, "expire_polls", sum.expire_polls);
+	add_u64(d, "expire_max", expire_max);
+	add_u64(d, "expire_max_ns", expire_max_ns);
 	add_u64(d, "syn_retries", sum.syn_retries);
 	add_u64(d, "deferred", sum.deferred);
 	add_u64(d, "deferq_joined", sum.deferq_joined);
