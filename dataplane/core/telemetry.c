@@ -6,6 +6,7 @@
  * a torn one).
  */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,17 @@ held_now(const struct lb_worker *w, uint64_t *l7, uint64_t *holds)
 	*holds += w->hold_cap - w->hold_nfree;
 }
 
+/* Expiry's counters and gauges, summed over the workers. */
+static const struct {
+	const char *name;
+	size_t off;
+} expiry_sums[] = {
+#define E(f) {#f, offsetof(struct lb_worker_stats, f)}
+	E(flows_overdue), E(snat_ports_overdue), E(flows_expired),
+	E(flows_reclaimed), E(expire_polls),
+#undef E
+};
+
 static int
 cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -98,11 +110,12 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "flows_refused", sum.drop[LB_DROP_FLOW_FULL] +
 					    sum.drop[LB_DROP_SNAT_FULL]);
 	add_u64(d, "flow_table_refused", refused);
-	add_u64(d, "flows_overdue", sum.flows_overdue);
-	add_u64(d, "snat_ports_overdue", sum.snat_ports_overdue);
-	add_u64(d, "flows_expired", sum.flows_expired);
-	add_u64(d, "flows_reclaimed", sum.flows_reclaimed);
-	add_u64(d, "expire_polls", sum.expire_polls);
+	for (size_t k = 0; k < RTE_DIM(expiry_sums); k++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)&sum + expiry_sums[k].off, sizeof(v));
+		add_u64(d, expiry_sums[k].name, v);
+	}
 	add_u64(d, "expire_max", expire_max);
 	add_u64(d, "expire_max_ns", expire_max_ns);
 	add_u64(d, "syn_retries", sum.syn_retries);
