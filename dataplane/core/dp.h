@@ -225,6 +225,9 @@ struct lb_dp {
 	 * struct lb_dp, as tests and benches start) is off. */
 	struct lb_src_budget_conf src_budget;
 	volatile int quit;
+	/** Ports of each SNAT address the workers share (--snat-ports);
+	 * both 0 for the default, LB_SNAT_PORT_MIN_DEFAULT..MAX_DEFAULT. */
+	uint16_t snat_port_min, snat_port_max;
 };
 
 /** Allocates and initialises worker @p wid's state. */

@@ -483,13 +483,16 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 	sc.addrs = snat_ips;
 	sc.nb_addrs = lb_worker_snat_active(c, snat_ips);
 	sc.max_addrs = LB_CONF_MAX_SNATS;
+	sc.port_min = dp->snat_port_min;
+	sc.port_max = dp->snat_port_max;
 	sc.nb_workers = dp->nb_workers;
 	sc.worker_id = wid;
 	sc.start = (uint32_t)lb_xoshiro_next(&w->xo);
 	w->snat = rte_zmalloc_socket("lb_snat", lb_snat_mem_size(&sc),
 				     RTE_CACHE_LINE_SIZE, socket);
 	if (w->snat == NULL || lb_snat_init(w->snat, &sc) != 0) {
-		LOG(ERR, "worker %u: SNAT ports", wid);
+		LOG(ERR, "worker %u: SNAT ports (--snat-ports needs a port "
+		    "per worker)", wid);
 		return -ENOMEM;
 	}
 	return 0;
