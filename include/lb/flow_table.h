@@ -318,12 +318,14 @@ uint64_t lb_flow_svc_timeout_ns(const struct lb_flow_table *t, uint32_t svc,
  * Inserts a flow under both its keys, in its protocol's initial state,
  * last seen at @p now_ns, with zero counters, flags and L7 slot.
  * Call lb_flow_touch() for its first packet as for every other one.
+ * A flow timed out by @p now_ns that holds either key, or, when the
+ * table is full, a timed-out flow (the oldest of its list), is expired
+ * first through the reaper (lb_flow_set_reaper()), if one is set, and
+ * counted in stats.expired and stats.reclaimed: a caller must not keep a
+ * pointer to a timed-out flow across an insert. Also sets the owner's
+ * clock.
  * @param orig client-side key (client -> vip)
  * @param reply backend-side key (backend -> snat address), same protocol
- * A flow timed out by @p now_ns that holds either key, or the oldest
- * timed-out flow when the table is full, is expired first through the
- * reaper (lb_flow_set_reaper()), if one is set, and counted in
- * stats.expired and stats.reclaimed. Also sets the owner's clock.
  * @return the flow index (>= 0), -ENOSPC when the table is full (counted
  * in stats.refused), -EEXIST when either key is present (stats.dup), or
  * -EINVAL (NULL, protocols differ, equal keys, non-zero key padding)

@@ -1537,8 +1537,8 @@ test_reclaim_key(void **state)
 
 /*
  * A full table whose flows have timed out takes a new flow at once, in
- * the entry of the oldest timed-out one; flows still alive are never
- * taken, so with none timed out the table refuses as before.
+ * the entry of a timed-out one (the oldest of its list); flows still
+ * alive are never taken, so with none timed out the table refuses.
  */
 static void
 test_reclaim_full_table(void **state)
