@@ -76,7 +76,22 @@ static const struct {
 	 offsetof(struct lb_worker_stats, src_budget.dropped)},
 	{"src_budget_evicted",
 	 offsetof(struct lb_worker_stats, src_budget.evicted)},
+	W(flows_overdue),
+	W(snat_ports_overdue),
+	W(flows_expired),
+	W(flows_reclaimed),
+	W(expire_polls),
 #undef W
+};
+
+/* Largest values, not counts: their total is the largest of the workers'. */
+static const struct {
+	const char *name;
+	size_t off;
+} wmax[] = {
+	{"switch_max_ns", offsetof(struct lb_worker_stats, switch_max_ns)},
+	{"expire_max", offsetof(struct lb_worker_stats, expire_max)},
+	{"expire_max_ns", offsetof(struct lb_worker_stats, expire_max_ns)},
 };
 
 static uint64_t
@@ -222,12 +237,12 @@ stats_rows(const struct lb_ctl *ctl, json_t *tot, json_t *const *pw,
 		}
 		rc = srow_emit(&r, nw, tot, pw, NULL, out);
 	}
-	if (rc == 0) {
-		/* A longest time, not a count: its total is the largest. */
+	for (size_t i = 0; i < sizeof(wmax) / sizeof(wmax[0]) && rc == 0;
+	     i++) {
 		memset(&r, 0, sizeof(r));
-		snprintf(r.name, sizeof(r.name), "switch_max_ns");
+		snprintf(r.name, sizeof(r.name), "%s", wmax[i].name);
 		for (uint32_t w = 0; w < nw; w++) {
-			r.w[w] = shm->w[w]->st->switch_max_ns;
+			r.w[w] = wfield(shm->w[w]->st, wmax[i].off);
 			if (r.w[w] > r.total)
 				r.total = r.w[w];
 		}
@@ -473,7 +488,10 @@ static const struct lb_cmd_def stats_cmds[] = {
 		.help = "Show the dataplane's counters, summed and per worker",
 		.long_help =
 			"Packets received and sent, flows created and active, "
-			"SYN retries, the\ndeferred queue, redirects between "
+			"expiry (flows\ntimed out and not yet expired, the "
+			"SNAT ports they hold, flows\nexpired and reclaimed, "
+			"the most one poll expired), SYN retries, the\n"
+			"deferred queue, redirects between "
 			"workers, ARP and ICMP, drops by\nreason, malformed "
 			"frames by parser verdict, feedback records by kind,\n"
 			"and the generation of the published table next to "

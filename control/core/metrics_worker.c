@@ -105,7 +105,30 @@ static const struct {
 	  "New flows dropped: their source was over its budget."),
 	W("src_budget_evicted", src_budget.evicted,
 	  "Sources' budgets forgotten before they were full again."),
+	W("flows_expired", flows_expired, "Flows expired."),
+	W("flows_reclaimed", flows_reclaimed,
+	  "Timed-out flows expired on demand: a new flow wanted their SNAT "
+	  "port, tuple or entry."),
+	W("expire_polls", expire_polls, "Polls that had flows due to expire."),
 #undef W
+};
+
+/* Gauges of struct lb_worker_stats, as they are. */
+static const struct {
+	const char *name;
+	const char *help;
+	size_t off;
+} worker_gauges[] = {
+	{"lb_flows_overdue",
+	 "Flows timed out that expiry has not reached yet (counted up to "
+	 "1024).",
+	 offsetof(struct lb_worker_stats, flows_overdue)},
+	{"lb_snat_ports_overdue",
+	 "SNAT ports held by flows timed out that expiry has not reached "
+	 "yet.",
+	 offsetof(struct lb_worker_stats, snat_ports_overdue)},
+	{"lb_expire_max_flows", "Most flows one poll expired.",
+	 offsetof(struct lb_worker_stats, expire_max)},
 };
 
 /* The workers, the published table's generation and each worker's. */
@@ -137,32 +160,61 @@ workers_gen(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 	return rc;
 }
 
-/* The counters of struct lb_worker_stats (worker_fams) and the longest
- * table switch. */
+/* One family of a uint64_t of struct lb_worker_stats at @p off, per worker. */
+static int
+worker_fam(const struct lb_metrics_snap *s, struct lb_cmd_out *o,
+	   const char *name, const char *type, const char *help, size_t off)
+{
+	struct lb_prom_label l[1];
+	int rc = lb_prom_family(o, name, type, help);
+
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_u64(o, name, l, (unsigned int)wlabel(s, w, l),
+				 u64_at(s->shm->w[w]->st, off));
+	return rc;
+}
+
+/* A gauge in seconds of a time in ns of struct lb_worker_stats. */
+static int
+worker_seconds(const struct lb_metrics_snap *s, struct lb_cmd_out *o,
+	       const char *name, const char *help, size_t off)
+{
+	struct lb_prom_label l[1];
+	int rc = lb_prom_family(o, name, "gauge", help);
+
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
+		rc = lb_prom_f64(o, name, l, (unsigned int)wlabel(s, w, l),
+				 (double)u64_at(s->shm->w[w]->st, off) / 1e9);
+	return rc;
+}
+
+/* The counters and gauges of struct lb_worker_stats (worker_fams,
+ * worker_gauges), the longest expiry and the longest table switch. */
 static int
 workers_counters(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
-	struct lb_prom_label l[1];
 	int rc = 0;
 
 	for (size_t i = 0;
-	     i < sizeof(worker_fams) / sizeof(worker_fams[0]) && rc == 0; i++) {
-		rc = lb_prom_family(o, worker_fams[i].name, "counter",
-				    worker_fams[i].help);
-		for (uint32_t w = 0; w < s->nw && rc == 0; w++)
-			rc = lb_prom_u64(
-				o, worker_fams[i].name, l,
-				(unsigned int)wlabel(s, w, l),
-				u64_at(s->shm->w[w]->st, worker_fams[i].off));
-	}
+	     i < sizeof(worker_fams) / sizeof(worker_fams[0]) && rc == 0; i++)
+		rc = worker_fam(s, o, worker_fams[i].name, "counter",
+				worker_fams[i].help, worker_fams[i].off);
+	for (size_t i = 0;
+	     i < sizeof(worker_gauges) / sizeof(worker_gauges[0]) && rc == 0;
+	     i++)
+		rc = worker_fam(s, o, worker_gauges[i].name, "gauge",
+				worker_gauges[i].help, worker_gauges[i].off);
 	if (rc == 0)
-		rc = lb_prom_family(o, "lb_worker_switch_max_seconds", "gauge",
+		rc = worker_seconds(s, o, "lb_expire_max_seconds",
+				    "Longest a poll spent expiring flows.",
+				    offsetof(struct lb_worker_stats,
+					     expire_max_ns));
+	if (rc == 0)
+		rc = worker_seconds(s, o, "lb_worker_switch_max_seconds",
 				    "Longest a poll spent taking up a table "
-				    "or building schedulers.");
-	for (uint32_t w = 0; w < s->nw && rc == 0; w++)
-		rc = lb_prom_f64(o, "lb_worker_switch_max_seconds", l,
-				 (unsigned int)wlabel(s, w, l),
-				 (double)s->shm->w[w]->st->switch_max_ns / 1e9);
+				    "or building schedulers.",
+				    offsetof(struct lb_worker_stats,
+					     switch_max_ns));
 	return rc;
 }
 

@@ -78,6 +78,8 @@ usage(FILE *f, const char *prog)
 		"budget: one /LEN, 8..32 (default %u)\n"
 		"  --src-budget-sources N  sources each worker keeps a "
 		"budget for (default %u)\n"
+		"  --snat-ports MIN-MAX  ports of each SNAT address the "
+		"workers share (default %u-%u)\n"
 		"  --exception-ifname PREFIX  names of the kernel interfaces "
 		"of the exception path: PREFIX + port (default %s)\n"
 		"  --no-exception     no exception path: the kernel does not "
@@ -90,6 +92,7 @@ usage(FILE *f, const char *prog)
 		prog, DEFAULT_FLOWS, DEFAULT_IDLE_US, DEFAULT_L7_FLOWS,
 		LB_SRC_BUDGET_RATE_DEFAULT, LB_SRC_BUDGET_BURST_DEFAULT,
 		LB_SRC_BUDGET_PREFIX_DEFAULT, LB_SRC_BUDGET_SOURCES_DEFAULT,
+		LB_SNAT_PORT_MIN_DEFAULT, LB_SNAT_PORT_MAX_DEFAULT,
 		LB_EXC_IFPREFIX_DEFAULT);
 }
 
@@ -109,6 +112,31 @@ parse_uint(const char *s, const char *what, unsigned long max,
 		return -EINVAL;
 	}
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --snat-ports MIN-MAX into @p dp; the workers' slices are checked when
+ * they are made (each needs a port). */
+static int
+parse_snat_ports(const char *s, struct lb_dp *d)
+{
+	unsigned long lo, hi;
+	char *end;
+
+	errno = 0;
+	lo = strtoul(s, &end, 10);
+	if (errno == 0 && *end == '-')
+		hi = strtoul(end + 1, &end, 10);
+	else
+		hi = 0;
+	if (errno != 0 || *end != '\0' || lo == 0 || hi < lo || hi > 65535) {
+		fprintf(stderr, "lb-dataplane: --snat-ports: '%s' is not "
+				"MIN-MAX with 1 <= MIN <= MAX <= 65535\n",
+			s);
+		return -EINVAL;
+	}
+	d->snat_port_min = (uint16_t)lo;
+	d->snat_port_max = (uint16_t)hi;
 	return 0;
 }
 
@@ -326,6 +354,7 @@ main(int argc, char **argv)
 		{ "src-budget", required_argument, NULL, 'b' },
 		{ "src-budget-prefix", required_argument, NULL, 'B' },
 		{ "src-budget-sources", required_argument, NULL, 'N' },
+		{ "snat-ports", required_argument, NULL, 'p' },
 		{ "exception-ifname", required_argument, NULL, 'x' },
 		{ "no-exception", no_argument, NULL, 'X' },
 		{ "xdp-pin", required_argument, NULL, 'P' },
@@ -430,6 +459,10 @@ main(int argc, char **argv)
 				       LB_SRC_BUDGET_SOURCES_MAX,
 				       &dp.src_budget.sources) != 0 ||
 			    dp.src_budget.sources == 0)
+				goto out;
+			break;
+		case 'p':
+			if (parse_snat_ports(optarg, &dp) != 0)
 				goto out;
 			break;
 		case 'x':

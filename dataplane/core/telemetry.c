@@ -6,6 +6,7 @@
  * a torn one).
  */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,13 +62,24 @@ held_now(const struct lb_worker *w, uint64_t *l7, uint64_t *holds)
 	*holds += w->hold_cap - w->hold_nfree;
 }
 
+/* Expiry's counters and gauges, summed over the workers. */
+static const struct {
+	const char *name;
+	size_t off;
+} expiry_sums[] = {
+#define E(f) {#f, offsetof(struct lb_worker_stats, f)}
+	E(flows_overdue), E(snat_ports_overdue), E(flows_expired),
+	E(flows_reclaimed), E(expire_polls),
+#undef E
+};
+
 static int
 cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct lb_worker_stats sum;
 	struct lb_flow_stats fs;
 	uint64_t active = 0, refused = 0, l7_active = 0, holds = 0;
-	uint64_t switch_max = 0;
+	uint64_t switch_max = 0, expire_max = 0, expire_max_ns = 0;
 	struct rte_tel_data *drop, *parse;
 
 	(void)cmd;
@@ -85,6 +97,9 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		held_now(tel_dp->w[i], &l7_active, &holds);
 		switch_max =
 			RTE_MAX(switch_max, tel_dp->w[i]->st.switch_max_ns);
+		expire_max = RTE_MAX(expire_max, tel_dp->w[i]->st.expire_max);
+		expire_max_ns =
+			RTE_MAX(expire_max_ns, tel_dp->w[i]->st.expire_max_ns);
 	}
 	rte_tel_data_start_dict(d);
 	add_u64(d, "workers", tel_dp->nb_workers);
@@ -95,6 +110,14 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "flows_refused", sum.drop[LB_DROP_FLOW_FULL] +
 					    sum.drop[LB_DROP_SNAT_FULL]);
 	add_u64(d, "flow_table_refused", refused);
+	for (size_t k = 0; k < RTE_DIM(expiry_sums); k++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)&sum + expiry_sums[k].off, sizeof(v));
+		add_u64(d, expiry_sums[k].name, v);
+	}
+	add_u64(d, "expire_max", expire_max);
+	add_u64(d, "expire_max_ns", expire_max_ns);
 	add_u64(d, "syn_retries", sum.syn_retries);
 	add_u64(d, "deferred", sum.deferred);
 	add_u64(d, "deferq_joined", sum.deferq_joined);

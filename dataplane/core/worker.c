@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker's loop and lifecycle: the poll (receive, redirect ring,
- * exception path, transmit, feedback), housekeeping (expiry, the deferred
+ * exception path, transmit, feedback), expiry, housekeeping (the deferred
  * queues, neighbours), the idle back-off, and creating and freeing a
  * worker. The stages a packet goes through live beside it: worker_rx.c
  * (burst and parse), worker_client.c, worker_trial.c, worker_backend.c,
@@ -129,14 +129,80 @@ on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 	if (f->state == LB_FLOW_UDP_UNREPLIED)
 		w->st.udp_unreplied++;
 	/* A SYN the backend never answered: that trial failed. The retry
-	 * waits until expiry is done with the table. */
+	 * waits until the table is done with the flow (an expiry pass, or
+	 * the insert that reclaimed it): the end of expire(). */
 	if (f->state == LB_FLOW_SYN_SENT && f->l7 != LB_HOLD_NONE &&
-	    w->nb_pending < LB_EXPIRE_BUDGET) {
+	    w->nb_pending < LB_EXPIRE_PENDING) {
 		trial_snapshot(f, &w->pending[w->nb_pending++]);
 		lb_worker_flow_forget(w, f, 0, 0);
 		return;
 	}
 	lb_worker_flow_forget(w, f, 1, 1);
+}
+
+/*
+ * Expiry, every poll that has flows due: at most LB_EXPIRE_BUDGET of
+ * them, so the work follows the backlog of timed-out flows and a poll's
+ * share of it stays bounded; then the retries of the failed trials it
+ * (or a reclaim since the last poll) left.
+ */
+static void
+expire(struct lb_worker *w, uint64_t now)
+{
+	if (lb_flow_expire_due(w->ft, now)) {
+		uint64_t t0 = rte_rdtsc(), ns;
+		unsigned int n = lb_flow_expire(w->ft, now, LB_EXPIRE_BUDGET,
+						on_expire, w);
+
+		ns = (uint64_t)((double)(rte_rdtsc() - t0) *
+				w->dp->ns_per_tsc);
+		w->expire_behind = n == LB_EXPIRE_BUDGET;
+		w->st.expire_polls++;
+		if (n > w->st.expire_max)
+			w->st.expire_max = n;
+		if (ns > w->st.expire_max_ns)
+			w->st.expire_max_ns = ns;
+	}
+	/* Retries may create flows that reclaim others: those join the
+	 * list behind and are retried in this same loop. */
+	for (unsigned int i = 0; i < w->nb_pending; i++)
+		lb_worker_trial_failed(w, &w->pending[i], now);
+	w->nb_pending = 0;
+}
+
+struct overdue_count {
+	const struct lb_snat *snat;
+	uint64_t snat_ports;
+};
+
+static void
+on_overdue(uint32_t idx, const struct lb_flow *f, void *arg)
+{
+	struct overdue_count *oc = arg;
+
+	(void)idx;
+	if (lb_snat_addr_index(oc->snat, f->key[LB_FLOW_DIR_REPLY].dst) >= 0)
+		oc->snat_ports++;
+}
+
+/* The expiry gauges: nothing is overdue when the last pass finished
+ * under its budget, else the backlog is counted, boundedly. */
+static void
+expiry_stats(struct lb_worker *w, uint64_t now)
+{
+	struct overdue_count oc = {.snat = w->snat};
+	const struct lb_flow_stats *fs = &w->ft->stats;
+	uint64_t expired = 0;
+
+	w->st.flows_overdue =
+		w->expire_behind ? lb_flow_overdue(w->ft, now, LB_OVERDUE_SCAN,
+						   on_overdue, &oc)
+				 : 0;
+	w->st.snat_ports_overdue = oc.snat_ports;
+	for (unsigned int s = 0; s < LB_FLOW_NB_STATES; s++)
+		expired += fs->expired[s];
+	w->st.flows_expired = expired;
+	w->st.flows_reclaimed = fs->reclaimed;
 }
 
 static void
@@ -145,8 +211,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 	struct lb_neigh_msg msg;
 	uint32_t nsvc = w->conf->nb_svc;
 
-	w->nb_pending = 0;
-	lb_flow_expire(w->ft, now, LB_EXPIRE_BUDGET, on_expire, w);
+	expiry_stats(w, now);
 	if (w->l7 != NULL) {
 		struct lb_l7_stats ls;
 
@@ -155,9 +220,6 @@ housekeeping(struct lb_worker *w, uint64_t now)
 		w->st.l7_pool_full = ls.pool_full;
 		w->st.l7_blocks_lost = ls.blocks_lost;
 	}
-	for (unsigned int i = 0; i < w->nb_pending; i++)
-		lb_worker_trial_failed(w, &w->pending[i], now);
-
 	lb_worker_synp_house(w, now);
 	if (unlikely(w->pp_used))
 		lb_worker_pp_house(w, now);
@@ -226,6 +288,7 @@ lb_worker_poll(struct lb_worker *w)
 
 	/* One clock read per poll: records and ages of the poll share it. */
 	w->now_ns = now;
+	lb_flow_clock(w->ft, now);
 
 	if (unlikely(c != w->conf_pub)) {
 		sw_tsc = rte_rdtsc();
@@ -261,6 +324,7 @@ lb_worker_poll(struct lb_worker *w)
 		for (unsigned int i = 0; i < n; i++)
 			tx_enqueue(w, pkts[i]->port, pkts[i]);
 	}
+	expire(w, now);
 	if (now >= w->next_house_ns) {
 		housekeeping(w, now);
 		w->next_house_ns = now + HOUSE_NS;
@@ -428,13 +492,16 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 	sc.addrs = snat_ips;
 	sc.nb_addrs = lb_worker_snat_active(c, snat_ips);
 	sc.max_addrs = LB_CONF_MAX_SNATS;
+	sc.port_min = dp->snat_port_min;
+	sc.port_max = dp->snat_port_max;
 	sc.nb_workers = dp->nb_workers;
 	sc.worker_id = wid;
 	sc.start = (uint32_t)lb_xoshiro_next(&w->xo);
 	w->snat = rte_zmalloc_socket("lb_snat", lb_snat_mem_size(&sc),
 				     RTE_CACHE_LINE_SIZE, socket);
 	if (w->snat == NULL || lb_snat_init(w->snat, &sc) != 0) {
-		LOG(ERR, "worker %u: SNAT ports", wid);
+		LOG(ERR, "worker %u: SNAT ports (--snat-ports needs a port "
+		    "per worker)", wid);
 		return -ENOMEM;
 	}
 	return 0;
@@ -588,6 +655,9 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->sh.be = w->bst;
 	w->sh.snat = w->snat;
 	lb_worker_switch(w, c);
+	/* A new flow takes over a timed-out flow's SNAT port, tuple or
+	 * entry at once, with the same goodbye as expiry gives it. */
+	lb_flow_set_reaper(w->ft, on_expire, w);
 	/* Not yet in the packet loop: the first schedulers are complete
 	 * before the first packet. */
 	while (w->sched_todo != 0)

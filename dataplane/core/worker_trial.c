@@ -87,10 +87,9 @@ snat_taken(void *arg, uint32_t ip, uint16_t port)
 {
 	const struct snat_dst *d = arg;
 	struct lb_flow_key k;
-	enum lb_flow_dir dir;
 
 	lb_flow_key_set(&k, d->ip, ip, d->port, port, d->proto);
-	return lb_flow_lookup(d->ft, &k, &dir) != LB_FLOW_NONE;
+	return lb_flow_holds(d->ft, &k);
 }
 
 static void

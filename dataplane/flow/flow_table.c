@@ -248,6 +248,14 @@ lb_flow_table_check(const void *mem, size_t len)
 	return 0;
 }
 
+/* A shorter timeout may make heads due earlier than next_due said: the
+ * next pass looks at every head again. */
+static void
+due_recheck(struct lb_flow_table *t)
+{
+	t->due_known = 0;
+}
+
 int
 lb_flow_set_timeout(struct lb_flow_table *t, enum lb_flow_state s,
 		    uint64_t ns)
@@ -260,6 +268,7 @@ lb_flow_set_timeout(struct lb_flow_table *t, enum lb_flow_state s,
 	if (rc < 0)
 		return rc;
 	t->timeout[s] = timeout_ticks(ns);
+	due_recheck(t);
 	return 0;
 }
 
@@ -441,6 +450,7 @@ lb_flow_svc_timeouts(struct lb_flow_table *t, const struct lb_flow_timeouts *to,
 		}
 	}
 	memcpy(t->svc_class, want, sizeof(want));
+	due_recheck(t);
 	return shared;
 }
 
@@ -497,12 +507,30 @@ list_unlink(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
 	lb_ilist_unlink(&l, head, tail, idx);
 }
 
+/* The tick from which flow @p f of list @p c is expired (expired()). */
+static uint32_t
+due_of(const struct lb_flow_table *t, const struct lb_flow *f, unsigned int c)
+{
+	return f->last_seen + t->timeout[c] + 1;
+}
+
+/*
+ * Appending keeps next_due right: a flow joining a list behind others was
+ * seen last, so it is due after the head; only a flow that starts a list
+ * can be due before every head.
+ */
 static void
 list_append(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
 	    unsigned int c)
 {
 	struct lb_ilist_links l = flow_links(flows);
 
+	if (t->head[c] == LB_FLOW_NONE && t->due_known) {
+		uint32_t due = due_of(t, &flows[idx], c);
+
+		if ((int32_t)(due - t->next_due) < 0)
+			t->next_due = due;
+	}
 	lb_ilist_push_tail(&l, &t->head[c], &t->tail[c], idx);
 }
 
@@ -593,13 +621,18 @@ initial_state(uint8_t proto)
 	}
 }
 
+static unsigned int expire_pass(struct lb_flow_table *t, uint32_t now,
+				unsigned int max, lb_flow_expire_fn cb,
+				void *ctx);
+static int reclaim(struct lb_flow_table *t, uint32_t idx, uint32_t now);
+
 int
 lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 	       const struct lb_flow_key *reply, uint16_t svc, uint32_t be,
 	       uint64_t now_ns)
 {
 	const struct lb_flow_key *key[2] = { orig, reply };
-	uint32_t sig[2], pos[2], idx;
+	uint32_t sig[2], pos[2], idx, now = tick(now_ns);
 	struct lb_ilist_links links;
 	uint64_t *slot;
 	struct lb_flow *flows, *f;
@@ -609,16 +642,29 @@ lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 	    !key_valid(reply) || orig->proto != reply->proto ||
 	    lb_flow_key_eq(orig, reply))
 		return -EINVAL;
+	t->now = now;
+	/* Each pass that goes round again freed a flow, and a flow can
+	 * only be freed for one of the two keys or for its entry. */
+again:
 	for (unsigned int d = 0; d < 2; d++) {
 		sig[d] = lb_flow_sig(lb_flow_hash(t->seed, key[d]));
 		pos[d] = slot_find(t, key[d], sig[d], sig[d] & t->slot_mask,
 				   &found);
 		if (found) {
+			uint32_t ref = (uint32_t)lb_flow_slots(t)[pos[d]];
+
+			if (reclaim(t, ref >> 1, now))
+				goto again;
 			t->stats.dup++;
 			return -EEXIST;
 		}
 	}
 	if (t->free_head == LB_FLOW_NONE) {
+		if (t->reaper != NULL &&
+		    expire_pass(t, now, 1, t->reaper, t->reaper_ctx) == 1) {
+			t->stats.reclaimed++;
+			goto again;
+		}
 		t->stats.refused++;
 		return -ENOSPC;
 	}
@@ -762,38 +808,135 @@ expired(const struct lb_flow_table *t, const struct lb_flow *f,
 	return (int32_t)(now - f->last_seen) > (int32_t)t->timeout[list];
 }
 
+/* Whether flow @p f has timed out by @p now under its service's class. */
+static int
+overdue(const struct lb_flow_table *t, const struct lb_flow *f, uint32_t now)
+{
+	return f->state < LB_FLOW_NB_STATES &&
+	       expired(t, f, list_of(t, f, f->state), now);
+}
+
+static void
+expire_one(struct lb_flow_table *t, struct lb_flow *flows, uint32_t idx,
+	   lb_flow_expire_fn cb, void *ctx)
+{
+	unsigned int state = flows[idx].state;
+
+	if (cb != NULL)
+		cb(idx, &flows[idx], ctx);
+	release(t, flows, idx);
+	t->stats.expired[state]++;
+}
+
+/* Expires flow @p idx now if it has timed out and a reaper is set. */
+static int
+reclaim(struct lb_flow_table *t, uint32_t idx, uint32_t now)
+{
+	struct lb_flow *flows = lb_flow_entries(t);
+
+	if (t->reaper == NULL || !overdue(t, &flows[idx], now))
+		return 0;
+	expire_one(t, flows, idx, t->reaper, t->reaper_ctx);
+	t->stats.reclaimed++;
+	return 1;
+}
+
+/* Far enough to be "never" for next_due, near enough to stay comparable
+ * as a signed difference. */
+#define DUE_FAR (1u << 30)
+
+static unsigned int
+expire_pass(struct lb_flow_table *t, uint32_t now, unsigned int max,
+	    lb_flow_expire_fn cb, void *ctx)
+{
+	uint32_t next = now + DUE_FAR;
+	unsigned int done = 0, c;
+	struct lb_flow *flows;
+
+	if (t->due_known && (int32_t)(now - t->next_due) < 0)
+		return 0;
+	t->stats.expire_passes++;
+	flows = lb_flow_entries(t);
+	c = t->expire_from % LB_FLOW_NB_LISTS;
+	for (unsigned int n = 0; n < LB_FLOW_NB_LISTS; n++) {
+		uint32_t h;
+
+		while (done < max && (h = t->head[c]) != LB_FLOW_NONE &&
+		       expired(t, &flows[h], c, now)) {
+			expire_one(t, flows, h, cb, ctx);
+			done++;
+		}
+		if (done == max) {
+			/* The next call starts after the list that used
+			 * up this one's budget; next_due stays behind, as
+			 * flows may still be due. */
+			t->expire_from = (c + 1) % LB_FLOW_NB_LISTS;
+			return done;
+		}
+		h = t->head[c];
+		if (h != LB_FLOW_NONE &&
+		    (int32_t)(due_of(t, &flows[h], c) - next) < 0)
+			next = due_of(t, &flows[h], c);
+		c = (c + 1) % LB_FLOW_NB_LISTS;
+	}
+	/* Every head was looked at and none is due before @p next. */
+	t->next_due = next;
+	t->due_known = 1;
+	return done;
+}
+
 unsigned int
 lb_flow_expire(struct lb_flow_table *t, uint64_t now_ns, unsigned int max,
 	       lb_flow_expire_fn cb, void *ctx)
 {
-	uint32_t now = tick(now_ns);
-	unsigned int done = 0, c;
-	struct lb_flow *flows;
+	if (t == NULL)
+		return 0;
+	t->now = tick(now_ns);
+	if (max == 0)
+		return 0;
+	return expire_pass(t, t->now, max, cb, ctx);
+}
 
-	if (t == NULL || max == 0)
+void
+lb_flow_set_reaper(struct lb_flow_table *t, lb_flow_expire_fn cb, void *ctx)
+{
+	if (t == NULL)
+		return;
+	t->reaper = cb;
+	t->reaper_ctx = ctx;
+}
+
+int
+lb_flow_holds(const struct lb_flow_table *t, const struct lb_flow_key *k)
+{
+	enum lb_flow_dir dir;
+	uint32_t idx = lb_flow_lookup(t, k, &dir);
+
+	if (idx == LB_FLOW_NONE)
+		return 0;
+	return !overdue(t, &lb_flow_entries(t)[idx], t->now);
+}
+
+unsigned int
+lb_flow_overdue(const struct lb_flow_table *t, uint64_t now_ns,
+		unsigned int max, lb_flow_expire_fn fn, void *ctx)
+{
+	uint32_t now = tick(now_ns);
+	const struct lb_flow *flows;
+	unsigned int n = 0;
+
+	if (t == NULL || (t->due_known && (int32_t)(now - t->next_due) < 0))
 		return 0;
 	flows = lb_flow_entries(t);
-	c = t->expire_from % LB_FLOW_NB_LISTS;
-	for (unsigned int n = 0; n < LB_FLOW_NB_LISTS; n++) {
-		while (done < max && t->head[c] != LB_FLOW_NONE &&
-		       expired(t, &flows[t->head[c]], c, now)) {
-			uint32_t idx = t->head[c];
-
-			if (cb != NULL)
-				cb(idx, &flows[idx], ctx);
-			release(t, flows, idx);
-			t->stats.expired[c % LB_FLOW_NB_STATES]++;
-			done++;
+	for (unsigned int c = 0; c < LB_FLOW_NB_LISTS && n < max; c++)
+		for (uint32_t i = t->head[c];
+		     i != LB_FLOW_NONE && n < max && expired(t, &flows[i], c, now);
+		     i = flows[i].next) {
+			if (fn != NULL)
+				fn(i, &flows[i], ctx);
+			n++;
 		}
-		c = (c + 1) % LB_FLOW_NB_LISTS;
-		if (done == max) {
-			/* The next call starts after the list that used
-			 * up this one's budget. */
-			t->expire_from = c;
-			break;
-		}
-	}
-	return done;
+	return n;
 }
 
 uint32_t

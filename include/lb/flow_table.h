@@ -52,7 +52,11 @@
  * service's class, so each list stays ordered by last-seen time and
  * lb_flow_expire() only ever looks at list heads: its work is bounded by
  * the number of flows it expires plus one check per list
- * (LB_FLOW_NB_LISTS), whatever the size of the table. A flow stores no
+ * (LB_FLOW_NB_LISTS), whatever the size of the table. The table also
+ * keeps the earliest tick at which any list head can be due, so a call
+ * when nothing is due costs one compare: a worker calls it every poll,
+ * and the flows it expires per poll follow the backlog of timed-out ones
+ * up to the caller's bound. A flow stores no
  * class: it is its service's, read from the table's map, and the list a
  * flow leaves is found, when it heads or ends one, among the ends of its
  * state's lists (one compare per class), so a flow keeps its 64 bytes.
@@ -63,6 +67,13 @@
  * after about 52 days and is compared as a signed difference, which stays
  * exact as long as lb_flow_expire() runs at least once every 24 days (the
  * longest timeout is 7 days).
+ *
+ * Reclaim. A flow past its timeout is dead even before expiry reaches
+ * it: lb_flow_holds() does not count it as holding its keys, and
+ * lb_flow_insert() expires it on the spot (through the callback given
+ * to lb_flow_set_reaper()) when a new flow wants one of its keys, or
+ * wants an entry while the table is full. A backlog of expiry therefore
+ * never blocks a SNAT port or an entry.
  */
 
 #include <stddef.h>
@@ -80,7 +91,7 @@
 /** Longest accepted timeout: 7 days. */
 #define LB_FLOW_TIMEOUT_MAX_NS (7ULL * 86400 * 1000000000ULL)
 /** Version of the memory layout, checked by lb_flow_table_check(). */
-#define LB_FLOW_TABLE_VERSION 3u
+#define LB_FLOW_TABLE_VERSION 4u
 /** Timeout classes of a table: class 0 and one per distinct service set. */
 #define LB_FLOW_CLASSES 16u
 /** Services the table maps to a class; any higher index takes class 0. */
@@ -187,7 +198,16 @@ struct lb_flow_stats {
 	uint64_t dup;     /**< inserts refused because a key existed */
 	uint64_t deleted; /**< flows removed by lb_flow_delete() */
 	uint64_t expired[LB_FLOW_NB_STATES]; /**< flows expired per class */
+	/** Of the expired, those expired on demand by lb_flow_insert(): a
+	 * new flow wanted their key or their entry. */
+	uint64_t reclaimed;
+	/** Calls of lb_flow_expire() that found flows due. */
+	uint64_t expire_passes;
 };
+
+/** Called by lb_flow_expire() for each flow, before it is freed. */
+typedef void (*lb_flow_expire_fn)(uint32_t idx, const struct lb_flow *f,
+				  void *ctx);
 
 /** Header at the start of the table's memory block. */
 struct lb_flow_table {
@@ -206,13 +226,20 @@ struct lb_flow_table {
 	uint32_t tail[LB_FLOW_NB_LISTS];    /**< newest flow of each list */
 	uint32_t free_head;
 	uint32_t expire_from; /**< list the next expiry pass starts at */
+	/** When due_known, no list head is due before this tick (see
+	 * lb_flow_expire()); a new table and changed timeouts clear it. */
+	uint32_t next_due;
+	uint32_t due_known;
+	/** The owner's clock: the tick of its last lb_flow_clock(),
+	 * lb_flow_expire() or lb_flow_insert(). */
+	uint32_t now;
+	/** What lb_flow_insert() calls for a flow it expires on demand; the
+	 * owner's pointers, meaningless in any other process. */
+	lb_flow_expire_fn reaper;
+	void *reaper_ctx;
 	uint8_t svc_class[LB_FLOW_MAX_SVCS]; /**< timeout class by service */
 	struct lb_flow_stats stats;
 };
-
-/** Called by lb_flow_expire() for each flow, before it is freed. */
-typedef void (*lb_flow_expire_fn)(uint32_t idx, const struct lb_flow *f,
-				  void *ctx);
 
 /** Fills @p to with one of the presets; -EINVAL for an unknown preset. */
 int lb_flow_timeouts_preset(struct lb_flow_timeouts *to,
@@ -291,6 +318,12 @@ uint64_t lb_flow_svc_timeout_ns(const struct lb_flow_table *t, uint32_t svc,
  * Inserts a flow under both its keys, in its protocol's initial state,
  * last seen at @p now_ns, with zero counters, flags and L7 slot.
  * Call lb_flow_touch() for its first packet as for every other one.
+ * A flow timed out by @p now_ns that holds either key, or, when the
+ * table is full, a timed-out flow (the oldest of its list), is expired
+ * first through the reaper (lb_flow_set_reaper()), if one is set, and
+ * counted in stats.expired and stats.reclaimed: a caller must not keep a
+ * pointer to a timed-out flow across an insert. Also sets the owner's
+ * clock.
  * @param orig client-side key (client -> vip)
  * @param reply backend-side key (backend -> snat address), same protocol
  * @return the flow index (>= 0), -ENOSPC when the table is full (counted
@@ -344,11 +377,65 @@ int lb_flow_tcp_advance(struct lb_flow *f, enum lb_flow_dir dir,
  * first in each list, at most @p max of them. For each, calls
  * @p cb (if not NULL) before the flow is freed, so the caller can release
  * its SNAT port; @p cb must not modify the table. Successive calls start
- * at successive lists so that no list starves another.
+ * at successive lists so that no list starves another. When no list head
+ * can be due yet it returns at once (one compare), so it can run every
+ * poll: its work then follows the backlog of timed-out flows, bounded by
+ * @p max. Also sets the owner's clock (lb_flow_clock()).
  * @return the number of flows expired
  */
 unsigned int lb_flow_expire(struct lb_flow_table *t, uint64_t now_ns,
 			    unsigned int max, lb_flow_expire_fn cb, void *ctx);
+
+/**
+ * Sets the owner's clock to @p now_ns, the time
+ * lb_flow_holds() judges flows by. Once per poll, before packets.
+ */
+static inline void
+lb_flow_clock(struct lb_flow_table *t, uint64_t now_ns)
+{
+	t->now = (uint32_t)(now_ns >> LB_FLOW_TICK_SHIFT);
+}
+
+/**
+ * Whether lb_flow_expire() at @p now_ns has flows to look at: false when
+ * no list head can be due yet. For a caller that measures the passes
+ * that do work and skips the rest for the price of this compare.
+ */
+static inline int
+lb_flow_expire_due(const struct lb_flow_table *t, uint64_t now_ns)
+{
+	uint32_t tk = (uint32_t)(now_ns >> LB_FLOW_TICK_SHIFT);
+
+	return !t->due_known || (int32_t)(tk - t->next_due) >= 0;
+}
+
+/**
+ * Sets what lb_flow_insert() calls for a flow it expires on demand (the
+ * same contract as lb_flow_expire()'s @p cb). With none set (NULL, the
+ * default), lb_flow_insert() expires nothing and treats a timed-out
+ * holder of a key as alive (-EEXIST), a full table as full (-ENOSPC).
+ */
+void lb_flow_set_reaper(struct lb_flow_table *t, lb_flow_expire_fn cb,
+			void *ctx);
+
+/**
+ * Whether a live flow holds key @p k: one that has it and has not timed
+ * out by the owner's clock (lb_flow_clock()). A timed-out flow that
+ * expiry has not reached yet holds nothing: lb_flow_insert() takes its
+ * key over. For a SNAT allocator's "is this pair taken" question.
+ */
+int lb_flow_holds(const struct lb_flow_table *t, const struct lb_flow_key *k);
+
+/**
+ * Counts flows timed out by @p now_ns that expiry has not reached yet, at
+ * most @p max of them, oldest first in each list, calling @p fn (if not
+ * NULL) for each; nothing changes. Its work is the count plus one check
+ * per list, so callers bound it with @p max.
+ * @return the number counted (at most @p max)
+ */
+unsigned int lb_flow_overdue(const struct lb_flow_table *t, uint64_t now_ns,
+			     unsigned int max, lb_flow_expire_fn fn,
+			     void *ctx);
 
 /**
  * Index of the first flow in use at or after @p pos, or LB_FLOW_NONE: for

@@ -127,6 +127,20 @@ struct lb_worker_stats {
 	uint64_t synp_held_dropped; /**< client segments dropped meanwhile */
 	uint64_t synp_auto_on;	    /**< `auto` turned on for a service */
 	uint64_t synp_auto_off;	    /**< and off again */
+	/* Expiry (docs/dataplane.md#flow-expiry). Gauges, refreshed by
+	 * housekeeping: flows timed out that expiry has not reached yet
+	 * (counted up to LB_OVERDUE_SCAN), and of them those holding a SNAT
+	 * port. */
+	uint64_t flows_overdue;
+	uint64_t snat_ports_overdue;
+	/** Flows expired (the flow table's count, refreshed likewise). */
+	uint64_t flows_expired;
+	/** Of them, expired on demand: a new flow wanted their SNAT port,
+	 * their client tuple or their entry (refreshed likewise). */
+	uint64_t flows_reclaimed;
+	uint64_t expire_polls;  /**< polls that had flows due to expire */
+	uint64_t expire_max;    /**< most flows one poll expired */
+	uint64_t expire_max_ns; /**< longest a poll spent expiring */
 };
 
 /** One backend slot as one worker saw it. */

@@ -755,12 +755,14 @@ http_failures() {
 	}
 }
 
-# wrk_run URL SECONDS THREADS CONNS OUT: wrk from the client namespace;
+# wrk_run URL SECONDS THREADS CONNS OUT [WRK OPTION...]: wrk from the client
+# namespace, with the extra options given (e.g. -H "Connection: close");
 # prints "requests=N socket_errors=N non2xx=N rps=R".
 wrk_run() {
 	local url=$1 secs=$2 thr=$3 conns=$4 out=$5 rc=0
+	shift 5
 	timeout $((secs + 30)) ip netns exec "$NS_CLI" wrk -t "$thr" \
-		-c "$conns" -d "${secs}s" --timeout 2s "$url" >"$out" 2>&1 ||
+		-c "$conns" -d "${secs}s" --timeout 2s "$@" "$url" >"$out" 2>&1 ||
 		rc=$?
 	awk -v rc="$rc" '
 /requests in/ { req = $1 }

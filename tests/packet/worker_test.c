@@ -1220,13 +1220,12 @@ flood_conn(uint16_t cport)
 }
 
 /*
- * A SYN flood at one backend uses up that backend's SNAT ports only: a
- * new flow to another backend of the same SNAT address gets a port (one
- * the flood holds towards the flooded backend), and the flooded backend's
- * ports come back once its half-open flows expire.
+ * The flooded service's dataplane, neighbours learnt, whose worker has a
+ * slice of SNAT_PORTS ports instead of 64,512: the same exhaustion after
+ * four SYNs instead of 64,512.
  */
-static void
-test_snat_ports_per_backend(void **state)
+static struct ph_env *
+env_flooded(void **state)
 {
 	struct ph_env *e = env_up(state, 1, FLOWS, conf_flooded);
 	struct lb_worker *w = e->dp.w[0];
@@ -1236,17 +1235,31 @@ test_snat_ports_per_backend(void **state)
 		.port_min = 40000, .port_max = 40000 + SNAT_PORTS - 1,
 		.nb_workers = 1,
 	};
+
+	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
+	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
+	learn_all(e);
+	return e;
+}
+
+/*
+ * A SYN flood at one backend uses up that backend's SNAT ports only: a
+ * new flow to another backend of the same SNAT address gets a port (one
+ * the flood holds towards the flooded backend), and the flooded backend's
+ * ports come back once its half-open flows expire.
+ */
+static void
+test_snat_ports_per_backend(void **state)
+{
+	struct ph_env *e = env_flooded(state);
+	struct lb_worker *w = e->dp.w[0];
+	uint32_t snat = htonl(IP_SNAT);
 	struct lb_snat_stats st;
 	struct conn c;
 	uint64_t t0;
 	uint32_t until;
 	int svc;
 
-	/* A slice of four ports instead of 64,512: the same exhaustion
-	 * after four SYNs instead of 64,512. */
-	assert_true(lb_snat_mem_size(&sc) <= w->snat->mem_size);
-	assert_int_equal(lb_snat_init(w->snat, &sc), 0);
-	learn_all(e);
 	for (int i = 0; i < SNAT_PORTS; i++) {
 		c = flood_conn((uint16_t)(42000 + i));
 		CHECK_EQ(syn_snat(e, &c, ISS + (uint32_t)i, "flood SYN"),
@@ -1293,6 +1306,71 @@ test_snat_ports_per_backend(void **state)
 	c = flood_conn(42300);
 	CHECK_EQ(syn_snat(e, &c, ISS, "SYN to the flooded backend, later"),
 		 IP_SNAT, "its SNAT address");
+	ph_env_close(e, 1);
+}
+
+/* Lets the clock run @p ns without polling: timers pass, expiry waits. */
+static void
+sleep_unpolled(const struct ph_env *e, uint64_t ns)
+{
+	uint64_t t0 = ph_now_ns(e);
+
+	while (ph_now_ns(e) - t0 < ns)
+		;
+}
+
+/*
+ * Every SNAT port of a backend held by flows that have timed out, none
+ * expired yet (no poll since): the next SYN to that backend takes one of
+ * their ports at once, in the poll it arrives in, and the flow that held
+ * it is expired on demand and counted.
+ */
+static void
+test_snat_reclaim_timed_out(void **state)
+{
+	struct ph_env *e = env_flooded(state);
+	struct lb_worker *w = e->dp.w[0];
+	uint32_t snat = htonl(IP_SNAT);
+	struct lb_worker_stats before;
+	struct pb_frame in, got;
+	struct conn c;
+	uint16_t sport;
+
+	for (int i = 0; i < SNAT_PORTS; i++) {
+		c = flood_conn((uint16_t)(42000 + i));
+		syn_snat(e, &c, ISS + (uint32_t)i, "SYN filling the ports");
+	}
+	CHECK_EQ(lb_snat_nb_free(w->snat), 0, "ports no flow holds");
+	CHECK_EQ(w->ft->stats.flows, SNAT_PORTS, "flows");
+	/* syn-timeout 30ms, and a tick's rounding either side. */
+	sleep_unpolled(e, 30000000ull + 3 * (1ull << LB_FLOW_TICK_SHIFT));
+	CHECK_EQ(w->ft->stats.flows, SNAT_PORTS, "flows before the poll");
+
+	before = w->st;
+	c = flood_conn(42100);
+	seg_frame(&in, &c, seg_syn(ISS), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	CHECK_EQ(ph_take(e, 1, 0, &got, 1), 1, "frames to the backend");
+	CHECK_EQ(pb_get32(got.b + ETH + 12), IP_SNAT, "SNAT address");
+	sport = pb_get16(got.b + ETH + 20);
+	if (sport < 40000 || sport >= 40000 + SNAT_PORTS)
+		fail_msg("SNAT port %u outside the slice", sport);
+	CHECK_EQ(w->st.drop[LB_DROP_SNAT_FULL],
+		 before.drop[LB_DROP_SNAT_FULL], "snat_ports_full");
+	CHECK_EQ(w->st.flows_created, before.flows_created + 1,
+		 "flows created");
+	CHECK_EQ(w->ft->stats.reclaimed, 1, "flows reclaimed");
+	/* The same poll's expiry took the other three: only the new flow
+	 * is left, on one port. */
+	CHECK_EQ(w->ft->stats.flows, 1, "flows after the poll");
+	CHECK_EQ(lb_snat_addr_used(w->snat, snat), 1, "pairs in use");
+	ph_take(e, 0, 0, NULL, 0); /* the flood's clients' RSTs */
+	ph_settle(e);
+	ph_take(e, 0, 0, NULL, 0);
+	ph_take(e, 1, 0, NULL, 0);
+	CHECK_EQ(w->st.flows_reclaimed, 1, "flows_reclaimed");
+	CHECK_EQ(w->st.flows_overdue, 0, "flows_overdue");
 	ph_env_close(e, 1);
 }
 
@@ -1507,6 +1585,64 @@ test_udp_unreplied(void **state)
 
 /* ---- new flows per source ------------------------------------------------ */
 
+
+/*
+ * A backlog of timed-out flows larger than one poll's expiry budget (no
+ * poll while they time out): each poll expires LB_EXPIRE_BUDGET of them,
+ * so the backlog is gone within ceil(backlog / budget) polls, and the
+ * counters say what was overdue, what held SNAT ports, and the most one
+ * poll did.
+ */
+static void
+test_expiry_backlog(void **state)
+{
+	enum { N = 3 * LB_EXPIRE_BUDGET + 50 };
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_udp_unreplied);
+	struct lb_worker *w = e->dp.w[0];
+	const struct seg probe = {.what = "unanswered datagram",
+				  .dir = TO_BE,
+				  .seq = 9,
+				  .plen = 12};
+	unsigned int polls = 0;
+
+	learn_all(e);
+	for (uint16_t i = 0; i < N; i++) {
+		struct conn a = udp_conn((uint16_t)(20000 + i));
+
+		relay_first(e, &a, &probe);
+	}
+	CHECK_EQ(w->ft->stats.flows, N, "flows");
+	CHECK_EQ(snat_held(w), N, "SNAT ports held");
+	sleep_unpolled(e, UNREPLIED_NS + 3 * (1ull << LB_FLOW_TICK_SHIFT));
+
+	while (w->ft->stats.flows > 0) {
+		ph_poll(e, 0);
+		polls++;
+		if (polls == 1) {
+			/* Housekeeping was due too: it counted the rest. */
+			CHECK_EQ(w->st.flows_overdue, N - LB_EXPIRE_BUDGET,
+				 "flows_overdue after one poll");
+			CHECK_EQ(w->st.snat_ports_overdue,
+				 N - LB_EXPIRE_BUDGET,
+				 "snat_ports_overdue after one poll");
+		}
+		if (polls > (N + LB_EXPIRE_BUDGET - 1) / LB_EXPIRE_BUDGET)
+			fail_msg("%" PRIu64 " flows left after %u polls",
+				 w->ft->stats.flows, polls);
+	}
+	CHECK_EQ(w->st.expire_max, LB_EXPIRE_BUDGET, "expire_max");
+	if (w->st.expire_max_ns == 0)
+		fail_msg("expire_max_ns not measured");
+	CHECK_EQ(snat_held(w), 0, "SNAT ports held after");
+	CHECK_EQ(w->st.udp_unreplied, N, "expired unreplied");
+	ph_settle(e);
+	CHECK_EQ(w->st.flows_overdue, 0, "flows_overdue once caught up");
+	CHECK_EQ(w->st.snat_ports_overdue, 0, "snat_ports_overdue");
+	CHECK_EQ(w->st.flows_expired, N, "flows_expired");
+	CHECK_EQ(w->st.flows_reclaimed, 0, "flows_reclaimed");
+	ph_expect_quiet(e, "expiry");
+	ph_env_close(e, 1);
+}
 /* One worker whose budget of new flows per source is @p burst at once and
  * then 1 per second (none more while a test runs), for @p sources. */
 static struct ph_env *
@@ -4957,6 +5093,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_icmp_owner, ph_teardown),
 		cmocka_unit_test_teardown(test_vlan_tagged, ph_teardown),
 		cmocka_unit_test_teardown(test_snat_port, ph_teardown),
+		cmocka_unit_test_teardown(test_snat_reclaim_timed_out,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_expiry_backlog, ph_teardown),
 		cmocka_unit_test_teardown(test_snat_ports_per_backend,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_trailer, ph_teardown),

@@ -20,6 +20,12 @@
  *  - new: every packet the SYN of a new client tuple (flows/s). A round
  *    stops after NEW_CAP SYNs and the worker is rebuilt before the next
  *    one, so the flow table and the SNAT ports never run out.
+ * And, only when asked (--tests conn), whole connections: SYN, SYN-ACK,
+ * ACK, a request, a response and a FIN each way per connection, through a
+ * service whose closed connections time out after --conn-timeout,
+ * at the generator's highest rate: connections per second per worker at
+ * steady state, with expiry freeing flows as fast as they come, and the
+ * table's occupancy over a round.
  * And, only when asked (--tests l7), what following HTTP costs: two
  * services identical but for `http`, --l7-flows established flows on
  * each, every flow carrying keep-alive exchanges of one request segment
@@ -42,8 +48,8 @@
  *
  * usage: lb-dpbench [EAL options --] [--seconds S] [--rounds N]
  *                   [--flows N[,N...]] [--l7-flows N[,N...]]
- *                   [--tests est,mix,new,l7,adm,src] [--l7-governor]
- *                   [--src-budget off|RATE[/BURST]]
+ *                   [--tests est,mix,new,l7,adm,src,conn] [--l7-governor]
+ *                   [--src-budget off|RATE[/BURST]] [--conn-timeout MS]
  * Without EAL options it runs on lcores 0-1 with hugepages when enough
  * are free (--in-memory), else with --no-huge -m 1024.
  */
@@ -73,7 +79,8 @@
 #include "rundir.h"
 
 const char *const dpb_test_names[T_MAX] = {"est", "mix", "new", "l7",
-					   "adm", "src", "synp"};
+					   "adm", "src", "synp",
+					   "conn"};
 const char *const dpb_test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
@@ -83,6 +90,7 @@ const char *const dpb_test_what[T_MAX] = {
 	"new flows, budget of new flows per source on vs off",
 	"new connections through the SYN proxy: a cookie per SYN, a flow "
 	"per ACK proving one, vs the plain SYN path",
+	"whole connections at steady state, a full table expiring",
 };
 
 /* ---- command line ------------------------------------------------------- */
@@ -98,15 +106,18 @@ usage(FILE *f)
 		"(default 1000,1000000)\n"
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
-		"  --tests LIST      est, mix, new, l7, adm, src, synp (default "
-		"est,mix,new)\n"
+		"  --tests LIST      est, mix, new, l7, adm, src, synp, conn "
+		"(default est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
 		"  --src-budget off|RATE[/BURST]  the workers' budget of new "
 		"flows per source (default lb-dataplane's)\n"
+		"  --conn-timeout MS conn: timeout of a closed connection "
+		"(closing, time-wait, closed), 1..10000 (default %u)\n"
 		"Without EAL options: -l 0-1 --no-pci, hugepages when %u MB "
 		"are free, else --no-huge -m 1024.\n",
-		MAX_ROUNDS, MAX_FLOWS, L7_MAX_FLOWS, HUGE_MB_NEEDED);
+		MAX_ROUNDS, MAX_FLOWS, L7_MAX_FLOWS, CONN_TIMEOUT_MS,
+		HUGE_MB_NEEDED);
 }
 
 static int
@@ -154,7 +165,7 @@ parse_tests(struct bench *b, const char *arg)
 		if (t == T_MAX) {
 			fprintf(stderr,
 				"lb-dpbench: --tests: unknown '%s' "
-				"(est, mix, new, l7, adm, src, synp)\n",
+				"(est, mix, new, l7, adm, src, synp, conn)\n",
 				tok);
 			return -EINVAL;
 		}
@@ -174,6 +185,7 @@ parse_args(struct bench *b, int argc, char **argv)
 		{"tests", required_argument, NULL, 't'},
 		{"l7-governor", no_argument, NULL, 'g'},
 		{"src-budget", required_argument, NULL, 'b'},
+		{"conn-timeout", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -187,6 +199,7 @@ parse_args(struct bench *b, int argc, char **argv)
 	b->l7_sizes[0] = 1000;
 	b->l7_sizes[1] = 10000;
 	b->nb_l7_sizes = 2;
+	b->conn_timeout_ms = CONN_TIMEOUT_MS;
 	/* l7 only when asked: the forwarding run stays as documented. */
 	b->tests = (1u << T_L7) - 1;
 	/* As lb-dataplane runs: the budget of new flows per source on at
@@ -242,6 +255,17 @@ parse_args(struct bench *b, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case 'c': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end != '\0' || v < 1 || v > 10000) {
+				fprintf(stderr, "lb-dpbench: --conn-timeout "
+						"takes 1..10000 (ms)\n");
+				return -EINVAL;
+			}
+			b->conn_timeout_ms = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -338,6 +362,24 @@ print_summary(const struct bench *b)
 		       fps, r->problems == 0 ? "ok" : "FAILED");
 	}
 l7:
+	if (b->has_conn_row) {
+		const struct conn_row *r = &b->conn_row;
+
+		printf("\nconn: whole connections (7 segments each) at steady "
+		       "state, closed connections timing out after %u ms, a table of %u "
+		       "flows (lb/bare: median of the per-round pairs)\n\n",
+		       b->conn_timeout_ms, b->dp.flows);
+		printf("| bare conn/s | lb conn/s per worker | lb/bare | bare "
+		       "ns/pkt | lb ns/pkt | lb busy | table at the end | "
+		       "table at most | most expired in a poll | checks |\n");
+		printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+		printf("| %.2fM | %.2fM | %.2f | %.1f | %.1f | %.0f%% | %u | %u "
+		       "| %" PRIu64 " | %s |\n",
+		       r->bare_cps / 1e6, r->lb_cps / 1e6, r->ratio,
+		       r->bare_ns, r->lb_ns, r->lb_busy, r->occ_end,
+		       r->occ_max, r->expire_max,
+		       r->problems == 0 ? "ok" : "FAILED");
+	}
 	if (b->nb_adm_rows > 0) {
 		printf("\nadm: new flows with admission control off and on, "
 		       "all admitted (on/off and +ns/flow: medians of the "
@@ -477,6 +519,8 @@ run_tests(struct bench *b)
 		return -1;
 	if ((b->tests & (1u << T_SYNP)) && dpb_run_synp(b) != 0)
 		return -1;
+	if ((b->tests & (1u << T_CONN)) && dpb_run_conn(b) != 0)
+		return -1;
 	return 0;
 }
 
@@ -518,6 +562,8 @@ main(int argc, char **argv)
 	for (unsigned int i = 0; i < b.nb_adm_rows; i++)
 		if (b.adm_rows[i].problems != 0)
 			ret = EXIT_FAILURE;
+	if (b.has_conn_row && b.conn_row.problems != 0)
+		ret = EXIT_FAILURE;
 out:
 	dpb_bench_teardown(&b);
 	rte_eal_cleanup();

@@ -44,6 +44,7 @@
 #define IP_VIP 0x0a006401u	/* 10.0.100.1 */
 #define IP_VIP_L7 0x0a006402u	/* 10.0.100.2: l7, followed */
 #define IP_VIP_L4 0x0a006403u	/* 10.0.100.3: l7, its plain twin */
+#define IP_VIP_CONN 0x0a006404u /* 10.0.100.4: conn, short timeouts */
 #define IP_BE 0x0a000101u	/* 10.0.1.1 .. 10.0.1.16 */
 #define IP_SNAT 0x0a000201u	/* 10.0.2.1 .. 10.0.2.16 */
 #define NET_CLIENTS 0xc6120000u /* 198.18.0.0/15, routed via IP_GW */
@@ -67,7 +68,17 @@
 #define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
 #define FB_BURST 64u
 
-enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_MAX };
+enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_CONN, T_MAX };
+
+/* conn: connections in flight are at most IN_FLIGHT, far below this. */
+#define CONN_SLOTS 65536u
+#define CONN_SAMPLES 64u      /* occupancy samples per round */
+#define CONN_SAMPLE_HZ 20u    /* samples per second */
+/* Default --conn-timeout: long next to the stalls of a shared host, and
+ * 2 M connections/s would fill the table of TABLE_FLOWS. */
+#define CONN_TIMEOUT_MS 500u
+static const char conn_req[] = "GET /\n";
+static const char conn_resp[] = "200 ok";
 
 extern const char *const dpb_test_names[T_MAX];
 extern const char *const dpb_test_what[T_MAX];
@@ -131,6 +142,13 @@ struct gen {
 	uint32_t svc;	/* L7_SVC_HTTP or L7_SVC_PLAIN */
 	uint32_t last;	/* flow of the last request */
 	uint64_t resps; /* responses written, all rounds */
+
+	/* conn */
+	int worker;	  /* the round runs the worker (else bare) */
+	double warm_s;	  /* worker's warm-up; 0: a tenth of --seconds */
+	uint64_t conns;	  /* connections completed (both FINs through) */
+	uint64_t bad;	  /* outputs that are no step of a connection */
+	const char *why;  /* the first of them */
 };
 
 struct res {
@@ -146,6 +164,25 @@ struct res {
 	uint64_t fb_dropped; /* records the full ring lost */
 	/* adm: admissions and atomics on shared memory while measured */
 	uint64_t adm_pass, adm_atomics;
+	/* conn: connections completed per second; the worker's table
+	 * every 1/CONN_SAMPLE_HZ s from the round's start */
+	double cps;
+	uint32_t occ[CONN_SAMPLES];
+	unsigned int nb_occ;
+	unsigned int problems;
+};
+
+/* What the worker chose for connection c & (CONN_SLOTS - 1). */
+struct conn_rec {
+	uint32_t snat_ip;   /* network order */
+	uint16_t snat_port; /* network order */
+	uint16_t be;
+};
+
+struct conn_row {
+	double bare_cps, lb_cps, ratio, bare_ns, lb_ns, lb_busy;
+	uint32_t occ_max, occ_end;
+	uint64_t expire_max, overdue_max, reclaimed;
 	unsigned int problems;
 };
 
@@ -219,6 +256,17 @@ struct bench {
 	struct lb_admit_shm *admit_sh;
 	struct adm_row adm_rows[2];
 	unsigned int nb_adm_rows;
+
+	/* conn: its table (one service, short timeouts), frames, records */
+	struct lb_dpconf *conf_conn;
+	uint32_t conn_timeout_ms;
+	uint32_t conn_vip; /* network order */
+	struct l7_tmpl tc_syn, tc_ack, tc_req, tc_fin;
+	struct l7_tmpl tc_synack[NB_BES], tc_resp[NB_BES], tc_finb[NB_BES];
+	struct conn_rec *crec;
+	uint64_t conn_ctr; /* connections started, all rounds */
+	struct conn_row conn_row;
+	int has_conn_row;
 };
 
 
@@ -274,6 +322,8 @@ int dpb_run_round(struct bench *b, struct gen *g, int worker, struct res *r);
 
 /* ---- the tests, rounds in pairs: dp_bench_tests.c ---- */
 
+/** The median of @p n values (at most MAX_ROUNDS). */
+double dpb_median(const double *v, unsigned int n);
 int dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows);
 int dpb_run_l7(struct bench *b, uint32_t nb);
 int dpb_run_adm(struct bench *b, enum lb_admit_key key);
@@ -281,9 +331,20 @@ int dpb_run_adm(struct bench *b, enum lb_admit_key key);
 int dpb_run_src(struct bench *b);
 int dpb_run_synp(struct bench *b);
 
+/* ---- conn: dp_bench_conn.c ---- */
+
+/** conn's table, frames and records. */
+int dpb_conn_setup(struct bench *b);
+/** conn: whole connections at steady state, worker vs bare forwarder. */
+int dpb_run_conn(struct bench *b);
+
 /* ---- setup: dp_bench_setup.c ---- */
 
 int dpb_bench_setup(struct bench *b);
+/** The table of the forwarding tests (@p kind 0), l7 (1: plain http, 2:
+ * http with governor) or conn (3). */
+int dpb_conf_build(const struct bench *b, int kind,
+		   struct lb_dpconf **out_conf);
 int dpb_l7_setup(struct bench *b);
 void dpb_bench_teardown(struct bench *b);
 

@@ -80,7 +80,7 @@ dpb_worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
 	ODD(arp_requests, "ARP requests");
 	ODD(icmp_translated, "ICMP translated");
 	ODD(src_budget.dropped, "new flows over their source's budget");
-	if (t != T_NEW)
+	if (t != T_NEW && t != T_CONN)
 		ODD(flows_created, "flows created (a lookup missed)");
 #undef ODD
 	return problems;

@@ -17,7 +17,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
-#include "dp_bench_frame.h"
+#include "dp_bench_conn.h"
 
 
 /* A frame with everything but addresses, ports and sequence number. */
@@ -146,6 +146,10 @@ gen_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 		l7_fill(b, g, m);
 		return;
 	}
+	if (g->test == T_CONN) {
+		conn_fill(b, g, m);
+		return;
+	}
 	f = mbuf_frame(m, b->port);
 	if (g->test == T_NEW) {
 		uint64_t c = b->new_ctr++;
@@ -172,6 +176,43 @@ gen_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 	i = gen_next(g, &g->cur);
 	frame_write(f, &b->t_ack, est_client_ip(i), b->vip, est_client_port(i),
 		    b->vport, htonl(i));
+}
+
+/* What every frame with a payload the worker sent must be: IPv4 with
+ * both checksums right, from the port's MAC. @return NULL or what not. */
+static const char *
+l7_frame_check(const struct bench *b, const uint8_t *f, uint32_t len)
+{
+	if (f[12] != 0x08 || f[13] != 0x00)
+		return "not IPv4";
+	if (!dpb_l7_csums_ok(f, len))
+		return "IP or TCP checksum wrong";
+	if (memcmp(f + 6, b->port_mac, 6) != 0)
+		return "source MAC is not the port's";
+	return NULL;
+}
+
+/*
+ * conn: the fields conn_fill() does not look at, of one frame the worker
+ * sent. @return NULL, or what is wrong with it.
+ */
+static const char *
+conn_check_out(const struct bench *b, const uint8_t *f, uint32_t len)
+{
+	const char *e = l7_frame_check(b, f, len);
+	uint32_t dst, be;
+
+	if (e != NULL)
+		return e;
+	memcpy(&dst, f + OFF_DST, 4);
+	be = ntohl(dst) - IP_BE;
+	if (be < NB_BES)
+		return memcmp(f, b->be_mac[be], 6) != 0
+			       ? "segment not sent to its backend's MAC"
+			       : NULL;
+	return memcmp(f, b->gw_mac, 6) != 0
+		       ? "segment not sent to the clients' router"
+		       : NULL;
 }
 
 /*
@@ -237,16 +278,13 @@ static const char *
 l7_check_out(const struct bench *b, const uint8_t *f, uint32_t len,
 	     uint32_t svc)
 {
+	const char *e = l7_frame_check(b, f, len);
 	const struct l7_tmpl *t;
 	struct tuple x;
 	uint32_t be, i, sn;
 
-	if (f[12] != 0x08 || f[13] != 0x00)
-		return "not IPv4";
-	if (!dpb_l7_csums_ok(f, len))
-		return "IP or TCP checksum wrong";
-	if (memcmp(f + 6, b->port_mac, 6) != 0)
-		return "source MAC is not the port's";
+	if (e != NULL)
+		return e;
 	frame_read(f, &x);
 	if (x.src == b->l7_vip[svc]) {
 		i = est_client_flow(x.dst, x.dport);
@@ -424,6 +462,8 @@ struct round {
 	struct lb_worker_stats st0;
 	uint64_t in, out, bad, left, gen_busy, gen_pkts;
 	uint64_t resps0, followed0;
+	uint64_t conns0, conns1, bad0; /* conn: g->conns, g->bad */
+	uint64_t next_occ;	      /* conn: tsc of the next sample */
 	const char *why; /* the first wrong output */
 	int worker, l7;
 };
@@ -450,10 +490,16 @@ round_start(struct bench *b, struct gen *g, struct round *rd, struct res *r)
 		rd->followed0 = l7_responses(b, g->svc);
 	}
 	g->made = 0;
+	g->worker = rd->worker;
+	rd->bad0 = g->bad;
 	if (rte_pktmbuf_alloc_bulk(b->pool, m, IN_FLIGHT) != 0)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < IN_FLIGHT; i++)
-		gen_fill(b, g, m[i]);
+	for (unsigned int i = 0; i < IN_FLIGHT; i++) {
+		if (g->test == T_CONN)
+			conn_start(b, m[i]);
+		else
+			gen_fill(b, g, m[i]);
+	}
 	rd->in = rte_ring_sp_enqueue_burst(b->rxr, (void **)m, IN_FLIGHT, NULL);
 	if (rd->in < IN_FLIGHT)
 		rte_pktmbuf_free_bulk(&m[rd->in],
@@ -476,6 +522,9 @@ round_check_outs(struct bench *b, struct gen *g, struct round *rd,
 		if (g->test == T_L7)
 			e = l7_check_out(b, rte_pktmbuf_mtod(m[i], uint8_t *),
 					 rte_pktmbuf_data_len(m[i]), g->svc);
+		else if (g->test == T_CONN)
+			e = conn_check_out(b, rte_pktmbuf_mtod(m[i], uint8_t *),
+					   rte_pktmbuf_data_len(m[i]));
 		else
 			e = check_out(b, rte_pktmbuf_mtod(m[i], uint8_t *),
 				      g->test);
@@ -527,7 +576,11 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 	unsigned int n;
 
 	t = rte_rdtsc();
-	t_measure = t + (uint64_t)(b->seconds * 0.1 * (double)b->hz);
+	rd->next_occ = t;
+	t_measure = t + (uint64_t)((g->warm_s > 0 && rd->worker
+					    ? g->warm_s
+					    : b->seconds * 0.1) *
+				   (double)b->hz);
 	t_drain = t_measure + (uint64_t)(b->seconds * (double)b->hz);
 	rd->gen_pkts = 0;
 	for (;;) {
@@ -558,7 +611,16 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 			rd->gen_busy += t - t0;
 			rd->gen_pkts += n;
 		}
+		/* The worker's table over the round: the generator reads
+		 * its count as lb-control would, without stopping it. */
+		if (g->test == T_CONN && rd->worker && t >= rd->next_occ &&
+		    phase != PH_DRAIN && r->nb_occ < CONN_SAMPLES) {
+			r->occ[r->nb_occ++] = (uint32_t)__atomic_load_n(
+				&b->w->ft->stats.flows, __ATOMIC_RELAXED);
+			rd->next_occ = t + b->hz / CONN_SAMPLE_HZ;
+		}
 		if (phase == PH_WARM && t >= t_measure) {
+			rd->conns0 = g->conns;
 			phase = PH_MEASURE;
 			__atomic_store_n(&rd->f.phase, phase, __ATOMIC_RELEASE);
 			if (rd->worker)
@@ -566,6 +628,7 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 					  1);
 		} else if (phase == PH_MEASURE &&
 			   (t >= t_drain || g->made >= cap)) {
+			rd->conns1 = g->conns;
 			phase = PH_DRAIN;
 			__atomic_store_n(&rd->f.phase, phase, __ATOMIC_RELEASE);
 			t_drain = t;
@@ -616,6 +679,7 @@ round_rates(struct bench *b, const struct round *rd, struct res *r)
 			pk;
 		r->busy = (double)(m1->busy - m0->busy) / (double)(span - lost);
 		r->fps = (double)(rd->f.s[1].flows - rd->f.s[0].flows) / dt;
+		r->cps = (double)(rd->conns1 - rd->conns0) / dt;
 	}
 	if (rd->worker)
 		adm_count(b->w, &r->adm_pass, &r->adm_atomics, 0);
@@ -662,6 +726,13 @@ round_verify(struct bench *b, struct gen *g, const struct round *rd,
 		       " refused by the port\n",
 		       rd->worker ? "worker" : "bare", rd->in, rd->out,
 		       rd->left, rd->f.tx_refused);
+		r->problems++;
+	}
+	if (g->bad != rd->bad0) {
+		printf("  %s round: %" PRIu64 " outputs no step of a "
+		       "connection, first: %s\n",
+		       rd->worker ? "worker" : "bare", g->bad - rd->bad0,
+		       g->why);
 		r->problems++;
 	}
 	if (rd->bad > 0) {

@@ -27,11 +27,13 @@ sched_known(const char *name)
 }
 
 /*
- * The table of the forwarding tests (one service), or with @p l7 that of
- * the l7 test: two services identical but for `http`.
+ * The table of the forwarding tests (one service), with @p l7 1 or 2 that
+ * of the l7 test: two services identical but for `http`, with @p l7 3
+ * that of conn: one service whose closed connections time out after
+ * --conn-timeout.
  */
-static int
-conf_build(int l7, struct lb_dpconf **out_conf)
+int
+dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 {
 	struct lb_conf *c = lb_conf_create(sched_known);
 	struct lb_conf_svc_key key = {LB_CONF_PROTO_TCP, IP_VIP, VPORT};
@@ -52,7 +54,20 @@ conf_build(int l7, struct lb_dpconf **out_conf)
 		rc = lb_conf_route_add(c, NET_CLIENTS, 15, IP_GW, 0, &out);
 	for (uint32_t i = 0; i < NB_SNATS && rc == 0; i++)
 		rc = lb_conf_snat_add(c, IP_SNAT + i, 0, &out);
-	if (l7) {
+	if (l7 == 3) {
+		/* The states of a closed connection: what fills the table.
+		 * A connection under way keeps the defaults, so that the
+		 * host pausing this process never times it out. */
+		static const enum lb_conf_flow_opt st[] = {
+			LB_CONF_FLOW_CLOSING, LB_CONF_FLOW_TIME_WAIT,
+			LB_CONF_FLOW_CLOSED,
+		};
+
+		key.vip = IP_VIP_CONN;
+		for (size_t i = 0; i < RTE_DIM(st); i++)
+			o.flow[st[i]] = (uint64_t)b->conn_timeout_ms * 1000000;
+		l7 = 0;
+	} else if (l7) {
 		key.vip = IP_VIP_L7;
 		o.http = true;
 		/* l7 2: every request decided by the governor (M 0: all
@@ -133,7 +148,7 @@ dpb_bench_setup(struct bench *b)
 		return -ENODEV;
 	}
 	b->port = (uint16_t)port;
-	if (conf_build(0, &b->conf_l4) != 0)
+	if (dpb_conf_build(b, 0, &b->conf_l4) != 0)
 		return -EINVAL;
 	b->dp.conf = b->conf_l4;
 	b->admit_sh = lb_admit_shm_init(
@@ -182,7 +197,7 @@ dpb_l7_setup(struct bench *b)
 
 	for (unsigned int i = 0; i < b->nb_l7_sizes; i++)
 		most = RTE_MAX(most, b->l7_sizes[i]);
-	if (conf_build(b->l7_gov ? 2 : 1, &b->conf_l7) != 0)
+	if (dpb_conf_build(b, b->l7_gov ? 2 : 1, &b->conf_l7) != 0)
 		return -EINVAL;
 	/* As lb-dataplane does: the default header fields. */
 	lb_hdr_cfg_default(&hc);
@@ -224,6 +239,8 @@ dpb_bench_teardown(struct bench *b)
 	rte_mempool_free(b->pool);
 	rte_free(b->conf_l4);
 	rte_free(b->conf_l7);
+	rte_free(b->conf_conn);
+	free(b->crec);
 	rte_free(b->admit_sh);
 	lb_hdr_db_free(b->hdb);
 	for (uint32_t s = 0; s < 2; s++) {

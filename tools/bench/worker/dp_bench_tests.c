@@ -19,8 +19,8 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double
-median(const double *v, unsigned int n)
+double
+dpb_median(const double *v, unsigned int n)
 {
 	double s[MAX_ROUNDS];
 
@@ -106,16 +106,16 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 		}
 		row->test = t;
 		row->flows = t == T_NEW ? 0 : nb_flows;
-		row->bare_mpps = median(bm, b->rounds);
-		row->lb_mpps = median(v[1], b->rounds);
-		row->ratio = median(v[2], b->rounds);
-		row->bare_ns = median(bn, b->rounds);
-		row->lb_ns = median(wn, b->rounds);
-		row->own_ns = median(v[3], b->rounds);
-		row->fps = median(v[4], b->rounds);
-		row->gen_ns = median(v[5], b->rounds);
-		row->bare_busy = median(bb, b->rounds);
-		row->lb_busy = median(wb, b->rounds);
+		row->bare_mpps = dpb_median(bm, b->rounds);
+		row->lb_mpps = dpb_median(v[1], b->rounds);
+		row->ratio = dpb_median(v[2], b->rounds);
+		row->bare_ns = dpb_median(bn, b->rounds);
+		row->lb_ns = dpb_median(wn, b->rounds);
+		row->own_ns = dpb_median(v[3], b->rounds);
+		row->fps = dpb_median(v[4], b->rounds);
+		row->gen_ns = dpb_median(v[5], b->rounds);
+		row->bare_busy = dpb_median(bb, b->rounds);
+		row->lb_busy = dpb_median(wb, b->rounds);
 	}
 	printf("median| %10.2f %7.1f %6.1f | %10.2f %7.1f %6.1f | %7.2f "
 	       "%8.1f",
@@ -197,14 +197,14 @@ dpb_run_l7(struct bench *b, uint32_t nb)
 		fprintf(stderr, "lb-dpbench: l7: %s\n", strerror(-rc));
 		return rc;
 	}
-	row->l4_mpps = median(v[0], b->rounds);
-	row->l7_mpps = median(v[1], b->rounds);
-	row->ratio = median(v[2], b->rounds);
-	row->extra_ns = median(v[3], b->rounds);
-	row->l4_ns = median(v[4], b->rounds);
-	row->l7_ns = median(v[5], b->rounds);
-	row->l4_busy = median(v[6], b->rounds);
-	row->l7_busy = median(v[7], b->rounds);
+	row->l4_mpps = dpb_median(v[0], b->rounds);
+	row->l7_mpps = dpb_median(v[1], b->rounds);
+	row->ratio = dpb_median(v[2], b->rounds);
+	row->extra_ns = dpb_median(v[3], b->rounds);
+	row->l4_ns = dpb_median(v[4], b->rounds);
+	row->l7_ns = dpb_median(v[5], b->rounds);
+	row->l4_busy = dpb_median(v[6], b->rounds);
+	row->l7_busy = dpb_median(v[7], b->rounds);
 	printf("median| %10.2f %7.1f %5.1f %6.2f | %10.2f %7.1f %5.1f %6.2f | "
 	       "%5.2f %8.1f\n",
 	       row->l4_mpps, row->l4_ns, row->l4_busy, row->l4_mpps / 2,
@@ -307,14 +307,14 @@ dpb_run_adm(struct bench *b, enum lb_admit_key key)
 
 		for (unsigned int r = 0; r < b->rounds; r++)
 			on_ns[r] = r1[r].ns;
-		row->on_ns = median(on_ns, b->rounds);
+		row->on_ns = dpb_median(on_ns, b->rounds);
 	}
-	row->off_fps = median(v[0], b->rounds);
-	row->on_fps = median(v[1], b->rounds);
-	row->ratio = median(v[2], b->rounds);
-	row->extra_ns = median(v[3], b->rounds);
-	row->off_ns = median(v[4], b->rounds);
-	row->atomics = median(v[5], b->rounds);
+	row->off_fps = dpb_median(v[0], b->rounds);
+	row->on_fps = dpb_median(v[1], b->rounds);
+	row->ratio = dpb_median(v[2], b->rounds);
+	row->extra_ns = dpb_median(v[3], b->rounds);
+	row->off_ns = dpb_median(v[4], b->rounds);
+	row->atomics = dpb_median(v[5], b->rounds);
 	printf("median| %12.0f %7.1f | %12.0f %7.1f | %6.2f %7.1f | %.4f\n",
 	       row->off_fps, row->off_ns, row->on_fps, row->on_ns, row->ratio,
 	       row->extra_ns, row->atomics);
@@ -382,8 +382,8 @@ dpb_run_src(struct bench *b)
 		return rc;
 	}
 	printf("median|              %7.1f |              %7.1f | %7.1f\n",
-	       median(off_ns, b->rounds), median(on_ns, b->rounds),
-	       median(d, b->rounds));
+	       dpb_median(off_ns, b->rounds), dpb_median(on_ns, b->rounds),
+	       dpb_median(d, b->rounds));
 	printf("checks: %s\n", problems == 0 ? "every SYN forwarded, no drop, "
 					       "sampled outputs correct"
 					     : "FAILED (see above)");

@@ -444,6 +444,10 @@ test_stats(void **state)
 	f->ft[0].stats.flows = 7;
 	f->st[0].switch_max_ns = 900;
 	f->st[1].switch_max_ns = 1200;
+	f->st[0].expire_max = 128;
+	f->st[1].expire_max = 40;
+	f->st[0].flows_overdue = 5;
+	f->st[1].flows_overdue = 7;
 	f->st[1].src_budget.dropped = 9;
 	f->shm->src_budget = (struct lb_src_budget_conf){
 		.rate = 1000, .burst = 2000, .prefix = 24, .sources = 4096};
@@ -474,6 +478,10 @@ test_stats(void **state)
 	/* A longest time: the total is the largest, not a sum. */
 	assert_string_equal(row(strstr(t, "\nswitch_max_ns") + 1, 0, buf),
 			    "switch_max_ns 1200 900 1200");
+	assert_string_equal(row(strstr(t, "\nexpire_max ") + 1, 0, buf),
+			    "expire_max 128 128 40");
+	assert_string_equal(row(strstr(t, "\nflows_overdue") + 1, 0, buf),
+			    "flows_overdue 12 5 7");
 	assert_string_equal(row(strstr(t, "\nfeedback trial_ok") + 1, 0, buf),
 			    "feedback trial_ok 1 0 1");
 	assert_int_equal(dint(c->ctl.data, "total.rx"), 150);

@@ -159,6 +159,9 @@ test_attached(void **state)
 	f->st[0].rx = 10;
 	f->st[1].rx = 20;
 	f->st[1].switch_max_ns = 2500000;
+	f->st[1].flows_overdue = 6;
+	f->st[1].expire_max_ns = 1500;
+	f->st[0].flows_reclaimed = 11;
 	f->st[1].drop[LB_DROP_NO_ROUTE] = 3;
 	f->ft[1].stats.flows = 5;
 	fx_bst(f, 0, 0, 0)->flows = 10;
@@ -206,6 +209,10 @@ test_attached(void **state)
 	ASSERT_LINE(t, "lb_rx_packets_total{worker=\"1\"} 20");
 	ASSERT_LINE(t, "lb_worker_switch_max_seconds{worker=\"1\"} 0.0025");
 	ASSERT_LINE(t, "lb_worker_switch_max_seconds{worker=\"0\"} 0");
+	ASSERT_LINE(t, "lb_flows_overdue{worker=\"1\"} 6");
+	ASSERT_LINE(t, "lb_flows_overdue{worker=\"0\"} 0");
+	ASSERT_LINE(t, "lb_expire_max_seconds{worker=\"1\"} 1.5e-06");
+	ASSERT_LINE(t, "lb_flows_reclaimed_total{worker=\"0\"} 11");
 	ASSERT_LINE(t, "lb_flows_active{worker=\"1\"} 5");
 	ASSERT_LINE(t, "lb_dropped_packets_total{worker=\"1\","
 		       "reason=\"no_route\"} 3");

@@ -1481,6 +1481,181 @@ test_state_names(void **state)
 	assert_string_equal(lb_flow_state_name(LB_FLOW_NB_STATES), "?");
 }
 
+/*
+ * A flow past its timeout holds nothing: lb_flow_holds() says so by the
+ * owner's clock, and an insert that wants its reply key (the SNAT pair)
+ * expires it on the spot through the reaper, counted. Without a reaper,
+ * or before the timeout, the key stays taken.
+ */
+static void
+test_reclaim_key(void **state)
+{
+	struct lb_flow_table *t = table(8), *bare = table(8);
+	struct expired_log log = { .n = 0 };
+	struct lb_flow_key o1, r1, o2, r2;
+	enum lb_flow_dir dir;
+	int a, b;
+
+	(void)state;
+	nth_keys(1, LB_FLOW_PROTO_UDP, &o1, &r1);
+	nth_keys(2, LB_FLOW_PROTO_UDP, &o2, &r2);
+	r2 = r1; /* a new client wants the same SNAT pair */
+	lb_flow_set_reaper(t, log_expired, &log);
+	a = lb_flow_insert(t, &o1, &r1, 0, 3, 0);
+	assert_true(a >= 0);
+	assert_true(lb_flow_insert(bare, &o1, &r1, 0, 3, 0) >= 0);
+
+	/* UDP_UNREPLIED lasts 30 s (IPVS preset). */
+	lb_flow_clock(t, SEC(29));
+	assert_true(lb_flow_holds(t, &r1));
+	assert_int_equal(lb_flow_insert(t, &o2, &r2, 0, 4, SEC(29)), -EEXIST);
+	assert_int_equal(log.n, 0);
+
+	lb_flow_clock(t, SEC(31));
+	assert_false(lb_flow_holds(t, &r1));
+	assert_false(lb_flow_holds(t, &o2));
+	b = lb_flow_insert(t, &o2, &r2, 0, 4, SEC(31));
+	assert_true(b >= 0);
+	assert_int_equal(log.n, 1);
+	assert_int_equal(log.idx[0], (uint32_t)a);
+	assert_int_equal(log.be[0], 3);
+	assert_int_equal(t->stats.reclaimed, 1);
+	assert_int_equal(t->stats.expired[LB_FLOW_UDP_UNREPLIED], 1);
+	assert_int_equal(t->stats.flows, 1);
+	assert_int_equal(lb_flow_lookup(t, &o1, &dir), LB_FLOW_NONE);
+	assert_int_equal(lb_flow_lookup(t, &r1, &dir), (uint32_t)b);
+	assert_int_equal(dir, R);
+	assert_true(lb_flow_holds(t, &r1));
+
+	/* No reaper: the timed-out holder still has its key. */
+	assert_int_equal(lb_flow_insert(bare, &o2, &r2, 0, 4, SEC(31)),
+			 -EEXIST);
+	assert_int_equal(bare->stats.reclaimed, 0);
+	lb_flow_table_free(t);
+	lb_flow_table_free(bare);
+}
+
+/*
+ * A full table whose flows have timed out takes a new flow at once, in
+ * the entry of a timed-out one (the oldest of its list); flows still
+ * alive are never taken, so with none timed out the table refuses.
+ */
+static void
+test_reclaim_full_table(void **state)
+{
+	struct lb_flow_table *t = table(2);
+	struct expired_log log = { .n = 0 };
+	struct lb_flow_key o, r;
+	int a, b;
+
+	(void)state;
+	lb_flow_set_reaper(t, log_expired, &log);
+	nth_keys(1, LB_FLOW_PROTO_UDP, &o, &r);
+	a = lb_flow_insert(t, &o, &r, 0, 1, 0);
+	nth_keys(2, LB_FLOW_PROTO_UDP, &o, &r);
+	b = lb_flow_insert(t, &o, &r, 0, 2, SEC(20));
+	assert_true(a >= 0 && b >= 0);
+
+	nth_keys(3, LB_FLOW_PROTO_UDP, &o, &r);
+	assert_int_equal(lb_flow_insert(t, &o, &r, 0, 3, SEC(29)), -ENOSPC);
+	assert_int_equal(t->stats.refused, 1);
+	assert_int_equal(lb_flow_insert(t, &o, &r, 0, 3, SEC(31)), a);
+	assert_int_equal(log.n, 1);
+	assert_int_equal(log.idx[0], (uint32_t)a);
+	assert_int_equal(t->stats.reclaimed, 1);
+	/* b (20 s old) and the new flow are alive. */
+	nth_keys(4, LB_FLOW_PROTO_UDP, &o, &r);
+	assert_int_equal(lb_flow_insert(t, &o, &r, 0, 4, SEC(32)), -ENOSPC);
+	assert_int_equal(t->stats.refused, 2);
+	assert_int_equal(t->stats.flows, 2);
+	lb_flow_table_free(t);
+}
+
+/*
+ * A pass that found every head not yet due remembers the earliest due
+ * tick: calls before it do nothing (no pass counted); a flow that starts
+ * an empty list with a shorter timeout, or a shortened timeout, brings
+ * the next pass forward.
+ */
+static void
+test_expire_next_due(void **state)
+{
+	struct lb_flow_table *t = table(8);
+	struct lb_flow_key o, r;
+
+	(void)state;
+	nth_keys(1, LB_FLOW_PROTO_UDP, &o, &r);
+	assert_true(lb_flow_insert(t, &o, &r, 0, 0, 0) >= 0);
+	assert_true(lb_flow_expire_due(t, SEC(1)));
+	assert_int_equal(lb_flow_expire(t, SEC(1), 10, NULL, NULL), 0);
+	assert_int_equal(t->stats.expire_passes, 1);
+	assert_false(lb_flow_expire_due(t, SEC(2)));
+	assert_false(lb_flow_expire_due(t, SEC(30) - TICK_NS));
+	assert_true(lb_flow_expire_due(t, SEC(30) + 2 * TICK_NS));
+	assert_int_equal(lb_flow_expire(t, SEC(2), 10, NULL, NULL), 0);
+	assert_int_equal(t->stats.expire_passes, 1);
+
+	/* A TCP flow starts the empty SYN_SENT list, due in 1 s. */
+	assert_int_equal(lb_flow_set_timeout(t, LB_FLOW_SYN_SENT, SEC(1)), 0);
+	assert_true(lb_flow_expire_due(t, SEC(2)));
+	assert_int_equal(lb_flow_expire(t, SEC(2), 10, NULL, NULL), 0);
+	nth_keys(2, LB_FLOW_PROTO_TCP, &o, &r);
+	assert_true(lb_flow_insert(t, &o, &r, 0, 0, SEC(2)) >= 0);
+	assert_false(lb_flow_expire_due(t, SEC(2) + 2 * TICK_NS));
+	assert_true(lb_flow_expire_due(t, SEC(3) + 2 * TICK_NS));
+	assert_int_equal(lb_flow_expire(t, SEC(3) + 2 * TICK_NS, 10, NULL,
+					NULL),
+			 1);
+	assert_int_equal(t->stats.expired[LB_FLOW_SYN_SENT], 1);
+
+	/* A shorter UDP_UNREPLIED timeout: the next pass comes at once. */
+	assert_false(lb_flow_expire_due(t, SEC(4)));
+	assert_int_equal(
+		lb_flow_set_timeout(t, LB_FLOW_UDP_UNREPLIED, SEC(3)), 0);
+	assert_true(lb_flow_expire_due(t, SEC(4)));
+	assert_int_equal(lb_flow_expire(t, SEC(4), 10, NULL, NULL), 1);
+	assert_int_equal(t->stats.flows, 0);
+	lb_flow_table_free(t);
+}
+
+/*
+ * A backlog of timed-out flows larger than one call's budget: each call
+ * expires exactly its budget until the backlog is gone, so it is worked
+ * off in ceil(backlog / budget) calls; lb_flow_overdue() counts what is
+ * left (up to its bound) without changing anything.
+ */
+static void
+test_expire_backlog(void **state)
+{
+	enum { N = 1000, BUDGET = 128 };
+	struct lb_flow_table *t = table(N);
+	struct lb_flow_key o, r;
+	unsigned int calls = 0, left = N;
+
+	(void)state;
+	for (uint32_t i = 0; i < N; i++) {
+		nth_keys(i, LB_FLOW_PROTO_UDP, &o, &r);
+		assert_true(lb_flow_insert(t, &o, &r, 0, 0, MS(i)) >= 0);
+	}
+	assert_int_equal(lb_flow_overdue(t, SEC(30), 5000, NULL, NULL), 0);
+	assert_int_equal(lb_flow_overdue(t, SEC(32), 5000, NULL, NULL), N);
+	assert_int_equal(lb_flow_overdue(t, SEC(32), 100, NULL, NULL), 100);
+	assert_int_equal(t->stats.flows, N);
+	while (left > 0) {
+		unsigned int n = lb_flow_expire(t, SEC(33), BUDGET, NULL, NULL);
+
+		assert_int_equal(n, left < BUDGET ? left : BUDGET);
+		left -= n;
+		calls++;
+		assert_int_equal(lb_flow_overdue(t, SEC(33), 5000, NULL, NULL),
+				 left);
+		assert_true(calls <= (N + BUDGET - 1) / BUDGET);
+	}
+	assert_int_equal(t->stats.flows, 0);
+	assert_int_equal(lb_flow_expire(t, SEC(33), BUDGET, NULL, NULL), 0);
+	lb_flow_table_free(t);
+}
+
 int
 main(void)
 {
@@ -1511,6 +1686,10 @@ main(void)
 		cmocka_unit_test(test_iterate_per_backend),
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_state_names),
+		cmocka_unit_test(test_reclaim_key),
+		cmocka_unit_test(test_reclaim_full_table),
+		cmocka_unit_test(test_expire_next_due),
+		cmocka_unit_test(test_expire_backlog),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
