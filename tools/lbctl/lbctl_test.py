@@ -597,8 +597,11 @@ def case_top():
     check("top --once: fits 80 columns",
           all(len(ln) <= 80 for ln in text.splitlines()), text)
     svc = lines_of(out, "tcp 10.0.0.1:80")
+    # 40 new flows between two reads at least a second apart and at most
+    # the whole run: a loaded host stretches the gap, not the count.
     check("top: the service's new flows a second, load and governor",
-          len(svc) == 1 and svc[0].split()[2] in ("40.0", "39.9", "40.1")
+          len(svc) == 1 and
+          40.0 / max(secs, 1.0) - 0.1 <= float(svc[0].split()[2]) <= 40.1
           and svc[0].split()[-2:] == ["0.500", "1.50"], text)
     be1 = lines_of(out, "10.0.1.1:80")
     be2 = lines_of(out, "10.0.1.2:80")

@@ -452,9 +452,9 @@ dpb_run_synp(struct bench *b)
 		return rc;
 	}
 	printf("median| %16.1f | %17.1f | %17.1f | %7.1f %7.1f\n",
-	       median(ns[0], b->rounds), median(ns[1], b->rounds),
-	       median(ns[2], b->rounds), median(d[0], b->rounds),
-	       median(d[1], b->rounds));
+	       dpb_median(ns[0], b->rounds), dpb_median(ns[1], b->rounds),
+	       dpb_median(ns[2], b->rounds), dpb_median(d[0], b->rounds),
+	       dpb_median(d[1], b->rounds));
 	printf("checks: %s\n",
 	       problems == 0 ? "every SYN answered or forwarded, every ACK's "
 			       "cookie proved, no drop, sampled outputs correct"
