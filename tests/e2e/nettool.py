@@ -26,6 +26,10 @@ test namespace (ip netns exec):
                                      UDP datagrams from A, each from the next
                                      source port of LO-HI (round and round),
                                      for S s or N datagrams, at R frames/s
+  httpconn   --target A:P --src A [--seconds S] [--timeout T]
+                                     GET / on a new connection, one after the
+                                     other, for S s; prints how each ended
+                                     and the latency percentiles
   ping       --target A [--count N] [--timeout T]
                                      ICMP echo requests (the namespaces have
                                      no ping program); exit 0 when each got
@@ -139,6 +143,56 @@ def udp_probe(args):
            "max_ms": round(max(lat) * 1000, 1) if lat else None}
     print(json.dumps(out, sort_keys=True))
     return 0 if answered == args.count else 1
+
+
+def httpconn(args):
+    """Each request on its own connection, so that every one needs a new
+    handshake: "ok" is a 200 answer, "refused" a RST or an ICMP error
+    (connection refused or reset, at any step), "timeout" no answer
+    within --timeout; latencies (connect to last byte) of the ok ones."""
+    res = {"attempts": 0, "ok": 0, "refused": 0, "timeout": 0, "other": 0}
+    lat = []
+    req = ("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" %
+           args.target[0]).encode()
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end:
+        res["attempts"] += 1
+        t0 = time.monotonic()
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.settimeout(args.timeout)
+            s.bind((args.src, 0))
+            s.connect(args.target)
+            s.sendall(req)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            if data.startswith(b"HTTP/1.1 200"):
+                res["ok"] += 1
+                lat.append(time.monotonic() - t0)
+            else:
+                res["other"] += 1
+        except (ConnectionRefusedError, ConnectionResetError):
+            res["refused"] += 1
+        except socket.timeout:
+            res["timeout"] += 1
+        except OSError:
+            res["other"] += 1
+        finally:
+            s.close()
+    lat.sort()
+
+    def pct(p):
+        if not lat:
+            return None
+        return round(lat[min(len(lat) - 1, int(len(lat) * p))] * 1000, 1)
+    res.update(p50_ms=pct(0.50), p99_ms=pct(0.99),
+               max_ms=round(lat[-1] * 1000, 1) if lat else None)
+    print(json.dumps(res, sort_keys=True))
+    return 0
 
 
 # ---- malformed frames ------------------------------------------------------
@@ -375,6 +429,13 @@ def main(argv=None):
     p.add_argument("--base-port", type=int, default=20000)
     p.add_argument("--timeout", type=float, default=2.0)
     p.set_defaults(fn=udp_probe)
+
+    p = sub.add_parser("httpconn")
+    p.add_argument("--target", type=hostport, required=True)
+    p.add_argument("--src", default="0.0.0.0")
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--timeout", type=float, default=5.0)
+    p.set_defaults(fn=httpconn)
 
     p = sub.add_parser("inject")
     p.add_argument("--iface", required=True)
