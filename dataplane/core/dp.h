@@ -28,6 +28,7 @@
 #include "lb/rng.h"
 #include "lb/shm.h"
 #include "lb/snat.h"
+#include "syncookie.h"
 #include "tcp_splice.h"
 #include "src_budget.h"
 #include "tcp_track.h"
@@ -84,6 +85,36 @@ _Static_assert(sizeof(struct lb_pp_flow) == 16,
 #define LB_PP_NONE 0  /**< nothing inserted: no translation */
 #define LB_PP_SENT 1  /**< sent, not yet acknowledged */
 #define LB_PP_ACKED 2 /**< the backend has it */
+
+/*
+ * The SYN proxy's state of one connection while the worker makes the
+ * backend's handshake (worker_synp.c), by the index of its SYN copy: the
+ * client's ACK that proved its cookie and the first data segment that
+ * came after it, held until the backend answers; what the cookie said.
+ */
+struct lb_synp_hold {
+	uint32_t ack;	/**< hold index of the client's ACK, or LB_HOLD_NONE */
+	uint32_t data;	/**< hold index of a data segment, or LB_HOLD_NONE */
+	int8_t wclient; /**< the client's window scale, -1: none */
+	int8_t woffer;	/**< what its SYN-ACK offered it, -1: none */
+	uint8_t pad[2];
+};
+
+/* A spliced flow of the SYN proxy: the shift of each side's window field
+ * to the other side's scale (tcp_splice.h). */
+struct lb_synp_flow {
+	int8_t wshift[2]; /**< by enum lb_flow_dir of the sender */
+	uint8_t on;	  /**< the backend's numbers are translated */
+	uint8_t pad;
+};
+
+/* `synproxy auto` of one service slot on one worker (worker_synp.c). */
+struct lb_synp_auto {
+	uint32_t syns;	    /**< SYNs of the current second */
+	uint32_t done;	    /**< handshakes completed in it */
+	uint64_t quiet_ns;  /**< since when both stayed below; 0: not */
+	bool on;
+};
 
 struct lb_worker {
 	struct lb_dp *dp;
@@ -147,9 +178,23 @@ struct lb_worker {
 	struct lb_pp_flow *pp;
 	/** Service slots whose backends get a PROXY header, one bit each. */
 	uint64_t pp_svc;
-	/** A header was ever inserted here: only then do segments of other
-	 * flows look at their splice state. */
+	/** A flow was ever spliced here (a PROXY header, the SYN proxy):
+	 * only then do segments of other flows look at their splice
+	 * state. */
 	bool pp_used;
+	/* The SYN proxy (worker_synp.c): per flow, per SYN copy, the
+	 * service slots whose cookies are checked (on or auto) and those
+	 * whose SYNs get one now, auto's state, the secrets. */
+	struct lb_synp_flow *synp;
+	struct lb_synp_hold *synp_hold;
+	uint64_t synp_svc;
+	uint64_t synp_act;
+	uint64_t synp_next_ns; /**< next second of auto, next rotation */
+	uint64_t synp_rekey_ns;
+	uint64_t synp_master[2]; /**< derives each rotation's secret */
+	uint64_t synp_epoch;
+	struct lb_synp_auto synp_auto[LB_CONF_MAX_SVCS];
+	struct lb_syncookie_secrets synp_keys;
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
 	uint32_t *hold_free;

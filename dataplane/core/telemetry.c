@@ -107,6 +107,15 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "challenge_acks", sum.challenge_acks);
 	add_u64(d, "pp_sent", sum.pp_sent);
 	add_u64(d, "pp_resent", sum.pp_resent);
+	add_u64(d, "synp_cookies", sum.synp_cookies);
+	add_u64(d, "synp_acks", sum.synp_acks);
+	add_u64(d, "synp_acks_bad", sum.synp_acks_bad);
+	add_u64(d, "synp_acks_expired", sum.synp_acks_expired);
+	add_u64(d, "synp_handshakes", sum.synp_handshakes);
+	add_u64(d, "synp_held", sum.synp_held);
+	add_u64(d, "synp_held_dropped", sum.synp_held_dropped);
+	add_u64(d, "synp_auto_on", sum.synp_auto_on);
+	add_u64(d, "synp_auto_off", sum.synp_auto_off);
 	add_u64(d, "src_budget_dropped", sum.src_budget.dropped);
 	add_u64(d, "src_budget_evicted", sum.src_budget.evicted);
 	add_u64(d, "redirect_out", sum.redirect_out);
@@ -276,6 +285,9 @@ cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 		add_u64(e, "redirect_in", w->st.redirect_in);
 		add_u64(e, "redirect_out", w->st.redirect_out);
 		add_u64(e, "idle_sleeps", w->st.idle_sleeps);
+		add_u64(e, "synp_cookies", w->st.synp_cookies);
+		add_u64(e, "synp_auto_on", w->st.synp_auto_on);
+		add_u64(e, "synp_auto_off", w->st.synp_auto_off);
 		add_u64(e, "conf_gen", atomic_load_explicit(
 					       &w->sh.conf_gen,
 					       memory_order_acquire));

@@ -158,6 +158,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 	for (unsigned int i = 0; i < w->nb_pending; i++)
 		lb_worker_trial_failed(w, &w->pending[i], now);
 
+	lb_worker_synp_house(w, now);
 	for (uint32_t s = 0; s < nsvc; s++)
 		if (w->deferq[s] != NULL && lb_deferq_depth(w->deferq[s]) > 0)
 			lb_deferq_poll(w->deferq[s], now, DEFERQ_BUDGET,
@@ -352,6 +353,8 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->trk);
 	rte_free(w->spl);
 	rte_free(w->pp);
+	rte_free(w->synp);
+	rte_free(w->synp_hold);
 	rte_free(w->snat);
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
@@ -406,7 +409,11 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 	w->pp = rte_zmalloc_socket("lb_pp_flow",
 				   (size_t)dp->flows * sizeof(*w->pp),
 				   RTE_CACHE_LINE_SIZE, socket);
-	if (w->trk == NULL || w->spl == NULL || w->pp == NULL) {
+	w->synp = rte_zmalloc_socket("lb_synp_flow",
+				     (size_t)dp->flows * sizeof(*w->synp),
+				     RTE_CACHE_LINE_SIZE, socket);
+	if (w->trk == NULL || w->spl == NULL || w->pp == NULL ||
+	    w->synp == NULL) {
 		LOG(ERR, "worker %u: no memory for the TCP state of %u flows",
 		    wid, dp->flows);
 		return -ENOMEM;
@@ -469,12 +476,19 @@ rings_alloc(struct lb_worker *w, int socket)
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_since), 0, socket);
 	w->hold_free = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
+	w->synp_hold = rte_malloc_socket(
+		"lb_hold", HOLD_CAP * sizeof(*w->synp_hold), 0, socket);
 	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
 	    w->fb == NULL || w->bst == NULL || w->conf_buf[0] == NULL ||
 	    w->conf_buf[1] == NULL || w->hold == NULL ||
-	    w->hold_free == NULL || w->hold_since == NULL) {
+	    w->hold_free == NULL || w->hold_since == NULL ||
+	    w->synp_hold == NULL) {
 		LOG(ERR, "worker %u: out of memory", wid);
 		return -ENOMEM;
+	}
+	if (lb_worker_synp_init(w) != 0) {
+		LOG(ERR, "worker %u: no random secret for SYN cookies", wid);
+		return -EIO;
 	}
 	for (uint32_t i = 0; i < HOLD_CAP; i++)
 		w->hold_free[i] = HOLD_CAP - 1 - i;

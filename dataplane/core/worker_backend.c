@@ -76,6 +76,11 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 				lb_worker_trial_feedback(w, f->svc, f->be,
 							 true);
 			}
+			/* The SYN proxy's: the client has its answer. */
+			if (synp_holds(w, f)) {
+				lb_worker_synp_open(w, f, idx, m, pkt, now);
+				return;
+			}
 		}
 	} else if (unlikely(f->l7 != LB_L7_NONE &&
 			    rej_of(w, f->l7) != NULL &&

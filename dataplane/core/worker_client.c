@@ -115,13 +115,47 @@ lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 }
 
 /*
+ * Keeps @p m as the SYN copy of a new flow's trials (LB_HOLD_NONE when
+ * the pool is empty); a flow of the SYN proxy also keeps the client's
+ * ACK @p ack with it (its pool room was checked first), unless no copy
+ * was made: then @p ack stays the caller's.
+ */
+static uint32_t
+hold_syn(struct lb_worker *w, struct rte_mbuf *m, struct rte_mbuf *ack,
+	 const struct lb_syncookie_opts *so, int svc_idx)
+{
+	uint32_t h = lb_worker_hold_put(w, m);
+
+	if (ack != NULL && h != LB_HOLD_NONE)
+		lb_worker_synp_attach(w, h, ack, so, svc_idx);
+	return h;
+}
+
+/*
+ * A new flow that cannot start: its first packet @p m is dropped for
+ * @p why, and the client of the SYN proxy, whose handshake is complete,
+ * gets a RST answering its ACK @p ack.
+ */
+static void
+flow_refused(struct lb_worker *w, struct rte_mbuf *m, struct rte_mbuf *ack,
+	     enum lb_drop why, uint64_t now)
+{
+	drop(w, m, why);
+	if (ack != NULL)
+		lb_worker_rst_client(w, ack, now);
+}
+
+/*
  * First trial of a new flow: the scheduler's pick, a SNAT port and a flow
  * entry; a TCP SYN is copied so that a refused trial can be resent to the
- * next backend without the client noticing.
+ * next backend without the client noticing. For the SYN proxy, @p m is
+ * the SYN made from the client's ACK @p ack, which waits with its copy
+ * (worker_synp.c); @p so is what the cookie said.
  */
 static void
 flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
-	 int svc_idx, const struct lb_flow_key *orig, uint64_t now)
+	 int svc_idx, const struct lb_flow_key *orig, struct rte_mbuf *ack,
+	 const struct lb_syncookie_opts *so, uint64_t now)
 {
 	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
 	struct lb_trial t = { .orig = *orig, .svc = (uint16_t)svc_idx,
@@ -138,10 +172,13 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		uint64_t old, qkey = deferq_key(w, orig);
 
 		if (lb_deferq_lookup(q, qkey, &qe) == 0) {
-			t.hold = lb_worker_hold_put(w, m);
+			t.hold = hold_syn(w, m, ack, so, svc_idx);
 			rte_pktmbuf_free(m);
-			if (t.hold == LB_HOLD_NONE)
+			if (t.hold == LB_HOLD_NONE) {
+				if (ack != NULL)
+					lb_worker_rst_client(w, ack, now);
 				return;
+			}
 			if (lb_deferq_push(q, qkey, t.hold, now, &old) ==
 			    LB_DEFERQ_JOINED) {
 				w->st.deferq_joined++;
@@ -157,24 +194,37 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 					   &be);
 	if (rc != 0) {
 		if (svc->proto == LB_IPPROTO_TCP && q != NULL) {
-			t.hold = lb_worker_hold_put(w, m);
+			t.hold = hold_syn(w, m, ack, so, svc_idx);
 			rte_pktmbuf_free(m);
 			if (t.hold != LB_HOLD_NONE)
 				lb_worker_defer_or_rst(w, &t, now);
+			else if (ack != NULL)
+				lb_worker_rst_client(w, ack, now);
 			return;
 		}
-		drop(w, m, LB_DROP_NO_BACKEND);
+		flow_refused(w, m, ack, LB_DROP_NO_BACKEND, now);
 		return;
 	}
 	if (lb_worker_snat_take(w, &t, be, now) != 0) {
-		drop(w, m, LB_DROP_SNAT_FULL);
+		flow_refused(w, m, ack, LB_DROP_SNAT_FULL, now);
 		return;
 	}
 	if (svc->proto == LB_IPPROTO_TCP)
-		t.hold = lb_worker_hold_put(w, m);
+		t.hold = hold_syn(w, m, ack, so, svc_idx);
+	if (unlikely(ack != NULL && t.hold == LB_HOLD_NONE)) {
+		/* Without its copy the backend's SYN-ACK would not be known
+		 * for the proxy's. */
+		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
+		flow_refused(w, m, ack, LB_DROP_NOMBUF, now);
+		return;
+	}
 	rc = lb_worker_flow_start(w, m, pkt, &t, be, now);
 	if (rc != 0) {
-		lb_worker_hold_release(w, t.hold);
+		if (ack != NULL)
+			/* The ACK goes back as the RST's template. */
+			lb_worker_synp_rst(w, t.hold, now);
+		else
+			lb_worker_hold_release(w, t.hold);
 		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
 		drop(w, m, rc == -ENOSPC ? LB_DROP_FLOW_FULL : LB_DROP_NO_FLOW);
 		return;
@@ -263,6 +313,8 @@ static bool
 handshake_done(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	       struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
 {
+	if (unlikely(w->synp_svc >> f->svc & 1))
+		w->synp_auto[f->svc].done++;
 	if (!l7_open(w, f, frame_of(m), pkt) &&
 	    lb_worker_l7_no_entry(w, f, idx, m, pkt, now))
 		/* No follower entry for a gated flow: its fallback. */
@@ -310,8 +362,8 @@ l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
  * the incremental path and its cost.
  */
 static bool
-first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
-	     uint64_t now)
+first_pkt_sane(struct lb_worker *w, struct rte_mbuf *m,
+	       const struct lb_pkt *pkt)
 {
 	if (unlikely(pkt->src == pkt->dst ||
 		     lb_dpconf_is_own(w->conf, pkt->src))) {
@@ -322,6 +374,15 @@ first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 		drop(w, m, LB_DROP_L4_CSUM);
 		return false;
 	}
+	return true;
+}
+
+static bool
+first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	     uint64_t now)
+{
+	if (!first_pkt_sane(w, m, pkt))
+		return false;
 	/* Silently: a RST would go to whoever the source claims to be,
 	 * and the client's own retransmission comes once the budget has
 	 * refilled. */
@@ -330,6 +391,79 @@ first_pkt_ok(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 		rte_pktmbuf_free(m);
 		return false;
 	}
+	return true;
+}
+
+/*
+ * A client's SYN for a VIP that has no flow (or only a closed one):
+ * answered with a cookie while the service's SYN proxy is on, else the
+ * first trial of a new flow.
+ */
+static void
+new_syn(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	int svc_idx, const struct lb_flow_key *k, uint64_t now)
+{
+	if (unlikely(w->synp_svc >> svc_idx & 1)) {
+		w->synp_auto[svc_idx].syns++;
+		/* A cookie costs no state: no budget of new flows, which
+		 * the ACK that proves it pays. */
+		if (w->synp_act >> svc_idx & 1) {
+			if (first_pkt_sane(w, m, pkt))
+				lb_worker_synp_syn(w, m, pkt, svc_idx, now);
+			return;
+		}
+	}
+	if (!first_pkt_ok(w, m, pkt, now))
+		return;
+	if (admit_reject(w, m, pkt, svc_idx, now))
+		return;
+	flow_new(w, m, pkt, svc_idx, k, NULL, NULL, now);
+}
+
+/*
+ * A segment without a flow for a service whose SYN proxy is on or auto
+ * (cookies made while it was on stay valid after it turned off): an ACK
+ * proving a cookie starts the flow with a SYN of the worker's own to the
+ * backend. A segment of a connection whose SYN waits in the deferred
+ * queue is dropped: the client is established, a RST would end it, and
+ * it sends the segment again. @return true when @p m was taken
+ */
+static bool
+synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	     int svc_idx, const struct lb_flow_key *k, uint64_t now)
+{
+	struct lb_deferq *q = w->deferq[svc_idx];
+	struct lb_syncookie_opts so;
+	struct lb_deferq_entry qe;
+	struct rte_mbuf *s;
+	struct lb_pkt spkt;
+
+	if (pkt->tcp_flags & (LB_TCP_RST | LB_TCP_SYN))
+		return false;
+	if (q != NULL && lb_deferq_depth(q) > 0 &&
+	    lb_deferq_lookup(q, deferq_key(w, k), &qe) == 0) {
+		w->st.synp_held_dropped++;
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	if (lb_worker_synp_check(w, m, pkt, svc_idx, &so, now) != 0)
+		return false;
+	if (!first_pkt_ok(w, m, pkt, now))
+		return true;
+	if (admit_reject(w, m, pkt, svc_idx, now))
+		return true;
+	/* The SYN's copy and the ACK both wait in the pool. */
+	if (w->hold_nfree < 2) {
+		w->st.syn_hold_full++;
+		lb_worker_rst_client(w, m, now);
+		return true;
+	}
+	s = lb_worker_synp_syn_of(w, m, pkt, &so, &spkt);
+	if (s == NULL) {
+		lb_worker_rst_client(w, m, now);
+		return true;
+	}
+	flow_new(w, s, &spkt, svc_idx, k, m, &so, now);
 	return true;
 }
 
@@ -349,10 +483,14 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	idx = flow_of(w, pkt, hash, &k, &dir);
 	if (idx == LB_FLOW_NONE) {
-		/* Only a SYN (TCP) or any datagram (UDP) opens a flow. */
+		/* Only a SYN (TCP) or any datagram (UDP) opens a flow, or
+		 * an ACK that proves a cookie of the SYN proxy. */
 		if (pkt->proto == LB_IPPROTO_TCP &&
 		    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) !=
 			    LB_TCP_SYN) {
+			if (unlikely(w->synp_svc >> svc_idx & 1) &&
+			    synp_no_flow(w, m, pkt, svc_idx, &k, now))
+				return;
 			lb_worker_no_flow(
 				w, m, pkt, (uint32_t)svc_idx,
 				w->conf->svc[svc_idx]
@@ -360,11 +498,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 				now);
 			return;
 		}
-		if (!first_pkt_ok(w, m, pkt, now))
-			return;
-		if (admit_reject(w, m, pkt, svc_idx, now))
-			return;
-		flow_new(w, m, pkt, svc_idx, &k, now);
+		new_syn(w, m, pkt, svc_idx, &k, now);
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
@@ -379,16 +513,19 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		 * or is drained, and be missing from the counts. The old
 		 * entry and its SNAT port go; the backend sees a new
 		 * tuple. */
-		if (!first_pkt_ok(w, m, pkt, now))
+		if (!first_pkt_sane(w, m, pkt))
 			return;
 		lb_worker_flow_forget(w, f, 1, 1);
 		lb_flow_delete(w->ft, idx);
-		if (admit_reject(w, m, pkt, svc_idx, now))
-			return;
-		flow_new(w, m, pkt, svc_idx, &k, now);
+		new_syn(w, m, pkt, svc_idx, &k, now);
 		return;
 	}
 	if (f->state == LB_FLOW_SYN_SENT) {
+		/* The SYN proxy's client, established, while the backend's
+		 * handshake runs: its first data waits. */
+		if (unlikely(synp_holds(w, f)) &&
+		    lb_worker_synp_early(w, f, m, pkt))
+			return;
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */
 		if (!(pkt->tcp_flags & LB_TCP_SYN))

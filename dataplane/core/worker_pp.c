@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The PROXY protocol of a service (docs/dataplane.md, "PROXY protocol"):
+ * The PROXY protocol of a service (docs/dataplane.md, "PROXY protocol"),
+ * and the translation of every spliced flow's segments (the SYN proxy's
+ * too, worker_synp.c):
  * when the client's ACK completes the handshake, the backend gets the
  * header (proxy_hdr.h) as a segment of its own, in the client's name, in
  * front of the client's first byte; from then on the client's sequence
@@ -55,11 +57,20 @@ pp_send(struct lb_worker *w, const struct lb_flow *f,
 			   now);
 }
 
+/* A new connection on the tuple: no offsets of any kind. */
 static inline void
 pp_reset(struct lb_worker *w, uint32_t idx)
 {
 	memset(&w->spl[idx], 0, sizeof(w->spl[idx]));
 	memset(&w->pp[idx], 0, sizeof(w->pp[idx]));
+	memset(&w->synp[idx], 0, sizeof(w->synp[idx]));
+}
+
+/* Whether segments of flow entry @p idx are translated. */
+static inline bool
+spliced(const struct lb_worker *w, uint32_t idx)
+{
+	return w->pp[idx].state != LB_PP_NONE || w->synp[idx].on;
 }
 
 /*
@@ -129,21 +140,32 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	struct lb_pkt cp;
 	int n;
 
-	pp_reset(w, idx);
+	/* The SYN proxy's offsets stay: the header goes in its numbers. */
+	memset(p, 0, sizeof(*p));
+	if (!w->synp[idx].on)
+		memset(&w->spl[idx], 0, sizeof(w->spl[idx]));
 	p->ver = w->conf->svc[f->svc].opts.proxy_proto;
 	n = pp_build(f, p->ver, hdr);
 	if (n <= 0)
 		return;
 	p->at = tcp_word(fr, pkt, 4);
-	p->ack = tcp_word(fr, pkt, 8);
+	p->ack = tcp_word(fr, pkt, 8) - w->spl[idx].seq[LB_TCP_SPL_REPLY];
 	p->win = (uint16_t)(th[14] << 8 | th[15]);
 	p->len = (uint8_t)n;
 	p->state = LB_PP_SENT;
-	lb_tcp_splice_insert(&w->spl[idx], LB_TCP_SPL_ORIG, p->at, (uint32_t)n);
 	w->pp_used = true;
 	w->st.pp_sent++;
-	/* Lost with the pool empty, it goes again as any lost header. */
+	/* Lost with the pool empty, it goes again as any lost header. The
+	 * copy is translated as the client's segments were before it. */
 	c = pp_seg_copy(w, m, pkt, hdr, (uint16_t)n, &cp);
+	if (c != NULL && w->synp[idx].on) {
+		lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_ORIG,
+				  frame_of(c) + cp.l4_off,
+				  rte_pktmbuf_data_len(c) - cp.l4_off);
+		lb_tcp_splice_win(frame_of(c) + cp.l4_off,
+				  w->synp[idx].wshift[LB_FLOW_DIR_ORIG]);
+	}
+	lb_tcp_splice_insert(&w->spl[idx], LB_TCP_SPL_ORIG, p->at, (uint32_t)n);
 	if (c != NULL)
 		lb_worker_fwd(w, c, &cp, f, LB_FLOW_DIR_ORIG, now);
 }
@@ -221,8 +243,7 @@ lb_worker_pp_client(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	if (pkt->proto == LB_IPPROTO_UDP)
 		return (w->pp_svc >> f->svc & 1) &&
 		       lb_worker_pp_datagram(w, f, m, pkt);
-	if (pkt->proto != LB_IPPROTO_TCP ||
-	    likely(w->pp[idx].state == LB_PP_NONE))
+	if (pkt->proto != LB_IPPROTO_TCP || likely(!spliced(w, idx)))
 		return false;
 	if (pkt->tcp_flags & LB_TCP_SYN) {
 		pp_reset(w, idx);
@@ -231,6 +252,9 @@ lb_worker_pp_client(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_ORIG,
 			  frame_of(m) + pkt->l4_off,
 			  rte_pktmbuf_data_len(m) - pkt->l4_off);
+	if (w->synp[idx].wshift[LB_FLOW_DIR_ORIG] != 0)
+		lb_tcp_splice_win(frame_of(m) + pkt->l4_off,
+				  w->synp[idx].wshift[LB_FLOW_DIR_ORIG]);
 	return false;
 }
 
@@ -253,7 +277,7 @@ lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	struct lb_pp_flow *p = &w->pp[idx];
 	uint32_t ack;
 
-	if (likely(p->state == LB_PP_NONE))
+	if (likely(!spliced(w, idx)))
 		return false;
 	if (f->state == LB_FLOW_SYN_SENT) {
 		/* A new connection on the tuple: nothing inserted yet. */
@@ -275,5 +299,9 @@ lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_REPLY,
 			  frame_of(m) + pkt->l4_off,
 			  rte_pktmbuf_data_len(m) - pkt->l4_off);
+	if (w->synp[idx].wshift[LB_FLOW_DIR_REPLY] != 0 &&
+	    !(pkt->tcp_flags & LB_TCP_SYN))
+		lb_tcp_splice_win(frame_of(m) + pkt->l4_off,
+				  w->synp[idx].wshift[LB_FLOW_DIR_REPLY]);
 	return false;
 }

@@ -73,6 +73,9 @@ void lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 
 /* worker_trial.c: SYN copies, trials, the deferred queue. */
 uint32_t lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m);
+/* Keeps @p m itself (not a copy); LB_HOLD_NONE (counted) when the pool is
+ * empty, @p m then still the caller's. */
+uint32_t lb_worker_hold_take(struct lb_worker *w, struct rte_mbuf *m);
 void lb_worker_hold_release(struct lb_worker *w, uint32_t i);
 void lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
 			      bool ok);
@@ -144,6 +147,37 @@ bool lb_worker_pp_datagram(struct lb_worker *w, const struct lb_flow *f,
 bool lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f,
 			  uint32_t idx, struct rte_mbuf *m,
 			  const struct lb_pkt *pkt, uint64_t now);
+
+/* worker_synp.c: the SYN proxy. */
+void lb_worker_synp_syn(struct lb_worker *w, struct rte_mbuf *m,
+			struct lb_pkt *pkt, int svc_idx, uint64_t now);
+/* 0 when the ACK @p m proves a cookie (@p so: what it said), else
+ * -ETIMEDOUT (expired) or -EPERM (forged); counted. */
+int lb_worker_synp_check(struct lb_worker *w, struct rte_mbuf *m,
+			 const struct lb_pkt *pkt, int svc_idx,
+			 struct lb_syncookie_opts *so, uint64_t now);
+/* The SYN to the backend made from the client's ACK, parsed in @p spkt;
+ * NULL (counted) when the pool is empty. */
+struct rte_mbuf *lb_worker_synp_syn_of(struct lb_worker *w,
+				       struct rte_mbuf *ack,
+				       const struct lb_pkt *pkt,
+				       const struct lb_syncookie_opts *so,
+				       struct lb_pkt *spkt);
+void lb_worker_synp_attach(struct lb_worker *w, uint32_t hold,
+			   struct rte_mbuf *ack,
+			   const struct lb_syncookie_opts *so, int svc_idx);
+void lb_worker_synp_release(struct lb_worker *w, uint32_t hold);
+/* RST to the client of SYN copy @p hold if it is the proxy's, releasing
+ * the copy and what waits with it; false (nothing done) otherwise. */
+bool lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now);
+bool lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
+			  struct rte_mbuf *m, const struct lb_pkt *pkt);
+void lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+			 struct rte_mbuf *m, const struct lb_pkt *pkt,
+			 uint64_t now);
+int lb_worker_synp_init(struct lb_worker *w);
+void lb_worker_synp_switch(struct lb_worker *w);
+void lb_worker_synp_house(struct lb_worker *w, uint64_t now);
 
 /* worker_neigh.c: ARP, neighbours, the way out of a frame. */
 void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,
@@ -249,6 +283,15 @@ flow_touch(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 		f->l7 = LB_L7_NONE;
 	}
 	return st;
+}
+
+/* Flow @p f is the SYN proxy's, its backend's handshake under way: its
+ * SYN copy keeps the client's ACK (worker_synp.c). */
+static inline bool
+synp_holds(const struct lb_worker *w, const struct lb_flow *f)
+{
+	return f->state == LB_FLOW_SYN_SENT && f->l7 < w->hold_cap &&
+	       w->synp_hold[f->l7].ack != LB_HOLD_NONE;
 }
 
 static inline void
@@ -410,12 +453,15 @@ tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 		/* The RST's sender gets an ACK in its peer's name: a peer
 		 * whose connection is gone answers with the exact RST. */
 		lb_tcp_track_challenge(t, dir, &seq, &ack, &win);
-		/* To the backend in the client's name: past the PROXY
-		 * header it got (worker_pp.c); the record is current, the
-		 * backend's segment went through it. */
+		/* To the backend in the client's name: in its numbers,
+		 * past the PROXY header it got and from the SYN proxy's
+		 * (worker_pp.c); the record is current, the backend's
+		 * segment went through it. */
 		if (dir == LB_FLOW_DIR_REPLY && unlikely(w->pp_used) &&
-		    w->pp[idx].state != LB_PP_NONE)
+		    (w->pp[idx].state != LB_PP_NONE || w->synp[idx].on)) {
 			seq += w->spl[idx].seq[LB_FLOW_DIR_ORIG];
+			ack -= w->spl[idx].seq[LB_FLOW_DIR_REPLY];
+		}
 		w->st.challenge_acks++;
 		lb_worker_seg_send(w, f, m, pkt->l3_off,
 				   dir == LB_FLOW_DIR_ORIG, seq, ack,

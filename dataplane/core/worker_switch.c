@@ -299,6 +299,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	w->rst_snat_rate = snat_rate;
 	lb_worker_l7_switch(w, pub);
 	snat_switch(w, c);
+	lb_worker_synp_switch(w);
 	w->st.conf_switches++;
 	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
 }

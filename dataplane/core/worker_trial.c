@@ -30,11 +30,29 @@ lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m)
 	return i;
 }
 
+uint32_t
+lb_worker_hold_take(struct lb_worker *w, struct rte_mbuf *m)
+{
+	uint32_t i;
+
+	if (w->hold_nfree == 0) {
+		w->st.syn_hold_full++;
+		return LB_HOLD_NONE;
+	}
+	i = w->hold_free[--w->hold_nfree];
+	w->hold[i] = m;
+	return i;
+}
+
 void
 lb_worker_hold_release(struct lb_worker *w, uint32_t i)
 {
 	if (i == LB_HOLD_NONE || i >= w->hold_cap || w->hold[i] == NULL)
 		return;
+	/* A SYN copy of the proxy's goes with what waits with it. */
+	if (unlikely(w->synp_hold[i].ack != LB_HOLD_NONE ||
+		     w->synp_hold[i].data != LB_HOLD_NONE))
+		lb_worker_synp_release(w, i);
 	rte_pktmbuf_free(w->hold[i]);
 	w->hold[i] = NULL;
 	w->hold_since[i] = 0;
@@ -162,6 +180,12 @@ lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
 		      now);
 	f = lb_flow_get(w->ft, (uint32_t)idx);
+	/* An entry that a spliced flow left has its offsets still. */
+	if (unlikely(w->pp_used)) {
+		memset(&w->spl[idx], 0, sizeof(w->spl[idx]));
+		memset(&w->pp[idx], 0, sizeof(w->pp[idx]));
+		memset(&w->synp[idx], 0, sizeof(w->synp[idx]));
+	}
 	if (pkt->proto == LB_IPPROTO_TCP) {
 		struct lb_tcp_seg s;
 
@@ -273,6 +297,8 @@ lb_worker_defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 		}
 		w->st.drop[LB_DROP_DEFERQ_FULL]++;
 	}
+	if (lb_worker_synp_rst(w, t->hold, now))
+		return;
 	m = w->hold[t->hold];
 	w->hold[t->hold] = NULL;
 	w->hold_since[t->hold] = 0;
@@ -342,6 +368,8 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 		}
 	}
 	/* Expired, exhausted or flushed: the client gets a RST. */
+	if (lb_worker_synp_rst(w, hold, now))
+		return LB_DEFERQ_DONE;
 	m = w->hold[hold];
 	w->hold[hold] = NULL;
 	w->hold_since[hold] = 0;

@@ -467,20 +467,23 @@ lb_nat_icmp_echo_reply(uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 	return 0;
 }
 
-/* A 20-byte IPv4 header and a 20-byte TCP header without data at @p ip,
- * window 0, both checksums computed; addresses and ports in network
- * order, @p seq and @p ack in host order. */
+/* A 20-byte IPv4 header and a TCP header of 20 bytes and the @p optlen
+ * bytes of options at @p opt, without data, at @p ip, window @p win, both
+ * checksums computed; addresses and ports in network order, @p seq,
+ * @p ack and @p win in host order. */
 static void
-write_tcp_hdrs(uint8_t *ip, uint32_t src, uint32_t dst, uint16_t sport,
-	       uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags)
+write_tcp_hdrs_opt(uint8_t *ip, uint32_t src, uint32_t dst, uint16_t sport,
+		   uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
+		   uint16_t win, const uint8_t *opt, uint32_t optlen)
 {
+	uint32_t tl = TCP_MIN_HDR + optlen;
 	uint8_t pseudo[12];
 	uint8_t *th;
 	uint32_t sum;
 
 	memset(ip, 0, IPV4_MIN_HDR + TCP_MIN_HDR);
 	ip[0] = 0x45;
-	wr16(ip + 2, IPV4_MIN_HDR + TCP_MIN_HDR);
+	wr16(ip + 2, (uint16_t)(IPV4_MIN_HDR + tl));
 	wr16(ip + 6, IP_DF);
 	ip[8] = LB_NAT_TTL_DEFAULT;
 	ip[9] = LB_IPPROTO_TCP;
@@ -493,15 +496,64 @@ write_tcp_hdrs(uint8_t *ip, uint32_t src, uint32_t dst, uint16_t sport,
 	wr16_raw(th + 2, dport);
 	wr32(th + 4, seq);
 	wr32(th + 8, ack);
-	th[12] = (TCP_MIN_HDR / 4) << 4;
+	th[12] = (uint8_t)(tl / 4 << 4);
 	th[13] = flags;
+	wr16(th + 14, win);
+	if (optlen > 0)
+		memmove(th + TCP_MIN_HDR, opt, optlen);
 	memcpy(pseudo, ip + 12, 8);
 	pseudo[8] = 0;
 	pseudo[9] = LB_IPPROTO_TCP;
-	wr16(pseudo + 10, TCP_MIN_HDR);
+	wr16(pseudo + 10, (uint16_t)tl);
 	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
-	wr16_raw(th + TCP_CSUM_OFF, (uint16_t)~lb_csum_fold(lb_csum_partial(
-					    th, TCP_MIN_HDR, sum)));
+	wr16_raw(th + TCP_CSUM_OFF,
+		 (uint16_t)~lb_csum_fold(lb_csum_partial(th, tl, sum)));
+}
+
+static void
+write_tcp_hdrs(uint8_t *ip, uint32_t src, uint32_t dst, uint16_t sport,
+	       uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags)
+{
+	write_tcp_hdrs_opt(ip, src, dst, sport, dport, seq, ack, flags, 0,
+			   NULL, 0);
+}
+
+int
+lb_nat_tcp_seg(uint8_t *frame, uint32_t cap, struct lb_pkt *pkt, bool reply,
+	       const struct lb_nat_tcp_hdr *h)
+{
+	uint8_t opt[LB_NAT_TCP_OPT_MAX];
+	struct lb_nat_tuple o;
+	uint32_t len;
+
+	if (frame == NULL || pkt == NULL || h == NULL || !pkt_ipv4_ok(pkt) ||
+	    pkt->proto != LB_IPPROTO_TCP || h->optlen > LB_NAT_TCP_OPT_MAX ||
+	    h->optlen % 4 != 0)
+		return -EINVAL;
+	len = (uint32_t)pkt->l3_off + IPV4_MIN_HDR + TCP_MIN_HDR + h->optlen;
+	if (cap < len)
+		return -ENOSPC;
+	read_tuple(frame + pkt->l3_off, frame + pkt->l4_off, &o);
+	/* The options may come from the segment itself, which the new
+	 * headers overwrite. */
+	memcpy(opt, h->opt, h->optlen);
+	if (reply) {
+		swap_macs(frame);
+		o = (struct lb_nat_tuple){ o.dst, o.src, o.dport, o.sport };
+	}
+	write_tcp_hdrs_opt(frame + pkt->l3_off, o.src, o.dst, o.sport, o.dport,
+			   h->seq, h->ack, h->flags, h->win, opt, h->optlen);
+	pkt->l4_off = (uint16_t)(pkt->l3_off + IPV4_MIN_HDR);
+	pkt->payload_off = (uint16_t)(pkt->l4_off + TCP_MIN_HDR + h->optlen);
+	pkt->payload_len = 0;
+	pkt->ip_len = (uint16_t)(IPV4_MIN_HDR + TCP_MIN_HDR + h->optlen);
+	pkt->tcp_flags = h->flags;
+	pkt->ttl = LB_NAT_TTL_DEFAULT;
+	pkt->src = o.src;
+	pkt->dst = o.dst;
+	pkt->sport = o.sport;
+	pkt->dport = o.dport;
+	return (int)len;
 }
 
 int

@@ -42,6 +42,7 @@
  * for the load balancer, as with most load balancers).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lb/pkt_parse.h"
@@ -291,6 +292,35 @@ int lb_nat_icmp_echo_reply(uint8_t *frame, uint32_t len, struct lb_pkt *pkt);
  *   -EPROTONOSUPPORT for UDP or ICMP.
  */
 int lb_nat_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt *pkt);
+
+/** Longest options lb_nat_tcp_seg() writes. */
+#define LB_NAT_TCP_OPT_MAX 40u
+
+/** The TCP header lb_nat_tcp_seg() writes; numbers in host order. */
+struct lb_nat_tcp_hdr {
+	uint32_t seq, ack;
+	uint8_t flags; /**< LB_TCP_* */
+	uint16_t win;
+	const uint8_t *opt; /**< @c optlen bytes, a multiple of 4 */
+	uint32_t optlen;
+};
+
+/**
+ * Turns TCP segment @p pkt in @p frame into a segment of its own without
+ * data: the SYN proxy's SYN-ACK to a client when @p reply (Ethernet
+ * addresses, IP addresses and ports swapped), its SYN to a backend in the
+ * client's name otherwise. The link header stays; the IP header becomes
+ * 20 bytes as lb_nat_tcp_rst() writes it, the TCP header is @p h; both
+ * checksums are computed afresh. The caller sizes the frame to the
+ * returned length, which @p cap (the bytes the buffer holds from
+ * @p frame) must cover. @p pkt is updated to describe the new frame.
+ *
+ * @return the new frame length; -EINVAL on NULL, a frame that is not TCP
+ *   over IPv4 or options that are not whole words; -ENOSPC when @p cap is
+ *   too short
+ */
+int lb_nat_tcp_seg(uint8_t *frame, uint32_t cap, struct lb_pkt *pkt,
+		   bool reply, const struct lb_nat_tcp_hdr *h);
 
 /**
  * Writes into @p buf an Ethernet frame (MAC addresses zero, for

@@ -132,3 +132,20 @@ lb_tcp_splice_seg(const struct lb_tcp_splice *sp, unsigned int dir,
 	wr16(tcp + 16, (uint16_t)~lb_csum_fold(x.sum));
 	return rc;
 }
+
+void
+lb_tcp_splice_win(uint8_t *tcp, int shift)
+{
+	uint32_t w = rd16(tcp + 14);
+	uint16_t old = (uint16_t)w;
+
+	if (shift == 0)
+		return;
+	if (shift > 0)
+		w = shift >= 16 || w > (0xffffu >> shift) ? 0xffffu : w << shift;
+	else
+		w = -shift >= 16 ? 0 : w >> -shift;
+	wr16(tcp + 14, (uint16_t)w);
+	/* Host order throughout, as shift() sums. */
+	wr16(tcp + 16, lb_csum_update16(rd16(tcp + 16), old, (uint16_t)w));
+}

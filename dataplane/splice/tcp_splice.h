@@ -118,4 +118,14 @@ lb_tcp_splice_synproxy(struct lb_tcp_splice *sp, uint32_t cookie,
 	sp->ts[LB_TCP_SPL_REPLY] = tsval - be_tsval;
 }
 
+/**
+ * Rescales the window field of the TCP header at @p tcp from one side's
+ * window scale to the other's: multiplied by 2^@p shift (divided when
+ * @p shift is negative, rounding down), at most 65535, with the checksum
+ * updated. The SYN proxy needs it when the backend's scale differs from
+ * the one offered to the client in its name. A SYN's window is never
+ * scaled (RFC 7323 section 2.2): the caller leaves SYNs alone.
+ */
+void lb_tcp_splice_win(uint8_t *tcp, int shift);
+
 #endif /* LB_TCP_SPLICE_H */

@@ -194,6 +194,23 @@ enum lb_conf_pp {
 	LB_CONF_PP_V2, /**< the binary header */
 };
 
+/** Whether the worker answers a service's handshakes (`synproxy`). */
+enum lb_conf_synp_mode {
+	LB_CONF_SYNP_OFF = 0,
+	LB_CONF_SYNP_ON,   /**< every SYN gets a cookie */
+	LB_CONF_SYNP_AUTO, /**< cookies while a worker sees a flood */
+};
+
+/** The SYN proxy of a service (docs/configuration.md, "SYN proxy"). */
+struct lb_conf_synp {
+	uint8_t mode;	    /**< enum lb_conf_synp_mode */
+	uint8_t wscale;	    /**< window scale offered to clients */
+	uint16_t mss;	    /**< MSS offered to clients */
+	uint32_t syn_rate;  /**< auto: SYNs/s per worker that turn it on */
+	uint32_t half_open; /**< auto: unfinished handshakes per second */
+	uint64_t calm_ns;   /**< auto: quiet this long to turn it off */
+};
+
 struct lb_conf_check {
 	uint8_t type;	/**< enum lb_conf_check_type */
 	uint16_t port;	/**< 0: the backend's own port */
@@ -305,6 +322,7 @@ struct lb_conf_svc_opts {
 	struct lb_conf_check check; /**< health check of the backends */
 	/** PROXY protocol header to the backends: enum lb_conf_pp. */
 	uint8_t proxy_proto;
+	struct lb_conf_synp synp; /**< the SYN proxy */
 };
 
 struct lb_conf_be {

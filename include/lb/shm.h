@@ -40,7 +40,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 12u
+#define LB_SHM_LAYOUT_VERSION 13u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -117,6 +117,16 @@ struct lb_worker_stats {
 	uint64_t pp_resent; /**< of those, sent again: a backend missed one */
 	/** New flows dropped over their source's budget, budgets lost. */
 	struct lb_src_budget_stats src_budget;
+	/* The SYN proxy (docs/dataplane.md, "SYN proxy") */
+	uint64_t synp_cookies;	    /**< SYN-ACKs with a cookie sent */
+	uint64_t synp_acks;	    /**< cookies checked: flows begun */
+	uint64_t synp_acks_bad;	    /**< ACKs whose cookie is forged */
+	uint64_t synp_acks_expired; /**< ACKs whose cookie is too old */
+	uint64_t synp_handshakes;   /**< backend handshakes completed */
+	uint64_t synp_held;	    /**< client segments held meanwhile */
+	uint64_t synp_held_dropped; /**< client segments dropped meanwhile */
+	uint64_t synp_auto_on;	    /**< `auto` turned on for a service */
+	uint64_t synp_auto_off;	    /**< and off again */
 };
 
 /** One backend slot as one worker saw it. */

@@ -39,6 +39,7 @@
 
 #include "harness.h"
 #include "nat.h"
+#include "tcp_opts.h"
 
 #define POOL_SIZE 8191
 #define FLOWS 1024
@@ -4023,6 +4024,375 @@ test_maglev_build_sliced(void **state)
  * Pinned to one CPU, a busy neighbour there would stall the timed tests
  * on a shared machine.
  */
+/* ---- SYN proxy ----------------------------------------------------------- */
+
+static const char *const conf_synp[] = {
+	"service set tcp 203.0.113.10:80 synproxy on",
+	NULL,
+};
+
+/* Every trial refused answers the client at once: no deferred queue. */
+static const char *const conf_synp_noq[] = {
+	"service set tcp 203.0.113.10:80 synproxy on deferq 0",
+	NULL,
+};
+
+/* A segment of @c with TCP options @opt (@n bytes, whole words) before
+ * @plen bytes of payload, from its origin: the options go in as payload,
+ * then the data offset and checksum are made to say so. */
+static void
+opt_frame(struct pb_frame *f, const struct conn *c, const struct seg *s,
+	  const uint8_t *opt, uint16_t n, uint16_t plen)
+{
+	uint8_t buf[256];
+	uint8_t *ip, *th;
+	struct pb_dg d;
+	uint32_t sum, tl = 20u + n + plen;
+
+	memcpy(buf, opt, n);
+	for (uint16_t i = 0; i < plen; i++)
+		buf[n + i] = (uint8_t)('a' + i % 26);
+	seg_dg(&d, c, s, 0);
+	d.mss = 0;
+	d.data = buf;
+	d.plen = (uint16_t)(n + plen);
+	if (s->dir == TO_BE)
+		pb_ipv4_frame(f, mac_port[0], c->cmac, &d);
+	else
+		pb_ipv4_frame(f, mac_port[1], c->bmac, &d);
+	ip = f->b + ETH;
+	th = ip + 20;
+	th[12] = (uint8_t)((20 + n) / 4 << 4);
+	pb_put16(th + 16, 0);
+	sum = pb_sum(ip + 12, 8, PB_PROTO_TCP + tl);
+	pb_put16(th + 16, (uint16_t)~pb_fold(pb_sum(th, tl, sum)));
+}
+
+/* A segment the worker sent, read back: its checksums must verify. */
+struct seg_out {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t win, plen;
+	struct lb_tcp_opts o;
+};
+
+static void
+seg_read(const struct pb_frame *f, struct seg_out *s, const char *what)
+{
+	struct lb_pkt pkt;
+	const uint8_t *th;
+
+	if (lb_pkt_parse(f->b, f->len, &pkt) != LB_PKT_IPV4 ||
+	    pkt.proto != PB_PROTO_TCP || !lb_pkt_l4_csum_ok(f->b, &pkt) ||
+	    pb_csum(f->b + pkt.l3_off, 20) != 0)
+		fail_msg("%s: not a TCP segment with good checksums", what);
+	th = f->b + pkt.l4_off;
+	s->src = ntohl(pkt.src);
+	s->dst = ntohl(pkt.dst);
+	s->sport = ntohs(pkt.sport);
+	s->dport = ntohs(pkt.dport);
+	s->seq = pb_get32(th + 4);
+	s->ack = pb_get32(th + 8);
+	s->flags = th[13];
+	s->win = pb_get16(th + 14);
+	s->plen = pkt.payload_len;
+	lb_tcp_opts_read(th + 20, pkt.payload_off - pkt.l4_off - 20u, &s->o);
+}
+
+/* Timestamps, alone (NOP NOP TS). */
+static void
+ts_opt(uint8_t opt[12], uint32_t val, uint32_t ecr)
+{
+	opt[0] = 1;
+	opt[1] = 1;
+	opt[2] = 8;
+	opt[3] = 10;
+	pb_put32(opt + 4, val);
+	pb_put32(opt + 8, ecr);
+}
+
+static uint64_t
+flows_in_table(const struct lb_worker *w)
+{
+	struct lb_flow_stats fs;
+
+	lb_flow_stats_get(w->ft, &fs);
+	return fs.flows;
+}
+
+/*
+ * synproxy on, a Linux client (MSS, SACK, timestamps, scale 6) across a
+ * sequence wrap and a backend with scale 9: the SYN is answered with a
+ * cookie and nothing kept; the ACK that proves it opens the backend's
+ * connection with the client's options; the backend's SYN-ACK goes no
+ * further and the client's ACK completes its handshake; from then on both
+ * sides see their own numbers, timestamps and window scales. A forged ACK
+ * opens nothing.
+ */
+static void
+test_synproxy(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_synp);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48300, 0);
+	const uint32_t iss = 0xfffffff0u, irs = 0x7ffffff0u;
+	uint8_t syn_opt[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x03,
+			       0xe8, 0, 0, 0, 0, 1, 3, 3, 6};
+	uint8_t opt[20];
+	struct seg s = {.what = "client SYN", .dir = TO_BE, .flags = PB_SYN,
+			.seq = iss};
+	struct pb_frame in, got;
+	struct seg_out o;
+	uint32_t cookie, tsv;
+
+	learn_all(e);
+	opt_frame(&in, &c, &s, syn_opt, sizeof(syn_opt), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 0, 0, &got, "SYN-ACK");
+	seg_read(&got, &o, "SYN-ACK");
+	CHECK_EQ(o.src, IP_VIP, "SYN-ACK from the VIP");
+	CHECK_EQ(o.dst, IP_C, "to the client");
+	CHECK_EQ(o.sport, VPORT, "VIP port");
+	CHECK_EQ(o.dport, c.cport, "client port");
+	CHECK_EQ(o.flags, PB_SYN | PB_ACK, "SYN-ACK flags");
+	CHECK_EQ(o.ack, iss + 1, "acknowledges the SYN");
+	CHECK_EQ(o.o.mss, 1460, "MSS offered");
+	CHECK_EQ(o.o.wscale, 7, "window scale offered");
+	CHECK_EQ(o.o.sack_ok, 1, "SACK offered");
+	CHECK_EQ(o.o.ts, 1, "timestamps");
+	CHECK_EQ(o.o.tsecr, 1000, "echoes the client's TSval");
+	cookie = o.seq;
+	tsv = o.o.tsval;
+	CHECK_EQ(w->st.synp_cookies, 1, "cookies");
+	CHECK_EQ(w->st.flows_created, 0, "no flow for a SYN");
+	CHECK_EQ(flows_in_table(w), 0, "no entry for a SYN");
+
+	/* The client's ACK, window 502 in its scale. */
+	s = (struct seg){.what = "client ACK", .dir = TO_BE, .flags = PB_ACK,
+			 .seq = iss + 1, .ack = cookie + 1};
+	ts_opt(opt, 1001, tsv);
+	opt_frame(&in, &c, &s, opt, 12, 0);
+	pb_put16(in.b + ETH + 20 + 14, 502);
+	pb_put16(in.b + ETH + 20 + 16, 0);
+	pb_put16(in.b + ETH + 20 + 16,
+		 (uint16_t)~pb_fold(pb_sum(in.b + ETH + 20, 32,
+					   pb_sum(in.b + ETH + 12, 8,
+						  PB_PROTO_TCP + 32u))));
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	seg_read(&got, &o, "SYN to the backend");
+	CHECK_EQ(o.src, IP_SNAT, "from the SNAT address");
+	CHECK_EQ(o.dst, IP_BE(0), "to the backend");
+	CHECK_EQ(o.flags, PB_SYN, "a SYN");
+	CHECK_EQ(o.seq, iss, "the client's ISN");
+	CHECK_EQ(o.win, 502u << 6, "the client's window, unscaled");
+	CHECK_EQ(o.o.mss, 1460, "the client's MSS class");
+	CHECK_EQ(o.o.wscale, 6, "the client's scale");
+	CHECK_EQ(o.o.sack_ok, 1, "the client's SACK");
+	CHECK_EQ(o.o.tsval, 1001, "the client's TSval");
+	CHECK_EQ(o.o.tsecr, 0, "nothing to echo");
+	c.sport = o.sport;
+	CHECK_EQ(w->st.synp_acks, 1, "cookie checked");
+	CHECK_EQ(w->st.flows_created, 1, "the flow now");
+
+	/* The backend answers: its SYN-ACK completes its side only. */
+	s = (struct seg){.what = "backend SYN-ACK", .dir = TO_C,
+			 .flags = PB_SYN | PB_ACK, .seq = irs, .ack = iss + 1};
+	memcpy(opt, (const uint8_t[]){2, 4, 0x05, 0xb4, 4, 2, 8, 10}, 8);
+	pb_put32(opt + 8, 5000);
+	pb_put32(opt + 12, 1001);
+	memcpy(opt + 16, (const uint8_t[]){1, 3, 3, 9}, 4);
+	opt_frame(&in, &c, &s, opt, 20, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, "the client's ACK to the backend");
+	seg_read(&got, &o, "ACK to the backend");
+	CHECK_EQ(o.flags, PB_ACK, "an ACK");
+	CHECK_EQ(o.seq, iss + 1, "after the SYN");
+	CHECK_EQ(o.ack, irs + 1, "acknowledges the backend's SYN");
+	CHECK_EQ(o.o.tsval, 1001, "the client's TSval");
+	CHECK_EQ(o.o.tsecr, 5000, "echoes the backend's");
+	CHECK_EQ(o.win, 502, "both read the client's scale");
+	CHECK_EQ(w->st.synp_handshakes, 1, "handshakes");
+
+	/* Backend data, window 1000 in scale 9: the client reads scale 7. */
+	s = (struct seg){.what = "response", .dir = TO_C,
+			 .flags = PB_ACK | PB_PSH, .seq = irs + 1,
+			 .ack = iss + 1};
+	ts_opt(opt, 5001, 1001);
+	opt_frame(&in, &c, &s, opt, 12, 100);
+	pb_put16(in.b + ETH + 20 + 14, 1000);
+	pb_put16(in.b + ETH + 20 + 16, 0);
+	pb_put16(in.b + ETH + 20 + 16,
+		 (uint16_t)~pb_fold(pb_sum(in.b + ETH + 20, 132,
+					   pb_sum(in.b + ETH + 12, 8,
+						  PB_PROTO_TCP + 132u))));
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 0, 0, &got, "response to the client");
+	seg_read(&got, &o, "response");
+	CHECK_EQ(o.src, IP_VIP, "from the VIP");
+	CHECK_EQ(o.seq, cookie + 1, "in the client's numbers");
+	CHECK_EQ(o.ack, iss + 1, "the client's own");
+	CHECK_EQ(o.o.tsval, tsv + 1, "the TSval the client knows, moved on");
+	CHECK_EQ(o.o.tsecr, 1001, "the client's echo");
+	CHECK_EQ(o.win, 4000, "window in the scale offered");
+	CHECK_EQ(o.plen, 100, "payload");
+
+	/* The client acknowledges it and sends: in the backend's numbers. */
+	s = (struct seg){.what = "request", .dir = TO_BE,
+			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
+			 .ack = cookie + 101};
+	ts_opt(opt, 1002, tsv + 1);
+	opt_frame(&in, &c, &s, opt, 12, 50);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got, "request to the backend");
+	seg_read(&got, &o, "request");
+	CHECK_EQ(o.seq, iss + 1, "the client's seq");
+	CHECK_EQ(o.ack, irs + 101, "the backend's numbers");
+	CHECK_EQ(o.o.tsecr, 5001, "the backend's TSval echoed");
+
+	/* A forged cookie from another port: no flow, counted. */
+	c.cport++;
+	s = (struct seg){.what = "forged ACK", .dir = TO_BE, .flags = PB_ACK,
+			 .seq = 77, .ack = cookie + 1};
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	CHECK_EQ(w->st.synp_acks_bad, 1, "forged");
+	CHECK_EQ(w->st.flows_created, 1, "no flow for it");
+	ph_take(e, 0, 0, &got, 1);
+	ph_expect_quiet(e, "after the forged ACK");
+}
+
+/*
+ * synproxy on, a client without timestamps whose ACK carries data and
+ * whose next segment comes before the backend answers: both wait; the
+ * first backend refuses (RST), the next trial goes on from the same SYN,
+ * and its SYN-ACK releases them in order. A segment beyond the one held
+ * is dropped, counted. Then every backend refuses: the client, which is
+ * established, gets a RST at the sequence number it expects.
+ */
+static void
+test_synproxy_trials(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_synp_noq);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48400, 0);
+	const uint32_t iss = 1000, irs = 9000;
+	const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
+	struct seg s = {.what = "client SYN", .dir = TO_BE, .flags = PB_SYN,
+			.seq = iss};
+	struct pb_frame in, got[4];
+	struct seg_out o;
+	uint32_t cookie;
+
+	learn_all(e);
+	opt_frame(&in, &c, &s, mss, 4, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 0, 0, &got[0], "SYN-ACK");
+	seg_read(&got[0], &o, "SYN-ACK");
+	CHECK_EQ(o.o.ts, 0, "no timestamps for a client without");
+	CHECK_EQ(o.o.wscale, -1, "no scale without timestamps");
+	CHECK_EQ(o.o.sack_ok, 0, "no SACK without timestamps");
+	cookie = o.seq;
+
+	s = (struct seg){.what = "ACK with data", .dir = TO_BE,
+			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
+			 .ack = cookie + 1, .plen = 20};
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got[0], "SYN to backend 0");
+	seg_read(&got[0], &o, "SYN to backend 0");
+	CHECK_EQ(o.dst, IP_BE(0), "backend 0 first");
+	CHECK_EQ(o.o.mss, 1460, "MSS");
+	CHECK_EQ(o.o.ts, 0, "no timestamps");
+	c.sport = o.sport;
+	s = (struct seg){.what = "more data", .dir = TO_BE,
+			 .flags = PB_ACK | PB_PSH, .seq = iss + 21,
+			 .ack = cookie + 1, .plen = 30};
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	s.seq = iss + 51;
+	s.what = "data beyond the one held";
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "data held while the backend answers");
+	CHECK_EQ(w->st.synp_held, 1, "held");
+	CHECK_EQ(w->st.synp_held_dropped, 1, "dropped");
+
+	/* Backend 0 refuses: backend 1 gets the same SYN. */
+	s = (struct seg){.what = "backend 0 RST", .dir = TO_C,
+			 .flags = PB_RST | PB_ACK, .seq = 0, .ack = iss + 1};
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got[0], "SYN to backend 1");
+	seg_read(&got[0], &o, "SYN to backend 1");
+	CHECK_EQ(o.dst, IP_BE(1), "the next backend");
+	CHECK_EQ(o.seq, iss, "the same SYN");
+	c.sport = o.sport;
+	c.bip = IP_BE(1);
+	c.bmac = mac_be[1];
+	s = (struct seg){.what = "backend 1 SYN-ACK", .dir = TO_C,
+			 .flags = PB_SYN | PB_ACK, .seq = irs, .ack = iss + 1};
+	opt_frame(&in, &c, &s, mss, 4, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), 2);
+	ph_expect_quiet(e, "the client hears nothing of it");
+	seg_read(&got[0], &o, "the ACK with data");
+	CHECK_EQ(o.seq, iss + 1, "first the ACK");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
+	CHECK_EQ(o.plen, 20, "with its data");
+	seg_read(&got[1], &o, "the data held");
+	CHECK_EQ(o.seq, iss + 21, "then the data held");
+	CHECK_EQ(o.plen, 30, "whole");
+	CHECK_EQ(w->st.synp_handshakes, 1, "handshake");
+
+	/* Another client; every backend refuses. */
+	c = tcp_conn(48401, 0);
+	s = (struct seg){.what = "client SYN", .dir = TO_BE, .flags = PB_SYN,
+			 .seq = iss};
+	opt_frame(&in, &c, &s, mss, 4, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 0, 0, &got[0], "SYN-ACK");
+	seg_read(&got[0], &o, "SYN-ACK");
+	cookie = o.seq;
+	s = (struct seg){.what = "client ACK", .dir = TO_BE, .flags = PB_ACK,
+			 .seq = iss + 1, .ack = cookie + 1};
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	for (int b = 0; b < 3; b++) {
+		ph_expect_one(e, 1, 0, &got[0], "SYN to a backend");
+		seg_read(&got[0], &o, "SYN");
+		c.sport = o.sport;
+		c.bip = o.dst;
+		c.bmac = mac_be[o.dst - IP_BE(0)];
+		s = (struct seg){.what = "backend RST", .dir = TO_C,
+				 .flags = PB_RST | PB_ACK, .ack = iss + 1};
+		seg_frame(&in, &c, &s, 0);
+		ph_inject(e, 1, 0, &in);
+		ph_poll(e, 0);
+	}
+	ph_expect_one(e, 0, 0, &got[0], "RST to the client");
+	seg_read(&got[0], &o, "RST");
+	CHECK_EQ(o.flags, PB_RST, "a RST");
+	CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
+	CHECK_EQ(o.dst, IP_C, "to the client");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing left held");
+}
+
 /* ---- PROXY protocol ------------------------------------------------------ */
 
 static const char *const conf_pp_v1[] = {
@@ -4411,6 +4781,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_proxy_v2_lost, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_off, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_udp, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy_trials, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,

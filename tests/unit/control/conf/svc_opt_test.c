@@ -81,6 +81,12 @@ static const char *const order[] = {
 	"rst-rate",
 	"idle-rst",
 	"proxy-protocol",
+	"synproxy",
+	"synproxy-mss",
+	"synproxy-wscale",
+	"synproxy-syn-rate",
+	"synproxy-half-open",
+	"synproxy-calm",
 	"first-retries",
 };
 

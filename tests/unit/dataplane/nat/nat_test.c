@@ -1460,6 +1460,97 @@ test_rst(void **state)
 	}
 }
 
+/*
+ * lb_nat_tcp_seg(): a client's SYN (VLAN, IP and TCP options, data)
+ * becomes the SYN-ACK that answers it, and its ACK the SYN that goes on in
+ * its name; each is compared with a frame built from scratch, and parses
+ * back to what @p pkt says.
+ */
+static void
+test_tcp_seg(void **state)
+{
+	static const uint8_t opt[12] = {2, 4, 0x05, 0xb4, 1, 1, 1, 1, 1, 1,
+					1, 1};
+	const struct {
+		const char *what;
+		bool reply;
+		uint8_t in_flags, out_flags;
+	} rows[] = {
+		{"SYN-ACK to the client", true, LB_TCP_SYN,
+		 LB_TCP_SYN | LB_TCP_ACK},
+		{"SYN in the client's name", false, LB_TCP_ACK, LB_TCP_SYN},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < NELEM(rows); i++) {
+		struct dg q =
+			flow_dg(LB_IPPROTO_TCP, IP_C, PORT_C, IP_VIP, PORT_VIP);
+		struct dg r = rows[i].reply ?
+				      flow_dg(LB_IPPROTO_TCP, IP_VIP, PORT_VIP,
+					      IP_C, PORT_C) :
+				      q;
+		struct lb_nat_tcp_hdr h = {
+			.seq = 0xfffffff0u,
+			.ack = 77,
+			.flags = rows[i].out_flags,
+			.win = 29200,
+			.opt = opt,
+			.optlen = sizeof(opt),
+		};
+		struct frame f, want;
+		struct lb_pkt pkt, again;
+
+		q.opt_len = 8;
+		q.tcp_opt_len = 20;
+		q.flags = rows[i].in_flags;
+		q.plen = 9;
+		q.ttl = 3;
+		r.opt_len = 0;
+		r.tcp_opt_len = 12;
+		r.flags = h.flags;
+		r.seq = h.seq;
+		r.ack = h.ack;
+		r.win = h.win;
+		r.plen = 0;
+		r.id = 0;
+		r.ttl = LB_NAT_TTL_DEFAULT;
+		build(&f, 1, mac_lb, mac_gw, &q);
+		if (rows[i].reply)
+			build(&want, 1, mac_gw, mac_lb, &r);
+		else
+			build(&want, 1, mac_lb, mac_gw, &r);
+		parse_ok(&f, &pkt);
+		assert_int_equal(lb_nat_tcp_seg(f.b, want.len - 1, &pkt,
+						rows[i].reply, &h),
+				 -ENOSPC);
+		assert_int_equal(
+			lb_nat_tcp_seg(f.b, sizeof(f.b), &pkt, rows[i].reply, &h),
+			want.len);
+		f.len = want.len;
+		assert_frames_equal(rows[i].what, &f, &want);
+		verify_frame(&f);
+		parse_ok(&f, &again);
+		assert_memory_equal(&again, &pkt, sizeof(pkt));
+	}
+	{
+		struct dg q =
+			flow_dg(LB_IPPROTO_UDP, IP_C, PORT_C, IP_VIP, PORT_VIP);
+		struct lb_nat_tcp_hdr h = {.opt = opt, .optlen = 3};
+		struct frame f;
+		struct lb_pkt pkt;
+
+		build(&f, 0, mac_lb, mac_gw, &q);
+		parse_ok(&f, &pkt);
+		assert_int_equal(lb_nat_tcp_seg(f.b, sizeof(f.b), &pkt, true, &h),
+				 -EINVAL);
+		q = flow_dg(LB_IPPROTO_TCP, IP_C, PORT_C, IP_VIP, PORT_VIP);
+		build(&f, 0, mac_lb, mac_gw, &q);
+		parse_ok(&f, &pkt);
+		assert_int_equal(lb_nat_tcp_seg(f.b, sizeof(f.b), &pkt, true, &h),
+				 -EINVAL);
+	}
+}
+
 static void
 test_rst_bad(void **state)
 {
@@ -1539,6 +1630,7 @@ main(void)
 		cmocka_unit_test(test_tcp_build),
 		cmocka_unit_test(test_rst),
 		cmocka_unit_test(test_rst_bad),
+		cmocka_unit_test(test_tcp_seg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -329,6 +329,43 @@ test_synproxy(void **state)
 	assert_int_equal(rd16_raw(seg + 16), full_csum(seg, n));
 }
 
+/*
+ * Window rescaling: rows of {window, shift, expected}, clamped at 65535
+ * going up and rounded down going down; the checksum stays right.
+ */
+static void
+test_win(void **state)
+{
+	static const struct {
+		uint16_t win;
+		int shift;
+		uint16_t want;
+	} w[] = {
+		{502, 0, 502},	   {502, 2, 2008},     {502, -2, 125},
+		{0x4000, 2, 0xffff}, {0x3fff, 2, 0xfffc}, {1, 14, 0x4000},
+		{0xffff, 15, 0xffff}, {0xffff, -14, 3},  {3, -2, 0},
+		{7, -16, 0},	   {7, 16, 0xffff},
+	};
+	uint8_t seg[LB_TCP_HDR_MAX + sizeof(payload)];
+
+	(void)state;
+	for (unsigned int i = 0; i < NELEM(w); i++) {
+		uint32_t n = build(seg, ACK, 1, 2, (const uint8_t[1]){0}, 0);
+
+		wr16(seg + 14, w[i].win);
+		wr16_raw(seg + 16, full_csum(seg, n));
+		lb_tcp_splice_win(seg, w[i].shift);
+		if (rd16(seg + 14) != w[i].want ||
+		    rd16_raw(seg + 16) != full_csum(seg, n))
+			fail_msg("row %u: window %u shift %d: got %u, checksum "
+				 "%s",
+				 i, w[i].win, w[i].shift, rd16(seg + 14),
+				 rd16_raw(seg + 16) == full_csum(seg, n) ?
+					 "right" :
+					 "wrong");
+	}
+}
+
 int
 main(void)
 {
@@ -337,6 +374,7 @@ main(void)
 		cmocka_unit_test(test_malformed_header),
 		cmocka_unit_test(test_insert),
 		cmocka_unit_test(test_synproxy),
+		cmocka_unit_test(test_win),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
