@@ -63,6 +63,11 @@ pd() {
 	echo $(($(jget "$E2E_TMP/$1.p1" /ethdev/stats "$2") -
 		$(jget "$E2E_TMP/$1.p0" /ethdev/stats "$2")))
 }
+# bd TAG I KEY: growth of backend I's KEY over TAG's run.
+bd() {
+	echo $(($(be_field "$E2E_TMP/$1.be1" "${SVC[*]}" "$2" "$3") -
+		$(be_field "$E2E_TMP/$1.be0" "${SVC[*]}" "$2" "$3")))
+}
 # num V: V, or -1 when the counter was missing, so that a check reads it.
 num() { if [ "$1" = - ]; then echo -1; else echo "$1"; fi; }
 
@@ -150,6 +155,7 @@ run() {
 	local m=$1 wpid hpid f
 	table_set synproxy "$m"
 	tel_save /lb/stats "$E2E_TMP/$m.0"
+	tel_save /lb/backends "$E2E_TMP/$m.be0"
 	ip netns exec "$NS_CLI" wrk -t 1 -c "$CONNS" -d "$((FLOOD + 4))s" \
 		--latency --timeout 5s "http://$VIP/" >"$E2E_TMP/$m.wrk" 2>&1 &
 	wpid=$!
@@ -191,11 +197,10 @@ run() {
 		"synp_handshakes +$(d "$m" synp_handshakes), synp_held" \
 		"+$(d "$m" synp_held), synp_held_dropped" \
 		"+$(d "$m" synp_held_dropped)"
-	tel_save /lb/backends "$E2E_TMP/$m.be"
+	tel_save /lb/backends "$E2E_TMP/$m.be1"
 	e2e_log "  syn_retries +$(d "$m" syn_retries), rst_no_flow" \
 		"+$(d "$m" rst_no_flow), no_flow +$(d "$m" drop no_flow)," \
-		"backend errors: be1 $(be_field "$E2E_TMP/$m.be" "${SVC[*]}" 1 \
-		errors), be2 $(be_field "$E2E_TMP/$m.be" "${SVC[*]}" 2 errors)"
+		"backend errors: be1 +$(bd "$m" 1 errors), be2 +$(bd "$m" 2 errors)"
 	e2e_log "  wrk ($CONNS keep-alive connections): $WRK"
 	e2e_log "  new connections: $CONNS_R"
 }
@@ -240,9 +245,10 @@ on_att=$(jget "$E2E_TMP/on.conns" attempts)
 on_ok=$(jget "$E2E_TMP/on.conns" ok)
 on_ref=$(jget "$E2E_TMP/on.conns" refused)
 werr=$(wrk_sum "$E2E_TMP/on.wrk")
-# A connection of wrk that ended in an error is opened again: one flow
+# wrk first opens and closes one connection to check the address; a
+# connection of wrk that ended in an error is opened again: one flow
 # more each.
-wrk_conns=$((CONNS + $(field connect "$werr") + $(field read "$werr") +
+wrk_conns=$((CONNS + 1 + $(field connect "$werr") + $(field read "$werr") +
 	$(field write "$werr") + $(field timeout "$werr")))
 legit=$((wrk_conns + on_att))
 check "with the proxy the flood took no flow entry (flows_created +$(d on flows_created) <= $legit client connections)" \
