@@ -87,26 +87,32 @@ _Static_assert(sizeof(struct lb_pp_flow) == 16,
 #define LB_PP_ACKED 2 /**< the backend has it */
 
 /*
- * The SYN proxy's state of one connection while the worker makes the
- * backend's handshake (worker_synp.c), by the index of its SYN copy: the
- * client's ACK that proved its cookie and the first data segment that
- * came after it, held until the backend answers; what the cookie said.
+ * The SYN proxy's record of one connection (worker_synp.c): what the
+ * client's ACK said, kept by flow entry while the worker makes the
+ * backend's handshake, and by SYN copy for the next trial; then, by flow
+ * entry, the shift of each side's window field to the other's scale.
  */
-struct lb_synp_hold {
-	uint32_t ack;	/**< hold index of the client's ACK, or LB_HOLD_NONE */
-	uint32_t data;	/**< hold index of a data segment, or LB_HOLD_NONE */
-	int8_t wclient; /**< the client's window scale, -1: none */
-	int8_t woffer;	/**< what its SYN-ACK offered it, -1: none */
-	uint8_t pad[2];
+struct lb_synp_conn {
+	uint32_t seq;	 /**< the ACK's sequence number: the client's ISN + 1 */
+	uint32_t cookie; /**< our ISN as the client knows it */
+	uint32_t tsval;	 /**< the client's TSval in its ACK */
+	uint32_t tsecr;	 /**< its TSecr: our SYN-ACK's TSval */
+	uint32_t data;	 /**< by SYN copy: a held data segment, or none */
+	uint16_t win;	 /**< the ACK's window field */
+	int8_t wclient;	 /**< the client's window scale, -1: none */
+	int8_t woffer;	 /**< what its SYN-ACK offered it, -1: none */
+	int8_t wshift[2]; /**< by enum lb_flow_dir of the sender */
+	uint8_t state;	 /**< LB_SYNP_* */
+	uint8_t ts;	 /**< the client sends timestamps */
 };
 
-/* A spliced flow of the SYN proxy: the shift of each side's window field
- * to the other side's scale (tcp_splice.h). */
-struct lb_synp_flow {
-	int8_t wshift[2]; /**< by enum lb_flow_dir of the sender */
-	uint8_t on;	  /**< the backend's numbers are translated */
-	uint8_t pad;
-};
+_Static_assert(sizeof(struct lb_synp_conn) == 28,
+	       "a SYN proxy record is 28 bytes");
+
+/** States of struct lb_synp_conn. */
+#define LB_SYNP_NONE 0 /**< not the proxy's */
+#define LB_SYNP_PEND 1 /**< the backend's handshake runs */
+#define LB_SYNP_ON 2   /**< spliced: segments are translated */
 
 /* `synproxy auto` of one service slot on one worker (worker_synp.c). */
 struct lb_synp_auto {
@@ -185,8 +191,8 @@ struct lb_worker {
 	/* The SYN proxy (worker_synp.c): per flow, per SYN copy, the
 	 * service slots whose cookies are checked (on or auto) and those
 	 * whose SYNs get one now, auto's state, the secrets. */
-	struct lb_synp_flow *synp;
-	struct lb_synp_hold *synp_hold;
+	struct lb_synp_conn *synp;
+	struct lb_synp_conn *synp_hold;
 	uint64_t synp_svc;
 	uint64_t synp_act;
 	uint64_t synp_next_ns; /**< next second of auto, next rotation */

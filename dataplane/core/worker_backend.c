@@ -7,6 +7,8 @@
  */
 #include "worker_priv.h"
 
+#include "csum.h"
+
 /*
  * The backend refused flow @p f (entry @p idx) in its handshake, by a RST
  * or an ICMP unreachable, which is @p m: the flow goes, its SNAT port and
@@ -77,7 +79,7 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 							 true);
 			}
 			/* The SYN proxy's: the client has its answer. */
-			if (synp_holds(w, f)) {
+			if (synp_holds(w, f, idx)) {
 				lb_worker_synp_open(w, f, idx, m, pkt, now);
 				return;
 			}
@@ -136,6 +138,40 @@ icmp_pass_on(struct lb_worker *w, struct rte_mbuf *m,
 	else
 		w->st.redirect_out++;
 	return true;
+}
+
+/*
+ * The sequence number quoted by an ICMP error about spliced flow @p idx,
+ * taken into the numbers of the side that gets the error: a stack
+ * ignores an error quoting a sequence number it never sent (Linux's
+ * tcp_v4_err() for packet too big among them), which would break path
+ * MTU discovery through the SYN proxy or a PROXY header. The quote went
+ * the other way than @p dir, so it carries the offset of !dir. The
+ * quoted TCP checksum, when quoted, and the ICMP checksum follow.
+ */
+static void
+icmp_quote_seq(struct lb_worker *w, uint32_t idx, uint8_t *fr,
+	       const struct lb_pkt *pkt, const struct lb_nat_icmp *ic,
+	       enum lb_flow_dir dir)
+{
+	uint32_t d = w->spl[idx].seq[!dir], old, new;
+	uint8_t *th = fr + ic->inner_l4_off, *icmp = fr + pkt->l4_off;
+	uint16_t ck, ock;
+
+	if (d == 0 || (w->pp[idx].state == LB_PP_NONE &&
+		       w->synp[idx].state != LB_SYNP_ON) ||
+	    ic->inner_l4_off + 8u > (uint32_t)ic->inner_l3_off + ic->quote_len)
+		return;
+	old = rd32(th + 4);
+	new = old - d;
+	wr32(th + 4, new);
+	ck = lb_csum_update32(rd16(icmp + 2), old, new);
+	if (ic->l4csum) {
+		ock = rd16(th + 16);
+		wr16(th + 16, lb_csum_update32(ock, old, new));
+		ck = lb_csum_update16(ck, ock, rd16(th + 16));
+	}
+	wr16(icmp + 2, ck);
 }
 
 /*
@@ -215,6 +251,8 @@ lb_worker_icmp_error(struct lb_worker *w, struct rte_mbuf *m,
 		drop(w, m, LB_DROP_ICMP);
 		return;
 	}
+	if (unlikely(w->pp_used) && ic.proto == LB_IPPROTO_TCP)
+		icmp_quote_seq(w, idx, fr, pkt, &ic, dir);
 	w->st.icmp_translated++;
 	lb_worker_route_out(w, m, k2->src, now);
 }

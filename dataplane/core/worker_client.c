@@ -116,18 +116,17 @@ lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 
 /*
  * Keeps @p m as the SYN copy of a new flow's trials (LB_HOLD_NONE when
- * the pool is empty); a flow of the SYN proxy also keeps the client's
- * ACK @p ack with it (its pool room was checked first), unless no copy
- * was made: then @p ack stays the caller's.
+ * the pool is empty); a flow of the SYN proxy keeps its record @p sc with
+ * it, and the client's ACK @p ack when it carries data.
  */
 static uint32_t
 hold_syn(struct lb_worker *w, struct rte_mbuf *m, struct rte_mbuf *ack,
-	 const struct lb_syncookie_opts *so, int svc_idx)
+	 const struct lb_pkt *apkt, const struct lb_synp_conn *sc)
 {
 	uint32_t h = lb_worker_hold_put(w, m);
 
-	if (ack != NULL && h != LB_HOLD_NONE)
-		lb_worker_synp_attach(w, h, ack, so, svc_idx);
+	if (sc != NULL)
+		lb_worker_synp_attach(w, h, ack, apkt, sc);
 	return h;
 }
 
@@ -149,13 +148,14 @@ flow_refused(struct lb_worker *w, struct rte_mbuf *m, struct rte_mbuf *ack,
  * First trial of a new flow: the scheduler's pick, a SNAT port and a flow
  * entry; a TCP SYN is copied so that a refused trial can be resent to the
  * next backend without the client noticing. For the SYN proxy, @p m is
- * the SYN made from the client's ACK @p ack, which waits with its copy
- * (worker_synp.c); @p so is what the cookie said.
+ * the SYN made from the client's ACK @p ack (@p apkt), @p sc what the
+ * ACK said (worker_synp.c).
  */
 static void
 flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	 int svc_idx, const struct lb_flow_key *orig, struct rte_mbuf *ack,
-	 const struct lb_syncookie_opts *so, uint64_t now)
+	 const struct lb_pkt *apkt, const struct lb_synp_conn *sc,
+	 uint64_t now)
 {
 	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
 	struct lb_trial t = { .orig = *orig, .svc = (uint16_t)svc_idx,
@@ -172,13 +172,10 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		uint64_t old, qkey = deferq_key(w, orig);
 
 		if (lb_deferq_lookup(q, qkey, &qe) == 0) {
-			t.hold = hold_syn(w, m, ack, so, svc_idx);
+			t.hold = hold_syn(w, m, ack, apkt, sc);
 			rte_pktmbuf_free(m);
-			if (t.hold == LB_HOLD_NONE) {
-				if (ack != NULL)
-					lb_worker_rst_client(w, ack, now);
+			if (t.hold == LB_HOLD_NONE)
 				return;
-			}
 			if (lb_deferq_push(q, qkey, t.hold, now, &old) ==
 			    LB_DEFERQ_JOINED) {
 				w->st.deferq_joined++;
@@ -194,12 +191,10 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 					   &be);
 	if (rc != 0) {
 		if (svc->proto == LB_IPPROTO_TCP && q != NULL) {
-			t.hold = hold_syn(w, m, ack, so, svc_idx);
+			t.hold = hold_syn(w, m, ack, apkt, sc);
 			rte_pktmbuf_free(m);
 			if (t.hold != LB_HOLD_NONE)
 				lb_worker_defer_or_rst(w, &t, now);
-			else if (ack != NULL)
-				lb_worker_rst_client(w, ack, now);
 			return;
 		}
 		flow_refused(w, m, ack, LB_DROP_NO_BACKEND, now);
@@ -210,20 +205,11 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	if (svc->proto == LB_IPPROTO_TCP)
-		t.hold = hold_syn(w, m, ack, so, svc_idx);
-	if (unlikely(ack != NULL && t.hold == LB_HOLD_NONE)) {
-		/* Without its copy the backend's SYN-ACK would not be known
-		 * for the proxy's. */
-		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
-		flow_refused(w, m, ack, LB_DROP_NOMBUF, now);
-		return;
-	}
-	rc = lb_worker_flow_start(w, m, pkt, &t, be, now);
+		t.hold = hold_syn(w, m, ack, apkt, sc);
+	rc = lb_worker_flow_start(w, m, pkt, &t, be, sc, now);
 	if (rc != 0) {
-		if (ack != NULL)
-			/* The ACK goes back as the RST's template. */
-			lb_worker_synp_rst(w, t.hold, now);
-		else
+		/* The proxy's client, established, hears of it. */
+		if (sc == NULL || !lb_worker_synp_rst(w, t.hold, now))
 			lb_worker_hold_release(w, t.hold);
 		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
 		drop(w, m, rc == -ENOSPC ? LB_DROP_FLOW_FULL : LB_DROP_NO_FLOW);
@@ -417,7 +403,7 @@ new_syn(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	if (admit_reject(w, m, pkt, svc_idx, now))
 		return;
-	flow_new(w, m, pkt, svc_idx, k, NULL, NULL, now);
+	flow_new(w, m, pkt, svc_idx, k, NULL, NULL, NULL, now);
 }
 
 /*
@@ -435,6 +421,7 @@ synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct lb_deferq *q = w->deferq[svc_idx];
 	struct lb_syncookie_opts so;
 	struct lb_deferq_entry qe;
+	struct lb_synp_conn sc;
 	struct rte_mbuf *s;
 	struct lb_pkt spkt;
 
@@ -446,24 +433,19 @@ synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (lb_worker_synp_check(w, m, pkt, svc_idx, &so, now) != 0)
+	if (lb_worker_synp_check(w, m, pkt, svc_idx, &sc, &so, now) != 0)
 		return false;
 	if (!first_pkt_ok(w, m, pkt, now))
 		return true;
 	if (admit_reject(w, m, pkt, svc_idx, now))
 		return true;
-	/* The SYN's copy and the ACK both wait in the pool. */
-	if (w->hold_nfree < 2) {
-		w->st.syn_hold_full++;
-		lb_worker_rst_client(w, m, now);
-		return true;
-	}
-	s = lb_worker_synp_syn_of(w, m, pkt, &so, &spkt);
+	s = lb_worker_synp_syn_of(w, m, pkt, &so, &sc, &spkt);
 	if (s == NULL) {
-		lb_worker_rst_client(w, m, now);
+		/* Its data, sent again, proves the cookie once more. */
+		rte_pktmbuf_free(m);
 		return true;
 	}
-	flow_new(w, s, &spkt, svc_idx, k, m, &so, now);
+	flow_new(w, s, &spkt, svc_idx, k, m, pkt, &sc, now);
 	return true;
 }
 
@@ -523,7 +505,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	if (f->state == LB_FLOW_SYN_SENT) {
 		/* The SYN proxy's client, established, while the backend's
 		 * handshake runs: its first data waits. */
-		if (unlikely(synp_holds(w, f)) &&
+		if (synp_holds(w, f, idx) &&
 		    lb_worker_synp_early(w, f, m, pkt))
 			return;
 		/* A retransmitted SYN must not refresh the trial's timer:

@@ -70,7 +70,8 @@ pp_reset(struct lb_worker *w, uint32_t idx)
 static inline bool
 spliced(const struct lb_worker *w, uint32_t idx)
 {
-	return w->pp[idx].state != LB_PP_NONE || w->synp[idx].on;
+	return w->pp[idx].state != LB_PP_NONE ||
+	       w->synp[idx].state == LB_SYNP_ON;
 }
 
 /*
@@ -142,7 +143,7 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 
 	/* The SYN proxy's offsets stay: the header goes in its numbers. */
 	memset(p, 0, sizeof(*p));
-	if (!w->synp[idx].on)
+	if (w->synp[idx].state != LB_SYNP_ON)
 		memset(&w->spl[idx], 0, sizeof(w->spl[idx]));
 	p->ver = w->conf->svc[f->svc].opts.proxy_proto;
 	n = pp_build(f, p->ver, hdr);
@@ -158,7 +159,7 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	/* Lost with the pool empty, it goes again as any lost header. The
 	 * copy is translated as the client's segments were before it. */
 	c = pp_seg_copy(w, m, pkt, hdr, (uint16_t)n, &cp);
-	if (c != NULL && w->synp[idx].on) {
+	if (c != NULL && w->synp[idx].state == LB_SYNP_ON) {
 		lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_ORIG,
 				  frame_of(c) + cp.l4_off,
 				  rte_pktmbuf_data_len(c) - cp.l4_off);

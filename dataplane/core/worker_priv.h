@@ -82,9 +82,12 @@ void lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
 /* A SNAT port for trial @p t towards backend @p be: 0 or -ENOSPC. */
 int lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be,
 			uint64_t now);
+/* @p sc: the SYN proxy's record of a first trial without a SYN copy,
+ * or NULL (the copy's is used). */
 int lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
 			 struct lb_pkt *pkt, const struct lb_trial *t,
-			 uint32_t be, uint64_t now);
+			 uint32_t be, const struct lb_synp_conn *sc,
+			 uint64_t now);
 void lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t,
 			    uint64_t now);
 void lb_worker_defer_or_rst(struct lb_worker *w, struct lb_trial *t,
@@ -151,21 +154,30 @@ bool lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f,
 /* worker_synp.c: the SYN proxy. */
 void lb_worker_synp_syn(struct lb_worker *w, struct rte_mbuf *m,
 			struct lb_pkt *pkt, int svc_idx, uint64_t now);
-/* 0 when the ACK @p m proves a cookie (@p so: what it said), else
- * -ETIMEDOUT (expired) or -EPERM (forged); counted. */
+/* 0 when the ACK @p m proves a cookie: @p so says what the cookie
+ * carried, @p sc what the ACK said; else -ETIMEDOUT (expired) or -EPERM
+ * (forged), counted. */
 int lb_worker_synp_check(struct lb_worker *w, struct rte_mbuf *m,
 			 const struct lb_pkt *pkt, int svc_idx,
-			 struct lb_syncookie_opts *so, uint64_t now);
+			 struct lb_synp_conn *sc, struct lb_syncookie_opts *so,
+			 uint64_t now);
 /* The SYN to the backend made from the client's ACK, parsed in @p spkt;
  * NULL (counted) when the pool is empty. */
 struct rte_mbuf *lb_worker_synp_syn_of(struct lb_worker *w,
 				       struct rte_mbuf *ack,
 				       const struct lb_pkt *pkt,
 				       const struct lb_syncookie_opts *so,
+				       const struct lb_synp_conn *sc,
 				       struct lb_pkt *spkt);
+/* Keeps @p sc with SYN copy @p hold (LB_HOLD_NONE: none was made) and
+ * the ACK @p ack if it carries data; consumes @p ack. */
 void lb_worker_synp_attach(struct lb_worker *w, uint32_t hold,
-			   struct rte_mbuf *ack,
-			   const struct lb_syncookie_opts *so, int svc_idx);
+			   struct rte_mbuf *ack, const struct lb_pkt *pkt,
+			   const struct lb_synp_conn *sc);
+/* The record of flow entry @p idx, new, from @p sc or the one kept with
+ * SYN copy @p hold; nothing when neither is the proxy's. */
+void lb_worker_synp_flow(struct lb_worker *w, uint32_t idx, uint32_t hold,
+			 const struct lb_synp_conn *sc);
 void lb_worker_synp_release(struct lb_worker *w, uint32_t hold);
 /* RST to the client of SYN copy @p hold if it is the proxy's, releasing
  * the copy and what waits with it; false (nothing done) otherwise. */
@@ -173,8 +185,7 @@ bool lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now);
 bool lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 			  struct rte_mbuf *m, const struct lb_pkt *pkt);
 void lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
-			 struct rte_mbuf *m, const struct lb_pkt *pkt,
-			 uint64_t now);
+			 struct rte_mbuf *m, struct lb_pkt *pkt, uint64_t now);
 int lb_worker_synp_init(struct lb_worker *w);
 void lb_worker_synp_switch(struct lb_worker *w);
 void lb_worker_synp_house(struct lb_worker *w, uint64_t now);
@@ -285,13 +296,13 @@ flow_touch(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	return st;
 }
 
-/* Flow @p f is the SYN proxy's, its backend's handshake under way: its
- * SYN copy keeps the client's ACK (worker_synp.c). */
+/* Flow @p f (entry @p idx) is the SYN proxy's, its backend's handshake
+ * under way (worker_synp.c). */
 static inline bool
-synp_holds(const struct lb_worker *w, const struct lb_flow *f)
+synp_holds(const struct lb_worker *w, const struct lb_flow *f, uint32_t idx)
 {
-	return f->state == LB_FLOW_SYN_SENT && f->l7 < w->hold_cap &&
-	       w->synp_hold[f->l7].ack != LB_HOLD_NONE;
+	return f->state == LB_FLOW_SYN_SENT &&
+	       unlikely(w->synp[idx].state == LB_SYNP_PEND);
 }
 
 static inline void
@@ -458,7 +469,8 @@ tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 		 * (worker_pp.c); the record is current, the backend's
 		 * segment went through it. */
 		if (dir == LB_FLOW_DIR_REPLY && unlikely(w->pp_used) &&
-		    (w->pp[idx].state != LB_PP_NONE || w->synp[idx].on)) {
+		    (w->pp[idx].state != LB_PP_NONE ||
+		     w->synp[idx].state == LB_SYNP_ON)) {
 			seq += w->spl[idx].seq[LB_FLOW_DIR_ORIG];
 			ack -= w->spl[idx].seq[LB_FLOW_DIR_REPLY];
 		}

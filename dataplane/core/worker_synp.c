@@ -5,11 +5,12 @@
  * cookie (syncookie.h): nothing is kept. Only the client's ACK that proves
  * the cookie creates the flow; the backend then gets a SYN in the
  * client's name, made from that ACK, and the SYN copy it leaves drives the
- * usual trials and deferred queue. The ACK (and one data segment after it)
- * waits with that copy until the backend's SYN-ACK, which goes no further:
- * the worker keeps its numbers (tcp_splice.h) and replays the client's ACK
- * through the client path, which completes the backend's handshake and
- * from then on translates every segment.
+ * usual trials and deferred queue. What the ACK said is kept by flow entry
+ * (and with the copy, for the next trial); a data segment of the client
+ * waits with the copy. The backend's SYN-ACK goes no further: the worker
+ * keeps its numbers (tcp_splice.h), turns it into the client's ACK and
+ * sends that through the client path, which completes the backend's
+ * handshake; from then on every segment is translated.
  *
  * Numbers are kept as the client knows them: a backend segment is
  * translated before its sequence numbers are checked or followed, a
@@ -126,10 +127,12 @@ lb_worker_synp_syn(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 int
 lb_worker_synp_check(struct lb_worker *w, struct rte_mbuf *m,
 		     const struct lb_pkt *pkt, int svc_idx,
-		     struct lb_syncookie_opts *so, uint64_t now)
+		     struct lb_synp_conn *sc, struct lb_syncookie_opts *so,
+		     uint64_t now)
 {
 	const struct lb_syncookie_clock clk = clock_of(now);
 	const uint8_t *fr = frame_of(m);
+	const uint8_t *th = fr + pkt->l4_off;
 	struct lb_syncookie_tuple t;
 	struct lb_tcp_opts o;
 	int v;
@@ -139,52 +142,64 @@ lb_worker_synp_check(struct lb_worker *w, struct rte_mbuf *m,
 	v = lb_syncookie_check(&w->synp_keys, &t, &clk,
 			       tcp_word(fr, pkt, 8) - 1, o.ts ? o.tsecr : 0,
 			       so);
-	switch (v) {
-	case LB_SYNCOOKIE_OK:
-		w->st.synp_acks++;
-		w->synp_auto[svc_idx].done++;
-		return 0;
-	case LB_SYNCOOKIE_EXPIRED:
+	if (v == LB_SYNCOOKIE_EXPIRED) {
 		w->st.synp_acks_expired++;
 		return -ETIMEDOUT;
-	default:
+	}
+	if (v != LB_SYNCOOKIE_OK) {
 		w->st.synp_acks_bad++;
 		return -EPERM;
 	}
+	w->st.synp_acks++;
+	w->synp_auto[svc_idx].done++;
+	*sc = (struct lb_synp_conn){
+		.seq = tcp_word(fr, pkt, 4),
+		.cookie = tcp_word(fr, pkt, 8) - 1,
+		.tsval = o.tsval,
+		.tsecr = o.tsecr,
+		.data = LB_HOLD_NONE,
+		.win = (uint16_t)(th[14] << 8 | th[15]),
+		/* Scaling and SACK ride in the timestamps (syncookie.h). */
+		.wclient = so->ts ? so->wscale : -1,
+		.woffer = so->ts && so->wscale >= 0 ?
+				  (int8_t)w->conf->svc[svc_idx].opts.synp.wscale :
+				  -1,
+		.state = LB_SYNP_PEND,
+		.ts = so->ts && o.ts,
+	};
+	return 0;
 }
 
 struct rte_mbuf *
 lb_worker_synp_syn_of(struct lb_worker *w, struct rte_mbuf *ack,
 		      const struct lb_pkt *pkt, const struct lb_syncookie_opts *so,
-		      struct lb_pkt *spkt)
+		      const struct lb_synp_conn *sc, struct lb_pkt *spkt)
 {
-	const uint8_t *fr = frame_of(ack);
-	const uint8_t *th = fr + pkt->l4_off;
 	uint8_t opt[LB_TCP_OPTS_SYN_MAX];
-	struct lb_tcp_opts in, out;
 	struct lb_nat_tcp_hdr h;
+	struct lb_tcp_opts out;
 	struct rte_mbuf *s;
-	uint32_t win = (uint32_t)(th[14] << 8 | th[15]);
+	uint32_t win = sc->win;
 
 	s = rte_pktmbuf_copy(ack, w->dp->pool, 0, pkt->payload_off);
 	if (s == NULL) {
 		w->st.drop[LB_DROP_NOMBUF]++;
 		return NULL;
 	}
-	opts_of(fr, pkt, &in);
 	/* The ACK's window is in the client's scale; a SYN's never is. */
-	if (so->ts && so->wscale > 0)
-		win = win > (0xffffu >> (unsigned int)so->wscale) ? 0xffffu :
-							 win << so->wscale;
+	if (sc->wclient > 0)
+		win = win > (0xffffu >> (unsigned int)sc->wclient) ?
+			      0xffffu :
+			      win << sc->wclient;
 	out = (struct lb_tcp_opts){
 		.mss = so->mss,
-		.wscale = so->ts ? so->wscale : -1,
+		.wscale = sc->wclient,
 		.sack_ok = so->ts && so->sack,
-		.ts = so->ts && in.ts,
-		.tsval = in.tsval,
+		.ts = sc->ts,
+		.tsval = sc->tsval,
 	};
 	h = (struct lb_nat_tcp_hdr){
-		.seq = tcp_word(fr, pkt, 4) - 1,
+		.seq = sc->seq - 1,
 		.flags = LB_TCP_SYN,
 		.win = (uint16_t)win,
 		.opt = opt,
@@ -196,30 +211,67 @@ lb_worker_synp_syn_of(struct lb_worker *w, struct rte_mbuf *ack,
 	return s;
 }
 
+/* Whether the client's segment @p m carries what must reach the backend:
+ * data or a FIN. */
+static inline bool
+carries(const struct lb_pkt *pkt)
+{
+	return pkt->payload_len > 0 || (pkt->tcp_flags & LB_TCP_FIN);
+}
+
 void
 lb_worker_synp_attach(struct lb_worker *w, uint32_t hold, struct rte_mbuf *ack,
-		      const struct lb_syncookie_opts *so, int svc_idx)
+		      const struct lb_pkt *pkt, const struct lb_synp_conn *sc)
 {
-	struct lb_synp_hold *sh = &w->synp_hold[hold];
-	int8_t ws = so->ts ? so->wscale : -1;
+	struct lb_synp_conn *h;
 
-	sh->ack = lb_worker_hold_take(w, ack);
-	sh->data = LB_HOLD_NONE;
-	sh->wclient = ws;
-	sh->woffer = ws >= 0 ? (int8_t)w->conf->svc[svc_idx].opts.synp.wscale :
-			       -1;
+	if (hold == LB_HOLD_NONE) {
+		/* No copy, no room: the client sends its data again, and
+		 * its first segment proves the cookie as its ACK did. */
+		if (carries(pkt))
+			w->st.synp_held_dropped++;
+		rte_pktmbuf_free(ack);
+		return;
+	}
+	h = &w->synp_hold[hold];
+	*h = *sc;
+	h->data = LB_HOLD_NONE;
+	if (!carries(pkt)) {
+		rte_pktmbuf_free(ack);
+		return;
+	}
+	h->data = lb_worker_hold_take(w, ack);
+	if (h->data == LB_HOLD_NONE) {
+		w->st.synp_held_dropped++;
+		rte_pktmbuf_free(ack);
+		return;
+	}
+	w->st.synp_held++;
 }
 
 void
 lb_worker_synp_release(struct lb_worker *w, uint32_t hold)
 {
-	struct lb_synp_hold *sh = &w->synp_hold[hold];
-	uint32_t a = sh->ack, d = sh->data;
+	struct lb_synp_conn *h = &w->synp_hold[hold];
+	uint32_t d = h->data;
 
-	sh->ack = LB_HOLD_NONE;
-	sh->data = LB_HOLD_NONE;
-	lb_worker_hold_release(w, a);
+	h->state = LB_SYNP_NONE;
+	h->data = LB_HOLD_NONE;
 	lb_worker_hold_release(w, d);
+}
+
+void
+lb_worker_synp_flow(struct lb_worker *w, uint32_t idx, uint32_t hold,
+		    const struct lb_synp_conn *sc)
+{
+	if (sc == NULL && hold < w->hold_cap &&
+	    w->synp_hold[hold].state == LB_SYNP_PEND)
+		sc = &w->synp_hold[hold];
+	if (sc == NULL)
+		return;
+	w->synp[idx] = *sc;
+	w->synp[idx].data = LB_HOLD_NONE;
+	w->pp_used = true;
 }
 
 /* Takes held segment @p i out of the pool. */
@@ -240,20 +292,27 @@ unhold(struct lb_worker *w, uint32_t i)
 bool
 lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now)
 {
-	struct lb_synp_hold *sh;
-	struct rte_mbuf *a;
+	struct lb_nat_tcp_hdr h = {.flags = LB_TCP_RST};
+	struct rte_mbuf *m;
+	struct lb_pkt pkt;
 
-	if (hold >= w->hold_cap || w->synp_hold[hold].ack == LB_HOLD_NONE)
+	if (hold >= w->hold_cap || w->synp_hold[hold].state != LB_SYNP_PEND)
 		return false;
-	sh = &w->synp_hold[hold];
-	a = unhold(w, sh->ack);
-	sh->ack = LB_HOLD_NONE;
+	/* The client is established: the RST carries the sequence number
+	 * it expects, in the SYN copy's frame turned around. */
+	h.seq = w->synp_hold[hold].cookie + 1;
 	lb_worker_synp_release(w, hold);
-	lb_worker_hold_release(w, hold);
-	/* The client is established: the RST answering its ACK carries the
-	 * sequence number it expects (lb_nat_tcp_rst()). */
-	if (a != NULL)
-		lb_worker_rst_client(w, a, now);
+	m = unhold(w, hold);
+	if (m == NULL)
+		return true;
+	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+		    LB_PKT_IPV4 ||
+	    !seg_rewrite(w, m, &pkt, true, &h)) {
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	w->st.rst_sent++;
+	lb_worker_route_out(w, m, pkt.dst, now);
 	return true;
 }
 
@@ -261,17 +320,21 @@ bool
 lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 		     struct rte_mbuf *m, const struct lb_pkt *pkt)
 {
-	struct lb_synp_hold *sh = &w->synp_hold[f->l7];
+	struct lb_synp_conn *h = f->l7 < w->hold_cap &&
+						 w->synp_hold[f->l7].state ==
+							 LB_SYNP_PEND ?
+					 &w->synp_hold[f->l7] :
+					 NULL;
 
 	/* The client may give up: its RST goes on to the backend. */
 	if (pkt->tcp_flags & LB_TCP_RST)
 		return false;
-	if (pkt->payload_len == 0 && !(pkt->tcp_flags & LB_TCP_FIN)) {
+	if (!carries(pkt)) {
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (sh->data == LB_HOLD_NONE &&
-	    (sh->data = lb_worker_hold_take(w, m)) != LB_HOLD_NONE) {
+	if (h != NULL && h->data == LB_HOLD_NONE &&
+	    (h->data = lb_worker_hold_take(w, m)) != LB_HOLD_NONE) {
 		w->st.synp_held++;
 		return true;
 	}
@@ -281,23 +344,17 @@ lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 	return true;
 }
 
-/* Sends held client segment @p m of flow key @p k through the client
- * path, as if it arrived now. */
+/* Sends client segment @p m (parsed in @p pkt) through the client path,
+ * as if it arrived now. */
 static void
-replay(struct lb_worker *w, struct rte_mbuf *m, int svc_idx, uint64_t now)
+replay(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+       int svc_idx, uint64_t now)
 {
 	struct lb_flow_key k;
-	struct lb_pkt pkt;
 
-	if (m == NULL)
-		return;
-	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
-	    LB_PKT_IPV4) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	lb_flow_key_set(&k, pkt.src, pkt.dst, pkt.sport, pkt.dport, pkt.proto);
-	lb_worker_from_client(w, m, &pkt, svc_idx,
+	lb_flow_key_set(&k, pkt->src, pkt->dst, pkt->sport, pkt->dport,
+			pkt->proto);
+	lb_worker_from_client(w, m, pkt, svc_idx,
 			      lb_flow_hash(w->ft->seed, &k), now);
 }
 
@@ -309,60 +366,91 @@ replay(struct lb_worker *w, struct rte_mbuf *m, int svc_idx, uint64_t now)
  * reads them in the one offered to it.
  */
 static void
-win_shifts(const struct lb_synp_hold *sh, int wbackend, int8_t shift[2])
+win_shifts(struct lb_synp_conn *sc, int wbackend)
 {
-	bool cs = sh->wclient >= 0, bs = cs && wbackend >= 0;
+	bool cs = sc->wclient >= 0, bs = cs && wbackend >= 0;
 
-	shift[LB_FLOW_DIR_ORIG] = (int8_t)((cs ? sh->wclient : 0) -
-					   (bs ? sh->wclient : 0));
-	shift[LB_FLOW_DIR_REPLY] =
-		(int8_t)((bs ? wbackend : 0) - (cs ? sh->woffer : 0));
+	sc->wshift[LB_FLOW_DIR_ORIG] = (int8_t)((cs ? sc->wclient : 0) -
+						(bs ? sc->wclient : 0));
+	sc->wshift[LB_FLOW_DIR_REPLY] =
+		(int8_t)((bs ? wbackend : 0) - (cs ? sc->woffer : 0));
+}
+
+/*
+ * The client's ACK, made again in backend SYN-ACK @p m (parsed in
+ * @p pkt) of flow @p f: its numbers, window and timestamps as the client
+ * sent them, from the client to the VIP.
+ */
+static bool
+ack_of(struct lb_worker *w, const struct lb_flow *f,
+       const struct lb_synp_conn *sc, struct rte_mbuf *m, struct lb_pkt *pkt)
+{
+	const struct lb_flow_key *k = &f->key[LB_FLOW_DIR_ORIG];
+	uint8_t opt[LB_TCP_OPTS_SYN_MAX];
+	const struct lb_tcp_opts o = {
+		.wscale = -1,
+		.ts = sc->ts,
+		.tsval = sc->tsval,
+		.tsecr = sc->tsecr,
+	};
+	struct lb_nat_tcp_hdr h = {
+		.seq = sc->seq,
+		.ack = sc->cookie + 1,
+		.flags = LB_TCP_ACK,
+		.win = sc->win,
+		.opt = opt,
+		.optlen = lb_tcp_opts_put(opt, &o),
+	};
+
+	return seg_rewrite(w, m, pkt, false, &h) &&
+	       lb_nat_rewrite(frame_of(m), pkt, k->src, k->sport, k->dst,
+			      k->dport) == 0;
 }
 
 void
 lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
-		    struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+		    struct rte_mbuf *m, struct lb_pkt *pkt, uint64_t now)
 {
-	struct lb_synp_hold *sh = &w->synp_hold[f->l7];
+	struct lb_synp_conn *sc = &w->synp[idx];
 	struct lb_tcp_track *trk = &w->trk[idx];
-	struct lb_synp_flow *sf = &w->synp[idx];
-	struct rte_mbuf *a = unhold(w, sh->ack), *d = unhold(w, sh->data);
-	uint32_t isn = tcp_word(frame_of(m), pkt, 4), cookie;
-	struct lb_tcp_opts bo, co;
-	struct lb_pkt apkt;
+	uint32_t isn = tcp_word(frame_of(m), pkt, 4);
+	struct rte_mbuf *d = NULL;
+	struct lb_pkt dpkt;
+	struct lb_tcp_opts bo;
 	int svc = f->svc;
 
-	sh->ack = LB_HOLD_NONE;
-	sh->data = LB_HOLD_NONE;
-	opts_of(frame_of(m), pkt, &bo);
-	if (a == NULL || lb_pkt_parse(frame_of(a), rte_pktmbuf_data_len(a),
-				      &apkt) != LB_PKT_IPV4) {
-		/* Nothing to complete the handshake with: the flow fails
-		 * as a trial whose backend never answered would. */
-		rte_pktmbuf_free(a);
-		rte_pktmbuf_free(d);
-		rte_pktmbuf_free(m);
-		return;
+	if (f->l7 < w->hold_cap && w->synp_hold[f->l7].state == LB_SYNP_PEND) {
+		d = unhold(w, w->synp_hold[f->l7].data);
+		w->synp_hold[f->l7].data = LB_HOLD_NONE;
 	}
-	opts_of(frame_of(a), &apkt, &co);
-	cookie = tcp_word(frame_of(a), &apkt, 8) - 1;
+	opts_of(frame_of(m), pkt, &bo);
 	/* The client's TSecr echoes the TSval of its SYN-ACK. */
-	lb_tcp_splice_synproxy(&w->spl[idx], cookie, co.ts ? co.tsecr : 0, isn,
-			       co.ts && bo.ts ? bo.tsval : 0);
-	win_shifts(sh, bo.wscale, sf->wshift);
-	sf->on = 1;
-	w->pp_used = true;
+	lb_tcp_splice_synproxy(&w->spl[idx], sc->cookie,
+			       sc->ts ? sc->tsecr : 0, isn,
+			       sc->ts && bo.ts ? bo.tsval : 0);
+	win_shifts(sc, bo.wscale);
+	sc->state = LB_SYNP_ON;
 	/* The tracking record saw the backend's SYN-ACK in its own numbers
 	 * and scale; from now on it sees the client's. */
 	trk->end[LB_FLOW_DIR_REPLY] += w->spl[idx].seq[LB_FLOW_DIR_REPLY];
-	trk->ws = sh->wclient >= 0 ?
-			  (uint8_t)(sh->wclient | sh->woffer << 4) :
+	trk->ws = sc->wclient >= 0 ?
+			  (uint8_t)(sc->wclient | sc->woffer << 4) :
 			  0;
 	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, LB_TCP_SYN | LB_TCP_ACK, now);
 	w->st.synp_handshakes++;
-	rte_pktmbuf_free(m);
-	replay(w, a, svc, now);
-	replay(w, d, svc, now);
+	/* The SYN-ACK's mbuf becomes the client's ACK, which completes the
+	 * backend's handshake through the client path; then the data. */
+	if (ack_of(w, f, sc, m, pkt))
+		replay(w, m, pkt, svc, now);
+	else
+		rte_pktmbuf_free(m);
+	if (d != NULL) {
+		if (lb_pkt_parse(frame_of(d), rte_pktmbuf_data_len(d),
+				 &dpkt) == LB_PKT_IPV4)
+			replay(w, d, &dpkt, svc, now);
+		else
+			rte_pktmbuf_free(d);
+	}
 }
 
 /* ---- auto, secrets, tables ---- */
@@ -391,8 +479,7 @@ lb_worker_synp_init(struct lb_worker *w)
 		return rc;
 	memcpy(w->synp_master, m.key[0], sizeof(w->synp_master));
 	for (uint32_t i = 0; i < w->hold_cap; i++)
-		w->synp_hold[i] = (struct lb_synp_hold){
-			.ack = LB_HOLD_NONE,
+		w->synp_hold[i] = (struct lb_synp_conn){
 			.data = LB_HOLD_NONE,
 		};
 	return 0;

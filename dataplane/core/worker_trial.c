@@ -50,8 +50,7 @@ lb_worker_hold_release(struct lb_worker *w, uint32_t i)
 	if (i == LB_HOLD_NONE || i >= w->hold_cap || w->hold[i] == NULL)
 		return;
 	/* A SYN copy of the proxy's goes with what waits with it. */
-	if (unlikely(w->synp_hold[i].ack != LB_HOLD_NONE ||
-		     w->synp_hold[i].data != LB_HOLD_NONE))
+	if (unlikely(w->synp_hold[i].state != LB_SYNP_NONE))
 		lb_worker_synp_release(w, i);
 	rte_pktmbuf_free(w->hold[i]);
 	w->hold[i] = NULL;
@@ -165,7 +164,7 @@ snat_retake(struct lb_worker *w, struct lb_trial *t, uint32_t be,
 int
 lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
 		     struct lb_pkt *pkt, const struct lb_trial *t, uint32_t be,
-		     uint64_t now)
+		     const struct lb_synp_conn *sc, uint64_t now)
 {
 	const struct lb_dpconf_svc *svc = &w->conf->svc[t->svc];
 	struct lb_flow_key reply;
@@ -195,6 +194,10 @@ lb_worker_flow_start(struct lb_worker *w, struct rte_mbuf *m,
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((t->trials + 1) << TRIALS_SHIFT));
 	f->l7 = t->hold;
+	if (pkt->proto == LB_IPPROTO_TCP &&
+	    unlikely(sc != NULL || (t->hold < w->hold_cap &&
+				    w->synp_hold[t->hold].state != 0)))
+		lb_worker_synp_flow(w, (uint32_t)idx, t->hold, sc);
 	w->bst[t->svc][be].flows++;
 	w->bst[t->svc][be].active++;
 	if (unlikely(w->pp_svc >> t->svc & 1) &&
@@ -256,7 +259,8 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 		if (m != NULL &&
 		    lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
 			    LB_PKT_IPV4 &&
-		    lb_worker_flow_start(w, m, &pkt, t, next, now) == 0) {
+		    lb_worker_flow_start(w, m, &pkt, t, next, NULL, now) ==
+			    0) {
 			w->st.syn_retries++;
 			return;
 		}
@@ -356,7 +360,7 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 				rte_pktmbuf_free(m);
 				return LB_DEFERQ_KEEP;
 			}
-			if (lb_worker_flow_start(w, m, &pkt, &t, be, now) !=
+			if (lb_worker_flow_start(w, m, &pkt, &t, be, NULL, now) !=
 			    0) {
 				lb_snat_port_free(w->snat, t.snat_ip,
 						  t.snat_port);

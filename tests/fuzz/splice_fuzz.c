@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What a SYN proxy meets from outside: ACKs carrying forged, stale or
- * truncated cookies (syncookie), and TCP headers with any options through
- * the sequence translation of a spliced flow (tcp_splice).
+ * truncated cookies (syncookie), any options in its SYNs and ACKs
+ * (tcp_opts), and TCP headers with any options through the sequence
+ * translation of a spliced flow (tcp_splice).
  *
  * Input: a first byte choosing the part, then
  * - cookies: the tuple, the time, the SYN's options, then ACKs of 16
@@ -25,6 +26,7 @@
 #include "fuzz.h"
 #include "csum.h"
 #include "syncookie.h"
+#include "tcp_opts.h"
 #include "tcp_splice.h"
 
 static const uint64_t keys[2][2] = {
@@ -205,13 +207,44 @@ translate(struct fuzz_in *in)
 	free(xl);
 }
 
+/*
+ * Options as a SYN or an ACK brings them to the SYN proxy: read from a
+ * buffer of their exact size, values in their ranges, and what it writes
+ * back from them reads back the same.
+ */
+static void
+options(struct fuzz_in *in)
+{
+	uint8_t buf[LB_TCP_OPTS_SYN_MAX];
+	struct lb_tcp_opts o, again;
+	uint32_t len = (uint32_t)in->n, n;
+	uint8_t *opt = malloc(len ? len : 1);
+	int rc;
+
+	FUZZ_CHECK(opt != NULL);
+	memcpy(opt, in->p, len);
+	rc = lb_tcp_opts_read(opt, len, &o);
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL);
+	FUZZ_CHECK(o.wscale >= -1 && o.wscale <= 14);
+	if (!o.ts)
+		FUZZ_CHECK(o.tsval == 0 && o.tsecr == 0);
+	n = lb_tcp_opts_put(buf, &o);
+	FUZZ_CHECK(n <= sizeof(buf) && n % 4 == 0);
+	FUZZ_CHECK(lb_tcp_opts_read(buf, n, &again) == 0);
+	FUZZ_CHECK(memcmp(&again, &o, sizeof(o)) == 0);
+	free(opt);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size};
+	uint8_t part = fuzz_take(&in);
 
-	if (fuzz_take(&in) & 1)
+	if (part & 1)
 		cookies(&in);
+	else if (part & 2)
+		options(&in);
 	else
 		translate(&in);
 	return 0;

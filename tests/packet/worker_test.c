@@ -4128,8 +4128,9 @@ flows_in_table(const struct lb_worker *w)
  * cookie and nothing kept; the ACK that proves it opens the backend's
  * connection with the client's options; the backend's SYN-ACK goes no
  * further and the client's ACK completes its handshake; from then on both
- * sides see their own numbers, timestamps and window scales. A forged ACK
- * opens nothing.
+ * sides see their own numbers, timestamps and window scales, and an ICMP
+ * error quoting a segment is translated with it. A forged ACK opens
+ * nothing.
  */
 static void
 test_synproxy(void **state)
@@ -4243,6 +4244,32 @@ test_synproxy(void **state)
 	CHECK_EQ(o.win, 4000, "window in the scale offered");
 	CHECK_EQ(o.plen, 100, "payload");
 
+	/* A router on the client's side finds the response too big: the
+	 * backend hears of its own segment, in its own numbers. */
+	{
+		uint8_t quote[48];
+		struct pb_dg d = {.proto = PB_PROTO_ICMP, .ttl = TTL_IN,
+				  .id = 0x7a7a, .src = IP_RTR, .dst = IP_VIP,
+				  .type = 3, .code = 4, .rest = 1280,
+				  .data = quote, .plen = sizeof(quote)};
+		const uint8_t *icmp, *q;
+
+		memcpy(quote, got.b + ETH, sizeof(quote));
+		pb_ipv4_frame(&in, mac_port[0], mac_rtr, &d);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_one(e, 1, 0, &got, "frag-needed to the backend");
+		icmp = got.b + ETH + 20;
+		q = icmp + 8;
+		CHECK_EQ(pb_csum(icmp, pb_get16(got.b + ETH + 2) - 20u), 0,
+			 "ICMP checksum");
+		CHECK_EQ(pb_get32(q + 12), IP_BE(0), "quote from the backend");
+		CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
+		CHECK_EQ(pb_get32(q + 20 + 4), irs + 1,
+			 "quoted in the backend's numbers");
+		CHECK_EQ(pb_get32(q + 20 + 8), iss + 1, "and the client's ack");
+	}
+
 	/* The client acknowledges it and sends: in the backend's numbers. */
 	s = (struct seg){.what = "request", .dir = TO_BE,
 			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
@@ -4271,11 +4298,11 @@ test_synproxy(void **state)
 }
 
 /*
- * synproxy on, a client without timestamps whose ACK carries data and
- * whose next segment comes before the backend answers: both wait; the
- * first backend refuses (RST), the next trial goes on from the same SYN,
- * and its SYN-ACK releases them in order. A segment beyond the one held
- * is dropped, counted. Then every backend refuses: the client, which is
+ * synproxy on, a client without timestamps whose ACK carries data: the
+ * data waits; the first backend refuses (RST), the next trial goes on
+ * from the same SYN, and its SYN-ACK becomes the client's ACK, followed
+ * by the data. Segments beyond the one held are dropped, counted (the
+ * client sends them again). Then every backend refuses: the client, which is
  * established, gets a RST at the sequence number it expects.
  */
 static void
@@ -4326,8 +4353,8 @@ test_synproxy_trials(void **state)
 	ph_inject(e, 0, 0, &in);
 	ph_poll(e, 0);
 	ph_expect_quiet(e, "data held while the backend answers");
-	CHECK_EQ(w->st.synp_held, 1, "held");
-	CHECK_EQ(w->st.synp_held_dropped, 1, "dropped");
+	CHECK_EQ(w->st.synp_held, 1, "the ACK's data held");
+	CHECK_EQ(w->st.synp_held_dropped, 2, "segments beyond it dropped");
 
 	/* Backend 0 refuses: backend 1 gets the same SYN. */
 	s = (struct seg){.what = "backend 0 RST", .dir = TO_C,
@@ -4349,13 +4376,15 @@ test_synproxy_trials(void **state)
 	ph_poll(e, 0);
 	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), 2);
 	ph_expect_quiet(e, "the client hears nothing of it");
-	seg_read(&got[0], &o, "the ACK with data");
-	CHECK_EQ(o.seq, iss + 1, "first the ACK");
+	seg_read(&got[0], &o, "the client's ACK");
+	CHECK_EQ(o.flags, PB_ACK, "first the ACK");
+	CHECK_EQ(o.seq, iss + 1, "after the SYN");
 	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
-	CHECK_EQ(o.plen, 20, "with its data");
+	CHECK_EQ(o.plen, 0, "alone");
 	seg_read(&got[1], &o, "the data held");
-	CHECK_EQ(o.seq, iss + 21, "then the data held");
-	CHECK_EQ(o.plen, 30, "whole");
+	CHECK_EQ(o.seq, iss + 1, "then the data held");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers too");
+	CHECK_EQ(o.plen, 20, "whole");
 	CHECK_EQ(w->st.synp_handshakes, 1, "handshake");
 
 	/* Another client; every backend refuses. */
@@ -4391,6 +4420,74 @@ test_synproxy_trials(void **state)
 	CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
 	CHECK_EQ(o.dst, IP_C, "to the client");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing left held");
+}
+
+
+/* auto: a low SYN rate turns it on, a second of calm off. */
+static const char *const conf_synp_auto[] = {
+	"service set tcp 203.0.113.10:80 synproxy auto synproxy-syn-rate 3 "
+	"synproxy-calm 1s",
+	NULL,
+};
+
+/* Polls worker 0, its output discarded, until @p *ctr reaches @p want
+ * or 10 s pass: auto judges whole seconds of the real clock. */
+static void
+poll_until(struct ph_env *e, const uint64_t *ctr, uint64_t want,
+	   const char *what)
+{
+	struct pb_frame junk[8];
+	uint64_t end = ph_now_ns(e) + 10000000000ull;
+
+	while (*ctr < want && ph_now_ns(e) < end) {
+		ph_poll(e, 0);
+		while (ph_take(e, 0, 0, junk, NELEM(junk)) > 0 ||
+		       ph_take(e, 1, 0, junk, NELEM(junk)) > 0)
+			;
+		usleep(2000);
+	}
+	if (*ctr < want)
+		fail_msg("%s: still %" PRIu64 " after 10 s", what, *ctr);
+}
+
+/* One SYN from client port @p cport: whether the worker answered it
+ * itself (1) or sent it to a backend (0). */
+static int
+syn_answered(struct ph_env *e, uint16_t cport)
+{
+	struct conn c = tcp_conn(cport, 0);
+	struct pb_frame in, got;
+
+	seg_frame(&in, &c, seg_syn(7000), 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	if (ph_take(e, 0, 0, &got, 1) == 1)
+		return 1;
+	assert_int_equal(ph_take(e, 1, 0, &got, 1), 1);
+	return 0;
+}
+
+/*
+ * synproxy auto: SYNs go to the backends while they are few; a second
+ * with more than synproxy-syn-rate of them turns cookies on, counted; a
+ * calm second later they are off again, and SYNs go to the backends.
+ */
+static void
+test_synproxy_auto(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_synp_auto);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t cport = 50000;
+
+	learn_all(e);
+	CHECK_EQ(syn_answered(e, cport++), 0, "off at first");
+	for (int i = 0; i < 20; i++)
+		syn_answered(e, cport++);
+	poll_until(e, &w->st.synp_auto_on, 1, "auto on");
+	CHECK_EQ(syn_answered(e, cport++), 1, "cookies while on");
+	poll_until(e, &w->st.synp_auto_off, 1, "auto off");
+	CHECK_EQ(syn_answered(e, cport++), 0, "off again");
+	CHECK_EQ(w->st.synp_auto_on, 1, "turned on once");
 }
 
 /* ---- PROXY protocol ------------------------------------------------------ */
@@ -4783,6 +4880,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_proxy_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_trials, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy_auto, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,

@@ -73,7 +73,7 @@
 #include "rundir.h"
 
 const char *const dpb_test_names[T_MAX] = {"est", "mix", "new", "l7",
-					   "adm", "src"};
+					   "adm", "src", "synp"};
 const char *const dpb_test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
@@ -81,6 +81,8 @@ const char *const dpb_test_what[T_MAX] = {
 	"HTTP exchanges on established flows, http service vs plain L4",
 	"new flows, admission control on vs off",
 	"new flows, budget of new flows per source on vs off",
+	"new connections through the SYN proxy: a cookie per SYN, a flow "
+	"per ACK proving one, vs the plain SYN path",
 };
 
 /* ---- command line ------------------------------------------------------- */
@@ -96,7 +98,7 @@ usage(FILE *f)
 		"(default 1000,1000000)\n"
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
-		"  --tests LIST      est, mix, new, l7, adm, src (default "
+		"  --tests LIST      est, mix, new, l7, adm, src, synp (default "
 		"est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
@@ -152,7 +154,7 @@ parse_tests(struct bench *b, const char *arg)
 		if (t == T_MAX) {
 			fprintf(stderr,
 				"lb-dpbench: --tests: unknown '%s' "
-				"(est, mix, new, l7, adm, src)\n",
+				"(est, mix, new, l7, adm, src, synp)\n",
 				tok);
 			return -EINVAL;
 		}
@@ -472,6 +474,8 @@ run_tests(struct bench *b)
 	     dpb_run_adm(b, LB_ADMIT_KEY_CLIENT) != 0))
 		return -1;
 	if ((b->tests & (1u << T_SRC)) && dpb_run_src(b) != 0)
+		return -1;
+	if ((b->tests & (1u << T_SYNP)) && dpb_run_synp(b) != 0)
 		return -1;
 	return 0;
 }

@@ -67,7 +67,7 @@
 #define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
 #define FB_BURST 64u
 
-enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_MAX };
+enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_MAX };
 
 extern const char *const dpb_test_names[T_MAX];
 extern const char *const dpb_test_what[T_MAX];
@@ -84,6 +84,9 @@ static const char l7_resp[] = "HTTP/1.1 200 OK\r\n"
 			      "Content-Length: 2\r\n"
 			      "X-SPL: 0.42\r\n"
 			      "X-SPL-Time: 1795316400000\r\n\r\nok";
+
+/* The sides of the synp test. */
+enum synp_side { SYNP_PLAIN, SYNP_SYN, SYNP_ACK, SYNP_SIDES };
 
 enum phase { PH_WARM, PH_MEASURE, PH_DRAIN, PH_STOP };
 /* A frame with everything but addresses, ports and sequence number. */
@@ -191,6 +194,9 @@ struct bench {
 	struct flow_rec *rec;
 	uint32_t nb_rec;
 	uint64_t new_ctr; /* new-flow tuples handed out so far */
+	/* synp: what new flows are (enum synp_side): SYNs of the plain
+	 * path, SYNs the proxy answers, or ACKs proving their cookies. */
+	int synp;
 	uint64_t hz;
 
 	struct row rows[T_MAX * MAX_SIZES];
@@ -273,6 +279,7 @@ int dpb_run_l7(struct bench *b, uint32_t nb);
 int dpb_run_adm(struct bench *b, enum lb_admit_key key);
 /** src: new flows with the budget per source off and on. */
 int dpb_run_src(struct bench *b);
+int dpb_run_synp(struct bench *b);
 
 /* ---- setup: dp_bench_setup.c ---- */
 

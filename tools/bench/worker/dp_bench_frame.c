@@ -65,18 +65,22 @@ dpb_frame_write_ack(uint8_t *f, const struct tmpl *t, uint32_t src, uint32_t dst
 int
 dpb_frame_csums_ok(const uint8_t *f)
 {
+	/* The segment as long as the IP header says: the SYN proxy's carry
+	 * options. */
+	uint32_t tl = (uint32_t)(f[OFF_IP + 2] << 8 | f[OFF_IP + 3]) - 20u;
 	uint8_t ph[12];
 	uint32_t s;
 
-	if (lb_csum_fold(lb_csum_partial(f + OFF_IP, 20, 0)) != 0xffff)
+	if (lb_csum_fold(lb_csum_partial(f + OFF_IP, 20, 0)) != 0xffff ||
+	    tl < 20 || tl > 60)
 		return 0;
 	memcpy(ph, f + OFF_SRC, 8);
 	ph[8] = 0;
 	ph[9] = LB_IPPROTO_TCP;
 	ph[10] = 0;
-	ph[11] = 20;
+	ph[11] = (uint8_t)tl;
 	s = lb_csum_partial(ph, sizeof(ph), 0);
-	s = lb_csum_partial(f + OFF_TCP, 20, s);
+	s = lb_csum_partial(f + OFF_TCP, tl, s);
 	return lb_csum_fold(s) == 0xffff;
 }
 

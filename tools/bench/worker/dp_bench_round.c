@@ -108,6 +108,33 @@ l7_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 	g->resps++;
 }
 
+/*
+ * The ACK of the client of SYN @p isn (host order) that proves the
+ * cookie the worker's SYN-ACK carried: the generator makes the cookie as
+ * the worker made it, with the worker's secret and clock.
+ */
+static inline void
+synp_ack_write(struct bench *b, uint8_t *f, uint32_t cip, uint16_t cport,
+	       uint32_t isn)
+{
+	const struct lb_syncookie_opts in = {.mss = 536, .wscale = -1};
+	struct lb_syncookie_tuple t = {cip, b->vip, cport, b->vport, isn};
+	uint64_t ns = (uint64_t)((double)rte_rdtsc() * b->dp.ns_per_tsc);
+	struct lb_syncookie_clock clk = {ns / 1000000000ull,
+					 (uint32_t)(ns / 1000000ull)};
+	uint32_t tsval, ack, old;
+	uint16_t c;
+
+	ack = htonl(lb_syncookie_make(&b->w->synp_keys, &t, &clk, &in,
+				      &tsval) + 1);
+	frame_write(f, &b->t_ack, cip, b->vip, cport, b->vport, htonl(isn + 1));
+	memcpy(&old, f + OFF_SEQ + 4, 4);
+	memcpy(f + OFF_SEQ + 4, &ack, 4);
+	memcpy(&c, f + OFF_TCP_CSUM, 2);
+	c = lb_csum_update32(c, old, ack);
+	memcpy(f + OFF_TCP_CSUM, &c, 2);
+}
+
 static inline void
 gen_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 {
@@ -122,10 +149,15 @@ gen_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 	f = mbuf_frame(m, b->port);
 	if (g->test == T_NEW) {
 		uint64_t c = b->new_ctr++;
+		uint32_t cip = htonl(NET_NEW | (c & 0xffff));
+		uint16_t cport = htons((uint16_t)(1024 + ((c >> 16) & 0x7fff)));
 
-		frame_write(f, &b->t_syn, htonl(NET_NEW | (c & 0xffff)), b->vip,
-			    htons((uint16_t)(1024 + ((c >> 16) & 0x7fff))),
-			    b->vport, htonl((uint32_t)c & ~REPLY_BIT));
+		if (b->synp == SYNP_ACK) {
+			synp_ack_write(b, f, cip, cport, (uint32_t)c & ~REPLY_BIT);
+			return;
+		}
+		frame_write(f, &b->t_syn, cip, b->vip, cport, b->vport,
+			    htonl((uint32_t)c & ~REPLY_BIT));
 		return;
 	}
 	if (g->test == T_MIX && (g->odd ^= 1) == 0) {
@@ -160,6 +192,14 @@ check_out(const struct bench *b, const uint8_t *f, enum test t)
 	if (memcmp(f + 6, b->port_mac, 6) != 0)
 		return "source MAC is not the port's";
 	frame_read(f, &x);
+	if (t == T_NEW && b->synp == SYNP_SYN) {
+		if (x.src != b->vip || x.sport != b->vport ||
+		    (ntohl(x.dst) & 0xffff0000u) != NET_NEW)
+			return "SYN-ACK not sent from the VIP to the client";
+		if (f[OFF_TCP + 13] != (LB_TCP_SYN | LB_TCP_ACK))
+			return "SYN not answered with a SYN-ACK";
+		return NULL;
+	}
 	if (t == T_MIX && (x.seq & REPLY_BIT)) {
 		i = x.seq & ~REPLY_BIT;
 		if (i >= b->nb_rec)
