@@ -34,7 +34,8 @@ FLOOD=${E2E_SYNP_FLOOD_SECONDS:-8}
 FCOUNT=${E2E_SYNP_FLOOD_COUNT:-4000000}
 # As many 4-tuples as a worker's flow table holds by default: without
 # the proxy the flood uses up the SNAT ports towards both backends
-# (2 x 64,512) and so refuses the clients' new connections too.
+# (2 x 64,512), and new flows are refused (snat_ports_full) until some
+# of its half-open flows expire.
 TUPLES=${E2E_SYNP_FLOOD_TUPLES:-262144}
 CONNS=8
 # The flood's half-open flows of the `off` run last timeout-syn-recv
