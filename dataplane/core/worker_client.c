@@ -484,6 +484,13 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	/* The SYN proxy's client, established, while the backend's
+	 * handshake runs: its first data waits, unchecked, since the
+	 * backend has not seen it (counting it would make the backend's
+	 * SYN-ACK look stale to the sequence checks). */
+	if (unlikely(f->state == LB_FLOW_SYN_SENT) && synp_holds(w, f, idx) &&
+	    lb_worker_synp_early(w, f, m, pkt))
+		return;
 	fl = tcp_check(w, f, idx, LB_FLOW_DIR_ORIG, m, pkt, now);
 	if (fl < 0)
 		return;
@@ -503,11 +510,6 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	}
 	if (f->state == LB_FLOW_SYN_SENT) {
-		/* The SYN proxy's client, established, while the backend's
-		 * handshake runs: its first data waits. */
-		if (synp_holds(w, f, idx) &&
-		    lb_worker_synp_early(w, f, m, pkt))
-			return;
 		/* A retransmitted SYN must not refresh the trial's timer:
 		 * the SYN timeout measures the backend's silence. */
 		if (!(pkt->tcp_flags & LB_TCP_SYN))

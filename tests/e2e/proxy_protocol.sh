@@ -11,6 +11,11 @@
 #     translated both ways);
 #   - HAProxy behind a v2 service with `accept-proxy` answers a curl
 #     request with the client's address as its source;
+#   - nginx behind a v2 service with `synproxy on` logs the client's
+#     address for N connections and answers a 1 MiB request: the header
+#     goes to the backend after the handshake the worker made in the
+#     client's name, in its sequence numbers, timestamps and window
+#     scale (synp_handshakes counts one per connection);
 #   - a UDP service with v2: a server that reads the header from each
 #     datagram answers 5 datagrams with the client's address and port
 #     and the payload after the header;
@@ -27,7 +32,7 @@ e2e_need_tools nginx haproxy curl
 N=20
 CLI=$(cli_addr 1)
 
-topo_up 4
+topo_up 5
 
 # pp_nginx I: nginx on backend I's address, port 80, requiring the PROXY
 # header, logging "$proxy_protocol_addr $remote_addr" per request.
@@ -127,6 +132,7 @@ pp_nginx 1
 pp_nginx 2
 pp_haproxy 3
 pp_udp 4 5353
+pp_nginx 5
 
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
@@ -139,6 +145,8 @@ service add tcp $VIP:82 sched rr proxy-protocol v2
 backend add tcp $VIP:82 $(be_addr 3):80
 service add udp $VIP:53 sched rr proxy-protocol v2
 backend add udp $VIP:53 $(be_addr 4):5353
+service add tcp $VIP:83 sched rr proxy-protocol v2 synproxy on
+backend add tcp $VIP:83 $(be_addr 5):80
 EOF
 dp_start "$conf"
 tel_save /lb/stats "$E2E_TMP/stats0"
@@ -182,6 +190,33 @@ e2e_log "haproxy answered: '${body}' $(cat "$E2E_TMP/haproxy.err")"
 check "haproxy with accept-proxy sees the client $CLI" \
 	[ "$body" = "src=$CLI" ]
 
+# Through the SYN proxy: the worker answers each handshake, opens the
+# backend's itself, then the header and every segment go in the
+# backend's numbers.
+tel_save /lb/stats "$E2E_TMP/synp0"
+http_seq "http://$VIP:83/" "$N" "$E2E_TMP/seq5"
+tel_save /lb/stats "$E2E_TMP/synp1"
+t=$(http_tally "$E2E_TMP/seq5")
+e2e_log "proxy-protocol v2 with synproxy on: $N sequential requests: $t"
+[ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seq5"
+check "synproxy: $N/$N requests answered" [ "$(field ok "$t")" = "$N" ]
+# A backend's SYN-ACK let through to the client, or a segment the worker
+# took for one without a flow, shows here: the client is answered with a
+# RST, or stalls until it sends again.
+r0=$(jget "$E2E_TMP/synp0" /lb/stats rst_no_flow)
+r1=$(jget "$E2E_TMP/synp1" /lb/stats rst_no_flow)
+check "synproxy: no segment found its flow missing (rst_no_flow $r0 -> $r1)" \
+	'[ "$r0" != - ] && [ "$r0" = "$r1" ]'
+
+pp_logged 5
+code=$(ip netns exec "$NS_CLI" curl -sS -o /dev/null --max-time 10 \
+	-w '%{http_code} %{size_upload}' --data-binary "@$E2E_TMP/upload" \
+	"http://$VIP:83/" 2>"$E2E_TMP/upload5.err") || true
+e2e_log "1 MiB upload through synproxy and v2: '$code'" \
+	"$(cat "$E2E_TMP/upload5.err")"
+check "1 MiB request through synproxy and v2 answered (got '$code')" \
+	[ "$code" = "200 1048576" ]
+
 # shellcheck disable=SC2016 # python source
 udp=$(ip netns exec "$NS_CLI" "$PY" -c '
 import socket, sys
@@ -209,8 +244,14 @@ s0=$(jget "$E2E_TMP/stats0" /lb/stats pp_sent)
 s1=$(jget "$E2E_TMP/stats1" /lb/stats pp_sent)
 r1=$(jget "$E2E_TMP/stats1" /lb/stats pp_resent)
 e2e_log "pp_sent: $s0 -> $s1, pp_resent: $r1"
-check "one header per connection and datagram ($((2 * N + 7)), got $s0 -> $s1)" \
-	'[ "$s0" != - ] && [ "$s1" != - ] && [ $((s1 - s0)) = $((2 * N + 7)) ]'
+check "one header per connection and datagram ($((3 * N + 8)), got $s0 -> $s1)" \
+	'[ "$s0" != - ] && [ "$s1" != - ] && [ $((s1 - s0)) = $((3 * N + 8)) ]'
+h0=$(jget "$E2E_TMP/stats0" /lb/stats synp_handshakes)
+h1=$(jget "$E2E_TMP/stats1" /lb/stats synp_handshakes)
+e2e_log "synp_handshakes: $h0 -> $h1, synp_cookies:" \
+	"$(jget "$E2E_TMP/stats1" /lb/stats synp_cookies)"
+check "one backend handshake of the proxy per connection ($((N + 1)), got $h0 -> $h1)" \
+	'[ "$h0" != - ] && [ "$h1" != - ] && [ $((h1 - h0)) = $((N + 1)) ]'
 
 rc=0
 dp_stop || rc=$?

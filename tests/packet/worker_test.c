@@ -4200,6 +4200,19 @@ test_synproxy(void **state)
 	CHECK_EQ(w->st.synp_acks, 1, "cookie checked");
 	CHECK_EQ(w->st.flows_created, 1, "the flow now");
 
+	/* The client's request comes before the backend answers: it
+	 * waits, and the backend's SYN-ACK still acknowledges what the
+	 * backend has seen. */
+	s = (struct seg){.what = "early request", .dir = TO_BE,
+			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
+			 .ack = cookie + 1};
+	ts_opt(opt, 1001, tsv);
+	opt_frame(&in, &c, &s, opt, 12, 40);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "the early request waits");
+	CHECK_EQ(w->st.synp_held, 1, "held");
+
 	/* The backend answers: its SYN-ACK completes its side only. */
 	s = (struct seg){.what = "backend SYN-ACK", .dir = TO_C,
 			 .flags = PB_SYN | PB_ACK, .seq = irs, .ack = iss + 1};
@@ -4210,20 +4223,30 @@ test_synproxy(void **state)
 	opt_frame(&in, &c, &s, opt, 20, 0);
 	ph_inject(e, 1, 0, &in);
 	ph_poll(e, 0);
-	ph_expect_one(e, 1, 0, &got, "the client's ACK to the backend");
-	seg_read(&got, &o, "ACK to the backend");
-	CHECK_EQ(o.flags, PB_ACK, "an ACK");
-	CHECK_EQ(o.seq, iss + 1, "after the SYN");
-	CHECK_EQ(o.ack, irs + 1, "acknowledges the backend's SYN");
-	CHECK_EQ(o.o.tsval, 1001, "the client's TSval");
-	CHECK_EQ(o.o.tsecr, 5000, "echoes the backend's");
-	CHECK_EQ(o.win, 502, "both read the client's scale");
+	{
+		struct pb_frame two[3];
+
+		assert_int_equal(ph_take(e, 1, 0, two, NELEM(two)), 2);
+		ph_expect_quiet(e, "the client hears nothing of it");
+		seg_read(&two[0], &o, "ACK to the backend");
+		CHECK_EQ(o.flags, PB_ACK, "an ACK");
+		CHECK_EQ(o.seq, iss + 1, "after the SYN");
+		CHECK_EQ(o.ack, irs + 1, "acknowledges the backend's SYN");
+		CHECK_EQ(o.o.tsval, 1001, "the client's TSval");
+		CHECK_EQ(o.o.tsecr, 5000, "echoes the backend's");
+		CHECK_EQ(o.win, 502, "both read the client's scale");
+		seg_read(&two[1], &o, "the early request");
+		CHECK_EQ(o.seq, iss + 1, "the request");
+		CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
+		CHECK_EQ(o.o.tsecr, 5000, "echoing the backend");
+		CHECK_EQ(o.plen, 40, "whole");
+	}
 	CHECK_EQ(w->st.synp_handshakes, 1, "handshakes");
 
 	/* Backend data, window 1000 in scale 9: the client reads scale 7. */
 	s = (struct seg){.what = "response", .dir = TO_C,
 			 .flags = PB_ACK | PB_PSH, .seq = irs + 1,
-			 .ack = iss + 1};
+			 .ack = iss + 41};
 	ts_opt(opt, 5001, 1001);
 	opt_frame(&in, &c, &s, opt, 12, 100);
 	pb_put16(in.b + ETH + 20 + 14, 1000);
@@ -4238,7 +4261,7 @@ test_synproxy(void **state)
 	seg_read(&got, &o, "response");
 	CHECK_EQ(o.src, IP_VIP, "from the VIP");
 	CHECK_EQ(o.seq, cookie + 1, "in the client's numbers");
-	CHECK_EQ(o.ack, iss + 1, "the client's own");
+	CHECK_EQ(o.ack, iss + 41, "the client's own");
 	CHECK_EQ(o.o.tsval, tsv + 1, "the TSval the client knows, moved on");
 	CHECK_EQ(o.o.tsecr, 1001, "the client's echo");
 	CHECK_EQ(o.win, 4000, "window in the scale offered");
@@ -4267,12 +4290,12 @@ test_synproxy(void **state)
 		CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
 		CHECK_EQ(pb_get32(q + 20 + 4), irs + 1,
 			 "quoted in the backend's numbers");
-		CHECK_EQ(pb_get32(q + 20 + 8), iss + 1, "and the client's ack");
+		CHECK_EQ(pb_get32(q + 20 + 8), iss + 41, "and the client's ack");
 	}
 
 	/* The client acknowledges it and sends: in the backend's numbers. */
 	s = (struct seg){.what = "request", .dir = TO_BE,
-			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
+			 .flags = PB_ACK | PB_PSH, .seq = iss + 41,
 			 .ack = cookie + 101};
 	ts_opt(opt, 1002, tsv + 1);
 	opt_frame(&in, &c, &s, opt, 12, 50);
@@ -4280,7 +4303,7 @@ test_synproxy(void **state)
 	ph_poll(e, 0);
 	ph_expect_one(e, 1, 0, &got, "request to the backend");
 	seg_read(&got, &o, "request");
-	CHECK_EQ(o.seq, iss + 1, "the client's seq");
+	CHECK_EQ(o.seq, iss + 41, "the client's seq");
 	CHECK_EQ(o.ack, irs + 101, "the backend's numbers");
 	CHECK_EQ(o.o.tsecr, 5001, "the backend's TSval echoed");
 
