@@ -17,8 +17,9 @@
 #     (timeout-udp-unreplied 5m) does use up that backend's ports
 #     (snat_ports_full grows): the first part is the timeout's doing.
 # The flood's pace is bounded (E2E_UDPF_PPS, 15,000/s, for at most
-# E2E_UDPF_SECONDS, 10 s); the dataplane's source budget (10,000 new
-# flows/s and 20,000 at once, the default) bounds the flows it makes.
+# E2E_UDPF_SECONDS, 10 s; the second one until the ports ran out, 30 s
+# at most); the dataplane's source budget (10,000 new flows/s and
+# 20,000 at once, the default) bounds the flows it makes.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +31,6 @@ PORT=9000  # timeout-udp-unreplied 1s
 LONG=9001  # timeout-udp-unreplied 5m
 PPS=${E2E_UDPF_PPS:-15000}
 SECS=${E2E_UDPF_SECONDS:-10}
-COUNT=$((PPS * SECS))
 SNAT_PORTS=64512 # 1024-65535 of the one SNAT address, per backend
 FLOODER=$(cli_addr 1)
 CLIENT=$(cli_addr 2)
@@ -72,31 +72,51 @@ pd() {
 		$(jget "$E2E_TMP/$1.p0" /ethdev/stats "$2")))
 }
 
-# flood_phase VPORT TAG BASE: the flood to VIP:VPORT and, until it ends,
-# rounds of 10 datagrams of the client, each from a new port from BASE
-# on; stats in TAG.0 (before) and TAG.1 (after), the peak of
-# flows_active in PEAK, the client's tally in SENT and ANSWERED.
+# flood_phase VPORT TAG BASE PORTS SECONDS [until-full]: the flood from
+# source ports PORTS to VIP:VPORT for SECONDS and, until it ends, rounds
+# of 10 datagrams of the client, each from a new port from BASE on;
+# with until-full, the flood stops after the round that saw the first
+# snat_ports_full, and the client waits 0.3 s for an answer instead of
+# 1 s (a round whose datagrams are refused lasts 10 timeouts). Stats in TAG.0 (before) and TAG.1 (after), the peak
+# of flows_active in PEAK, the client's tally in SENT and ANSWERED.
 flood_phase() {
-	local vport=$1 tag=$2 base=$3 fpid f r
+	local vport=$1 tag=$2 base=$3 fpid f r full full0 stopped='' rc=0 wait=1
+	[ "${6:-}" != until-full ] || wait=0.3
 	tel_save /lb/stats "$E2E_TMP/$tag.0"
 	tel_save /ethdev/stats,0 "$E2E_TMP/$tag.p0"
+	full0=$(s "$tag.0" drop snat_ports_full)
 	ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" udpflood \
 		--iface "$IF_CLI" --dst-mac "$(if_mac "$NS_LB" "$IF_P0")" \
-		--src "$FLOODER" --dst "$VIP:$vport" --ports 1024-65535 \
-		--count "$COUNT" --seconds "$SECS" --pps "$PPS" \
+		--src "$FLOODER" --dst "$VIP:$vport" --ports "$4" \
+		--count $((PPS * $5)) --seconds "$5" --pps "$PPS" \
 		>"$E2E_TMP/$tag.flood" 2>&1 &
 	fpid=$!
 	: >"$E2E_TMP/$tag.client"
 	PEAK=0
 	while kill -0 "$fpid" 2>/dev/null; do
-		r=$(probe "$vport" 10 "$base" 1) || true
+		r=$(probe "$vport" 10 "$base" "$wait") || true
 		echo "$r" >>"$E2E_TMP/$tag.client"
 		base=$((base + 10))
-		f=$(tel /lb/stats -k flows_active 2>/dev/null || echo 0)
-		[ "$f" -le "$PEAK" ] || PEAK=$f
+		# flows_active and snat_ports_full after each round, for the
+		# log when ports were refused.
+		tel_save /lb/stats "$E2E_TMP/$tag.now"
+		f=$(s "$tag.now" flows_active)
+		full=$(s "$tag.now" drop snat_ports_full)
+		echo "$(date +%T.%N | cut -c1-12) flows_active $f" \
+			"snat_ports_full $full" >>"$E2E_TMP/$tag.samples"
+		[ "$f" = - ] || [ "$f" -le "$PEAK" ] || PEAK=$f
+		[ "${6:-}" = until-full ] || continue
+		if [ -z "$stopped" ] && [ "$full" != - ] &&
+			[ "$full" -gt "$full0" ]; then
+			stopped=1
+			kill -TERM "$fpid" 2>/dev/null || true
+		fi
 	done
-	wait "$fpid" || die "the flood to $VIP:$vport failed:" \
-		"$(cat "$E2E_TMP/$tag.flood")"
+	wait "$fpid" || rc=$?
+	[ "$rc" = 0 ] || { [ "$rc" = 143 ] && [ -n "$stopped" ]; } ||
+		die "the flood to $VIP:$vport failed: $(cat "$E2E_TMP/$tag.flood")"
+	[ -s "$E2E_TMP/$tag.flood" ] ||
+		echo "stopped once the ports ran out" >"$E2E_TMP/$tag.flood"
 	tel_save /lb/stats "$E2E_TMP/$tag.1"
 	tel_save /ethdev/stats,0 "$E2E_TMP/$tag.p1"
 	read -r SENT ANSWERED <<<"$("$PY" -c '
@@ -125,7 +145,7 @@ print(s, a)' "$E2E_TMP/$tag.client")"
 
 # ---- timeout-udp-unreplied 1s -----------------------------------------------
 
-flood_phase "$PORT" short 20000
+flood_phase "$PORT" short 20000 1024-65535 "$SECS"
 created=$(d short.0 short.1 flows_created)
 flood_flows=$((created - SENT))
 check "the flood made more flows than the backend has SNAT ports ($flood_flows > $SNAT_PORTS)" \
@@ -133,6 +153,10 @@ check "the flood made more flows than the backend has SNAT ports ($flood_flows >
 check "no new flow refused (snat_ports_full +$(d short.0 short.1 drop snat_ports_full), flows_refused +$(d short.0 short.1 flows_refused))" \
 	'[ "$(d short.0 short.1 drop snat_ports_full)" = 0 ] &&
 	 [ "$(d short.0 short.1 flows_refused)" = 0 ]'
+[ "$(d short.0 short.1 drop snat_ports_full)" = 0 ] || {
+	e2e_log "flows_active and snat_ports_full after each round:"
+	sed 's/^/    /' "$E2E_TMP/short.samples"
+}
 check "the flows never held every port at once (peak flows_active $PEAK < $SNAT_PORTS)" \
 	[ "$PEAK" -lt "$SNAT_PORTS" ]
 # 90%: a datagram may be lost to a full receive ring of a busy host; a
@@ -154,7 +178,9 @@ check "timeout-udp-unreplied reclaimed every flood flow (udp_unreplied +$(d shor
 
 # ---- timeout-udp-unreplied 5m: the same flood uses the ports up -------------
 
-flood_phase "$LONG" long 40000
+# From all 65,535 source ports, more than the backend's 64,512 SNAT
+# ports, for as long as it takes them to run out (30 s at most).
+flood_phase "$LONG" long 40000 1-65535 30 until-full
 check "with unanswered flows kept 5 minutes the flood uses up the backend's ports (snat_ports_full +$(d long.0 long.1 drop snat_ports_full))" \
 	[ "$(d long.0 long.1 drop snat_ports_full)" -gt 0 ]
 
