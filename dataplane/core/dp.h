@@ -81,6 +81,24 @@ struct lb_pp_flow {
 _Static_assert(sizeof(struct lb_pp_flow) == 16,
 	       "four PROXY records to a cache line");
 
+/*
+ * The resend timer of PROXY headers not yet acknowledged (worker_pp.c):
+ * one FIFO per try, each with its own delay, so that each stays in the
+ * order of its deadlines.
+ */
+#define LB_PP_TRIES 3
+#define LB_PP_TIMER_CAP 1024u
+struct lb_pp_timer {
+	uint32_t idx; /**< flow entry */
+	uint32_t at;  /**< its header's sequence number: the same flow */
+	uint64_t due;
+};
+
+struct lb_pp_fifo {
+	uint32_t head, n;
+	struct lb_pp_timer e[LB_PP_TIMER_CAP];
+};
+
 /** States of struct lb_pp_flow. */
 #define LB_PP_NONE 0  /**< nothing inserted: no translation */
 #define LB_PP_SENT 1  /**< sent, not yet acknowledged */
@@ -184,6 +202,7 @@ struct lb_worker {
 	struct lb_pp_flow *pp;
 	/** Service slots whose backends get a PROXY header, one bit each. */
 	uint64_t pp_svc;
+	struct lb_pp_fifo pp_rto[LB_PP_TRIES]; /**< headers to resend */
 	/** A flow was ever spliced here (a PROXY header, the SYN proxy):
 	 * only then do segments of other flows look at their splice
 	 * state. */
@@ -261,6 +280,9 @@ struct lb_dp {
 	/** Budget of new flows per source and worker; rate 0 (a zeroed
 	 * struct lb_dp, as tests and benches start) is off. */
 	struct lb_src_budget_conf src_budget;
+	/** First resend delay of an unacknowledged PROXY header (then
+	 * twice and four times it); 0: 200 ms. */
+	uint64_t pp_rto_ns;
 	volatile int quit;
 };
 

@@ -159,6 +159,8 @@ housekeeping(struct lb_worker *w, uint64_t now)
 		lb_worker_trial_failed(w, &w->pending[i], now);
 
 	lb_worker_synp_house(w, now);
+	if (unlikely(w->pp_used))
+		lb_worker_pp_house(w, now);
 	for (uint32_t s = 0; s < nsvc; s++)
 		if (w->deferq[s] != NULL && lb_deferq_depth(w->deferq[s]) > 0)
 			lb_deferq_poll(w->deferq[s], now, DEFERQ_BUDGET,

@@ -58,6 +58,29 @@ pp_send(struct lb_worker *w, const struct lb_flow *f,
 }
 
 /* A new connection on the tuple: no offsets of any kind. */
+#define LB_PP_ETH 14
+
+/* The first resend delay: Linux's minimum RTO; each try doubles it. */
+#define PP_RTO_NS 200000000ull
+
+/* Arms try @p try of the header of flow entry @p idx; none when its FIFO
+ * is full (the backend's duplicate ACKs still get it again). */
+static void
+pp_arm(struct lb_worker *w, uint32_t idx, uint32_t at, unsigned int try,
+       uint64_t now)
+{
+	struct lb_pp_fifo *q = &w->pp_rto[try];
+
+	if (q->n == LB_PP_TIMER_CAP)
+		return;
+	q->e[(q->head + q->n++) % LB_PP_TIMER_CAP] =
+		(struct lb_pp_timer){
+			idx, at,
+			now + ((w->dp->pp_rto_ns != 0 ? w->dp->pp_rto_ns :
+							  PP_RTO_NS)
+			       << try)};
+}
+
 static inline void
 pp_reset(struct lb_worker *w, uint32_t idx)
 {
@@ -158,6 +181,7 @@ lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 	w->st.pp_sent++;
 	/* Lost with the pool empty, it goes again as any lost header. The
 	 * copy is translated as the client's segments were before it. */
+	pp_arm(w, idx, p->at, 0, now);
 	c = pp_seg_copy(w, m, pkt, hdr, (uint16_t)n, &cp);
 	if (c != NULL && w->synp[idx].state == LB_SYNP_ON) {
 		lb_tcp_splice_seg(&w->spl[idx], LB_TCP_SPL_ORIG,
@@ -305,4 +329,38 @@ lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 		lb_tcp_splice_win(frame_of(m) + pkt->l4_off,
 				  w->synp[idx].wshift[LB_FLOW_DIR_REPLY]);
 	return false;
+}
+
+/*
+ * Headers whose time is up and that the backend has still not
+ * acknowledged are sent again: a backend that speaks first waits for the
+ * header before it says anything, and the client, which never sent it,
+ * will not send it again, so without the timer a lost header would hold
+ * the connection until one side gives up. A flow whose entry went, or
+ * was taken by another connection, has another header or none.
+ */
+void
+lb_worker_pp_house(struct lb_worker *w, uint64_t now)
+{
+	/* The link header is the way out's to write (route_out()). */
+	static const uint8_t eth[LB_PP_ETH] = {[12] = 0x08, [13] = 0x00};
+
+	for (unsigned int t = 0; t < LB_PP_TRIES; t++) {
+		struct lb_pp_fifo *q = &w->pp_rto[t];
+
+		while (q->n > 0 && q->e[q->head].due <= now) {
+			struct lb_pp_timer e = q->e[q->head];
+			const struct lb_pp_flow *p = &w->pp[e.idx];
+
+			q->head = (q->head + 1) % LB_PP_TIMER_CAP;
+			q->n--;
+			if (p->state != LB_PP_SENT || p->at != e.at)
+				continue;
+			w->st.pp_resent++;
+			pp_send(w, lb_flow_get(w->ft, e.idx), p, eth,
+				LB_PP_ETH, now);
+			if (t + 1 < LB_PP_TRIES)
+				pp_arm(w, e.idx, e.at, t + 1, now);
+		}
+	}
 }

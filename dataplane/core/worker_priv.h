@@ -147,6 +147,7 @@ bool lb_worker_pp_client(struct lb_worker *w, const struct lb_flow *f,
 			 uint32_t idx, struct rte_mbuf *m, struct lb_pkt *pkt);
 bool lb_worker_pp_datagram(struct lb_worker *w, const struct lb_flow *f,
 			   struct rte_mbuf *m, struct lb_pkt *pkt);
+void lb_worker_pp_house(struct lb_worker *w, uint64_t now);
 bool lb_worker_pp_backend(struct lb_worker *w, const struct lb_flow *f,
 			  uint32_t idx, struct rte_mbuf *m,
 			  const struct lb_pkt *pkt, uint64_t now);

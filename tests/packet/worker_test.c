@@ -162,6 +162,8 @@ env_up(void **state, uint16_t nb_workers, uint32_t flows,
 
 	load_conf(e, extra);
 	e->dp.flows = flows;
+	/* A PROXY header is sent again only when a test waits for it. */
+	e->dp.pp_rto_ns = 3600000000000ull;
 	ph_env_start(e, nb_workers);
 	return e;
 }
@@ -4765,6 +4767,68 @@ test_proxy_v2_lost(void **state)
 	CHECK_EQ(w->st.pp_resent, 2, "resent twice");
 }
 
+/*
+ * A header lost while neither side sends: the timer sends it again,
+ * after the first delay and after twice it, until the backend
+ * acknowledges it; then never again.
+ */
+static void
+test_proxy_timer(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const struct lb_worker *w;
+	struct conn c = tcp_conn(48203, 0);
+	const uint32_t iss = 0x1000, irs = 0x2000;
+	static const uint8_t hdr[] = {
+		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
+		0x54, 0x0a, 0x21, 0x11, 0x00, 0x0c, 198, 51, 100, 7, 203, 0,
+		113, 10, 0xbc, 0x4b, 0x00, 0x50, /* 48203, 80 */
+	};
+	const uint16_t n = sizeof(hdr);
+	const struct seg synack = {.what = "backend SYN-ACK", .dir = TO_C,
+				   .flags = PB_SYN | PB_ACK, .seq = irs,
+				   .ack = iss + 1, .mss = 1};
+	const struct seg ack = {.what = "backend ACK of the header",
+				.dir = TO_C, .flags = PB_ACK, .seq = irs + 1,
+				.ack = iss + 1 + n};
+	struct pb_frame want, got;
+	uint64_t end;
+
+	load_conf(e, conf_pp_v2);
+	e->dp.flows = FLOWS;
+	e->dp.pp_rto_ns = 20000000ull; /* 20 ms */
+	ph_env_start(e, 1);
+	w = e->dp.w[0];
+	learn_all(e);
+	relay_first(e, &c, seg_syn(iss));
+	relay(e, &c, &synack);
+	pp_open(e, &c, iss, irs, hdr, n);
+	pp_hdr_frame(&want, &c, iss + 1, irs + 1, hdr, n);
+	for (unsigned int k = 1; k <= 2; k++) {
+		end = ph_now_ns(e) + 10000000000ull;
+		while (w->st.pp_resent < k && ph_now_ns(e) < end) {
+			ph_poll(e, 0);
+			usleep(1000);
+		}
+		CHECK_EQ(w->st.pp_resent, k, "header sent again by the timer");
+		ph_expect_one(e, 1, 0, &got, "header again");
+		/* Sent without a frame to copy: its TTL is the worker's. */
+		ph_expect_same(&got, &want, "header again");
+	}
+	/* Taken before the poll's housekeeping: the try still due finds
+	 * the header acknowledged. */
+	relay_pp(e, &c, &ack, n);
+	/* Its last try would come 80 ms after the second: wait past it. */
+	end = ph_now_ns(e) + 300000000ull;
+	while (ph_now_ns(e) < end) {
+		ph_poll(e, 0);
+		usleep(1000);
+	}
+	ph_expect_quiet(e, "acknowledged: no more tries");
+	CHECK_EQ(w->st.pp_resent, 2, "resent twice");
+	CHECK_EQ(w->st.pp_sent, 1, "one header");
+}
+
 /* Without the option nothing is inserted: the ACK goes alone. */
 static void
 test_proxy_off(void **state)
@@ -4899,6 +4963,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_port_unused, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_v1, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_v2_lost, ph_teardown),
+		cmocka_unit_test_teardown(test_proxy_timer, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_off, ph_teardown),
 		cmocka_unit_test_teardown(test_proxy_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy, ph_teardown),
