@@ -514,14 +514,15 @@ be_kill() {
 	e2e_log "be$i: nginx stopped ($addr:80 closed)"
 }
 
-# be_udp_start I PORT: a UDP echo server on backend I's address answering
-# "beI <datagram>".
+# be_udp_start I PORT [ONLY]: a UDP echo server on backend I's address
+# answering "beI <datagram>"; with ONLY, only the datagrams that start
+# with ONLY (udp_probe's start with "probe-"), the others never.
 be_udp_start() {
-	local i=$1 port=$2 ns
+	local i=$1 port=$2 only=${3:-} ns
 	ns=$(ns_be "$i")
 	ip netns exec "$ns" "$PY" "$E2E_DIR/nettool.py" udp-echo \
 		--bind "$(be_addr "$i"):$port" --name "be$i" \
-		>"$E2E_TMP/udp-be$i.log" 2>&1 &
+		${only:+--only "$only"} >"$E2E_TMP/udp-be$i-$port.log" 2>&1 &
 	wait_listen "$ns" udp "$(be_addr "$i"):$port" ||
 		die "be$i: the UDP echo server did not start"
 }

@@ -3,7 +3,9 @@
 """Small peers of the end-to-end tests, stdlib only. Each runs inside a
 test namespace (ip netns exec):
 
-  udp-echo   --bind A:P --name N     answers every datagram with "N <data>"
+  udp-echo   --bind A:P --name N [--only P]
+                                     answers every datagram with "N <data>"
+                                     (with --only, those that start with P)
   http-slow  --bind A:P --name N [--delay-ms D] [--status S]
                                      HTTP server that sleeps D ms and answers
                                      status S with body "N\\n" (nginx proxies
@@ -15,9 +17,19 @@ test namespace (ip netns exec):
                                      writes malformed Ethernet frames of kind
                                      K (see KINDS) on I through AF_PACKET
   synflood   --iface I --dst-mac M --dst A:P [--seconds S] [--pps R]
-                                     SYNs from spoofed sources of the client's
+             [--count N]             SYNs from spoofed sources of the client's
                                      /24, each frame a new 4-tuple (of
-                                     --tuples), for S s, at R frames/s
+                                     --tuples), for S s or N frames, at R
+                                     frames/s
+  udpflood   --iface I --dst-mac M --src A --dst A:P --ports LO-HI
+             [--count N] [--seconds S] [--pps R]
+                                     UDP datagrams from A, each from the next
+                                     source port of LO-HI (round and round),
+                                     for S s or N datagrams, at R frames/s
+  httpconn   --target A:P --src A [--seconds S] [--timeout T]
+                                     GET / on a new connection, one after the
+                                     other, for S s; prints how each ended
+                                     and the latency percentiles
   ping       --target A [--count N] [--timeout T]
                                      ICMP echo requests (the namespaces have
                                      no ping program); exit 0 when each got
@@ -47,10 +59,15 @@ def udp_echo(args):
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(args.bind)
+    # Room for bursts of datagrams this server leaves unanswered, so that
+    # the ones it answers are not lost behind them.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     prefix = args.name.encode() + b" "
+    only = args.only.encode() if args.only else b""
     while True:
         data, peer = sock.recvfrom(65535)
-        sock.sendto(prefix + data, peer)
+        if data.startswith(only):
+            sock.sendto(prefix + data, peer)
 
 
 def http_slow(args):
@@ -126,6 +143,56 @@ def udp_probe(args):
            "max_ms": round(max(lat) * 1000, 1) if lat else None}
     print(json.dumps(out, sort_keys=True))
     return 0 if answered == args.count else 1
+
+
+def httpconn(args):
+    """Each request on its own connection, so that every one needs a new
+    handshake: "ok" is a 200 answer, "refused" a RST or an ICMP error
+    (connection refused or reset, at any step), "timeout" no answer
+    within --timeout; latencies (connect to last byte) of the ok ones."""
+    res = {"attempts": 0, "ok": 0, "refused": 0, "timeout": 0, "other": 0}
+    lat = []
+    req = ("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" %
+           args.target[0]).encode()
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end:
+        res["attempts"] += 1
+        t0 = time.monotonic()
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.settimeout(args.timeout)
+            s.bind((args.src, 0))
+            s.connect(args.target)
+            s.sendall(req)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            if data.startswith(b"HTTP/1.1 200"):
+                res["ok"] += 1
+                lat.append(time.monotonic() - t0)
+            else:
+                res["other"] += 1
+        except (ConnectionRefusedError, ConnectionResetError):
+            res["refused"] += 1
+        except socket.timeout:
+            res["timeout"] += 1
+        except OSError:
+            res["other"] += 1
+        finally:
+            s.close()
+    lat.sort()
+
+    def pct(p):
+        if not lat:
+            return None
+        return round(lat[min(len(lat) - 1, int(len(lat) * p))] * 1000, 1)
+    res.update(p50_ms=pct(0.50), p99_ms=pct(0.99),
+               max_ms=round(lat[-1] * 1000, 1) if lat else None)
+    print(json.dumps(res, sort_keys=True))
+    return 0
 
 
 # ---- malformed frames ------------------------------------------------------
@@ -221,7 +288,8 @@ def tcp_syn(src, dst, sport, dport, seq):
 
 def synflood(args):
     """SYNs from many spoofed sources of the client's /24, as fast as one
-    core sends them, for --seconds; each frame another 4-tuple."""
+    core sends them, for --seconds or --count frames; each frame another
+    4-tuple."""
     mac = bytes.fromhex(args.dst_mac.replace(":", ""))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((args.iface, 0))
@@ -234,12 +302,23 @@ def synflood(args):
         sport = 1024 + (i // args.sources) % 64000
         l3 = ipv4(src, dst, 6, tcp_syn(src, dst, sport, dport, i * 7919))
         frames.append(mac + src_mac + b"\x08\x00" + l3)
+    sent, dt = send_frames(s, frames, args)
+    s.close()
+    print(json.dumps({"sent": sent, "pps": int(sent / dt),
+                      "tuples": len(frames)}))
+    return 0
+
+
+def send_frames(s, frames, args):
+    """Sends frames round and round for --seconds or until --count went
+    out, paced to --pps when given; returns (frames sent, seconds)."""
     sent = 0
     n = len(frames)
+    cap = args.count if args.count > 0 else float("inf")
     t0 = time.monotonic()
     end = t0 + args.seconds
-    while time.monotonic() < end:
-        for _ in range(1000):
+    while time.monotonic() < end and sent < cap:
+        for _ in range(int(min(1000, cap - sent))):
             try:
                 s.send(frames[sent % n])
             except OSError:
@@ -249,9 +328,43 @@ def synflood(args):
         ahead = sent / args.pps - (time.monotonic() - t0) if args.pps else 0
         if ahead > 0:
             time.sleep(ahead)
-    dt = time.monotonic() - t0
+    return sent, max(time.monotonic() - t0, 1e-6)
+
+
+def udp_dgram(src, dst, sport, dport, payload):
+    """A UDP header and payload with a valid checksum."""
+    ln = 8 + len(payload)
+    pseudo = struct.pack("!4s4sBBH", socket.inet_aton(src),
+                         socket.inet_aton(dst), 0, 17, ln)
+    hdr = struct.pack("!HHHH", sport, dport, ln, 0)
+    c = csum(pseudo + hdr + payload) or 0xffff
+    return struct.pack("!HHHH", sport, dport, ln, c) + payload
+
+
+def udpflood(args):
+    """Datagrams of one client from many source ports: each frame the next
+    port of --ports, so that every one is a new flow until the range comes
+    round again. Sent through AF_PACKET, so that no socket per port is
+    needed; the kernel of the namespace knows nothing of them, and
+    answers, if any came, would find no socket."""
+    mac = bytes.fromhex(args.dst_mac.replace(":", ""))
+    lo, _, hi = args.ports.partition("-")
+    lo, hi = int(lo), int(hi or lo)
+    if not 0 < lo <= hi <= 65535:
+        raise SystemExit("udpflood: bad --ports %r" % args.ports)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((args.iface, 0))
+    src_mac = s.getsockname()[4][:6]
+    dst, dport = args.dst
+    frames = []
+    for sport in range(lo, hi + 1):
+        l3 = ipv4(args.src, dst, 17,
+                  udp_dgram(args.src, dst, sport, dport, b"flood"))
+        frames.append(mac + src_mac + b"\x08\x00" + l3)
+    sent, dt = send_frames(s, frames, args)
     s.close()
-    print(json.dumps({"sent": sent, "pps": int(sent / dt), "tuples": n}))
+    print(json.dumps({"sent": sent, "pps": int(sent / dt),
+                      "ports": len(frames)}))
     return 0
 
 
@@ -279,6 +392,18 @@ def ping(args):
     return 0 if answered == args.count else 1
 
 
+def flood_args(p):
+    """The bounds and the pace of a flood (send_frames)."""
+    p.add_argument("--iface", required=True)
+    p.add_argument("--dst-mac", required=True)
+    p.add_argument("--dst", type=hostport, required=True)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--pps", type=float, default=0,
+                   help="frames per second; 0: as fast as possible")
+    p.add_argument("--count", type=int, default=0,
+                   help="frames at most; 0: as many as --seconds allow")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -286,6 +411,8 @@ def main(argv=None):
     p = sub.add_parser("udp-echo")
     p.add_argument("--bind", type=hostport, required=True)
     p.add_argument("--name", required=True)
+    p.add_argument("--only", default="",
+                   help="answer only the datagrams that start with this")
     p.set_defaults(fn=udp_echo)
 
     p = sub.add_parser("http-slow")
@@ -303,6 +430,13 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=2.0)
     p.set_defaults(fn=udp_probe)
 
+    p = sub.add_parser("httpconn")
+    p.add_argument("--target", type=hostport, required=True)
+    p.add_argument("--src", default="0.0.0.0")
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--timeout", type=float, default=5.0)
+    p.set_defaults(fn=httpconn)
+
     p = sub.add_parser("inject")
     p.add_argument("--iface", required=True)
     p.add_argument("--dst-mac", required=True)
@@ -314,17 +448,18 @@ def main(argv=None):
     p.set_defaults(fn=inject)
 
     p = sub.add_parser("synflood")
-    p.add_argument("--iface", required=True)
-    p.add_argument("--dst-mac", required=True)
-    p.add_argument("--dst", type=hostport, required=True)
     p.add_argument("--net", default="10.11.0.0")
     p.add_argument("--first", type=int, default=10)
     p.add_argument("--sources", type=int, default=240)
     p.add_argument("--tuples", type=int, default=65536)
-    p.add_argument("--seconds", type=float, default=10.0)
-    p.add_argument("--pps", type=float, default=0,
-                   help="frames per second; 0: as fast as possible")
+    flood_args(p)
     p.set_defaults(fn=synflood)
+
+    p = sub.add_parser("udpflood")
+    p.add_argument("--src", required=True)
+    p.add_argument("--ports", default="1024-65535")
+    flood_args(p)
+    p.set_defaults(fn=udpflood)
 
     p = sub.add_parser("ping")
     p.add_argument("--target", required=True)
