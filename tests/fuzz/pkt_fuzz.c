@@ -6,6 +6,9 @@
  * the parser is deterministic and its offsets agree with the lengths it
  * checked; every rewrite of an accepted frame yields a frame the parser
  * accepts again, with the tuple asked for and checksums that still verify.
+ * The same bytes go through the IPv6 parser (pkt_parse6): at most one of
+ * the two accepts a frame, and what the IPv6 parser accepts has its
+ * offsets within the payload length it checked.
  */
 #include <string.h>
 
@@ -13,6 +16,7 @@
 #include "csum.h"
 #include "nat.h"
 #include "lb/pkt_parse.h"
+#include "pkt_parse6.h"
 
 /* Whether the L4 checksum of an accepted TCP/UDP/ICMP frame verifies. */
 static int
@@ -210,6 +214,42 @@ check_arp(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
 	free(f);
 }
 
+static void
+check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
+{
+	struct lb_pkt6 pkt, again;
+	enum lb_pkt6_verdict v;
+	uint32_t end;
+
+	v = lb_pkt6_parse(f, len, &pkt);
+	FUZZ_CHECK((unsigned int)v < LB_PKT6_VERDICT_MAX);
+	FUZZ_CHECK(strcmp(lb_pkt6_verdict_name(v), "unknown") != 0);
+	FUZZ_CHECK(lb_pkt6_parse(f, len, &again) == v);
+	FUZZ_CHECK(!memcmp(&pkt, &again, sizeof(pkt)));
+	if (v != LB_PKT6_OK)
+		return;
+	FUZZ_CHECK(v4 >= LB_PKT_DROP_FIRST);
+	end = (uint32_t)pkt.l3_off + LB_IPV6_HDR_LEN + pkt.ip_plen;
+	FUZZ_CHECK(pkt.l3_off == (pkt.has_vlan ? 18 : 14));
+	FUZZ_CHECK(end <= len);
+	FUZZ_CHECK(pkt.l4_off >= pkt.l3_off + LB_IPV6_HDR_LEN);
+	FUZZ_CHECK(pkt.l4_off <= pkt.l3_off + LB_IPV6_HDR_LEN +
+					 8u * 256 * LB_PKT6_EXT_MAX);
+	FUZZ_CHECK(pkt.n_ext <= LB_PKT6_EXT_MAX);
+	FUZZ_CHECK(pkt.payload_off > pkt.l4_off);
+	FUZZ_CHECK((uint32_t)pkt.payload_off + pkt.payload_len == end);
+	FUZZ_CHECK(pkt.proto == LB_IPPROTO_TCP ||
+		   pkt.proto == LB_IPPROTO_UDP ||
+		   pkt.proto == LB_IPPROTO_ICMPV6);
+	FUZZ_CHECK(pkt.src[0] != 0xff);
+	if (pkt.proto != LB_IPPROTO_ICMPV6)
+		FUZZ_CHECK(pkt.sport != 0 && pkt.dport != 0);
+	if (pkt.flags & LB_PKT6_F_FRAG)
+		FUZZ_CHECK(!lb_pkt6_l4_csum_ok(f, &pkt));
+	else
+		(void)lb_pkt6_l4_csum_ok(f, &pkt);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -229,6 +269,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(strcmp(lb_pkt_verdict_name(v), "unknown") != 0);
 	FUZZ_CHECK(lb_pkt_parse(f, len, &again) == v);
 	FUZZ_CHECK(!memcmp(&pkt, &again, sizeof(pkt)));
+	check_ipv6(f, len, v);
 	if (v == LB_PKT_IPV4) {
 		check_offsets(&pkt, len);
 		if (pkt.proto == LB_IPPROTO_TCP)
