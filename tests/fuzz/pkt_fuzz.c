@@ -8,7 +8,10 @@
  * accepts again, with the tuple asked for and checksums that still verify.
  * The same bytes go through the IPv6 parser (pkt_parse6): at most one of
  * the two accepts a frame, and what the IPv6 parser accepts has its
- * offsets within the payload length it checked.
+ * offsets within the payload length it checked. Accepted TCP and UDP
+ * frames go through nat6: fnat66 and fnat64 (IPv6 to IPv4) of an IPv6
+ * frame, fnat64 back (IPv4 to IPv6) of an IPv4 one, each parsed again
+ * with the tuple asked for and a checksum that verifies if it did.
  */
 #include <string.h>
 
@@ -16,6 +19,7 @@
 #include "csum.h"
 #include "nat.h"
 #include "lb/pkt_parse.h"
+#include "nat6.h"
 #include "pkt_parse6.h"
 
 /* Whether the L4 checksum of an accepted TCP/UDP/ICMP frame verifies. */
@@ -214,6 +218,72 @@ check_arp(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
 	free(f);
 }
 
+static const uint8_t fz_s6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1};
+static const uint8_t fz_d6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 2};
+
+static void
+check_nat6(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
+{
+	uint8_t *f = malloc(len);
+	struct lb_pkt6 pkt = *pkt0, re;
+	struct lb_pkt re4, out4;
+	uint16_t sp = (uint16_t)(pkt0->dport | 1);
+	uint16_t dp = (uint16_t)(pkt0->sport | 2);
+	int ok = lb_pkt6_l4_csum_ok(data, pkt0), rc;
+
+	memcpy(f, data, len);
+	rc = lb_nat6_rewrite(f, &pkt, fz_s6, sp, fz_d6, dp);
+	if (pkt0->proto == LB_IPPROTO_ICMPV6 ||
+	    (pkt0->flags & LB_PKT6_F_FRAG)) {
+		FUZZ_CHECK(rc == -EPROTONOSUPPORT);
+		FUZZ_CHECK(!memcmp(f, data, len));
+		free(f);
+		return;
+	}
+	FUZZ_CHECK(rc == 0);
+	FUZZ_CHECK(lb_pkt6_parse(f, len, &re) == LB_PKT6_OK);
+	FUZZ_CHECK(!memcmp(re.src, fz_s6, 16) && !memcmp(re.dst, fz_d6, 16));
+	FUZZ_CHECK(re.sport == sp && re.dport == dp);
+	FUZZ_CHECK(lb_pkt6_l4_csum_ok(f, &re) == ok);
+
+	memcpy(f, data, len);
+	rc = lb_nat64_xlate(f, 0, len, pkt0, 0x0100000au, sp, 0x0200000au,
+			    dp, &out4);
+	FUZZ_CHECK(rc > 0);
+	FUZZ_CHECK((uint32_t)rc + out4.l3_off + out4.ip_len <= len);
+	FUZZ_CHECK(lb_pkt_parse(f + rc, out4.l3_off + out4.ip_len, &re4) ==
+		   LB_PKT_IPV4);
+	FUZZ_CHECK(!memcmp(&re4, &out4, sizeof(re4)));
+	FUZZ_CHECK(lb_pkt_l4_csum_ok(f + rc, &re4) == ok);
+	free(f);
+}
+
+/* fnat64 back to the client: an IPv4 TCP/UDP frame given 40 bytes of
+ * headroom becomes an IPv6 one the IPv6 parser takes. */
+static void
+check_nat46(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
+{
+	uint8_t *b = malloc(len + 40);
+	struct lb_pkt6 out, re;
+	int ok = lb_pkt_l4_csum_ok(data, pkt), rc;
+
+	memcpy(b + 40, data, len);
+	rc = lb_nat46_xlate(b, 40, len, pkt, fz_s6, pkt->dport, fz_d6,
+			    pkt->sport, &out);
+	if (rc == -EPROTONOSUPPORT) {
+		FUZZ_CHECK(pkt->l4_off - pkt->l3_off > 20);
+		free(b);
+		return;
+	}
+	FUZZ_CHECK(rc >= 0 && rc <= 60);
+	FUZZ_CHECK(lb_pkt6_parse(b + rc, out.l3_off + 40u + out.ip_plen,
+				 &re) == LB_PKT6_OK);
+	FUZZ_CHECK(!memcmp(&re, &out, sizeof(re)));
+	if (ok)
+		FUZZ_CHECK(lb_pkt6_l4_csum_ok(b + rc, &re));
+	free(b);
+}
+
 static void
 check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
 {
@@ -246,8 +316,7 @@ check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
 		FUZZ_CHECK(pkt.sport != 0 && pkt.dport != 0);
 	if (pkt.flags & LB_PKT6_F_FRAG)
 		FUZZ_CHECK(!lb_pkt6_l4_csum_ok(f, &pkt));
-	else
-		(void)lb_pkt6_l4_csum_ok(f, &pkt);
+	check_nat6(f, len, &pkt);
 }
 
 int
@@ -277,6 +346,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (pkt.proto == LB_IPPROTO_ICMP)
 			check_icmp(f, len, &pkt);
 		check_rewrite(f, len, &pkt);
+		if (pkt.proto != LB_IPPROTO_ICMP)
+			check_nat46(f, len, &pkt);
 	} else if (v == LB_PKT_ARP) {
 		check_arp(f, len, &pkt);
 	}

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "lb/rng.h"
+#include "ref_csum.h"
 #include "pkt_parse6.h"
 
 #define FRAME_MAX 512
@@ -27,38 +28,6 @@ static const uint8_t SRC[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
 				0,    0,    0,    0,    0, 0, 0, 7};
 static const uint8_t DST[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0,
 				0,    0,    0,    0,    0, 0, 0, 0x10};
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* Independent reference: RFC 1071 summed byte pair by byte pair. */
-static uint32_t
-ref_sum(const uint8_t *p, size_t len, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	return s;
-}
-
-static uint16_t
-ref_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
 
 /* The upper-layer checksum written the way RFC 8200 8.1 spells it. */
 static void
