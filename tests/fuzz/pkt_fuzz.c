@@ -12,6 +12,8 @@
  * frames go through nat6: fnat66 and fnat64 (IPv6 to IPv4) of an IPv6
  * frame, fnat64 back (IPv4 to IPv6) of an IPv4 one, each parsed again
  * with the tuple asked for and a checksum that verifies if it did.
+ * ICMPv6 goes through the neighbour discovery parser (nd6); a valid
+ * solicitation's answer is an advertisement that parser takes.
  */
 #include <string.h>
 
@@ -20,6 +22,7 @@
 #include "nat.h"
 #include "lb/pkt_parse.h"
 #include "nat6.h"
+#include "nd6.h"
 #include "pkt_parse6.h"
 
 /* Whether the L4 checksum of an accepted TCP/UDP/ICMP frame verifies. */
@@ -285,6 +288,31 @@ check_nat46(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
 }
 
 static void
+check_nd(const uint8_t *f, uint32_t len, const struct lb_pkt6 *pkt)
+{
+	static const struct lb_nat_link link = {{2, 0, 0, 0, 0, 1}, 0, 0};
+	uint8_t out[128];
+	struct lb_nd_msg m, na;
+	struct lb_pkt6 re;
+	int rc = lb_nd_parse(f, len, pkt, &m), n;
+
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -EPROTONOSUPPORT);
+	if (rc != 0 || m.type != LB_ND_NS)
+		return;
+	FUZZ_CHECK(pkt->hop_limit == LB_ND_HOP_LIMIT && m.target[0] != 0xff);
+	n = lb_nd_na_answer(out, sizeof(out), &link, &m);
+	FUZZ_CHECK(n > 0);
+	if (lb_pkt6_parse(out, (uint32_t)n, &re) != LB_PKT6_OK) {
+		/* Only a target the parser never takes as a source. */
+		FUZZ_CHECK(!memcmp(m.target, "\0\0\0\0\0\0\0\0", 8));
+		return;
+	}
+	FUZZ_CHECK(lb_nd_parse(out, (uint32_t)n, &re, &na) == 0);
+	FUZZ_CHECK(na.type == LB_ND_NA && !memcmp(na.target, m.target, 16));
+	FUZZ_CHECK(na.has_lla && !memcmp(na.lla, link.mac, 6));
+}
+
+static void
 check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
 {
 	struct lb_pkt6 pkt, again;
@@ -316,6 +344,8 @@ check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
 		FUZZ_CHECK(pkt.sport != 0 && pkt.dport != 0);
 	if (pkt.flags & LB_PKT6_F_FRAG)
 		FUZZ_CHECK(!lb_pkt6_l4_csum_ok(f, &pkt));
+	if (pkt.proto == LB_IPPROTO_ICMPV6)
+		check_nd(f, len, &pkt);
 	check_nat6(f, len, &pkt);
 }
 

@@ -100,6 +100,9 @@ frames = {
                          "ff0200000000000000000001ff000010"), 135, 0,
                          b"\0\0\0\0" + V + b"\x01\x01" + MAC[6:]),
                      hlim=255),
+    "ip6_nd_na": ip6(B, S, ICMP6, icmp6(B, S, 136, 0,
+                                        b"\x60\0\0\0" + B + b"\x02\x01" +
+                                        MAC[6:]), hlim=255),
     "ip6_pkt_too_big": ip6(B, S, ICMP6, icmp6(B, S, 2, 0, struct.pack(
         "!I", 1400) + bytes(ip6(S, B, TCP, tcp(S, B, 1025, 80, 0x18,
                                                  http))[14:]))),
