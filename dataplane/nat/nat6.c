@@ -23,7 +23,7 @@
 static uint32_t
 l4_min(uint8_t proto)
 {
-	return proto == LB_IPPROTO_TCP ? TCP_MIN_HDR
+	return proto == LB_IPPROTO_TCP	 ? TCP_MIN_HDR
 	       : proto == LB_IPPROTO_UDP ? UDP_HDR_LEN
 					 : 0;
 }
@@ -49,17 +49,7 @@ pkt6_end(const struct lb_pkt6 *pkt)
 	return end;
 }
 
-/* Sum of two IPv6 addresses, or of two IPv4 ones, and two ports. */
-static uint16_t
-tuple6_sum(const uint8_t *src, const uint8_t *dst, uint16_t sport,
-	   uint16_t dport)
-{
-	uint32_t s = lb_csum_partial(src, 16, 0);
-
-	s = lb_csum_partial(dst, 16, s);
-	return lb_csum_fold(lb_csum_fold(s) + (uint32_t)sport + dport);
-}
-
+/* Sum of two IPv4 addresses and two ports, as lb_csum_tuple6(). */
 static uint16_t
 tuple4_sum(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
 {
@@ -99,8 +89,8 @@ lb_nat6_rewrite(uint8_t *frame, struct lb_pkt6 *pkt, const uint8_t *new_src,
 		return -EPROTONOSUPPORT;
 	ip = frame + pkt->l3_off;
 	l4 = frame + pkt->l4_off;
-	old = tuple6_sum(ip + 8, ip + 24, rd16_raw(l4), rd16_raw(l4 + 2));
-	new = tuple6_sum(new_src, new_dst, new_sport, new_dport);
+	old = lb_csum_tuple6(ip + 8, ip + 24, rd16_raw(l4), rd16_raw(l4 + 2));
+	new = lb_csum_tuple6(new_src, new_dst, new_sport, new_dport);
 	l4_csum_set(l4, pkt->proto, old, new);
 	memcpy(ip + 8, new_src, 16);
 	memcpy(ip + 24, new_dst, 16);
@@ -153,7 +143,7 @@ lb_nat64_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 	l4 = f + pkt->l4_off;
 	tos = (uint8_t)((ip[0] & 0xf) << 4 | ip[1] >> 4);
 	ttl = ip[7];
-	old = tuple6_sum(ip + 8, ip + 24, rd16_raw(l4), rd16_raw(l4 + 2));
+	old = lb_csum_tuple6(ip + 8, ip + 24, rd16_raw(l4), rd16_raw(l4 + 2));
 	new = tuple4_sum(src, dst, sport, dport);
 	l4_csum_set(l4, pkt->proto, old, new);
 	wr16_raw(l4, sport);
@@ -181,8 +171,8 @@ lb_nat64_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 	l3 = pkt->l3_off;
 	out->l3_off = (uint16_t)l3;
 	out->l4_off = (uint16_t)(l3 + IPV4_MIN_HDR);
-	out->payload_off = (uint16_t)(out->l4_off + (pkt->payload_off -
-						     pkt->l4_off));
+	out->payload_off =
+		(uint16_t)(out->l4_off + (pkt->payload_off - pkt->l4_off));
 	out->payload_len = pkt->payload_len;
 	out->ip_len = (uint16_t)(IPV4_MIN_HDR + l4_len);
 	out->vlan_tci = pkt->vlan_tci;
@@ -243,8 +233,8 @@ lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 		return -EINVAL;
 	if (pkt->proto == LB_IPPROTO_ICMP)
 		return -EPROTONOSUPPORT;
-	if (l4_min(pkt->proto) == 0 || (uint32_t)pkt->l4_off +
-					       l4_min(pkt->proto) > end)
+	if (l4_min(pkt->proto) == 0 ||
+	    (uint32_t)pkt->l4_off + l4_min(pkt->proto) > end)
 		return -EINVAL;
 	f = buf + off;
 	ip = f + pkt->l3_off;
@@ -262,8 +252,8 @@ lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 
 	if (pkt->proto == LB_IPPROTO_UDP && rd16_raw(l4 + UDP_CSUM_OFF) == 0) {
 		/* None over IPv4; IPv6 needs one: computed whole. */
-		uint32_t s = lb_pkt6_pseudo_sum(src, dst, l4_len,
-						LB_IPPROTO_UDP);
+		uint32_t s =
+			lb_pkt6_pseudo_sum(src, dst, l4_len, LB_IPPROTO_UDP);
 		uint16_t ck;
 
 		wr16_raw(l4, sport);
@@ -275,7 +265,7 @@ lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 					  rd16_raw(l4), rd16_raw(l4 + 2));
 
 		l4_csum_set(l4, pkt->proto, old,
-			    tuple6_sum(src, dst, sport, dport));
+			    lb_csum_tuple6(src, dst, sport, dport));
 		wr16_raw(l4, sport);
 		wr16_raw(l4 + 2, dport);
 	}
@@ -298,8 +288,8 @@ lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 	memset(out, 0, sizeof(*out));
 	out->l3_off = (uint16_t)l3;
 	out->l4_off = (uint16_t)(l3 + LB_IPV6_HDR_LEN);
-	out->payload_off = (uint16_t)(out->l4_off + (pkt->payload_off -
-						     pkt->l4_off));
+	out->payload_off =
+		(uint16_t)(out->l4_off + (pkt->payload_off - pkt->l4_off));
 	out->payload_len = pkt->payload_len;
 	out->ip_plen = (uint16_t)l4_len;
 	out->vlan_tci = pkt->vlan_tci;

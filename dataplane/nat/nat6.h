@@ -47,9 +47,9 @@
  * @return 0; -EINVAL if an argument is NULL or @p pkt does not describe
  *   a parsed IPv6 frame; -EPROTONOSUPPORT for ICMPv6 or a first fragment.
  */
-int lb_nat6_rewrite(uint8_t *frame, struct lb_pkt6 *pkt,
-		    const uint8_t *new_src, uint16_t new_sport,
-		    const uint8_t *new_dst, uint16_t new_dport);
+int lb_nat6_rewrite(uint8_t *frame, struct lb_pkt6 *pkt, const uint8_t *new_src,
+		    uint16_t new_sport, const uint8_t *new_dst,
+		    uint16_t new_dport);
 
 /**
  * The router's hop limit step: decrements it; @p pkt->hop_limit follows.
@@ -95,8 +95,7 @@ int lb_nat64_xlate(uint8_t *buf, uint32_t off, uint32_t len,
  *   frame is untouched on error.
  */
 int lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
-		   const struct lb_pkt *pkt, const uint8_t *src,
-		   uint16_t sport, const uint8_t *dst, uint16_t dport,
-		   struct lb_pkt6 *out);
+		   const struct lb_pkt *pkt, const uint8_t *src, uint16_t sport,
+		   const uint8_t *dst, uint16_t dport, struct lb_pkt6 *out);
 
 #endif /* LB_NAT6_H */

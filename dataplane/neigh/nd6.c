@@ -66,8 +66,7 @@ mcast_mac(const uint8_t *a, uint8_t *mac)
  * must be Ethernet's (8 bytes) and is taken, the last one if several.
  */
 static int
-read_options(const uint8_t *o, uint32_t n, uint8_t want,
-	     struct lb_nd_msg *out)
+read_options(const uint8_t *o, uint32_t n, uint8_t want, struct lb_nd_msg *out)
 {
 	while (n > 0) {
 		uint32_t olen;
@@ -199,8 +198,8 @@ lb_nd_na_answer(uint8_t *buf, uint32_t cap, const struct lb_nat_link *link,
 {
 	uint8_t dmac[LB_ETHER_ADDR_LEN];
 
-	if (buf == NULL || link == NULL || ns == NULL ||
-	    ns->type != LB_ND_NS || !mac_unicast(link->mac))
+	if (buf == NULL || link == NULL || ns == NULL || ns->type != LB_ND_NS ||
+	    !mac_unicast(link->mac))
 		return -EINVAL;
 	if (!room(link, cap))
 		return -ENOSPC;
@@ -218,7 +217,8 @@ lb_nd_na_answer(uint8_t *buf, uint32_t cap, const struct lb_nat_link *link,
 
 int
 lb_nd_ns_build(uint8_t *buf, uint32_t cap, const struct lb_nat_link *link,
-	       const uint8_t *src, const uint8_t *target, const uint8_t *dst_mac)
+	       const uint8_t *src, const uint8_t *target,
+	       const uint8_t *dst_mac)
 {
 	uint8_t dst[16], dmac[LB_ETHER_ADDR_LEN];
 

@@ -39,7 +39,7 @@ struct lb_nd_msg {
 	uint8_t flags;	 /**< LB_ND_F_* of an advertisement, else 0 */
 	uint8_t has_lla; /**< a source (NS) or target (NA) link-layer option */
 	uint8_t dad;	 /**< an NS from :: (duplicate address detection) */
-	uint8_t lla[LB_ETHER_ADDR_LEN]; /**< the option's address */
+	uint8_t lla[LB_ETHER_ADDR_LEN];	    /**< the option's address */
 	uint8_t eth_src[LB_ETHER_ADDR_LEN]; /**< the frame's Ethernet source */
 	uint8_t target[16];
 	uint8_t src[16]; /**< IPv6 source */

@@ -327,6 +327,36 @@ lb_pkt6_l4_csum_ok(const uint8_t *frame, const struct lb_pkt6 *pkt)
 	return lb_csum_fold(sum) == 0xffff;
 }
 
+int
+lb_pkt6_skip_ext(const uint8_t *ip, uint32_t avail, uint8_t *proto)
+{
+	uint32_t off = LB_IPV6_HDR_LEN;
+	uint8_t nh;
+
+	if (avail < LB_IPV6_HDR_LEN)
+		return -1;
+	nh = ip[6];
+	for (int n = 0;; n++) {
+		const uint8_t *h = ip + off;
+		uint32_t hlen;
+
+		if (nh != LB_IPPROTO_HOPOPTS && nh != LB_IPPROTO_ROUTING &&
+		    nh != LB_IPPROTO_DSTOPTS && nh != LB_IPPROTO_FRAGMENT)
+			break;
+		if (n == LB_PKT6_EXT_MAX || avail - off < 8)
+			return -1;
+		hlen = nh == LB_IPPROTO_FRAGMENT ? FRAG_HDR_LEN
+						 : 8u * (h[1] + 1u);
+		if (hlen > avail - off ||
+		    (nh == LB_IPPROTO_FRAGMENT && (rd16(h + 2) & FRAG_OFFMASK)))
+			return -1;
+		nh = h[0];
+		off += hlen;
+	}
+	*proto = nh;
+	return (int)off;
+}
+
 static const char *const verdict_names[LB_PKT6_VERDICT_MAX] = {
 	[LB_PKT6_OK] = "ipv6",
 	[LB_PKT6_DROP_TRUNC_L2] = "trunc_l2",

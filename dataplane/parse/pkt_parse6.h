@@ -50,7 +50,7 @@
 
 /** What an IPv6 frame is, or why it must be dropped. */
 enum lb_pkt6_verdict {
-	LB_PKT6_OK = 0,     /**< valid IPv6 with TCP, UDP or ICMPv6 */
+	LB_PKT6_OK = 0,	    /**< valid IPv6 with TCP, UDP or ICMPv6 */
 	LB_PKT6_DROP_FIRST, /**< first drop reason; all below are drops */
 	LB_PKT6_DROP_TRUNC_L2 = LB_PKT6_DROP_FIRST,
 	LB_PKT6_DROP_ETHERTYPE,	 /**< not IPv6 (or QinQ) */
@@ -89,8 +89,8 @@ struct lb_pkt6 {
 	uint8_t proto;	   /**< upper layer: LB_IPPROTO_TCP, _UDP, _ICMPV6 */
 	uint8_t tcp_flags; /**< LB_TCP_* for TCP, else 0 */
 	uint8_t hop_limit;
-	uint8_t n_ext; /**< extension headers walked */
-	uint8_t flags; /**< LB_PKT6_F_* */
+	uint8_t n_ext;	  /**< extension headers walked */
+	uint8_t flags;	  /**< LB_PKT6_F_* */
 	uint32_t frag_id; /**< fragment identification, network order */
 	uint8_t src[16];
 	uint8_t dst[16];
@@ -125,6 +125,18 @@ bool lb_pkt6_l4_csum_ok(const uint8_t *frame, const struct lb_pkt6 *pkt);
  */
 uint32_t lb_pkt6_pseudo_sum(const uint8_t *src, const uint8_t *dst,
 			    uint32_t l4_len, uint8_t proto);
+
+/**
+ * Finds the upper layer behind the IPv6 header at @p ip, of which only
+ * @p avail bytes may be present (the quote in an ICMPv6 error): walks up
+ * to LB_PKT6_EXT_MAX hop-by-hop, routing, destination options and
+ * fragment headers, each whole within @p avail, without judging their
+ * contents (the quoted packet was one of ours).
+ * @return the upper layer's offset from @p ip, its protocol in
+ *   @p proto; -1 if a header is cut short, there are too many, or the
+ *   packet is a later fragment (no upper-layer header).
+ */
+int lb_pkt6_skip_ext(const uint8_t *ip, uint32_t avail, uint8_t *proto);
 
 /** Short stable name of a verdict for counters and logs. */
 const char *lb_pkt6_verdict_name(enum lb_pkt6_verdict v);

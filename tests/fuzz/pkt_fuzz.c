@@ -12,8 +12,10 @@
  * frames go through nat6: fnat66 and fnat64 (IPv6 to IPv4) of an IPv6
  * frame, fnat64 back (IPv4 to IPv6) of an IPv4 one, each parsed again
  * with the tuple asked for and a checksum that verifies if it did.
- * ICMPv6 goes through the neighbour discovery parser (nd6); a valid
- * solicitation's answer is an advertisement that parser takes.
+ * ICMPv6 goes through the neighbour discovery parser (nd6), a valid
+ * solicitation's answer being an advertisement that parser takes, and
+ * through icmp6: an error's translation parses again with the quoted
+ * tuple asked for and a checksum that verifies, an echo's reply too.
  */
 #include <string.h>
 
@@ -21,6 +23,7 @@
 #include "csum.h"
 #include "nat.h"
 #include "lb/pkt_parse.h"
+#include "icmp6.h"
 #include "nat6.h"
 #include "nd6.h"
 #include "pkt_parse6.h"
@@ -313,6 +316,49 @@ check_nd(const uint8_t *f, uint32_t len, const struct lb_pkt6 *pkt)
 }
 
 static void
+check_icmp6(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
+{
+	uint8_t *f = malloc(len);
+	struct lb_pkt6 pkt = *pkt0, re;
+	struct lb_icmp6_err e, e2;
+	struct lb_icmp6_tuple in;
+	int rc;
+
+	memcpy(f, data, len);
+	rc = lb_icmp6_err_parse(f, len, &pkt, &e);
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -EPROTONOSUPPORT);
+	if (rc == 0) {
+		FUZZ_CHECK(e.inner_l3_off >= pkt.payload_off);
+		FUZZ_CHECK(e.inner_l4_off >= e.inner_l3_off + 40);
+		FUZZ_CHECK((uint32_t)e.inner_l3_off + e.quote_len <= len);
+		FUZZ_CHECK(e.inner_l4_off + 8u <=
+			   (uint32_t)e.inner_l3_off + e.quote_len);
+		memcpy(in.src, e.inner.dst, 16);
+		memcpy(in.dst, e.inner.src, 16);
+		in.src[15] ^= 0x5a;
+		in.sport = (uint16_t)(e.inner.dport + 1);
+		in.dport = (uint16_t)(e.inner.sport + 3);
+		FUZZ_CHECK(lb_icmp6_err_rewrite(f, len, &pkt, fz_s6, fz_d6,
+						&in) == 0);
+		FUZZ_CHECK(lb_pkt6_parse(f, len, &re) == LB_PKT6_OK);
+		FUZZ_CHECK(lb_icmp6_err_parse(f, len, &re, &e2) == 0);
+		FUZZ_CHECK(!memcmp(&e2.inner, &in, sizeof(in)));
+		FUZZ_CHECK(e2.type == e.type && e2.code == e.code &&
+			   e2.mtu == e.mtu && e2.quote_len == e.quote_len);
+	}
+	memcpy(f, data, len);
+	pkt = *pkt0;
+	if (lb_icmp6_echo_reply(f, len, &pkt) == 0 && pkt0->dst[0] != 0xff) {
+		FUZZ_CHECK(lb_pkt6_parse(f, len, &re) == LB_PKT6_OK);
+		FUZZ_CHECK(!memcmp(re.src, pkt0->dst, 16));
+		FUZZ_CHECK(!memcmp(re.dst, pkt0->src, 16));
+		FUZZ_CHECK(f[re.l4_off] == LB_ICMP6_ECHO_REPLY);
+		FUZZ_CHECK(lb_pkt6_l4_csum_ok(f, &re));
+	}
+	free(f);
+}
+
+static void
 check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
 {
 	struct lb_pkt6 pkt, again;
@@ -344,8 +390,10 @@ check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
 		FUZZ_CHECK(pkt.sport != 0 && pkt.dport != 0);
 	if (pkt.flags & LB_PKT6_F_FRAG)
 		FUZZ_CHECK(!lb_pkt6_l4_csum_ok(f, &pkt));
-	if (pkt.proto == LB_IPPROTO_ICMPV6)
+	if (pkt.proto == LB_IPPROTO_ICMPV6) {
 		check_nd(f, len, &pkt);
+		check_icmp6(f, len, &pkt);
+	}
 	check_nat6(f, len, &pkt);
 }
 

@@ -94,10 +94,9 @@ run_nat66(void *p, uint64_t iters)
 		uint32_t k = i & (NB_FRAMES - 1);
 		struct lb_pkt6 *pkt = &a->p6[k];
 
-		acc += (uint64_t)lb_nat6_rewrite(a->frames + k * STRIDE, pkt,
-						 a->addr6[i & 1], pkt->dport,
-						 a->addr6[!(i & 1)],
-						 pkt->sport);
+		acc += (uint64_t)lb_nat6_rewrite(
+			a->frames + k * STRIDE, pkt, a->addr6[i & 1],
+			pkt->dport, a->addr6[!(i & 1)], pkt->sport);
 	}
 	lb_bench_sink = acc;
 }
@@ -158,9 +157,8 @@ run_xlate46(void *p, uint64_t iters)
 		int off;
 
 		memcpy(buf + HEADROOM, a->frames + k * STRIDE, a->len[k]);
-		off = lb_nat46_xlate(buf, HEADROOM, a->len[k], pkt,
-				     a->addr6[0], pkt->dport, a->addr6[1],
-				     pkt->sport, &out);
+		off = lb_nat46_xlate(buf, HEADROOM, a->len[k], pkt, a->addr6[0],
+				     pkt->dport, a->addr6[1], pkt->sport, &out);
 		acc += (uint64_t)off + buf[off + 30];
 	}
 	lb_bench_sink = acc;
@@ -223,8 +221,7 @@ frame(uint8_t *f, int v6, uint32_t n_ext, struct lb_rng *r)
 
 /* Fills @p a with frames of one kind; -1 if a parser refuses one. */
 static int
-fill(struct arg *a, uint8_t *frames, int v6, uint32_t n_ext,
-     struct lb_rng *r)
+fill(struct arg *a, uint8_t *frames, int v6, uint32_t n_ext, struct lb_rng *r)
 {
 	a->frames = frames;
 	for (uint32_t k = 0; k < NB_FRAMES; k++) {

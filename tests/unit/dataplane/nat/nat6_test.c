@@ -192,7 +192,7 @@ test_rewrite66(void **state)
 		uint8_t proto;
 		uint32_t data;
 	} rows[] = {
-		{0, 0, LB_IPPROTO_TCP, 0},  {1, 0, LB_IPPROTO_TCP, 7},
+		{0, 0, LB_IPPROTO_TCP, 0},   {1, 0, LB_IPPROTO_TCP, 7},
 		{0, 2, LB_IPPROTO_TCP, 100}, {0, 0, LB_IPPROTO_UDP, 12},
 		{1, 1, LB_IPPROTO_UDP, 3},
 	};
@@ -210,8 +210,7 @@ test_rewrite66(void **state)
 		assert_int_equal(lb_nat6_rewrite(fr(&x), &p, S6, htons(1025),
 						 B6, htons(8080)),
 				 0);
-		assert_int_equal(lb_pkt6_parse(fr(&x), x.len, &re),
-				 LB_PKT6_OK);
+		assert_int_equal(lb_pkt6_parse(fr(&x), x.len, &re), LB_PKT6_OK);
 		assert_memory_equal(re.src, S6, 16);
 		assert_memory_equal(re.dst, B6, 16);
 		assert_int_equal(re.sport, htons(1025));
@@ -242,8 +241,8 @@ test_rewrite66_random(void **state)
 		struct buf x;
 		struct lb_pkt6 p;
 		uint8_t s[16], d[16];
-		uint8_t proto = lb_rng_below(&r, 2) ? LB_IPPROTO_TCP
-						    : LB_IPPROTO_UDP;
+		uint8_t proto =
+			lb_rng_below(&r, 2) ? LB_IPPROTO_TCP : LB_IPPROTO_UDP;
 
 		build6(&x, (int)lb_rng_below(&r, 2),
 		       (uint32_t)lb_rng_below(&r, 3), proto,
@@ -255,11 +254,11 @@ test_rewrite66_random(void **state)
 		}
 		s[0] = 0x20;
 		d[0] = 0x20;
-		assert_int_equal(lb_nat6_rewrite(fr(&x), &p, s,
-						 (uint16_t)(lb_rng_u64(&r) | 1),
-						 d,
-						 (uint16_t)(lb_rng_u64(&r) | 1)),
-				 0);
+		assert_int_equal(
+			lb_nat6_rewrite(fr(&x), &p, s,
+					(uint16_t)(lb_rng_u64(&r) | 1), d,
+					(uint16_t)(lb_rng_u64(&r) | 1)),
+			0);
 		assert_l4_csum6(&x, &p);
 	}
 }
@@ -278,8 +277,7 @@ test_rewrite66_refused(void **state)
 	memcpy(before, fr(&x), x.len);
 	assert_int_equal(lb_nat6_rewrite(NULL, &p, S6, 1, B6, 1), -EINVAL);
 	assert_int_equal(lb_nat6_rewrite(fr(&x), &p, NULL, 1, B6, 1), -EINVAL);
-	assert_int_equal(lb_nat6_rewrite(fr(&x), &zero, S6, 1, B6, 1),
-			 -EINVAL);
+	assert_int_equal(lb_nat6_rewrite(fr(&x), &zero, S6, 1, B6, 1), -EINVAL);
 	p.flags |= LB_PKT6_F_FRAG;
 	assert_int_equal(lb_nat6_rewrite(fr(&x), &p, S6, 1, B6, 1),
 			 -EPROTONOSUPPORT);
@@ -349,8 +347,8 @@ test_xlate64(void **state)
 		assert_int_equal(lb_pkt6_parse(fr(&x), x.len, &p), LB_PKT6_OK);
 		memcpy(data, fr(&x) + p.payload_off, p.payload_len);
 		seg = p.l3_off + 40u + p.ip_plen - p.l4_off;
-		no = lb_nat64_xlate(x.b, x.off, x.len, &p, s4, htons(1025),
-				    b4, htons(8080), &out);
+		no = lb_nat64_xlate(x.b, x.off, x.len, &p, s4, htons(1025), b4,
+				    htons(8080), &out);
 		assert_int_equal(no, HEADROOM + (p.l4_off - p.l3_off - 20));
 		f = x.b + no;
 		assert_int_equal(out.l3_off + out.ip_len,
@@ -371,11 +369,10 @@ test_xlate64(void **state)
 		assert_int_equal(get16(ip + 6), 0x4000);
 		assert_int_equal(get16(ip + 4), 0);
 		assert_true(lb_pkt_l4_csum_ok(f, &re));
-		assert_int_equal(
-			get16(f + re.l4_off +
-			      (re.proto == LB_IPPROTO_TCP ? 16 : 6)),
-			full_l4_csum(f, re.l3_off, re.l4_off,
-				     re.l3_off + re.ip_len, re.proto));
+		assert_int_equal(get16(f + re.l4_off +
+				       (re.proto == LB_IPPROTO_TCP ? 16 : 6)),
+				 full_l4_csum(f, re.l3_off, re.l4_off,
+					      re.l3_off + re.ip_len, re.proto));
 		assert_memory_equal(f + re.payload_off, data, re.payload_len);
 	}
 }
@@ -392,21 +389,21 @@ test_xlate64_refused(void **state)
 	build6(&x, 0, 0, LB_IPPROTO_TCP, 10);
 	assert_int_equal(lb_pkt6_parse(fr(&x), x.len, &p), LB_PKT6_OK);
 	memcpy(before, x.b, sizeof(x.b));
-	assert_int_equal(lb_nat64_xlate(x.b, x.off, x.len - 1, &p, 1, 1, 2, 2,
-					&out),
-			 -EINVAL);
-	assert_int_equal(lb_nat64_xlate(x.b, x.off, x.len, &p, 1, 1, 2, 2,
-					NULL),
-			 -EINVAL);
+	assert_int_equal(
+		lb_nat64_xlate(x.b, x.off, x.len - 1, &p, 1, 1, 2, 2, &out),
+		-EINVAL);
+	assert_int_equal(
+		lb_nat64_xlate(x.b, x.off, x.len, &p, 1, 1, 2, 2, NULL),
+		-EINVAL);
 	p.flags = LB_PKT6_F_FRAG;
-	assert_int_equal(lb_nat64_xlate(x.b, x.off, x.len, &p, 1, 1, 2, 2,
-					&out),
-			 -EPROTONOSUPPORT);
+	assert_int_equal(
+		lb_nat64_xlate(x.b, x.off, x.len, &p, 1, 1, 2, 2, &out),
+		-EPROTONOSUPPORT);
 	p.flags = 0;
 	p.proto = LB_IPPROTO_ICMPV6;
-	assert_int_equal(lb_nat64_xlate(x.b, x.off, x.len, &p, 1, 1, 2, 2,
-					&out),
-			 -EPROTONOSUPPORT);
+	assert_int_equal(
+		lb_nat64_xlate(x.b, x.off, x.len, &p, 1, 1, 2, 2, &out),
+		-EPROTONOSUPPORT);
 	assert_memory_equal(x.b, before, sizeof(x.b));
 }
 
@@ -442,9 +439,9 @@ test_xlate46(void **state)
 				    htons(40000), &out);
 		assert_int_equal(no, HEADROOM - (40 - (20 + (int)rows[i].opt)));
 		f = x.b + no;
-		assert_int_equal(lb_pkt6_parse(f, out.l3_off + 40u + out.ip_plen,
-					       &re),
-				 LB_PKT6_OK);
+		assert_int_equal(
+			lb_pkt6_parse(f, out.l3_off + 40u + out.ip_plen, &re),
+			LB_PKT6_OK);
 		assert_memory_equal(&re, &out, sizeof(re));
 		assert_memory_equal(re.src, V6, 16);
 		assert_memory_equal(re.dst, C6, 16);
@@ -473,16 +470,15 @@ test_xlate46_refused(void **state)
 	build4(&x, 0, LB_IPPROTO_TCP, 4, 0);
 	assert_int_equal(lb_pkt_parse(fr(&x), x.len, &p), LB_PKT_IPV4);
 	memcpy(before, x.b, sizeof(x.b));
-	assert_int_equal(lb_nat46_xlate(x.b, 19, x.len, &p, V6, 1, C6, 1,
-					&out),
+	assert_int_equal(lb_nat46_xlate(x.b, 19, x.len, &p, V6, 1, C6, 1, &out),
 			 -ENOSPC);
-	assert_int_equal(lb_nat46_xlate(x.b, x.off, x.len - 1, &p, V6, 1, C6,
-					1, &out),
-			 -EINVAL);
+	assert_int_equal(
+		lb_nat46_xlate(x.b, x.off, x.len - 1, &p, V6, 1, C6, 1, &out),
+		-EINVAL);
 	p.proto = LB_IPPROTO_ICMP;
-	assert_int_equal(lb_nat46_xlate(x.b, x.off, x.len, &p, V6, 1, C6, 1,
-					&out),
-			 -EPROTONOSUPPORT);
+	assert_int_equal(
+		lb_nat46_xlate(x.b, x.off, x.len, &p, V6, 1, C6, 1, &out),
+		-EPROTONOSUPPORT);
 	assert_memory_equal(x.b, before, sizeof(x.b));
 
 	/* A loose source route with hops left is discarded; a spent one
@@ -492,14 +488,14 @@ test_xlate46_refused(void **state)
 	memcpy(ip + 20, "\x83\x07\x04\x0a\0\0\x01\0", 8);
 	ip4_fix_csum(ip);
 	assert_int_equal(lb_pkt_parse(fr(&x), x.len, &p), LB_PKT_IPV4);
-	assert_int_equal(lb_nat46_xlate(x.b, x.off, x.len, &p, V6, 1, C6, 1,
-					&out),
-			 -EPROTONOSUPPORT);
+	assert_int_equal(
+		lb_nat46_xlate(x.b, x.off, x.len, &p, V6, 1, C6, 1, &out),
+		-EPROTONOSUPPORT);
 	ip[22] = 8;
 	ip4_fix_csum(ip);
 	assert_int_equal(lb_pkt_parse(fr(&x), x.len, &p), LB_PKT_IPV4);
-	assert_true(lb_nat46_xlate(x.b, x.off, x.len, &p, V6, 1, C6, 1,
-				   &out) > 0);
+	assert_true(lb_nat46_xlate(x.b, x.off, x.len, &p, V6, 1, C6, 1, &out) >
+		    0);
 }
 
 /* fnat64 both ways: to the backend and back, the client's segment

@@ -17,10 +17,10 @@ static const uint8_t OUR_MAC[6] = {0x02, 0, 0, 0, 0, 0x01};
 static const uint8_t PEER_MAC[6] = {0x02, 0, 0, 0, 0, 0x02};
 static const uint8_t OTHER_MAC[6] = {0x02, 0, 0, 0, 0, 0x03};
 static const uint8_t VIP[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 0x10};
-static const uint8_t PEER[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, [13] = 0xab,
-				 [14] = 0xcd, [15] = 0x07};
-static const uint8_t SN_VIP[16] = {0xff, 0x02, [11] = 1, [12] = 0xff,
-				   [15] = 0x10};
+static const uint8_t PEER[16] = {0x20, 0x01,	    0x0d,	 0xb8,	     0,
+				 1,    [13] = 0xab, [14] = 0xcd, [15] = 0x07};
+static const uint8_t SN_VIP[16] = {0xff,
+				   0x02, [11] = 1, [12] = 0xff, [15] = 0x10};
 static const uint8_t ALL_NODES[16] = {0xff, 0x02, [15] = 1};
 
 struct frame {
@@ -115,36 +115,54 @@ struct row {
 	int want;
 };
 
-static void m_none(struct frame *f) { (void)f; }
-static void m_hop254(struct frame *f) { IP(f)[7] = 254; }
-static void m_code1(struct frame *f)
+static void
+m_none(struct frame *f)
+{
+	(void)f;
+}
+static void
+m_hop254(struct frame *f)
+{
+	IP(f)[7] = 254;
+}
+static void
+m_code1(struct frame *f)
 {
 	MSG(f)[1] = 1;
 	fix_csum(f);
 }
-static void m_csum(struct frame *f) { MSG(f)[3] ^= 1; }
-static void m_short(struct frame *f)
+static void
+m_csum(struct frame *f)
+{
+	MSG(f)[3] ^= 1;
+}
+static void
+m_short(struct frame *f)
 {
 	put16(IP(f) + 4, 23);
 	f->len = 14 + 40 + 23;
 	fix_csum(f);
 }
-static void m_mcast_target(struct frame *f)
+static void
+m_mcast_target(struct frame *f)
 {
 	MSG(f)[8] = 0xff;
 	fix_csum(f);
 }
-static void m_opt_len0(struct frame *f)
+static void
+m_opt_len0(struct frame *f)
 {
 	MSG(f)[25] = 0;
 	fix_csum(f);
 }
-static void m_opt_past(struct frame *f)
+static void
+m_opt_past(struct frame *f)
 {
 	MSG(f)[25] = 2;
 	fix_csum(f);
 }
-static void m_opt_other_len(struct frame *f)
+static void
+m_opt_other_len(struct frame *f)
 {
 	/* A link-layer option of 16 bytes: not Ethernet's. */
 	MSG(f)[25] = 2;
@@ -152,7 +170,8 @@ static void m_opt_other_len(struct frame *f)
 	f->len += 8;
 	fix_csum(f);
 }
-static void m_opt_unknown(struct frame *f)
+static void
+m_opt_unknown(struct frame *f)
 {
 	/* A nonce option (14) before the link-layer one is skipped. */
 	memmove(MSG(f) + 32, MSG(f) + 24, 8);
@@ -163,44 +182,52 @@ static void m_opt_unknown(struct frame *f)
 	f->len += 8;
 	fix_csum(f);
 }
-static void m_no_opt(struct frame *f)
+static void
+m_no_opt(struct frame *f)
 {
 	put16(IP(f) + 4, 24);
 	f->len -= 8;
 	fix_csum(f);
 }
-static void m_dad(struct frame *f)
+static void
+m_dad(struct frame *f)
 {
 	memset(IP(f) + 8, 0, 16);
 	m_no_opt(f);
 }
-static void m_dad_with_lla(struct frame *f)
+static void
+m_dad_with_lla(struct frame *f)
 {
 	memset(IP(f) + 8, 0, 16);
 	fix_csum(f);
 }
-static void m_dad_unicast(struct frame *f)
+static void
+m_dad_unicast(struct frame *f)
 {
 	memcpy(IP(f) + 24, VIP, 16);
 	m_dad(f);
 }
-static void m_na_mcast_solicited(struct frame *f)
+static void
+m_na_mcast_solicited(struct frame *f)
 {
 	memcpy(IP(f) + 24, ALL_NODES, 16);
 	fix_csum(f);
 }
-static void m_na_mcast_unsolicited(struct frame *f)
+static void
+m_na_mcast_unsolicited(struct frame *f)
 {
 	memcpy(IP(f) + 24, ALL_NODES, 16);
 	MSG(f)[4] = LB_ND_F_OVERRIDE;
 	fix_csum(f);
 }
-static void m_echo(struct frame *f)
+static void
+m_echo(struct frame *f)
 {
 	MSG(f)[0] = 128;
 	fix_csum(f);
 }
-static void m_fragment(struct frame *f)
+static void
+m_fragment(struct frame *f)
 {
 	/* An atomic fragment header in front of the message (RFC 6980). */
 	uint32_t mlen = get16(IP(f) + 4);
@@ -231,8 +258,7 @@ static const struct row rows[] = {
 	{"option length 0", make_ns, m_opt_len0, -EINVAL},
 	{"option past the message", make_na, m_opt_past, -EINVAL},
 	{"link-layer option not ethernet", make_ns, m_opt_other_len, -EINVAL},
-	{"dad with source link-layer option", make_ns, m_dad_with_lla,
-	 -EINVAL},
+	{"dad with source link-layer option", make_ns, m_dad_with_lla, -EINVAL},
 	{"dad to a unicast address", make_ns, m_dad_unicast, -EINVAL},
 	{"na to multicast, solicited", make_na, m_na_mcast_solicited, -EINVAL},
 	{"ns with a fragment header", make_ns, m_fragment, -EINVAL},
@@ -291,16 +317,94 @@ test_na_answer(void **state)
 {
 	static const uint8_t want[] = {
 		/* to the solicitation's link-layer option, from us */
-		0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x86, 0xdd,
-		0x60, 0, 0, 0, 0, 32, 58, 255,
-		0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
-		0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xab, 0xcd,
+		0x02,
+		0,
+		0,
+		0,
+		0,
+		0x02,
+		0x02,
+		0,
+		0,
+		0,
+		0,
+		0x01,
+		0x86,
+		0xdd,
+		0x60,
+		0,
+		0,
+		0,
+		0,
+		32,
+		58,
+		255,
+		0x20,
+		0x01,
+		0x0d,
+		0xb8,
+		0,
+		1,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0x10,
+		0x20,
+		0x01,
+		0x0d,
+		0xb8,
+		0,
+		1,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0xab,
+		0xcd,
 		0x07,
 		/* NA, checksum (below), S and O, target VIP */
-		136, 0, 0, 0, 0x60, 0, 0, 0,
-		0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+		136,
+		0,
+		0,
+		0,
+		0x60,
+		0,
+		0,
+		0,
+		0x20,
+		0x01,
+		0x0d,
+		0xb8,
+		0,
+		1,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0x10,
 		/* target link-layer option */
-		2, 1, 0x02, 0, 0, 0, 0, 0x01,
+		2,
+		1,
+		0x02,
+		0,
+		0,
+		0,
+		0,
+		0x01,
 	};
 	const struct lb_nat_link link = {{0x02, 0, 0, 0, 0, 0x01}, 0, 0};
 	struct frame f, out;
@@ -366,8 +470,9 @@ test_ns_build(void **state)
 {
 	const struct lb_nat_link link = {{0x02, 0, 0, 0, 0, 0x01}, 0, 0};
 	static const uint8_t mac[6] = {0x33, 0x33, 0xff, 0xab, 0xcd, 0x07};
-	static const uint8_t sn[16] = {0xff, 0x02, [11] = 1, [12] = 0xff,
-				       [13] = 0xab, [14] = 0xcd, [15] = 0x07};
+	static const uint8_t sn[16] = {
+		0xff,	     0x02,	  [11] = 1,   [12] = 0xff,
+		[13] = 0xab, [14] = 0xcd, [15] = 0x07};
 	struct frame out;
 	struct lb_nd_msg ns;
 
@@ -398,8 +503,8 @@ test_ns_build(void **state)
 	assert_int_equal(lb_nd_ns_build(out.b, sizeof(out.b), &link, VIP,
 					ALL_NODES, NULL),
 			 -EINVAL);
-	assert_int_equal(lb_nd_ns_build(out.b, sizeof(out.b), &link, VIP,
-					PEER, ALL_NODES + 0),
+	assert_int_equal(lb_nd_ns_build(out.b, sizeof(out.b), &link, VIP, PEER,
+					ALL_NODES + 0),
 			 -EINVAL);
 	assert_int_equal(lb_nd_ns_build(out.b, 85, &link, VIP, PEER, NULL),
 			 -ENOSPC);
@@ -416,8 +521,7 @@ test_na_announce(void **state)
 
 	(void)state;
 	memset(&out, 0, sizeof(out));
-	out.len = (uint32_t)lb_nd_na_announce(out.b, sizeof(out.b), &link,
-					      VIP);
+	out.len = (uint32_t)lb_nd_na_announce(out.b, sizeof(out.b), &link, VIP);
 	out.l3 = 14;
 	assert_int_equal(out.len, 86);
 	assert_memory_equal(out.b, "\x33\x33\0\0\0\x01", 6);
@@ -447,8 +551,7 @@ test_truncated(void **state)
 	(void)state;
 	make_na(&f);
 	assert_int_equal(parse(&f, &m), 0);
-	assert_int_equal(lb_nd_na_answer(f.b, sizeof(f.b), &link, &m),
-			 -EINVAL);
+	assert_int_equal(lb_nd_na_answer(f.b, sizeof(f.b), &link, &m), -EINVAL);
 	for (uint32_t len = 0; len < f.len; len++) {
 		struct frame g = f;
 

@@ -18,16 +18,16 @@
 struct frame {
 	uint8_t b[FRAME_MAX];
 	uint32_t len;
-	uint32_t ip;		/* offset of the fixed header */
-	uint32_t ext[EXT_MAX];	/* offsets of the extension headers */
+	uint32_t ip;	       /* offset of the fixed header */
+	uint32_t ext[EXT_MAX]; /* offsets of the extension headers */
 	uint32_t n_ext;
-	uint32_t l4;		/* offset of the upper-layer header */
+	uint32_t l4; /* offset of the upper-layer header */
 };
 
 static const uint8_t SRC[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
-				0,    0,    0,    0,    0, 0, 0, 7};
+				0,    0,    0,	  0,	0, 0, 0, 7};
 static const uint8_t DST[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0,
-				0,    0,    0,    0,    0, 0, 0, 0x10};
+				0,    0,    0,	  0,	0, 0, 0, 0x10};
 
 /* The upper-layer checksum written the way RFC 8200 8.1 spells it. */
 static void
@@ -184,53 +184,120 @@ set_plen(struct frame *f, uint32_t plen)
 	put16(IP(f) + 4, (uint16_t)plen);
 }
 
-static void m_none(struct frame *f) { (void)f; }
-static void m_pad(struct frame *f) { f->len += 6; }
-static void m_cut_l2(struct frame *f) { f->len = 13; }
-static void m_cut_vlan(struct frame *f) { f->len = 17; }
-static void m_ipv4(struct frame *f) { put16(f->b + 12, LB_ETHER_TYPE_IPV4); }
-static void m_qinq(struct frame *f) { put16(f->b + 16, 0x8100); }
-static void m_cut_l3(struct frame *f) { f->len = f->ip + 39; }
-static void m_version(struct frame *f) { IP(f)[0] = 0x40; }
-static void m_plen_big(struct frame *f)
+static void
+m_none(struct frame *f)
+{
+	(void)f;
+}
+static void
+m_pad(struct frame *f)
+{
+	f->len += 6;
+}
+static void
+m_cut_l2(struct frame *f)
+{
+	f->len = 13;
+}
+static void
+m_cut_vlan(struct frame *f)
+{
+	f->len = 17;
+}
+static void
+m_ipv4(struct frame *f)
+{
+	put16(f->b + 12, LB_ETHER_TYPE_IPV4);
+}
+static void
+m_qinq(struct frame *f)
+{
+	put16(f->b + 16, 0x8100);
+}
+static void
+m_cut_l3(struct frame *f)
+{
+	f->len = f->ip + 39;
+}
+static void
+m_version(struct frame *f)
+{
+	IP(f)[0] = 0x40;
+}
+static void
+m_plen_big(struct frame *f)
 {
 	set_plen(f, f->len - f->ip - 40 + 1);
 }
-static void m_plen_zero(struct frame *f) { set_plen(f, 0); }
-static void m_src_mcast(struct frame *f) { IP(f)[8] = 0xff; }
-static void m_src_loop(struct frame *f)
+static void
+m_plen_zero(struct frame *f)
+{
+	set_plen(f, 0);
+}
+static void
+m_src_mcast(struct frame *f)
+{
+	IP(f)[8] = 0xff;
+}
+static void
+m_src_loop(struct frame *f)
 {
 	memset(IP(f) + 8, 0, 16);
 	IP(f)[23] = 1;
 }
-static void m_src_mapped(struct frame *f)
+static void
+m_src_mapped(struct frame *f)
 {
 	static const uint8_t m[16] = {[10] = 0xff, [11] = 0xff, 192, 0, 2, 1};
 
 	memcpy(IP(f) + 8, m, 16);
 }
-static void m_src_zero(struct frame *f)
+static void
+m_src_zero(struct frame *f)
 {
 	memset(IP(f) + 8, 0, 16);
 	l4_fix_csum(f);
 }
-static void m_dst_zero(struct frame *f) { memset(IP(f) + 24, 0, 16); }
-static void m_dst_loop(struct frame *f)
+static void
+m_dst_zero(struct frame *f)
+{
+	memset(IP(f) + 24, 0, 16);
+}
+static void
+m_dst_loop(struct frame *f)
 {
 	memset(IP(f) + 24, 0, 16);
 	IP(f)[39] = 1;
 }
-static void m_ext_len_big(struct frame *f) { EXT(f, 1)[1] = 5; }
-static void m_hbh_second(struct frame *f) { IP(f)[6] = LB_IPPROTO_DSTOPTS;
-					    EXT(f, 0)[0] = LB_IPPROTO_HOPOPTS; }
-static void m_opt_unknown(struct frame *f) { EXT(f, 1)[2] = 0x47; }
-static void m_opt_unknown_skip(struct frame *f) { EXT(f, 1)[2] = 0x07; }
-static void m_opt_jumbo(struct frame *f)
+static void
+m_ext_len_big(struct frame *f)
+{
+	EXT(f, 1)[1] = 5;
+}
+static void
+m_hbh_second(struct frame *f)
+{
+	IP(f)[6] = LB_IPPROTO_DSTOPTS;
+	EXT(f, 0)[0] = LB_IPPROTO_HOPOPTS;
+}
+static void
+m_opt_unknown(struct frame *f)
+{
+	EXT(f, 1)[2] = 0x47;
+}
+static void
+m_opt_unknown_skip(struct frame *f)
+{
+	EXT(f, 1)[2] = 0x07;
+}
+static void
+m_opt_jumbo(struct frame *f)
 {
 	EXT(f, 0)[2] = 0xc2;
 	EXT(f, 0)[3] = 4;
 }
-static void m_opt_router_alert(struct frame *f)
+static void
+m_opt_router_alert(struct frame *f)
 {
 	uint8_t *h = EXT(f, 0);
 
@@ -239,8 +306,13 @@ static void m_opt_router_alert(struct frame *f)
 	h[6] = 0; /* Pad1, Pad1 */
 	h[7] = 0;
 }
-static void m_opt_len_over(struct frame *f) { EXT(f, 1)[3] = 5; }
-static void m_opt_cut(struct frame *f)
+static void
+m_opt_len_over(struct frame *f)
+{
+	EXT(f, 1)[3] = 5;
+}
+static void
+m_opt_cut(struct frame *f)
 {
 	uint8_t *h = EXT(f, 1);
 
@@ -251,11 +323,28 @@ static void m_opt_cut(struct frame *f)
 	h[6] = 0;
 	h[7] = 1;
 }
-static void m_routing_left(struct frame *f) { EXT(f, 0)[3] = 1; }
-static void m_routing_type0_done(struct frame *f) { EXT(f, 0)[2] = 0; }
-static void m_frag_later(struct frame *f) { put16(EXT(f, 0) + 2, 0x00b9); }
-static void m_frag_later_last(struct frame *f) { put16(EXT(f, 0) + 2, 8); }
-static void m_frag_first(struct frame *f)
+static void
+m_routing_left(struct frame *f)
+{
+	EXT(f, 0)[3] = 1;
+}
+static void
+m_routing_type0_done(struct frame *f)
+{
+	EXT(f, 0)[2] = 0;
+}
+static void
+m_frag_later(struct frame *f)
+{
+	put16(EXT(f, 0) + 2, 0x00b9);
+}
+static void
+m_frag_later_last(struct frame *f)
+{
+	put16(EXT(f, 0) + 2, 8);
+}
+static void
+m_frag_first(struct frame *f)
 {
 	/* 16 bytes of a 64-byte datagram: UDP header and 8 data bytes. */
 	put16(EXT(f, 0) + 2, 1);
@@ -263,13 +352,15 @@ static void m_frag_first(struct frame *f)
 	f->len = f->l4 + 16;
 	set_plen(f, 8 + 16);
 }
-static void m_frag_first_odd(struct frame *f)
+static void
+m_frag_first_odd(struct frame *f)
 {
 	m_frag_first(f);
 	f->len--;
 	set_plen(f, 8 + 15);
 }
-static void m_frag_first_short_l4(struct frame *f)
+static void
+m_frag_first_short_l4(struct frame *f)
 {
 	/* A first fragment of 8 bytes whose TCP header goes on beyond. */
 	put16(EXT(f, 0) + 2, 1);
@@ -277,40 +368,88 @@ static void m_frag_first_short_l4(struct frame *f)
 	f->len = f->l4 + 8;
 	set_plen(f, 8 + 8);
 }
-static void m_frag_first_udp_len(struct frame *f)
+static void
+m_frag_first_udp_len(struct frame *f)
 {
 	m_frag_first(f);
 	put16(L4(f) + 4, 16);
 }
-static void m_frag_twice(struct frame *f)
+static void
+m_frag_twice(struct frame *f)
 {
-	static const uint8_t ext[] = {LB_IPPROTO_FRAGMENT,
-				      LB_IPPROTO_FRAGMENT};
+	static const uint8_t ext[] = {LB_IPPROTO_FRAGMENT, LB_IPPROTO_FRAGMENT};
 
 	build(f, 0, ext, 2, LB_IPPROTO_UDP, 8 + 5);
 }
-static void m_no_next(struct frame *f) { IP(f)[6] = LB_IPPROTO_NONE; }
-static void m_esp(struct frame *f) { IP(f)[6] = 50; }
-static void m_icmpv4(struct frame *f) { IP(f)[6] = LB_IPPROTO_ICMP; }
-static void m_tcp_cut(struct frame *f)
+static void
+m_no_next(struct frame *f)
+{
+	IP(f)[6] = LB_IPPROTO_NONE;
+}
+static void
+m_esp(struct frame *f)
+{
+	IP(f)[6] = 50;
+}
+static void
+m_icmpv4(struct frame *f)
+{
+	IP(f)[6] = LB_IPPROTO_ICMP;
+}
+static void
+m_tcp_cut(struct frame *f)
 {
 	f->len -= 1;
 	set_plen(f, f->len - f->ip - 40);
 }
-static void m_tcp_doff_small(struct frame *f) { L4(f)[12] = 4 << 4; }
-static void m_tcp_doff_big(struct frame *f) { L4(f)[12] = 6 << 4; }
-static void m_tcp_synfin(struct frame *f) { L4(f)[13] = 0x03; }
-static void m_tcp_null(struct frame *f) { L4(f)[13] = 0; }
-static void m_tcp_sport0(struct frame *f) { put16(L4(f), 0); }
-static void m_udp_len(struct frame *f) { put16(L4(f) + 4, 9); }
-static void m_udp_cut(struct frame *f)
+static void
+m_tcp_doff_small(struct frame *f)
+{
+	L4(f)[12] = 4 << 4;
+}
+static void
+m_tcp_doff_big(struct frame *f)
+{
+	L4(f)[12] = 6 << 4;
+}
+static void
+m_tcp_synfin(struct frame *f)
+{
+	L4(f)[13] = 0x03;
+}
+static void
+m_tcp_null(struct frame *f)
+{
+	L4(f)[13] = 0;
+}
+static void
+m_tcp_sport0(struct frame *f)
+{
+	put16(L4(f), 0);
+}
+static void
+m_udp_len(struct frame *f)
+{
+	put16(L4(f) + 4, 9);
+}
+static void
+m_udp_cut(struct frame *f)
 {
 	f->len = f->l4 + 7;
 	set_plen(f, 7);
 }
-static void m_udp_csum0(struct frame *f) { put16(L4(f) + 6, 0); }
-static void m_udp_dport0(struct frame *f) { put16(L4(f) + 2, 0); }
-static void m_icmp_cut(struct frame *f)
+static void
+m_udp_csum0(struct frame *f)
+{
+	put16(L4(f) + 6, 0);
+}
+static void
+m_udp_dport0(struct frame *f)
+{
+	put16(L4(f) + 2, 0);
+}
+static void
+m_icmp_cut(struct frame *f)
 {
 	f->len = f->l4 + 7;
 	set_plen(f, 7);
@@ -324,16 +463,23 @@ m_many_ext(struct frame *f, uint32_t n)
 	memset(ext, LB_IPPROTO_DSTOPTS, n);
 	build(f, 0, ext, n, LB_IPPROTO_TCP, 20);
 }
-static void m_ext_max(struct frame *f) { m_many_ext(f, LB_PKT6_EXT_MAX); }
-static void m_ext_over(struct frame *f) { m_many_ext(f, LB_PKT6_EXT_MAX + 1); }
+static void
+m_ext_max(struct frame *f)
+{
+	m_many_ext(f, LB_PKT6_EXT_MAX);
+}
+static void
+m_ext_over(struct frame *f)
+{
+	m_many_ext(f, LB_PKT6_EXT_MAX + 1);
+}
 
 static const struct row rows[] = {
 	{"tcp syn", TCP, m_none, LB_PKT6_OK},
 	{"tcp in vlan", TCP_VLAN, m_none, LB_PKT6_OK},
 	{"udp", UDP, m_none, LB_PKT6_OK},
 	{"icmpv6 echo", ICMP6, m_none, LB_PKT6_OK},
-	{"hop-by-hop and destination options", TCP_HBH_DST, m_none,
-	 LB_PKT6_OK},
+	{"hop-by-hop and destination options", TCP_HBH_DST, m_none, LB_PKT6_OK},
 	{"routing header, segments left 0", TCP_ROUTING, m_none, LB_PKT6_OK},
 	{"routing type 0, segments left 0", TCP_ROUTING, m_routing_type0_done,
 	 LB_PKT6_OK},
@@ -382,8 +528,7 @@ static const struct row rows[] = {
 	 LB_PKT6_DROP_FRAG_BAD},
 	{"first fragment, udp length whole", UDP_ATOMIC, m_frag_first_udp_len,
 	 LB_PKT6_DROP_UDP_LEN},
-	{"two fragment headers", UDP, m_frag_twice,
-	 LB_PKT6_DROP_EXT_ORDER},
+	{"two fragment headers", UDP, m_frag_twice, LB_PKT6_DROP_EXT_ORDER},
 	{"no next header", TCP, m_no_next, LB_PKT6_DROP_PROTO},
 	{"esp", TCP, m_esp, LB_PKT6_DROP_PROTO},
 	{"icmp for ipv4", ICMP6, m_icmpv4, LB_PKT6_DROP_PROTO},
@@ -431,7 +576,8 @@ test_names(void **state)
 		assert_string_not_equal(n, "unknown");
 		for (int w = 0; w < v; w++)
 			assert_string_not_equal(
-				n, lb_pkt6_verdict_name((enum lb_pkt6_verdict)w));
+				n,
+				lb_pkt6_verdict_name((enum lb_pkt6_verdict)w));
 	}
 	assert_string_equal(lb_pkt6_verdict_name(LB_PKT6_VERDICT_MAX),
 			    "unknown");
@@ -574,8 +720,8 @@ test_random_frames(void **state)
 static void
 test_l4_csum(void **state)
 {
-	static const enum base bases[] = {TCP, TCP_VLAN, UDP, ICMP6,
-					  TCP_HBH_DST, UDP_ATOMIC};
+	static const enum base bases[] = {TCP,	 TCP_VLAN,    UDP,
+					  ICMP6, TCP_HBH_DST, UDP_ATOMIC};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
@@ -591,7 +737,8 @@ test_l4_csum(void **state)
 				set_plen(&f, get16(IP(&f) + 4) + 1u);
 				if (bases[i] == UDP || bases[i] == UDP_ATOMIC)
 					put16(L4(&f) + 4,
-					      (uint16_t)(get16(L4(&f) + 4) + 1));
+					      (uint16_t)(get16(L4(&f) + 4) +
+							 1));
 				l4_fix_csum(&f);
 			}
 			assert_int_equal(lb_pkt6_parse(f.b, f.len, &pkt),
@@ -640,16 +787,102 @@ test_l4_csum_vector(void **state)
 {
 	static const uint8_t frame[] = {
 		/* Ethernet */
-		0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd,
+		0x02,
+		0,
+		0,
+		0,
+		0,
+		2,
+		0x02,
+		0,
+		0,
+		0,
+		0,
+		1,
+		0x86,
+		0xdd,
 		/* IPv6: plen 40, TCP, hop limit 64 */
-		0x60, 0x0e, 0x5a, 0x3c, 0x00, 0x28, 0x06, 0x40,
-		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
-		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+		0x60,
+		0x0e,
+		0x5a,
+		0x3c,
+		0x00,
+		0x28,
+		0x06,
+		0x40,
+		0x20,
+		0x01,
+		0x0d,
+		0xb8,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0x01,
+		0x20,
+		0x01,
+		0x0d,
+		0xb8,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0,
+		0x10,
 		/* TCP SYN 51234 -> 80, MSS 1440, SACK, TS, WS 7 */
-		0xc8, 0x22, 0x00, 0x50, 0x6b, 0x1e, 0x2a, 0x01, 0, 0, 0, 0,
-		0xa0, 0x02, 0xfd, 0x20, 0xe6, 0x5b, 0x00, 0x00,
-		0x02, 0x04, 0x05, 0xa0, 0x04, 0x02, 0x08, 0x0a,
-		0x9a, 0x3b, 0x11, 0x47, 0, 0, 0, 0, 0x01, 0x03, 0x03, 0x07,
+		0xc8,
+		0x22,
+		0x00,
+		0x50,
+		0x6b,
+		0x1e,
+		0x2a,
+		0x01,
+		0,
+		0,
+		0,
+		0,
+		0xa0,
+		0x02,
+		0xfd,
+		0x20,
+		0xe6,
+		0x5b,
+		0x00,
+		0x00,
+		0x02,
+		0x04,
+		0x05,
+		0xa0,
+		0x04,
+		0x02,
+		0x08,
+		0x0a,
+		0x9a,
+		0x3b,
+		0x11,
+		0x47,
+		0,
+		0,
+		0,
+		0,
+		0x01,
+		0x03,
+		0x03,
+		0x07,
 	};
 	uint8_t f[sizeof(frame)];
 	struct lb_pkt6 pkt;
