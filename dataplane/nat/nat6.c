@@ -49,16 +49,6 @@ pkt6_end(const struct lb_pkt6 *pkt)
 	return end;
 }
 
-/* Sum of two IPv4 addresses and two ports, as lb_csum_tuple6(). */
-static uint16_t
-tuple4_sum(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
-{
-	uint32_t s = lb_csum_partial(&src, 4, 0);
-
-	s = lb_csum_partial(&dst, 4, s);
-	return lb_csum_fold(lb_csum_fold(s) + (uint32_t)sport + dport);
-}
-
 /*
  * The new L4 checksum when the words of the tuple (addresses, ports) that
  * summed to @p old now sum to @p new: RFC 1624 equation 3 over the whole
@@ -144,7 +134,7 @@ lb_nat64_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 	tos = (uint8_t)((ip[0] & 0xf) << 4 | ip[1] >> 4);
 	ttl = ip[7];
 	old = lb_csum_tuple6(ip + 8, ip + 24, rd16_raw(l4), rd16_raw(l4 + 2));
-	new = tuple4_sum(src, dst, sport, dport);
+	new = lb_csum_tuple4(src, dst, sport, dport);
 	l4_csum_set(l4, pkt->proto, old, new);
 	wr16_raw(l4, sport);
 	wr16_raw(l4 + 2, dport);
@@ -261,8 +251,9 @@ lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 		ck = (uint16_t)~lb_csum_fold(lb_csum_partial(l4, l4_len, s));
 		wr16_raw(l4 + UDP_CSUM_OFF, ck == 0 ? 0xffff : ck);
 	} else {
-		uint16_t old = tuple4_sum(rd32_raw(ip + 12), rd32_raw(ip + 16),
-					  rd16_raw(l4), rd16_raw(l4 + 2));
+		uint16_t old =
+			lb_csum_tuple4(rd32_raw(ip + 12), rd32_raw(ip + 16),
+				       rd16_raw(l4), rd16_raw(l4 + 2));
 
 		l4_csum_set(l4, pkt->proto, old,
 			    lb_csum_tuple6(src, dst, sport, dport));

@@ -110,4 +110,14 @@ lb_csum_tuple6(const uint8_t *src, const uint8_t *dst, uint16_t sport,
 	return lb_csum_fold(lb_csum_fold(s) + (uint32_t)sport + dport);
 }
 
+/** The same for two IPv4 addresses (network order) and two ports. */
+static inline uint16_t
+lb_csum_tuple4(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
+{
+	uint32_t s = lb_csum_partial(&src, 4, 0);
+
+	s = lb_csum_partial(&dst, 4, s);
+	return lb_csum_fold(lb_csum_fold(s) + (uint32_t)sport + dport);
+}
+
 #endif /* LB_CSUM_H */

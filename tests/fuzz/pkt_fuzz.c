@@ -16,6 +16,8 @@
  * solicitation's answer being an advertisement that parser takes, and
  * through icmp6: an error's translation parses again with the quoted
  * tuple asked for and a checksum that verifies, an echo's reply too.
+ * ICMP errors cross versions (icmp64) both ways and parse again as the
+ * error of the other version, quoting the tuple asked for.
  */
 #include <string.h>
 
@@ -24,6 +26,7 @@
 #include "nat.h"
 #include "lb/pkt_parse.h"
 #include "icmp6.h"
+#include "icmp64.h"
 #include "nat6.h"
 #include "nd6.h"
 #include "pkt_parse6.h"
@@ -316,6 +319,57 @@ check_nd(const uint8_t *f, uint32_t len, const struct lb_pkt6 *pkt)
 }
 
 static void
+check_icmp64(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
+{
+	static const struct lb_nat_tuple in = {0x0200000au, 0x0100000au,
+					       0x5000, 0x0104};
+	uint8_t *f = malloc(len);
+	struct lb_pkt out;
+	struct lb_nat_icmp ie;
+	int no;
+
+	memcpy(f, data, len);
+	no = lb_icmp_xlate64(f, 0, len, pkt0, 0x0100000au, 0x0200000au, &in,
+			     &out);
+	FUZZ_CHECK(no > 0 || no == -EPROTONOSUPPORT);
+	if (no > 0) {
+		FUZZ_CHECK(out.l3_off != 0);
+		FUZZ_CHECK((uint32_t)no + out.l3_off + out.ip_len <= len);
+		FUZZ_CHECK(lb_nat_icmp_parse(f + no, len - (uint32_t)no, &out,
+					     &ie) == 0);
+		FUZZ_CHECK(!memcmp(&ie.inner, &in, sizeof(in)));
+	}
+	free(f);
+}
+
+/* An ICMP error for IPv4 with 40 bytes of headroom becomes ICMPv6. */
+static void
+check_icmp46(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
+{
+	static const struct lb_icmp6_tuple in = {
+		{0x20, 0x01, 0x0d, 0xb8, [15] = 7},
+		{0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 0x10}, 0x5000, 0x0104};
+	uint8_t *b = malloc(len + 40);
+	struct lb_pkt6 out;
+	struct lb_icmp6_err e;
+	int no;
+
+	memcpy(b + 40, data, len);
+	no = lb_icmp_xlate46(b, 40, len, pkt, fz_s6, fz_d6, &in, &out);
+	FUZZ_CHECK(no >= 0 || no == -EPROTONOSUPPORT || no == -EINVAL);
+	if (no >= 0) {
+		FUZZ_CHECK(out.l3_off != 0);
+		FUZZ_CHECK((uint32_t)no + out.l3_off + 40u + out.ip_plen <=
+			   len + 40);
+		FUZZ_CHECK(40u + out.ip_plen <= LB_IPV6_MIN_MTU);
+		FUZZ_CHECK(lb_icmp6_err_parse(b + no, len + 40 - (uint32_t)no,
+					      &out, &e) == 0);
+		FUZZ_CHECK(!memcmp(&e.inner, &in, sizeof(in)));
+	}
+	free(b);
+}
+
+static void
 check_icmp6(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
 {
 	uint8_t *f = malloc(len);
@@ -345,6 +399,7 @@ check_icmp6(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
 		FUZZ_CHECK(!memcmp(&e2.inner, &in, sizeof(in)));
 		FUZZ_CHECK(e2.type == e.type && e2.code == e.code &&
 			   e2.mtu == e.mtu && e2.quote_len == e.quote_len);
+		check_icmp64(data, len, pkt0);
 	}
 	memcpy(f, data, len);
 	pkt = *pkt0;
@@ -421,8 +476,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_offsets(&pkt, len);
 		if (pkt.proto == LB_IPPROTO_TCP)
 			check_rst(f, len, &pkt);
-		if (pkt.proto == LB_IPPROTO_ICMP)
+		if (pkt.proto == LB_IPPROTO_ICMP) {
 			check_icmp(f, len, &pkt);
+			check_icmp46(f, len, &pkt);
+		}
 		check_rewrite(f, len, &pkt);
 		if (pkt.proto != LB_IPPROTO_ICMP)
 			check_nat46(f, len, &pkt);
