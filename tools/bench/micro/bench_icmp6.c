@@ -9,7 +9,10 @@
  * into a buffer, against lb_nat_arp_parse() and lb_nat_arp_reply() of a
  * copy of an ARP request); an echo request answered on a copy
  * (lb_icmp6_echo_reply() against lb_nat_icmp_echo_reply(), 56 bytes of
- * data as ping sends).
+ * data as ping sends); the same errors carried across fnat64 on a copy
+ * with headroom (lb_icmp_xlate46() of the frag-needed,
+ * lb_icmp_xlate64() of the packet too big), against the copy and the
+ * translation within IPv4.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "bytes.h"
 #include "csum.h"
 #include "icmp6.h"
+#include "icmp64.h"
 #include "nat.h"
 #include "nd6.h"
 
@@ -163,6 +167,73 @@ run_err6(void *p, uint64_t iters)
 	lb_bench_sink = acc;
 }
 
+/* An error and its copy with 64 bytes of headroom. */
+struct xerr_arg {
+	struct frm *err;
+	uint8_t buf[64 + BUF];
+};
+
+static void
+run_copy_err4(void *p, uint64_t iters)
+{
+	struct xerr_arg *a = p;
+	uint64_t acc = 0;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		const struct lb_nat_tuple in = {0x0700000au + (uint32_t)(i & 1),
+						0x1000000au, 0x409c, 0xbb01};
+		struct lb_pkt pkt = a->err->p4;
+
+		memcpy(a->buf + 64, a->err->b, a->err->len);
+		acc += (uint64_t)lb_nat_icmp_rewrite(a->buf + 64, a->err->len,
+						     &pkt, 0x1000000au,
+						     0x0700000au, &in);
+		acc += a->buf[100];
+	}
+	lb_bench_sink = acc;
+}
+
+static void
+run_xerr46(void *p, uint64_t iters)
+{
+	struct xerr_arg *a = p;
+	uint64_t acc = 0;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		struct lb_icmp6_tuple in = {.sport = 0x409c, .dport = 0xbb01};
+		struct lb_pkt6 out;
+		int no;
+
+		memcpy(in.src, B6[i & 1], 16);
+		memcpy(in.dst, A6[0], 16);
+		memcpy(a->buf + 64, a->err->b, a->err->len);
+		no = lb_icmp_xlate46(a->buf, 64, a->err->len, &a->err->p4,
+				     A6[0], B6[0], &in, &out);
+		acc += (uint64_t)no + a->buf[100];
+	}
+	lb_bench_sink = acc;
+}
+
+static void
+run_xerr64(void *p, uint64_t iters)
+{
+	struct xerr_arg *a = p;
+	uint64_t acc = 0;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		const struct lb_nat_tuple in = {0x0700000au + (uint32_t)(i & 1),
+						0x1000000au, 0x409c, 0xbb01};
+		struct lb_pkt out;
+		int no;
+
+		memcpy(a->buf + 64, a->err->b, a->err->len);
+		no = lb_icmp_xlate64(a->buf, 64, a->err->len, &a->err->p6,
+				     0x1000000au, 0x0700000au, &in, &out);
+		acc += (uint64_t)no + a->buf[140];
+	}
+	lb_bench_sink = acc;
+}
+
 struct nd_arg {
 	struct frm req; /* the request as received */
 	uint8_t out[BUF];
@@ -303,6 +374,7 @@ lb_bench_icmp6(FILE *out, unsigned int rounds)
 	static struct frm e4, e6;
 	static struct nd_arg arp, ns;
 	static struct echo_arg ping4, ping6;
+	static struct xerr_arg x4, x6;
 
 	if (build_errors(&e4, &e6) != 0 || build_requests(&arp, &ns) != 0 ||
 	    build_echoes(&ping4, &ping6) != 0) {
@@ -326,6 +398,19 @@ lb_bench_icmp6(FILE *out, unsigned int rounds)
 			fprintf(out, "icmp6: a request was not answered\n");
 			return;
 		}
+	}
+	x4.err = &e4;
+	x6.err = &e6;
+	memcpy(x4.buf + 64, e4.b, e4.len);
+	memcpy(x6.buf + 64, e6.b, e6.len);
+	if (lb_icmp_xlate46(x4.buf, 64, e4.len, &e4.p4, A6[0], B6[0],
+			    &(struct lb_icmp6_tuple){{0}, {0}, 1, 1},
+			    &(struct lb_pkt6){0}) < 0 ||
+	    lb_icmp_xlate64(x6.buf, 64, e6.len, &e6.p6, 1, 2,
+			    &(struct lb_nat_tuple){3, 4, 1, 1},
+			    &(struct lb_pkt){0}) < 0) {
+		fprintf(out, "icmp6: an error did not cross versions\n");
+		return;
 	}
 	if (lb_icmp6_err_rewrite(e6.b, e6.len, &e6.p6, A6[0], B6[0],
 				 &(struct lb_icmp6_tuple){{0}, {0}, 1, 1}) !=
@@ -352,6 +437,17 @@ lb_bench_icmp6(FILE *out, unsigned int rounds)
 
 		lb_bench_pair(out, &c6, &c4, 1000000, rounds);
 		lb_bench_pair(out, &n6, &n4, 1000000, rounds);
+		const struct lb_bench_case xb = {"copy + icmp error translated",
+						 run_copy_err4, &x4};
+		const struct lb_bench_case x46 = {
+			"copy + frag needed to packet too big", run_xerr46,
+			&x4};
+		const struct lb_bench_case x64 = {
+			"copy + packet too big to frag needed", run_xerr64,
+			&x6};
+
 		lb_bench_pair(out, &p6, &p4, 1000000, rounds);
+		lb_bench_pair(out, &x46, &xb, 1000000, rounds);
+		lb_bench_pair(out, &x64, &xb, 1000000, rounds);
 	}
 }
