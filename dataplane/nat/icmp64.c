@@ -104,6 +104,26 @@ map46(uint8_t type, uint8_t code, uint8_t *t6, uint8_t *c6)
 	}
 }
 
+/* Outer addresses the parsers take, so that the result parses. */
+static int
+src4_ok(uint32_t be)
+{
+	const uint8_t *b = (const uint8_t *)&be;
+
+	return b[0] != 0 && b[0] != 127 && b[0] < 224;
+}
+
+static int
+addr6_ok(const uint8_t *a, int as_src)
+{
+	static const uint8_t zero[16];
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	if (memcmp(a, zero, 15) == 0 && a[15] <= 1)
+		return 0; /* unspecified or loopback */
+	return !as_src || (a[0] != 0xff && memcmp(a, mapped, 12) != 0);
+}
+
 /* The quoted L4 checksum's update for the tuple's new sum. */
 static void
 quote_l4_csum(uint8_t *l4, uint8_t proto, uint16_t old, uint16_t new)
@@ -161,7 +181,7 @@ lb_icmp_xlate64(uint8_t *buf, uint32_t off, uint32_t len,
 	uint8_t t4, c4, tos, hlim, qtos, qhlim;
 	int rc;
 
-	if (buf == NULL || inner == NULL || out == NULL)
+	if (buf == NULL || inner == NULL || out == NULL || !src4_ok(outer_src))
 		return -EINVAL;
 	f = buf + off;
 	rc = lb_icmp6_err_parse(f, len, pkt, &e);
@@ -215,9 +235,8 @@ lb_icmp_xlate64(uint8_t *buf, uint32_t off, uint32_t len,
 	memmove(f + shift, f, l3);
 	wr16(f + new_l3 - 2, LB_ETHER_TYPE_IPV4);
 	f += shift;
-	if (lb_pkt_parse(f, l3 + 2 * IPV4_HDR_LEN + ICMP_HDR_LEN + l4q, out) !=
-	    LB_PKT_IPV4)
-		memset(out, 0, sizeof(*out));
+	/* It parses: its parts were checked, its source too. */
+	(void)lb_pkt_parse(f, l3 + 2 * IPV4_HDR_LEN + ICMP_HDR_LEN + l4q, out);
 	return (int)(off + shift);
 }
 
@@ -235,7 +254,8 @@ lb_icmp_xlate46(uint8_t *buf, uint32_t off, uint32_t len,
 	int rc;
 
 	if (buf == NULL || outer_src == NULL || outer_dst == NULL ||
-	    inner == NULL || out == NULL)
+	    inner == NULL || out == NULL || !addr6_ok(outer_src, 1) ||
+	    !addr6_ok(outer_dst, 0))
 		return -EINVAL;
 	f = buf + off;
 	rc = lb_nat_icmp_parse(f, len, pkt, &ie);
@@ -295,7 +315,6 @@ lb_icmp_xlate46(uint8_t *buf, uint32_t off, uint32_t len,
 	s = lb_pkt6_pseudo_sum(outer_src, outer_dst, mlen, LB_IPPROTO_ICMPV6);
 	wr16_raw(m + 2, (uint16_t)~lb_csum_fold(lb_csum_partial(m, mlen, s)));
 	f -= grow;
-	if (lb_pkt6_parse(f, l3 + LB_IPV6_HDR_LEN + mlen, out) != LB_PKT6_OK)
-		memset(out, 0, sizeof(*out));
+	(void)lb_pkt6_parse(f, l3 + LB_IPV6_HDR_LEN + mlen, out);
 	return (int)((int32_t)off - grow);
 }

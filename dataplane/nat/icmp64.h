@@ -36,8 +36,10 @@
  * unreachable: port unreachable). TTLs come from the hop limits.
  *
  * @return the new offset of the frame in @p buf, described by @p out;
- *   the errors of lb_icmp6_err_parse(); -EPROTONOSUPPORT for a code with
- *   no counterpart. The frame is untouched on error.
+ *   the errors of lb_icmp6_err_parse(); -EINVAL for an @p outer_src that
+ *   is never a source (0/8, 127/8, multicast and above);
+ *   -EPROTONOSUPPORT for a code with no counterpart. The frame is
+ *   untouched on error.
  */
 int lb_icmp_xlate64(uint8_t *buf, uint32_t off, uint32_t len,
 		    const struct lb_pkt6 *pkt, uint32_t outer_src,
@@ -56,9 +58,11 @@ int lb_icmp_xlate64(uint8_t *buf, uint32_t off, uint32_t len,
  * grows at the front by up to 40 bytes, taken from @p off.
  *
  * @return the new offset of the frame in @p buf, described by @p out;
- *   the errors of lb_nat_icmp_parse(); -EPROTONOSUPPORT for a code with
- *   no counterpart; -ENOSPC if @p off is short of the growth. The frame
- *   is untouched on error.
+ *   the errors of lb_nat_icmp_parse(); -EINVAL for outer addresses the
+ *   IPv6 parser refuses (unspecified, loopback; a multicast or
+ *   IPv4-mapped source); -EPROTONOSUPPORT for a code with no
+ *   counterpart; -ENOSPC if @p off is short of the growth. The frame is
+ *   untouched on error.
  */
 int lb_icmp_xlate46(uint8_t *buf, uint32_t off, uint32_t len,
 		    const struct lb_pkt *pkt, const uint8_t *outer_src,

@@ -264,6 +264,15 @@ test_xlate64_refused(void **state)
 	assert_int_equal(
 		lb_icmp_xlate64(x.b, x.off, x.len, &p, S4, B4, NULL, &out),
 		-EINVAL);
+	fr(&x)[14 + 40 + 3] ^= 1;
+	before = x;
+	/* 127.0.0.1 and 224.0.0.1 are never sources. */
+	assert_int_equal(lb_icmp_xlate64(x.b, x.off, x.len, &p, 0x0100007fu, B4,
+					 &to_be, &out),
+			 -EINVAL);
+	assert_int_equal(lb_icmp_xlate64(x.b, x.off, x.len, &p, 0x010000e0u, B4,
+					 &to_be, &out),
+			 -EINVAL);
 	assert_memory_equal(x.b, before.b, sizeof(x.b));
 }
 
@@ -406,6 +415,17 @@ test_xlate46_refused(void **state)
 	assert_int_equal(
 		lb_icmp_xlate46(x.b, x.off, x.len, &p, V6, NULL, &in, &out),
 		-EINVAL);
+	{
+		static const uint8_t lo[16] = {[15] = 1};
+		static const uint8_t mc[16] = {0xff, 0x02, [15] = 1};
+
+		assert_int_equal(lb_icmp_xlate46(x.b, x.off, x.len, &p, mc, C6,
+						 &in, &out),
+				 -EINVAL);
+		assert_int_equal(lb_icmp_xlate46(x.b, x.off, x.len, &p, V6, lo,
+						 &in, &out),
+				 -EINVAL);
+	}
 	assert_memory_equal(x.b, before.b, sizeof(x.b));
 }
 
