@@ -94,4 +94,30 @@ lb_csum_update32(uint16_t check, uint32_t old, uint32_t new)
 	return (uint16_t)~lb_csum_fold(sum);
 }
 
+/**
+ * The folded sum of two IPv6 addresses (16 bytes each, as in the packet)
+ * and two ports (network order): the words of a TCP/UDP tuple that sit
+ * in its checksum, for an update of them all at once with
+ * lb_csum_update16(check, old_sum, new_sum).
+ */
+static inline uint16_t
+lb_csum_tuple6(const uint8_t *src, const uint8_t *dst, uint16_t sport,
+	       uint16_t dport)
+{
+	uint32_t s = lb_csum_partial(src, 16, 0);
+
+	s = lb_csum_partial(dst, 16, s);
+	return lb_csum_fold(lb_csum_fold(s) + (uint32_t)sport + dport);
+}
+
+/** The same for two IPv4 addresses (network order) and two ports. */
+static inline uint16_t
+lb_csum_tuple4(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
+{
+	uint32_t s = lb_csum_partial(&src, 4, 0);
+
+	s = lb_csum_partial(&dst, 4, s);
+	return lb_csum_fold(lb_csum_fold(s) + (uint32_t)sport + dport);
+}
+
 #endif /* LB_CSUM_H */

@@ -3,6 +3,7 @@
 
 #include "bytes.h"
 #include "csum.h"
+#include "l4_hdr.h"
 #include "lb/pkt_parse.h"
 
 #define ETHER_HDR_LEN 14
@@ -46,15 +47,11 @@ parse_tcp(const uint8_t *p, uint32_t l4_len, struct lb_pkt *pkt)
 
 	if (l4_len < TCP_MIN_HDR)
 		return LB_PKT_DROP_TCP_TRUNC;
-	doff = (uint32_t)(p[12] >> 4) * 4;
-	if (doff < TCP_MIN_HDR || doff > l4_len)
+	doff = lb_tcp_doff(p, l4_len);
+	if (doff == 0)
 		return LB_PKT_DROP_TCP_TRUNC;
 	f = p[13] & 0x3f;
-	/* SYN+FIN, SYN+RST and no flags at all are scans or garbage, never
-	 * part of a real connection. */
-	if ((f & (LB_TCP_SYN | LB_TCP_FIN)) == (LB_TCP_SYN | LB_TCP_FIN) ||
-	    (f & (LB_TCP_SYN | LB_TCP_RST)) == (LB_TCP_SYN | LB_TCP_RST) ||
-	    f == 0)
+	if (lb_tcp_flags_bad(f))
 		return LB_PKT_DROP_TCP_FLAGS;
 	pkt->tcp_flags = f;
 	pkt->sport = rd16_raw(p);

@@ -6,6 +6,18 @@
  * the parser is deterministic and its offsets agree with the lengths it
  * checked; every rewrite of an accepted frame yields a frame the parser
  * accepts again, with the tuple asked for and checksums that still verify.
+ * The same bytes go through the IPv6 parser (pkt_parse6): at most one of
+ * the two accepts a frame, and what the IPv6 parser accepts has its
+ * offsets within the payload length it checked. Accepted TCP and UDP
+ * frames go through nat6: fnat66 and fnat64 (IPv6 to IPv4) of an IPv6
+ * frame, fnat64 back (IPv4 to IPv6) of an IPv4 one, each parsed again
+ * with the tuple asked for and a checksum that verifies if it did.
+ * ICMPv6 goes through the neighbour discovery parser (nd6), a valid
+ * solicitation's answer being an advertisement that parser takes, and
+ * through icmp6: an error's translation parses again with the quoted
+ * tuple asked for and a checksum that verifies, an echo's reply too.
+ * ICMP errors cross versions (icmp64) both ways and parse again as the
+ * error of the other version, quoting the tuple asked for.
  */
 #include <string.h>
 
@@ -13,6 +25,11 @@
 #include "csum.h"
 #include "nat.h"
 #include "lb/pkt_parse.h"
+#include "icmp6.h"
+#include "icmp64.h"
+#include "nat6.h"
+#include "nd6.h"
+#include "pkt_parse6.h"
 
 /* Whether the L4 checksum of an accepted TCP/UDP/ICMP frame verifies. */
 static int
@@ -210,6 +227,231 @@ check_arp(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
 	free(f);
 }
 
+static const uint8_t fz_s6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1};
+static const uint8_t fz_d6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 2};
+
+static void
+check_nat6(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
+{
+	uint8_t *f = malloc(len);
+	struct lb_pkt6 pkt = *pkt0, re;
+	struct lb_pkt re4, out4;
+	uint16_t sp = (uint16_t)(pkt0->dport | 1);
+	uint16_t dp = (uint16_t)(pkt0->sport | 2);
+	int ok = lb_pkt6_l4_csum_ok(data, pkt0), rc;
+
+	memcpy(f, data, len);
+	rc = lb_nat6_rewrite(f, &pkt, fz_s6, sp, fz_d6, dp);
+	if (pkt0->proto == LB_IPPROTO_ICMPV6 ||
+	    (pkt0->flags & LB_PKT6_F_FRAG)) {
+		FUZZ_CHECK(rc == -EPROTONOSUPPORT);
+		FUZZ_CHECK(!memcmp(f, data, len));
+		free(f);
+		return;
+	}
+	FUZZ_CHECK(rc == 0);
+	FUZZ_CHECK(lb_pkt6_parse(f, len, &re) == LB_PKT6_OK);
+	FUZZ_CHECK(!memcmp(re.src, fz_s6, 16) && !memcmp(re.dst, fz_d6, 16));
+	FUZZ_CHECK(re.sport == sp && re.dport == dp);
+	FUZZ_CHECK(lb_pkt6_l4_csum_ok(f, &re) == ok);
+
+	memcpy(f, data, len);
+	rc = lb_nat64_xlate(f, 0, len, pkt0, 0x0100000au, sp, 0x0200000au,
+			    dp, &out4);
+	FUZZ_CHECK(rc > 0);
+	FUZZ_CHECK((uint32_t)rc + out4.l3_off + out4.ip_len <= len);
+	FUZZ_CHECK(lb_pkt_parse(f + rc, out4.l3_off + out4.ip_len, &re4) ==
+		   LB_PKT_IPV4);
+	FUZZ_CHECK(!memcmp(&re4, &out4, sizeof(re4)));
+	FUZZ_CHECK(lb_pkt_l4_csum_ok(f + rc, &re4) == ok);
+	free(f);
+}
+
+/* fnat64 back to the client: an IPv4 TCP/UDP frame given 40 bytes of
+ * headroom becomes an IPv6 one the IPv6 parser takes. */
+static void
+check_nat46(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
+{
+	uint8_t *b = malloc(len + 40);
+	struct lb_pkt6 out, re;
+	int ok = lb_pkt_l4_csum_ok(data, pkt), rc;
+
+	memcpy(b + 40, data, len);
+	rc = lb_nat46_xlate(b, 40, len, pkt, fz_s6, pkt->dport, fz_d6,
+			    pkt->sport, &out);
+	if (rc == -EPROTONOSUPPORT) {
+		FUZZ_CHECK(pkt->l4_off - pkt->l3_off > 20);
+		free(b);
+		return;
+	}
+	FUZZ_CHECK(rc >= 0 && rc <= 60);
+	FUZZ_CHECK(lb_pkt6_parse(b + rc, out.l3_off + 40u + out.ip_plen,
+				 &re) == LB_PKT6_OK);
+	FUZZ_CHECK(!memcmp(&re, &out, sizeof(re)));
+	if (ok)
+		FUZZ_CHECK(lb_pkt6_l4_csum_ok(b + rc, &re));
+	free(b);
+}
+
+static void
+check_nd(const uint8_t *f, uint32_t len, const struct lb_pkt6 *pkt)
+{
+	static const struct lb_nat_link link = {{2, 0, 0, 0, 0, 1}, 0, 0};
+	uint8_t out[128];
+	struct lb_nd_msg m, na;
+	struct lb_pkt6 re;
+	int rc = lb_nd_parse(f, len, pkt, &m), n;
+
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -EPROTONOSUPPORT);
+	if (rc != 0 || m.type != LB_ND_NS)
+		return;
+	FUZZ_CHECK(pkt->hop_limit == LB_ND_HOP_LIMIT && m.target[0] != 0xff);
+	n = lb_nd_na_answer(out, sizeof(out), &link, &m);
+	FUZZ_CHECK(n > 0);
+	if (lb_pkt6_parse(out, (uint32_t)n, &re) != LB_PKT6_OK) {
+		/* Only a target the parser never takes as a source. */
+		FUZZ_CHECK(!memcmp(m.target, "\0\0\0\0\0\0\0\0", 8));
+		return;
+	}
+	FUZZ_CHECK(lb_nd_parse(out, (uint32_t)n, &re, &na) == 0);
+	FUZZ_CHECK(na.type == LB_ND_NA && !memcmp(na.target, m.target, 16));
+	FUZZ_CHECK(na.has_lla && !memcmp(na.lla, link.mac, 6));
+}
+
+static void
+check_icmp64(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
+{
+	static const struct lb_nat_tuple in = {0x0200000au, 0x0100000au,
+					       0x5000, 0x0104};
+	uint8_t *f = malloc(len);
+	struct lb_pkt out;
+	struct lb_nat_icmp ie;
+	int no;
+
+	memcpy(f, data, len);
+	no = lb_icmp_xlate64(f, 0, len, pkt0, 0x0100000au, 0x0200000au, &in,
+			     &out);
+	FUZZ_CHECK(no > 0 || no == -EPROTONOSUPPORT);
+	if (no > 0) {
+		FUZZ_CHECK(out.l3_off != 0);
+		FUZZ_CHECK((uint32_t)no + out.l3_off + out.ip_len <= len);
+		FUZZ_CHECK(lb_nat_icmp_parse(f + no, len - (uint32_t)no, &out,
+					     &ie) == 0);
+		FUZZ_CHECK(!memcmp(&ie.inner, &in, sizeof(in)));
+	}
+	free(f);
+}
+
+/* An ICMP error for IPv4 with 40 bytes of headroom becomes ICMPv6. */
+static void
+check_icmp46(const uint8_t *data, uint32_t len, const struct lb_pkt *pkt)
+{
+	static const struct lb_icmp6_tuple in = {
+		{0x20, 0x01, 0x0d, 0xb8, [15] = 7},
+		{0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 0x10}, 0x5000, 0x0104};
+	uint8_t *b = malloc(len + 40);
+	struct lb_pkt6 out;
+	struct lb_icmp6_err e;
+	int no;
+
+	memcpy(b + 40, data, len);
+	no = lb_icmp_xlate46(b, 40, len, pkt, fz_s6, fz_d6, &in, &out);
+	FUZZ_CHECK(no >= 0 || no == -EPROTONOSUPPORT || no == -EINVAL);
+	if (no >= 0) {
+		FUZZ_CHECK(out.l3_off != 0);
+		FUZZ_CHECK((uint32_t)no + out.l3_off + 40u + out.ip_plen <=
+			   len + 40);
+		FUZZ_CHECK(40u + out.ip_plen <= LB_IPV6_MIN_MTU);
+		FUZZ_CHECK(lb_icmp6_err_parse(b + no, len + 40 - (uint32_t)no,
+					      &out, &e) == 0);
+		FUZZ_CHECK(!memcmp(&e.inner, &in, sizeof(in)));
+	}
+	free(b);
+}
+
+static void
+check_icmp6(const uint8_t *data, uint32_t len, const struct lb_pkt6 *pkt0)
+{
+	uint8_t *f = malloc(len);
+	struct lb_pkt6 pkt = *pkt0, re;
+	struct lb_icmp6_err e, e2;
+	struct lb_icmp6_tuple in;
+	int rc;
+
+	memcpy(f, data, len);
+	rc = lb_icmp6_err_parse(f, len, &pkt, &e);
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -EPROTONOSUPPORT);
+	if (rc == 0) {
+		FUZZ_CHECK(e.inner_l3_off >= pkt.payload_off);
+		FUZZ_CHECK(e.inner_l4_off >= e.inner_l3_off + 40);
+		FUZZ_CHECK((uint32_t)e.inner_l3_off + e.quote_len <= len);
+		FUZZ_CHECK(e.inner_l4_off + 8u <=
+			   (uint32_t)e.inner_l3_off + e.quote_len);
+		memcpy(in.src, e.inner.dst, 16);
+		memcpy(in.dst, e.inner.src, 16);
+		in.src[15] ^= 0x5a;
+		in.sport = (uint16_t)(e.inner.dport + 1);
+		in.dport = (uint16_t)(e.inner.sport + 3);
+		FUZZ_CHECK(lb_icmp6_err_rewrite(f, len, &pkt, fz_s6, fz_d6,
+						&in) == 0);
+		FUZZ_CHECK(lb_pkt6_parse(f, len, &re) == LB_PKT6_OK);
+		FUZZ_CHECK(lb_icmp6_err_parse(f, len, &re, &e2) == 0);
+		FUZZ_CHECK(!memcmp(&e2.inner, &in, sizeof(in)));
+		FUZZ_CHECK(e2.type == e.type && e2.code == e.code &&
+			   e2.mtu == e.mtu && e2.quote_len == e.quote_len);
+		check_icmp64(data, len, pkt0);
+	}
+	memcpy(f, data, len);
+	pkt = *pkt0;
+	if (lb_icmp6_echo_reply(f, len, &pkt) == 0 && pkt0->dst[0] != 0xff) {
+		FUZZ_CHECK(lb_pkt6_parse(f, len, &re) == LB_PKT6_OK);
+		FUZZ_CHECK(!memcmp(re.src, pkt0->dst, 16));
+		FUZZ_CHECK(!memcmp(re.dst, pkt0->src, 16));
+		FUZZ_CHECK(f[re.l4_off] == LB_ICMP6_ECHO_REPLY);
+		FUZZ_CHECK(lb_pkt6_l4_csum_ok(f, &re));
+	}
+	free(f);
+}
+
+static void
+check_ipv6(const uint8_t *f, uint32_t len, enum lb_pkt_verdict v4)
+{
+	struct lb_pkt6 pkt, again;
+	enum lb_pkt6_verdict v;
+	uint32_t end;
+
+	v = lb_pkt6_parse(f, len, &pkt);
+	FUZZ_CHECK((unsigned int)v < LB_PKT6_VERDICT_MAX);
+	FUZZ_CHECK(strcmp(lb_pkt6_verdict_name(v), "unknown") != 0);
+	FUZZ_CHECK(lb_pkt6_parse(f, len, &again) == v);
+	FUZZ_CHECK(!memcmp(&pkt, &again, sizeof(pkt)));
+	if (v != LB_PKT6_OK)
+		return;
+	FUZZ_CHECK(v4 >= LB_PKT_DROP_FIRST);
+	end = (uint32_t)pkt.l3_off + LB_IPV6_HDR_LEN + pkt.ip_plen;
+	FUZZ_CHECK(pkt.l3_off == (pkt.has_vlan ? 18 : 14));
+	FUZZ_CHECK(end <= len);
+	FUZZ_CHECK(pkt.l4_off >= pkt.l3_off + LB_IPV6_HDR_LEN);
+	FUZZ_CHECK(pkt.l4_off <= pkt.l3_off + LB_IPV6_HDR_LEN +
+					 8u * 256 * LB_PKT6_EXT_MAX);
+	FUZZ_CHECK(pkt.n_ext <= LB_PKT6_EXT_MAX);
+	FUZZ_CHECK(pkt.payload_off > pkt.l4_off);
+	FUZZ_CHECK((uint32_t)pkt.payload_off + pkt.payload_len == end);
+	FUZZ_CHECK(pkt.proto == LB_IPPROTO_TCP ||
+		   pkt.proto == LB_IPPROTO_UDP ||
+		   pkt.proto == LB_IPPROTO_ICMPV6);
+	FUZZ_CHECK(pkt.src[0] != 0xff);
+	if (pkt.proto != LB_IPPROTO_ICMPV6)
+		FUZZ_CHECK(pkt.sport != 0 && pkt.dport != 0);
+	if (pkt.flags & LB_PKT6_F_FRAG)
+		FUZZ_CHECK(!lb_pkt6_l4_csum_ok(f, &pkt));
+	if (pkt.proto == LB_IPPROTO_ICMPV6) {
+		check_nd(f, len, &pkt);
+		check_icmp6(f, len, &pkt);
+	}
+	check_nat6(f, len, &pkt);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -229,13 +471,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(strcmp(lb_pkt_verdict_name(v), "unknown") != 0);
 	FUZZ_CHECK(lb_pkt_parse(f, len, &again) == v);
 	FUZZ_CHECK(!memcmp(&pkt, &again, sizeof(pkt)));
+	check_ipv6(f, len, v);
 	if (v == LB_PKT_IPV4) {
 		check_offsets(&pkt, len);
 		if (pkt.proto == LB_IPPROTO_TCP)
 			check_rst(f, len, &pkt);
-		if (pkt.proto == LB_IPPROTO_ICMP)
+		if (pkt.proto == LB_IPPROTO_ICMP) {
 			check_icmp(f, len, &pkt);
+			check_icmp46(f, len, &pkt);
+		}
 		check_rewrite(f, len, &pkt);
+		if (pkt.proto != LB_IPPROTO_ICMP)
+			check_nat46(f, len, &pkt);
 	} else if (v == LB_PKT_ARP) {
 		check_arp(f, len, &pkt);
 	}

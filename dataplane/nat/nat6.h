@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef LB_NAT6_H
+#define LB_NAT6_H
+
+/**
+ * @file
+ * Full-NAT rewrites for IPv6 on plain frames: fnat66 (an IPv6 client, an
+ * IPv6 backend) and the header translation of fnat64 (an IPv6 client, an
+ * IPv4 backend) in both directions. No DPDK, no allocation; frames are
+ * changed in place, the translations within a buffer that has room in
+ * front of the frame (an mbuf's headroom).
+ *
+ * Frames come from lb_pkt6_parse() (IPv6) or lb_pkt_parse() (IPv4), with
+ * the struct they filled in; TCP and UDP only, whole packets only (a
+ * first fragment's L4 checksum covers bytes not here, so it cannot be
+ * updated). Addresses are 16 bytes (IPv6) or a network-order uint32_t
+ * (IPv4), ports network order, as in the packet.
+ *
+ * Checksums are updated incrementally (RFC 1624), as lb_nat_rewrite()
+ * does, so a segment that arrived corrupted stays corrupted. IPv6 has no
+ * header checksum; its pseudo-header (RFC 8200 8.1) holds the addresses,
+ * so the L4 checksum follows them. Translation changes the pseudo-header
+ * from one version's to the other's: the length and protocol words sum
+ * the same in both (a 32-bit length below 65536 is its 16-bit value), so
+ * only the addresses (and ports) enter the update. The one exception: a
+ * UDP datagram over IPv4 with no checksum (0) gets one computed over the
+ * whole datagram when it becomes IPv6, where a checksum is mandatory
+ * (RFC 7915 4.5).
+ *
+ * Hop limit: lb_nat6_hop_dec() is the router's step, as lb_nat_ttl_dec()
+ * is for IPv4: the worker calls it (or lb_nat_ttl_dec() on the IPv4
+ * side) before a rewrite or a translation; the translations copy the hop
+ * limit into the TTL and back (RFC 7915 4.1, 5.1).
+ */
+
+#include <stdint.h>
+
+#include "lb/pkt_parse.h"
+#include "pkt_parse6.h"
+
+/**
+ * Rewrites the IPv6 addresses and TCP/UDP ports of a parsed frame in
+ * place and updates the L4 checksum incrementally; a UDP checksum that
+ * computes to zero is written as 0xffff. The hop limit is not touched.
+ * @p pkt is updated to describe the rewritten frame.
+ *
+ * @return 0; -EINVAL if an argument is NULL or @p pkt does not describe
+ *   a parsed IPv6 frame; -EPROTONOSUPPORT for ICMPv6 or a first fragment.
+ */
+int lb_nat6_rewrite(uint8_t *frame, struct lb_pkt6 *pkt, const uint8_t *new_src,
+		    uint16_t new_sport, const uint8_t *new_dst,
+		    uint16_t new_dport);
+
+/**
+ * The router's hop limit step: decrements it; @p pkt->hop_limit follows.
+ *
+ * @return 0; -ETIMEDOUT if the hop limit is 0 or 1 (the frame untouched,
+ *   to be dropped); -EINVAL on NULL or a @p pkt that is not IPv6.
+ */
+int lb_nat6_hop_dec(uint8_t *frame, struct lb_pkt6 *pkt);
+
+/**
+ * fnat64 towards the backend: the IPv6 frame at @p buf + @p off (of
+ * @p len bytes) becomes an IPv4 one from @p src:@p sport to
+ * @p dst:@p dport. The Ethernet header (and 802.1Q tag) is kept with the
+ * IPv4 type; the IPv6 header and its extension headers give way to a
+ * 20-byte IPv4 header (RFC 7915 5.1): type of service from the traffic
+ * class, identification 0 with DF set, TTL from the hop limit, the
+ * protocol of the upper layer, a computed header checksum. The frame
+ * shrinks from the front, so it starts later in @p buf; @p out describes
+ * it as lb_pkt_parse() would, and its length is out->l3_off +
+ * out->ip_len (a trailer is left behind it, to be trimmed).
+ *
+ * @return the new offset of the frame in @p buf; -EINVAL on NULL, a
+ *   @p pkt that is not IPv6 or does not fit in @p len; -EPROTONOSUPPORT
+ *   for ICMPv6 or a first fragment; -EMSGSIZE if the segment is too long
+ *   for an IPv4 datagram. The frame is untouched on error.
+ */
+int lb_nat64_xlate(uint8_t *buf, uint32_t off, uint32_t len,
+		   const struct lb_pkt6 *pkt, uint32_t src, uint16_t sport,
+		   uint32_t dst, uint16_t dport, struct lb_pkt *out);
+
+/**
+ * fnat64 back towards the client: the IPv4 frame at @p buf + @p off (of
+ * @p len bytes) becomes an IPv6 one from @p src:@p sport to
+ * @p dst:@p dport (RFC 7915 4.1): traffic class from the type of
+ * service, flow label 0, hop limit from the TTL, no extension headers;
+ * IPv4 options are not translated. The frame grows at the front by
+ * 40 - IHL bytes (20 without options), taken from @p off.
+ *
+ * @return the new offset of the frame in @p buf; -ENOSPC if @p off is
+ *   short of the growth; -EINVAL on NULL or a @p pkt that is not IPv4 TCP
+ *   or UDP within @p len; -EPROTONOSUPPORT for ICMP or an unexpired
+ *   source route option (RFC 7915 4.1: such a packet is discarded). The
+ *   frame is untouched on error.
+ */
+int lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
+		   const struct lb_pkt *pkt, const uint8_t *src, uint16_t sport,
+		   const uint8_t *dst, uint16_t dport, struct lb_pkt6 *out);
+
+#endif /* LB_NAT6_H */
