@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What content routing reads from a client before choosing a pool: the
- * first bytes of a TLS connection (tls_sni).
+ * first bytes of a TLS connection (tls_sni) or of an HTTP/1.x one
+ * (http_head).
  *
  * Input: a first byte choosing the part, then
  * - stream (0): the bytes as the client sent them;
  * - message (1): a record size byte, then a handshake message that is
- *   put in records of that size and in one record.
+ *   put in records of that size and in one record;
+ * - HTTP (2): two bytes of the bound, then the request head as sent.
  * Invariants: a verdict, once given on a prefix, is the verdict of every
  *   longer prefix, and FOUND or NONE come with the same name; a name
  *   found is a lower-case DNS name of 1 to 253 characters that reads back
  *   as itself; the hello ends within the bytes given; the verdict and the
- *   name do not depend on how the message is cut into records. Every
+ *   name do not depend on how the message is cut into records. A
+ *   request head found ends with an empty line within the bytes and the
+ *   bound, its method and path are within it (or the path is "/"), its
+ *   host a lower-case name or literal, and it is found the same from
+ *   its bytes alone and under a bound of its length; not under less.
+ *   Every
  *   parse is of a buffer of the exact size: a read past it is an
  *   AddressSanitizer report.
  */
@@ -20,6 +27,7 @@
 
 #include "fuzz.h"
 #include "hostname.h"
+#include "http_head.h"
 #include "tls_sni.h"
 
 #define REC_MAX 16384
@@ -140,17 +148,91 @@ message(struct fuzz_in *in)
 	free(b);
 }
 
+static int
+head_at(const uint8_t *p, size_t n, size_t max, struct lb_http_req *q)
+{
+	uint8_t *b = dup_exact(p, n);
+	int v = lb_http_head(b, n, max, q);
+
+	/* The pointers found point into @p p, not the copy. */
+	if (v == LB_HTTP_HEAD_FOUND) {
+		q->method = p + (q->method - b);
+		if (q->path_len != 1 || q->path[0] != '/' ||
+		    (q->path >= b && q->path < b + n))
+			q->path = p + (q->path - b);
+	}
+	free(b);
+	FUZZ_CHECK(v >= 0 && v < LB_HTTP_HEAD_VERDICTS);
+	return v;
+}
+
+static int
+same_req(const struct lb_http_req *a, const struct lb_http_req *b)
+{
+	return a->method == b->method && a->method_len == b->method_len &&
+	       a->path_len == b->path_len &&
+	       memcmp(a->path, b->path, a->path_len) == 0 &&
+	       a->minor == b->minor && a->head_len == b->head_len &&
+	       strcmp(a->host, b->host) == 0;
+}
+
+static void
+check_req(const uint8_t *p, size_t n, size_t max, const struct lb_http_req *q)
+{
+	const uint8_t *end = p + q->head_len;
+
+	FUZZ_CHECK(q->head_len <= n && q->head_len <= max);
+	FUZZ_CHECK(q->head_len >= 2 && end[-1] == '\n' &&
+		   (end[-2] == '\n' || (end[-2] == '\r' && end[-3] == '\n')));
+	FUZZ_CHECK(q->method >= p && q->method + q->method_len < end);
+	FUZZ_CHECK(q->method_len >= 1 && q->method_len <= LB_HTTP_METHOD_MAX);
+	FUZZ_CHECK((q->path >= p && q->path + q->path_len < end) ||
+		   (q->path_len == 1 && q->path[0] == '/'));
+	FUZZ_CHECK(memchr(q->path, '?', q->path_len) == NULL);
+	FUZZ_CHECK(q->minor <= 9);
+	FUZZ_CHECK(strlen(q->host) == q->host_len);
+	for (size_t i = 0; i < q->host_len; i++)
+		FUZZ_CHECK(!(q->host[i] >= 'A' && q->host[i] <= 'Z'));
+}
+
+static void
+http(struct fuzz_in *in)
+{
+	size_t max = (size_t)fuzz_take(in) << 8 | fuzz_take(in), n = in->n;
+	const uint8_t *p = in->p;
+	struct lb_http_req all, part;
+	int v = head_at(p, n, max, &all), w;
+
+	for (size_t cut = n / 3; cut < n; cut += (n - cut + 1) / 2) {
+		w = head_at(p, cut, max, &part);
+		if (w != LB_HTTP_HEAD_NEED_MORE)
+			FUZZ_CHECK(w == v);
+		if (w == LB_HTTP_HEAD_FOUND)
+			FUZZ_CHECK(same_req(&part, &all));
+	}
+	if (v != LB_HTTP_HEAD_FOUND)
+		return;
+	check_req(p, n, max, &all);
+	w = head_at(p, all.head_len, all.head_len, &part);
+	FUZZ_CHECK(w == LB_HTTP_HEAD_FOUND && same_req(&part, &all));
+	w = head_at(p, n, all.head_len - 1, &part);
+	FUZZ_CHECK(w != LB_HTTP_HEAD_FOUND && w != LB_HTTP_HEAD_NEED_MORE);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size};
 
-	switch (fuzz_take(&in) % 2) {
+	switch (fuzz_take(&in) % 3) {
 	case 0:
 		stream(in.p, in.n);
 		break;
-	default:
+	case 1:
 		message(&in);
+		break;
+	default:
+		http(&in);
 		break;
 	}
 	return 0;

@@ -2,12 +2,26 @@
 # Writes the route target's seeds into corpus/route/ from the real
 # ClientHellos of tests/unit/dataplane/route/hellos/ (capture_hellos.py):
 # each as a stream (part 0, cut short too) and as a handshake message to
-# be re-recorded (part 1, records of 7 and 64 bytes).
+# be re-recorded (part 1, records of 7 and 64 bytes); and request heads
+# (part 2) under a bound of 8192 bytes.
 import os
 
 TOP = os.path.dirname(os.path.abspath(__file__))
 HELLOS = os.path.join(TOP, "..", "unit", "dataplane", "route", "hellos")
 D = os.path.join(TOP, "corpus", "route")
+
+
+HEADS = {
+    "curl": b"GET /v1/users?id=3 HTTP/1.1\r\nHost: API.example.com\r\n"
+            b"User-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
+    "absolute": b"GET http://e.example:81/p?q HTTP/1.1\r\nHost: e\r\n\r\n",
+    "connect": b"CONNECT db.example:5432 HTTP/1.1\r\nHost: db\r\n\r\n",
+    "options": b"OPTIONS * HTTP/1.1\r\nHost: [2001:db8::1]:80\r\n\r\n",
+    "http10_lf": b"\r\nGET /old HTTP/1.0\nX: y\n\n",
+    "dup_host": b"GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
+    "post_body": b"POST /up HTTP/1.1\r\nHost: u\r\nContent-Length: 4\r\n"
+                 b"\r\nabcd",
+}
 
 
 def write(name, data):
@@ -25,6 +39,8 @@ def main():
         write("tls_" + name + "_cut", b"\x00" + data[:len(data) // 2])
         for k in (7, 64):
             write("tlsmsg_%s_%d" % (name, k), bytes([1, k - 1]) + data[5:])
+    for name, head in HEADS.items():
+        write("http_" + name, b"\x02\x20\x00" + head)
 
 
 if __name__ == "__main__":
