@@ -20,8 +20,15 @@
 #define FNV_SEED 2166136261u
 #define FNV_PRIME 16777619u
 
-/* A rule as matched: 24 bytes, its strings in the table's pool. */
+/*
+ * A rule as matched, its strings in the table's pool. The first bytes of
+ * its path and method (up to 8, with a mask of those that count) turn
+ * most comparisons into one of 64 bits: rules that differ from a query
+ * differ there as a rule.
+ */
 struct crule {
+	uint64_t path_head, path_mask;
+	uint64_t method_head;
 	uint32_t name_hash;
 	uint32_t name_off;
 	uint32_t path_off;
@@ -94,8 +101,9 @@ rule_name(const char *v, unsigned int flags, struct lb_route_rule *r)
 	if (v[0] == '*' && v[1] == '.') {
 		rc = lb_hostname_norm(r->name + 1, v + 2, strlen(v + 2),
 				      flags & ~LB_HOSTNAME_NUMERIC);
-		if (rc < 0)
-			return rc;
+		/* A name that ends with it has a label and a dot more. */
+		if (rc < 0 || rc + 2 > LB_HOSTNAME_MAX)
+			return -EINVAL;
 		r->name[0] = '.';
 		r->name_len = (uint16_t)(rc + 1);
 		r->name_cmp = LB_ROUTE_SUFFIX;
@@ -200,8 +208,8 @@ parse_rule(char **tok, int nt, const char *const *pools,
 			if (r->name_cmp != LB_ROUTE_ANY)
 				return fail(err, errlen, "%s given twice", k);
 			if (rule_name(v, fl, r) < 0)
-				return fail(err, errlen, "%s is not a host "
-					    "name or *.suffix", v);
+				return fail(err, errlen, "not a host name "
+					    "or *.suffix: %s", v);
 			sni |= k[0] == 's';
 			http |= k[0] == 'h';
 		} else if (strcmp(k, "path") == 0 ||
@@ -210,8 +218,8 @@ parse_rule(char **tok, int nt, const char *const *pools,
 				return fail(err, errlen, "%s: one path only",
 					    k);
 			if (rule_path(v, r) < 0)
-				return fail(err, errlen, "%s is not a path "
-					    "(/..., no query)", v);
+				return fail(err, errlen, "not a path (/..., "
+					    "no query): %s", v);
 			r->path_cmp = k[4] == '-' ? LB_ROUTE_PREFIX
 						  : LB_ROUTE_EXACT;
 			http = 1;
@@ -224,7 +232,7 @@ parse_rule(char **tok, int nt, const char *const *pools,
 				if (!is_tchar(v[j]))
 					n = 0;
 			if (n == 0 || n > LB_HTTP_METHOD_MAX)
-				return fail(err, errlen, "%s is not a method",
+				return fail(err, errlen, "not a method: %s",
 					    v);
 			memcpy(r->method, v, n + 1);
 			r->method_len = (uint8_t)n;
@@ -291,6 +299,22 @@ rule_ok(const struct lb_route_rule *r)
 		 r->method_len == 0));
 }
 
+/* The first (up to) 8 bytes of @p s, zeros after its end. */
+static uint64_t
+head8(const void *s, size_t n)
+{
+	uint64_t h = 0;
+
+	memcpy(&h, s, n < 8 ? n : 8);
+	return h;
+}
+
+static uint64_t
+mask8(size_t n)
+{
+	return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+}
+
 static uint32_t
 put_str(char *str, uint32_t *off, const char *s, size_t n)
 {
@@ -348,6 +372,9 @@ lb_route_table_create(const struct lb_route_rule *r, unsigned int n,
 		c->name_off = put_str(t->str, &off, r[i].name, r[i].name_len);
 		c->path_cmp = r[i].path_cmp;
 		c->path_len = r[i].path_len;
+		c->path_mask = mask8(r[i].path_len);
+		c->path_head = head8(r[i].path, r[i].path_len);
+		c->method_head = head8(r[i].method, r[i].method_len);
 		c->path_off = put_str(t->str, &off, r[i].path, r[i].path_len);
 		c->method_len = r[i].method_len;
 		c->method_off = put_str(t->str, &off, r[i].method,
@@ -376,6 +403,7 @@ struct query {
 	uint32_t hs[LB_HOSTNAME_MAX + 2]; /* hs[i]: of name[i..len) */
 	const uint8_t *method, *path;
 	size_t method_len, path_len;
+	uint64_t method_head, path_head;
 };
 
 static void
@@ -411,14 +439,19 @@ rest_matches(const struct lb_route_table *t, const struct crule *c,
 {
 	if (c->method_len != 0 &&
 	    (c->method_len != q->method_len ||
-	     memcmp(q->method, t->str + c->method_off, c->method_len) != 0))
+	     c->method_head != q->method_head ||
+	     (c->method_len > 8 &&
+	      memcmp(q->method, t->str + c->method_off, c->method_len) != 0)))
 		return 0;
 	if (c->path_cmp == LB_ROUTE_ANY)
 		return 1;
 	if (c->path_len > q->path_len ||
-	    (c->path_cmp == LB_ROUTE_EXACT && c->path_len != q->path_len))
+	    (c->path_cmp == LB_ROUTE_EXACT && c->path_len != q->path_len) ||
+	    (q->path_head & c->path_mask) != c->path_head)
 		return 0;
-	return memcmp(q->path, t->str + c->path_off, c->path_len) == 0;
+	return c->path_len <= 8 ||
+	       memcmp(q->path + 8, t->str + c->path_off + 8,
+		      c->path_len - 8) == 0;
 }
 
 int
@@ -445,6 +478,8 @@ lb_route_match_http(const struct lb_route_table *t,
 	q.method_len = r->method_len;
 	q.path = r->path;
 	q.path_len = r->path_len;
+	q.method_head = head8(r->method, r->method_len);
+	q.path_head = head8(r->path, r->path_len);
 	for (unsigned int i = 0; i < t->nb_http; i++)
 		if (name_matches(t, &t->http[i], &q) &&
 		    rest_matches(t, &t->http[i], &q))

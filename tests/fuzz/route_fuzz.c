@@ -8,7 +8,8 @@
  * - stream (0): the bytes as the client sent them;
  * - message (1): a record size byte, then a handshake message that is
  *   put in records of that size and in one record;
- * - HTTP (2): two bytes of the bound, then the request head as sent.
+ * - HTTP (2): two bytes of the bound, then the request head as sent;
+ * - rules (3): lines of route rules as lbctl would pass them.
  * Invariants: a verdict, once given on a prefix, is the verdict of every
  *   longer prefix, and FOUND or NONE come with the same name; a name
  *   found is a lower-case DNS name of 1 to 253 characters that reads back
@@ -17,7 +18,10 @@
  *   request head found ends with an empty line within the bytes and the
  *   bound, its method and path are within it (or the path is "/"), its
  *   host a lower-case name or literal, and it is found the same from
- *   its bytes alone and under a bound of its length; not under less.
+ *   its bytes alone and under a bound of its length; not under less. A
+ *   rule read has a lower-case name, a path that starts with '/', a
+ *   known pool, and a request made to its measure is matched by it or
+ *   by a rule before it.
  *   Every
  *   parse is of a buffer of the exact size: a read past it is an
  *   AddressSanitizer report.
@@ -28,6 +32,7 @@
 #include "fuzz.h"
 #include "hostname.h"
 #include "http_head.h"
+#include "route_rules.h"
 #include "tls_sni.h"
 
 #define REC_MAX 16384
@@ -219,20 +224,102 @@ http(struct fuzz_in *in)
 	FUZZ_CHECK(w != LB_HTTP_HEAD_FOUND && w != LB_HTTP_HEAD_NEED_MORE);
 }
 
+#define RULES_MAX 64
+
+static const char *const pools[] = {"web", "api", "static"};
+
+/* A request (or SNI) that rule @p r matches by its own conditions. */
+static int
+own_match(const struct lb_route_table *t, const struct lb_route_rule *r)
+{
+	static const char tail[] = "tail";
+	struct lb_http_req q = {.method = (const uint8_t *)"GET",
+				.method_len = 3};
+	char path[LB_ROUTE_PATH_MAX + sizeof(tail)];
+	size_t n = 0;
+
+	if (r->name_cmp == LB_ROUTE_SUFFIX)
+		q.host[n++] = 'x';
+	memcpy(q.host + n, r->name, r->name_len);
+	q.host_len = (uint16_t)(n + r->name_len);
+	q.host[q.host_len] = '\0';
+	if (r->proto == LB_ROUTE_TLS)
+		return lb_route_match_sni(t, q.host, q.host_len);
+	if (r->method_len) {
+		q.method = (const uint8_t *)r->method;
+		q.method_len = r->method_len;
+	}
+	memcpy(path, r->path, r->path_len);
+	q.path_len = r->path_len;
+	if (r->path_cmp == LB_ROUTE_PREFIX) {
+		memcpy(path + r->path_len, tail, sizeof(tail) - 1);
+		q.path_len = (uint16_t)(q.path_len + sizeof(tail) - 1);
+	}
+	q.path = (const uint8_t *)path;
+	return lb_route_match_http(t, &q);
+}
+
+static void
+rules(const uint8_t *p, size_t n)
+{
+	static struct lb_route_rule r[RULES_MAX];
+	struct lb_route_action def = {LB_ROUTE_RST, 0};
+	struct lb_route_table *t;
+	char line[1100], err[128];
+	unsigned int nr = 0;
+	size_t i = 0;
+
+	while (i < n && nr < RULES_MAX) {
+		size_t k = 0;
+		int rc;
+
+		while (i < n && p[i] != '\n' && k < sizeof(line) - 1)
+			line[k++] = (char)p[i++];
+		line[k] = '\0';
+		i++;
+		rc = lb_route_parse(line, pools, 3, &r[nr], &def, err,
+				    sizeof(err));
+		FUZZ_CHECK(rc == LB_ROUTE_LINE_RULE ||
+			   rc == LB_ROUTE_LINE_DEFAULT || rc == -EINVAL);
+		FUZZ_CHECK(def.what <= LB_ROUTE_REFUSE_421 && def.pool < 3);
+		if (rc != LB_ROUTE_LINE_RULE)
+			continue;
+		FUZZ_CHECK(r[nr].pool < 3);
+		FUZZ_CHECK(strlen(r[nr].name) == r[nr].name_len);
+		for (size_t j = 0; j < r[nr].name_len; j++)
+			FUZZ_CHECK(!(r[nr].name[j] >= 'A' &&
+				     r[nr].name[j] <= 'Z'));
+		FUZZ_CHECK(r[nr].path_cmp == LB_ROUTE_ANY ||
+			   r[nr].path[0] == '/');
+		nr++;
+	}
+	t = lb_route_table_create(r, nr, &def);
+	FUZZ_CHECK(t != NULL);
+	for (unsigned int j = 0; j < nr; j++) {
+		int m = own_match(t, &r[j]);
+
+		FUZZ_CHECK(m >= 0 && m <= (int)j);
+	}
+	lb_route_table_free(t);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size};
 
-	switch (fuzz_take(&in) % 3) {
+	switch (fuzz_take(&in) % 4) {
 	case 0:
 		stream(in.p, in.n);
 		break;
 	case 1:
 		message(&in);
 		break;
-	default:
+	case 2:
 		http(&in);
+		break;
+	default:
+		rules(in.p, in.n);
 		break;
 	}
 	return 0;

@@ -3,7 +3,7 @@
 # ClientHellos of tests/unit/dataplane/route/hellos/ (capture_hellos.py):
 # each as a stream (part 0, cut short too) and as a handshake message to
 # be re-recorded (part 1, records of 7 and 64 bytes); and request heads
-# (part 2) under a bound of 8192 bytes.
+# (part 2) under a bound of 8192 bytes; and lists of route rules (part 3).
 import os
 
 TOP = os.path.dirname(os.path.abspath(__file__))
@@ -21,6 +21,17 @@ HEADS = {
     "dup_host": b"GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
     "post_body": b"POST /up HTTP/1.1\r\nHost: u\r\nContent-Length: 4\r\n"
                  b"\r\nabcd",
+}
+
+RULES = {
+    "example": [
+        "sni api.example.com pool api", "sni *.example.com pool web",
+        "host api.example.com path-prefix /v1/ pool api",
+        "host *.Example.com path /health method GET pool web",
+        "path-prefix /static/ pool static", "method PURGE pool web",
+        "default refuse 421"],
+    "bad": ["sni a.example host b pool web", "host a..b pool web",
+            "path x pool web", "default pool nosuch", "pool web"],
 }
 
 
@@ -41,6 +52,8 @@ def main():
             write("tlsmsg_%s_%d" % (name, k), bytes([1, k - 1]) + data[5:])
     for name, head in HEADS.items():
         write("http_" + name, b"\x02\x20\x00" + head)
+    for name, lines in RULES.items():
+        write("rules_" + name, b"\x03" + "\n".join(lines).encode())
 
 
 if __name__ == "__main__":

@@ -65,6 +65,25 @@ static const struct parse_row parse_rows[] = {
 	BAD("sni a.example. pool tls-a", "not a host name"),
 	BAD("sni *. pool tls-a", "not a host name"),
 	BAD("sni *example.com pool tls-a", "not a host name"),
+	/* Up to 251 characters after "*.": no name of 253 can end with
+	 * more. */
+	BAD("sni *.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aa"
+	    " pool tls-a", "not a host name"),
+	{"sni *.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	 "a.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	 "a.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	 "a.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	 "a"
+	 " pool tls-a", R, NULL, TLS, SUF, ANY,
+	 ".aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaa"
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaa"
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaa"
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	 "", "", 3},
 	BAD("sni a.*.example pool tls-a", "not a host name"),
 	BAD("host a_b..c pool web", "not a host name"),
 	BAD("sni a.example host b.example pool web", "sni cannot go"),
@@ -162,6 +181,10 @@ static const char *const rules_text[] = {
 	"path-prefix /static/ pool static",	      /* 5 */
 	"method PURGE pool web",		      /* 6 */
 	"host www.example.com pool web",	      /* 7 */
+	/* Past the 8 bytes compared at once. */
+	"path-prefix /assets/img/ pool static",	      /* 8 */
+	"method VERSION-CONTROL pool web",	      /* 9 */
+	"path /assets/exactly-this pool api",	      /* 10 */
 };
 
 static struct lb_route_table *
@@ -256,6 +279,15 @@ static const struct http_row http_rows[] = {
 	{"POST /form HTTP/1.1\r\nHost: www.example.com.\r\n\r\n", 7},
 	{"GET http://www.example.com/ HTTP/1.1\r\nHost: nope\r\n\r\n", 7},
 	{"GET / HTTP/1.1\r\nHost: www.example.com.evil\r\n\r\n", -1},
+	{"GET /assets/img/a.png HTTP/1.1\r\nHost: o\r\n\r\n", 8},
+	{"GET /assets/imx/a.png HTTP/1.1\r\nHost: o\r\n\r\n", -1},
+	{"GET /assets/img HTTP/1.1\r\nHost: o\r\n\r\n", -1},
+	{"VERSION-CONTROL /x HTTP/1.1\r\nHost: o\r\n\r\n", 9},
+	{"VERSION-CONTROM /x HTTP/1.1\r\nHost: o\r\n\r\n", -1},
+	{"VERSION /x HTTP/1.1\r\nHost: o\r\n\r\n", -1},
+	{"GET /assets/exactly-this HTTP/1.1\r\nHost: o\r\n\r\n", 10},
+	{"GET /assets/exactly-thiz HTTP/1.1\r\nHost: o\r\n\r\n", -1},
+	{"GET /assets/exactly-this/ HTTP/1.1\r\nHost: o\r\n\r\n", -1},
 };
 
 static void
@@ -350,9 +382,11 @@ static void
 test_random(void **state)
 {
 	static const char *const labels[] = {"a", "b", "api", "www", "x-1"};
-	/* The rules' paths are the first four: every rule has one, so a
-	 * query for "/" or "/z" matches none. */
-	static const char *const paths[] = {"/a", "/a/", "/a/b", "/b", "/",
+	/* The rules' paths are the first six (two alike in their first 8
+	 * bytes): every rule has one, so a query for "/" or "/z" matches
+	 * none. */
+	static const char *const paths[] = {"/a", "/a/", "/a/b", "/b",
+					    "/aaaaaaa/b", "/aaaaaaa/c", "/",
 					    "/z"};
 	static const char *const methods[] = {"GET", "POST", "PUT"};
 	static struct lb_route_rule r[1001];
@@ -381,7 +415,7 @@ test_random(void **state)
 				       lb_rng_below(&rng, 2) ? name : "",
 				       lb_rng_below(&rng, 2) ? "path" :
 							       "path-prefix",
-				       paths[lb_rng_below(&rng, 4)],
+				       paths[lb_rng_below(&rng, 6)],
 				       lb_rng_below(&rng, 3) == 0 ?
 					       " method GET" : "");
 		snprintf(line + len, sizeof(line) - (size_t)len, " pool %s",
@@ -394,7 +428,7 @@ test_random(void **state)
 	assert_non_null(t);
 	for (int i = 0; i < 20000; i++) {
 		const char *m = methods[lb_rng_below(&rng, 3)];
-		const char *p = paths[lb_rng_below(&rng, 6)];
+		const char *p = paths[lb_rng_below(&rng, 8)];
 		struct lb_http_req q = {.method = (const uint8_t *)m,
 					.method_len = (uint16_t)strlen(m),
 					.path = (const uint8_t *)p,
