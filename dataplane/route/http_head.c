@@ -11,14 +11,17 @@
 
 static const char *const root = "/";
 
-/* tchar of RFC 9110 5.6.2. */
+const uint8_t lb_http_tchar[256] = {
+	['0' ... '9'] = 1, ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1,
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
+	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
+	['`'] = 1, ['|'] = 1, ['~'] = 1,
+};
+
 static int
 is_tchar(uint8_t c)
 {
-	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	    (c >= 'A' && c <= 'Z'))
-		return 1;
-	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+	return lb_http_tchar[c];
 }
 
 static uint8_t

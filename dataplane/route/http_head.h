@@ -43,6 +43,10 @@
 /** Longest head the caller would usually wait for. */
 #define LB_HTTP_HEAD_MAX 8192
 
+/** 1 for the bytes of a token (tchar, RFC 9110 5.6.2): methods and
+ * header names. */
+extern const uint8_t lb_http_tchar[256];
+
 /** Verdicts of lb_http_head(), LB_HTTP_HEAD_NEED_MORE first. */
 enum lb_http_head_verdict {
 	LB_HTTP_HEAD_NEED_MORE, /**< a request head so far */

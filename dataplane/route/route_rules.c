@@ -84,14 +84,6 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int
-is_tchar(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	       (c >= 'A' && c <= 'Z') ||
-	       (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
 /* A name of a rule: exact, or `*.` and a suffix kept with its dot. */
 static int
 rule_name(const char *v, unsigned int flags, struct lb_route_rule *r)
@@ -229,7 +221,7 @@ parse_rule(char **tok, int nt, const char *const *pools,
 			if (r->method_len != 0)
 				return fail(err, errlen, "%s given twice", k);
 			for (size_t j = 0; j < n; j++)
-				if (!is_tchar(v[j]))
+				if (!lb_http_tchar[(uint8_t)v[j]])
 					n = 0;
 			if (n == 0 || n > LB_HTTP_METHOD_MAX)
 				return fail(err, errlen, "not a method: %s",

@@ -88,7 +88,22 @@ static int
 take_num(struct rd *r, size_t bytes, size_t *val)
 {
 	uint8_t b[3];
-	int v = take(r, b, bytes);
+	int v;
+
+	/* Within the record and the bytes given, as nearly always. */
+	if (r->rec >= bytes && r->len - r->off >= bytes &&
+	    r->end - r->pos >= bytes) {
+		const uint8_t *p = r->p + r->off;
+
+		*val = bytes == 1   ? p[0]
+		       : bytes == 2 ? (size_t)p[0] << 8 | p[1]
+				    : (size_t)p[0] << 16 | p[1] << 8 | p[2];
+		r->off += bytes;
+		r->rec -= bytes;
+		r->pos += bytes;
+		return -1;
+	}
+	v = take(r, b, bytes);
 
 	*val = 0;
 	for (size_t i = 0; v < 0 && i < bytes; i++)
