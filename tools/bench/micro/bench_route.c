@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Content routing: which rule a request head matches, among 10, 100 and
- * 1000 rules, by the linear matcher of route_rules (the rules in order,
+ * 1000 rules (and which a ClientHello's name matches, among as many SNI
+ * rules, half exact names, half `*.` suffixes), by the linear matcher of route_rules (the rules in order,
  * each name compared first by a hash) against a Hyperscan database of
  * the same rules (one anchored pattern per rule over "METHOD HOST PATH",
  * the lowest rule reported wins, as the order says). The rules mix
@@ -33,6 +34,7 @@
 static const char *const pools[] = {"web", "api", "static"};
 
 struct set {
+	int tls; /* SNI rules and names, else HTTP */
 	struct lb_route_rule *rule;
 	unsigned int n;
 	struct lb_route_table *t;
@@ -43,10 +45,16 @@ struct set {
 	uint16_t *subj_len;
 };
 
-/* Rule @p i of a list: four kinds in turn. */
+/* Rule @p i of a list: four kinds in turn (SNI: the first two). */
 static void
-rule_line(char *buf, size_t cap, unsigned int i)
+rule_line(char *buf, size_t cap, unsigned int i, int tls)
 {
+	if (tls) {
+		snprintf(buf, cap, i % 2 ? "sni *.tenant%u.example.net pool web"
+					 : "sni svc%u.example.com pool api",
+			 i);
+		return;
+	}
 	switch (i % 4) {
 	case 0:
 		snprintf(buf, cap, "host svc%u.example.com path-prefix /v%u/ "
@@ -66,11 +74,11 @@ rule_line(char *buf, size_t cap, unsigned int i)
 
 /* A request that rule @p i matches (or none, for i past the list). */
 static void
-query_for(struct lb_http_req *q, char *path, unsigned int i)
+query_for(struct lb_http_req *q, char *path, unsigned int i, int tls)
 {
 	const char *m = "GET";
 
-	switch (i % 4) {
+	switch (tls ? i % 2 : i % 4) {
 	case 0:
 		snprintf(q->host, sizeof(q->host), "svc%u.example.com", i);
 		snprintf(path, 64, "/v%u/items/42", i);
@@ -111,6 +119,15 @@ pattern(char *out, const struct lb_route_rule *r)
 	size_t o = 0;
 
 	out[o++] = '^';
+	if (r->proto == LB_ROUTE_TLS) {
+		/* A suffix unanchored at the start: the cheaper form. */
+		if (r->name_cmp == LB_ROUTE_SUFFIX)
+			o = 0;
+		escape(out, &o, r->name, r->name_len);
+		out[o++] = '$';
+		out[o] = '\0';
+		return;
+	}
 	if (r->method_len)
 		escape(out, &o, r->method, r->method_len);
 	else
@@ -151,6 +168,14 @@ hs_rule(const struct set *s, unsigned int j)
 	return best == ~0u ? LB_ROUTE_NO_RULE : (int)best;
 }
 
+static int
+linear_rule(const struct set *s, unsigned int j)
+{
+	if (s->tls)
+		return lb_route_match_sni(s->t, s->q[j].host, s->q[j].host_len);
+	return lb_route_match_http(s->t, &s->q[j]);
+}
+
 static void
 run_linear(void *p, uint64_t iters)
 {
@@ -158,8 +183,7 @@ run_linear(void *p, uint64_t iters)
 	uint64_t acc = 0;
 
 	for (uint64_t i = 0; i < iters; i++)
-		acc += (uint64_t)lb_route_match_http(s->t,
-						     &s->q[i & (NB_Q - 1)]);
+		acc += (uint64_t)linear_rule(s, (unsigned int)i & (NB_Q - 1));
 	lb_bench_sink = acc;
 }
 
@@ -175,7 +199,7 @@ run_hs(void *p, uint64_t iters)
 }
 
 static int
-set_make(struct set *s, unsigned int n, struct lb_rng *rng)
+set_make(struct set *s, unsigned int n, int tls, struct lb_rng *rng)
 {
 	struct lb_route_action def = {LB_ROUTE_REFUSE_404, 0};
 	const char **pats = calloc(n, sizeof(*pats));
@@ -186,6 +210,7 @@ set_make(struct set *s, unsigned int n, struct lb_rng *rng)
 	int rc = -1;
 
 	s->n = n;
+	s->tls = tls;
 	s->rule = calloc(n, sizeof(*s->rule));
 	s->q = calloc(NB_Q, sizeof(*s->q));
 	s->subj = calloc(NB_Q, sizeof(*s->subj));
@@ -196,7 +221,7 @@ set_make(struct set *s, unsigned int n, struct lb_rng *rng)
 	for (unsigned int i = 0; i < n; i++) {
 		char *pat = malloc(4 * 512);
 
-		rule_line(line, sizeof(line), i);
+		rule_line(line, sizeof(line), i, tls);
 		if (pat == NULL ||
 		    lb_route_parse(line, pools, 3, &s->rule[i], &def, err,
 				   sizeof(err)) != LB_ROUTE_LINE_RULE)
@@ -217,12 +242,16 @@ set_make(struct set *s, unsigned int n, struct lb_rng *rng)
 					 ? n * 2 + (unsigned int)lb_rng_below(rng, n)
 					 : (unsigned int)lb_rng_below(rng, n);
 
-		query_for(&s->q[j], paths[j], i);
-		s->subj_len[j] = (uint16_t)snprintf(
-			s->subj[j], SUBJECT_MAX, "%.*s %s %s",
-			(int)s->q[j].method_len, s->q[j].method, s->q[j].host,
-			paths[j]);
-		if (lb_route_match_http(s->t, &s->q[j]) != hs_rule(s, j))
+		query_for(&s->q[j], paths[j], i, tls);
+		if (tls)
+			s->subj_len[j] = (uint16_t)snprintf(
+				s->subj[j], SUBJECT_MAX, "%s", s->q[j].host);
+		else
+			s->subj_len[j] = (uint16_t)snprintf(
+				s->subj[j], SUBJECT_MAX, "%.*s %s %s",
+				(int)s->q[j].method_len, s->q[j].method,
+				s->q[j].host, paths[j]);
+		if (linear_rule(s, j) != hs_rule(s, j))
 			goto out;
 	}
 	rc = 0;
@@ -339,23 +368,26 @@ lb_bench_route(FILE *out, unsigned int rounds)
 
 	lb_xoshiro_seed(&x, 18);
 	rng = lb_rng_xoshiro(&x);
-	for (unsigned int k = 0; k < 3; k++) {
+	/* The HTTP lists first, then the SNI ones. */
+	for (unsigned int k = 0; k < 6; k++) {
 		struct set s = {0};
 		struct lb_bench_case lin = {name[0], run_linear, &s};
 		struct lb_bench_case hs = {name[1], run_hs, &s};
+		const char *what = k < 3 ? "route" : "sni route";
 
-		if (set_make(&s, sizes[k], &rng) != 0) {
+		if (set_make(&s, sizes[k % 3], k >= 3, &rng) != 0) {
 			fprintf(out, "route: the matchers disagree or "
-				     "failed to build (%u rules)\n", sizes[k]);
+				     "failed to build (%u rules)\n",
+				sizes[k % 3]);
 			set_free(&s);
 			return;
 		}
-		snprintf(name[0], sizeof(name[0]), "route linear, %u rules",
-			 sizes[k]);
-		snprintf(name[1], sizeof(name[1]), "route Hyperscan, %u rules",
-			 sizes[k]);
-		lb_bench_pair(out, &hs, &lin, sizes[k] >= 1000 ? 20000 : 100000,
-			      rounds);
+		snprintf(name[0], sizeof(name[0]), "%s linear, %u rules",
+			 what, sizes[k % 3]);
+		snprintf(name[1], sizeof(name[1]), "%s Hyperscan, %u rules",
+			 what, sizes[k % 3]);
+		lb_bench_pair(out, &hs, &lin,
+			      sizes[k % 3] >= 1000 ? 20000 : 100000, rounds);
 		set_free(&s);
 	}
 	{
