@@ -21,6 +21,9 @@
 #define F LB_HTTP_HEAD_FOUND
 #define NOT LB_HTTP_HEAD_NOT_HTTP
 #define BAD LB_HTTP_HEAD_MALFORMED
+/* The rest of a row whose verdict is not FOUND. */
+#define BAD_ROW BAD, NULL, NULL, NULL, 0
+#define NOT_ROW NOT, NULL, NULL, NULL, 0
 
 struct row {
 	const char *what;
@@ -41,26 +44,29 @@ static const struct row rows[] = {
 	 "\r\n", F, "POST", "/up", "b.example", 1},
 	{"bare LF (2.2)", "GET /x HTTP/1.1\nHost: c.example\n\n", F, "GET",
 	 "/x", "c.example", 1},
-	{"empty lines first (2.2)", "\r\n\r\nGET /y HTTP/1.1\r\nHost: d\r\n\r\n",
+	{"empty lines first (2.2)",
+	 "\r\n\r\nGET /y HTTP/1.1\r\nHost: d\r\n\r\n",
 	 F, "GET", "/y", "d", 1},
 	{"HTTP/1.0 without Host", "GET /old HTTP/1.0\r\n\r\n", F, "GET",
 	 "/old", "", 0},
 	{"HTTP/1.1 without Host (3.2)", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n",
-	 BAD, NULL, NULL, NULL, 0},
+	 BAD_ROW},
 	{"duplicate Host (3.2)", "GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n"
-	 "host: a\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 "host: a\r\n\r\n", BAD_ROW},
 	{"empty Host", "GET / HTTP/1.1\r\nHost:\r\n\r\n", F, "GET", "/", "", 1},
 	{"IPv4 Host", "GET / HTTP/1.1\r\nHost: 192.0.2.10:80\r\n\r\n", F, "GET",
 	 "/", "192.0.2.10", 1},
 	{"IPv6 Host", "GET / HTTP/1.1\r\nHost: [2001:DB8::1]:443\r\n\r\n", F,
 	 "GET", "/", "[2001:db8::1]", 1},
 	{"unclosed IP literal", "GET / HTTP/1.1\r\nHost: [2001:db8::1\r\n\r\n",
-	 BAD, NULL, NULL, NULL, 0},
-	{"Host with a path", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", BAD, NULL, NULL, NULL, 0},
-	{"Host with a bad port", "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 BAD_ROW},
+	{"Host with a path", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", BAD_ROW},
+	{"Host with a bad port", "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n",
+	 BAD_ROW},
 	{"Host with a long port", "GET / HTTP/1.1\r\nHost: a:123456\r\n\r\n",
-	 BAD, NULL, NULL, NULL, 0},
-	{"Host that is no name", "GET / HTTP/1.1\r\nHost: a..b\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 BAD_ROW},
+	{"Host that is no name", "GET / HTTP/1.1\r\nHost: a..b\r\n\r\n",
+	 BAD_ROW},
 	{"absolute-form: its host wins (3.2.2)",
 	 "GET HTTP://Proxy.Example:81/p/q?x HTTP/1.1\r\nHost: other\r\n\r\n",
 	 F, "GET", "/p/q", "proxy.example", 1},
@@ -71,21 +77,22 @@ static const struct row rows[] = {
 	{"absolute-form, Host line not parsed", "GET http://e.example/ "
 	 "HTTP/1.1\r\nHost: !!\r\n\r\n", F, "GET", "/", "e.example", 1},
 	{"absolute-form, duplicate Host", "GET http://e.example/ HTTP/1.1\r\n"
-	 "Host: a\r\nHost: a\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 "Host: a\r\nHost: a\r\n\r\n", BAD_ROW},
 	{"absolute-form with userinfo", "GET http://u@e.example/ HTTP/1.1\r\n"
-	 "Host: e.example\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 "Host: e.example\r\n\r\n", BAD_ROW},
 	{"absolute-form, other scheme", "GET ftp://e.example/ HTTP/1.1\r\n"
-	 "Host: e\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 "Host: e\r\n\r\n", BAD_ROW},
 	{"CONNECT authority-form (3.2.3)", "CONNECT db.example:5432 HTTP/1.1"
 	 "\r\nHost: db.example:5432\r\n\r\n", F, "CONNECT", "", "db.example",
 	 1},
 	{"CONNECT without a port", "CONNECT db.example HTTP/1.1\r\nHost: d\r\n"
-	 "\r\n", BAD, NULL, NULL, NULL, 0},
+	 "\r\n", BAD_ROW},
 	{"OPTIONS * (3.2.4)", "OPTIONS * HTTP/1.1\r\nHost: o\r\n\r\n", F,
 	 "OPTIONS", "*", "o", 1},
-	{"GET *", "GET * HTTP/1.1\r\nHost: o\r\n\r\n", BAD, NULL, NULL, NULL, 0},
-	{"relative target", "GET index.html HTTP/1.1\r\nHost: o\r\n\r\n", BAD, NULL, NULL, NULL, 0},
-	{"fragment", "GET /a#b HTTP/1.1\r\nHost: o\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	{"GET *", "GET * HTTP/1.1\r\nHost: o\r\n\r\n", BAD_ROW},
+	{"relative target", "GET index.html HTTP/1.1\r\nHost: o\r\n\r\n",
+	 BAD_ROW},
+	{"fragment", "GET /a#b HTTP/1.1\r\nHost: o\r\n\r\n", BAD_ROW},
 	{"HTTP/1.2 as 1.x", "GET / HTTP/1.2\r\nHost: v\r\n\r\n", F, "GET", "/",
 	 "v", 2},
 	{"extension method", "PURGE-ALL /c HTTP/1.1\r\nHost: p\r\n\r\n", F,
@@ -93,25 +100,28 @@ static const struct row rows[] = {
 	{"path as sent, no decoding", "GET /%41b/../c?d HTTP/1.1\r\nHost: p\r\n"
 	 "\r\n", F, "GET", "/%41b/../c", "p", 1},
 	/* Heads that are refused (RFC 9112 5.1, 5.2, 2.2). */
-	{"space before the colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", BAD, NULL, NULL, NULL, 0},
-	{"folded line", "GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n", BAD, NULL, NULL, NULL, 0},
-	{"no colon", "GET / HTTP/1.1\r\nHost: a\r\nnocolon\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	{"space before the colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n",
+	 BAD_ROW},
+	{"folded line", "GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n", BAD_ROW},
+	{"no colon", "GET / HTTP/1.1\r\nHost: a\r\nnocolon\r\n\r\n", BAD_ROW},
 	{"control in a value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\x01z\r\n\r\n",
-	 BAD, NULL, NULL, NULL, 0},
-	{"bare CR in a header", "GET / HTTP/1.1\r\nHost: a\rX: b\r\n\r\n", BAD, NULL, NULL, NULL, 0},
+	 BAD_ROW},
+	{"bare CR in a header", "GET / HTTP/1.1\r\nHost: a\rX: b\r\n\r\n",
+	 BAD_ROW},
 	{"obs-text in a value", "GET / HTTP/1.1\r\nHost: a\r\nX: \xc3\xa9\r\n"
 	 "\r\n", F, "GET", "/", "a", 1},
 	/* Not HTTP/1.x at all. */
-	{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", NOT, NULL, NULL, NULL, 0},
-	{"HTTP/0.9", "GET /\r\n", NOT, NULL, NULL, NULL, 0},
-	{"lower-case version", "GET / http/1.1\r\nHost: a\r\n\r\n", NOT, NULL, NULL, NULL, 0},
-	{"two spaces", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", NOT, NULL, NULL, NULL, 0},
-	{"TLS record", "\x16\x03\x01\x02\x00\x01", NOT, NULL, NULL, NULL, 0},
-	{"SSH banner", "SSH-2.0-OpenSSH_9.2\r\n", NOT, NULL, NULL, NULL, 0},
-	{"method too long", "ABCDEFGHIJKLMNOPQRSTUVWXYZ / HTTP/1.1\r\n", NOT, NULL, NULL, NULL, 0},
-	{"bare CR in the request line", "GET /\r HTTP/1.1\r\n", NOT, NULL, NULL, NULL, 0},
-	{"trailing text after the version", "GET / HTTP/1.1 x\r\n", NOT, NULL, NULL, NULL, 0},
-	{"control in the target", "GET /\x01 HTTP/1.1\r\n", NOT, NULL, NULL, NULL, 0},
+	{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", NOT_ROW},
+	{"HTTP/0.9", "GET /\r\n", NOT_ROW},
+	{"lower-case version", "GET / http/1.1\r\nHost: a\r\n\r\n", NOT_ROW},
+	{"two spaces", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", NOT_ROW},
+	{"TLS record", "\x16\x03\x01\x02\x00\x01", NOT_ROW},
+	{"SSH banner", "SSH-2.0-OpenSSH_9.2\r\n", NOT_ROW},
+	{"method too long", "ABCDEFGHIJKLMNOPQRSTUVWXYZ / HTTP/1.1\r\n",
+	 NOT_ROW},
+	{"bare CR in the request line", "GET /\r HTTP/1.1\r\n", NOT_ROW},
+	{"trailing text after the version", "GET / HTTP/1.1 x\r\n", NOT_ROW},
+	{"control in the target", "GET /\x01 HTTP/1.1\r\n", NOT_ROW},
 };
 
 /* Checks @p p (@p n bytes) whole and as each prefix, under @p max. */
