@@ -9,7 +9,8 @@
  * HTTP/1.x request (http_head.h); the first rule that matches wins, and a
  * default action applies when none does.
  *
- * A rule is one line of text, the form lbctl's `route add` takes:
+ * A rule is one line of text, the form lbctl will pass (under a command
+ * name of its own: `route` already names IP routes):
  *
  *     sni NAME pool POOL
  *     [method METHOD] [host NAME] [path PATH | path-prefix PATH] pool POOL
