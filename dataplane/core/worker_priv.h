@@ -77,6 +77,9 @@ uint32_t lb_worker_hold_put(struct lb_worker *w, struct rte_mbuf *m);
  * empty, @p m then still the caller's. */
 uint32_t lb_worker_hold_take(struct lb_worker *w, struct rte_mbuf *m);
 void lb_worker_hold_release(struct lb_worker *w, uint32_t i);
+/* Takes copy or segment @p i out of the pool, to the caller; NULL when
+ * there is none. What waits with a SYN copy stays (hold_release()). */
+struct rte_mbuf *lb_worker_hold_out(struct lb_worker *w, uint32_t i);
 void lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
 			      bool ok);
 /* A SNAT port for trial @p t towards backend @p be: 0 or -ENOSPC. */

@@ -274,21 +274,6 @@ lb_worker_synp_flow(struct lb_worker *w, uint32_t idx, uint32_t hold,
 	w->pp_used = true;
 }
 
-/* Takes held segment @p i out of the pool. */
-static struct rte_mbuf *
-unhold(struct lb_worker *w, uint32_t i)
-{
-	struct rte_mbuf *m;
-
-	if (i == LB_HOLD_NONE || i >= w->hold_cap || w->hold[i] == NULL)
-		return NULL;
-	m = w->hold[i];
-	w->hold[i] = NULL;
-	w->hold_since[i] = 0;
-	w->hold_free[w->hold_nfree++] = i;
-	return m;
-}
-
 bool
 lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now)
 {
@@ -302,7 +287,7 @@ lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now)
 	 * it expects, in the SYN copy's frame turned around. */
 	h.seq = w->synp_hold[hold].cookie + 1;
 	lb_worker_synp_release(w, hold);
-	m = unhold(w, hold);
+	m = lb_worker_hold_out(w, hold);
 	if (m == NULL)
 		return true;
 	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
@@ -420,7 +405,7 @@ lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	int svc = f->svc;
 
 	if (f->l7 < w->hold_cap && w->synp_hold[f->l7].state == LB_SYNP_PEND) {
-		d = unhold(w, w->synp_hold[f->l7].data);
+		d = lb_worker_hold_out(w, w->synp_hold[f->l7].data);
 		w->synp_hold[f->l7].data = LB_HOLD_NONE;
 	}
 	opts_of(frame_of(m), pkt, &bo);

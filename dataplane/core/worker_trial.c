@@ -44,6 +44,20 @@ lb_worker_hold_take(struct lb_worker *w, struct rte_mbuf *m)
 	return i;
 }
 
+struct rte_mbuf *
+lb_worker_hold_out(struct lb_worker *w, uint32_t i)
+{
+	struct rte_mbuf *m;
+
+	if (i == LB_HOLD_NONE || i >= w->hold_cap || w->hold[i] == NULL)
+		return NULL;
+	m = w->hold[i];
+	w->hold[i] = NULL;
+	w->hold_since[i] = 0;
+	w->hold_free[w->hold_nfree++] = i;
+	return m;
+}
+
 void
 lb_worker_hold_release(struct lb_worker *w, uint32_t i)
 {
@@ -52,10 +66,7 @@ lb_worker_hold_release(struct lb_worker *w, uint32_t i)
 	/* A SYN copy of the proxy's goes with what waits with it. */
 	if (unlikely(w->synp_hold[i].state != LB_SYNP_NONE))
 		lb_worker_synp_release(w, i);
-	rte_pktmbuf_free(w->hold[i]);
-	w->hold[i] = NULL;
-	w->hold_since[i] = 0;
-	w->hold_free[w->hold_nfree++] = i;
+	rte_pktmbuf_free(lb_worker_hold_out(w, i));
 }
 
 /* A trial's outcome, with the error count the scheduler now weighs. */
@@ -302,11 +313,9 @@ lb_worker_defer_or_rst(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	}
 	if (lb_worker_synp_rst(w, t->hold, now))
 		return;
-	m = w->hold[t->hold];
-	w->hold[t->hold] = NULL;
-	w->hold_since[t->hold] = 0;
-	w->hold_free[w->hold_nfree++] = t->hold;
-	lb_worker_rst_client(w, m, now);
+	m = lb_worker_hold_out(w, t->hold);
+	if (m != NULL)
+		lb_worker_rst_client(w, m, now);
 }
 
 enum lb_deferq_verdict
@@ -373,10 +382,8 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 	/* Expired, exhausted or flushed: the client gets a RST. */
 	if (lb_worker_synp_rst(w, hold, now))
 		return LB_DEFERQ_DONE;
-	m = w->hold[hold];
-	w->hold[hold] = NULL;
-	w->hold_since[hold] = 0;
-	w->hold_free[w->hold_nfree++] = hold;
-	lb_worker_rst_client(w, m, now);
+	m = lb_worker_hold_out(w, hold);
+	if (m != NULL)
+		lb_worker_rst_client(w, m, now);
 	return LB_DEFERQ_DONE;
 }
