@@ -150,6 +150,9 @@ struct lb_synp_auto {
 	uint32_t done;	    /**< handshakes completed in it */
 	uint64_t quiet_ns;  /**< since when both stayed below; 0: not */
 	bool on;
+	/** The service's mode these counts were taken under: SYNs counted
+	 * while it was `on` say nothing about the rate `auto` should see. */
+	uint8_t mode;
 };
 
 struct lb_worker {

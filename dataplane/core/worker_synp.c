@@ -499,8 +499,10 @@ lb_worker_synp_switch(struct lb_worker *w)
 		if (w->conf->svc[s].proto == LB_IPPROTO_TCP &&
 		    mode != LB_CONF_SYNP_OFF && s < w->conf->nb_svc)
 			svc |= 1ull << s;
-		if (mode != LB_CONF_SYNP_AUTO)
+		if (mode != w->synp_auto[s].mode) {
 			memset(&w->synp_auto[s], 0, sizeof(w->synp_auto[s]));
+			w->synp_auto[s].mode = mode;
+		}
 	}
 	w->synp_svc = svc;
 	synp_act_update(w);

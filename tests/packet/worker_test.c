@@ -4651,6 +4651,42 @@ test_synproxy_auto(void **state)
 	CHECK_EQ(w->st.synp_auto_on, 1, "turned on once");
 }
 
+/*
+ * SYNs answered while the proxy was `on` are not a rate `auto` may judge:
+ * a service switched from on to auto after a flood of them, with no SYN
+ * since, must stay off through the seconds that follow (it turned on at
+ * once, with the whole `on` period counted as its first second).
+ */
+static void
+test_synproxy_on_then_auto(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_synp);
+	const struct lb_worker *w = e->dp.w[0];
+	struct pb_frame junk[8];
+	uint16_t cport = 51000;
+	uint64_t end;
+
+	learn_all(e);
+	for (int i = 0; i < 50; i++)
+		CHECK_EQ(syn_answered(e, cport++), 1, "cookies while on");
+	table_publish(e, compile_conf(e, conf_synp_auto, e->dp.conf));
+	/* Three housekeeping seconds at least, with nothing arriving. */
+	end = ph_now_ns(e) + 3200000000ull;
+	while (ph_now_ns(e) < end) {
+		ph_poll(e, 0);
+		while (ph_take(e, 0, 0, junk, NELEM(junk)) > 0 ||
+		       ph_take(e, 1, 0, junk, NELEM(junk)) > 0)
+			;
+		usleep(5000);
+	}
+	CHECK_EQ(w->st.synp_auto_on, 0, "auto stayed off");
+	CHECK_EQ(syn_answered(e, cport++), 0, "the SYN goes to a backend");
+	/* And auto still works: a burst above the rate turns it on. */
+	for (int i = 0; i < 20; i++)
+		syn_answered(e, cport++);
+	poll_until(e, &w->st.synp_auto_on, 1, "auto on");
+}
+
 /* ---- PROXY protocol ------------------------------------------------------ */
 
 static const char *const conf_pp_v1[] = {
@@ -5108,6 +5144,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_synproxy, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_trials, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_auto, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy_on_then_auto,
+					  ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,
