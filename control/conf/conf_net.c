@@ -323,7 +323,8 @@ lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many local addresses (limit %u)",
 				    LB_CONF_MAX_ADDRS);
-	c->addr[c->nb_addr++] = (struct lb_conf_addr){ip, len, port, vlan};
+	c->addr[c->nb_addr++] = (struct lb_conf_addr){
+		.ip = ip, .len = len, .port = port, .vlan = vlan};
 	c->gen++;
 	return 0;
 }
@@ -421,7 +422,8 @@ lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
 	if (c->nb_route == LB_CONF_MAX_ROUTES)
 		return lb_cmd_error(out, -ENOSPC, "too many routes (limit %u)",
 				    LB_CONF_MAX_ROUTES);
-	c->route[c->nb_route++] = (struct lb_conf_route){net, len, gw, port};
+	c->route[c->nb_route++] = (struct lb_conf_route){
+		.net = net, .len = len, .gw = gw, .port = port};
 	c->gen++;
 	return 0;
 }
@@ -489,7 +491,7 @@ lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many SNAT addresses (limit %u)",
 				    LB_CONF_MAX_SNATS);
-	c->snat[c->nb_snat++] = (struct lb_conf_snat){ip, port};
+	c->snat[c->nb_snat++] = (struct lb_conf_snat){.ip = ip, .port = port};
 	c->gen++;
 	return 0;
 }

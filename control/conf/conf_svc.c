@@ -217,7 +217,8 @@ lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 				    "too many backends in %s (limit %u)", s,
 				    LB_CONF_MAX_BES);
 	sv->be[sv->nb_be++] =
-		(struct lb_conf_be){ip, port, weight, false, false};
+		(struct lb_conf_be){
+		.ip = ip, .port = port, .weight = weight};
 	c->gen++;
 	return 0;
 }

@@ -563,8 +563,9 @@ snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 			y->hc = ctl->health != NULL &&
 				lb_health_get(ctl->health,
 					      &(struct lb_conf_svc_key){
-						      x->v.proto, x->v.vip,
-						      x->v.port},
+						      .proto = x->v.proto,
+						      .vip = x->v.vip,
+						      .port = x->v.port},
 					      y->v.ip, y->v.port, &y->hi) == 0;
 			lb_cmd_fmt_ipv4_port(y->v.ip, y->v.port, y->be);
 			s->nbe++;

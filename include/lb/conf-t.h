@@ -224,12 +224,25 @@ struct lb_conf_check {
 #define LB_CONF_PROTO_TCP 6u
 #define LB_CONF_PROTO_UDP 17u
 
-/* Addresses are uint32_t in host byte order (10.0.0.1 is 0x0a000001). */
+/* IPv4 addresses are uint32_t in host byte order (10.0.0.1 is
+ * 0x0a000001); IPv6 ones are 16 bytes as on the wire. */
+
+/** The family of a configured address. IPv4 is 0, so that a zeroed entry
+ * is the IPv4 one every configuration without IPv6 has. */
+enum lb_conf_af {
+	LB_CONF_AF_INET = 0,
+	LB_CONF_AF_INET6 = 1,
+};
+
+/** Bytes of an IPv6 address. */
+#define LB_CONF_IP6_LEN 16u
 
 /** A local address: answered for ARP and ICMP, defines a subnet. */
 struct lb_conf_addr {
+	uint8_t af;    /**< enum lb_conf_af: which of ip and ip6 */
 	uint32_t ip;
-	uint8_t len;   /**< subnet length, 1..32 */
+	uint8_t ip6[LB_CONF_IP6_LEN];
+	uint8_t len;   /**< subnet length, 1..32 (IPv6: 1..128) */
 	uint16_t port; /**< DPDK port id */
 	/** 802.1Q VLAN id of the port, 1..LB_CONF_VLAN_MAX; 0: untagged.
 	 * Every address of one port has the same. */
@@ -241,22 +254,29 @@ struct lb_conf_addr {
 
 /** Next hop for destinations outside the connected subnets. */
 struct lb_conf_route {
+	uint8_t af;    /**< enum lb_conf_af of the network and gateway */
 	uint32_t net;  /**< network, no host bits; 0/0 is the default */
-	uint8_t len;   /**< 0..32 */
+	uint8_t net6[LB_CONF_IP6_LEN];
+	uint8_t len;   /**< 0..32 (IPv6: 0..128) */
 	uint32_t gw;   /**< in a connected subnet of @c port */
+	uint8_t gw6[LB_CONF_IP6_LEN];
 	uint16_t port; /**< DPDK port id */
 };
 
 /** A SNAT (local) address used as source toward backends. */
 struct lb_conf_snat {
+	uint8_t af; /**< enum lb_conf_af: which of ip and ip6 */
 	uint32_t ip;
+	uint8_t ip6[LB_CONF_IP6_LEN];
 	uint16_t port; /**< DPDK port id */
 };
 
 /** What identifies a service. */
 struct lb_conf_svc_key {
 	uint8_t proto; /**< LB_CONF_PROTO_TCP or LB_CONF_PROTO_UDP */
+	uint8_t af;    /**< enum lb_conf_af: which of vip and vip6 */
 	uint32_t vip;
+	uint8_t vip6[LB_CONF_IP6_LEN];
 	uint16_t port; /**< 1..65535 */
 };
 
@@ -326,7 +346,11 @@ struct lb_conf_svc_opts {
 };
 
 struct lb_conf_be {
+	/** enum lb_conf_af: which of ip and ip6. An IPv6 service may have
+	 * IPv4 backends (fnat64); an IPv4 service only IPv4 ones. */
+	uint8_t af;
 	uint32_t ip;
+	uint8_t ip6[LB_CONF_IP6_LEN];
 	uint16_t port;
 	uint32_t weight; /**< 1..LB_CONF_WEIGHT_MAX */
 	bool draining;	 /**< no new flows; existing flows continue */

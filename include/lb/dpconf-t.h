@@ -37,6 +37,8 @@ enum lb_dpconf_be_health {
 
 /** A backend as workers see it; addresses and ports in network order. */
 struct lb_dpconf_be {
+	uint8_t af; /**< enum lb_conf_af: which of ip and ip6 */
+	uint8_t ip6[LB_CONF_IP6_LEN];
 	uint32_t ip;
 	uint16_t port;
 	uint8_t state;	/**< enum lb_dpconf_be_state */
@@ -57,6 +59,8 @@ struct lb_dpconf_svc {
 	uint8_t proto;  /**< 6 (TCP) or 17 (UDP) */
 	uint16_t vport; /**< network order */
 	uint32_t vip;   /**< network order */
+	uint8_t af;	/**< enum lb_conf_af: which of vip and vip6 */
+	uint8_t vip6[LB_CONF_IP6_LEN];
 	struct lb_conf_svc_opts opts; /**< opts.sched names the scheduler */
 	uint32_t nb_be; /**< backend slots in use: highest index + 1 */
 	struct lb_dpconf_be be[LB_CONF_MAX_BES];
@@ -71,6 +75,23 @@ struct lb_dpconf_addr {
 	 * not all ended: no new flow takes it, replies to it are still
 	 * ours (lb_dpconf_snat_keep()). Unused for other addresses. */
 	uint8_t draining;
+};
+
+/** An IPv6 address we own (local or SNAT), with its prefix length. */
+struct lb_dpconf_addr6 {
+	uint8_t ip[LB_CONF_IP6_LEN];
+	uint8_t len;
+	/** As lb_dpconf_addr's: a SNAT address on its way out. */
+	uint8_t draining;
+	uint16_t port;
+};
+
+/** An IPv6 route: next hop @c gw on @c port for @c net / @c len. */
+struct lb_dpconf_route6 {
+	uint8_t net[LB_CONF_IP6_LEN];
+	uint8_t gw[LB_CONF_IP6_LEN];
+	uint8_t len;
+	uint16_t port;
 };
 
 struct lb_dpconf_route {
@@ -89,6 +110,12 @@ struct lb_dpconf {
 	struct lb_dpconf_addr addr[LB_CONF_MAX_ADDRS];
 	struct lb_dpconf_addr snat[LB_CONF_MAX_SNATS]; /**< mask unused */
 	struct lb_dpconf_route route[LB_CONF_MAX_ROUTES]; /**< longest first */
+	/* IPv6: the same roles, apart so that IPv4's lookups stay as
+	 * they were. Services and backends carry their family. */
+	uint32_t nb_addr6, nb_snat6, nb_route6;
+	struct lb_dpconf_addr6 addr6[LB_CONF_MAX_ADDRS];
+	struct lb_dpconf_addr6 snat6[LB_CONF_MAX_SNATS];
+	struct lb_dpconf_route6 route6[LB_CONF_MAX_ROUTES]; /**< longest first */
 	int16_t slot[LB_DPCONF_SVC_SLOTS]; /**< service index, -1 empty */
 	/** 802.1Q VLAN id of each port (host order), 0: untagged. */
 	uint16_t port_vlan[LB_CONF_PORT_MAX + 1];

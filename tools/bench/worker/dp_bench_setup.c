@@ -36,8 +36,10 @@ int
 dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 {
 	struct lb_conf *c = lb_conf_create(sched_known);
-	struct lb_conf_svc_key key = {LB_CONF_PROTO_TCP, IP_VIP, VPORT};
-	struct lb_conf_svc_key key2 = {LB_CONF_PROTO_TCP, IP_VIP_L4, VPORT};
+	struct lb_conf_svc_key key = {.proto = LB_CONF_PROTO_TCP, .vip = IP_VIP,
+		.port = VPORT};
+	struct lb_conf_svc_key key2 = {.proto = LB_CONF_PROTO_TCP,
+		.vip = IP_VIP_L4, .port = VPORT};
 	struct lb_conf_svc_opts o;
 	struct lb_cmd_out out;
 	char err[256];

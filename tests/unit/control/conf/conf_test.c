@@ -183,7 +183,8 @@ test_base_roundtrip(void **state)
 static void
 test_defaults(void **state)
 {
-	struct lb_conf_svc_key k = { LB_CONF_PROTO_TCP, 0xc000020b, 80 };
+	struct lb_conf_svc_key k = {.proto = LB_CONF_PROTO_TCP, .vip = 0xc000020b,
+		.port = 80};
 	struct lb_conf_svc_opts o;
 	const struct lb_conf_svc *sv;
 	struct fx *f = fx_new(known);
@@ -228,7 +229,8 @@ test_defaults(void **state)
 static void
 test_options_stored(void **state)
 {
-	struct lb_conf_svc_key k = { LB_CONF_PROTO_TCP, 0xc000020b, 443 };
+	struct lb_conf_svc_key k = {.proto = LB_CONF_PROTO_TCP, .vip = 0xc000020b,
+		.port = 443};
 	const struct lb_conf_svc *sv;
 	struct fx *f = base_fx();
 
@@ -1498,7 +1500,8 @@ test_c_interface(void **state)
 		{ "opts name", -ERANGE, "sched name too long" },
 		{ "svc missing", -ENOENT, "no service tcp 192.0.2.99:80" },
 	};
-	struct lb_conf_svc_key k = { LB_CONF_PROTO_TCP, 0xc000020a, 80 };
+	struct lb_conf_svc_key k = {.proto = LB_CONF_PROTO_TCP, .vip = 0xc000020a,
+		.port = 80};
 	struct lb_conf_svc_key bad = k;
 	struct lb_conf_svc_opts o;
 	struct lb_cmd_out out;

@@ -362,7 +362,8 @@ static void
 test_one_row_option(void **state)
 {
 	struct fx f = {lb_cmd_reg_create(), lb_conf_create(known), {0}};
-	const struct lb_conf_svc_key k = {LB_CONF_PROTO_TCP, 0xc000020a, 80};
+	const struct lb_conf_svc_key k = {.proto = LB_CONF_PROTO_TCP, .vip = 0xc000020a,
+		.port = 80};
 	struct fx g = {lb_cmd_reg_create(), lb_conf_create(known), {0}};
 	struct lb_conf_svc_opts o;
 	uint64_t gen;

@@ -170,10 +170,10 @@ on_change(void *ctx, const struct lb_conf_svc_key *k, uint32_t ip,
 	changes[nb_changes++] = (struct change){ip, port, from, to};
 }
 
-static const struct lb_conf_svc_key svc_a = {LB_CONF_PROTO_TCP, 0x0a0b0064,
-					     80};
-static const struct lb_conf_svc_key svc_b = {LB_CONF_PROTO_TCP, 0x0a0b0064,
-					     8080};
+static const struct lb_conf_svc_key svc_a = {.proto = LB_CONF_PROTO_TCP, .vip = 0x0a0b0064,
+		.port = 80};
+static const struct lb_conf_svc_key svc_b = {.proto = LB_CONF_PROTO_TCP, .vip = 0x0a0b0064,
+		.port = 8080};
 
 static struct lb_conf *
 conf_two(uint8_t check_a)

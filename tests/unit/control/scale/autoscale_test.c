@@ -78,7 +78,8 @@ teardown(void **state)
 static struct lb_as_svc *
 svc(struct fx *f)
 {
-	struct lb_conf_svc_key k = {6, 0x0a000064, 80};
+	struct lb_conf_svc_key k = {.proto = 6, .vip = 0x0a000064,
+		.port = 80};
 
 	return lb_as_svc_find(f->as, &k);
 }

@@ -664,7 +664,8 @@ static void
 test_k8s_adopt(void **state)
 {
 	char tokf[100], err[300], port[16], dbg[64], line[400];
-	struct lb_conf_svc_key key = {6, 0x0a000001, 80};
+	struct lb_conf_svc_key key = {.proto = 6, .vip = 0x0a000001,
+		.port = 80};
 	struct lb_conf *conf = lb_conf_create(NULL);
 	struct lb_cmd_reg *reg = lb_cmd_reg_create();
 	struct lb_as *as = lb_as_create(conf);
