@@ -5,9 +5,10 @@
 # lb-instance backends of one `http` service, each with its own delay and
 # benchmark time, hence its own self-perceived load (X-SPL = execution
 # time / benchmark time).
-#   - wrk with keep-alive through the VIP: the SPL `lbctl backend list`
-#     shows for each backend matches what that instance reports when asked
-#     directly (curl, same delay), and the three stay apart;
+#   - wrk with keep-alive through the VIP, then single requests: the SPL
+#     `lbctl backend list` shows for each backend is the X-SPL of the last
+#     response that backend sent, and the three are ordered as the
+#     instances' delays;
 #   - every response carried X-SPL, so the SPL records lb-control counted
 #     for a backend equal its HTTP responses, with no record lost to a
 #     full ring (fb_dropped 0); latency percentiles and the load
@@ -36,15 +37,41 @@ inst_opts() {
 	echo --delay-ms "${DELAY[$1]}" --bench-ms "${BENCH[$1]}"
 }
 
-# direct_spl I: the X-SPL backend I answers a request sent to it directly,
-# the median of five.
-direct_spl() {
-	local i=$1 k
-	for k in 1 2 3 4 5; do
-		ip netns exec "$(ns_be "$i")" curl -sS -o /dev/null -D - \
-			--max-time 5 "http://$(be_addr "$i"):80/" |
-			tr -d '\r' | awk -F': *' 'tolower($1) == "x-spl" { print $2 }'
-	done | sort -g | sed -n 3p
+# probe_round R: three requests through the VIP on new connections, one
+# per backend (rr); saves each answer's X-SPL as $E2E_TMP/probe.R.NAME,
+# NAME being the instance's name, which is the body of its answer.
+probe_round() {
+	local r=$1 out name spl
+	for _ in 1 2 3; do
+		out=$(ip netns exec "$NS_CLI" curl -sS -D - --max-time 5 \
+			-H "Connection: close" "http://$VIP/" | tr -d '\r')
+		name=$(printf '%s\n' "$out" | tail -n 1)
+		spl=$(printf '%s\n' "$out" |
+			awk -F': *' 'tolower($1) == "x-spl" { print $2 }')
+		[ -n "$name" ] && [ -n "$spl" ] &&
+			printf '%s\n' "$spl" >"$E2E_TMP/probe.$r.$name"
+	done
+}
+
+# lbctl_spl FILE ADDR: the latest SPL of backend ADDR in a saved
+# `lbctl --json backend list`.
+lbctl_spl() {
+	jq_get "$1" "[x['l7']['spl'] for x in d['backends'] if x['backend'] == '$2'][0]"
+}
+
+# spl_caught_up R: whether lbctl shows, for every backend, the X-SPL of
+# its answer in probe round R (the feedback ring is merged on lb-control's
+# next tick). Saves the list it read as $E2E_TMP/probe.R.json.
+spl_caught_up() {
+	local r=$1 i want got
+	ctl_json "$E2E_TMP/probe.$r.json" backend list
+	for i in 1 2 3; do
+		want=$(cat "$E2E_TMP/probe.$r.be$i" 2>/dev/null) || return 1
+		got=$(lbctl_spl "$E2E_TMP/probe.$r.json" "$(be_addr "$i"):80")
+		awk -v g="$got" -v w="$want" 'BEGIN {
+			d = g - w; if (d < 0) d = -d; exit !(g != "-" && d <= 0.00006) }' ||
+			return 1
+	done
 }
 
 # share FILE0 FILE1 ADDR: ADDR's share of the new flows between two saved
@@ -99,33 +126,43 @@ ctl backend list >"$E2E_TMP/ka.txt"
 e2e_log "$(cat "$E2E_TMP/ka.txt")"
 for i in 1 2 3; do
 	b=$(be_addr "$i"):80
-	got=$(jq_get "$f" "[x['l7']['spl'] for x in d['backends'] if x['backend'] == '$b'][0]")
-	want=$(direct_spl "$i")
 	resp=$(jq_get "$f" "[x['http_responses'] for x in d['backends'] if x['backend'] == '$b'][0]")
 	recs=$(jq_get "$f" "[x['l7']['spl_records'] for x in d['backends'] if x['backend'] == '$b'][0]")
 	p50=$(jq_get "$f" "[x['l7']['p50_ms'] for x in d['backends'] if x['backend'] == '$b'][0]")
-	e2e_log "be$i: lbctl spl $got, direct $want; responses $resp, spl records $recs; p50 $p50 ms"
-	# The latest SPL under load against one measured idle: the delay
-	# timer's slack, the little queueing of two connections per backend
-	# and this host's vCPUs being taken away add up to a millisecond or
-	# two, 0.1-0.2 of the 10 ms benchmark: 25 % + 0.15 covers it; the
-	# order check below still tells the three apart.
-	check "be$i: lbctl's SPL ($got) matches the instance's ($want)" \
-		"awk -v g='$got' -v w='$want' 'BEGIN {
-			d = g - w; if (d < 0) d = -d
-			exit !(w > 0 && d <= 0.25 * w + 0.15) }'"
-	SPL[$i]=$got
+	e2e_log "be$i: responses $resp, spl records $recs; p50 $p50 ms"
 	check "be$i: SPL records ($recs) == HTTP responses ($resp) > 0" \
 		"[ '$resp' != '-' ] && [ '$resp' -gt 0 ] && [ '$recs' = '$resp' ]"
 	# The instance's delay is the floor of its latency.
 	check "be$i: p50 latency ($p50 ms) at least its delay" \
 		"awk -v p='$p50' -v d='${DELAY[$i]}' 'BEGIN { exit !(p >= d * 0.9) }'"
 done
-check "lbctl's SPL orders the backends by their delay (${SPL[1]} < ${SPL[2]} < ${SPL[3]})" \
-	"awk -v a='${SPL[1]}' -v b='${SPL[2]}' -v c='${SPL[3]}' 'BEGIN { exit !(a < b && b < c) }'"
-s1=$(jq_get "$f" "[x['l7']['spl'] for x in d['backends']]")
-check "the three SPLs are ordered as their loads ($s1)" \
-	"jq_get '$f' 'sorted([x[\"l7\"][\"spl\"] for x in d[\"backends\"]]) == [x[\"l7\"][\"spl\"] for x in d[\"backends\"]]' | has -x True"
+# The latest SPL lbctl shows is the last one the backend sent: three
+# rounds of one request per backend, each waited for (a tick of
+# lb-control) and compared with what the client got. Under wrk the last
+# response's value is one sample of a loaded host; these are taken one
+# at a time, and the order of the instances' delays is judged on their
+# medians.
+for r in 1 2 3; do
+	probe_round "$r"
+	for _ in $(seq 1 40); do
+		spl_caught_up "$r" && break
+		sleep 0.25
+	done
+	for i in 1 2 3; do
+		want=$(cat "$E2E_TMP/probe.$r.be$i" 2>/dev/null || echo -)
+		got=$(lbctl_spl "$E2E_TMP/probe.$r.json" "$(be_addr "$i"):80")
+		e2e_log "round $r, be$i: X-SPL $want, lbctl $got"
+		check "round $r, be$i: lbctl's SPL ($got) is the one it sent last ($want)" \
+			"awk -v g='$got' -v w='$want' 'BEGIN {
+				d = g - w; if (d < 0) d = -d
+				exit !(w != \"-\" && g != \"-\" && d <= 0.00006) }'"
+	done
+done
+for i in 1 2 3; do
+	SPL[i]=$(cat "$E2E_TMP"/probe.[123].be"$i" 2>/dev/null | sort -g | sed -n 2p)
+done
+check "the instances' SPLs are ordered as their delays (${SPL[1]} < ${SPL[2]} < ${SPL[3]})" \
+	"awk -v a='${SPL[1]:-x}' -v b='${SPL[2]:-x}' -v c='${SPL[3]:-x}' 'BEGIN { exit !(a + 0 < b + 0 && b + 0 < c + 0) }'"
 ctl_json "$E2E_TMP/stats.json" stats
 check "no feedback record lost to a full ring (fb_dropped 0)" \
 	'[ "$(jq_get "$E2E_TMP/stats.json" "d[\"total\"][\"fb_dropped\"]")" = 0 ]'
@@ -176,8 +213,11 @@ back=$(share "$E2E_TMP/back.0" "$E2E_TMP/back.1" "$B2")
 e2e_log "be2's share of new connections: $base, failing $fail (5xx rate $e5), recovered $back"
 check "be2 answering 50% 5xx: its 5xx share is near 0.5 ($r5)" \
 	"awk -v e='$r5' 'BEGIN { exit !(e >= 0.35 && e <= 0.65) }'"
+# The 10 s window holds the seconds before the restart too, when be2
+# answered well and had a third of the connections, so its rate is well
+# below the phase's own half; a backend that never failed shows 0.
 check "be2's 10 s 5xx rate in lbctl shows it ($e5)" \
-	"awk -v e='$e5' 'BEGIN { exit !(e >= 0.1) }'"
+	"awk -v e='$e5' 'BEGIN { exit !(e >= 0.03) }'"
 # A success removes an eighth of a backend's error count (the service's
 # default err-memory 8), so at 50 % errors the count stays near 8 and the
 # backend loses most of its share (about two thirds in the unit test
