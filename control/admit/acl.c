@@ -15,6 +15,12 @@
 static int
 parse_prefix(const char *s, struct lb_acl_req *r, struct lb_cmd_out *out)
 {
+	/* The XDP program's acl_v4 map is keyed by IPv4 prefixes. */
+	if (strchr(s, ':') != NULL)
+		return lb_cmd_error(out, -EINVAL,
+				    "IPv6 prefix '%s' not supported: the ACL "
+				    "holds IPv4 prefixes",
+				    s);
 	if (strchr(s, '/') != NULL || strcmp(s, "default") == 0)
 		return lb_cmd_parse_prefix(s, &r->prefix, &r->len, out);
 	r->len = 32;

@@ -4,11 +4,13 @@
  * options built on them, and the formatters that write what the parsers
  * read back (one table of duration units serves both ways).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "lb/cmd.h"
+#include "lb/conf.h"
 
 /* ---- argument parsers ---- */
 
@@ -182,6 +184,190 @@ lb_cmd_parse_ipv4_len(const char *s, uint32_t *ip, uint8_t *len,
 	if (rc != 0 || l < 1 || l > 32)
 		return lb_cmd_error(out, -ERANGE,
 				    "prefix length %s out of range 1..32 in "
+				    "'%s'",
+				    strchr(s, '/') + 1, s);
+	*ip = a;
+	*len = (uint8_t)l;
+	return 0;
+}
+
+/* ---- either family ---- */
+
+/* The n bytes at s as IPv6 text, NUL-terminated for inet_pton(). */
+static bool
+scan_ipv6(const char *s, size_t n, uint8_t *ip6)
+{
+	char b[LB_CMD_IP_STRLEN];
+
+	if (n == 0 || n >= sizeof(b))
+		return false;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	return inet_pton(AF_INET6, b, ip6) == 1;
+}
+
+static bool
+is_v6(const char *s)
+{
+	return strchr(s, ':') != NULL;
+}
+
+int
+lb_cmd_parse_ip(const char *s, struct lb_conf_ip *ip, struct lb_cmd_out *out)
+{
+	struct lb_conf_ip a = {.af = LB_CONF_AF_INET6};
+	int rc;
+
+	if (s == NULL || ip == NULL)
+		return lb_cmd_error(out, -EINVAL, "missing address");
+	if (!is_v6(s)) {
+		rc = lb_cmd_parse_ipv4(s, &a.ip, out);
+		if (rc == 0)
+			*ip = lb_conf_ip4(a.ip);
+		return rc;
+	}
+	if (!scan_ipv6(s, strlen(s), a.ip6))
+		return lb_cmd_error(out, -EINVAL, "invalid IPv6 address '%s'",
+				    s);
+	*ip = a;
+	return 0;
+}
+
+static int
+port_of(const char *p, const char *s, uint16_t *port, struct lb_cmd_out *out)
+{
+	uint64_t v;
+	int rc = scan_u64(p, strlen(p), &v);
+
+	if (rc == -EINVAL)
+		return lb_cmd_error(out, -EINVAL, "invalid port '%s' in '%s'",
+				    p, s);
+	if (rc != 0 || v < 1 || v > 65535)
+		return lb_cmd_error(out, -ERANGE,
+				    "port %s out of range 1..65535 in '%s'", p,
+				    s);
+	*port = (uint16_t)v;
+	return 0;
+}
+
+int
+lb_cmd_parse_ip_port(const char *s, struct lb_conf_ip *ip, uint16_t *port,
+		     struct lb_cmd_out *out)
+{
+	struct lb_conf_ip a = {.af = LB_CONF_AF_INET6};
+	const char *close;
+	int rc;
+
+	if (s == NULL || ip == NULL || port == NULL)
+		return lb_cmd_error(out, -EINVAL, "missing address:port");
+	if (s[0] != '[') {
+		const char *colon = strrchr(s, ':');
+
+		/* "2001:db8::1:80" reads two ways: brackets say which. */
+		if (colon != NULL && scan_ipv6(s, (size_t)(colon - s), a.ip6))
+			return lb_cmd_error(out, -EINVAL,
+					    "IPv6 address:port '%s' needs "
+					    "brackets: [IPV6]:PORT",
+					    s);
+		rc = lb_cmd_parse_ipv4_port(s, &a.ip, port, out);
+		if (rc == 0)
+			*ip = lb_conf_ip4(a.ip);
+		return rc;
+	}
+	close = strchr(s, ']');
+	if (close == NULL || close[1] != ':' ||
+	    !scan_ipv6(s + 1, (size_t)(close - s - 1), a.ip6))
+		return lb_cmd_error(out, -EINVAL,
+				    "invalid address:port '%s': expected "
+				    "[IPV6]:PORT",
+				    s);
+	rc = port_of(close + 2, s, port, out);
+	if (rc == 0)
+		*ip = a;
+	return rc;
+}
+
+/* "IPV6/LEN": -EINVAL malformed, -ERANGE for a length past 128. */
+static int
+parse_slash6(const char *s, uint8_t *ip6, uint64_t *len)
+{
+	const char *slash = strchr(s, '/');
+	int rc;
+
+	if (slash == NULL || !scan_ipv6(s, (size_t)(slash - s), ip6))
+		return -EINVAL;
+	rc = scan_u64(slash + 1, strlen(slash + 1), len);
+	return rc == 0 && *len > 128 ? -ERANGE : rc;
+}
+
+int
+lb_cmd_parse_ip_prefix(const char *s, struct lb_conf_ip *net, uint8_t *len,
+		       struct lb_cmd_out *out)
+{
+	struct lb_conf_ip a = {.af = LB_CONF_AF_INET6};
+	char nbuf[LB_CMD_IP_ADDR_STRLEN];
+	uint64_t l;
+	int rc;
+
+	if (s == NULL || net == NULL || len == NULL)
+		return lb_cmd_error(out, -EINVAL, "missing prefix");
+	if (!is_v6(s)) {
+		rc = lb_cmd_parse_prefix(s, &a.ip, len, out);
+		if (rc == 0)
+			*net = lb_conf_ip4(a.ip);
+		return rc;
+	}
+	rc = parse_slash6(s, a.ip6, &l);
+	if (rc == -EINVAL)
+		return lb_cmd_error(out, -EINVAL,
+				    "invalid prefix '%s': expected IPV6/LEN",
+				    s);
+	if (rc != 0)
+		return lb_cmd_error(out, -ERANGE,
+				    "prefix length %s out of range 0..128 in "
+				    "'%s'",
+				    strchr(s, '/') + 1, s);
+	{
+		struct lb_conf_ip m = a;
+
+		lb_conf_ip6_mask(m.ip6, (unsigned int)l);
+		if (memcmp(m.ip6, a.ip6, LB_CONF_IP6_LEN) != 0)
+			return lb_cmd_error(
+				out, -EINVAL,
+				"prefix '%s' has host bits set; the network "
+				"is %s",
+				s, lb_cmd_fmt_ip_prefix(&m, (uint8_t)l, nbuf));
+	}
+	*net = a;
+	*len = (uint8_t)l;
+	return 0;
+}
+
+int
+lb_cmd_parse_ip_len(const char *s, struct lb_conf_ip *ip, uint8_t *len,
+		    struct lb_cmd_out *out)
+{
+	struct lb_conf_ip a = {.af = LB_CONF_AF_INET6};
+	uint64_t l;
+	int rc;
+
+	if (s == NULL || ip == NULL || len == NULL)
+		return lb_cmd_error(out, -EINVAL, "missing address/length");
+	if (!is_v6(s)) {
+		rc = lb_cmd_parse_ipv4_len(s, &a.ip, len, out);
+		if (rc == 0)
+			*ip = lb_conf_ip4(a.ip);
+		return rc;
+	}
+	rc = parse_slash6(s, a.ip6, &l);
+	if (rc == -EINVAL)
+		return lb_cmd_error(out, -EINVAL,
+				    "invalid address/length '%s': expected "
+				    "IPV6/LEN",
+				    s);
+	if (rc != 0 || l < 1)
+		return lb_cmd_error(out, -ERANGE,
+				    "prefix length %s out of range 1..128 in "
 				    "'%s'",
 				    strchr(s, '/') + 1, s);
 	*ip = a;
@@ -398,6 +584,8 @@ parse_opt_value(const struct lb_cmd_opt *o, const char *v,
 		rc = lb_cmd_parse_ipv4_port(v, &ip, &val->port, out);
 		val->u = ip;
 		return rc;
+	case LB_CMD_OPT_IP:
+		return lb_cmd_parse_ip(v, &val->ip, out);
 	case LB_CMD_OPT_FLAG:
 	default:
 		return lb_cmd_error(out, -EINVAL, "bad option table");
@@ -478,6 +666,40 @@ lb_cmd_fmt_prefix(uint32_t net, uint8_t len, char *buf)
 	else
 		snprintf(buf, LB_CMD_ADDR_STRLEN, "%s/%u",
 			 lb_cmd_fmt_ipv4(net, a), len);
+	return buf;
+}
+
+char *
+lb_cmd_fmt_ip(const struct lb_conf_ip *ip, char *buf)
+{
+	if (ip->af != LB_CONF_AF_INET6)
+		return lb_cmd_fmt_ipv4(ip->ip, buf);
+	if (inet_ntop(AF_INET6, ip->ip6, buf, LB_CMD_IP_STRLEN) == NULL)
+		snprintf(buf, LB_CMD_IP_STRLEN, "?");
+	return buf;
+}
+
+char *
+lb_cmd_fmt_ip_port(const struct lb_conf_ip *ip, uint16_t port, char *buf)
+{
+	char a[LB_CMD_IP_STRLEN];
+
+	if (ip->af != LB_CONF_AF_INET6)
+		return lb_cmd_fmt_ipv4_port(ip->ip, port, buf);
+	snprintf(buf, LB_CMD_IP_ADDR_STRLEN, "[%s]:%u", lb_cmd_fmt_ip(ip, a),
+		 port);
+	return buf;
+}
+
+char *
+lb_cmd_fmt_ip_prefix(const struct lb_conf_ip *net, uint8_t len, char *buf)
+{
+	char a[LB_CMD_IP_STRLEN];
+
+	if (net->af != LB_CONF_AF_INET6)
+		return lb_cmd_fmt_prefix(net->ip, len, buf);
+	snprintf(buf, LB_CMD_IP_ADDR_STRLEN, "%s/%u", lb_cmd_fmt_ip(net, a),
+		 len);
 	return buf;
 }
 

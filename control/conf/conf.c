@@ -128,12 +128,16 @@ missing(struct lb_cmd_out *out, const char *what)
 static int
 parse_key(char **argv, struct lb_conf_svc_key *k, struct lb_cmd_out *out)
 {
+	struct lb_conf_ip vip;
+	uint16_t port;
+	uint8_t proto;
 	int rc;
 
-	memset(k, 0, sizeof(*k));
-	rc = lb_cmd_parse_proto(argv[0], &k->proto, out);
+	rc = lb_cmd_parse_proto(argv[0], &proto, out);
 	if (rc == 0)
-		rc = lb_cmd_parse_ipv4_port(argv[1], &k->vip, &k->port, out);
+		rc = lb_cmd_parse_ip_port(argv[1], &vip, &port, out);
+	if (rc == 0)
+		*k = lb_conf_svc_key_of(proto, &vip, port);
 	return rc;
 }
 
@@ -150,33 +154,33 @@ static int
 cmd_addr_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_cmd_optval v[2];
-	uint32_t ip;
+	struct lb_conf_ip ip;
 	uint8_t len;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 1, -1);
 	if (rc == 0)
-		rc = lb_cmd_parse_ipv4_len(argv[0], &ip, &len, out);
+		rc = lb_cmd_parse_ip_len(argv[0], &ip, &len, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_opts(argc - 1, argv + 1, addr_opt, 2, v, out);
 	if (rc != 0)
 		return rc;
 	if (!v[0].set)
 		return missing(out, "port N");
-	return lb_conf_addr_add_vlan(ctx, ip, len, (uint16_t)v[0].u,
-				     v[1].set ? (uint16_t)v[1].u : 0, out);
+	return lb_conf_addr_add_ip(ctx, &ip, len, (uint16_t)v[0].u,
+				   v[1].set ? (uint16_t)v[1].u : 0, out);
 }
 
 static int
 cmd_addr_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN];
+	char a[LB_CMD_IP_STRLEN];
 	const struct lb_conf_addr *x;
 	struct lb_cmd_optval v[1];
 	struct lb_conf *c = ctx;
+	struct lb_conf_ip ip;
 	bool has_len;
 	uint8_t len = 0;
-	uint32_t ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 1, -1);
@@ -184,27 +188,27 @@ cmd_addr_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		return rc;
 	has_len = strchr(argv[0], '/') != NULL;
 	if (has_len)
-		rc = lb_cmd_parse_ipv4_len(argv[0], &ip, &len, out);
+		rc = lb_cmd_parse_ip_len(argv[0], &ip, &len, out);
 	else
-		rc = lb_cmd_parse_ipv4(argv[0], &ip, out);
+		rc = lb_cmd_parse_ip(argv[0], &ip, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_opts(argc - 1, argv + 1, port_opt, 1, v, out);
 	if (rc != 0)
 		return rc;
-	x = lb_conf_addr_find(c, ip);
+	x = lb_conf_addr_find(c, &ip);
 	/* What is named must be what exists: no deleting by near-miss. */
 	if (x != NULL &&
 	    ((has_len && x->len != len) || (v[0].set && x->port != v[0].u)))
 		return lb_cmd_error(out, -EINVAL,
 				    "address %s is configured as %s/%u port %u",
-				    lb_conf_ipstr(ip, a), a, x->len, x->port);
-	return lb_conf_addr_del(c, ip, out);
+				    lb_conf_ipstr(&ip, a), a, x->len, x->port);
+	return lb_conf_addr_del_ip(c, &ip, out);
 }
 
 static int
 cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_IPV4_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN], b[LB_CMD_IP_STRLEN];
 	const struct lb_conf *c = ctx;
 	int rc;
 
@@ -212,8 +216,10 @@ cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	if (rc == 0)
 		rc = lb_cmd_printf(out, "%-18s %s\n", "ADDRESS", "PORT");
 	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++) {
-		snprintf(a, sizeof(a), "%s/%u", lb_conf_ipstr(c->addr[i].ip, b),
-			 c->addr[i].len);
+		const struct lb_conf_addr *x = &c->addr[i];
+		struct lb_conf_ip ip = LB_CONF_IP_OF(x);
+
+		snprintf(a, sizeof(a), "%s/%u", lb_conf_ipstr(&ip, b), x->len);
 		rc = lb_cmd_printf(out, "%-18s %u", a, c->addr[i].port);
 		if (rc == 0 && c->addr[i].vlan != 0)
 			rc = lb_cmd_printf(out, " vlan %u", c->addr[i].vlan);
@@ -224,7 +230,7 @@ cmd_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 }
 
 static const struct lb_cmd_opt route_opts[] = {
-	{"via", LB_CMD_OPT_IPV4, 0, 0},
+	{"via", LB_CMD_OPT_IP, 0, 0},
 	{"port", LB_CMD_OPT_U64, 0, LB_CONF_PORT_MAX},
 };
 
@@ -232,13 +238,13 @@ static int
 cmd_route_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_cmd_optval v[2];
-	uint32_t net;
+	struct lb_conf_ip net;
 	uint8_t len;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 1, -1);
 	if (rc == 0)
-		rc = lb_cmd_parse_prefix(argv[0], &net, &len, out);
+		rc = lb_cmd_parse_ip_prefix(argv[0], &net, &len, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_opts(argc - 1, argv + 1, route_opts, 2, v,
 				       out);
@@ -248,29 +254,29 @@ cmd_route_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		return missing(out, "via GW");
 	if (!v[1].set)
 		return missing(out, "port N");
-	return lb_conf_route_add(ctx, net, len, (uint32_t)v[0].u,
-				 (uint16_t)v[1].u, out);
+	return lb_conf_route_add_ip(ctx, &net, len, &v[0].ip,
+				    (uint16_t)v[1].u, out);
 }
 
 static int
 cmd_route_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	uint32_t net;
+	struct lb_conf_ip net;
 	uint8_t len;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 1, 1);
 	if (rc == 0)
-		rc = lb_cmd_parse_prefix(argv[0], &net, &len, out);
+		rc = lb_cmd_parse_ip_prefix(argv[0], &net, &len, out);
 	if (rc != 0)
 		return rc;
-	return lb_conf_route_del(ctx, net, len, out);
+	return lb_conf_route_del_ip(ctx, &net, len, out);
 }
 
 static int
 cmd_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_IPV4_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN], b[LB_CMD_IP_STRLEN];
 	const struct lb_conf *c = ctx;
 	int rc;
 
@@ -280,10 +286,12 @@ cmd_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 				   "PORT");
 	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++) {
 		const struct lb_conf_route *r = &c->route[i];
+		struct lb_conf_ip n = lb_conf_ip_of(r->af, r->net, r->net6);
+		struct lb_conf_ip g = lb_conf_ip_of(r->af, r->gw, r->gw6);
 
 		rc = lb_cmd_printf(out, "%-18s %-15s %u\n",
-				   lb_cmd_fmt_prefix(r->net, r->len, a),
-				   lb_conf_ipstr(r->gw, b), r->port);
+				   lb_cmd_fmt_ip_prefix(&n, r->len, a),
+				   lb_conf_ipstr(&g, b), r->port);
 	}
 	return rc;
 }
@@ -292,49 +300,52 @@ static int
 cmd_snat_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_cmd_optval v[1];
-	uint32_t ip;
+	struct lb_conf_ip ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 1, -1);
 	if (rc == 0)
-		rc = lb_cmd_parse_ipv4(argv[0], &ip, out);
+		rc = lb_cmd_parse_ip(argv[0], &ip, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_opts(argc - 1, argv + 1, port_opt, 1, v, out);
 	if (rc != 0)
 		return rc;
 	if (!v[0].set)
 		return missing(out, "port N");
-	return lb_conf_snat_add(ctx, ip, (uint16_t)v[0].u, out);
+	return lb_conf_snat_add_ip(ctx, &ip, (uint16_t)v[0].u, out);
 }
 
 static int
 cmd_snat_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	uint32_t ip;
+	struct lb_conf_ip ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 1, 1);
 	if (rc == 0)
-		rc = lb_cmd_parse_ipv4(argv[0], &ip, out);
+		rc = lb_cmd_parse_ip(argv[0], &ip, out);
 	if (rc != 0)
 		return rc;
-	return lb_conf_snat_del(ctx, ip, out);
+	return lb_conf_snat_del_ip(ctx, &ip, out);
 }
 
 static int
 cmd_snat_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN];
+	char a[LB_CMD_IP_STRLEN];
 	const struct lb_conf *c = ctx;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 0, 0);
 	if (rc == 0)
 		rc = lb_cmd_printf(out, "%-15s %s\n", "ADDRESS", "PORT");
-	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++)
-		rc = lb_cmd_printf(out, "%-15s %u\n",
-				   lb_conf_ipstr(c->snat[i].ip, a),
-				   c->snat[i].port);
+	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++) {
+		const struct lb_conf_snat *x = &c->snat[i];
+		struct lb_conf_ip ip = LB_CONF_IP_OF(x);
+
+		rc = lb_cmd_printf(out, "%-15s %u\n", lb_conf_ipstr(&ip, a),
+				   x->port);
+	}
 	return rc;
 }
 
@@ -402,14 +413,15 @@ static const struct lb_cmd_opt weight_opt[] = {
 
 /* PROTO VIP:PORT IP:PORT, then options. */
 static int
-parse_be(int argc, char **argv, struct lb_conf_svc_key *k, uint32_t *ip,
-	 uint16_t *port, struct lb_cmd_optval *w, struct lb_cmd_out *out)
+parse_be(int argc, char **argv, struct lb_conf_svc_key *k,
+	 struct lb_conf_ip *ip, uint16_t *port, struct lb_cmd_optval *w,
+	 struct lb_cmd_out *out)
 {
 	int rc;
 
 	rc = parse_key(argv, k, out);
 	if (rc == 0)
-		rc = lb_cmd_parse_ipv4_port(argv[2], ip, port, out);
+		rc = lb_cmd_parse_ip_port(argv[2], ip, port, out);
 	if (rc == 0 && w != NULL)
 		rc = lb_cmd_parse_opts(argc - 3, argv + 3, weight_opt, 1, w,
 				       out);
@@ -421,8 +433,8 @@ cmd_be_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
 	struct lb_cmd_optval w;
+	struct lb_conf_ip ip;
 	uint16_t port;
-	uint32_t ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
@@ -430,17 +442,17 @@ cmd_be_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		rc = parse_be(argc, argv, &k, &ip, &port, &w, out);
 	if (rc != 0)
 		return rc;
-	return lb_conf_be_add(ctx, &k, ip, port,
-			      w.set ? (uint32_t)w.u : LB_CONF_WEIGHT_DEFAULT,
-			      out);
+	return lb_conf_be_add_ip(ctx, &k, &ip, port,
+				 w.set ? (uint32_t)w.u : LB_CONF_WEIGHT_DEFAULT,
+				 out);
 }
 
 static int
 cmd_be_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
+	struct lb_conf_ip ip;
 	uint16_t port;
-	uint32_t ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
@@ -448,7 +460,7 @@ cmd_be_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		rc = parse_be(argc, argv, &k, &ip, &port, NULL, out);
 	if (rc != 0)
 		return rc;
-	return lb_conf_be_del(ctx, &k, ip, port, out);
+	return lb_conf_be_del_ip(ctx, &k, &ip, port, out);
 }
 
 static int
@@ -456,8 +468,8 @@ be_drain(void *ctx, int argc, char **argv, bool draining,
 	 struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
+	struct lb_conf_ip ip;
 	uint16_t port;
-	uint32_t ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
@@ -465,7 +477,7 @@ be_drain(void *ctx, int argc, char **argv, bool draining,
 		rc = parse_be(argc, argv, &k, &ip, &port, NULL, out);
 	if (rc != 0)
 		return rc;
-	return lb_conf_be_drain(ctx, &k, ip, port, draining, out);
+	return lb_conf_be_drain_ip(ctx, &k, &ip, port, draining, out);
 }
 
 static int
@@ -485,8 +497,8 @@ cmd_be_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
 	struct lb_cmd_optval w;
+	struct lb_conf_ip ip;
 	uint16_t port;
-	uint32_t ip;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
@@ -496,7 +508,8 @@ cmd_be_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		return rc;
 	if (!w.set)
 		return missing(out, "weight W");
-	return lb_conf_be_set_weight(ctx, &k, ip, port, (uint32_t)w.u, out);
+	return lb_conf_be_set_weight_ip(ctx, &k, &ip, port, (uint32_t)w.u,
+					out);
 }
 
 static int

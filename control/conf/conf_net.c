@@ -2,6 +2,8 @@
 /*
  * The configuration's addresses: local addresses with their subnets,
  * routes, SNAT addresses, and the checks that keep one role per address.
+ * Each takes IPv4 or IPv6; a subnet, a route's gateway and a SNAT
+ * address's subnet are compared within one family only.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,52 +25,128 @@ mask_of(unsigned int len)
 	return len == 0 ? 0 : UINT32_MAX << (32 - len);
 }
 
-static bool
-in_subnet(uint32_t ip, uint32_t net, unsigned int len)
+static unsigned int
+max_len(const struct lb_conf_ip *ip)
 {
-	return ((ip ^ net) & mask_of(len)) == 0;
+	return ip->af == LB_CONF_AF_INET6 ? 128 : 32;
 }
 
-/* Not "this network", loopback, multicast or reserved/broadcast. */
+/* Whether @p ip lies in @p net / @p len; never across families. */
 static bool
-unicast(uint32_t ip)
+in_subnet(const struct lb_conf_ip *ip, const struct lb_conf_ip *net,
+	  unsigned int len)
 {
-	uint32_t a = ip >> 24;
+	if (ip->af != net->af)
+		return false;
+	if (ip->af == LB_CONF_AF_INET6)
+		return lb_conf_ip6_same_prefix(ip->ip6, net->ip6, len);
+	return ((ip->ip ^ net->ip) & mask_of(len)) == 0;
+}
 
-	return a != 0 && a != 127 && a < 224;
+/* The network of @p ip / @p len. */
+static struct lb_conf_ip
+net_of(const struct lb_conf_ip *ip, unsigned int len)
+{
+	struct lb_conf_ip n = *ip;
+
+	if (n.af == LB_CONF_AF_INET6)
+		lb_conf_ip6_mask(n.ip6, len);
+	else
+		n.ip &= mask_of(len);
+	return n;
+}
+
+/* Whether the host part of @p ip / @p len is all zero (all one: @p ones). */
+static bool
+host_bits_all(const struct lb_conf_ip *ip, unsigned int len, bool ones)
+{
+	if (ip->af != LB_CONF_AF_INET6) {
+		uint32_t m = mask_of(len);
+
+		return (ip->ip & ~m) == (ones ? ~m : 0);
+	}
+	for (unsigned int b = len; b < 128; b++) {
+		bool set = (ip->ip6[b / 8] >> (7 - b % 8)) & 1;
+
+		if (set != ones)
+			return false;
+	}
+	return true;
+}
+
+/* IPv4: not "this network", loopback, multicast or reserved/broadcast.
+ * IPv6: not unspecified, loopback, multicast or IPv4-mapped (RFC 4291),
+ * which name no interface of ours or of a backend. */
+static bool
+unicast(const struct lb_conf_ip *ip)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0,
+					   0, 0, 0, 0, 0xff, 0xff};
+	static const uint8_t zero[15];
+	const uint8_t *b = ip->ip6;
+	uint32_t a = ip->ip >> 24;
+
+	if (ip->af != LB_CONF_AF_INET6)
+		return a != 0 && a != 127 && a < 224;
+	if (memcmp(b, zero, 15) == 0)
+		return b[15] > 1;
+	return b[0] != 0xff && memcmp(b, mapped, sizeof(mapped)) != 0;
+}
+
+static struct lb_conf_ip
+route_net(const struct lb_conf_route *r)
+{
+	return lb_conf_ip_of(r->af, r->net, r->net6);
+}
+
+static struct lb_conf_ip
+route_gw(const struct lb_conf_route *r)
+{
+	return lb_conf_ip_of(r->af, r->gw, r->gw6);
 }
 
 char *
-lb_conf_ipstr(uint32_t ip, char *buf)
+lb_conf_ipstr(const struct lb_conf_ip *ip, char *buf)
 {
-	return lb_cmd_fmt_ipv4(ip, buf);
+	return lb_cmd_fmt_ip(ip, buf);
 }
 
 static char *
-subnet_str(uint32_t ip, unsigned int len, char *buf)
+subnet_str(const struct lb_conf_ip *ip, unsigned int len, char *buf)
 {
-	char a[LB_CMD_IPV4_STRLEN];
+	struct lb_conf_ip n = net_of(ip, len);
+	char a[LB_CMD_IP_STRLEN];
 
-	snprintf(buf, LB_CMD_ADDR_STRLEN, "%s/%u",
-		 lb_conf_ipstr(ip & mask_of(len), a), len);
+	snprintf(buf, LB_CMD_IP_ADDR_STRLEN, "%s/%u", lb_conf_ipstr(&n, a),
+		 len);
 	return buf;
+}
+
+struct lb_conf_ip
+lb_conf_key_vip(const struct lb_conf_svc_key *k)
+{
+	return lb_conf_ip_of(k->af, k->vip, k->vip6);
 }
 
 char *
 lb_conf_key_str(const struct lb_conf_svc_key *k, char *buf)
 {
-	char a[LB_CMD_ADDR_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN];
 	const char *p = lb_cmd_proto_name(k->proto);
+	struct lb_conf_ip v = lb_conf_key_vip(k);
 
 	snprintf(buf, SVC_STRLEN, "%s %s", p != NULL ? p : "?",
-		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
+		 lb_cmd_fmt_ip_port(&v, k->port, a));
 	return buf;
 }
 
 static bool
 key_eq(const struct lb_conf_svc_key *a, const struct lb_conf_svc_key *b)
 {
-	return a->proto == b->proto && a->vip == b->vip && a->port == b->port;
+	struct lb_conf_ip x = lb_conf_key_vip(a), y = lb_conf_key_vip(b);
+
+	return a->proto == b->proto && a->port == b->port &&
+	       lb_conf_ip_eq(&x, &y);
 }
 
 int
@@ -80,6 +158,9 @@ lb_conf_key_check(const struct lb_conf_svc_key *k, struct lb_cmd_out *out)
 		return lb_cmd_error(out, -EINVAL,
 				    "invalid protocol %u: expected tcp or udp",
 				    k->proto);
+	if (k->af != LB_CONF_AF_INET && k->af != LB_CONF_AF_INET6)
+		return lb_cmd_error(out, -EINVAL, "invalid address family %u",
+				    k->af);
 	if (k->port == 0)
 		return lb_cmd_error(out, -ERANGE,
 				    "port 0 out of range 1..65535");
@@ -95,30 +176,50 @@ port_check(unsigned int port, struct lb_cmd_out *out)
 	return 0;
 }
 
-struct lb_conf_addr *
-lb_conf_addr_find(struct lb_conf *c, uint32_t ip)
+static int
+af_check(const struct lb_conf_ip *ip, struct lb_cmd_out *out)
 {
-	for (unsigned int i = 0; i < c->nb_addr; i++)
-		if (c->addr[i].ip == ip)
+	if (ip == NULL)
+		return lb_cmd_error(out, -EINVAL, "missing address");
+	if (ip->af != LB_CONF_AF_INET && ip->af != LB_CONF_AF_INET6)
+		return lb_cmd_error(out, -EINVAL, "invalid address family %u",
+				    ip->af);
+	return 0;
+}
+
+struct lb_conf_addr *
+lb_conf_addr_find(struct lb_conf *c, const struct lb_conf_ip *ip)
+{
+	for (unsigned int i = 0; i < c->nb_addr; i++) {
+		struct lb_conf_ip a = LB_CONF_IP_OF(&c->addr[i]);
+
+		if (lb_conf_ip_eq(&a, ip))
 			return &c->addr[i];
+	}
 	return NULL;
 }
 
 static struct lb_conf_snat *
-find_snat(struct lb_conf *c, uint32_t ip)
+find_snat(struct lb_conf *c, const struct lb_conf_ip *ip)
 {
-	for (unsigned int i = 0; i < c->nb_snat; i++)
-		if (c->snat[i].ip == ip)
+	for (unsigned int i = 0; i < c->nb_snat; i++) {
+		struct lb_conf_ip a = LB_CONF_IP_OF(&c->snat[i]);
+
+		if (lb_conf_ip_eq(&a, ip))
 			return &c->snat[i];
+	}
 	return NULL;
 }
 
 static struct lb_conf_route *
-find_route(struct lb_conf *c, uint32_t net, unsigned int len)
+find_route(struct lb_conf *c, const struct lb_conf_ip *net, unsigned int len)
 {
-	for (unsigned int i = 0; i < c->nb_route; i++)
-		if (c->route[i].net == net && c->route[i].len == len)
+	for (unsigned int i = 0; i < c->nb_route; i++) {
+		struct lb_conf_ip n = route_net(&c->route[i]);
+
+		if (lb_conf_ip_eq(&n, net) && c->route[i].len == len)
 			return &c->route[i];
+	}
 	return NULL;
 }
 
@@ -132,11 +233,15 @@ lb_conf_svc_get(const struct lb_conf *c, const struct lb_conf_svc_key *k)
 }
 
 struct lb_conf_be *
-lb_conf_be_find(struct lb_conf_svc *s, uint32_t ip, uint16_t port)
+lb_conf_be_find(struct lb_conf_svc *s, const struct lb_conf_ip *ip,
+		uint16_t port)
 {
-	for (unsigned int i = 0; i < s->nb_be; i++)
-		if (s->be[i].ip == ip && s->be[i].port == port)
+	for (unsigned int i = 0; i < s->nb_be; i++) {
+		struct lb_conf_ip a = LB_CONF_IP_OF(&s->be[i]);
+
+		if (s->be[i].port == port && lb_conf_ip_eq(&a, ip))
 			return &s->be[i];
+	}
 	return NULL;
 }
 
@@ -146,45 +251,45 @@ lb_conf_be_find(struct lb_conf_svc *s, uint32_t ip, uint16_t port)
  * dataplane can tell from a destination address alone what a packet is.
  */
 static bool
-role_of(const struct lb_conf *c, uint32_t ip, unsigned int roles, char *desc)
+role_of(const struct lb_conf *c, const struct lb_conf_ip *ip,
+	unsigned int roles, char *desc)
 {
-	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_IPV4_STRLEN], s[SVC_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN], b[LB_CMD_IP_STRLEN], s[SVC_STRLEN];
 
 	if (roles & ROLE_ADDR) {
 		for (unsigned int i = 0; i < c->nb_addr; i++) {
 			const struct lb_conf_addr *x = &c->addr[i];
+			struct lb_conf_ip y = LB_CONF_IP_OF(x);
 
-			if (x->ip != ip)
+			if (!lb_conf_ip_eq(&y, ip))
 				continue;
 			snprintf(desc, DESC_LEN,
 				 "a local address (%s/%u port %u)",
-				 lb_conf_ipstr(x->ip, b), x->len, x->port);
+				 lb_conf_ipstr(&y, b), x->len, x->port);
 			return true;
 		}
 	}
-	if (roles & ROLE_SNAT) {
-		for (unsigned int i = 0; i < c->nb_snat; i++) {
-			if (c->snat[i].ip != ip)
-				continue;
-			snprintf(desc, DESC_LEN, "a SNAT address");
-			return true;
-		}
+	if ((roles & ROLE_SNAT) && find_snat((struct lb_conf *)c, ip)) {
+		snprintf(desc, DESC_LEN, "a SNAT address");
+		return true;
 	}
 	if (roles & ROLE_GW) {
 		for (unsigned int i = 0; i < c->nb_route; i++) {
 			const struct lb_conf_route *r = &c->route[i];
+			struct lb_conf_ip g = route_gw(r), n = route_net(r);
 
-			if (r->gw != ip)
+			if (!lb_conf_ip_eq(&g, ip))
 				continue;
 			snprintf(desc, DESC_LEN, "the gateway of route %s",
-				 lb_cmd_fmt_prefix(r->net, r->len, a));
+				 lb_cmd_fmt_ip_prefix(&n, r->len, a));
 			return true;
 		}
 	}
 	for (unsigned int i = 0; i < c->nb_svc; i++) {
 		const struct lb_conf_svc *sv = &c->svc[i];
+		struct lb_conf_ip v = lb_conf_key_vip(&sv->key);
 
-		if ((roles & ROLE_VIP) && sv->key.vip == ip) {
+		if ((roles & ROLE_VIP) && lb_conf_ip_eq(&v, ip)) {
 			snprintf(desc, DESC_LEN, "the VIP of %s",
 				 lb_conf_key_str(&sv->key, s));
 			return true;
@@ -192,7 +297,9 @@ role_of(const struct lb_conf *c, uint32_t ip, unsigned int roles, char *desc)
 		if (!(roles & ROLE_BE))
 			continue;
 		for (unsigned int j = 0; j < sv->nb_be; j++) {
-			if (sv->be[j].ip != ip)
+			struct lb_conf_ip y = LB_CONF_IP_OF(&sv->be[j]);
+
+			if (!lb_conf_ip_eq(&y, ip))
 				continue;
 			snprintf(desc, DESC_LEN, "a backend of %s",
 				 lb_conf_key_str(&sv->key, s));
@@ -203,10 +310,11 @@ role_of(const struct lb_conf *c, uint32_t ip, unsigned int roles, char *desc)
 }
 
 int
-lb_conf_roles_check(const struct lb_conf *c, uint32_t ip, unsigned int roles,
-		    const char *what, struct lb_cmd_out *out)
+lb_conf_roles_check(const struct lb_conf *c, const struct lb_conf_ip *ip,
+		    unsigned int roles, const char *what,
+		    struct lb_cmd_out *out)
 {
-	char desc[DESC_LEN], a[LB_CMD_IPV4_STRLEN];
+	char desc[DESC_LEN], a[LB_CMD_IP_STRLEN];
 
 	if (role_of(c, ip, roles, desc))
 		return lb_cmd_error(out, -EINVAL, "%s %s is %s", what,
@@ -215,15 +323,17 @@ lb_conf_roles_check(const struct lb_conf *c, uint32_t ip, unsigned int roles,
 }
 
 int
-lb_conf_unicast_check(uint32_t ip, const char *what, struct lb_cmd_out *out)
+lb_conf_unicast_check(const struct lb_conf_ip *ip, const char *what,
+		      struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN];
+	char a[LB_CMD_IP_STRLEN];
+	int rc = af_check(ip, out);
 
-	if (!unicast(ip))
-		return lb_cmd_error(out, -EINVAL,
-				    "%s %s is not a unicast address", what,
-				    lb_conf_ipstr(ip, a));
-	return 0;
+	if (rc == 0 && !unicast(ip))
+		rc = lb_cmd_error(out, -EINVAL,
+				  "%s %s is not a unicast address", what,
+				  lb_conf_ipstr(ip, a));
+	return rc;
 }
 
 /* ---- local addresses ---- */
@@ -239,51 +349,88 @@ int
 lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
 		      uint16_t port, uint16_t vlan, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN], n1[LB_CMD_ADDR_STRLEN];
-	char n2[LB_CMD_ADDR_STRLEN];
-	const struct lb_conf_addr *dup;
-	uint32_t m;
-	int rc;
+	struct lb_conf_ip a = lb_conf_ip4(ip);
 
-	if (c == NULL)
-		return lb_cmd_error(out, -EINVAL, "no configuration");
-	if (len < 1 || len > 32)
-		return lb_cmd_error(out, -ERANGE,
-				    "prefix length %u out of range 1..32", len);
-	if (vlan > LB_CONF_VLAN_MAX)
-		return lb_cmd_error(out, -ERANGE, "vlan %u out of range 1..%u",
-				    vlan, LB_CONF_VLAN_MAX);
-	rc = port_check(port, out);
-	if (rc == 0)
-		rc = lb_conf_unicast_check(ip, "address", out);
-	if (rc != 0)
-		return rc;
-	/* The dataplane tags a port's frames one way: its addresses must
-	 * agree on it. */
+	return lb_conf_addr_add_ip(c, &a, len, port, vlan, out);
+}
+
+/* The port's frames are tagged one way: its addresses must agree. */
+static int
+vlan_check(const struct lb_conf *c, uint16_t port, uint16_t vlan,
+	   struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_STRLEN];
+
 	for (unsigned int i = 0; i < c->nb_addr; i++) {
 		const struct lb_conf_addr *x = &c->addr[i];
+		struct lb_conf_ip y = LB_CONF_IP_OF(x);
 
 		if (x->port != port || x->vlan == vlan)
 			continue;
 		if (x->vlan == 0)
 			return lb_cmd_error(out, -EINVAL,
 					    "port %u is untagged (address %s)",
-					    port, lb_conf_ipstr(x->ip, a));
+					    port, lb_conf_ipstr(&y, a));
 		return lb_cmd_error(out, -EINVAL,
 				    "port %u is on vlan %u (address %s)", port,
-				    x->vlan, lb_conf_ipstr(x->ip, a));
+				    x->vlan, lb_conf_ipstr(&y, a));
 	}
-	m = mask_of(len);
-	subnet_str(ip, len, n1);
-	/* /31 and /32 have no network or broadcast address (RFC 3021). */
-	if (len <= 30 && (ip & ~m) == 0)
+	return 0;
+}
+
+/* /31 and /32 have no network or broadcast address (RFC 3021); IPv6 has
+ * no broadcast, and its all-zero host part is the subnet-router anycast
+ * address (RFC 4291 2.6.1), kept off interfaces up to /126. */
+static int
+host_check(const struct lb_conf_ip *ip, unsigned int len, const char *n1,
+	   struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_STRLEN];
+	bool v6 = ip->af == LB_CONF_AF_INET6;
+
+	if (len <= (v6 ? 126u : 30u) && host_bits_all(ip, len, false))
 		return lb_cmd_error(out, -EINVAL,
 				    "address %s is the network address of %s",
 				    lb_conf_ipstr(ip, a), n1);
-	if (len <= 30 && (ip & ~m) == ~m)
+	if (!v6 && len <= 30 && host_bits_all(ip, len, true))
 		return lb_cmd_error(out, -EINVAL,
 				    "address %s is the broadcast address of %s",
 				    lb_conf_ipstr(ip, a), n1);
+	return 0;
+}
+
+int
+lb_conf_addr_add_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+		    uint8_t len, uint16_t port, uint16_t vlan,
+		    struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_STRLEN], n1[LB_CMD_IP_ADDR_STRLEN];
+	char n2[LB_CMD_IP_ADDR_STRLEN];
+	const struct lb_conf_addr *dup;
+	struct lb_conf_addr *x;
+	int rc;
+
+	if (c == NULL)
+		return lb_cmd_error(out, -EINVAL, "no configuration");
+	rc = af_check(ip, out);
+	if (rc != 0)
+		return rc;
+	if (len < 1 || len > max_len(ip))
+		return lb_cmd_error(out, -ERANGE,
+				    "prefix length %u out of range 1..%u", len,
+				    max_len(ip));
+	if (vlan > LB_CONF_VLAN_MAX)
+		return lb_cmd_error(out, -ERANGE, "vlan %u out of range 1..%u",
+				    vlan, LB_CONF_VLAN_MAX);
+	rc = port_check(port, out);
+	if (rc == 0)
+		rc = lb_conf_unicast_check(ip, "address", out);
+	if (rc == 0)
+		rc = vlan_check(c, port, vlan, out);
+	if (rc == 0)
+		rc = host_check(ip, len, subnet_str(ip, len, n1), out);
+	if (rc != 0)
+		return rc;
 	dup = lb_conf_addr_find(c, ip);
 	if (dup != NULL)
 		return lb_cmd_error(out, -EEXIST,
@@ -296,35 +443,44 @@ lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
 	rc = lb_conf_roles_check(c, ip, ROLE_BE | ROLE_GW, "address", out);
 	if (rc != 0)
 		return rc;
-	/* A subnet lives behind one port, or ARP could not be answered. */
+	/* A subnet lives behind one port, or ARP (neighbour discovery)
+	 * could not be answered. */
 	for (unsigned int i = 0; i < c->nb_addr; i++) {
-		const struct lb_conf_addr *x = &c->addr[i];
-		unsigned int l = x->len < len ? x->len : len;
+		const struct lb_conf_addr *y = &c->addr[i];
+		struct lb_conf_ip yi = LB_CONF_IP_OF(y);
+		unsigned int l = y->len < len ? y->len : len;
 
-		if (x->port != port && in_subnet(ip, x->ip, l))
+		if (y->port != port && in_subnet(ip, &yi, l))
 			return lb_cmd_error(out, -EINVAL,
 					    "subnet %s of port %u overlaps %s "
 					    "of port %u",
 					    n1, port,
-					    subnet_str(x->ip, x->len, n2),
-					    x->port);
+					    subnet_str(&yi, y->len, n2),
+					    y->port);
 	}
 	for (unsigned int i = 0; i < c->nb_snat; i++) {
 		const struct lb_conf_snat *s = &c->snat[i];
+		struct lb_conf_ip si = LB_CONF_IP_OF(s);
 
-		if (s->port != port && in_subnet(s->ip, ip, len))
+		if (s->port != port && in_subnet(&si, ip, len))
 			return lb_cmd_error(out, -EINVAL,
 					    "SNAT address %s of port %u is "
 					    "inside subnet %s of port %u",
-					    lb_conf_ipstr(s->ip, a), s->port,
+					    lb_conf_ipstr(&si, a), s->port,
 					    n1, port);
 	}
 	if (c->nb_addr == LB_CONF_MAX_ADDRS)
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many local addresses (limit %u)",
 				    LB_CONF_MAX_ADDRS);
-	c->addr[c->nb_addr++] = (struct lb_conf_addr){
-		.ip = ip, .len = len, .port = port, .vlan = vlan};
+	x = &c->addr[c->nb_addr++];
+	*x = (struct lb_conf_addr){
+		.af = ip->af, .ip = ip->ip, .len = len, .port = port,
+		.vlan = vlan};
+	if (ip->af == LB_CONF_AF_INET6) {
+		x->ip = 0;
+		memcpy(x->ip6, ip->ip6, LB_CONF_IP6_LEN);
+	}
 	c->gen++;
 	return 0;
 }
@@ -332,29 +488,46 @@ lb_conf_addr_add_vlan(struct lb_conf *c, uint32_t ip, uint8_t len,
 int
 lb_conf_addr_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN], p[LB_CMD_ADDR_STRLEN];
-	char g[LB_CMD_IPV4_STRLEN];
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_addr_del_ip(c, &a, out);
+}
+
+int
+lb_conf_addr_del_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+		    struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_STRLEN], p[LB_CMD_IP_ADDR_STRLEN];
+	char g[LB_CMD_IP_STRLEN];
 	struct lb_conf_addr *x;
+	struct lb_conf_ip xi;
 	unsigned int idx;
+	int rc;
 
 	if (c == NULL)
 		return lb_cmd_error(out, -EINVAL, "no configuration");
+	rc = af_check(ip, out);
+	if (rc != 0)
+		return rc;
 	x = lb_conf_addr_find(c, ip);
 	if (x == NULL)
 		return lb_cmd_error(out, -ENOENT, "no address %s",
 				    lb_conf_ipstr(ip, a));
+	xi = LB_CONF_IP_OF(x);
 	/* A route's gateway must stay reachable through some address. */
 	for (unsigned int i = 0; i < c->nb_route; i++) {
 		const struct lb_conf_route *r = &c->route[i];
+		struct lb_conf_ip gw = route_gw(r), net = route_net(r);
 		bool other = false;
 
-		if (r->port != x->port || !in_subnet(r->gw, x->ip, x->len))
+		if (r->port != x->port || !in_subnet(&gw, &xi, x->len))
 			continue;
 		for (unsigned int j = 0; j < c->nb_addr; j++) {
 			const struct lb_conf_addr *y = &c->addr[j];
+			struct lb_conf_ip yi = LB_CONF_IP_OF(y);
 
 			if (y != x && y->port == r->port &&
-			    in_subnet(r->gw, y->ip, y->len))
+			    in_subnet(&gw, &yi, y->len))
 				other = true;
 		}
 		if (!other)
@@ -362,9 +535,9 @@ lb_conf_addr_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out)
 				out, -EBUSY,
 				"address %s/%u is needed by route "
 				"%s via %s",
-				lb_conf_ipstr(x->ip, a), x->len,
-				lb_cmd_fmt_prefix(r->net, r->len, p),
-				lb_conf_ipstr(r->gw, g));
+				lb_conf_ipstr(&xi, a), x->len,
+				lb_cmd_fmt_ip_prefix(&net, r->len, p),
+				lb_conf_ipstr(&gw, g));
 	}
 	idx = (unsigned int)(x - c->addr);
 	memmove(&c->addr[idx], &c->addr[idx + 1],
@@ -380,29 +553,54 @@ int
 lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
 		  uint16_t port, struct lb_cmd_out *out)
 {
-	char p[LB_CMD_ADDR_STRLEN], a[LB_CMD_IPV4_STRLEN];
+	struct lb_conf_ip n = lb_conf_ip4(net), g = lb_conf_ip4(gw);
+
+	return lb_conf_route_add_ip(c, &n, len, &g, port, out);
+}
+
+int
+lb_conf_route_add_ip(struct lb_conf *c, const struct lb_conf_ip *net,
+		     uint8_t len, const struct lb_conf_ip *gw, uint16_t port,
+		     struct lb_cmd_out *out)
+{
+	char p[LB_CMD_IP_ADDR_STRLEN], a[LB_CMD_IP_STRLEN];
 	const struct lb_conf_route *dup;
+	struct lb_conf_route *r;
 	bool connected = false;
 	int rc;
 
 	if (c == NULL)
 		return lb_cmd_error(out, -EINVAL, "no configuration");
-	if (len > 32)
+	rc = af_check(net, out);
+	if (rc == 0)
+		rc = af_check(gw, out);
+	if (rc != 0)
+		return rc;
+	if (len > max_len(net))
 		return lb_cmd_error(out, -ERANGE,
-				    "prefix length %u out of range 0..32", len);
-	if ((net & ~mask_of(len)) != 0)
+				    "prefix length %u out of range 0..%u", len,
+				    max_len(net));
+	if (!host_bits_all(net, len, false))
 		return lb_cmd_error(out, -EINVAL,
 				    "prefix %s/%u has host bits set",
 				    lb_conf_ipstr(net, a), len);
 	rc = port_check(port, out);
 	if (rc != 0)
 		return rc;
-	lb_cmd_fmt_prefix(net, len, p);
+	lb_cmd_fmt_ip_prefix(net, len, p);
+	if (gw->af != net->af)
+		return lb_cmd_error(out, -EINVAL,
+				    "gateway %s of route %s is of another "
+				    "address family",
+				    lb_conf_ipstr(gw, a), p);
 	dup = find_route(c, net, len);
-	if (dup != NULL)
+	if (dup != NULL) {
+		struct lb_conf_ip dg = route_gw(dup);
+
 		return lb_cmd_error(out, -EEXIST,
 				    "route %s already exists (via %s port %u)",
-				    p, lb_conf_ipstr(dup->gw, a), dup->port);
+				    p, lb_conf_ipstr(&dg, a), dup->port);
+	}
 	rc = lb_conf_unicast_check(gw, "gateway", out);
 	if (rc == 0)
 		rc = lb_conf_roles_check(c, gw,
@@ -410,10 +608,13 @@ lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
 					 "gateway", out);
 	if (rc != 0)
 		return rc;
-	for (unsigned int i = 0; i < c->nb_addr; i++)
+	for (unsigned int i = 0; i < c->nb_addr; i++) {
+		struct lb_conf_ip x = LB_CONF_IP_OF(&c->addr[i]);
+
 		if (c->addr[i].port == port &&
-		    in_subnet(gw, c->addr[i].ip, c->addr[i].len))
+		    in_subnet(gw, &x, c->addr[i].len))
 			connected = true;
+	}
 	if (!connected)
 		return lb_cmd_error(out, -EINVAL,
 				    "gateway %s is not in a connected subnet "
@@ -422,8 +623,16 @@ lb_conf_route_add(struct lb_conf *c, uint32_t net, uint8_t len, uint32_t gw,
 	if (c->nb_route == LB_CONF_MAX_ROUTES)
 		return lb_cmd_error(out, -ENOSPC, "too many routes (limit %u)",
 				    LB_CONF_MAX_ROUTES);
-	c->route[c->nb_route++] = (struct lb_conf_route){
-		.net = net, .len = len, .gw = gw, .port = port};
+	r = &c->route[c->nb_route++];
+	*r = (struct lb_conf_route){
+		.af = net->af, .len = len, .port = port};
+	if (net->af == LB_CONF_AF_INET6) {
+		memcpy(r->net6, net->ip6, LB_CONF_IP6_LEN);
+		memcpy(r->gw6, gw->ip6, LB_CONF_IP6_LEN);
+	} else {
+		r->net = net->ip;
+		r->gw = gw->ip;
+	}
 	c->gen++;
 	return 0;
 }
@@ -432,16 +641,29 @@ int
 lb_conf_route_del(struct lb_conf *c, uint32_t net, uint8_t len,
 		  struct lb_cmd_out *out)
 {
-	char p[LB_CMD_ADDR_STRLEN];
+	struct lb_conf_ip n = lb_conf_ip4(net);
+
+	return lb_conf_route_del_ip(c, &n, len, out);
+}
+
+int
+lb_conf_route_del_ip(struct lb_conf *c, const struct lb_conf_ip *net,
+		     uint8_t len, struct lb_cmd_out *out)
+{
+	char p[LB_CMD_IP_ADDR_STRLEN];
 	struct lb_conf_route *r;
 	unsigned int idx;
+	int rc;
 
 	if (c == NULL)
 		return lb_cmd_error(out, -EINVAL, "no configuration");
+	rc = af_check(net, out);
+	if (rc != 0)
+		return rc;
 	r = find_route(c, net, len);
 	if (r == NULL)
 		return lb_cmd_error(out, -ENOENT, "no route %s",
-				    lb_cmd_fmt_prefix(net, len, p));
+				    lb_cmd_fmt_ip_prefix(net, len, p));
 	idx = (unsigned int)(r - c->route);
 	memmove(&c->route[idx], &c->route[idx + 1],
 		(c->nb_route - idx - 1) * sizeof(c->route[0]));
@@ -456,8 +678,18 @@ int
 lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
 		 struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN], n[LB_CMD_ADDR_STRLEN];
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_snat_add_ip(c, &a, port, out);
+}
+
+int
+lb_conf_snat_add_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+		    uint16_t port, struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_STRLEN], n[LB_CMD_IP_ADDR_STRLEN];
 	const struct lb_conf_snat *dup;
+	struct lb_conf_snat *s;
 	int rc;
 
 	if (c == NULL)
@@ -478,20 +710,26 @@ lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
 		return rc;
 	for (unsigned int i = 0; i < c->nb_addr; i++) {
 		const struct lb_conf_addr *x = &c->addr[i];
+		struct lb_conf_ip xi = LB_CONF_IP_OF(x);
 
-		if (x->port != port && in_subnet(ip, x->ip, x->len))
+		if (x->port != port && in_subnet(ip, &xi, x->len))
 			return lb_cmd_error(out, -EINVAL,
 					    "SNAT address %s is inside subnet "
 					    "%s of port %u, not port %u",
 					    lb_conf_ipstr(ip, a),
-					    subnet_str(x->ip, x->len, n),
+					    subnet_str(&xi, x->len, n),
 					    x->port, port);
 	}
 	if (c->nb_snat == LB_CONF_MAX_SNATS)
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many SNAT addresses (limit %u)",
 				    LB_CONF_MAX_SNATS);
-	c->snat[c->nb_snat++] = (struct lb_conf_snat){.ip = ip, .port = port};
+	s = &c->snat[c->nb_snat++];
+	*s = (struct lb_conf_snat){.af = ip->af, .port = port};
+	if (ip->af == LB_CONF_AF_INET6)
+		memcpy(s->ip6, ip->ip6, LB_CONF_IP6_LEN);
+	else
+		s->ip = ip->ip;
 	c->gen++;
 	return 0;
 }
@@ -499,12 +737,25 @@ lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
 int
 lb_conf_snat_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_IPV4_STRLEN];
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_snat_del_ip(c, &a, out);
+}
+
+int
+lb_conf_snat_del_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+		    struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_STRLEN];
 	struct lb_conf_snat *s;
 	unsigned int idx;
+	int rc;
 
 	if (c == NULL)
 		return lb_cmd_error(out, -EINVAL, "no configuration");
+	rc = af_check(ip, out);
+	if (rc != 0)
+		return rc;
 	s = find_snat(c, ip);
 	if (s == NULL)
 		return lb_cmd_error(out, -ENOENT, "no SNAT address %s",

@@ -20,9 +20,9 @@
 #define ROLE_BE 0x8u
 #define ROLE_GW 0x10u
 
-/* "udp 255.255.255.255:65535" */
-#define SVC_STRLEN 32
-#define DESC_LEN 64
+/* "udp [ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" */
+#define SVC_STRLEN 64
+#define DESC_LEN 128
 
 struct lb_conf {
 	lb_conf_sched_known_fn *sched_known;
@@ -40,26 +40,30 @@ struct lb_conf {
 
 /* ---- conf_net.c ---- */
 
-/** a.b.c.d into @p buf (LB_CMD_IPV4_STRLEN bytes); returns buf. */
-char *lb_conf_ipstr(uint32_t ip, char *buf);
-/** "tcp 10.0.0.1:80" into @p buf (SVC_STRLEN bytes); returns buf. */
+/** The address into @p buf (LB_CMD_IP_STRLEN bytes); returns buf. */
+char *lb_conf_ipstr(const struct lb_conf_ip *ip, char *buf);
+/** "tcp 10.0.0.1:80", "tcp [2001:db8::1]:80" into @p buf (SVC_STRLEN
+ * bytes); returns buf. */
 char *lb_conf_key_str(const struct lb_conf_svc_key *k, char *buf);
+/** The VIP of @p k. */
+struct lb_conf_ip lb_conf_key_vip(const struct lb_conf_svc_key *k);
 /** Checks a service key's protocol, VIP and port. */
 int lb_conf_key_check(const struct lb_conf_svc_key *k, struct lb_cmd_out *out);
 /** The local address @p ip, or NULL. */
-struct lb_conf_addr *lb_conf_addr_find(struct lb_conf *c, uint32_t ip);
+struct lb_conf_addr *lb_conf_addr_find(struct lb_conf *c,
+				       const struct lb_conf_ip *ip);
 /** The service of @p k, or NULL. */
 struct lb_conf_svc *lb_conf_svc_get(const struct lb_conf *c,
 				    const struct lb_conf_svc_key *k);
 /** The backend @p ip:@p port of @p s, or NULL. */
-struct lb_conf_be *lb_conf_be_find(struct lb_conf_svc *s, uint32_t ip,
-				   uint16_t port);
+struct lb_conf_be *lb_conf_be_find(struct lb_conf_svc *s,
+				   const struct lb_conf_ip *ip, uint16_t port);
 /** -EINVAL, naming it, if @p ip has one of @p roles (ROLE_*) already. */
-int lb_conf_roles_check(const struct lb_conf *c, uint32_t ip,
+int lb_conf_roles_check(const struct lb_conf *c, const struct lb_conf_ip *ip,
 			unsigned int roles, const char *what,
 			struct lb_cmd_out *out);
 /** -EINVAL if @p ip is not unicast. */
-int lb_conf_unicast_check(uint32_t ip, const char *what,
+int lb_conf_unicast_check(const struct lb_conf_ip *ip, const char *what,
 			  struct lb_cmd_out *out);
 
 /* ---- conf_svc.c ---- */

@@ -41,6 +41,7 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	char s[SVC_STRLEN];
 	struct lb_conf_svc_opts def;
 	struct lb_conf_svc *sv;
+	struct lb_conf_ip vip;
 	int rc;
 
 	if (c == NULL)
@@ -55,10 +56,11 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	if (lb_conf_svc_get(c, key) != NULL)
 		return lb_cmd_error(out, -EEXIST, "service %s already exists",
 				    lb_conf_key_str(key, s));
-	rc = lb_conf_unicast_check(key->vip, "VIP", out);
+	vip = lb_conf_key_vip(key);
+	rc = lb_conf_unicast_check(&vip, "VIP", out);
 	if (rc == 0)
 		rc = lb_conf_roles_check(
-			c, key->vip, ROLE_SNAT | ROLE_BE | ROLE_GW, "VIP", out);
+			c, &vip, ROLE_SNAT | ROLE_BE | ROLE_GW, "VIP", out);
 	if (rc == 0)
 		rc = lb_conf_svc_opts_check(c, key->proto, o, out);
 	if (rc != 0)
@@ -70,7 +72,8 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	sv = &c->svc[c->nb_svc++];
 	/* Not the backend slots: each is written whole when added. */
 	memset(sv, 0, offsetof(struct lb_conf_svc, be));
-	sv->key = *key;
+	/* Only the family's address: the other stays zero. */
+	sv->key = lb_conf_svc_key_of(key->proto, &vip, key->port);
 	lb_svc_opt_copy(&sv->opts, o);
 	c->gen++;
 	return 0;
@@ -149,15 +152,15 @@ weight_check(uint32_t weight, struct lb_cmd_out *out)
 }
 
 static struct lb_conf_be *
-be_or_error(struct lb_conf_svc *sv, uint32_t ip, uint16_t port,
-	    struct lb_cmd_out *out, int *rc)
+be_or_error(struct lb_conf_svc *sv, const struct lb_conf_ip *ip,
+	    uint16_t port, struct lb_cmd_out *out, int *rc)
 {
-	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN], s[SVC_STRLEN];
 	struct lb_conf_be *be = lb_conf_be_find(sv, ip, port);
 
 	if (be == NULL)
 		*rc = lb_cmd_error(out, -ENOENT, "no backend %s in %s",
-				   lb_cmd_fmt_ipv4_port(ip, port, a),
+				   lb_cmd_fmt_ip_port(ip, port, a),
 				   lb_conf_key_str(&sv->key, s));
 	return be;
 }
@@ -165,14 +168,18 @@ be_or_error(struct lb_conf_svc *sv, uint32_t ip, uint16_t port,
 /* The backend @p ip:@p port of service @p key, or NULL with the error in
  * @p out and @p rc (the service too, in @p svp, when it is wanted). */
 static struct lb_conf_be *
-be_lookup(struct lb_conf *c, const struct lb_conf_svc_key *key, uint32_t ip,
-	  uint16_t port, struct lb_conf_svc **svp, struct lb_cmd_out *out,
-	  int *rc)
+be_lookup(struct lb_conf *c, const struct lb_conf_svc_key *key,
+	  const struct lb_conf_ip *ip, uint16_t port, struct lb_conf_svc **svp,
+	  struct lb_cmd_out *out, int *rc)
 {
 	struct lb_conf_svc *sv;
 
 	if (c == NULL) {
 		*rc = lb_cmd_error(out, -EINVAL, "no configuration");
+		return NULL;
+	}
+	if (ip == NULL) {
+		*rc = lb_cmd_error(out, -EINVAL, "missing address");
 		return NULL;
 	}
 	sv = lb_conf_svc_or_error(c, key, out, rc);
@@ -186,8 +193,19 @@ lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	       uint32_t ip, uint16_t port, uint32_t weight,
 	       struct lb_cmd_out *out)
 {
-	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_be_add_ip(c, key, &a, port, weight, out);
+}
+
+int
+lb_conf_be_add_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		  const struct lb_conf_ip *ip, uint16_t port, uint32_t weight,
+		  struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_ADDR_STRLEN], s[SVC_STRLEN];
 	struct lb_conf_svc *sv;
+	struct lb_conf_be *be;
 	int rc;
 
 	if (c == NULL)
@@ -203,8 +221,15 @@ lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		rc = lb_conf_unicast_check(ip, "backend", out);
 	if (rc != 0)
 		return rc;
-	lb_cmd_fmt_ipv4_port(ip, port, a);
+	lb_cmd_fmt_ip_port(ip, port, a);
 	lb_conf_key_str(key, s);
+	/* fnat64 gives an IPv6 client an IPv4 pool; the other way round,
+	 * an IPv4 client has no IPv6 address to be written as. */
+	if (sv->key.af == LB_CONF_AF_INET && ip->af == LB_CONF_AF_INET6)
+		return lb_cmd_error(out, -EINVAL,
+				    "backend %s is IPv6 but %s is IPv4: an "
+				    "IPv4 service takes IPv4 backends only",
+				    a, s);
 	if (lb_conf_be_find(sv, ip, port) != NULL)
 		return lb_cmd_error(out, -EEXIST,
 				    "backend %s already exists in %s", a, s);
@@ -216,9 +241,13 @@ lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many backends in %s (limit %u)", s,
 				    LB_CONF_MAX_BES);
-	sv->be[sv->nb_be++] =
-		(struct lb_conf_be){
-		.ip = ip, .port = port, .weight = weight};
+	be = &sv->be[sv->nb_be++];
+	*be = (struct lb_conf_be){
+		.af = ip->af, .port = port, .weight = weight};
+	if (ip->af == LB_CONF_AF_INET6)
+		memcpy(be->ip6, ip->ip6, LB_CONF_IP6_LEN);
+	else
+		be->ip = ip->ip;
 	c->gen++;
 	return 0;
 }
@@ -226,6 +255,16 @@ lb_conf_be_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 int
 lb_conf_be_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	       uint32_t ip, uint16_t port, struct lb_cmd_out *out)
+{
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_be_del_ip(c, key, &a, port, out);
+}
+
+int
+lb_conf_be_del_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		  const struct lb_conf_ip *ip, uint16_t port,
+		  struct lb_cmd_out *out)
 {
 	struct lb_conf_svc *sv;
 	struct lb_conf_be *be;
@@ -248,6 +287,16 @@ lb_conf_be_set_weight(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		      uint32_t ip, uint16_t port, uint32_t weight,
 		      struct lb_cmd_out *out)
 {
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_be_set_weight_ip(c, key, &a, port, weight, out);
+}
+
+int
+lb_conf_be_set_weight_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			 const struct lb_conf_ip *ip, uint16_t port,
+			 uint32_t weight, struct lb_cmd_out *out)
+{
 	struct lb_conf_be *be;
 	int rc;
 
@@ -269,7 +318,17 @@ lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		 uint32_t ip, uint16_t port, bool draining,
 		 struct lb_cmd_out *out)
 {
-	char a[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_be_drain_ip(c, key, &a, port, draining, out);
+}
+
+int
+lb_conf_be_drain_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		    const struct lb_conf_ip *ip, uint16_t port, bool draining,
+		    struct lb_cmd_out *out)
+{
+	char a[LB_CMD_IP_ADDR_STRLEN], s[SVC_STRLEN];
 	struct lb_conf_be *be;
 	int rc;
 
@@ -278,7 +337,7 @@ lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return rc;
 	if (be->draining == draining)
 		return lb_cmd_error(out, -EINVAL, "backend %s of %s is %s",
-				    lb_cmd_fmt_ipv4_port(ip, port, a),
+				    lb_cmd_fmt_ip_port(ip, port, a),
 				    lb_conf_key_str(key, s),
 				    draining ? "already draining"
 					     : "not draining");
@@ -291,6 +350,16 @@ int
 lb_conf_be_set_orch(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		    uint32_t ip, uint16_t port, bool orch,
 		    struct lb_cmd_out *out)
+{
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_conf_be_set_orch_ip(c, key, &a, port, orch, out);
+}
+
+int
+lb_conf_be_set_orch_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		       const struct lb_conf_ip *ip, uint16_t port, bool orch,
+		       struct lb_cmd_out *out)
 {
 	struct lb_conf_be *be;
 	int rc;
@@ -324,15 +393,25 @@ lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
 	t->sched_names = c->sched_names;
 	/* The order of lb_conf_save(): each entry meets what it depends on. */
-	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++)
-		rc = lb_conf_addr_add_vlan(t, c->addr[i].ip, c->addr[i].len,
-					   c->addr[i].port, c->addr[i].vlan,
-					   out);
-	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++)
-		rc = lb_conf_route_add(t, c->route[i].net, c->route[i].len,
-				       c->route[i].gw, c->route[i].port, out);
-	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++)
-		rc = lb_conf_snat_add(t, c->snat[i].ip, c->snat[i].port, out);
+	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++) {
+		const struct lb_conf_addr *x = &c->addr[i];
+		struct lb_conf_ip a = LB_CONF_IP_OF(x);
+
+		rc = lb_conf_addr_add_ip(t, &a, x->len, x->port, x->vlan, out);
+	}
+	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++) {
+		const struct lb_conf_route *r = &c->route[i];
+		struct lb_conf_ip n = lb_conf_ip_of(r->af, r->net, r->net6);
+		struct lb_conf_ip g = lb_conf_ip_of(r->af, r->gw, r->gw6);
+
+		rc = lb_conf_route_add_ip(t, &n, r->len, &g, r->port, out);
+	}
+	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++) {
+		const struct lb_conf_snat *x = &c->snat[i];
+		struct lb_conf_ip a = LB_CONF_IP_OF(x);
+
+		rc = lb_conf_snat_add_ip(t, &a, x->port, out);
+	}
 	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++) {
 		const struct lb_conf_svc *sv = &c->svc[i];
 
@@ -343,12 +422,14 @@ lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
 		rc = lb_conf_svc_add(t, &sv->key, &sv->opts, out);
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 			const struct lb_conf_be *be = &sv->be[j];
+			struct lb_conf_ip a =
+				LB_CONF_IP_OF(be);
 
-			rc = lb_conf_be_add(t, &sv->key, be->ip, be->port,
-					    be->weight, out);
+			rc = lb_conf_be_add_ip(t, &sv->key, &a, be->port,
+					       be->weight, out);
 			if (rc == 0 && be->draining)
-				rc = lb_conf_be_drain(t, &sv->key, be->ip,
-						      be->port, true, out);
+				rc = lb_conf_be_drain_ip(t, &sv->key, &a,
+							 be->port, true, out);
 		}
 	}
 	lb_conf_free(t);
@@ -396,15 +477,18 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 int
 lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 {
-	char a[LB_CMD_ADDR_STRLEN], b[LB_CMD_ADDR_STRLEN], s[SVC_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN], b[LB_CMD_IP_ADDR_STRLEN];
+	char s[SVC_STRLEN];
 	int rc = 0;
 
 	if (c == NULL || out == NULL)
 		return lb_cmd_error(out, -EINVAL, "no configuration");
 	for (unsigned int i = 0; i < c->nb_addr && rc == 0; i++) {
+		const struct lb_conf_addr *x = &c->addr[i];
+		struct lb_conf_ip ip = LB_CONF_IP_OF(x);
+
 		rc = lb_cmd_printf(out, "addr add %s/%u port %u",
-				   lb_conf_ipstr(c->addr[i].ip, a),
-				   c->addr[i].len, c->addr[i].port);
+				   lb_conf_ipstr(&ip, a), x->len, x->port);
 		if (rc == 0 && c->addr[i].vlan != 0)
 			rc = lb_cmd_printf(out, " vlan %u", c->addr[i].vlan);
 		if (rc == 0)
@@ -412,15 +496,20 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 	}
 	for (unsigned int i = 0; i < c->nb_route && rc == 0; i++) {
 		const struct lb_conf_route *r = &c->route[i];
+		struct lb_conf_ip n = lb_conf_ip_of(r->af, r->net, r->net6);
+		struct lb_conf_ip g = lb_conf_ip_of(r->af, r->gw, r->gw6);
 
 		rc = lb_cmd_printf(out, "route add %s via %s port %u\n",
-				   lb_cmd_fmt_prefix(r->net, r->len, a),
-				   lb_conf_ipstr(r->gw, b), r->port);
+				   lb_cmd_fmt_ip_prefix(&n, r->len, a),
+				   lb_conf_ipstr(&g, b), r->port);
 	}
-	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++)
+	for (unsigned int i = 0; i < c->nb_snat && rc == 0; i++) {
+		const struct lb_conf_snat *x = &c->snat[i];
+		struct lb_conf_ip ip = LB_CONF_IP_OF(x);
+
 		rc = lb_cmd_printf(out, "snat add %s port %u\n",
-				   lb_conf_ipstr(c->snat[i].ip, a),
-				   c->snat[i].port);
+				   lb_conf_ipstr(&ip, a), x->port);
+	}
 	for (unsigned int i = 0; i < c->nb_svc && rc == 0; i++) {
 		const struct lb_conf_svc *sv = &c->svc[i];
 
@@ -428,10 +517,12 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 		rc = lb_svc_opt_save(out, s, &sv->opts);
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 			const struct lb_conf_be *be = &sv->be[j];
+			struct lb_conf_ip ip =
+				LB_CONF_IP_OF(be);
 
 			if (be->orch)
 				continue;
-			lb_cmd_fmt_ipv4_port(be->ip, be->port, a);
+			lb_cmd_fmt_ip_port(&ip, be->port, a);
 			rc = lb_cmd_printf(out, "backend add %s %s", s, a);
 			if (rc == 0 && be->weight != LB_CONF_WEIGHT_DEFAULT)
 				rc = lb_cmd_printf(out, " weight %u",

@@ -35,6 +35,13 @@ trust_parse(const struct lb_svc_opt *d, const char *v,
 			return lb_cmd_error(out, -EINVAL,
 					    "prio-trust: at most %u prefixes",
 					    LB_ADMIT_TRUST_MAX);
+		/* struct lb_admit_trust holds IPv4 prefixes. */
+		if (strchr(p, ':') != NULL)
+			return lb_cmd_error(out, -EINVAL,
+					    "prio-trust: IPv6 prefix '%s' not "
+					    "supported: trusted prefixes are "
+					    "IPv4",
+					    p);
 		rc = lb_cmd_parse_prefix(p, &n.net[n.n], &n.len[n.n], out);
 		if (rc != 0)
 			return rc;

@@ -12,25 +12,45 @@ mask_of(uint8_t len)
 	return htonl(len == 0 ? 0 : ~0u << (32 - len));
 }
 
-/* Slot of the service @p key in @p d, or -1. */
-static int
-svc_slot(const struct lb_dpconf *d, uint8_t proto, uint32_t vip,
-	 uint16_t vport)
+/* Whether an address of the table (@p ip, @p ip6 in network order) is
+ * @p a's, family included: an IPv4 address is never an IPv6 one. */
+static bool
+same_ip(uint8_t af, uint32_t ip, const uint8_t *ip6,
+	const struct lb_conf_ip *a)
 {
-	for (uint32_t i = 0; d != NULL && i < d->nb_svc; i++)
-		if (d->svc[i].state != LB_SVC_EMPTY &&
-		    d->svc[i].proto == proto && d->svc[i].vip == vip &&
-		    d->svc[i].vport == vport)
+	if (af != a->af)
+		return false;
+	if (af == LB_CONF_AF_INET6)
+		return memcmp(ip6, a->ip6, LB_CONF_IP6_LEN) == 0;
+	return ip == htonl(a->ip);
+}
+
+/* Slot of the service @p k in @p d, or -1. */
+static int
+svc_slot(const struct lb_dpconf *d, const struct lb_conf_svc_key *k)
+{
+	struct lb_conf_ip vip = lb_conf_ip_of(k->af, k->vip, k->vip6);
+
+	for (uint32_t i = 0; d != NULL && i < d->nb_svc; i++) {
+		const struct lb_dpconf_svc *v = &d->svc[i];
+
+		if (v->state != LB_SVC_EMPTY && v->proto == k->proto &&
+		    v->vport == htons(k->port) &&
+		    same_ip(v->af, v->vip, v->vip6, &vip))
 			return (int)i;
+	}
 	return -1;
 }
 
 static int
-be_slot(const struct lb_dpconf_svc *s, uint32_t ip, uint16_t port)
+be_slot(const struct lb_dpconf_svc *s, const struct lb_conf_be *b)
 {
+	struct lb_conf_ip a = LB_CONF_IP_OF(b);
+
 	for (uint32_t i = 0; s != NULL && i < s->nb_be; i++)
-		if (s->be[i].state != LB_BE_EMPTY && s->be[i].ip == ip &&
-		    s->be[i].port == port)
+		if (s->be[i].state != LB_BE_EMPTY &&
+		    s->be[i].port == htons(b->port) &&
+		    same_ip(s->be[i].af, s->be[i].ip, s->be[i].ip6, &a))
 			return (int)i;
 	return -1;
 }
@@ -56,8 +76,7 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 
 	v->nb_be = 0;
 	for (unsigned int b = 0; b < cs->nb_be; b++) {
-		idx[b] = be_slot(old, htonl(cs->be[b].ip),
-				 htons(cs->be[b].port));
+		idx[b] = be_slot(old, &cs->be[b]);
 		if (idx[b] >= 0)
 			taken[idx[b]] = true;
 	}
@@ -92,7 +111,10 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 		}
 		i = (uint32_t)idx[b];
 		v->be[i] = (struct lb_dpconf_be){
-			.ip = htonl(cs->be[b].ip),
+			.af = cs->be[b].af,
+			.ip = cs->be[b].af == LB_CONF_AF_INET6
+				      ? 0
+				      : htonl(cs->be[b].ip),
 			.port = htons(cs->be[b].port),
 			.state = cs->be[b].draining ? LB_BE_DRAINING :
 						      LB_BE_ACTIVE,
@@ -100,6 +122,8 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 			/* Only lb-control's health checks move it on. */
 			.up_gen = kept ? old->be[i].up_gen : 0,
 		};
+		if (cs->be[b].af == LB_CONF_AF_INET6)
+			memcpy(v->be[i].ip6, cs->be[b].ip6, LB_CONF_IP6_LEN);
 	}
 	for (uint32_t i = 0; i < LB_CONF_MAX_BES; i++)
 		if (taken[i])
@@ -107,31 +131,70 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 	return 0;
 }
 
-/* The local addresses, SNAT addresses and routes of @p c, in @p d. */
+static struct lb_dpconf_addr6
+addr6(const uint8_t *ip, uint8_t len, uint16_t port)
+{
+	struct lb_dpconf_addr6 a = {.len = len, .port = port};
+
+	memcpy(a.ip, ip, LB_CONF_IP6_LEN);
+	return a;
+}
+
+/* An IPv6 route into route6[], longest prefix first as for IPv4. */
+static void
+route6_add(struct lb_dpconf *d, const struct lb_conf_route *r)
+{
+	struct lb_dpconf_route6 nr = {.len = r->len, .port = r->port};
+	uint32_t k = d->nb_route6++;
+
+	memcpy(nr.net, r->net6, LB_CONF_IP6_LEN);
+	memcpy(nr.gw, r->gw6, LB_CONF_IP6_LEN);
+	while (k > 0 && d->route6[k - 1].len < nr.len) {
+		d->route6[k] = d->route6[k - 1];
+		k--;
+	}
+	d->route6[k] = nr;
+}
+
+/* The local addresses, SNAT addresses and routes of @p c, in @p d: each
+ * family in its own arrays, so that IPv4's stay as they were. */
 static void
 compile_net(struct lb_dpconf *d, const struct lb_conf *c)
 {
 	for (unsigned int i = 0; i < lb_conf_nb_addrs(c); i++) {
 		const struct lb_conf_addr *a = lb_conf_addr_at(c, i);
 
-		d->addr[d->nb_addr++] = (struct lb_dpconf_addr){
-			htonl(a->ip), mask_of(a->len), a->port, 0
-		};
+		if (a->af == LB_CONF_AF_INET6)
+			d->addr6[d->nb_addr6++] =
+				addr6(a->ip6, a->len, a->port);
+		else
+			d->addr[d->nb_addr++] = (struct lb_dpconf_addr){
+				htonl(a->ip), mask_of(a->len), a->port, 0
+			};
 		if (a->port <= LB_CONF_PORT_MAX)
 			d->port_vlan[a->port] = a->vlan;
 	}
 	for (unsigned int i = 0; i < lb_conf_nb_snats(c); i++) {
 		const struct lb_conf_snat *s = lb_conf_snat_at(c, i);
 
-		d->snat[d->nb_snat++] = (struct lb_dpconf_addr){
-			htonl(s->ip), 0xffffffff, s->port, 0
-		};
+		if (s->af == LB_CONF_AF_INET6)
+			d->snat6[d->nb_snat6++] = addr6(s->ip6, 128, s->port);
+		else
+			d->snat[d->nb_snat++] = (struct lb_dpconf_addr){
+				htonl(s->ip), 0xffffffff, s->port, 0
+			};
 	}
 	for (unsigned int i = 0; i < lb_conf_nb_routes(c); i++) {
 		const struct lb_conf_route *r = lb_conf_route_at(c, i);
 		struct lb_dpconf_route nr = { htonl(r->net), mask_of(r->len),
 					      r->len, htonl(r->gw), r->port };
-		uint32_t k = d->nb_route++;
+		uint32_t k;
+
+		if (r->af == LB_CONF_AF_INET6) {
+			route6_add(d, r);
+			continue;
+		}
+		k = d->nb_route++;
 
 		/* Keep routes longest prefix first so the first match is
 		 * the best one. */
@@ -168,8 +231,7 @@ keep_svc_slots(struct lb_dpconf *d, const struct lb_conf *c,
 				 s->opts.sched, names);
 			return -EINVAL;
 		}
-		slot_of[i] = svc_slot(prev, s->key.proto, htonl(s->key.vip),
-				      htons(s->key.port));
+		slot_of[i] = svc_slot(prev, &s->key);
 		if (slot_of[i] >= 0)
 			taken[slot_of[i]] = true;
 	}
@@ -222,7 +284,12 @@ build_svcs(struct lb_dpconf *d, const struct lb_conf *c,
 		v = &d->svc[slot];
 		v->state = LB_SVC_ACTIVE;
 		v->proto = s->key.proto;
-		v->vip = htonl(s->key.vip);
+		v->af = s->key.af;
+		/* An IPv6 service's vip is 0: no IPv4 lookup can meet it. */
+		v->vip = s->key.af == LB_CONF_AF_INET6 ? 0 : htonl(s->key.vip);
+		memset(v->vip6, 0, sizeof(v->vip6));
+		if (s->key.af == LB_CONF_AF_INET6)
+			memcpy(v->vip6, s->key.vip6, LB_CONF_IP6_LEN);
 		v->vport = htons(s->key.port);
 		v->opts = s->opts;
 		rc = build_backends(v, s, old, slot, busy, ctx, err, errlen);
@@ -232,7 +299,8 @@ build_svcs(struct lb_dpconf *d, const struct lb_conf *c,
 	return 0;
 }
 
-/* The lookup of active services by key: open addressing over the slots. */
+/* The lookup of active IPv4 services by key: open addressing over the
+ * slots. IPv6 services stay out of it: the dataplane indexes them. */
 static void
 index_svcs(struct lb_dpconf *d, const bool *taken)
 {
@@ -243,7 +311,7 @@ index_svcs(struct lb_dpconf *d, const bool *taken)
 		if (!taken[i])
 			continue;
 		d->nb_svc = i + 1;
-		if (v->state != LB_SVC_ACTIVE)
+		if (v->state != LB_SVC_ACTIVE || v->af == LB_CONF_AF_INET6)
 			continue;
 		h = lb_dpconf_svc_hash(v->proto, v->vip, v->vport);
 		while (d->slot[h & (LB_DPCONF_SVC_SLOTS - 1)] >= 0)
@@ -304,6 +372,46 @@ lb_dpconf_snat_keep(struct lb_dpconf *d, const struct lb_dpconf *prev,
 		kept++;
 	}
 	return kept;
+}
+
+static bool
+snat6_find(const struct lb_dpconf *d, const uint8_t *ip)
+{
+	for (uint32_t i = 0; i < d->nb_snat6; i++)
+		if (memcmp(d->snat6[i].ip, ip, LB_CONF_IP6_LEN) == 0)
+			return true;
+	return false;
+}
+
+unsigned int
+lb_dpconf_snat6_keep(struct lb_dpconf *d, const struct lb_dpconf *prev,
+		     lb_dpconf_snat6_busy_fn *busy, void *ctx)
+{
+	unsigned int kept = 0;
+
+	for (uint32_t i = 0;
+	     prev != NULL && busy != NULL && i < prev->nb_snat6; i++) {
+		const struct lb_dpconf_addr6 *a = &prev->snat6[i];
+
+		if (snat6_find(d, a->ip) || !busy(ctx, a->ip))
+			continue;
+		if (d->nb_snat6 == LB_CONF_MAX_SNATS)
+			break;
+		d->snat6[d->nb_snat6] = *a;
+		d->snat6[d->nb_snat6++].draining = 1;
+		kept++;
+	}
+	return kept;
+}
+
+bool
+lb_dpconf_snat6_gc_due(const struct lb_dpconf *d,
+		       lb_dpconf_snat6_busy_fn *busy, void *ctx)
+{
+	for (uint32_t i = 0; d != NULL && i < d->nb_snat6; i++)
+		if (d->snat6[i].draining && !busy(ctx, d->snat6[i].ip))
+			return true;
+	return false;
 }
 
 bool

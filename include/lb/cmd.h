@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lb/conf-t.h"
 #include "lb/init.h"
 
 /** Longest line, in bytes, without its newline. */
@@ -56,6 +57,10 @@
 #define LB_CMD_IPV4_STRLEN 16u
 /** Buffer size for "a.b.c.d:port" or "a.b.c.d/len", NUL included. */
 #define LB_CMD_ADDR_STRLEN 22u
+/** Buffer size for an address of either family, NUL included. */
+#define LB_CMD_IP_STRLEN 46u
+/** Buffer size for "[v6]:port", "v6/len" or an IPv4 form, NUL included. */
+#define LB_CMD_IP_ADDR_STRLEN 56u
 /** Buffer size for a duration written by lb_cmd_fmt_duration(). */
 #define LB_CMD_DURATION_STRLEN 24u
 
@@ -467,6 +472,48 @@ int lb_cmd_parse_prefix(const char *s, uint32_t *net, uint8_t *len,
 int lb_cmd_parse_ipv4_len(const char *s, uint32_t *ip, uint8_t *len,
 			  struct lb_cmd_out *out);
 
+/*
+ * Either family. A word with no ':' is read as IPv4, with exactly the
+ * IPv4 parsers' errors; one with a ':' as IPv6 (RFC 4291 text, as
+ * inet_pton() reads it, no zone). IPv6 in address:port is bracketed,
+ * "[2001:db8::10]:443", as in URLs (RFC 3986).
+ */
+
+/**
+ * An IPv4 or IPv6 address.
+ * Error (IPv6): "invalid IPv6 address 'S'".
+ */
+int lb_cmd_parse_ip(const char *s, struct lb_conf_ip *ip,
+		    struct lb_cmd_out *out);
+
+/**
+ * "a.b.c.d:PORT" or "[IPV6]:PORT", PORT in 1..65535.
+ * Errors (IPv6): "invalid address:port 'S': expected [IPV6]:PORT", "IPv6
+ * address:port 'S' needs brackets: [IPV6]:PORT", and the port's.
+ */
+int lb_cmd_parse_ip_port(const char *s, struct lb_conf_ip *ip, uint16_t *port,
+			 struct lb_cmd_out *out);
+
+/**
+ * Network prefix: lb_cmd_parse_prefix()'s forms ("default" is the IPv4
+ * 0.0.0.0/0), or "IPV6/LEN" with LEN 0..128 and no host bits ("::/0"
+ * is the IPv6 default).
+ * Errors (IPv6): "invalid prefix 'S': expected IPV6/LEN", "prefix length
+ * L out of range 0..128 in 'S'", "prefix 'S' has host bits set; the
+ * network is N/L".
+ */
+int lb_cmd_parse_ip_prefix(const char *s, struct lb_conf_ip *net,
+			   uint8_t *len, struct lb_cmd_out *out);
+
+/**
+ * Interface address and subnet length: "a.b.c.d/LEN" (1..32) or
+ * "IPV6/LEN" (1..128).
+ * Errors (IPv6): "invalid address/length 'S': expected IPV6/LEN",
+ * "prefix length L out of range 1..128 in 'S'".
+ */
+int lb_cmd_parse_ip_len(const char *s, struct lb_conf_ip *ip, uint8_t *len,
+			struct lb_cmd_out *out);
+
 /**
  * Unsigned decimal integer within [@p min, @p max].
  * Errors: "invalid WHAT 'S': expected an integer in MIN..MAX", "WHAT V out
@@ -521,6 +568,7 @@ enum lb_cmd_opt_type {
 	LB_CMD_OPT_IPV4_PORT, /**< keyword and a.b.c.d:PORT */
 	LB_CMD_OPT_WORD,      /**< keyword and any word of 1..max bytes,
 			       * whose syntax the command checks */
+	LB_CMD_OPT_IP,	      /**< keyword and an address of either family */
 };
 
 /** One keyword a command accepts after its positional arguments. */
@@ -538,6 +586,7 @@ struct lb_cmd_optval {
 	uint64_t u;
 	uint16_t port;	 /**< IPV4_PORT */
 	const char *str; /**< the value word as given (NAME, WORD) */
+	struct lb_conf_ip ip; /**< IP */
 };
 
 /**
@@ -563,6 +612,26 @@ char *lb_cmd_fmt_ipv4_port(uint32_t ip, uint16_t port, char *buf);
 
 /** Writes a.b.c.d/len, or "default" for 0.0.0.0/0 (LB_CMD_ADDR_STRLEN). */
 char *lb_cmd_fmt_prefix(uint32_t net, uint8_t len, char *buf);
+
+/**
+ * Writes an address of either family (LB_CMD_IP_STRLEN bytes): IPv4 as
+ * lb_cmd_fmt_ipv4(), IPv6 in the form of RFC 5952 (inet_ntop()).
+ * @return buf.
+ */
+char *lb_cmd_fmt_ip(const struct lb_conf_ip *ip, char *buf);
+
+/**
+ * a.b.c.d:port or [IPV6]:port (LB_CMD_IP_ADDR_STRLEN bytes); returns buf.
+ */
+char *lb_cmd_fmt_ip_port(const struct lb_conf_ip *ip, uint16_t port,
+			 char *buf);
+
+/**
+ * A prefix as lb_cmd_parse_ip_prefix() reads it: lb_cmd_fmt_prefix() for
+ * IPv4, IPV6/LEN for IPv6 (LB_CMD_IP_ADDR_STRLEN bytes); returns buf.
+ */
+char *lb_cmd_fmt_ip_prefix(const struct lb_conf_ip *net, uint8_t len,
+			   char *buf);
 
 /**
  * Writes @p ns with the largest unit that represents it exactly ("1500ms",

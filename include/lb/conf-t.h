@@ -237,6 +237,17 @@ enum lb_conf_af {
 /** Bytes of an IPv6 address. */
 #define LB_CONF_IP6_LEN 16u
 
+/**
+ * An address of either family, as the command parsers return it and the
+ * configuration's changes take it: @c ip for IPv4, @c ip6 for IPv6, the
+ * other left zero. The records below hold the same three fields inline.
+ */
+struct lb_conf_ip {
+	uint8_t af; /**< enum lb_conf_af */
+	uint32_t ip;
+	uint8_t ip6[LB_CONF_IP6_LEN];
+};
+
 /** A local address: answered for ARP and ICMP, defines a subnet. */
 struct lb_conf_addr {
 	uint8_t af;    /**< enum lb_conf_af: which of ip and ip6 */

@@ -22,7 +22,8 @@
  * that it has something new to publish.
  *
  * Invariants kept at all times (lb_conf_validate() checks them all):
- *  - addresses of every kind are unicast (not 0/8, 127/8, 224/4, 240/4);
+ *  - addresses of every kind are unicast (not 0/8, 127/8, 224/4, 240/4;
+ *    for IPv6 not ::, ::1, ff00::/8, ::ffff:0:0/96);
  *  - a local address is not the network or broadcast address of its own
  *    subnet (for subnets of /30 and larger);
  *  - subnets of local addresses on different ports do not overlap;
@@ -45,9 +46,90 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lb/cmd.h"
 #include "lb/conf-t.h"
+
+/* ---- addresses of either family ---- */
+
+/** @p ip (host order) as a struct lb_conf_ip. */
+static inline struct lb_conf_ip
+lb_conf_ip4(uint32_t ip)
+{
+	struct lb_conf_ip a = {.af = LB_CONF_AF_INET, .ip = ip};
+
+	return a;
+}
+
+/** The address of family @p af held in a record's fields. */
+static inline struct lb_conf_ip
+lb_conf_ip_of(uint8_t af, uint32_t ip, const uint8_t *ip6)
+{
+	struct lb_conf_ip a = {.af = af};
+
+	if (af == LB_CONF_AF_INET6)
+		memcpy(a.ip6, ip6, LB_CONF_IP6_LEN);
+	else
+		a.ip = ip;
+	return a;
+}
+
+/** The address of a record with members af, ip and ip6 (local, SNAT
+ * address, backend). */
+#define LB_CONF_IP_OF(rec) lb_conf_ip_of((rec)->af, (rec)->ip, (rec)->ip6)
+
+/** Whether @p a and @p b are the same address (family included). */
+static inline bool
+lb_conf_ip_eq(const struct lb_conf_ip *a, const struct lb_conf_ip *b)
+{
+	if (a->af != b->af)
+		return false;
+	return a->af == LB_CONF_AF_INET6
+		       ? memcmp(a->ip6, b->ip6, LB_CONF_IP6_LEN) == 0
+		       : a->ip == b->ip;
+}
+
+/** Clears the bits of IPv6 address @p ip6 past the first @p len. */
+static inline void
+lb_conf_ip6_mask(uint8_t *ip6, unsigned int len)
+{
+	for (unsigned int i = 0; i < LB_CONF_IP6_LEN; i++) {
+		unsigned int keep = len > i * 8 ? len - i * 8 : 0;
+
+		if (keep < 8)
+			ip6[i] &= (uint8_t)(0xff00u >> keep);
+	}
+}
+
+/** Whether IPv6 @p a and @p b agree on their first @p len bits. */
+static inline bool
+lb_conf_ip6_same_prefix(const uint8_t *a, const uint8_t *b, unsigned int len)
+{
+	uint8_t x[LB_CONF_IP6_LEN];
+
+	for (unsigned int i = 0; i < LB_CONF_IP6_LEN; i++)
+		x[i] = a[i] ^ b[i];
+	lb_conf_ip6_mask(x, len);
+	for (unsigned int i = 0; i < LB_CONF_IP6_LEN; i++)
+		if (x[i] != 0)
+			return false;
+	return true;
+}
+
+/** The key of service @p proto @p vip : @p port. */
+static inline struct lb_conf_svc_key
+lb_conf_svc_key_of(uint8_t proto, const struct lb_conf_ip *vip, uint16_t port)
+{
+	struct lb_conf_svc_key k = {.proto = proto, .af = vip->af,
+				    .port = port};
+
+	if (vip->af == LB_CONF_AF_INET6)
+		memcpy(k.vip6, vip->ip6, LB_CONF_IP6_LEN);
+	else
+		k.vip = vip->ip;
+	return k;
+}
 
 /** Default name of feedback header @p h ("X-SPL", ...), NULL if none. */
 const char *lb_conf_hdr_default(enum lb_conf_hdr h);
@@ -169,6 +251,30 @@ int lb_conf_snat_add(struct lb_conf *c, uint32_t ip, uint16_t port,
 		     struct lb_cmd_out *out);
 int lb_conf_snat_del(struct lb_conf *c, uint32_t ip, struct lb_cmd_out *out);
 
+/*
+ * The same changes for an address of either family (the functions above
+ * are their IPv4 cases). A route's gateway is of its network's family;
+ * subnets, gateways and SNAT addresses are matched within one family.
+ * An IPv6 local address may not have an all-zero host part up to /126
+ * (the subnet-router anycast address); IPv6 has no broadcast address.
+ * IPv6 addresses must not be unspecified, loopback, multicast or
+ * IPv4-mapped.
+ */
+int lb_conf_addr_add_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+			uint8_t len, uint16_t port, uint16_t vlan,
+			struct lb_cmd_out *out);
+int lb_conf_addr_del_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+			struct lb_cmd_out *out);
+int lb_conf_route_add_ip(struct lb_conf *c, const struct lb_conf_ip *net,
+			 uint8_t len, const struct lb_conf_ip *gw,
+			 uint16_t port, struct lb_cmd_out *out);
+int lb_conf_route_del_ip(struct lb_conf *c, const struct lb_conf_ip *net,
+			 uint8_t len, struct lb_cmd_out *out);
+int lb_conf_snat_add_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+			uint16_t port, struct lb_cmd_out *out);
+int lb_conf_snat_del_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
+			struct lb_cmd_out *out);
+
 /** Fills @p o with the defaults documented above. */
 void lb_conf_svc_opts_default(struct lb_conf_svc_opts *o);
 
@@ -219,5 +325,28 @@ int lb_conf_be_drain(struct lb_conf *c, const struct lb_conf_svc_key *key,
 int lb_conf_be_set_orch(struct lb_conf *c, const struct lb_conf_svc_key *key,
 			uint32_t ip, uint16_t port, bool orch,
 			struct lb_cmd_out *out);
+
+/*
+ * The backend changes for an address of either family (those above are
+ * their IPv4 cases). An IPv6 service takes IPv6 backends (fnat66) and
+ * IPv4 ones (fnat64); an IPv4 service takes IPv4 backends only.
+ */
+int lb_conf_be_add_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		      const struct lb_conf_ip *ip, uint16_t port,
+		      uint32_t weight, struct lb_cmd_out *out);
+int lb_conf_be_del_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		      const struct lb_conf_ip *ip, uint16_t port,
+		      struct lb_cmd_out *out);
+int lb_conf_be_set_weight_ip(struct lb_conf *c,
+			     const struct lb_conf_svc_key *key,
+			     const struct lb_conf_ip *ip, uint16_t port,
+			     uint32_t weight, struct lb_cmd_out *out);
+int lb_conf_be_drain_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			const struct lb_conf_ip *ip, uint16_t port,
+			bool draining, struct lb_cmd_out *out);
+int lb_conf_be_set_orch_ip(struct lb_conf *c,
+			   const struct lb_conf_svc_key *key,
+			   const struct lb_conf_ip *ip, uint16_t port,
+			   bool orch, struct lb_cmd_out *out);
 
 #endif /* LB_CONF_H */

@@ -43,7 +43,13 @@ typedef bool lb_dpconf_busy_fn(void *ctx, uint32_t svc, uint32_t be);
 
 /**
  * Compiles @p c into @p d, keeping the slots of @p prev (NULL for the
- * first table). Services and backends of @p prev that @p c no longer has
+ * first table). IPv4 entries go where they always went; IPv6 local and
+ * SNAT addresses into addr6[] and snat6[], IPv6 routes into route6[]
+ * (longest prefix first). An IPv6 service is an entry of svc[] with af
+ * LB_CONF_AF_INET6, vip6 set and vip 0, left out of slot[] (the IPv4
+ * lookup); its backends carry their own family (fnat66, fnat64). A
+ * service keeps its slot, and a backend its index, only if family and
+ * address are the same. Services and backends of @p prev that @p c no longer has
  * stay as LB_SVC_DELETED / LB_BE_REMOVED while @p busy says flows use them
  * (NULL: never busy). @p d->gen is @p prev->gen + 1 (1 for the first).
  * Every scheduler named must be registered.
@@ -75,6 +81,22 @@ unsigned int lb_dpconf_snat_keep(struct lb_dpconf *d,
 /** Whether @p d keeps a draining SNAT address that no flow uses now. */
 bool lb_dpconf_snat_gc_due(const struct lb_dpconf *d,
 			   lb_dpconf_snat_busy_fn *busy, void *ctx);
+
+/** Whether flows still use IPv6 SNAT address @p ip (16 bytes). */
+typedef bool lb_dpconf_snat6_busy_fn(void *ctx, const uint8_t *ip);
+
+/**
+ * lb_dpconf_snat_keep() for the IPv6 SNAT addresses (snat6[]): each of
+ * @p prev that @p d no longer has stays, draining, while @p busy says
+ * flows use it. @return addresses kept
+ */
+unsigned int lb_dpconf_snat6_keep(struct lb_dpconf *d,
+				  const struct lb_dpconf *prev,
+				  lb_dpconf_snat6_busy_fn *busy, void *ctx);
+
+/** Whether @p d keeps a draining IPv6 SNAT address no flow uses now. */
+bool lb_dpconf_snat6_gc_due(const struct lb_dpconf *d,
+			    lb_dpconf_snat6_busy_fn *busy, void *ctx);
 
 /** Whether backend @p be of service @p s takes new flows. */
 static inline bool

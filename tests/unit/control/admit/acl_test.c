@@ -50,6 +50,13 @@ static const struct row rows[] = {
 	 "invalid IPv4"},
 	{"length", DENY, "10.0.0.0/33", -ERANGE, 0, 0, 0, false,
 	 "out of range"},
+	{"IPv6 prefix", DENY, "2001:db8::/32", -EINVAL, 0, 0, 0, false,
+	 "IPv6 prefix '2001:db8::/32' not supported: the ACL holds IPv4 "
+	 "prefixes"},
+	{"IPv6 address", ALLOW, "2001:db8::1", -EINVAL, 0, 0, 0, false,
+	 "IPv6 prefix '2001:db8::1' not supported"},
+	{"IPv6 del", DEL, "::/0", -EINVAL, 0, 0, 0, false,
+	 "IPv6 prefix '::/0' not supported"},
 	{"expiry without unit", DENY, "10.1.2.3 expires 90", -EINVAL, 0, 0,
 	 0, false, "expires"},
 	{"expiry too short", DENY, "10.1.2.3 expires 10us", -ERANGE, 0, 0, 0,

@@ -402,6 +402,169 @@ test_parse_addresses(void **state)
 	lb_cmd_out_free(&o);
 }
 
+/* Either family: each parsed value formatted back, so the table also
+ * holds the RFC 5952 spelling of what was read. */
+enum p6type { Q_IP, Q_IPPORT, Q_PREFIX, Q_IPLEN };
+
+struct ip_case {
+	enum p6type t;
+	const char *s;
+	int rc;
+	uint8_t af;
+	const char *fmt; /* formatted back ("" on error) */
+	const char *err;
+};
+
+static const struct ip_case ip_cases[] = {
+	{ Q_IP, "10.0.0.1", 0, LB_CONF_AF_INET, "10.0.0.1", "" },
+	{ Q_IP, "2001:db8::10", 0, LB_CONF_AF_INET6, "2001:db8::10", "" },
+	{ Q_IP, "2001:0DB8:0000:0000:0000:0000:0000:0010", 0,
+	  LB_CONF_AF_INET6, "2001:db8::10", "" },
+	{ Q_IP, "2001:db8:0:0:1:0:0:1", 0, LB_CONF_AF_INET6,
+	  "2001:db8::1:0:0:1", "" },
+	{ Q_IP, "::", 0, LB_CONF_AF_INET6, "::", "" },
+	{ Q_IP, "::ffff:10.0.0.1", 0, LB_CONF_AF_INET6, "::ffff:10.0.0.1",
+	  "" },
+	{ Q_IP, "1.2.3", -EINVAL, 0, "", "invalid IPv4 address '1.2.3'" },
+	{ Q_IP, "2001:db8::g", -EINVAL, 0, "",
+	  "invalid IPv6 address '2001:db8::g'" },
+	{ Q_IP, "2001:db8:::1", -EINVAL, 0, "",
+	  "invalid IPv6 address '2001:db8:::1'" },
+	{ Q_IP, "fe80::1%eth0", -EINVAL, 0, "",
+	  "invalid IPv6 address 'fe80::1%eth0'" },
+	{ Q_IP, "[2001:db8::1]", -EINVAL, 0, "",
+	  "invalid IPv6 address '[2001:db8::1]'" },
+	{ Q_IP, "1:2:3:4:5:6:7:8:9", -EINVAL, 0, "",
+	  "invalid IPv6 address '1:2:3:4:5:6:7:8:9'" },
+	{ Q_IP, "2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff:1111", -EINVAL, 0, "",
+	  "invalid IPv6 address '2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff:1111'" },
+
+	{ Q_IPPORT, "10.0.0.1:80", 0, LB_CONF_AF_INET, "10.0.0.1:80", "" },
+	{ Q_IPPORT, "[2001:db8::10]:443", 0, LB_CONF_AF_INET6,
+	  "[2001:db8::10]:443", "" },
+	{ Q_IPPORT, "[::1]:65535", 0, LB_CONF_AF_INET6, "[::1]:65535", "" },
+	{ Q_IPPORT, "10.0.0.1:80:1", -EINVAL, 0, "",
+	  "invalid address:port '10.0.0.1:80:1': expected a.b.c.d:PORT" },
+	{ Q_IPPORT, "2001:db8::10:443", -EINVAL, 0, "",
+	  "IPv6 address:port '2001:db8::10:443' needs brackets: "
+	  "[IPV6]:PORT" },
+	{ Q_IPPORT, "[2001:db8::10]", -EINVAL, 0, "",
+	  "invalid address:port '[2001:db8::10]': expected [IPV6]:PORT" },
+	{ Q_IPPORT, "[2001:db8::10]443", -EINVAL, 0, "",
+	  "invalid address:port '[2001:db8::10]443': expected [IPV6]:PORT" },
+	{ Q_IPPORT, "[2001:db8::10:443", -EINVAL, 0, "",
+	  "invalid address:port '[2001:db8::10:443': expected [IPV6]:PORT" },
+	{ Q_IPPORT, "[10.0.0.1]:80", -EINVAL, 0, "",
+	  "invalid address:port '[10.0.0.1]:80': expected [IPV6]:PORT" },
+	{ Q_IPPORT, "[]:80", -EINVAL, 0, "",
+	  "invalid address:port '[]:80': expected [IPV6]:PORT" },
+	{ Q_IPPORT, "[2001:db8::10]:", -EINVAL, 0, "",
+	  "invalid port '' in '[2001:db8::10]:'" },
+	{ Q_IPPORT, "[2001:db8::10]:0", -ERANGE, 0, "",
+	  "port 0 out of range 1..65535 in '[2001:db8::10]:0'" },
+	{ Q_IPPORT, "[2001:db8::10]:65536", -ERANGE, 0, "",
+	  "port 65536 out of range 1..65535 in '[2001:db8::10]:65536'" },
+
+	{ Q_PREFIX, "default", 0, LB_CONF_AF_INET, "default", "" },
+	{ Q_PREFIX, "10.8.0.0/16", 0, LB_CONF_AF_INET, "10.8.0.0/16", "" },
+	{ Q_PREFIX, "::/0", 0, LB_CONF_AF_INET6, "::/0", "" },
+	{ Q_PREFIX, "2001:db8::/32", 0, LB_CONF_AF_INET6, "2001:db8::/32",
+	  "" },
+	{ Q_PREFIX, "2001:db8::1/128", 0, LB_CONF_AF_INET6,
+	  "2001:db8::1/128", "" },
+	{ Q_PREFIX, "2001:db8:8000::/33", 0, LB_CONF_AF_INET6,
+	  "2001:db8:8000::/33", "" },
+	{ Q_PREFIX, "2001:db8:4000::/33", -EINVAL, 0, "",
+	  "prefix '2001:db8:4000::/33' has host bits set; the network is "
+	  "2001:db8::/33" },
+	{ Q_PREFIX, "::1/0", -EINVAL, 0, "",
+	  "prefix '::1/0' has host bits set; the network is ::/0" },
+	{ Q_PREFIX, "2001:db8::/129", -ERANGE, 0, "",
+	  "prefix length 129 out of range 0..128 in '2001:db8::/129'" },
+	{ Q_PREFIX, "2001:db8::/99999999999999999999999", -ERANGE, 0, "",
+	  "prefix length 99999999999999999999999 out of range 0..128 in "
+	  "'2001:db8::/99999999999999999999999'" },
+	{ Q_PREFIX, "2001:db8::", -EINVAL, 0, "",
+	  "invalid prefix '2001:db8::': expected IPV6/LEN" },
+	{ Q_PREFIX, "2001:db8::/", -EINVAL, 0, "",
+	  "invalid prefix '2001:db8::/': expected IPV6/LEN" },
+	{ Q_PREFIX, "2001:db8::/x", -EINVAL, 0, "",
+	  "invalid prefix '2001:db8::/x': expected IPV6/LEN" },
+	{ Q_PREFIX, "10.0.0.0", -EINVAL, 0, "",
+	  "invalid prefix '10.0.0.0': expected a.b.c.d/LEN or default" },
+
+	{ Q_IPLEN, "10.0.0.1/24", 0, LB_CONF_AF_INET, "10.0.0.1/24", "" },
+	{ Q_IPLEN, "2001:db8::1/64", 0, LB_CONF_AF_INET6, "2001:db8::1/64",
+	  "" },
+	{ Q_IPLEN, "2001:db8::1/128", 0, LB_CONF_AF_INET6,
+	  "2001:db8::1/128", "" },
+	{ Q_IPLEN, "2001:db8::1/0", -ERANGE, 0, "",
+	  "prefix length 0 out of range 1..128 in '2001:db8::1/0'" },
+	{ Q_IPLEN, "2001:db8::1/129", -ERANGE, 0, "",
+	  "prefix length 129 out of range 1..128 in '2001:db8::1/129'" },
+	{ Q_IPLEN, "2001:db8::1", -EINVAL, 0, "",
+	  "invalid address/length '2001:db8::1': expected IPV6/LEN" },
+	{ Q_IPLEN, "10.0.0.1", -EINVAL, 0, "",
+	  "invalid address/length '10.0.0.1': expected a.b.c.d/LEN" },
+};
+
+static void
+test_parse_ip(void **state)
+{
+	struct lb_cmd_out o;
+
+	(void)state;
+	lb_cmd_out_init(&o);
+	for (size_t i = 0; i < NELEM(ip_cases); i++) {
+		const struct ip_case *c = &ip_cases[i];
+		struct lb_conf_ip ip, before;
+		char buf[LB_CMD_IP_ADDR_STRLEN] = "";
+		uint16_t port = 7;
+		uint8_t len = 99;
+		int rc = 0;
+
+		memset(&ip, 0xa5, sizeof(ip));
+		before = ip;
+		lb_cmd_out_reset(&o);
+		switch (c->t) {
+		case Q_IP:
+			rc = lb_cmd_parse_ip(c->s, &ip, &o);
+			if (rc == 0)
+				lb_cmd_fmt_ip(&ip, buf);
+			break;
+		case Q_IPPORT:
+			rc = lb_cmd_parse_ip_port(c->s, &ip, &port, &o);
+			if (rc == 0)
+				lb_cmd_fmt_ip_port(&ip, port, buf);
+			break;
+		case Q_PREFIX:
+			rc = lb_cmd_parse_ip_prefix(c->s, &ip, &len, &o);
+			if (rc == 0)
+				lb_cmd_fmt_ip_prefix(&ip, len, buf);
+			break;
+		case Q_IPLEN:
+			rc = lb_cmd_parse_ip_len(c->s, &ip, &len, &o);
+			if (rc == 0)
+				snprintf(buf, sizeof(buf), "%s/%u",
+					 lb_cmd_fmt_ip(&ip, (char[64]){0}),
+					 len);
+			break;
+		}
+		NOTE_IF(rc != c->rc || strcmp(o.errmsg, c->err) != 0 ||
+				strcmp(buf, c->fmt) != 0,
+			"case %zu [%s]: %d '%s' '%s'\n", i, c->s, rc, o.errmsg,
+			buf);
+		assert_int_equal(rc, c->rc);
+		assert_string_equal(o.errmsg, c->err);
+		assert_string_equal(buf, c->fmt);
+		if (rc == 0)
+			assert_int_equal(ip.af, c->af);
+		else
+			assert_memory_equal(&ip, &before, sizeof(ip));
+	}
+	lb_cmd_out_free(&o);
+}
+
 struct num_case {
 	int kind; /* 0 u64, 1 duration */
 	const char *s;
@@ -1509,6 +1672,7 @@ main(void)
 		cmocka_unit_test(test_quote_roundtrip),
 		cmocka_unit_test(test_word_name),
 		cmocka_unit_test(test_parse_addresses),
+		cmocka_unit_test(test_parse_ip),
 		cmocka_unit_test(test_parse_numbers),
 		cmocka_unit_test(test_parse_words),
 		cmocka_unit_test(test_parse_opts),

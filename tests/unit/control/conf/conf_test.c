@@ -885,15 +885,16 @@ static const struct bad_case bad_cases[] = {
 	{ "save now", -EINVAL, "unexpected argument 'now'; usage: save" },
 };
 
+/* Runs each of @p cases on @p f, whose saved text is @p base: each fails
+ * with its one line, and leaves no trace. */
 static void
-test_bad_commands(void **state)
+bad_rows(struct fx *f, const char *base, const struct bad_case *cases,
+	 size_t n)
 {
-	struct fx *f = base_fx();
 	uint64_t gen = lb_conf_generation(f->c);
 
-	(void)state;
-	for (size_t i = 0; i < NELEM(bad_cases); i++) {
-		const struct bad_case *c = &bad_cases[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct bad_case *c = &cases[i];
 		char *s;
 		int rc = run(f, c->line);
 
@@ -906,11 +907,18 @@ test_bad_commands(void **state)
 		/* a failed command writes no output either */
 		assert_string_equal(lb_cmd_out_text(&f->o), "");
 		s = saved(f->c);
-		assert_string_equal(s, base_conf);
+		assert_string_equal(s, base);
 		assert_int_equal(lb_conf_generation(f->c), gen);
 		free(s);
 	}
 	fx_free(f);
+}
+
+static void
+test_bad_commands(void **state)
+{
+	(void)state;
+	bad_rows(base_fx(), base_conf, bad_cases, NELEM(bad_cases));
 }
 
 /* ---- limits ---- */
@@ -1284,6 +1292,384 @@ test_lists(void **state)
 	fx_free(f);
 }
 
+/* ---- IPv6 beside IPv4 ---- */
+
+/*
+ * A dual-stack site in the order and spelling of lb_conf_save(): IPv6
+ * subnets on both ports, an IPv6 default route, an IPv6 SNAT address, an
+ * IPv6 service with an IPv6 (fnat66) and a draining IPv4 (fnat64)
+ * backend, and an IPv4 service beside it.
+ */
+static const char dual_conf[] =
+	"addr add 10.0.0.1/24 port 0\n"
+	"addr add 2001:db8::1/64 port 0\n"
+	"addr add 2001:db8:1::1/64 port 1\n"
+	"route add default via 10.0.0.254 port 0\n"
+	"route add ::/0 via 2001:db8::fe port 0\n"
+	"route add 2001:db8:100::/48 via 2001:db8:1::fe port 1\n"
+	"snat add 10.0.0.10 port 0\n"
+	"snat add 2001:db8:1::10 port 1\n"
+	"service add tcp 192.0.2.10:443\n"
+	"backend add tcp 192.0.2.10:443 10.0.0.11:8443\n"
+	"service add tcp [2001:db8:ff::10]:443 sched maglev\n"
+	"backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443 weight 2\n"
+	"backend add tcp [2001:db8:ff::10]:443 10.0.0.12:8443\n"
+	"backend drain tcp [2001:db8:ff::10]:443 10.0.0.12:8443\n"
+	"service add udp [2001:db8:ff::10]:53\n"
+	"backend add udp [2001:db8:ff::10]:53 [2001:db8:1::21]:53\n";
+
+#define DUAL_LINES 16u
+
+static struct fx *
+dual_fx(void)
+{
+	struct fx *f = fx_new(known);
+	unsigned int n;
+	int rc = apply_text(f, dual_conf, "dual", &n);
+
+	NOTE_IF(rc != 0, "%s\n", f->o.errmsg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, DUAL_LINES);
+	return f;
+}
+
+static void
+test_ip6_roundtrip(void **state)
+{
+	static const struct list_case lists[] = {
+		{ "addr list",
+		  "ADDRESS            PORT\n"
+		  "10.0.0.1/24        0\n"
+		  "2001:db8::1/64     0\n"
+		  "2001:db8:1::1/64   1\n" },
+		{ "route list",
+		  "PREFIX             VIA             PORT\n"
+		  "default            10.0.0.254      0\n"
+		  "::/0               2001:db8::fe    0\n"
+		  "2001:db8:100::/48  2001:db8:1::fe  1\n" },
+		{ "snat list",
+		  "ADDRESS         PORT\n"
+		  "10.0.0.10       0\n"
+		  "2001:db8:1::10  1\n" },
+	};
+	struct fx *f = dual_fx();
+	struct fx *g = fx_new(known);
+	const struct lb_conf_svc *sv;
+	char *s = saved(f->c), *t;
+	unsigned int n;
+
+	(void)state;
+	assert_string_equal(s, dual_conf);
+	assert_int_equal(lb_conf_generation(f->c), DUAL_LINES);
+	assert_int_equal(lb_conf_validate(f->c, &f->o), 0);
+	for (size_t i = 0; i < NELEM(lists); i++) {
+		ok(f, lists[i].line);
+		assert_string_equal(lb_cmd_out_text(&f->o), lists[i].text);
+	}
+	/* The records hold the family and the address in its field only. */
+	assert_int_equal(lb_conf_addr_at(f->c, 1)->af, LB_CONF_AF_INET6);
+	assert_int_equal(lb_conf_addr_at(f->c, 1)->ip, 0);
+	assert_int_equal(lb_conf_addr_at(f->c, 1)->ip6[15], 1);
+	assert_int_equal(lb_conf_addr_at(f->c, 0)->af, LB_CONF_AF_INET);
+	assert_int_equal(lb_conf_route_at(f->c, 1)->gw6[15], 0xfe);
+	assert_int_equal(lb_conf_snat_at(f->c, 1)->af, LB_CONF_AF_INET6);
+	sv = lb_conf_svc_at(f->c, 1);
+	assert_int_equal(sv->key.af, LB_CONF_AF_INET6);
+	assert_int_equal(sv->key.vip, 0);
+	assert_int_equal(sv->key.vip6[0], 0x20);
+	assert_int_equal(sv->be[0].af, LB_CONF_AF_INET6);
+	assert_int_equal(sv->be[1].af, LB_CONF_AF_INET);
+	assert_int_equal(sv->be[1].ip, 0x0a00000c);
+	assert_true(sv->be[1].draining);
+	/* Applied to an empty configuration, the saved text gives it back. */
+	assert_int_equal(apply_text(g, s, "saved", &n), 0);
+	t = saved(g->c);
+	assert_string_equal(t, s);
+	free(t);
+	free(s);
+	fx_free(g);
+	fx_free(f);
+}
+
+static const struct good_case good6_cases[] = {
+	{ "service add tcp [2001:db8:ff::10]:80", 1,
+	  "service add tcp [2001:db8:ff::10]:80\n", NULL },
+	{ "service add tcp [2001:db8:ff::20]:443", 1,
+	  "service add tcp [2001:db8:ff::20]:443\n", NULL },
+	{ "service add udp [2001:DB8:FF:0::10]:443", 1,
+	  "service add udp [2001:db8:ff::10]:443\n", NULL },
+	{ "service set tcp [2001:db8:ff::10]:443 retries 2", 1,
+	  "service add tcp [2001:db8:ff::10]:443 sched maglev retries 2\n",
+	  NULL },
+	{ "service del tcp [2001:db8:ff::10]:443", 1, NULL,
+	  "[2001:db8:ff::10]:443" },
+	{ "backend add udp [2001:db8:ff::10]:53 10.0.0.22:53 weight 4", 1,
+	  "backend add udp [2001:db8:ff::10]:53 10.0.0.22:53 weight 4\n",
+	  NULL },
+	{ "backend del tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443", 1,
+	  NULL, "2001:db8:1::11" },
+	{ "backend set tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443 "
+	  "weight 5",
+	  1,
+	  "backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443 "
+	  "weight 5\n",
+	  NULL },
+	{ "backend drain tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443", 1,
+	  "backend drain tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443\n",
+	  NULL },
+	{ "backend undrain tcp [2001:db8:ff::10]:443 10.0.0.12:8443", 1, NULL,
+	  "backend drain" },
+	{ "route del ::/0", 1, NULL, "::/0" },
+	{ "route add 2001:db8:200::/40 via 2001:db8::fd port 0", 1,
+	  "route add 2001:db8:200::/40 via 2001:db8::fd port 0\n", NULL },
+	{ "route add 2001:db8:300::1/128 via 2001:db8::fd port 0", 1,
+	  "route add 2001:db8:300::1/128 via 2001:db8::fd port 0\n", NULL },
+	{ "snat del 2001:db8:1::10", 1, NULL, "2001:db8:1::10" },
+	{ "snat add 2001:db8:1::1 port 1", 1, "snat add 2001:db8:1::1 port 1\n",
+	  NULL },
+	{ "addr add 2001:db8:2::1/127 port 1", 1,
+	  "addr add 2001:db8:2::1/127 port 1\n", NULL },
+	{ "addr add 2001:db8:0:0:8000::1/65 port 0", 1,
+	  "addr add 2001:db8::8000:0:0:1/65 port 0\n", NULL },
+	{ "addr add 2001:db8:ff::10/128 port 0", 1,
+	  "addr add 2001:db8:ff::10/128 port 0\n", NULL },
+	{ "addr del 2001:db8:1::1/64 port 1", 0, NULL, NULL },
+};
+
+static void
+test_ip6_good_commands(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NELEM(good6_cases); i++) {
+		const struct good_case *c = &good6_cases[i];
+		struct fx *f = dual_fx();
+		uint64_t gen = lb_conf_generation(f->c);
+		int rc = run(f, c->line);
+		char *s = saved(f->c);
+
+		NOTE_IF((rc != 0) != (c->gen_delta == 0) ||
+				(c->present != NULL &&
+				 strstr(s, c->present) == NULL) ||
+				(c->absent != NULL &&
+				 strstr(s, c->absent) != NULL),
+			"case %zu '%s' (%s) saved:\n%s", i, c->line,
+			f->o.errmsg, s);
+		/* gen_delta 0: the row is refused (needed by a route). */
+		if (c->gen_delta == 0) {
+			assert_int_equal(rc, -EBUSY);
+			assert_string_equal(f->o.errmsg,
+					    "address 2001:db8:1::1/64 is needed "
+					    "by route 2001:db8:100::/48 via "
+					    "2001:db8:1::fe");
+			assert_string_equal(s, dual_conf);
+		} else {
+			assert_int_equal(rc, 0);
+		}
+		assert_int_equal(lb_conf_generation(f->c), gen + c->gen_delta);
+		if (c->present != NULL)
+			assert_non_null(strstr(s, c->present));
+		if (c->absent != NULL)
+			assert_null(strstr(s, c->absent));
+		assert_int_equal(lb_conf_validate(f->c, &f->o), 0);
+		free(s);
+		fx_free(f);
+	}
+}
+
+static const struct bad_case bad6_cases[] = {
+	/* syntax */
+	{ "service add tcp 2001:db8:ff::10:80", -EINVAL,
+	  "IPv6 address:port '2001:db8:ff::10:80' needs brackets: "
+	  "[IPV6]:PORT" },
+	{ "service add tcp [2001:db8:ff::10]", -EINVAL,
+	  "invalid address:port '[2001:db8:ff::10]': expected [IPV6]:PORT" },
+	{ "backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::x]:80", -EINVAL,
+	  "invalid address:port '[2001:db8:1::x]:80': expected [IPV6]:PORT" },
+	{ "addr add 2001:db8:5::1 port 0", -EINVAL,
+	  "invalid address/length '2001:db8:5::1': expected IPV6/LEN" },
+	{ "addr add 2001:db8:5::1/129 port 0", -ERANGE,
+	  "prefix length 129 out of range 1..128 in '2001:db8:5::1/129'" },
+	{ "snat add 2001:db8:1::g port 1", -EINVAL,
+	  "invalid IPv6 address '2001:db8:1::g'" },
+	{ "route add 2001:db8:200::1/48 via 2001:db8::fd port 0", -EINVAL,
+	  "prefix '2001:db8:200::1/48' has host bits set; the network is "
+	  "2001:db8:200::/48" },
+	{ "route add 2001:db8:200::/48 via fe80::1%eth0 port 0", -EINVAL,
+	  "invalid IPv6 address 'fe80::1%eth0'" },
+	/* not unicast */
+	{ "addr add ::1/128 port 0", -EINVAL,
+	  "address ::1 is not a unicast address" },
+	{ "addr add ::/128 port 0", -EINVAL,
+	  "address :: is not a unicast address" },
+	{ "addr add ff02::1/64 port 0", -EINVAL,
+	  "address ff02::1 is not a unicast address" },
+	{ "snat add ::ffff:10.0.0.11 port 0", -EINVAL,
+	  "SNAT address ::ffff:10.0.0.11 is not a unicast address" },
+	{ "service add tcp [ff05::2]:80", -EINVAL,
+	  "VIP ff05::2 is not a unicast address" },
+	{ "backend add tcp [2001:db8:ff::10]:443 [::1]:80", -EINVAL,
+	  "backend ::1 is not a unicast address" },
+	{ "route add 2001:db8:200::/48 via ff02::2 port 0", -EINVAL,
+	  "gateway ff02::2 is not a unicast address" },
+	/* subnets */
+	{ "addr add 2001:db8::/64 port 0", -EINVAL,
+	  "address 2001:db8:: is the network address of 2001:db8::/64" },
+	{ "addr add 2001:db8:0:0:8000::5/65 port 1", -EINVAL,
+	  "subnet 2001:db8:0:0:8000::/65 of port 1 overlaps 2001:db8::/64 of "
+	  "port 0" },
+	{ "addr add 2001:db8::/32 port 2", -EINVAL,
+	  "address 2001:db8:: is the network address of 2001:db8::/32" },
+	{ "addr add 2001:db8::2/32 port 2", -EINVAL,
+	  "subnet 2001:db8::/32 of port 2 overlaps 2001:db8::/64 of port 0" },
+	{ "addr add 2001:db8:1::10/48 port 2", -EINVAL,
+	  "subnet 2001:db8:1::/48 of port 2 overlaps 2001:db8:1::/64 of "
+	  "port 1" },
+	{ "snat add 2001:db8::10 port 1", -EINVAL,
+	  "SNAT address 2001:db8::10 is inside subnet 2001:db8::/64 of port "
+	  "0, not port 1" },
+	/* routes */
+	{ "route add ::/0 via 2001:db8::fd port 0", -EEXIST,
+	  "route ::/0 already exists (via 2001:db8::fe port 0)" },
+	{ "route add 2001:db8:200::/48 via 10.0.0.254 port 0", -EINVAL,
+	  "gateway 10.0.0.254 of route 2001:db8:200::/48 is of another "
+	  "address family" },
+	{ "route add 10.8.0.0/16 via 2001:db8::fe port 0", -EINVAL,
+	  "gateway 2001:db8::fe of route 10.8.0.0/16 is of another address "
+	  "family" },
+	{ "route add 2001:db8:200::/48 via 2001:db8:5::1 port 0", -EINVAL,
+	  "gateway 2001:db8:5::1 is not in a connected subnet of port 0" },
+	{ "route add 2001:db8:200::/48 via 2001:db8:1::fe port 0", -EINVAL,
+	  "gateway 2001:db8:1::fe is not in a connected subnet of port 0" },
+	{ "route add 2001:db8:200::/48 via 2001:db8::1 port 0", -EINVAL,
+	  "gateway 2001:db8::1 is a local address (2001:db8::1/64 port 0)" },
+	{ "route del 2001:db8:300::/48", -ENOENT,
+	  "no route 2001:db8:300::/48" },
+	{ "route del 2001:db8:100::/47", -ENOENT,
+	  "no route 2001:db8:100::/47" },
+	/* roles */
+	{ "snat add 2001:db8:ff::10 port 0", -EINVAL,
+	  "SNAT address 2001:db8:ff::10 is the VIP of tcp "
+	  "[2001:db8:ff::10]:443" },
+	{ "service add tcp [2001:db8:1::11]:80", -EINVAL,
+	  "VIP 2001:db8:1::11 is a backend of tcp [2001:db8:ff::10]:443" },
+	{ "service add tcp [2001:db8:1::10]:80", -EINVAL,
+	  "VIP 2001:db8:1::10 is a SNAT address" },
+	{ "backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::10]:80", -EINVAL,
+	  "backend 2001:db8:1::10 is a SNAT address" },
+	{ "backend add tcp [2001:db8:ff::10]:443 [2001:db8::1]:80", -EINVAL,
+	  "backend 2001:db8::1 is a local address (2001:db8::1/64 port 0)" },
+	{ "addr add 2001:db8:1::fe/64 port 1", -EINVAL,
+	  "address 2001:db8:1::fe is the gateway of route 2001:db8:100::/48" },
+	/* families */
+	{ "backend add tcp 192.0.2.10:443 [2001:db8:1::30]:443", -EINVAL,
+	  "backend [2001:db8:1::30]:443 is IPv6 but tcp 192.0.2.10:443 is "
+	  "IPv4: an IPv4 service takes IPv4 backends only" },
+	/* duplicates and missing entries */
+	{ "addr add 2001:db8::1/48 port 0", -EEXIST,
+	  "address 2001:db8::1 already exists (2001:db8::1/64 port 0)" },
+	{ "snat add 2001:db8:1::10 port 1", -EEXIST,
+	  "SNAT address 2001:db8:1::10 already exists (port 1)" },
+	{ "service add tcp [2001:db8:ff::10]:443", -EEXIST,
+	  "service tcp [2001:db8:ff::10]:443 already exists" },
+	{ "service del tcp [2001:db8:ff::11]:443", -ENOENT,
+	  "no service tcp [2001:db8:ff::11]:443" },
+	{ "service del udp [2001:db8:ff::10]:443", -ENOENT,
+	  "no service udp [2001:db8:ff::10]:443" },
+	{ "backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443",
+	  -EEXIST,
+	  "backend [2001:db8:1::11]:8443 already exists in tcp "
+	  "[2001:db8:ff::10]:443" },
+	{ "backend del tcp [2001:db8:ff::10]:443 [2001:db8:1::99]:8443",
+	  -ENOENT,
+	  "no backend [2001:db8:1::99]:8443 in tcp [2001:db8:ff::10]:443" },
+	{ "backend del tcp [2001:db8:ff::10]:443 [::ffff:10.0.0.12]:8443",
+	  -ENOENT,
+	  "no backend [::ffff:10.0.0.12]:8443 in tcp [2001:db8:ff::10]:443" },
+	{ "backend drain tcp [2001:db8:ff::10]:443 10.0.0.12:8443", -EINVAL,
+	  "backend 10.0.0.12:8443 of tcp [2001:db8:ff::10]:443 is already "
+	  "draining" },
+	{ "backend set tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443 "
+	  "weight 0",
+	  -ERANGE, "weight 0 out of range 1..65535" },
+	{ "addr del 2001:db8::1/48", -EINVAL,
+	  "address 2001:db8::1 is configured as 2001:db8::1/64 port 0" },
+	{ "addr del 2001:db8:5::1", -ENOENT, "no address 2001:db8:5::1" },
+	{ "snat del 2001:db8:1::99", -ENOENT,
+	  "no SNAT address 2001:db8:1::99" },
+	/* an IPv6 prefix where the policy holds IPv4 only */
+	{ "service set tcp 192.0.2.10:443 prio-trust 2001:db8::/32", -EINVAL,
+	  "prio-trust: IPv6 prefix '2001:db8::/32' not supported: trusted "
+	  "prefixes are IPv4" },
+};
+
+static void
+test_ip6_bad_commands(void **state)
+{
+	(void)state;
+	bad_rows(dual_fx(), dual_conf, bad6_cases, NELEM(bad6_cases));
+}
+
+/* The C interface: keys and backends are told apart by family. */
+static void
+test_ip6_c_interface(void **state)
+{
+	struct lb_conf_ip v6 = {.af = LB_CONF_AF_INET6};
+	struct lb_conf_ip b6 = {.af = LB_CONF_AF_INET6};
+	struct lb_conf_ip b4 = lb_conf_ip4(0x0a000063);
+	struct lb_conf_svc_key k6, k4;
+	struct fx *f = dual_fx();
+	const struct lb_conf_svc *sv;
+	uint64_t gen;
+
+	(void)state;
+	v6.ip6[0] = 0x20, v6.ip6[1] = 0x01, v6.ip6[2] = 0x0d;
+	v6.ip6[3] = 0xb8, v6.ip6[5] = 0xff, v6.ip6[15] = 0x10;
+	b6 = v6;
+	b6.ip6[5] = 0x01, b6.ip6[15] = 0x99;
+	k6 = lb_conf_svc_key_of(LB_CONF_PROTO_TCP, &v6, 443);
+	assert_non_null(lb_conf_svc_find(f->c, &k6));
+	/* An IPv4 key whose address bits happen to be zero is another. */
+	k4 = (struct lb_conf_svc_key){.proto = LB_CONF_PROTO_TCP, .port = 443};
+	assert_null(lb_conf_svc_find(f->c, &k4));
+	/* Junk in the other family's field does not matter. */
+	k6.vip = 0x01020304;
+	assert_non_null(lb_conf_svc_find(f->c, &k6));
+	gen = lb_conf_generation(f->c);
+	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b6, 80, 3, &f->o), 0);
+	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b4, 80, 1, &f->o), 0);
+	assert_int_equal(lb_conf_be_set_orch_ip(f->c, &k6, &b6, 80, true,
+						&f->o),
+			 0);
+	assert_int_equal(lb_conf_be_set_weight_ip(f->c, &k6, &b6, 80, 7,
+						  &f->o),
+			 0);
+	assert_int_equal(lb_conf_be_drain_ip(f->c, &k6, &b4, 80, true, &f->o),
+			 0);
+	sv = lb_conf_svc_find(f->c, &k6);
+	assert_int_equal(sv->nb_be, 4);
+	assert_int_equal(sv->be[2].af, LB_CONF_AF_INET6);
+	assert_int_equal(sv->be[2].weight, 7);
+	assert_true(sv->be[2].orch);
+	assert_true(sv->be[3].draining);
+	assert_int_equal(lb_conf_generation(f->c), gen + 5);
+	/* The IPv4 functions do not reach the IPv6 backend. */
+	lb_cmd_out_reset(&f->o);
+	assert_int_equal(lb_conf_be_del(f->c, &k6, 0, 80, &f->o), -ENOENT);
+	assert_int_equal(lb_conf_be_del_ip(f->c, &k6, &b6, 80, &f->o), 0);
+	assert_int_equal(lb_conf_be_del(f->c, &k6, 0x0a000063, 80, &f->o), 0);
+	assert_int_equal(lb_conf_validate(f->c, &f->o), 0);
+	/* A family that is neither. */
+	lb_cmd_out_reset(&f->o);
+	b6.af = 7;
+	assert_int_equal(lb_conf_snat_add_ip(f->c, &b6, 0, &f->o), -EINVAL);
+	assert_string_equal(f->o.errmsg, "invalid address family 7");
+	k6.af = 9;
+	lb_cmd_out_reset(&f->o);
+	assert_int_equal(lb_conf_svc_add(f->c, &k6, NULL, &f->o), -EINVAL);
+	assert_string_equal(f->o.errmsg, "invalid address family 9");
+	fx_free(f);
+}
+
 /* ---- generation ---- */
 
 static void
@@ -1615,6 +2001,10 @@ main(void)
 		cmocka_unit_test(test_save_apply_save),
 		cmocka_unit_test(test_apply_file_lines),
 		cmocka_unit_test(test_lists),
+		cmocka_unit_test(test_ip6_roundtrip),
+		cmocka_unit_test(test_ip6_good_commands),
+		cmocka_unit_test(test_ip6_bad_commands),
+		cmocka_unit_test(test_ip6_c_interface),
 		cmocka_unit_test(test_save_quotes_and_long_lines),
 		cmocka_unit_test(test_generation),
 		cmocka_unit_test(test_help_and_markdown),

@@ -413,6 +413,275 @@ test_snat_drain(void **state)
 	fx_free(f);
 }
 
+/* ---- IPv6 beside IPv4 ---- */
+
+/* The lines of an IPv6 half, added to the IPv4 site of lines[]. */
+static const char *const lines6[] = {
+	"addr add 2001:db8:b::1/64 port 0",
+	"addr add 2001:db8:c::1/64 port 1",
+	"snat add 2001:db8:c::1 port 1",
+	"snat add 2001:db8:c::2 port 1",
+	"route add ::/0 via 2001:db8:b::fe port 0",
+	"route add 2001:db8:100::/40 via 2001:db8:c::fe port 1",
+	"route add 2001:db8:100:5::/64 via 2001:db8:b::fd port 0",
+	"service add tcp [2001:db8:b::100]:80 sched rr",
+	"backend add tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80",
+	"backend add tcp [2001:db8:b::100]:80 10.12.0.31:8080 weight 3",
+	"backend drain tcp [2001:db8:b::100]:80 10.12.0.31:8080",
+	"service add udp [2001:db8:b::100]:53",
+	"backend add udp [2001:db8:b::100]:53 [2001:db8:c::21]:53",
+};
+
+static void
+ip6(const char *s, uint8_t *out)
+{
+	assert_int_equal(inet_pton(AF_INET6, s, out), 1);
+}
+
+static struct fx *
+fx_dual(void)
+{
+	struct fx *f = fx_new();
+
+	for (size_t i = 0; i < sizeof(lines6) / sizeof(lines6[0]); i++)
+		run(f, lines6[i]);
+	return f;
+}
+
+/* The slot of IPv6 service @p proto [@p vip]:@p port in svc[], or -1. */
+static int
+slot6_of(const struct lb_dpconf *d, uint8_t proto, const char *vip,
+	 uint16_t port)
+{
+	uint8_t a[16];
+
+	ip6(vip, a);
+	for (uint32_t i = 0; i < d->nb_svc; i++)
+		if (d->svc[i].state == LB_SVC_ACTIVE &&
+		    d->svc[i].af == LB_CONF_AF_INET6 &&
+		    d->svc[i].proto == proto &&
+		    d->svc[i].vport == htons(port) &&
+		    memcmp(d->svc[i].vip6, a, 16) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * An IPv6 half beside the IPv4 site: IPv4's arrays and lookup exactly
+ * as without it, IPv6 addresses, SNAT addresses and routes (longest
+ * first) in their own arrays, IPv6 services in svc[] but not in slot[],
+ * backends of either family.
+ */
+static void
+test_ip6_compile(void **state)
+{
+	struct fx *f4 = fx_new(), *f = fx_dual();
+	struct lb_dpconf *d4 = compile(f4, NULL), *d = compile(f, NULL);
+	uint8_t a[16];
+	uint32_t in_slot = 0;
+	int s, u;
+
+	(void)state;
+	/* IPv4 as it was. */
+	assert_int_equal(d->nb_addr, d4->nb_addr);
+	assert_memory_equal(d->addr, d4->addr, sizeof(d->addr));
+	assert_int_equal(d->nb_snat, d4->nb_snat);
+	assert_memory_equal(d->snat, d4->snat, sizeof(d->snat));
+	assert_int_equal(d->nb_route, d4->nb_route);
+	assert_memory_equal(d->route, d4->route, sizeof(d->route));
+	assert_memory_equal(d->port_vlan, d4->port_vlan,
+			    sizeof(d->port_vlan));
+	for (uint32_t i = 0; i < d4->nb_svc; i++) {
+		const struct lb_dpconf_svc *v = &d4->svc[i];
+		int k = lb_dpconf_svc_find(d, v->proto, v->vip, v->vport);
+
+		assert_true(k >= 0);
+		assert_int_equal(d->svc[k].af, LB_CONF_AF_INET);
+		assert_int_equal(d->svc[k].nb_be, v->nb_be);
+		assert_memory_equal(d->svc[k].be, v->be,
+				    v->nb_be * sizeof(v->be[0]));
+	}
+	assert_int_equal(d4->nb_addr6 + d4->nb_snat6 + d4->nb_route6, 0);
+
+	/* IPv6 addresses. */
+	assert_int_equal(d->nb_addr6, 2);
+	ip6("2001:db8:b::1", a);
+	assert_memory_equal(d->addr6[0].ip, a, 16);
+	assert_int_equal(d->addr6[0].len, 64);
+	assert_int_equal(d->addr6[0].port, 0);
+	assert_int_equal(d->addr6[0].draining, 0);
+	assert_int_equal(d->addr6[1].port, 1);
+	assert_int_equal(d->nb_snat6, 2);
+	ip6("2001:db8:c::2", a);
+	assert_memory_equal(d->snat6[1].ip, a, 16);
+	assert_int_equal(d->snat6[1].len, 128);
+	assert_int_equal(d->snat6[1].port, 1);
+	assert_int_equal(d->snat6[1].draining, 0);
+	/* Longest prefix first: /64, /40, /0. */
+	assert_int_equal(d->nb_route6, 3);
+	assert_int_equal(d->route6[0].len, 64);
+	ip6("2001:db8:100:5::", a);
+	assert_memory_equal(d->route6[0].net, a, 16);
+	ip6("2001:db8:b::fd", a);
+	assert_memory_equal(d->route6[0].gw, a, 16);
+	assert_int_equal(d->route6[0].port, 0);
+	assert_int_equal(d->route6[1].len, 40);
+	assert_int_equal(d->route6[1].port, 1);
+	assert_int_equal(d->route6[2].len, 0);
+	ip6("::", a);
+	assert_memory_equal(d->route6[2].net, a, 16);
+	ip6("2001:db8:b::fe", a);
+	assert_memory_equal(d->route6[2].gw, a, 16);
+
+	/* IPv6 services: in svc[], vip 0, out of the IPv4 lookup. */
+	assert_int_equal(d->nb_svc, 5);
+	s = slot6_of(d, 6, "2001:db8:b::100", 80);
+	u = slot6_of(d, 17, "2001:db8:b::100", 53);
+	assert_true(s >= 0 && u >= 0 && s != u);
+	assert_int_equal(d->svc[s].vip, 0);
+	assert_int_equal(d->svc[s].state, LB_SVC_ACTIVE);
+	assert_string_equal(d->svc[s].opts.sched, "rr");
+	for (uint32_t i = 0; i < LB_DPCONF_SVC_SLOTS; i++) {
+		if (d->slot[i] < 0)
+			continue;
+		assert_int_not_equal(d->slot[i], s);
+		assert_int_not_equal(d->slot[i], u);
+		in_slot++;
+	}
+	assert_int_equal(in_slot, 3);
+	assert_int_equal(lb_dpconf_svc_find(d, 6, 0, htons(80)),
+			 LB_DPCONF_NONE);
+	assert_int_equal(lb_dpconf_svc_find(d, 17, 0, htons(53)),
+			 LB_DPCONF_NONE);
+	/* fnat66 and a draining fnat64 backend. */
+	assert_int_equal(d->svc[s].nb_be, 2);
+	assert_int_equal(d->svc[s].be[0].af, LB_CONF_AF_INET6);
+	ip6("2001:db8:c::11", a);
+	assert_memory_equal(d->svc[s].be[0].ip6, a, 16);
+	assert_int_equal(d->svc[s].be[0].ip, 0);
+	assert_int_equal(d->svc[s].be[0].port, htons(80));
+	assert_true(lb_dpconf_be_eligible(&d->svc[s], 0));
+	assert_int_equal(d->svc[s].be[1].af, LB_CONF_AF_INET);
+	assert_int_equal(d->svc[s].be[1].ip, ip("10.12.0.31"));
+	ip6("::", a);
+	assert_memory_equal(d->svc[s].be[1].ip6, a, 16);
+	assert_int_equal(d->svc[s].be[1].weight, 3);
+	assert_int_equal(d->svc[s].be[1].state, LB_BE_DRAINING);
+	free(d4);
+	free(d);
+	fx_free(f4);
+	fx_free(f);
+}
+
+/*
+ * Slots and indexes kept across tables match by family and address: a
+ * deleted IPv6 service that still has flows keeps its slot from a new
+ * one on another address, and an IPv4 backend does not take the index
+ * of an IPv6 one whose last 32 bits spell its address.
+ */
+static void
+test_ip6_stable_slots(void **state)
+{
+	struct fx *f = fx_dual();
+	struct lb_dpconf *d1, *d2, *d3;
+	int web, dns, web2;
+
+	(void)state;
+	run(f, "backend add tcp [2001:db8:b::100]:80 [::a0c:29]:80");
+	d1 = compile(f, NULL);
+	web = slot6_of(d1, 6, "2001:db8:b::100", 80);
+	dns = slot6_of(d1, 17, "2001:db8:b::100", 53);
+	assert_true(web >= 0 && dns >= 0);
+	assert_int_equal(d1->svc[web].be[2].af, LB_CONF_AF_INET6);
+	d1->svc[web].be[0].up_gen = 4;
+
+	/* [::a0c:29]:80 leaves with flows, 10.12.0.41:80 comes. */
+	f->busy[web][2] = true;
+	run(f, "backend del tcp [2001:db8:b::100]:80 [::a0c:29]:80");
+	run(f, "backend add tcp [2001:db8:b::100]:80 10.12.0.41:80");
+	d2 = compile(f, d1);
+	assert_int_equal(slot6_of(d2, 6, "2001:db8:b::100", 80), web);
+	assert_int_equal(slot6_of(d2, 17, "2001:db8:b::100", 53), dns);
+	assert_int_equal(d2->svc[web].be[0].up_gen, 4);
+	assert_int_equal(d2->svc[web].be[2].state, LB_BE_REMOVED);
+	assert_int_equal(d2->svc[web].be[2].af, LB_CONF_AF_INET6);
+	assert_int_equal(d2->svc[web].be[3].af, LB_CONF_AF_INET);
+	assert_int_equal(d2->svc[web].be[3].ip, ip("10.12.0.41"));
+	assert_int_equal(d2->svc[web].nb_be, 4);
+
+	/* The IPv6 service deleted with flows, one on another address. */
+	f->busy[web][LB_CONF_MAX_BES] = true;
+	run(f, "service del tcp [2001:db8:b::100]:80");
+	run(f, "service add tcp [2001:db8:b::101]:80");
+	d3 = compile(f, d2);
+	assert_int_equal(d3->svc[web].state, LB_SVC_DELETED);
+	assert_int_equal(d3->svc[web].af, LB_CONF_AF_INET6);
+	assert_int_equal(slot6_of(d3, 6, "2001:db8:b::100", 80), -1);
+	web2 = slot6_of(d3, 6, "2001:db8:b::101", 80);
+	assert_true(web2 >= 0 && web2 != web);
+	assert_int_equal(slot6_of(d3, 17, "2001:db8:b::100", 53), dns);
+	for (uint32_t i = 0; i < LB_DPCONF_SVC_SLOTS; i++)
+		assert_true(d3->slot[i] != web2 && d3->slot[i] != dns);
+	free(d1);
+	free(d2);
+	free(d3);
+	fx_free(f);
+}
+
+static uint8_t snat6_inuse[16];
+
+static bool
+snat6_busy(void *ctx, const uint8_t *a)
+{
+	static const uint8_t zero[16];
+
+	(void)ctx;
+	return memcmp(snat6_inuse, zero, 16) != 0 &&
+	       memcmp(a, snat6_inuse, 16) == 0;
+}
+
+/* IPv6 SNAT addresses drain as IPv4 ones do, in snat6[]. */
+static void
+test_ip6_snat_drain(void **state)
+{
+	struct fx *f = fx_dual();
+	struct lb_dpconf *d1, *d2, *d3;
+	uint8_t a[16];
+	uint32_t nb4;
+
+	(void)state;
+	d1 = compile(f, NULL);
+	nb4 = d1->nb_snat;
+	assert_int_equal(lb_dpconf_snat6_keep(d1, NULL, snat6_busy, NULL), 0);
+	ip6("2001:db8:c::2", snat6_inuse);
+	run(f, "snat del 2001:db8:c::2");
+	run(f, "snat add 2001:db8:c::3 port 1");
+	d2 = compile(f, d1);
+	assert_int_equal(lb_dpconf_snat6_keep(d2, d1, snat6_busy, NULL), 1);
+	assert_int_equal(d2->nb_snat6, 3);
+	assert_int_equal(d2->nb_snat, nb4);
+	memcpy(a, snat6_inuse, 16);
+	assert_memory_equal(d2->snat6[2].ip, a, 16);
+	assert_int_equal(d2->snat6[2].draining, 1);
+	assert_int_equal(d2->snat6[2].port, 1);
+	assert_int_equal(d2->snat6[2].len, 128);
+	assert_int_equal(d2->snat6[1].draining, 0);
+	assert_false(lb_dpconf_snat6_gc_due(d2, snat6_busy, NULL));
+	/* The IPv4 keep leaves snat6[] alone. */
+	assert_int_equal(lb_dpconf_snat_keep(d2, d1, snat_busy, NULL), 0);
+	assert_int_equal(d2->nb_snat6, 3);
+	memset(snat6_inuse, 0, 16);
+	assert_true(lb_dpconf_snat6_gc_due(d2, snat6_busy, NULL));
+	d3 = compile(f, d2);
+	assert_int_equal(lb_dpconf_snat6_keep(d3, d2, snat6_busy, NULL), 0);
+	assert_int_equal(d3->nb_snat6, 2);
+	assert_false(lb_dpconf_snat6_gc_due(d3, snat6_busy, NULL));
+	free(d1);
+	free(d2);
+	free(d3);
+	fx_free(f);
+}
+
 /*
  * The dataplane's schedulers are the ones dataplane/sched/ registers, no
  * more: `first`, which only sched_test links, is unknown here, and the
@@ -488,6 +757,9 @@ main(void)
 		cmocka_unit_test(test_next_hop),
 		cmocka_unit_test(test_stable_slots),
 		cmocka_unit_test(test_snat_drain),
+		cmocka_unit_test(test_ip6_compile),
+		cmocka_unit_test(test_ip6_stable_slots),
+		cmocka_unit_test(test_ip6_snat_drain),
 		cmocka_unit_test(test_sched_registry),
 	};
 
