@@ -18,8 +18,10 @@
 #include "lb/admit.h"
 #include "deferq.h"
 #include "lb/dpconf.h"
+#include "dpconf6.h"
 #include "lb/fb.h"
 #include "lb/flow_table.h"
+#include "flow6.h"
 #include "lb/governor.h"
 #include "l7.h"
 #include "l7_reject.h"
@@ -167,6 +169,10 @@ struct lb_worker {
 	struct lb_dpconf *conf_buf[2];
 	const struct lb_sched_ops *ops[LB_CONF_MAX_SVCS];
 	struct lb_flow_table *ft;
+	/** Addresses of the IPv6 flows, by flow index (flow6.h). */
+	struct lb_flow6_addrs *f6;
+	/** The IPv6 services of conf, indexed when it was taken up. */
+	struct lb_dpconf6_svc_index svc6;
 	struct lb_snat *snat;
 	struct lb_neigh *neigh;
 	struct rte_ring *redirect; /**< mbufs of our flows from others */

@@ -417,6 +417,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
 	rte_free(w->trk);
+	rte_free(w->f6);
 	rte_free(w->spl);
 	rte_free(w->pp);
 	rte_free(w->synp);
@@ -462,6 +463,15 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 			       lb_xoshiro_next(&w->xo)) != 0) {
 		LOG(ERR, "worker %u: no memory for %u flows (%zu bytes)", wid,
 		    dp->flows, sz);
+		return -ENOMEM;
+	}
+	/* Room for the addresses of IPv6 flows beside every entry: a table
+	 * may bring IPv6 services at any switch. */
+	w->f6 = rte_zmalloc_socket("lb_flow6", lb_flow6_mem_size(dp->flows),
+				   RTE_CACHE_LINE_SIZE, socket);
+	if (w->f6 == NULL) {
+		LOG(ERR, "worker %u: no memory for the addresses of %u IPv6 "
+		    "flows", wid, dp->flows);
 		return -ENOMEM;
 	}
 	w->trk = rte_zmalloc_socket("lb_tcp_track",

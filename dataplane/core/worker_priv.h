@@ -57,6 +57,10 @@ void lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind,
 void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
 			    unsigned int n, uint64_t now);
 
+/* worker6.c: IPv6 frames, from the ethertype on. */
+void lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m,
+			   uint64_t now);
+
 /* worker_client.c: client to VIP; fwd() is full-NAT either way. */
 void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
 			   int free_port, int free_hold);

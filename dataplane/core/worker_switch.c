@@ -246,6 +246,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	memcpy(c, pub, sizeof(*c));
 	w->conf_pub = pub;
 	w->conf = c;
+	lb_dpconf6_svc_index_build(&w->svc6, c);
 	memset(to, 0, sizeof(to));
 	w->pp_svc = 0;
 	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {

@@ -2494,7 +2494,7 @@ struct bad_row {
 static const struct bad_row bad_rows[] = {
 	{"runt of 12 bytes", B_TCP, 12, 0, V(TRUNC_L2), P(0, 0, 0)},
 	{"802.1Q tag cut short", B_TCP, 16, 0, V(TRUNC_L2), P(12, 2, 0x81, 0)},
-	{"IPv6", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x86, 0xdd)},
+	{"IPX", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x81, 0x37)},
 	{"802.1ad outer tag", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x88, 0xa8)},
 	{"ARP, hardware type 6", B_ARP, 0, 0, V(ARP), P(14, 2, 0, 6)},
 	{"ARP, 8-byte MAC addresses", B_ARP, 0, 0, V(ARP), P(18, 1, 8)},

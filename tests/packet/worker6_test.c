@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet tests of the worker's IPv6 path (dataplane/core/worker6.c), on
+ * the harness of harness.h: IPv6 frames in, the dataplane's answers out
+ * byte for byte, built apart by pktbuild.c. The IPv6 parts of the table
+ * are set on the compiled IPv4 one, as lb-control's compile will fill
+ * them.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_malloc.h>
+
+#include "harness.h"
+#include "pkt_parse6.h"
+
+#define POOL_SIZE 2047
+#define FLOWS 256
+#define TCP6_PORT 443
+#define UDP6_PORT 53
+
+/* ---- the cast ----------------------------------------------------------- */
+
+enum who {
+	A_LB0,	   /* 2001:db8:1::1, ours on port 0 */
+	A_C,	   /* 2001:db8:1::7, the client */
+	A_VIP_LAN, /* 2001:db8:1::10, a VIP in port 0's prefix (UDP 53) */
+	A_VIP,	   /* 2001:db8:a::10, a routed VIP (TCP 443) */
+	A_LB1,	   /* 2001:db8:2::1, ours on port 1 */
+	A_SNAT,	   /* 2001:db8:2::2, SNAT address on port 1 */
+	A_OTHER,   /* 2001:db8:1::99, a neighbour, not ours */
+	A_PEER1,   /* 2001:db8:2::20, a host on port 1's side */
+	A_ANY,	   /* ::, duplicate address detection's source */
+	A_ALL,	   /* ff02::1 */
+};
+
+static void
+addr(uint8_t out[16], enum who a)
+{
+	switch (a) {
+	case A_LB0:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 1);
+		break;
+	case A_C:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 7);
+		break;
+	case A_VIP_LAN:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 0x10);
+		break;
+	case A_VIP:
+		pb_ip6(out, 0x2001, 0xdb8, 0xa, 0x10);
+		break;
+	case A_LB1:
+		pb_ip6(out, 0x2001, 0xdb8, 2, 1);
+		break;
+	case A_SNAT:
+		pb_ip6(out, 0x2001, 0xdb8, 2, 2);
+		break;
+	case A_OTHER:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 0x99);
+		break;
+	case A_PEER1:
+		pb_ip6(out, 0x2001, 0xdb8, 2, 0x20);
+		break;
+	case A_ANY:
+		memset(out, 0, 16);
+		break;
+	case A_ALL:
+		pb_ip6(out, 0xff02, 0, 0, 1);
+		break;
+	}
+}
+
+static const char *const conf4[] = {
+	"addr add 198.51.100.1/24 port 0",
+	"addr add 10.1.0.1/24 port 1",
+	"snat add 10.1.0.2 port 1",
+	"service add tcp 203.0.113.10:80 sched rr",
+	"backend add tcp 203.0.113.10:80 10.1.0.20:8080",
+	NULL,
+};
+
+/* Sets the IPv6 parts of table @p d. */
+static void
+conf6(struct lb_dpconf *d)
+{
+	struct lb_dpconf_svc *v;
+	uint32_t s = d->nb_svc;
+
+	addr(d->addr6[0].ip, A_LB0);
+	d->addr6[0].len = 64;
+	d->addr6[0].port = 0;
+	addr(d->addr6[1].ip, A_LB1);
+	d->addr6[1].len = 64;
+	d->addr6[1].port = 1;
+	d->nb_addr6 = 2;
+	addr(d->snat6[0].ip, A_SNAT);
+	d->snat6[0].port = 1;
+	d->nb_snat6 = 1;
+
+	v = &d->svc[s];
+	memset(v, 0, sizeof(*v));
+	v->state = LB_SVC_ACTIVE;
+	v->af = LB_CONF_AF_INET6;
+	v->proto = PB_PROTO_TCP;
+	v->vport = htons(TCP6_PORT);
+	addr(v->vip6, A_VIP);
+	v->opts = d->svc[0].opts;
+	v = &d->svc[s + 1];
+	memset(v, 0, sizeof(*v));
+	v->state = LB_SVC_ACTIVE;
+	v->af = LB_CONF_AF_INET6;
+	v->proto = PB_PROTO_UDP;
+	v->vport = htons(UDP6_PORT);
+	addr(v->vip6, A_VIP_LAN);
+	v->opts = d->svc[0].opts;
+	d->nb_svc = s + 2;
+}
+
+static struct ph_env *
+env6(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	return e;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+static const uint8_t mac_sn_base[6] = {0x33, 0x33, 0xff, 0, 0, 0};
+
+/* The solicited-node group of @p a and its MAC. */
+static void
+solicited(const uint8_t a[16], uint8_t grp[16], uint8_t mac[6])
+{
+	pb_ip6(grp, 0xff02, 0, 0, 0);
+	grp[11] = 1;
+	grp[12] = 0xff;
+	memcpy(grp + 13, a + 13, 3);
+	memcpy(mac, mac_sn_base, 6);
+	memcpy(mac + 3, a + 13, 3);
+}
+
+enum kind {
+	K_NS,	  /* neighbour solicitation for @target */
+	K_ECHO,	  /* echo request */
+	K_ICMP,	  /* another ICMPv6 message (router advertisement) */
+	K_TCP,	  /* a SYN */
+	K_UDP,	  /* a datagram */
+};
+
+enum expect {
+	X_NONE,
+	X_NA,	  /* the advertisement answering the solicitation */
+	X_NA_DAD, /* the one telling a duplicate address check to all */
+	X_ECHO,	  /* the echo reply */
+};
+
+struct row6 {
+	const char *what;
+	uint16_t port;
+	enum kind kind;
+	enum who src, dst, target;
+	uint8_t hlim;	  /* 0: 64, or 255 for ND */
+	uint8_t zero_hlim; /* a hop limit of 0 */
+	uint8_t hbh, frag_hdr;
+	uint16_t frag;
+	int16_t plen_adj;
+	uint16_t vlan;
+	uint8_t no_slla;
+	enum lb_pkt6_verdict v6;
+	int drop;
+	enum expect expect;
+};
+
+static const uint8_t slla_mac[6] = {0x02, 0xcc, 0, 0, 0, 0x77};
+
+static void
+ns_data(uint8_t *data, const uint8_t target[16], bool slla)
+{
+	memcpy(data, target, 16);
+	if (slla) {
+		data[16] = 1; /* source link-layer address */
+		data[17] = 1;
+		memcpy(data + 18, slla_mac, 6);
+	}
+}
+
+static void
+build6(const void *r, struct ph_case *c)
+{
+	const struct row6 *row = r;
+	static uint8_t data[64];
+	struct pb_dg6 d;
+	uint8_t dmac[6], grp[16], tgt[16];
+	const uint8_t *dst_mac = mac_port[row->port];
+	uint32_t v6_off = offsetof(struct lb_worker_stats, verdict6);
+
+	memset(&d, 0, sizeof(d));
+	addr(d.src, row->src);
+	addr(d.dst, row->dst);
+	d.hlim = row->zero_hlim ? 0 : row->hlim ? row->hlim : 64;
+	d.hbh = row->hbh;
+	d.frag_hdr = row->frag_hdr;
+	d.frag = row->frag;
+	d.plen_adj = row->plen_adj;
+	d.vlan = row->vlan;
+	switch (row->kind) {
+	case K_NS:
+		addr(tgt, row->target);
+		d.l4.proto = PB_PROTO_ICMPV6;
+		d.l4.type = 135;
+		ns_data(data, tgt, !row->no_slla);
+		d.l4.data = data;
+		d.l4.plen = row->no_slla ? 16 : 24;
+		if (row->hlim == 0)
+			d.hlim = 255;
+		if (row->dst != A_ALL) {
+			solicited(tgt, grp, dmac);
+			memcpy(d.dst, grp, 16);
+			dst_mac = dmac;
+		}
+		break;
+	case K_ECHO:
+		d.l4.proto = PB_PROTO_ICMPV6;
+		d.l4.type = 128;
+		d.l4.rest = 0x4242001;
+		d.l4.plen = 24;
+		d.l4.seed = 5;
+		break;
+	case K_ICMP:
+		d.l4.proto = PB_PROTO_ICMPV6;
+		d.l4.type = 134;
+		d.l4.plen = 8;
+		break;
+	case K_TCP:
+		d.l4.proto = PB_PROTO_TCP;
+		d.l4.sport = 40000;
+		d.l4.dport = TCP6_PORT;
+		d.l4.seq = 1000;
+		d.l4.flags = PB_SYN;
+		d.l4.win = 65535;
+		d.l4.plen = 4;
+		break;
+	case K_UDP:
+		d.l4.proto = PB_PROTO_UDP;
+		d.l4.sport = 40000;
+		d.l4.dport = UDP6_PORT;
+		d.l4.plen = 20;
+		d.l4.seed = 9;
+		break;
+	}
+	pb_ipv6_frame(&c->in, dst_mac, mac_c, &d);
+	c->port = row->port;
+	c->drop = row->drop;
+	c->pkt = -1;
+	c->count[0] = (struct ph_count){"verdict6[v6]",
+					v6_off + row->v6 * sizeof(uint64_t), 1};
+	c->count[1] = (struct ph_count)PH_COUNT(
+		verdict[LB_PKT_DROP_ETHERTYPE], 0);
+	c->count[2] = (struct ph_count)PH_COUNT(nd_adverts,
+						row->expect == X_NA ||
+							row->expect == X_NA_DAD);
+	c->count[3] = (struct ph_count)PH_COUNT(echo6_replies,
+						row->expect == X_ECHO);
+	if (row->expect == X_NONE)
+		return;
+	c->verdict = PH_SENT;
+	c->out_port = row->port;
+	if (row->expect == X_ECHO) {
+		struct pb_dg6 o = d;
+
+		memcpy(o.src, d.dst, 16);
+		memcpy(o.dst, d.src, 16);
+		o.hlim = 64;
+		o.l4.type = 129;
+		pb_ipv6_frame(&c->out, mac_c, mac_port[row->port], &o);
+		return;
+	}
+	/* RFC 4861 7.2.4: from the target, to the solicitation's source at
+	 * its link-layer address, solicited and override, with our MAC in
+	 * the target link-layer option; a duplicate address check is told
+	 * to all nodes, unsolicited. */
+	{
+		struct pb_dg6 o;
+		uint8_t na[32];
+		const uint8_t *omac = slla_mac;
+		static const uint8_t all_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
+
+		memset(&o, 0, sizeof(o));
+		addr(o.src, row->target);
+		addr(o.dst, row->src);
+		o.hlim = 255;
+		o.vlan = row->vlan;
+		o.l4.proto = PB_PROTO_ICMPV6;
+		o.l4.type = 136;
+		o.l4.rest = 0x60000000u;
+		if (row->expect == X_NA_DAD) {
+			addr(o.dst, A_ALL);
+			o.l4.rest = 0x20000000u;
+			omac = all_mac;
+		} else if (row->no_slla) {
+			omac = mac_c;
+		}
+		memcpy(na, tgt, 16);
+		na[16] = 2; /* target link-layer address */
+		na[17] = 1;
+		memcpy(na + 18, mac_port[row->port], 6);
+		o.l4.data = na;
+		o.l4.plen = 24;
+		pb_ipv6_frame(&c->out, omac, mac_port[row->port], &o);
+	}
+}
+
+/* clang-format off */
+static const struct row6 rows6[] = {
+	/* Neighbour discovery. */
+	{"NS for our address on port 0", 0, K_NS, A_C, A_ANY, A_LB0,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS for a VIP in port 0's prefix", 0, K_NS, A_C, A_ANY, A_VIP_LAN,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS for a routed VIP", 1, K_NS, A_C, A_ANY, A_VIP,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS for the SNAT address on its port", 1, K_NS, A_PEER1, A_ANY,
+	 A_SNAT, .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS without a link-layer option: answered to the frame's source",
+	 0, K_NS, A_C, A_ANY, A_LB0, .no_slla = 1, .v6 = LB_PKT6_OK,
+	 .drop = -1, .expect = X_NA},
+	{"NS from :: (duplicate address check): told to all nodes", 0, K_NS,
+	 A_ANY, A_ANY, A_LB0, .no_slla = 1, .v6 = LB_PKT6_OK, .drop = -1,
+	 .expect = X_NA_DAD},
+	{"NS for the SNAT address on another port: not answered", 0, K_NS,
+	 A_C, A_ANY, A_SNAT, .v6 = LB_PKT6_OK, .drop = -1},
+	{"NS for port 1's address on port 0: not answered", 0, K_NS, A_C,
+	 A_ANY, A_LB1, .v6 = LB_PKT6_OK, .drop = -1},
+	{"NS for a neighbour: not answered", 0, K_NS, A_C, A_ANY, A_OTHER,
+	 .v6 = LB_PKT6_OK, .drop = -1},
+	{"NS with hop limit 254: from off-link", 0, K_NS, A_C, A_ANY, A_LB0,
+	 .hlim = 254, .v6 = LB_PKT6_OK, .drop = LB_DROP_ND_INVALID},
+	{"NS from our own address", 0, K_NS, A_VIP_LAN, A_ANY, A_LB0,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_ND_SPOOF},
+	/* Echo. */
+	{"echo to our address", 0, K_ECHO, A_C, A_LB0, .v6 = LB_PKT6_OK,
+	 .drop = -1, .expect = X_ECHO},
+	{"echo to a VIP", 0, K_ECHO, A_C, A_VIP, .v6 = LB_PKT6_OK,
+	 .drop = -1, .expect = X_ECHO},
+	{"echo to the SNAT address on its port", 1, K_ECHO, A_PEER1, A_SNAT,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_ECHO},
+	{"echo to a neighbour", 0, K_ECHO, A_C, A_OTHER, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_ICMP6},
+	{"echo to all nodes", 0, K_ECHO, A_C, A_ALL, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_ICMP6},
+	{"echo from one of our addresses", 0, K_ECHO, A_VIP, A_LB0,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_SRC_OURS},
+	{"echo with a hop-by-hop header: not answered with it", 0, K_ECHO,
+	 A_C, A_LB0, .hbh = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_ICMP6},
+	{"router advertisement", 0, K_ICMP, A_C, A_ALL, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_ICMP6},
+	/* To a VIP, to the SNAT address, to others. */
+	{"SYN to the IPv6 VIP", 0, K_TCP, A_C, A_VIP, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_IP6_UNSERVED},
+	{"SYN to the IPv6 VIP behind a hop-by-hop header", 0, K_TCP, A_C,
+	 A_VIP, .hbh = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	{"datagram to the IPv6 VIP", 0, K_UDP, A_C, A_VIP_LAN,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	{"datagram to the SNAT address", 1, K_UDP, A_PEER1, A_SNAT,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	{"SYN with hop limit 1", 0, K_TCP, A_C, A_VIP, .hlim = 1,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_HOP_LIMIT},
+	{"datagram with hop limit 0", 0, K_UDP, A_C, A_VIP_LAN,
+	 .zero_hlim = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_HOP_LIMIT},
+	{"first fragment to the VIP", 0, K_TCP, A_C, A_VIP, .frag_hdr = 1,
+	 .frag = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_FRAG},
+	{"atomic fragment to the VIP: a whole packet", 0, K_TCP, A_C, A_VIP,
+	 .frag_hdr = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	{"datagram to the TCP VIP", 0, K_UDP, A_C, A_VIP,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NOT_OURS},
+	{"SYN to a neighbour", 0, K_TCP, A_C, A_OTHER, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_NOT_OURS},
+	{"tagged on an untagged port", 0, K_ECHO, A_C, A_LB0, .vlan = 7,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_VLAN},
+	/* Malformed: the IPv6 parser's verdicts, no drop reason. */
+	{"payload length beyond the frame", 0, K_TCP, A_C, A_VIP,
+	 .plen_adj = 8, .v6 = LB_PKT6_DROP_PLEN, .drop = -1},
+	{"later fragment", 0, K_TCP, A_C, A_VIP, .frag_hdr = 1,
+	 .frag = 8 << 3, .v6 = LB_PKT6_DROP_FRAG, .drop = -1},
+	{"payload length cutting the TCP header", 0, K_TCP, A_C, A_VIP,
+	 .plen_adj = -16, .v6 = LB_PKT6_DROP_TCP_TRUNC, .drop = -1},
+};
+/* clang-format on */
+
+static const struct ph_table table6 = {
+	"ipv6",
+	PH_ROWS(rows6),
+	env6,
+	build6,
+	NULL,
+};
+
+/* ---- sequences ----------------------------------------------------------- */
+
+/* An IPv4 frame still goes the IPv4 way beside them: ARP answered. */
+static void
+test_ipv4_beside(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct pb_frame f, got;
+
+	pb_arp_frame(&f, (const uint8_t[6]){0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff},
+		     mac_c, 1, mac_c, IP_C, (const uint8_t[6]){0}, IP_LB0,
+		     PB_FRAME_MIN);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 0, 0, &got, "ARP beside IPv6");
+	CHECK_EQ(e->w->st.arp_replies, 1, "arp replies");
+	CHECK_EQ(e->w->st.verdict6[LB_PKT6_OK], 0, "no IPv6 seen");
+}
+
+/* A new table without IPv6 services: the VIP is no longer ours. */
+static void
+test_table_switch(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct lb_dpconf *d = rte_malloc("lbpkt6_conf", sizeof(*d), 0);
+	struct lb_dpconf *old = e->dp.conf;
+	struct ph_case c;
+	const struct row6 *syn = NULL;
+
+	for (size_t i = 0; i < NELEM(rows6); i++)
+		if (strcmp(rows6[i].what, "SYN to the IPv6 VIP") == 0)
+			syn = &rows6[i];
+	assert_non_null(syn);
+	assert_non_null(d);
+	memcpy(d, old, sizeof(*d));
+	d->gen++;
+	d->svc[d->nb_svc - 2].state = LB_SVC_DELETED;
+	e->dp.conf = d;
+	ph_poll_all(e);
+	assert_ptr_equal(e->w->conf_pub, d);
+	rte_free(old);
+	ph_case_init(&c);
+	build6(syn, &c);
+	c.drop = LB_DROP_NOT_OURS;
+	ph_case_run(e, &c, "SYN to a deleted IPv6 service");
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_ipv4_beside, ph_teardown),
+		cmocka_unit_test_teardown(test_table_switch, ph_teardown),
+	};
+	static const struct ph_table *const tables[] = {&table6};
+	struct CMUnitTest *all;
+	size_t n = 0;
+	int rc;
+
+	(void)argc;
+	all = ph_tests(tests, NELEM(tests), tables, NELEM(tables), &n);
+	if (all == NULL || ph_eal_init(argv[0], "lbpkt6", POOL_SIZE) != 0) {
+		ph_tests_free(all, n, NELEM(tests));
+		return EXIT_FAILURE;
+	}
+	rc = _cmocka_run_group_tests("packet6", all, n, NULL, NULL);
+	ph_eal_fini();
+	ph_tests_free(all, n, NELEM(tests));
+	return rc;
+}
