@@ -175,6 +175,7 @@ struct lb_worker {
 	struct lb_dpconf6_svc_index svc6;
 	struct lb_snat *snat;
 	struct lb_neigh *neigh;
+	struct lb_neigh *neigh6; /**< IPv6 next hops (neigh.h, ipv6) */
 	struct rte_ring *redirect; /**< mbufs of our flows from others */
 	struct rte_ring *neigh_in; /**< struct lb_neigh_msg from others */
 	/** Handling frames of the redirect ring (their user tag is ours). */

@@ -243,6 +243,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 							   NULL);
 		}
 	}
+	lb_worker_neigh6_poll(w, now);
 }
 
 /*
@@ -426,6 +427,9 @@ lb_worker_free(struct lb_worker *w)
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
 	lb_neigh_free(w->neigh);
+	if (w->neigh6 != NULL)
+		lb_neigh_flush(w->neigh6);
+	lb_neigh_free(w->neigh6);
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
 	rte_ring_free(w->fb);
@@ -531,6 +535,9 @@ rings_alloc(struct lb_worker *w, int socket)
 	};
 
 	w->neigh = lb_neigh_create(&nc);
+	nc.ipv6 = 1;
+	nc.hash_seed = lb_xoshiro_next(&w->xo);
+	w->neigh6 = lb_neigh_create(&nc);
 	snprintf(name, sizeof(name), "lb_redir_%u", wid);
 	w->redirect = rte_ring_create(name, REDIRECT_RING, socket,
 				      RING_F_SC_DEQ);
@@ -557,7 +564,8 @@ rings_alloc(struct lb_worker *w, int socket)
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
 	w->synp_hold = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->synp_hold), 0, socket);
-	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
+	if (w->neigh == NULL || w->neigh6 == NULL || w->redirect == NULL ||
+	    w->neigh_in == NULL ||
 	    w->fb == NULL || w->bst == NULL || w->conf_buf[0] == NULL ||
 	    w->conf_buf[1] == NULL || w->hold == NULL ||
 	    w->hold_free == NULL || w->hold_since == NULL ||

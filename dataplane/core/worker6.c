@@ -42,7 +42,8 @@ mbuf_set(struct rte_mbuf *m, const uint8_t *buf, uint32_t len)
 }
 
 static void
-handle_nd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt)
+handle_nd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	  uint64_t now)
 {
 	uint16_t port = m->port;
 	struct lb_nd_msg nd;
@@ -63,8 +64,14 @@ handle_nd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt)
 		drop(w, m, LB_DROP_ND_SPOOF);
 		return;
 	}
+	/* What an advertisement says of its target, and a solicitation
+	 * for one of our addresses of its sender (RFC 4861 7.2.5, 7.2.3). */
+	if (nd.type == LB_ND_NA && nd.has_lla)
+		lb_worker_neigh6_learn(w, nd.target, nd.lla, port, now);
 	if (nd.type == LB_ND_NS &&
 	    lb_dpconf6_is_ours(w->conf, nd.target, port)) {
+		if (nd.has_lla)
+			lb_worker_neigh6_learn(w, nd.src, nd.lla, port, now);
 		link_of(w, port, &link);
 		n = lb_nd_na_answer(buf, sizeof(buf), &link, &nd);
 		if (n > 0 && mbuf_set(m, buf, (uint32_t)n) == 0) {
@@ -79,12 +86,14 @@ handle_nd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt)
 }
 
 static void
-handle_icmp6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt)
+handle_icmp6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	     uint64_t now)
 {
 	uint8_t type = ((const uint8_t *)&pkt->dport)[0];
+	uint8_t peer[16];
 
 	if (type == LB_ND_NS || type == LB_ND_NA) {
-		handle_nd(w, m, pkt);
+		handle_nd(w, m, pkt, now);
 		return;
 	}
 	if (type == LB_ICMP6_ECHO_REQUEST &&
@@ -94,12 +103,11 @@ handle_icmp6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt)
 			drop(w, m, LB_DROP_SRC_OURS);
 			return;
 		}
-		/* Back the way it came: to the frame's source, which is
-		 * the client or the router before it. */
+		memcpy(peer, pkt->src, 16);
 		if (lb_icmp6_echo_reply(frame_of(m), rte_pktmbuf_data_len(m),
 					pkt) == 0) {
 			w->st.echo6_replies++;
-			tx_enqueue(w, m->port, m);
+			lb_worker_route_out6(w, m, peer, now);
 			return;
 		}
 	}
@@ -114,7 +122,6 @@ lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 	enum lb_pkt6_verdict v;
 	uint32_t end;
 
-	(void)now;
 	v = lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt);
 	w->st.verdict6[v]++;
 	if (v != LB_PKT6_OK) {
@@ -131,7 +138,7 @@ lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 	if (unlikely(rte_pktmbuf_pkt_len(m) > end))
 		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - end));
 	if (pkt.proto == LB_IPPROTO_ICMPV6) {
-		handle_icmp6(w, m, &pkt);
+		handle_icmp6(w, m, &pkt, now);
 		return;
 	}
 	if (lb_dpconf6_svc_find(&w->svc6, c, pkt.proto, pkt.dst, pkt.dport) <

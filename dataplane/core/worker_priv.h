@@ -211,6 +211,16 @@ void lb_worker_neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
 void lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt *pkt, uint64_t now);
 
+/* worker_neigh.c, IPv6: solicitations, the way out of an IPv6 frame,
+ * neighbours learnt from neighbour discovery. */
+void lb_worker_send_ns(struct lb_worker *w, uint16_t port, const uint8_t *src,
+		       const uint8_t *target, const uint8_t *dst_mac);
+void lb_worker_route_out6(struct lb_worker *w, struct rte_mbuf *m,
+			  const uint8_t *dst, uint64_t now);
+void lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,
+			    const uint8_t *mac, uint16_t port, uint64_t now);
+void lb_worker_neigh6_poll(struct lb_worker *w, uint64_t now);
+
 /* worker_switch.c: taking up a new table. */
 uint32_t lb_worker_snat_active(const struct lb_dpconf *c, uint32_t *ips);
 

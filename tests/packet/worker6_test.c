@@ -140,6 +140,62 @@ env6(void **state)
 
 /* ---- frames ------------------------------------------------------------- */
 
+static const uint8_t mac_peer1[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
+static const uint8_t mac_all[6] = {0x33, 0x33, 0, 0, 0, 1};
+
+/* An advertisement of @who at @mac: unsolicited to all nodes, or
+ * solicited to @to at @to_mac. */
+static void
+na_frame(struct pb_frame *f, const uint8_t who[16], const uint8_t *mac,
+	 bool solicited, const uint8_t to[16], const uint8_t *to_mac)
+{
+	static uint8_t na[24];
+	struct pb_dg6 d;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, who, 16);
+	if (solicited)
+		memcpy(d.dst, to, 16);
+	else
+		addr(d.dst, A_ALL);
+	d.hlim = 255;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 136;
+	d.l4.rest = solicited ? 0x60000000u : 0x20000000u;
+	memcpy(na, who, 16);
+	na[16] = 2; /* target link-layer address */
+	na[17] = 1;
+	memcpy(na + 18, mac, 6);
+	d.l4.data = na;
+	d.l4.plen = 24;
+	pb_ipv6_frame(f, solicited ? to_mac : mac_all, mac, &d);
+}
+
+/* The client and the host on port 1 announce themselves. */
+static void
+learn6(struct ph_env *e)
+{
+	struct pb_frame f;
+	uint8_t a[16];
+
+	addr(a, A_C);
+	na_frame(&f, a, mac_c, false, NULL, NULL);
+	ph_rx(e, 0, &f);
+	addr(a, A_PEER1);
+	na_frame(&f, a, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "advertisements taken in");
+}
+
+static struct ph_env *
+env6_learnt(void **state)
+{
+	struct ph_env *e = env6(state);
+
+	learn6(e);
+	return e;
+}
+
 static const uint8_t mac_sn_base[6] = {0x33, 0x33, 0xff, 0, 0, 0};
 
 /* The solicited-node group of @p a and its MAC. */
@@ -287,7 +343,8 @@ build6(const void *r, struct ph_case *c)
 		memcpy(o.dst, d.src, 16);
 		o.hlim = 64;
 		o.l4.type = 129;
-		pb_ipv6_frame(&c->out, mac_c, mac_port[row->port], &o);
+		pb_ipv6_frame(&c->out, row->src == A_PEER1 ? mac_peer1 : mac_c,
+			      mac_port[row->port], &o);
 		return;
 	}
 	/* RFC 4861 7.2.4: from the target, to the solicitation's source at
@@ -405,12 +462,136 @@ static const struct row6 rows6[] = {
 static const struct ph_table table6 = {
 	"ipv6",
 	PH_ROWS(rows6),
-	env6,
+	env6_learnt,
 	build6,
 	NULL,
 };
 
 /* ---- sequences ----------------------------------------------------------- */
+
+/* The solicitation we send for @target from @src on @port. */
+static void
+ns_out(struct pb_frame *f, uint16_t port, const uint8_t src[16],
+       const uint8_t target[16])
+{
+	static uint8_t data[24];
+	struct pb_dg6 d;
+	uint8_t dmac[6];
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, src, 16);
+	solicited(target, d.dst, dmac);
+	d.hlim = 255;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 135;
+	memcpy(data, target, 16);
+	data[16] = 1;
+	data[17] = 1;
+	memcpy(data + 18, mac_port[port], 6);
+	d.l4.data = data;
+	d.l4.plen = 24;
+	pb_ipv6_frame(f, dmac, mac_port[port], &d);
+}
+
+/* An echo request from @src (at @src_mac) to @dst on port 0. */
+static void
+echo_in(struct pb_frame *f, const uint8_t src[16], const uint8_t dst[16],
+	const uint8_t *src_mac, struct pb_dg6 *d)
+{
+	memset(d, 0, sizeof(*d));
+	memcpy(d->src, src, 16);
+	memcpy(d->dst, dst, 16);
+	d->hlim = 64;
+	d->l4.proto = PB_PROTO_ICMPV6;
+	d->l4.type = 128;
+	d->l4.rest = 0x77000001;
+	d->l4.plen = 16;
+	pb_ipv6_frame(f, mac_port[0], src_mac, d);
+}
+
+/* The reply to @in (built by echo_in()) as it leaves toward @mac. */
+static void
+echo_out(struct pb_frame *f, const struct pb_dg6 *in, const uint8_t *mac)
+{
+	struct pb_dg6 o = *in;
+
+	memcpy(o.src, in->dst, 16);
+	memcpy(o.dst, in->src, 16);
+	o.l4.type = 129;
+	pb_ipv6_frame(f, mac, mac_port[0], &o);
+}
+
+/* A client nobody knows yet: its reply waits for the answer to our
+ * solicitation, then leaves to the MAC it gave. */
+static void
+test_echo_resolves(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t lb0[16], c[16];
+
+	addr(lb0, A_LB0);
+	addr(c, A_C);
+	echo_in(&f, c, lb0, mac_c, &d);
+	ph_rx(e, 0, &f);
+	ns_out(&want, 0, lb0, c);
+	ph_expect_frame(e, 0, 0, &want, "solicitation for the client");
+	CHECK_EQ(e->w->st.nd_solicits, 1, "solicitations");
+	/* Another request meanwhile waits too, without a second one. */
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "second request held");
+	na_frame(&f, c, mac_c, true, lb0, mac_port[0]);
+	ph_rx(e, 0, &f);
+	{
+		struct pb_frame got[2];
+
+		echo_out(&want, &d, mac_c);
+		CHECK_EQ(ph_take(e, 0, 0, got, 2), 2, "both replies");
+		ph_expect_same(&got[0], &want, "first reply");
+		ph_expect_same(&got[1], &want, "second reply");
+	}
+	CHECK_EQ(e->w->st.echo6_replies, 2, "echo replies");
+	CHECK_EQ(e->w->st.nd_solicits, 1, "solicitations");
+	ph_check_no_drops(e->w, "echo resolved");
+}
+
+/* A pinger off-link: the reply goes to the gateway of the route, which
+ * is solicited first. */
+static void
+test_echo_via_gateway(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct lb_dpconf *d = rte_malloc("lbpkt6_conf", sizeof(*d), 0);
+	struct lb_dpconf *old = e->dp.conf;
+	static const uint8_t mac_gw[6] = {0x02, 0xcc, 0, 0, 0, 0xfe};
+	struct pb_frame f, want;
+	struct pb_dg6 dg;
+	uint8_t lb0[16], far[16], vip[16], gw[16];
+
+	assert_non_null(d);
+	memcpy(d, old, sizeof(*d));
+	d->gen++;
+	pb_ip6(gw, 0x2001, 0xdb8, 1, 0xfe);
+	memcpy(d->route6[0].gw, gw, 16); /* ::/0 via 2001:db8:1::fe */
+	d->nb_route6 = 1;
+	e->dp.conf = d;
+	ph_poll_all(e);
+	rte_free(old);
+
+	addr(lb0, A_LB0);
+	addr(vip, A_VIP);
+	pb_ip6(far, 0x2001, 0xdb8, 0x99, 5);
+	echo_in(&f, far, vip, mac_gw, &dg);
+	ph_rx(e, 0, &f);
+	ns_out(&want, 0, lb0, gw);
+	ph_expect_frame(e, 0, 0, &want, "solicitation for the gateway");
+	na_frame(&f, gw, mac_gw, true, lb0, mac_port[0]);
+	ph_rx(e, 0, &f);
+	echo_out(&want, &dg, mac_gw);
+	ph_expect_frame(e, 0, 0, &want, "reply through the gateway");
+	ph_check_no_drops(e->w, "echo via gateway");
+}
 
 /* An IPv4 frame still goes the IPv4 way beside them: ARP answered. */
 static void
@@ -457,12 +638,58 @@ test_table_switch(void **state)
 	ph_case_run(e, &c, "SYN to a deleted IPv6 service");
 }
 
+/* A neighbour is learnt only on the port whose prefix holds it: an
+ * advertisement for a port 1 host arriving on port 0 teaches nothing. */
+static void
+test_na_wrong_port(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t peer[16], snat[16], lb1[16];
+
+	addr(peer, A_PEER1);
+	addr(snat, A_SNAT);
+	addr(lb1, A_LB1);
+	na_frame(&f, peer, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "advertisement on the wrong port");
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, peer, 16);
+	memcpy(d.dst, snat, 16);
+	d.hlim = 64;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 128;
+	d.l4.plen = 8;
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	ns_out(&want, 1, lb1, peer);
+	ph_expect_frame(e, 1, 0, &want, "solicitation: the host unknown");
+	/* On its own port it is learnt, and the reply leaves. */
+	na_frame(&f, peer, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 1, &f);
+	{
+		struct pb_dg6 o = d;
+		struct pb_frame got;
+
+		memcpy(o.src, snat, 16);
+		memcpy(o.dst, peer, 16);
+		o.l4.type = 129;
+		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &o);
+		ph_expect_one(e, 1, 0, &got, "reply once learnt");
+		ph_expect_same(&got, &want, "reply once learnt");
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_ipv4_beside, ph_teardown),
 		cmocka_unit_test_teardown(test_table_switch, ph_teardown),
+		cmocka_unit_test_teardown(test_echo_resolves, ph_teardown),
+		cmocka_unit_test_teardown(test_echo_via_gateway, ph_teardown),
+		cmocka_unit_test_teardown(test_na_wrong_port, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
