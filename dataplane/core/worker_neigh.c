@@ -260,6 +260,20 @@ lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
 /* ---- IPv6 ---------------------------------------------------------------- */
 
 void
+lb_worker_send_na_announce(struct lb_worker *w, uint16_t port,
+			   const uint8_t *addr)
+{
+	struct lb_nat_link link;
+	struct rte_mbuf *m = req_alloc(w, port, &link);
+
+	if (m != NULL &&
+	    req_send(w, port, m,
+		     lb_nd_na_announce(rte_pktmbuf_mtod(m, uint8_t *),
+				       rte_pktmbuf_tailroom(m), &link, addr)))
+		w->st.nd_announces++;
+}
+
+void
 lb_worker_send_ns(struct lb_worker *w, uint16_t port, const uint8_t *src,
 		  const uint8_t *target, const uint8_t *dst_mac)
 {

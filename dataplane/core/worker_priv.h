@@ -215,6 +215,8 @@ void lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
  * neighbours learnt from neighbour discovery. */
 void lb_worker_send_ns(struct lb_worker *w, uint16_t port, const uint8_t *src,
 		       const uint8_t *target, const uint8_t *dst_mac);
+void lb_worker_send_na_announce(struct lb_worker *w, uint16_t port,
+				const uint8_t *addr);
 void lb_worker_route_out6(struct lb_worker *w, struct rte_mbuf *m,
 			  const uint8_t *dst, uint64_t now);
 void lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,

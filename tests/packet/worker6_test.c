@@ -125,16 +125,33 @@ conf6(struct lb_dpconf *d)
 	d->nb_svc = s + 2;
 }
 
+/* Takes what the workers sent on each port: @p got[port] (at most 4
+ * each), their numbers in @p n[port]. */
+static void
+take_all(struct ph_env *e, struct pb_frame got[NB_PORTS][4],
+	 unsigned int n[NB_PORTS])
+{
+	ph_poll_all(e);
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		n[p] = ph_take(e, p, 0, got[p], 4);
+}
+
+/* A dataplane whose table has the IPv6 parts; the advertisements of its
+ * start are taken (test_announce checks them). */
 static struct ph_env *
 env6(void **state)
 {
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
 
 	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
 	conf6(e->dp.conf);
 	e->dp.flows = FLOWS;
 	ph_env_start(e, 1);
+	take_all(e, got, n);
+	CHECK_EQ(n[0] + n[1], 4, "advertisements at start");
 	return e;
 }
 
@@ -681,6 +698,66 @@ test_na_wrong_port(void **state)
 	}
 }
 
+/* The unsolicited advertisement of @p who out of @p port: the one a
+ * neighbour sends, from our MAC. */
+static void
+announce_out(struct pb_frame *f, uint16_t port, enum who who)
+{
+	uint8_t a[16];
+
+	addr(a, who);
+	na_frame(f, a, mac_port[port], false, NULL, NULL);
+}
+
+/* At start each address is announced on its port (a VIP on the port
+ * whose prefix holds it, a routed VIP nowhere); a new table announces
+ * only what it adds. */
+static void
+test_announce(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	struct pb_frame want;
+	unsigned int n[NB_PORTS];
+	struct lb_dpconf *d, *old;
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	CHECK_EQ(n[0], 2, "announced on port 0");
+	CHECK_EQ(n[1], 2, "announced on port 1");
+	announce_out(&want, 0, A_LB0);
+	ph_expect_same(&got[0][0], &want, "our address on port 0");
+	announce_out(&want, 0, A_VIP_LAN);
+	ph_expect_same(&got[0][1], &want, "the VIP in port 0's prefix");
+	announce_out(&want, 1, A_LB1);
+	ph_expect_same(&got[1][0], &want, "our address on port 1");
+	announce_out(&want, 1, A_SNAT);
+	ph_expect_same(&got[1][1], &want, "the SNAT address");
+	CHECK_EQ(e->w->st.nd_announces, 4, "announcements");
+
+	/* A second SNAT address: announced alone. */
+	old = e->dp.conf;
+	d = rte_malloc("lbpkt6_conf", sizeof(*d), 0);
+	assert_non_null(d);
+	memcpy(d, old, sizeof(*d));
+	d->gen++;
+	d->snat6[1] = d->snat6[0];
+	d->snat6[1].ip[15] = 3;
+	d->nb_snat6 = 2;
+	e->dp.conf = d;
+	take_all(e, got, n);
+	rte_free(old);
+	CHECK_EQ(n[0], 0, "nothing new on port 0");
+	CHECK_EQ(n[1], 1, "the new SNAT address on port 1");
+	CHECK_EQ(pb_get16(got[1][0].b + ETH + 40), 136 << 8, "an advertisement");
+	CHECK_EQ(got[1][0].b[ETH + 8 + 15], 3, "of 2001:db8:2::3");
+	CHECK_EQ(e->w->st.nd_announces, 5, "announcements");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -690,6 +767,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_echo_resolves, ph_teardown),
 		cmocka_unit_test_teardown(test_echo_via_gateway, ph_teardown),
 		cmocka_unit_test_teardown(test_na_wrong_port, ph_teardown),
+		cmocka_unit_test_teardown(test_announce, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
