@@ -758,6 +758,79 @@ test_announce(void **state)
 	CHECK_EQ(e->w->st.nd_announces, 5, "announcements");
 }
 
+/* Port 1 tagged 20: neighbour discovery and echo there come and go in
+ * its VLAN, untagged frames are not its own. */
+static void
+test_vlan(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	static uint8_t data[24];
+	struct pb_frame f, want;
+	struct pb_dg6 d, o;
+	unsigned int n[NB_PORTS];
+	uint8_t peer[16], snat[16], dmac[6];
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.conf->port_vlan[1] = 20;
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	CHECK_EQ(n[1], 2, "announced on port 1");
+	CHECK_EQ(pb_get16(got[1][0].b + 12), 0x8100, "tagged");
+	CHECK_EQ(pb_get16(got[1][0].b + 14), 20, "in VLAN 20");
+
+	addr(peer, A_PEER1);
+	addr(snat, A_SNAT);
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, peer, 16);
+	solicited(snat, d.dst, dmac);
+	d.hlim = 255;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 135;
+	memcpy(data, snat, 16);
+	data[16] = 1;
+	data[17] = 1;
+	memcpy(data + 18, mac_peer1, 6);
+	d.l4.data = data;
+	d.l4.plen = 24;
+	pb_ipv6_frame(&f, dmac, mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "untagged solicitation");
+	CHECK_EQ(e->w->st.drop[LB_DROP_VLAN], 1, "vlan mismatch");
+
+	d.vlan = 20;
+	pb_ipv6_frame(&f, dmac, mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	na_frame(&want, snat, mac_port[1], true, peer, mac_peer1);
+	memmove(want.b + 16, want.b + 12, want.len - 12);
+	pb_put16(want.b + 12, 0x8100);
+	pb_put16(want.b + 14, 20);
+	want.len += 4;
+	ph_expect_frame(e, 1, 0, &want, "advertisement in VLAN 20");
+
+	/* The solicitation taught us the peer: its ping is answered in
+	 * the VLAN at once. */
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, peer, 16);
+	memcpy(d.dst, snat, 16);
+	d.hlim = 64;
+	d.vlan = 20;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 128;
+	d.l4.plen = 8;
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	o = d;
+	memcpy(o.src, snat, 16);
+	memcpy(o.dst, peer, 16);
+	o.l4.type = 129;
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &o);
+	ph_expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -768,6 +841,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_echo_via_gateway, ph_teardown),
 		cmocka_unit_test_teardown(test_na_wrong_port, ph_teardown),
 		cmocka_unit_test_teardown(test_announce, ph_teardown),
+		cmocka_unit_test_teardown(test_vlan, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
