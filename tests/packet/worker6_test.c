@@ -486,10 +486,11 @@ static const struct ph_table table6 = {
 
 /* ---- sequences ----------------------------------------------------------- */
 
-/* The solicitation we send for @target from @src on @port. */
+/* A solicitation for @target from @src at @mac, in VLAN @vlan (0:
+ * untagged), with the source link-layer option. */
 static void
-ns_out(struct pb_frame *f, uint16_t port, const uint8_t src[16],
-       const uint8_t target[16])
+ns_frame(struct pb_frame *f, const uint8_t src[16], const uint8_t target[16],
+	 const uint8_t *mac, uint16_t vlan)
 {
 	static uint8_t data[24];
 	struct pb_dg6 d;
@@ -499,15 +500,24 @@ ns_out(struct pb_frame *f, uint16_t port, const uint8_t src[16],
 	memcpy(d.src, src, 16);
 	solicited(target, d.dst, dmac);
 	d.hlim = 255;
+	d.vlan = vlan;
 	d.l4.proto = PB_PROTO_ICMPV6;
 	d.l4.type = 135;
 	memcpy(data, target, 16);
 	data[16] = 1;
 	data[17] = 1;
-	memcpy(data + 18, mac_port[port], 6);
+	memcpy(data + 18, mac, 6);
 	d.l4.data = data;
 	d.l4.plen = 24;
-	pb_ipv6_frame(f, dmac, mac_port[port], &d);
+	pb_ipv6_frame(f, dmac, mac, &d);
+}
+
+/* The solicitation we send for @target from @src on @port. */
+static void
+ns_out(struct pb_frame *f, uint16_t port, const uint8_t src[16],
+       const uint8_t target[16])
+{
+	ns_frame(f, src, target, mac_port[port], 0);
 }
 
 /* An echo request from @src (at @src_mac) to @dst on port 0. */
@@ -766,11 +776,10 @@ test_vlan(void **state)
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
 	static struct pb_frame got[NB_PORTS][4];
-	static uint8_t data[24];
 	struct pb_frame f, want;
 	struct pb_dg6 d, o;
 	unsigned int n[NB_PORTS];
-	uint8_t peer[16], snat[16], dmac[6];
+	uint8_t peer[16], snat[16];
 
 	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
 	conf6(e->dp.conf);
@@ -784,25 +793,12 @@ test_vlan(void **state)
 
 	addr(peer, A_PEER1);
 	addr(snat, A_SNAT);
-	memset(&d, 0, sizeof(d));
-	memcpy(d.src, peer, 16);
-	solicited(snat, d.dst, dmac);
-	d.hlim = 255;
-	d.l4.proto = PB_PROTO_ICMPV6;
-	d.l4.type = 135;
-	memcpy(data, snat, 16);
-	data[16] = 1;
-	data[17] = 1;
-	memcpy(data + 18, mac_peer1, 6);
-	d.l4.data = data;
-	d.l4.plen = 24;
-	pb_ipv6_frame(&f, dmac, mac_peer1, &d);
+	ns_frame(&f, peer, snat, mac_peer1, 0);
 	ph_rx(e, 1, &f);
 	ph_expect_quiet(e, "untagged solicitation");
 	CHECK_EQ(e->w->st.drop[LB_DROP_VLAN], 1, "vlan mismatch");
 
-	d.vlan = 20;
-	pb_ipv6_frame(&f, dmac, mac_peer1, &d);
+	ns_frame(&f, peer, snat, mac_peer1, 20);
 	ph_rx(e, 1, &f);
 	na_frame(&want, snat, mac_port[1], true, peer, mac_peer1);
 	memmove(want.b + 16, want.b + 12, want.len - 12);
