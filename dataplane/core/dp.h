@@ -174,6 +174,10 @@ struct lb_worker {
 	/** The IPv6 services of conf, indexed when it was taken up. */
 	struct lb_dpconf6_svc_index svc6;
 	struct lb_snat *snat;
+	/** IPv6 SNAT ports: the same slices, its addresses known by their
+	 * fold under the flow table's seed (lb_flow6_fold()), as the
+	 * reply keys of IPv6 flows hold them. */
+	struct lb_snat *snat6;
 	struct lb_neigh *neigh;
 	struct lb_neigh *neigh6; /**< IPv6 next hops (neigh.h, ipv6) */
 	struct rte_ring *redirect; /**< mbufs of our flows from others */

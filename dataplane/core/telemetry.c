@@ -154,6 +154,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "nd_adverts", sum.nd_adverts);
 	add_u64(d, "nd_solicits", sum.nd_solicits);
 	add_u64(d, "nd_announces", sum.nd_announces);
+	add_u64(d, "icmp6_translated", sum.icmp6_translated);
 	add_u64(d, "idle_sleeps", sum.idle_sleeps);
 	add_u64(d, "fb_dropped", sum.fb_dropped);
 	add_u64(d, "l7_flows", sum.l7_flows);

@@ -125,6 +125,10 @@ on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 	struct lb_worker *w = arg;
 
 	(void)idx;
+	if (lb_flow_is6(f)) {
+		lb_worker_flow6_forget(w, f);
+		return;
+	}
 	idle_probe(w, f);
 	if (f->state == LB_FLOW_UDP_UNREPLIED)
 		w->st.udp_unreplied++;
@@ -424,6 +428,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->synp);
 	rte_free(w->synp_hold);
 	rte_free(w->snat);
+	rte_free(w->snat6);
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
 	lb_neigh_free(w->neigh);
@@ -516,6 +521,13 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 	if (w->snat == NULL || lb_snat_init(w->snat, &sc) != 0) {
 		LOG(ERR, "worker %u: SNAT ports (--snat-ports needs a port "
 		    "per worker)", wid);
+		return -ENOMEM;
+	}
+	sc.nb_addrs = lb_worker_snat6_active(w, c, snat_ips);
+	w->snat6 = rte_zmalloc_socket("lb_snat6", lb_snat_mem_size(&sc),
+				      RTE_CACHE_LINE_SIZE, socket);
+	if (w->snat6 == NULL || lb_snat_init(w->snat6, &sc) != 0) {
+		LOG(ERR, "worker %u: no memory for IPv6 SNAT ports", wid);
 		return -ENOMEM;
 	}
 	return 0;

@@ -60,6 +60,11 @@ void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
 /* worker6.c: IPv6 frames, from the ethertype on. */
 void lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m,
 			   uint64_t now);
+/* The end of IPv6 flow @p f (expiry, reclaim): its SNAT port, counts. */
+void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f);
+/* The active IPv6 SNAT addresses of @p c as w->snat6 knows them. */
+uint32_t lb_worker_snat6_active(const struct lb_worker *w,
+				const struct lb_dpconf *c, uint32_t *keys);
 
 /* worker_client.c: client to VIP; fwd() is full-NAT either way. */
 void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,

@@ -226,6 +226,12 @@ snat_switch(struct lb_worker *w, const struct lb_dpconf *c)
 		LOG(ERR, "worker %u: no room for %d new SNAT address(es) "
 			 "while old ones drain",
 		    w->wid, missed);
+	missed = lb_snat_sync(w->snat6, ips,
+			      lb_worker_snat6_active(w, c, ips));
+	if (missed > 0)
+		LOG(ERR, "worker %u: no room for %d new IPv6 SNAT "
+			 "address(es) while old ones drain",
+		    w->wid, missed);
 }
 
 /* Whether table @p d announces IPv6 address @p ip on port @p port: a

@@ -36,8 +36,8 @@ enum lb_drop {
 	LB_DROP_ND_INVALID,  /**< neighbour discovery failing RFC 4861 7.1 */
 	LB_DROP_ND_SPOOF,    /**< NS or NA whose sender claims our address */
 	LB_DROP_IP6_FRAG,    /**< an IPv6 first fragment (no reassembly) */
-	LB_DROP_IP6_UNSERVED, /**< to an IPv6 VIP or SNAT address: not
-				*  forwarded yet */
+	LB_DROP_IP6_UNSERVED, /**< IPv6 VIP whose backend is IPv4: no
+				*  fnat64 yet */
 	LB_DROP_MAX,
 };
 

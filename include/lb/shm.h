@@ -152,6 +152,7 @@ struct lb_worker_stats {
 	uint64_t nd_adverts;	 /**< neighbour solicitations answered */
 	uint64_t nd_solicits;	 /**< neighbour solicitations sent */
 	uint64_t nd_announces;	 /**< unsolicited advertisements sent */
+	uint64_t icmp6_translated; /**< ICMPv6 errors translated */
 };
 
 /** One backend slot as one worker saw it. */

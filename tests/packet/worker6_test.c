@@ -155,6 +155,7 @@ env6(void **state)
 	return e;
 }
 
+
 /* ---- frames ------------------------------------------------------------- */
 
 static const uint8_t mac_peer1[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
@@ -445,13 +446,13 @@ static const struct row6 rows6[] = {
 	 .drop = LB_DROP_ICMP6},
 	/* To a VIP, to the SNAT address, to others. */
 	{"SYN to the IPv6 VIP", 0, K_TCP, A_C, A_VIP, .v6 = LB_PKT6_OK,
-	 .drop = LB_DROP_IP6_UNSERVED},
+	 .drop = LB_DROP_NO_BACKEND},
 	{"SYN to the IPv6 VIP behind a hop-by-hop header", 0, K_TCP, A_C,
-	 A_VIP, .hbh = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	 A_VIP, .hbh = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_BACKEND},
 	{"datagram to the IPv6 VIP", 0, K_UDP, A_C, A_VIP_LAN,
-	 .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_BACKEND},
 	{"datagram to the SNAT address", 1, K_UDP, A_PEER1, A_SNAT,
-	 .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_FLOW},
 	{"SYN with hop limit 1", 0, K_TCP, A_C, A_VIP, .hlim = 1,
 	 .v6 = LB_PKT6_OK, .drop = LB_DROP_HOP_LIMIT},
 	{"datagram with hop limit 0", 0, K_UDP, A_C, A_VIP_LAN,
@@ -459,7 +460,7 @@ static const struct row6 rows6[] = {
 	{"first fragment to the VIP", 0, K_TCP, A_C, A_VIP, .frag_hdr = 1,
 	 .frag = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_FRAG},
 	{"atomic fragment to the VIP: a whole packet", 0, K_TCP, A_C, A_VIP,
-	 .frag_hdr = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_UNSERVED},
+	 .frag_hdr = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_BACKEND},
 	{"datagram to the TCP VIP", 0, K_UDP, A_C, A_VIP,
 	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NOT_OURS},
 	{"SYN to a neighbour", 0, K_TCP, A_C, A_OTHER, .v6 = LB_PKT6_OK,
@@ -589,22 +590,16 @@ static void
 test_echo_via_gateway(void **state)
 {
 	struct ph_env *e = env6(state);
-	struct lb_dpconf *d = rte_malloc("lbpkt6_conf", sizeof(*d), 0);
-	struct lb_dpconf *old = e->dp.conf;
+	struct lb_dpconf *d = ph_table_next(e);
 	static const uint8_t mac_gw[6] = {0x02, 0xcc, 0, 0, 0, 0xfe};
 	struct pb_frame f, want;
 	struct pb_dg6 dg;
 	uint8_t lb0[16], far[16], vip[16], gw[16];
 
-	assert_non_null(d);
-	memcpy(d, old, sizeof(*d));
-	d->gen++;
 	pb_ip6(gw, 0x2001, 0xdb8, 1, 0xfe);
 	memcpy(d->route6[0].gw, gw, 16); /* ::/0 via 2001:db8:1::fe */
 	d->nb_route6 = 1;
-	e->dp.conf = d;
-	ph_poll_all(e);
-	rte_free(old);
+	ph_table_publish(e, d);
 
 	addr(lb0, A_LB0);
 	addr(vip, A_VIP);
@@ -642,8 +637,7 @@ static void
 test_table_switch(void **state)
 {
 	struct ph_env *e = env6(state);
-	struct lb_dpconf *d = rte_malloc("lbpkt6_conf", sizeof(*d), 0);
-	struct lb_dpconf *old = e->dp.conf;
+	struct lb_dpconf *d = ph_table_next(e);
 	struct ph_case c;
 	const struct row6 *syn = NULL;
 
@@ -651,14 +645,8 @@ test_table_switch(void **state)
 		if (strcmp(rows6[i].what, "SYN to the IPv6 VIP") == 0)
 			syn = &rows6[i];
 	assert_non_null(syn);
-	assert_non_null(d);
-	memcpy(d, old, sizeof(*d));
-	d->gen++;
 	d->svc[d->nb_svc - 2].state = LB_SVC_DELETED;
-	e->dp.conf = d;
-	ph_poll_all(e);
-	assert_ptr_equal(e->w->conf_pub, d);
-	rte_free(old);
+	ph_table_publish(e, d);
 	ph_case_init(&c);
 	build6(syn, &c);
 	c.drop = LB_DROP_NOT_OURS;
@@ -730,7 +718,7 @@ test_announce(void **state)
 	static struct pb_frame got[NB_PORTS][4];
 	struct pb_frame want;
 	unsigned int n[NB_PORTS];
-	struct lb_dpconf *d, *old;
+	struct lb_dpconf *d;
 
 	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
 	conf6(e->dp.conf);
@@ -750,17 +738,12 @@ test_announce(void **state)
 	CHECK_EQ(e->w->st.nd_announces, 4, "announcements");
 
 	/* A second SNAT address: announced alone. */
-	old = e->dp.conf;
-	d = rte_malloc("lbpkt6_conf", sizeof(*d), 0);
-	assert_non_null(d);
-	memcpy(d, old, sizeof(*d));
-	d->gen++;
+	d = ph_table_next(e);
 	d->snat6[1] = d->snat6[0];
 	d->snat6[1].ip[15] = 3;
 	d->nb_snat6 = 2;
-	e->dp.conf = d;
+	ph_table_publish(e, d);
 	take_all(e, got, n);
-	rte_free(old);
 	CHECK_EQ(n[0], 0, "nothing new on port 0");
 	CHECK_EQ(n[1], 1, "the new SNAT address on port 1");
 	CHECK_EQ(pb_get16(got[1][0].b + ETH + 40), 136 << 8, "an advertisement");
@@ -827,6 +810,294 @@ test_vlan(void **state)
 	ph_expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
 }
 
+/* ---- fnat66 ------------------------------------------------------------- */
+
+#define BPORT6 8443
+#define UBPORT6 5353
+#define CPORT6 40000
+
+/* The dataplane of env6() whose IPv6 services have one backend each,
+ * the host on port 1, and the client and that host known. */
+static struct ph_env *
+env66(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
+	struct lb_dpconf *d;
+
+	d = e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(d);
+	for (uint32_t k = 0; k < 2; k++) {
+		struct lb_dpconf_svc *v = &d->svc[d->nb_svc - 2 + k];
+
+		memset(&v->be[0], 0, sizeof(v->be[0]));
+		v->be[0].af = LB_CONF_AF_INET6;
+		addr(v->be[0].ip6, A_PEER1);
+		v->be[0].port = htons(k == 0 ? BPORT6 : UBPORT6);
+		v->be[0].state = LB_BE_ACTIVE;
+		v->be[0].weight = 1;
+		v->nb_be = 1;
+	}
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	learn6(e);
+	return e;
+}
+
+/* A TCP segment or UDP datagram from @src:@sport to @dst:@dport. */
+static void
+seg6(struct pb_dg6 *d, enum who src, uint16_t sport, const uint8_t dst[16],
+     uint16_t dport, uint8_t proto, uint8_t flags, uint32_t seq,
+     uint32_t ack, uint8_t hlim)
+{
+	memset(d, 0, sizeof(*d));
+	addr(d->src, src);
+	memcpy(d->dst, dst, 16);
+	d->hlim = hlim;
+	d->l4.proto = proto;
+	d->l4.sport = sport;
+	d->l4.dport = dport;
+	d->l4.flags = flags;
+	d->l4.seq = seq;
+	d->l4.ack = ack;
+	d->l4.win = 65535;
+	d->l4.plen = flags & PB_SYN ? 0 : 12;
+	d->l4.seed = (uint8_t)(seq + ack);
+}
+
+/* The same packet as it leaves: from @src:@sport to @dst:@dport, one hop
+ * less. */
+static void
+seg6_out(struct pb_dg6 *o, const struct pb_dg6 *in, const uint8_t src[16],
+	 uint16_t sport, const uint8_t dst[16], uint16_t dport)
+{
+	*o = *in;
+	memcpy(o->src, src, 16);
+	memcpy(o->dst, dst, 16);
+	o->l4.sport = sport;
+	o->l4.dport = dport;
+	o->hlim = (uint8_t)(in->hlim - 1);
+}
+
+/*
+ * A client's connection through the TCP VIP, both ways, byte for byte:
+ * SNAT address and a port of the worker's slice towards the backend, the
+ * VIP back towards the client, one hop less each way, checksums as
+ * pktbuild.c computes them from scratch.
+ */
+static void
+test_fnat66_tcp(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	uint8_t vip[16], snat[16], c[16], be[16];
+	uint16_t sport;
+	enum lb_flow_dir dir;
+	struct lb_flow6_tuple t;
+	uint32_t idx;
+	int s = (int)e->dp.conf->nb_svc - 2;
+
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	addr(be, A_PEER1);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
+	     64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	sport = pb_get16(got.b + ETH + 40);
+	CHECK_EQ(lb_snat_owner(e->w->snat6, htons(sport)), 0, "our slice");
+	seg6_out(&out, &in, snat, sport, be, BPORT6);
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_same(&got, &want, "SYN to the backend");
+
+	seg6(&in, A_PEER1, BPORT6, snat, sport, PB_PROTO_TCP,
+	     PB_SYN | PB_ACK, 5000, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, "SYN-ACK to the client");
+
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK, 1001,
+	     5001, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	seg6_out(&out, &in, snat, sport, be, BPORT6);
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_frame(e, 1, 0, &want, "data to the backend");
+
+	memset(&t, 0, sizeof(t));
+	memcpy(t.src, c, 16);
+	memcpy(t.dst, vip, 16);
+	t.sport = htons(CPORT6);
+	t.dport = htons(TCP6_PORT);
+	t.proto = PB_PROTO_TCP;
+	idx = lb_flow6_lookup(e->w->ft, e->w->f6, &t, &dir);
+	assert_int_not_equal(idx, LB_FLOW_NONE);
+	CHECK_EQ(lb_flow_entries(e->w->ft)[idx].state, LB_FLOW_ESTABLISHED,
+		 "state");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	CHECK_EQ(e->w->bst[s][0].active, 1, "active on the backend");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6,
+				   lb_flow6_fold(e->w->ft, snat)),
+		 1, "SNAT port held");
+	ph_check_no_drops(e->w, "fnat66 TCP");
+
+	/* A segment of the backend to another port of ours: no flow. */
+	seg6(&in, A_PEER1, BPORT6, snat, (uint16_t)(sport + 1), PB_PROTO_TCP,
+	     PB_ACK, 5001, 1013, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "reply without a flow");
+	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
+
+	/* The flow's end gives its port back. */
+	CHECK_EQ(lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+				16, e->w->ft->reaper, e->w->ft->reaper_ctx),
+		 1, "expired");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6,
+				   lb_flow6_fold(e->w->ft, snat)),
+		 0, "SNAT port free");
+	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/* A datagram through the UDP VIP and its answer, byte for byte. */
+static void
+test_fnat66_udp(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	uint8_t vip[16], snat[16], c[16], be[16];
+	uint16_t sport;
+
+	addr(vip, A_VIP_LAN);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	addr(be, A_PEER1);
+	seg6(&in, A_C, CPORT6, vip, UDP6_PORT, PB_PROTO_UDP, 0, 7, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "datagram to the backend");
+	sport = pb_get16(got.b + ETH + 40);
+	seg6_out(&out, &in, snat, sport, be, UBPORT6);
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_same(&got, &want, "datagram to the backend");
+
+	seg6(&in, A_PEER1, UBPORT6, snat, sport, PB_PROTO_UDP, 0, 9, 0, 2);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	seg6_out(&out, &in, vip, UDP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, "answer to the client");
+
+	/* A corrupted first datagram opens nothing. */
+	seg6(&in, A_C, CPORT6 + 1, vip, UDP6_PORT, PB_PROTO_UDP, 0, 7, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	f.b[f.len - 1] ^= 1;
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "corrupted datagram");
+	CHECK_EQ(e->w->st.drop[LB_DROP_L4_CSUM], 1, "l4 checksum");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+}
+
+/*
+ * A packet too big from a router on the backend's path, about the SYN
+ * we sent it: translated for the client, from the VIP, quoting the SYN
+ * as the client's own (its addresses and ports, the hop limit it left
+ * with), byte for byte; the MTU kept.
+ */
+static void
+test_fnat66_too_big(void **state)
+{
+	struct ph_env *e = env66(state);
+	static uint8_t quote[128];
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out, err;
+	uint8_t vip[16], snat[16], c[16];
+	uint32_t qlen;
+
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
+	     64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	qlen = got.len - ETH;
+	assert_true(qlen <= sizeof(quote));
+	memcpy(quote, got.b + ETH, qlen);
+
+	memset(&err, 0, sizeof(err));
+	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
+	memcpy(err.dst, snat, 16);
+	err.hlim = 64;
+	err.l4.proto = PB_PROTO_ICMPV6;
+	err.l4.type = 2;
+	err.l4.rest = 1400;
+	err.l4.data = quote;
+	err.l4.plen = (uint16_t)qlen;
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
+	ph_rx(e, 1, &f);
+
+	/* The client's SYN as it left us, had it gone to the client. */
+	out = in;
+	out.hlim = 63;
+	qlen = (uint32_t)pb_ipv6(quote, &out);
+	memcpy(err.src, vip, 16);
+	memcpy(err.dst, c, 16);
+	err.hlim = 63;
+	err.l4.plen = (uint16_t)qlen;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &err);
+	ph_expect_frame(e, 0, 0, &want, "packet too big to the client");
+	CHECK_EQ(e->w->st.icmp6_translated, 1, "translated");
+
+	/* One quoting another SNAT port: no flow, dropped. */
+	memset(&err, 0, sizeof(err));
+	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
+	memcpy(err.dst, snat, 16);
+	err.hlim = 64;
+	err.l4.proto = PB_PROTO_ICMPV6;
+	err.l4.type = 2;
+	err.l4.rest = 1400;
+	memcpy(quote, got.b + ETH, got.len - ETH);
+	quote[40] ^= 0x55;
+	err.l4.data = quote;
+	err.l4.plen = (uint16_t)(got.len - ETH);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "error about no flow");
+	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
+}
+
+/* A backend of another family: counted, nothing sent. */
+static void
+test_fnat66_ipv4_backend(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct pb_frame f;
+	struct pb_dg6 in;
+	uint8_t vip[16];
+
+	d->svc[d->nb_svc - 2].be[0].af = LB_CONF_AF_INET;
+	d->svc[d->nb_svc - 2].be[0].ip = htonl(IP_LB1 + 20);
+	ph_table_publish(e, d);
+	addr(vip, A_VIP);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "SYN for an IPv4 backend");
+	CHECK_EQ(e->w->st.drop[LB_DROP_IP6_UNSERVED], 1, "ip6_unserved");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -838,6 +1109,10 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_na_wrong_port, ph_teardown),
 		cmocka_unit_test_teardown(test_announce, ph_teardown),
 		cmocka_unit_test_teardown(test_vlan, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
