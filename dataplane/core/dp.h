@@ -18,8 +18,10 @@
 #include "lb/admit.h"
 #include "deferq.h"
 #include "lb/dpconf.h"
+#include "dpconf6.h"
 #include "lb/fb.h"
 #include "lb/flow_table.h"
+#include "flow6.h"
 #include "lb/governor.h"
 #include "l7.h"
 #include "l7_reject.h"
@@ -167,8 +169,17 @@ struct lb_worker {
 	struct lb_dpconf *conf_buf[2];
 	const struct lb_sched_ops *ops[LB_CONF_MAX_SVCS];
 	struct lb_flow_table *ft;
+	/** Addresses of the IPv6 flows, by flow index (flow6.h). */
+	struct lb_flow6_addrs *f6;
+	/** The IPv6 services of conf, indexed when it was taken up. */
+	struct lb_dpconf6_svc_index svc6;
 	struct lb_snat *snat;
+	/** IPv6 SNAT ports: the same slices, its addresses known by their
+	 * fold under the flow table's seed (lb_flow6_fold()), as the
+	 * reply keys of IPv6 flows hold them. */
+	struct lb_snat *snat6;
 	struct lb_neigh *neigh;
+	struct lb_neigh *neigh6; /**< IPv6 next hops (neigh.h, ipv6) */
 	struct rte_ring *redirect; /**< mbufs of our flows from others */
 	struct rte_ring *neigh_in; /**< struct lb_neigh_msg from others */
 	/** Handling frames of the redirect ring (their user tag is ours). */

@@ -15,6 +15,7 @@
 #include <rte_telemetry.h>
 
 #include "dp.h"
+#include "pkt_parse6.h"
 
 static struct lb_dp *tel_dp;
 /* Telemetry may answer several clients at once, each on its own thread;
@@ -80,7 +81,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct lb_flow_stats fs;
 	uint64_t active = 0, refused = 0, l7_active = 0, holds = 0;
 	uint64_t switch_max = 0, expire_max = 0, expire_max_ns = 0;
-	struct rte_tel_data *drop, *parse;
+	struct rte_tel_data *drop, *parse, *parse6;
 
 	(void)cmd;
 	(void)params;
@@ -148,6 +149,12 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "echo_replies", sum.echo_replies);
 	add_u64(d, "icmp_translated", sum.icmp_translated);
 	add_u64(d, "icmp_mtu_clamped", sum.icmp_mtu_clamped);
+	add_u64(d, "ipv6_rx", sum.verdict6[LB_PKT6_OK]);
+	add_u64(d, "echo6_replies", sum.echo6_replies);
+	add_u64(d, "nd_adverts", sum.nd_adverts);
+	add_u64(d, "nd_solicits", sum.nd_solicits);
+	add_u64(d, "nd_announces", sum.nd_announces);
+	add_u64(d, "icmp6_translated", sum.icmp6_translated);
 	add_u64(d, "idle_sleeps", sum.idle_sleeps);
 	add_u64(d, "fb_dropped", sum.fb_dropped);
 	add_u64(d, "l7_flows", sum.l7_flows);
@@ -167,9 +174,11 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	tel_conf_leave();
 
 	parse = rte_tel_data_alloc();
+	parse6 = rte_tel_data_alloc();
 	drop = rte_tel_data_alloc();
-	if (parse == NULL || drop == NULL) {
+	if (parse == NULL || parse6 == NULL || drop == NULL) {
 		rte_tel_data_free(parse);
+		rte_tel_data_free(parse6);
 		rte_tel_data_free(drop);
 		return 0;
 	}
@@ -178,10 +187,15 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (int v = LB_PKT_DROP_FIRST; v < LB_PKT_VERDICT_MAX; v++)
 		add_u64(parse, lb_pkt_verdict_name((enum lb_pkt_verdict)v),
 			sum.verdict[v]);
+	rte_tel_data_start_dict(parse6);
+	for (int v = LB_PKT6_DROP_FIRST; v < LB_PKT6_VERDICT_MAX; v++)
+		add_u64(parse6, lb_pkt6_verdict_name((enum lb_pkt6_verdict)v),
+			sum.verdict6[v]);
 	rte_tel_data_start_dict(drop);
 	for (int r = 0; r < LB_DROP_MAX; r++)
 		add_u64(drop, lb_drop_name((enum lb_drop)r), sum.drop[r]);
 	rte_tel_data_add_dict_container(d, "malformed", parse, 0);
+	rte_tel_data_add_dict_container(d, "malformed6", parse6, 0);
 	rte_tel_data_add_dict_container(d, "drop", drop, 0);
 	return 0;
 }
@@ -296,6 +310,8 @@ cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 			drops += w->st.drop[r];
 		for (int v = LB_PKT_DROP_FIRST; v < LB_PKT_VERDICT_MAX; v++)
 			malformed += w->st.verdict[v];
+		for (int v = LB_PKT6_DROP_FIRST; v < LB_PKT6_VERDICT_MAX; v++)
+			malformed += w->st.verdict6[v];
 		lb_flow_stats_get(w->ft, &fs);
 		rte_tel_data_start_dict(e);
 		add_u64(e, "lcore", w->lcore);

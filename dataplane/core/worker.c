@@ -125,6 +125,10 @@ on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 	struct lb_worker *w = arg;
 
 	(void)idx;
+	if (lb_flow_is6(f)) {
+		lb_worker_flow6_forget(w, f);
+		return;
+	}
 	idle_probe(w, f);
 	if (f->state == LB_FLOW_UDP_UNREPLIED)
 		w->st.udp_unreplied++;
@@ -243,6 +247,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 							   NULL);
 		}
 	}
+	lb_worker_neigh6_poll(w, now);
 }
 
 /*
@@ -417,14 +422,19 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
 	rte_free(w->trk);
+	rte_free(w->f6);
 	rte_free(w->spl);
 	rte_free(w->pp);
 	rte_free(w->synp);
 	rte_free(w->synp_hold);
 	rte_free(w->snat);
+	rte_free(w->snat6);
 	if (w->neigh != NULL)
 		lb_neigh_flush(w->neigh);
 	lb_neigh_free(w->neigh);
+	if (w->neigh6 != NULL)
+		lb_neigh_flush(w->neigh6);
+	lb_neigh_free(w->neigh6);
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
 	rte_ring_free(w->fb);
@@ -462,6 +472,15 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 			       lb_xoshiro_next(&w->xo)) != 0) {
 		LOG(ERR, "worker %u: no memory for %u flows (%zu bytes)", wid,
 		    dp->flows, sz);
+		return -ENOMEM;
+	}
+	/* Room for the addresses of IPv6 flows beside every entry: a table
+	 * may bring IPv6 services at any switch. */
+	w->f6 = rte_zmalloc_socket("lb_flow6", lb_flow6_mem_size(dp->flows),
+				   RTE_CACHE_LINE_SIZE, socket);
+	if (w->f6 == NULL) {
+		LOG(ERR, "worker %u: no memory for the addresses of %u IPv6 "
+		    "flows", wid, dp->flows);
 		return -ENOMEM;
 	}
 	w->trk = rte_zmalloc_socket("lb_tcp_track",
@@ -504,6 +523,13 @@ flows_alloc(struct lb_worker *w, const struct lb_dpconf *c, int socket)
 		    "per worker)", wid);
 		return -ENOMEM;
 	}
+	sc.nb_addrs = lb_worker_snat6_active(w, c, snat_ips);
+	w->snat6 = rte_zmalloc_socket("lb_snat6", lb_snat_mem_size(&sc),
+				      RTE_CACHE_LINE_SIZE, socket);
+	if (w->snat6 == NULL || lb_snat_init(w->snat6, &sc) != 0) {
+		LOG(ERR, "worker %u: no memory for IPv6 SNAT ports", wid);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -521,6 +547,9 @@ rings_alloc(struct lb_worker *w, int socket)
 	};
 
 	w->neigh = lb_neigh_create(&nc);
+	nc.ipv6 = 1;
+	nc.hash_seed = lb_xoshiro_next(&w->xo);
+	w->neigh6 = lb_neigh_create(&nc);
 	snprintf(name, sizeof(name), "lb_redir_%u", wid);
 	w->redirect = rte_ring_create(name, REDIRECT_RING, socket,
 				      RING_F_SC_DEQ);
@@ -547,7 +576,8 @@ rings_alloc(struct lb_worker *w, int socket)
 		"lb_hold", HOLD_CAP * sizeof(*w->hold_free), 0, socket);
 	w->synp_hold = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->synp_hold), 0, socket);
-	if (w->neigh == NULL || w->redirect == NULL || w->neigh_in == NULL ||
+	if (w->neigh == NULL || w->neigh6 == NULL || w->redirect == NULL ||
+	    w->neigh_in == NULL ||
 	    w->fb == NULL || w->bst == NULL || w->conf_buf[0] == NULL ||
 	    w->conf_buf[1] == NULL || w->hold == NULL ||
 	    w->hold_free == NULL || w->hold_since == NULL ||

@@ -6,6 +6,9 @@
  */
 #include "worker_priv.h"
 
+#include "dpconf6.h"
+#include "nd6.h"
+
 #define VLAN_HDR_LEN 4
 
 /*
@@ -40,38 +43,57 @@ vlan_out(struct rte_mbuf *m, uint16_t vid)
 	return 0;
 }
 
-void
-lb_worker_send_arp_request(struct lb_worker *w, uint16_t port, uint32_t src,
-			   uint32_t target, const uint8_t *dst_mac)
+/* A buffer for a request of ours out of @p port, and the port's link in
+ * @p link; NULL (counted) when there is none. */
+static struct rte_mbuf *
+req_alloc(struct lb_worker *w, uint16_t port, struct lb_nat_link *link)
 {
 	struct lb_dp *dp = w->dp;
-	struct lb_nat_link link = { 0 };
 	struct rte_mbuf *m;
-	int len;
 
 	/* The table may name any port up to LB_CONF_PORT_MAX; only those
 	 * set up have a MAC and a TX buffer. */
 	if (unlikely(port >= dp->nb_ports)) {
 		w->st.drop[LB_DROP_PORT_UNUSED]++;
-		return;
+		return NULL;
 	}
 	m = rte_pktmbuf_alloc(dp->pool);
 	if (m == NULL) {
 		w->st.drop[LB_DROP_NOMBUF]++;
-		return;
+		return NULL;
 	}
-	memcpy(link.mac, dp->port[port].mac.addr_bytes, 6);
-	link.vlan_tci = w->conf->port_vlan[port];
-	link.has_vlan = link.vlan_tci != 0;
-	len = lb_nat_arp_request(rte_pktmbuf_mtod(m, uint8_t *),
-				 rte_pktmbuf_tailroom(m), &link, src, target,
-				 dst_mac);
+	memset(link, 0, sizeof(*link));
+	memcpy(link->mac, dp->port[port].mac.addr_bytes, 6);
+	link->vlan_tci = w->conf->port_vlan[port];
+	link->has_vlan = link->vlan_tci != 0;
+	return m;
+}
+
+/* Sends the @p len bytes built in @p m; false (freed) if it failed. */
+static bool
+req_send(struct lb_worker *w, uint16_t port, struct rte_mbuf *m, int len)
+{
 	if (len < 0 || rte_pktmbuf_append(m, (uint16_t)len) == NULL) {
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
-	w->st.arp_requests++;
 	tx_enqueue(w, port, m);
+	return true;
+}
+
+void
+lb_worker_send_arp_request(struct lb_worker *w, uint16_t port, uint32_t src,
+			   uint32_t target, const uint8_t *dst_mac)
+{
+	struct lb_nat_link link;
+	struct rte_mbuf *m = req_alloc(w, port, &link);
+
+	if (m != NULL &&
+	    req_send(w, port, m,
+		     lb_nat_arp_request(rte_pktmbuf_mtod(m, uint8_t *),
+					rte_pktmbuf_tailroom(m), &link, src,
+					target, dst_mac)))
+		w->st.arp_requests++;
 }
 
 void
@@ -91,6 +113,45 @@ lb_worker_neigh_release(void *ctx, uint32_t ip, uint64_t handle,
 	tx_enqueue(w, port, m);
 }
 
+/* Whether @p m may leave by @p port, its tag set for it; dropped and
+ * counted if not. */
+static inline bool
+out_ready(struct lb_worker *w, struct rte_mbuf *m, uint16_t port)
+{
+	if (unlikely(port >= w->dp->nb_ports)) {
+		drop(w, m, LB_DROP_PORT_UNUSED);
+		return false;
+	}
+	if (unlikely(vlan_out(m, w->conf->port_vlan[port]) != 0)) {
+		drop(w, m, LB_DROP_NOMBUF);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Acts on neighbour lookup @p rc for @p m out of @p port: sent to
+ * @p mac on a hit, dropped when the next hop failed. false when the
+ * frame is to be parked (m->port then holds the output port).
+ */
+static inline bool
+out_done(struct lb_worker *w, struct rte_mbuf *m, uint16_t port, int rc,
+	 const uint8_t *mac)
+{
+	if (likely(rc == LB_NEIGH_HIT || rc == LB_NEIGH_HIT_PROBE)) {
+		lb_nat_set_macs(frame_of(m), w->dp->port[port].mac.addr_bytes,
+				mac);
+		tx_enqueue(w, port, m);
+		return true;
+	}
+	if (rc != LB_NEIGH_MISS_SEND && rc != LB_NEIGH_MISS_PENDING) {
+		drop(w, m, LB_DROP_NEIGH);
+		return true;
+	}
+	m->port = port;
+	return false;
+}
+
 /*
  * Sends @p m toward @p dst: picks the port and next hop, sets the MAC
  * addresses, or parks the frame until the next hop answers our ARP
@@ -100,7 +161,6 @@ void
 lb_worker_route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
 		    uint64_t now)
 {
-	struct lb_dp *dp = w->dp;
 	uint16_t port;
 	uint32_t nh, src;
 	uint8_t mac[6];
@@ -110,30 +170,16 @@ lb_worker_route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
 		drop(w, m, LB_DROP_NO_ROUTE);
 		return;
 	}
-	if (unlikely(port >= dp->nb_ports)) {
-		drop(w, m, LB_DROP_PORT_UNUSED);
+	if (!out_ready(w, m, port))
 		return;
-	}
-	if (unlikely(vlan_out(m, w->conf->port_vlan[port]) != 0)) {
-		drop(w, m, LB_DROP_NOMBUF);
-		return;
-	}
 	rc = lb_neigh_lookup(w->neigh, nh, now, mac);
-	if (likely(rc == LB_NEIGH_HIT || rc == LB_NEIGH_HIT_PROBE)) {
-		lb_nat_set_macs(frame_of(m), dp->port[port].mac.addr_bytes,
-				mac);
-		tx_enqueue(w, port, m);
+	if (out_done(w, m, port, rc, mac)) {
 		/* A stale entry is used while a unicast request checks
 		 * it, as Linux does. */
 		if (rc == LB_NEIGH_HIT_PROBE)
 			lb_worker_send_arp_request(w, port, src, nh, mac);
 		return;
 	}
-	if (rc != LB_NEIGH_MISS_SEND && rc != LB_NEIGH_MISS_PENDING) {
-		drop(w, m, LB_DROP_NEIGH);
-		return;
-	}
-	m->port = port;
 	if (lb_neigh_hold(w->neigh, nh, (uintptr_t)m) != 0) {
 		drop(w, m, LB_DROP_NEIGH);
 		return;
@@ -209,4 +255,100 @@ lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	}
 	rte_pktmbuf_free(m);
+}
+
+/* ---- IPv6 ---------------------------------------------------------------- */
+
+void
+lb_worker_send_na_announce(struct lb_worker *w, uint16_t port,
+			   const uint8_t *addr)
+{
+	struct lb_nat_link link;
+	struct rte_mbuf *m = req_alloc(w, port, &link);
+
+	if (m != NULL &&
+	    req_send(w, port, m,
+		     lb_nd_na_announce(rte_pktmbuf_mtod(m, uint8_t *),
+				       rte_pktmbuf_tailroom(m), &link, addr)))
+		w->st.nd_announces++;
+}
+
+void
+lb_worker_send_ns(struct lb_worker *w, uint16_t port, const uint8_t *src,
+		  const uint8_t *target, const uint8_t *dst_mac)
+{
+	struct lb_nat_link link;
+	struct rte_mbuf *m = req_alloc(w, port, &link);
+
+	if (m != NULL &&
+	    req_send(w, port, m,
+		     lb_nd_ns_build(rte_pktmbuf_mtod(m, uint8_t *),
+				    rte_pktmbuf_tailroom(m), &link, src,
+				    target, dst_mac)))
+		w->st.nd_solicits++;
+}
+
+/*
+ * lb_worker_route_out() for an IPv6 frame: the port and next hop of
+ * @p dst from the table's IPv6 prefixes and routes, its MAC from the
+ * IPv6 neighbour table, or the frame parked while a solicitation asks.
+ */
+void
+lb_worker_route_out6(struct lb_worker *w, struct rte_mbuf *m,
+		     const uint8_t *dst, uint64_t now)
+{
+	uint16_t port;
+	uint8_t nh[16], src[16], mac[6];
+	int rc;
+
+	if (lb_dpconf6_next_hop(w->conf, dst, &port, nh, src) != 0) {
+		drop(w, m, LB_DROP_NO_ROUTE);
+		return;
+	}
+	if (!out_ready(w, m, port))
+		return;
+	rc = lb_neigh6_lookup(w->neigh6, nh, now, mac);
+	if (out_done(w, m, port, rc, mac)) {
+		if (rc == LB_NEIGH_HIT_PROBE)
+			lb_worker_send_ns(w, port, src, nh, mac);
+		return;
+	}
+	if (lb_neigh6_hold(w->neigh6, nh, (uintptr_t)m) != 0) {
+		drop(w, m, LB_DROP_NEIGH);
+		return;
+	}
+	if (rc == LB_NEIGH_MISS_SEND)
+		lb_worker_send_ns(w, port, src, nh, NULL);
+}
+
+void
+lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,
+		       const uint8_t *mac, uint16_t port, uint64_t now)
+{
+	uint16_t p;
+	uint8_t nh[16], src[16];
+
+	/* Only neighbours on a connected prefix of the port they spoke
+	 * on, as for ARP. Each worker learns for itself: solicitations
+	 * are multicast, and advertisements answer the worker that
+	 * asked. */
+	if (lb_dpconf6_next_hop(w->conf, ip, &p, nh, src) != 0 || p != port ||
+	    memcmp(nh, ip, 16) != 0)
+		return;
+	lb_neigh6_learn(w->neigh6, ip, mac, now);
+}
+
+void
+lb_worker_neigh6_poll(struct lb_worker *w, uint64_t now)
+{
+	uint8_t due[16][16];
+	int n = lb_neigh6_poll(w->neigh6, now, due, 16);
+
+	for (int i = 0; i < n; i++) {
+		uint16_t port;
+		uint8_t nh[16], src[16];
+
+		if (lb_dpconf6_next_hop(w->conf, due[i], &port, nh, src) == 0)
+			lb_worker_send_ns(w, port, src, due[i], NULL);
+	}
 }

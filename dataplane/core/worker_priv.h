@@ -57,6 +57,15 @@ void lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind,
 void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
 			    unsigned int n, uint64_t now);
 
+/* worker6.c: IPv6 frames, from the ethertype on. */
+void lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m,
+			   uint64_t now);
+/* The end of IPv6 flow @p f (expiry, reclaim): its SNAT port, counts. */
+void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f);
+/* The active IPv6 SNAT addresses of @p c as w->snat6 knows them. */
+uint32_t lb_worker_snat6_active(const struct lb_worker *w,
+				const struct lb_dpconf *c, uint32_t *keys);
+
 /* worker_client.c: client to VIP; fwd() is full-NAT either way. */
 void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
 			   int free_port, int free_hold);
@@ -206,6 +215,18 @@ void lb_worker_neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
 			   uint16_t port, uint64_t now, int broadcast);
 void lb_worker_handle_arp(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt *pkt, uint64_t now);
+
+/* worker_neigh.c, IPv6: solicitations, the way out of an IPv6 frame,
+ * neighbours learnt from neighbour discovery. */
+void lb_worker_send_ns(struct lb_worker *w, uint16_t port, const uint8_t *src,
+		       const uint8_t *target, const uint8_t *dst_mac);
+void lb_worker_send_na_announce(struct lb_worker *w, uint16_t port,
+				const uint8_t *addr);
+void lb_worker_route_out6(struct lb_worker *w, struct rte_mbuf *m,
+			  const uint8_t *dst, uint64_t now);
+void lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,
+			    const uint8_t *mac, uint16_t port, uint64_t now);
+void lb_worker_neigh6_poll(struct lb_worker *w, uint64_t now);
 
 /* worker_switch.c: taking up a new table. */
 uint32_t lb_worker_snat_active(const struct lb_dpconf *c, uint32_t *ips);

@@ -65,6 +65,23 @@ handle_ipv4(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	drop_or_kernel(w, m, pkt->dst, LB_DROP_NOT_OURS);
 }
 
+/* Not a parser verdict: an IPv6 frame, for lb_worker_handle_ipv6(). */
+#define VERDICT_IPV6 LB_PKT_VERDICT_MAX
+
+/* Whether a frame the IPv4 parser refused for its ethertype is IPv6
+ * (untagged or behind one tag); the IPv6 parser checks the rest. */
+static inline bool
+is_ipv6(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint32_t off = 12;
+
+	if (len >= 18 && p[12] == 0x81 && p[13] == 0x00)
+		off = 16;
+	return len >= off + 2 && p[off] == 0x86 && p[off + 1] == 0xdd;
+}
+
 /*
  * Bytes after the IP datagram (Ethernet padding, or a trailer a sender
  * hid there) are not part of it: they are not forwarded. Padding is
@@ -133,8 +150,13 @@ lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 	for (unsigned int i = 0; i < n; i++) {
 		v[i] = lb_pkt_parse(frame_of(m[i]), rte_pktmbuf_data_len(m[i]),
 				    &pkt[i]);
-		w->st.verdict[v[i]]++;
 		hash[i] = 0;
+		/* IPv6 is counted by its own parser. */
+		if (unlikely(v[i] == LB_PKT_DROP_ETHERTYPE) && is_ipv6(m[i])) {
+			v[i] = VERDICT_IPV6;
+			continue;
+		}
+		w->st.verdict[v[i]]++;
 		if (v[i] == LB_PKT_IPV4 && pkt[i].proto != LB_IPPROTO_ICMP) {
 			struct lb_flow_key k;
 
@@ -181,6 +203,9 @@ lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m, unsigned int n,
 			break;
 		case LB_PKT_ARP:
 			lb_worker_handle_arp(w, m[i], &pkt[i], now);
+			break;
+		case VERDICT_IPV6:
+			lb_worker_handle_ipv6(w, m[i], now);
 			break;
 		default:
 			rte_pktmbuf_free(m[i]);

@@ -226,6 +226,81 @@ snat_switch(struct lb_worker *w, const struct lb_dpconf *c)
 		LOG(ERR, "worker %u: no room for %d new SNAT address(es) "
 			 "while old ones drain",
 		    w->wid, missed);
+	missed = lb_snat_sync(w->snat6, ips,
+			      lb_worker_snat6_active(w, c, ips));
+	if (missed > 0)
+		LOG(ERR, "worker %u: no room for %d new IPv6 SNAT "
+			 "address(es) while old ones drain",
+		    w->wid, missed);
+}
+
+/* Whether table @p d announces IPv6 address @p ip on port @p port: a
+ * local address or an active SNAT address of it, or an active VIP in one
+ * of its prefixes (announce6_new()). */
+static bool
+has6(const struct lb_dpconf *d, const uint8_t *ip, uint16_t port)
+{
+	for (uint32_t i = 0; i < d->nb_addr6 && i < LB_CONF_MAX_ADDRS; i++)
+		if (d->addr6[i].port == port &&
+		    memcmp(d->addr6[i].ip, ip, 16) == 0)
+			return true;
+	for (uint32_t i = 0; i < d->nb_snat6 && i < LB_CONF_MAX_SNATS; i++)
+		if (d->snat6[i].port == port && !d->snat6[i].draining &&
+		    memcmp(d->snat6[i].ip, ip, 16) == 0)
+			return true;
+	for (uint32_t s = 0; s < d->nb_svc && s < LB_CONF_MAX_SVCS; s++) {
+		const struct lb_dpconf_svc *v = &d->svc[s];
+
+		if (v->state != LB_SVC_ACTIVE || v->af != LB_CONF_AF_INET6 ||
+		    memcmp(v->vip6, ip, 16) != 0)
+			continue;
+		for (uint32_t i = 0; i < d->nb_addr6 && i < LB_CONF_MAX_ADDRS;
+		     i++)
+			if (d->addr6[i].port == port &&
+			    lb_dpconf6_prefix_eq(ip, d->addr6[i].ip,
+						 d->addr6[i].len))
+				return true;
+	}
+	return false;
+}
+
+/* Announces one address on one port unless the previous table had it
+ * there already. */
+static void
+announce6(struct lb_worker *w, const struct lb_dpconf *prev,
+	  const uint8_t *ip, uint16_t port)
+{
+	if (port < w->dp->nb_ports && (prev == NULL || !has6(prev, ip, port)))
+		lb_worker_send_na_announce(w, port, ip);
+}
+
+/*
+ * Unsolicited advertisements (RFC 4861 7.2.6) of the IPv6 addresses a
+ * new table brings, each on its port, so neighbours that cached another
+ * MAC for them (the host before a fail-over) update at once. One worker
+ * speaks for the host. VIPs are announced on the ports whose prefix
+ * holds them; a VIP routed to us needs none.
+ */
+static void
+announce6_new(struct lb_worker *w, const struct lb_dpconf *prev,
+	      const struct lb_dpconf *c)
+{
+	for (uint32_t i = 0; i < c->nb_addr6 && i < LB_CONF_MAX_ADDRS; i++)
+		announce6(w, prev, c->addr6[i].ip, c->addr6[i].port);
+	for (uint32_t i = 0; i < c->nb_snat6 && i < LB_CONF_MAX_SNATS; i++)
+		if (!c->snat6[i].draining)
+			announce6(w, prev, c->snat6[i].ip, c->snat6[i].port);
+	for (uint32_t s = 0; s < c->nb_svc && s < LB_CONF_MAX_SVCS; s++) {
+		const struct lb_dpconf_svc *v = &c->svc[s];
+
+		if (v->state != LB_SVC_ACTIVE || v->af != LB_CONF_AF_INET6)
+			continue;
+		for (uint32_t i = 0; i < c->nb_addr6 && i < LB_CONF_MAX_ADDRS;
+		     i++)
+			if (lb_dpconf6_prefix_eq(v->vip6, c->addr6[i].ip,
+						 c->addr6[i].len))
+				announce6(w, prev, v->vip6, c->addr6[i].port);
+	}
 }
 
 void
@@ -246,6 +321,9 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	memcpy(c, pub, sizeof(*c));
 	w->conf_pub = pub;
 	w->conf = c;
+	lb_dpconf6_svc_index_build(&w->svc6, c);
+	if (w->wid == 0)
+		announce6_new(w, prev, c);
 	memset(to, 0, sizeof(to));
 	w->pp_svc = 0;
 	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {

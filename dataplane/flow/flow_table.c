@@ -602,10 +602,13 @@ slot_unindex(struct lb_flow_table *t, uint32_t idx, unsigned int dir)
 	}
 }
 
+/* Byte 0 of the padding may mark an IPv6 flow's folded key (flow6.h):
+ * that keeps it apart from every IPv4 key. */
 static int
 key_valid(const struct lb_flow_key *k)
 {
-	return (k->pad[0] | k->pad[1] | k->pad[2]) == 0;
+	return (k->pad[0] == 0 || k->pad[0] == 6) &&
+	       (k->pad[1] | k->pad[2]) == 0;
 }
 
 static uint8_t

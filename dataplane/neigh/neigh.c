@@ -8,6 +8,12 @@
  * to the tail with now + retrans, and now never runs backwards, so the
  * list stays sorted and lb_neigh_poll() only looks at its head); unused
  * entries on a free list.
+ *
+ * IPv6 tables (conf.ipv6) index the same 32-bit key, a hash of the
+ * address under the table's seed, and keep each entry's whole address
+ * beside the entries (addr6[]): a lookup compares both, so two addresses
+ * with one key are two entries, never one. The IPv4 functions never read
+ * addr6[] (they take NULL for it and are specialised for that).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -52,6 +58,7 @@ struct lb_neigh {
 	struct lb_neigh_stats st;
 	uint32_t *buckets;
 	struct entry *e;
+	uint8_t (*addr6)[16]; /* IPv6 tables: each entry's address */
 };
 
 /* Handles taken out of an entry, handed to the callback once the table
@@ -106,14 +113,41 @@ bucket_of(const struct lb_neigh *t, uint32_t ip)
 	return (uint32_t)lb_splitmix64(&s) & t->bmask;
 }
 
-static uint32_t
-find(const struct lb_neigh *t, uint32_t ip)
+/* The entry of key @ip and, in an IPv6 table, address @a6. */
+static inline uint32_t
+find(const struct lb_neigh *t, uint32_t ip, const uint8_t *a6)
 {
 	uint32_t i = t->buckets[bucket_of(t, ip)];
 
-	while (i != LB_ILIST_NIL && t->e[i].ip != ip)
+	while (i != LB_ILIST_NIL &&
+	       (t->e[i].ip != ip ||
+		(a6 != NULL && memcmp(t->addr6[i], a6, 16) != 0)))
 		i = t->e[i].hnext;
 	return i;
+}
+
+/* An IPv6 address's key: 32 bits of a hash under the table's seed. */
+static uint32_t
+key6(const struct lb_neigh *t, const uint8_t *a6)
+{
+	uint64_t w[2], s;
+
+	memcpy(w, a6, sizeof(w));
+	s = w[0] ^ t->seed;
+	s = lb_splitmix64(&s) ^ w[1];
+	return (uint32_t)lb_splitmix64(&s);
+}
+
+/* A neighbour's IPv6 address: not unspecified, loopback, multicast or
+ * IPv4-mapped (RFC 4291 2.5.2, 2.5.3, 2.7, 2.5.5.2). */
+static bool
+ip6_ok(const uint8_t *a6)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+	static const uint8_t zero[15];
+
+	return a6[0] != 0xff && memcmp(a6, mapped, 12) != 0 &&
+	       !(memcmp(a6, zero, 15) == 0 && a6[15] <= 1);
 }
 
 static void
@@ -250,7 +284,8 @@ remove_entry(struct lb_neigh *t, uint32_t i, struct release *r)
  * LB_ILIST_NIL if every entry is static.
  */
 static uint32_t
-new_entry(struct lb_neigh *t, uint32_t ip, struct release *r)
+new_entry(struct lb_neigh *t, uint32_t ip, const uint8_t *a6,
+	  struct release *r)
 {
 	struct lb_ilist_links l = lru_links(t);
 	struct entry *e;
@@ -268,6 +303,8 @@ new_entry(struct lb_neigh *t, uint32_t ip, struct release *r)
 	e = &t->e[i];
 	memset(e, 0, sizeof(*e));
 	e->ip = ip;
+	if (a6 != NULL)
+		memcpy(t->addr6[i], a6, 16);
 	e->lprev = e->lnext = e->pprev = e->pnext = LB_ILIST_NIL;
 	hash_insert(t, i);
 	t->st.entries++;
@@ -361,6 +398,11 @@ lb_neigh_create(const struct lb_neigh_conf *conf)
 	t->e = calloc(cap, sizeof(*t->e));
 	if (t->buckets == NULL || t->e == NULL)
 		goto nomem;
+	if (conf->ipv6) {
+		t->addr6 = calloc(cap, sizeof(*t->addr6));
+		if (t->addr6 == NULL)
+			goto nomem;
+	}
 	t->reachable_ns =
 		or_default(conf->reachable_ns, LB_NEIGH_REACHABLE_DEFAULT_NS);
 	t->retrans_ns =
@@ -394,11 +436,15 @@ lb_neigh_free(struct lb_neigh *t)
 		return;
 	free(t->buckets);
 	free(t->e);
+	free(t->addr6);
 	free(t);
 }
 
-int
-lb_neigh_lookup(struct lb_neigh *t, uint32_t ip, uint64_t now_ns, uint8_t *mac)
+/* The functions below by key: @a6 NULL in an IPv4 table, the address
+ * of key @ip in an IPv6 one; their callers have checked both. */
+static inline int
+lookup(struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t now_ns,
+       uint8_t *mac)
 {
 	struct release r = {.n = 0};
 	struct entry *e;
@@ -406,15 +452,13 @@ lb_neigh_lookup(struct lb_neigh *t, uint32_t ip, uint64_t now_ns, uint8_t *mac)
 	uint32_t i;
 	int res;
 
-	if (t == NULL || mac == NULL || !ip_ok(ip))
-		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
 	now = clamp_now(t, now_ns);
 	t->st.lookups++;
-	i = find(t, ip);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL) {
-		i = new_entry(t, ip, &r);
+		i = new_entry(t, ip, a6, &r);
 		if (i == LB_ILIST_NIL) {
 			t->st.misses++;
 			return -ENOSPC;
@@ -484,16 +528,34 @@ lb_neigh_lookup(struct lb_neigh *t, uint32_t ip, uint64_t now_ns, uint8_t *mac)
 }
 
 int
-lb_neigh_hold(struct lb_neigh *t, uint32_t ip, uint64_t handle)
+lb_neigh_lookup(struct lb_neigh *t, uint32_t ip, uint64_t now_ns, uint8_t *mac)
+{
+	if (t == NULL || mac == NULL || !ip_ok(ip) || t->addr6 != NULL)
+		return -EINVAL;
+	return lookup(t, ip, NULL, now_ns, mac);
+}
+
+int
+lb_neigh6_lookup(struct lb_neigh *t, const uint8_t *ip6, uint64_t now_ns,
+		 uint8_t *mac)
+{
+	if (t == NULL || ip6 == NULL || mac == NULL || t->addr6 == NULL ||
+	    !ip6_ok(ip6))
+		return -EINVAL;
+	return lookup(t, key6(t, ip6), ip6, now_ns, mac);
+}
+
+static inline int
+hold(struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t handle)
 {
 	struct entry *e;
 	uint32_t i;
 
-	if (t == NULL || t->release == NULL)
+	if (t->release == NULL)
 		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
-	i = find(t, ip);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL)
 		return -ENOENT;
 	e = &t->e[i];
@@ -515,22 +577,36 @@ lb_neigh_hold(struct lb_neigh *t, uint32_t ip, uint64_t handle)
 }
 
 int
-lb_neigh_learn(struct lb_neigh *t, uint32_t ip, const uint8_t *mac,
-	       uint64_t now_ns)
+lb_neigh_hold(struct lb_neigh *t, uint32_t ip, uint64_t handle)
+{
+	if (t == NULL || t->addr6 != NULL)
+		return -EINVAL;
+	return hold(t, ip, NULL, handle);
+}
+
+int
+lb_neigh6_hold(struct lb_neigh *t, const uint8_t *ip6, uint64_t handle)
+{
+	if (t == NULL || ip6 == NULL || t->addr6 == NULL)
+		return -EINVAL;
+	return hold(t, key6(t, ip6), ip6, handle);
+}
+
+static int
+learn(struct lb_neigh *t, uint32_t ip, const uint8_t *a6, const uint8_t *mac,
+      uint64_t now_ns)
 {
 	struct release r = {.n = 0};
 	struct entry *e;
 	uint64_t now;
 	uint32_t i;
 
-	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac))
-		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
 	now = clamp_now(t, now_ns);
-	i = find(t, ip);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL) {
-		i = new_entry(t, ip, &r);
+		i = new_entry(t, ip, a6, &r);
 		if (i == LB_ILIST_NIL)
 			return -ENOSPC;
 		lru_push_tail(t, i);
@@ -566,19 +642,40 @@ lb_neigh_learn(struct lb_neigh *t, uint32_t ip, const uint8_t *mac,
 }
 
 int
+lb_neigh_learn(struct lb_neigh *t, uint32_t ip, const uint8_t *mac,
+	       uint64_t now_ns)
+{
+	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac) ||
+	    t->addr6 != NULL)
+		return -EINVAL;
+	return learn(t, ip, NULL, mac, now_ns);
+}
+
+int
+lb_neigh6_learn(struct lb_neigh *t, const uint8_t *ip6, const uint8_t *mac,
+		uint64_t now_ns)
+{
+	if (t == NULL || ip6 == NULL || mac == NULL || t->addr6 == NULL ||
+	    !ip6_ok(ip6) || !mac_ok(mac))
+		return -EINVAL;
+	return learn(t, key6(t, ip6), ip6, mac, now_ns);
+}
+
+int
 lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
 {
 	struct release r = {.n = 0};
 	struct entry *e;
 	uint32_t i;
 
-	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac))
+	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac) ||
+	    t->addr6 != NULL)
 		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
-	i = find(t, ip);
+	i = find(t, ip, NULL);
 	if (i == LB_ILIST_NIL) {
-		i = new_entry(t, ip, &r);
+		i = new_entry(t, ip, NULL, &r);
 		if (i == LB_ILIST_NIL)
 			return -ENOSPC;
 		e = &t->e[i];
@@ -601,22 +698,36 @@ lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
 	return 0;
 }
 
-int
-lb_neigh_delete(struct lb_neigh *t, uint32_t ip)
+static int
+delete(struct lb_neigh *t, uint32_t ip, const uint8_t *a6)
 {
 	struct release r = {.n = 0};
 	uint32_t i;
 
-	if (t == NULL)
-		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
-	i = find(t, ip);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL)
 		return -ENOENT;
 	remove_entry(t, i, &r);
 	give_back(t, &r);
 	return 0;
+}
+
+int
+lb_neigh_delete(struct lb_neigh *t, uint32_t ip)
+{
+	if (t == NULL || t->addr6 != NULL)
+		return -EINVAL;
+	return delete(t, ip, NULL);
+}
+
+int
+lb_neigh6_delete(struct lb_neigh *t, const uint8_t *ip6)
+{
+	if (t == NULL || ip6 == NULL || t->addr6 == NULL)
+		return -EINVAL;
+	return delete(t, key6(t, ip6), ip6);
 }
 
 int
@@ -638,14 +749,14 @@ lb_neigh_flush(struct lb_neigh *t)
 	return n;
 }
 
-int
-lb_neigh_poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint32_t max)
+/* Writes due entry @i's address to @ips or @ips6 at @n. */
+static int
+poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint8_t (*ips6)[16],
+     uint32_t max)
 {
 	uint64_t now;
 	uint32_t n = 0;
 
-	if (t == NULL || (ips == NULL && max > 0))
-		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
 	now = clamp_now(t, now_ns);
@@ -661,7 +772,10 @@ lb_neigh_poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint32_t max)
 			pend_unlink(t, i);
 			pend_push_tail(t, i);
 			t->st.requests++;
-			ips[n++] = e->ip;
+			if (ips6 != NULL)
+				memcpy(ips6[n++], t->addr6[i], 16);
+			else
+				ips[n++] = e->ip;
 		} else {
 			struct release r = {.n = 0};
 
@@ -673,16 +787,31 @@ lb_neigh_poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint32_t max)
 }
 
 int
-lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
-	     struct lb_neigh_info *out)
+lb_neigh_poll(struct lb_neigh *t, uint64_t now_ns, uint32_t *ips, uint32_t max)
+{
+	if (t == NULL || (ips == NULL && max > 0) || t->addr6 != NULL)
+		return -EINVAL;
+	return poll(t, now_ns, ips, NULL, max);
+}
+
+int
+lb_neigh6_poll(struct lb_neigh *t, uint64_t now_ns, uint8_t (*ips)[16],
+	       uint32_t max)
+{
+	if (t == NULL || (ips == NULL && max > 0) || t->addr6 == NULL)
+		return -EINVAL;
+	return poll(t, now_ns, NULL, ips, max);
+}
+
+static int
+get(const struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t now_ns,
+    struct lb_neigh_info *out)
 {
 	const struct entry *e;
 	uint64_t now;
 	uint32_t i;
 
-	if (t == NULL || out == NULL)
-		return -EINVAL;
-	i = find(t, ip);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL)
 		return -ENOENT;
 	e = &t->e[i];
@@ -695,6 +824,24 @@ lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
 	out->confirmed_ns = e->confirmed_ns;
 	out->next_ns = e->next_ns;
 	return 0;
+}
+
+int
+lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
+	     struct lb_neigh_info *out)
+{
+	if (t == NULL || out == NULL || t->addr6 != NULL)
+		return -EINVAL;
+	return get(t, ip, NULL, now_ns, out);
+}
+
+int
+lb_neigh6_get(const struct lb_neigh *t, const uint8_t *ip6, uint64_t now_ns,
+	      struct lb_neigh_info *out)
+{
+	if (t == NULL || ip6 == NULL || out == NULL || t->addr6 == NULL)
+		return -EINVAL;
+	return get(t, key6(t, ip6), ip6, now_ns, out);
 }
 
 int

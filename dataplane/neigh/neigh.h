@@ -121,6 +121,10 @@ struct lb_neigh_conf {
 	uint64_t hash_seed;    /**< per table, random in the dataplane */
 	lb_neigh_release_cb release; /**< needed for lb_neigh_hold() */
 	void *release_arg;
+	/** An IPv6 table: its addresses are IPv6 ones, given to the
+	 * lb_neigh6_*() functions; the IPv4 ones refuse it (-EINVAL), and
+	 * the other way round. */
+	uint8_t ipv6;
 };
 
 /** A copy of one entry. */
@@ -275,5 +279,31 @@ int lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
  * @return 0, or -EINVAL on NULL.
  */
 int lb_neigh_stats(const struct lb_neigh *t, struct lb_neigh_stats *out);
+
+/*
+ * IPv6 tables (conf.ipv6): the same states, times, hold queue and
+ * counters, for IPv6 next hops resolved by neighbour solicitations (RFC
+ * 4861 7.3: INCOMPLETE, REACHABLE, STALE and PROBE as above). Addresses
+ * are 16 bytes as in the packet; unspecified, loopback, multicast and
+ * IPv4-mapped ones are refused (-EINVAL). The release callback's @c ip
+ * is then a hash of the address, not an address.
+ */
+
+/** lb_neigh_lookup() for an IPv6 next hop. */
+int lb_neigh6_lookup(struct lb_neigh *t, const uint8_t *ip6, uint64_t now_ns,
+		     uint8_t *mac);
+/** lb_neigh_hold() for an IPv6 next hop. */
+int lb_neigh6_hold(struct lb_neigh *t, const uint8_t *ip6, uint64_t handle);
+/** lb_neigh_learn() from an advertisement or a solicitation's option. */
+int lb_neigh6_learn(struct lb_neigh *t, const uint8_t *ip6, const uint8_t *mac,
+		    uint64_t now_ns);
+/** lb_neigh_delete() of an IPv6 neighbour. */
+int lb_neigh6_delete(struct lb_neigh *t, const uint8_t *ip6);
+/** lb_neigh_poll(): the addresses to solicit are written to @p ips. */
+int lb_neigh6_poll(struct lb_neigh *t, uint64_t now_ns, uint8_t (*ips)[16],
+		   uint32_t max);
+/** lb_neigh_get() of an IPv6 neighbour. */
+int lb_neigh6_get(const struct lb_neigh *t, const uint8_t *ip6,
+		  uint64_t now_ns, struct lb_neigh_info *out);
 
 #endif /* LB_NEIGH_H */

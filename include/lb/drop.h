@@ -30,6 +30,14 @@ enum lb_drop {
 	LB_DROP_SNAT_PORT,   /**< to a SNAT address, on another port */
 	LB_DROP_PORT_UNUSED, /**< the table names a port not in use */
 	LB_DROP_TCP_WINDOW,  /**< RST or FIN out of its flow's window */
+	/* IPv6 (docs/dataplane.md, "IPv6 in the worker") */
+	LB_DROP_HOP_LIMIT,   /**< IPv6 to forward with hop limit 0 or 1 */
+	LB_DROP_ICMP6,       /**< ICMPv6 we neither answer nor translate */
+	LB_DROP_ND_INVALID,  /**< neighbour discovery failing RFC 4861 7.1 */
+	LB_DROP_ND_SPOOF,    /**< NS or NA whose sender claims our address */
+	LB_DROP_IP6_FRAG,    /**< an IPv6 first fragment (no reassembly) */
+	LB_DROP_IP6_UNSERVED, /**< IPv6 VIP whose backend is IPv4: no
+				*  fnat64 yet */
 	LB_DROP_MAX,
 };
 
@@ -59,6 +67,12 @@ lb_drop_name(enum lb_drop d)
 		[LB_DROP_SNAT_PORT] = "snat_wrong_port",
 		[LB_DROP_PORT_UNUSED] = "port_unused",
 		[LB_DROP_TCP_WINDOW] = "tcp_out_of_window",
+		[LB_DROP_HOP_LIMIT] = "hop_limit_expired",
+		[LB_DROP_ICMP6] = "icmp6_ignored",
+		[LB_DROP_ND_INVALID] = "nd_invalid",
+		[LB_DROP_ND_SPOOF] = "nd_spoof",
+		[LB_DROP_IP6_FRAG] = "ip6_fragment",
+		[LB_DROP_IP6_UNSERVED] = "ip6_unserved",
 	};
 
 	return (unsigned int)d < LB_DROP_MAX ? names[d] : "unknown";

@@ -104,7 +104,8 @@
 /**
  * A one-way 5-tuple as it sits in the packet: addresses and ports in
  * network byte order. The padding must be zero (lb_flow_key_set() does
- * it) because keys are hashed and compared as 16 bytes.
+ * it) because keys are hashed and compared as 16 bytes; only its first
+ * byte may be 6, which marks an IPv6 flow's folded key (flow6.h).
  */
 struct lb_flow_key {
 	uint32_t src;
@@ -328,7 +329,8 @@ uint64_t lb_flow_svc_timeout_ns(const struct lb_flow_table *t, uint32_t svc,
  * @param reply backend-side key (backend -> snat address), same protocol
  * @return the flow index (>= 0), -ENOSPC when the table is full (counted
  * in stats.refused), -EEXIST when either key is present (stats.dup), or
- * -EINVAL (NULL, protocols differ, equal keys, non-zero key padding)
+ * -EINVAL (NULL, protocols differ, equal keys, key padding other than
+ * flow6.h's mark)
  */
 int lb_flow_insert(struct lb_flow_table *t, const struct lb_flow_key *orig,
 		   const struct lb_flow_key *reply, uint16_t svc, uint32_t be,

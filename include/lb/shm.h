@@ -45,6 +45,9 @@
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
 #define LB_SHM_MAX_PORTS 4u
+/** Room for the IPv6 parser's verdicts (LB_PKT6_VERDICT_MAX, checked
+ * where both are seen). */
+#define LB_SHM_PKT6_VERDICTS 24u
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
 #define LB_FB_RING_SIZE 16384u
 
@@ -141,6 +144,15 @@ struct lb_worker_stats {
 	uint64_t expire_polls;  /**< polls that had flows due to expire */
 	uint64_t expire_max;    /**< most flows one poll expired */
 	uint64_t expire_max_ns; /**< longest a poll spent expiring */
+	/* IPv6 (docs/dataplane.md, "IPv6 in the worker") */
+	/** IPv6 parser outcomes, by enum lb_pkt6_verdict (pkt_parse6.h):
+	 * [0] frames accepted, the others dropped as malformed. */
+	uint64_t verdict6[LB_SHM_PKT6_VERDICTS];
+	uint64_t echo6_replies;	 /**< ICMPv6 echo requests answered */
+	uint64_t nd_adverts;	 /**< neighbour solicitations answered */
+	uint64_t nd_solicits;	 /**< neighbour solicitations sent */
+	uint64_t nd_announces;	 /**< unsolicited advertisements sent */
+	uint64_t icmp6_translated; /**< ICMPv6 errors translated */
 };
 
 /** One backend slot as one worker saw it. */

@@ -599,3 +599,26 @@ ph_tests_free(struct CMUnitTest *t, size_t n, size_t nb_plain)
 	refs = NULL;
 	free(t);
 }
+
+struct lb_dpconf *
+ph_table_next(const struct ph_env *e)
+{
+	struct lb_dpconf *d = rte_malloc("lbpkt_conf", sizeof(*d), 0);
+
+	assert_non_null(d);
+	memcpy(d, e->dp.conf, sizeof(*d));
+	d->gen++;
+	return d;
+}
+
+void
+ph_table_publish(struct ph_env *e, struct lb_dpconf *d)
+{
+	struct lb_dpconf *old = e->dp.conf;
+
+	e->dp.conf = d;
+	ph_poll_all(e);
+	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
+		assert_ptr_equal(e->dp.w[i]->conf_pub, d);
+	rte_free(old);
+}

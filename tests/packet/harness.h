@@ -121,6 +121,15 @@ int ph_teardown(void **state);
 
 uint64_t ph_now_ns(const struct ph_env *e);
 
+/*
+ * A copy of the published table, one generation on, for the caller to
+ * edit and then ph_table_publish() (the IPv6 parts of a table are set
+ * this way while lbctl has no IPv6 syntax).
+ */
+struct lb_dpconf *ph_table_next(const struct ph_env *e);
+/* Publishes @d: every worker takes it up now; the old table is freed. */
+void ph_table_publish(struct ph_env *e, struct lb_dpconf *d);
+
 /* ---- frames in and out ------------------------------------------------- */
 
 /*

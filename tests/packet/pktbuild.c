@@ -110,12 +110,35 @@ put_l4(uint8_t *l4, const struct pb_dg *d)
 	}
 }
 
+/* The TCP or UDP checksum of @p l4 over a pseudo-header summing to
+ * @p ph; ICMPv6's is at the ICMP place. */
+static void
+put_l4_csum(uint8_t *l4, uint32_t l4len, const struct pb_dg *d, uint32_t ph)
+{
+	uint16_t ck = (uint16_t)~pb_fold(pb_sum(l4, l4len, ph));
+
+	switch (d->proto) {
+	case PB_PROTO_TCP:
+		pb_put16(l4 + 16, ck);
+		break;
+	case PB_PROTO_UDP:
+		if (d->udp_csum_zero)
+			ck = 0;
+		else if (ck == 0)
+			ck = 0xffff;
+		pb_put16(l4 + 6, ck);
+		break;
+	default:
+		pb_put16(l4 + 2, ck);
+		break;
+	}
+}
+
 size_t
 pb_ipv4(uint8_t *p, const struct pb_dg *d)
 {
 	uint8_t *l4 = p + 20;
 	uint32_t hl, l4len;
-	uint16_t ck;
 
 	memset(p, 0, 20);
 	hl = put_l4(l4, d);
@@ -135,25 +158,11 @@ pb_ipv4(uint8_t *p, const struct pb_dg *d)
 	pb_put32(p + 16, d->dst);
 	pb_put16(p + 10, pb_csum(p, 20));
 
-	switch (d->proto) {
-	case PB_PROTO_TCP:
-		ck = (uint16_t)~pb_fold(pb_sum(
-			l4, l4len, pseudo(d->src, d->dst, d->proto, l4len)));
-		pb_put16(l4 + 16, ck);
-		break;
-	case PB_PROTO_UDP:
-		ck = (uint16_t)~pb_fold(pb_sum(
-			l4, l4len, pseudo(d->src, d->dst, d->proto, l4len)));
-		if (d->udp_csum_zero)
-			ck = 0;
-		else if (ck == 0)
-			ck = 0xffff;
-		pb_put16(l4 + 6, ck);
-		break;
-	default:
+	if (d->proto == PB_PROTO_TCP || d->proto == PB_PROTO_UDP)
+		put_l4_csum(l4, l4len, d,
+			    pseudo(d->src, d->dst, d->proto, l4len));
+	else
 		pb_put16(l4 + 2, pb_csum(l4, l4len));
-		break;
-	}
 	return 20 + l4len;
 }
 
@@ -225,4 +234,98 @@ pb_diff(FILE *out, const char *what, const uint8_t *got, uint32_t glen,
 		shown++;
 	}
 	return 1;
+}
+
+/* ---- IPv6 --------------------------------------------------------------- */
+
+#define ETHER_TYPE_IPV6 0x86dd
+#define ETHER_TYPE_VLAN 0x8100
+
+static uint32_t
+pseudo6(const uint8_t *src, const uint8_t *dst, uint8_t proto, uint32_t len)
+{
+	uint32_t sum = pb_sum(src, 16, 0);
+
+	sum = pb_sum(dst, 16, sum);
+	return sum + (len >> 16) + (len & 0xffff) + proto;
+}
+
+size_t
+pb_ipv6(uint8_t *p, const struct pb_dg6 *d)
+{
+	uint8_t *x = p + 40;
+	uint8_t next = d->l4.proto, *l4;
+	uint32_t hl, l4len, ext = 0;
+
+	memset(p, 0, 40);
+	/* Extension headers in RFC 8200's order: hop-by-hop, fragment. */
+	if (d->hbh) {
+		memset(x, 0, 8);
+		x[2] = 1; /* PadN of 4 bytes */
+		x[3] = 4;
+		ext += 8;
+	}
+	if (d->frag_hdr) {
+		memset(x + ext, 0, 8);
+		pb_put16(x + ext + 2, d->frag);
+		pb_put32(x + ext + 4, 0x1234);
+		ext += 8;
+	}
+	l4 = x + ext;
+	hl = put_l4(l4, &d->l4);
+	for (uint32_t i = 0; i < d->l4.plen; i++)
+		l4[hl + i] = d->l4.data != NULL
+				     ? d->l4.data[i]
+				     : (uint8_t)(d->l4.seed + i * 29u);
+	l4len = hl + d->l4.plen;
+	/* Next-header chain. */
+	if (d->frag_hdr) {
+		x[d->hbh ? 8 : 0] = next;
+		next = 44;
+	}
+	if (d->hbh) {
+		x[0] = next;
+		next = 0;
+	}
+
+	p[0] = (uint8_t)(0x60 | d->tclass >> 4);
+	p[1] = (uint8_t)(d->tclass << 4);
+	pb_put16(p + 4, (uint16_t)((int32_t)(ext + l4len) + d->plen_adj));
+	p[6] = next;
+	p[7] = d->hlim;
+	memcpy(p + 8, d->src, 16);
+	memcpy(p + 24, d->dst, 16);
+
+	/* ICMPv6's checksum covers the pseudo-header too. */
+	put_l4_csum(l4, l4len, &d->l4,
+		    pseudo6(d->src, d->dst, d->l4.proto, l4len));
+	return 40 + ext + l4len;
+}
+
+void
+pb_ipv6_frame(struct pb_frame *f, const uint8_t *dst_mac,
+	      const uint8_t *src_mac, const struct pb_dg6 *d)
+{
+	uint32_t l3 = PB_ETH_LEN;
+
+	memset(f, 0, sizeof(*f));
+	if (d->vlan != 0) {
+		put_eth(f->b, dst_mac, src_mac, ETHER_TYPE_VLAN);
+		pb_put16(f->b + 14, d->vlan);
+		pb_put16(f->b + 16, ETHER_TYPE_IPV6);
+		l3 += 4;
+	} else {
+		put_eth(f->b, dst_mac, src_mac, ETHER_TYPE_IPV6);
+	}
+	f->len = l3 + (uint32_t)pb_ipv6(f->b + l3, d);
+}
+
+void
+pb_ip6(uint8_t out[16], uint16_t a, uint16_t b, uint16_t c, uint16_t d)
+{
+	memset(out, 0, 16);
+	pb_put16(out, a);
+	pb_put16(out + 2, b);
+	pb_put16(out + 4, c);
+	pb_put16(out + 14, d);
 }

@@ -89,6 +89,33 @@ void pb_arp_frame(struct pb_frame *f, const uint8_t *dst_mac,
 void pb_fix_ip_csum(struct pb_frame *f);
 
 /*
+ * An IPv6 packet, host order but for the addresses (as in the packet).
+ * @l4 describes the upper layer (proto PB_PROTO_TCP, _UDP or
+ * PB_PROTO_ICMPV6 with type, code, rest and data); its IPv4 fields
+ * (src, dst, ttl ...) are unused.
+ */
+#define PB_PROTO_ICMPV6 58
+struct pb_dg6 {
+	struct pb_dg l4;
+	uint8_t src[16], dst[16];
+	uint8_t hlim;
+	uint8_t tclass;
+	uint8_t hbh;	  /* a hop-by-hop header (8 bytes of padding) */
+	uint8_t frag_hdr; /* a fragment header with word @frag */
+	uint16_t frag;	  /* offset << 3 | M */
+	int16_t plen_adj; /* added to the payload length field */
+	uint16_t vlan;	  /* 802.1Q TCI, 0: untagged */
+};
+
+/* Writes the IPv6 packet @d at @p; returns its length. */
+size_t pb_ipv6(uint8_t *p, const struct pb_dg6 *d);
+/* Ethernet header (tagged when @d->vlan) and the packet @d. */
+void pb_ipv6_frame(struct pb_frame *f, const uint8_t *dst_mac,
+		   const uint8_t *src_mac, const struct pb_dg6 *d);
+/* The address a:b:c::d. */
+void pb_ip6(uint8_t out[16], uint16_t a, uint16_t b, uint16_t c, uint16_t d);
+
+/*
  * Compares @got with @want; on a difference prints @what, the lengths and
  * every differing byte (at most 24) to @out. Returns 0 when equal.
  */

@@ -2494,7 +2494,7 @@ struct bad_row {
 static const struct bad_row bad_rows[] = {
 	{"runt of 12 bytes", B_TCP, 12, 0, V(TRUNC_L2), P(0, 0, 0)},
 	{"802.1Q tag cut short", B_TCP, 16, 0, V(TRUNC_L2), P(12, 2, 0x81, 0)},
-	{"IPv6", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x86, 0xdd)},
+	{"IPX", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x81, 0x37)},
 	{"802.1ad outer tag", B_TCP, 0, 0, V(ETHERTYPE), P(12, 2, 0x88, 0xa8)},
 	{"ARP, hardware type 6", B_ARP, 0, 0, V(ARP), P(14, 2, 0, 6)},
 	{"ARP, 8-byte MAC addresses", B_ARP, 0, 0, V(ARP), P(18, 1, 8)},
@@ -3891,33 +3891,6 @@ static const char *const conf_scheds[] = {
 	NULL,
 };
 
-/*
- * The next table lb-control would publish: the current one, a generation
- * on, for the caller to edit and then table_publish().
- */
-static struct lb_dpconf *
-table_next(const struct ph_env *e)
-{
-	struct lb_dpconf *d = rte_malloc("lbpkt_conf", sizeof(*d), 0);
-
-	assert_non_null(d);
-	memcpy(d, e->dp.conf, sizeof(*d));
-	d->gen++;
-	return d;
-}
-
-/* Publishes @d: every worker takes it up at its next poll. */
-static void
-table_publish(struct ph_env *e, struct lb_dpconf *d)
-{
-	struct lb_dpconf *old = e->dp.conf;
-
-	e->dp.conf = d;
-	ph_poll_all(e);
-	for (uint16_t i = 0; i < e->dp.nb_workers; i++)
-		assert_ptr_equal(e->dp.w[i]->conf_pub, d);
-	rte_free(old);
-}
 
 /*
  * The one frame worker 0 sent toward a backend: a SYN of @c to one of the
@@ -4024,16 +3997,16 @@ test_health_recovery(void **state)
 	learn_all(e);
 	starve_be0(e, &cport);
 	/* Starved: its share of new connections is near nothing. */
-	d = table_next(e);
+	d = ph_table_next(e);
 	d->svc[SVC_TCP].be[0].health = LB_BE_HEALTH_DOWN;
-	table_publish(e, d);
+	ph_table_publish(e, d);
 	for (unsigned int k = 0; k < 30; k++)
 		CHECK_EQ(connect_once(e, IP_VIP, cport++, 0) != 0, 1,
 			 "a backend down takes no new connection");
-	d = table_next(e);
+	d = ph_table_next(e);
 	d->svc[SVC_TCP].be[0].health = LB_BE_HEALTH_UP;
 	d->svc[SVC_TCP].be[0].up_gen++;
-	table_publish(e, d);
+	ph_table_publish(e, d);
 	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), 0, "errors once back up");
 	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, 0, "errors shown");
 	for (unsigned int k = 0; k < n; k++)
@@ -4045,9 +4018,9 @@ test_health_recovery(void **state)
 
 	/* Back up without a table that marked it down in between. */
 	starve_be0(e, &cport);
-	d = table_next(e);
+	d = ph_table_next(e);
 	d->svc[SVC_TCP].be[0].up_gen++;
-	table_publish(e, d);
+	ph_table_publish(e, d);
 	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), 0,
 		 "errors once back up, down unseen");
 	CHECK_EQ(w->bst[SVC_TCP][0].sched_errors, 0, "errors shown");
@@ -4077,14 +4050,14 @@ test_sched_kept(void **state)
 		assert_non_null(before[s]);
 
 	/* The same services under a new generation: nothing rebuilt. */
-	table_publish(e, table_next(e));
+	ph_table_publish(e, ph_table_next(e));
 	for (uint32_t s = 0; s <= SVC_MAG2; s++)
 		assert_ptr_equal(w->sched[s], before[s]);
 
 	/* A weight of the first Maglev service: its state alone. */
-	d = table_next(e);
+	d = ph_table_next(e);
 	d->svc[SVC_MAG].be[2].weight = 3;
-	table_publish(e, d);
+	ph_table_publish(e, d);
 	assert_ptr_not_equal(w->sched[SVC_MAG], before[SVC_MAG]);
 	for (uint32_t s = 0; s <= SVC_MAG2; s++)
 		if (s != SVC_MAG)
@@ -4093,9 +4066,9 @@ test_sched_kept(void **state)
 
 	/* Draining a backend of the adaptive service rebuilds it, and the
 	 * backends that stay keep what was learnt of them. */
-	d = table_next(e);
+	d = ph_table_next(e);
 	d->svc[SVC_TCP].be[2].state = LB_BE_DRAINING;
-	table_publish(e, d);
+	ph_table_publish(e, d);
 	assert_ptr_not_equal(w->sched[SVC_TCP], before[SVC_TCP]);
 	assert_ptr_equal(w->sched[SVC_MAG2], before[SVC_MAG2]);
 	CHECK_EQ(sched_errors_of(w, SVC_TCP, 0), errs, "errors carried");
@@ -4119,10 +4092,10 @@ test_maglev_build_sliced(void **state)
 
 	learn_all(e);
 	CHECK_EQ(w->sched_todo, 0, "builds pending after start");
-	d = table_next(e);
+	d = ph_table_next(e);
 	d->svc[SVC_MAG].be[1].state = LB_BE_DRAINING;
 	d->svc[SVC_MAG2].be[0].weight = 2;
-	table_publish(e, d);
+	ph_table_publish(e, d);
 	while (w->sched_todo != 0) {
 		if (++polls > 100000)
 			fail_msg("builds still pending after %u polls", polls);
@@ -4669,7 +4642,7 @@ test_synproxy_on_then_auto(void **state)
 	learn_all(e);
 	for (int i = 0; i < 50; i++)
 		CHECK_EQ(syn_answered(e, cport++), 1, "cookies while on");
-	table_publish(e, compile_conf(e, conf_synp_auto, e->dp.conf));
+	ph_table_publish(e, compile_conf(e, conf_synp_auto, e->dp.conf));
 	/* Three housekeeping seconds at least, with nothing arriving. */
 	end = ph_now_ns(e) + 3200000000ull;
 	while (ph_now_ns(e) < end) {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -766,6 +768,190 @@ test_random_ops(void **state)
 	lb_neigh_free(t);
 }
 
+/* ---- IPv6 tables ---- */
+
+/* 2001:db8::<n> */
+static void
+ip6_of(uint16_t n, uint8_t a[16])
+{
+	char txt[32];
+
+	snprintf(txt, sizeof(txt), "2001:db8::%x", n);
+	assert_int_equal(inet_pton(AF_INET6, txt, a), 1);
+}
+
+static struct lb_neigh *
+table6(struct log *log, uint32_t capacity)
+{
+	struct lb_neigh_conf c = {
+		.capacity = capacity,
+		.release = on_release,
+		.release_arg = log,
+		.hash_seed = 99,
+		.ipv6 = 1,
+	};
+	struct lb_neigh *t = lb_neigh_create(&c);
+
+	assert_non_null(t);
+	return t;
+}
+
+static void
+test_ipv6_resolve(void **state)
+{
+	struct log log = {0};
+	struct lb_neigh *t = table6(&log, 16);
+	struct lb_neigh_info info;
+	uint8_t a[16], b[16], mac[6], m1[6], m2[6];
+
+	(void)state;
+	ip6_of(1, a);
+	ip6_of(2, b);
+	mac_of(1, m1);
+	mac_of(2, m2);
+	assert_int_equal(lb_neigh6_lookup(t, a, (0) * MS, mac), LB_NEIGH_MISS_SEND);
+	assert_int_equal(lb_neigh6_hold(t, a, 11), 0);
+	assert_int_equal(lb_neigh6_hold(t, b, 12), -ENOENT);
+	assert_int_equal(lb_neigh6_lookup(t, a, (10) * MS, mac),
+			 LB_NEIGH_MISS_PENDING);
+	assert_int_equal(lb_neigh6_hold(t, a, 13), 0);
+	/* The advertisement releases both with its MAC. */
+	assert_int_equal(lb_neigh6_learn(t, a, m1, (20) * MS), 0);
+	assert_int_equal(log.released, 2);
+	assert_int_equal(log.handles[0], 11);
+	assert_int_equal(log.handles[1], 13);
+	assert_memory_equal(log.last_mac, m1, 6);
+	assert_int_equal(lb_neigh6_lookup(t, a, (30) * MS, mac), LB_NEIGH_HIT);
+	assert_memory_equal(mac, m1, 6);
+	/* Another address is another entry. */
+	assert_int_equal(lb_neigh6_learn(t, b, m2, (30) * MS), 0);
+	assert_int_equal(lb_neigh6_lookup(t, b, (30) * MS, mac), LB_NEIGH_HIT);
+	assert_memory_equal(mac, m2, 6);
+	assert_int_equal(lb_neigh6_get(t, a, (30) * MS, &info), 0);
+	assert_int_equal(info.state, LB_NEIGH_REACHABLE);
+	assert_memory_equal(info.mac, m1, 6);
+	/* Stale after the reachable time: hit, and a probe asked for. */
+	assert_int_equal(lb_neigh6_lookup(t, a, (30) * MS + (31) * S, mac),
+			 LB_NEIGH_HIT_PROBE);
+	assert_int_equal(lb_neigh6_delete(t, a), 0);
+	assert_int_equal(lb_neigh6_get(t, a, (40) * MS, &info), -ENOENT);
+	assert_int_equal(lb_neigh6_get(t, b, (40) * MS, &info), 0);
+	lb_neigh_free(t);
+}
+
+static void
+test_ipv6_poll_and_failure(void **state)
+{
+	struct log log = {0};
+	struct lb_neigh *t = table6(&log, 16);
+	uint8_t a[16], due[4][16], mac[6];
+
+	(void)state;
+	ip6_of(7, a);
+	assert_int_equal(lb_neigh6_lookup(t, a, 0, mac), LB_NEIGH_MISS_SEND);
+	assert_int_equal(lb_neigh6_hold(t, a, 5), 0);
+	assert_int_equal(lb_neigh6_poll(t, (500) * MS, due, 4), 0);
+	assert_int_equal(lb_neigh6_poll(t, (1) * S, due, 4), 1);
+	assert_memory_equal(due[0], a, 16);
+	assert_int_equal(lb_neigh6_poll(t, (2) * S, due, 4), 1);
+	assert_memory_equal(due[0], a, 16);
+	/* Three solicitations unanswered and one more wait: failed, the
+	 * packet dropped. */
+	assert_int_equal(lb_neigh6_poll(t, (3) * S, due, 4), 0);
+	assert_int_equal(log.dropped, 1);
+	assert_int_equal(log.last_handle, 5);
+	assert_int_equal(lb_neigh6_lookup(t, a, (4) * S, mac),
+			 LB_NEIGH_MISS_FAILED);
+	lb_neigh_free(t);
+}
+
+static void
+test_ipv6_family_and_bad(void **state)
+{
+	struct log log = {0};
+	struct lb_neigh *t6 = table6(&log, 4);
+	struct lb_neigh *t4 = lb_neigh_create(NULL);
+	struct lb_neigh_info info;
+	uint8_t a[16], mac[6], m1[6], due[1][16];
+	uint32_t ips[1];
+	static const char *const bad[] = {"::", "::1", "ff02::1",
+					  "::ffff:192.0.2.1"};
+
+	(void)state;
+	assert_non_null(t4);
+	ip6_of(1, a);
+	mac_of(1, m1);
+	/* Each table speaks its own family only. */
+	assert_int_equal(lb_neigh_lookup(t6, dotted(10, 0, 0, 1), 0, mac),
+			 -EINVAL);
+	assert_int_equal(lb_neigh_learn(t6, dotted(10, 0, 0, 1), m1, 0),
+			 -EINVAL);
+	assert_int_equal(lb_neigh_set_static(t6, dotted(10, 0, 0, 1), m1),
+			 -EINVAL);
+	assert_int_equal(lb_neigh_poll(t6, 0, ips, 1), -EINVAL);
+	assert_int_equal(lb_neigh_get(t6, dotted(10, 0, 0, 1), 0, &info),
+			 -EINVAL);
+	assert_int_equal(lb_neigh6_lookup(t4, a, 0, mac), -EINVAL);
+	assert_int_equal(lb_neigh6_learn(t4, a, m1, 0), -EINVAL);
+	assert_int_equal(lb_neigh6_hold(t4, a, 1), -EINVAL);
+	assert_int_equal(lb_neigh6_poll(t4, 0, due, 1), -EINVAL);
+	assert_int_equal(lb_neigh6_delete(t4, a), -EINVAL);
+	/* Addresses that are never a neighbour's, a MAC that is not one. */
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		uint8_t b[16];
+
+		assert_int_equal(inet_pton(AF_INET6, bad[i], b), 1);
+		assert_int_equal(lb_neigh6_lookup(t6, b, 0, mac), -EINVAL);
+		assert_int_equal(lb_neigh6_learn(t6, b, m1, 0), -EINVAL);
+	}
+	memset(m1, 0xff, 6);
+	assert_int_equal(lb_neigh6_learn(t6, a, m1, 0), -EINVAL);
+	assert_int_equal(lb_neigh6_lookup(t6, NULL, 0, mac), -EINVAL);
+	assert_int_equal(lb_neigh6_lookup(NULL, a, 0, mac), -EINVAL);
+	{
+		struct lb_neigh_stats st;
+
+		assert_int_equal(lb_neigh_stats(t6, &st), 0);
+		assert_int_equal(st.entries, 0);
+	}
+	lb_neigh_free(t6);
+	lb_neigh_free(t4);
+}
+
+/* More addresses than entries: the least recently used goes, and every
+ * address kept still answers with its own MAC. */
+static void
+test_ipv6_eviction(void **state)
+{
+	struct log log = {0};
+	struct lb_neigh *t = table6(&log, 8);
+	uint8_t a[16], mac[6], m[6];
+
+	(void)state;
+	for (uint16_t i = 1; i <= 20; i++) {
+		ip6_of(i, a);
+		mac_of((uint8_t)i, m);
+		assert_int_equal(lb_neigh6_lookup(t, a, (i) * MS, mac),
+				 LB_NEIGH_MISS_SEND);
+		assert_int_equal(lb_neigh6_learn(t, a, m, (i) * MS), 0);
+	}
+	for (uint16_t i = 1; i <= 20; i++) {
+		struct lb_neigh_info info;
+
+		ip6_of(i, a);
+		mac_of((uint8_t)i, m);
+		if (i <= 12) {
+			assert_int_equal(lb_neigh6_get(t, a, (30) * MS, &info),
+					 -ENOENT);
+			continue;
+		}
+		assert_int_equal(lb_neigh6_lookup(t, a, (30) * MS, mac),
+				 LB_NEIGH_HIT);
+		assert_memory_equal(mac, m, 6);
+	}
+	lb_neigh_free(t);
+}
+
 int
 main(void)
 {
@@ -782,6 +968,10 @@ main(void)
 		cmocka_unit_test(test_time_backwards),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_random_ops),
+		cmocka_unit_test(test_ipv6_resolve),
+		cmocka_unit_test(test_ipv6_poll_and_failure),
+		cmocka_unit_test(test_ipv6_family_and_bad),
+		cmocka_unit_test(test_ipv6_eviction),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

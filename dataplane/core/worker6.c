@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * IPv6 frames, apart from IPv4's path: the burst hands them here at the
+ * ethertype, so an IPv4 frame pays nothing for them. Neighbour discovery
+ * for our addresses, echo for our addresses and VIPs, and the drops with
+ * their reasons.
+ */
+#include "worker_priv.h"
+
+#include "dpconf6.h"
+#include "icmp6.h"
+#include "nat6.h"
+#include "nd6.h"
+#include "pkt_parse6.h"
+
+_Static_assert(LB_PKT6_VERDICT_MAX <= LB_SHM_PKT6_VERDICTS,
+	       "room for every IPv6 verdict in the counters");
+
+/* The largest frame the dataplane's ND messages take: Ethernet, a tag,
+ * IPv6, an advertisement or solicitation with its link-layer option. */
+#define ND_FRAME_MAX 96u
+
+static void
+link_of(const struct lb_worker *w, uint16_t port, struct lb_nat_link *l)
+{
+	uint16_t vid = w->conf->port_vlan[port];
+
+	memcpy(l->mac, w->dp->port[port].mac.addr_bytes, sizeof(l->mac));
+	l->has_vlan = vid != 0;
+	l->vlan_tci = vid;
+}
+
+/* Replaces the contents of @p m with the @p len bytes at @p buf. */
+static int
+mbuf_set(struct rte_mbuf *m, const uint8_t *buf, uint32_t len)
+{
+	if (m->nb_segs != 1 || len > (uint32_t)m->buf_len - m->data_off)
+		return -ENOSPC;
+	memcpy(frame_of(m), buf, len);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	return 0;
+}
+
+static void
+handle_nd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	  uint64_t now)
+{
+	uint16_t port = m->port;
+	struct lb_nd_msg nd;
+	struct lb_nat_link link;
+	uint8_t buf[ND_FRAME_MAX];
+	int n;
+
+	if (lb_nd_parse(frame_of(m), rte_pktmbuf_data_len(m), pkt, &nd) != 0) {
+		drop(w, m, LB_DROP_ND_INVALID);
+		return;
+	}
+	/* Nobody else may speak for our addresses, as with ARP: not a
+	 * sender (duplicate address detection has none), not the target of
+	 * an advertisement. */
+	if (unlikely((!nd.dad && lb_dpconf6_is_own(w->conf, nd.src)) ||
+		     (nd.type == LB_ND_NA &&
+		      lb_dpconf6_is_own(w->conf, nd.target)))) {
+		drop(w, m, LB_DROP_ND_SPOOF);
+		return;
+	}
+	/* What an advertisement says of its target, and a solicitation
+	 * for one of our addresses of its sender (RFC 4861 7.2.5, 7.2.3). */
+	if (nd.type == LB_ND_NA && nd.has_lla)
+		lb_worker_neigh6_learn(w, nd.target, nd.lla, port, now);
+	if (nd.type == LB_ND_NS &&
+	    lb_dpconf6_is_ours(w->conf, nd.target, port)) {
+		if (nd.has_lla)
+			lb_worker_neigh6_learn(w, nd.src, nd.lla, port, now);
+		link_of(w, port, &link);
+		n = lb_nd_na_answer(buf, sizeof(buf), &link, &nd);
+		if (n > 0 && mbuf_set(m, buf, (uint32_t)n) == 0) {
+			w->st.nd_adverts++;
+			tx_enqueue(w, port, m);
+			return;
+		}
+	}
+	/* Solicitations for others and advertisements: nothing to do
+	 * yet, as ARP for others. */
+	rte_pktmbuf_free(m);
+}
+
+static void icmp6_error(struct lb_worker *w, struct rte_mbuf *m,
+			struct lb_pkt6 *pkt, uint64_t now);
+
+static void
+handle_icmp6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	     uint64_t now)
+{
+	uint8_t type = ((const uint8_t *)&pkt->dport)[0];
+	uint8_t peer[16];
+
+	if (type == LB_ND_NS || type == LB_ND_NA) {
+		handle_nd(w, m, pkt, now);
+		return;
+	}
+	if (type == LB_ICMP6_DEST_UNREACH || type == LB_ICMP6_PKT_TOO_BIG ||
+	    type == LB_ICMP6_TIME_EXCEEDED) {
+		icmp6_error(w, m, pkt, now);
+		return;
+	}
+	if (type == LB_ICMP6_ECHO_REQUEST &&
+	    lb_dpconf6_is_ours(w->conf, pkt->dst, m->port)) {
+		/* The reply would go to ourselves. */
+		if (unlikely(lb_dpconf6_is_own(w->conf, pkt->src))) {
+			drop(w, m, LB_DROP_SRC_OURS);
+			return;
+		}
+		memcpy(peer, pkt->src, 16);
+		if (lb_icmp6_echo_reply(frame_of(m), rte_pktmbuf_data_len(m),
+					pkt) == 0) {
+			w->st.echo6_replies++;
+			lb_worker_route_out6(w, m, peer, now);
+			return;
+		}
+	}
+	drop(w, m, LB_DROP_ICMP6);
+}
+
+/* ---- fnat66 -------------------------------------------------------------- */
+
+uint32_t
+lb_worker_snat6_active(const struct lb_worker *w, const struct lb_dpconf *c,
+		       uint32_t *keys)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->nb_snat6 && i < LB_CONF_MAX_SNATS; i++)
+		if (!c->snat6[i].draining)
+			keys[n++] = lb_flow6_fold(w->ft, c->snat6[i].ip);
+	return n;
+}
+
+/* The IPv6 SNAT address whose fold is @p key, or NULL. */
+static const uint8_t *
+snat6_addr(const struct lb_worker *w, uint32_t key)
+{
+	const struct lb_dpconf *c = w->conf;
+
+	for (uint32_t i = 0; i < c->nb_snat6 && i < LB_CONF_MAX_SNATS; i++)
+		if (lb_flow6_fold(w->ft, c->snat6[i].ip) == key)
+			return c->snat6[i].ip;
+	return NULL;
+}
+
+struct snat6_dst {
+	const struct lb_worker *w;
+	const struct lb_dpconf_be *be;
+	uint8_t proto;
+};
+
+/* lb_snat_taken_fn: as IPv4's, a live flow's reply tuple says so. */
+static bool
+snat6_taken(void *arg, uint32_t key, uint16_t port)
+{
+	const struct snat6_dst *d = arg;
+	const uint8_t *ip = snat6_addr(d->w, key);
+	struct lb_flow6_tuple t;
+
+	if (ip == NULL)
+		return true;
+	memset(&t, 0, sizeof(t));
+	memcpy(t.src, d->be->ip6, 16);
+	memcpy(t.dst, ip, 16);
+	t.sport = d->be->port;
+	t.dport = port;
+	t.proto = d->proto;
+	return lb_flow6_holds(d->w->ft, &t);
+}
+
+void
+lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f)
+{
+	if (f->svc < LB_CONF_MAX_SVCS && f->be < LB_CONF_MAX_BES)
+		w->bst[f->svc][f->be].active--;
+	fb_put(w, LB_FB_FLOW_END, f->svc, f->be, 0,
+	       (uint64_t)f->pkts[0] + f->pkts[1]);
+	if (f->state == LB_FLOW_UDP_UNREPLIED)
+		w->st.udp_unreplied++;
+	lb_snat_port_free(w->snat6, f->key[LB_FLOW_DIR_REPLY].dst,
+			  f->key[LB_FLOW_DIR_REPLY].dport);
+}
+
+/*
+ * Full-NAT either way, as lb_worker_fwd(): a packet of direction @p dir
+ * leaves with the reverse of the other direction's tuple, whose whole
+ * addresses the flow's side record holds.
+ */
+static void
+fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+     uint32_t idx, enum lb_flow_dir dir, uint64_t now)
+{
+	const struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
+	const struct lb_flow_key *k = &f->key[!dir];
+	const uint8_t(*a)[16] = w->f6[idx].a[!dir];
+	struct lb_be_stats *b = &w->bst[f->svc][f->be];
+	uint8_t to[16];
+
+	if (unlikely(lb_nat6_hop_dec(frame_of(m), pkt) != 0)) {
+		drop(w, m, LB_DROP_HOP_LIMIT);
+		return;
+	}
+	b->pkts[dir]++;
+	b->bytes[dir] += rte_pktmbuf_pkt_len(m);
+	memcpy(to, a[0], 16);
+	if (lb_nat6_rewrite(frame_of(m), pkt, a[1], k->dport, a[0],
+			    k->sport) != 0) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	lb_worker_route_out6(w, m, to, now);
+}
+
+/* A new flow of IPv6 service @p s to an IPv6 backend (fnat66). */
+static void
+flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	  int s, const struct lb_flow6_tuple *orig, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[s];
+	struct lb_flow6_tuple reply;
+	struct snat6_dst d;
+	struct lb_flow_key k;
+	uint32_t be, key;
+	uint16_t port;
+	int idx;
+
+	/* Only what opens a connection opens a flow. */
+	if (pkt->proto == LB_IPPROTO_TCP &&
+	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) !=
+		    LB_TCP_SYN) {
+		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	if (unlikely(lb_dpconf6_is_own(w->conf, orig->src))) {
+		drop(w, m, LB_DROP_SRC_OURS);
+		return;
+	}
+	if (unlikely(!lb_pkt6_l4_csum_ok(frame_of(m), pkt))) {
+		drop(w, m, LB_DROP_L4_CSUM);
+		return;
+	}
+	lb_flow6_key(w->ft, &k, orig);
+	if (w->sched[s] == NULL ||
+	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
+			    &w->rng, &be) != 0) {
+		drop(w, m, LB_DROP_NO_BACKEND);
+		return;
+	}
+	/* An IPv4 backend wants fnat64, which is not here yet. */
+	if (svc->be[be].af != LB_CONF_AF_INET6) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	d.w = w;
+	d.be = &svc->be[be];
+	d.proto = pkt->proto;
+	if (lb_snat_port_alloc(w->snat6, snat6_taken, &d, &key, &port) != 0 ||
+	    snat6_addr(w, key) == NULL) {
+		drop(w, m, LB_DROP_SNAT_FULL);
+		return;
+	}
+	memset(&reply, 0, sizeof(reply));
+	memcpy(reply.src, svc->be[be].ip6, 16);
+	memcpy(reply.dst, snat6_addr(w, key), 16);
+	reply.sport = svc->be[be].port;
+	reply.dport = port;
+	reply.proto = pkt->proto;
+	idx = lb_flow6_insert(w->ft, w->f6, orig, &reply, (uint16_t)s, be,
+			      now);
+	if (idx < 0) {
+		lb_snat_port_free(w->snat6, key, port);
+		drop(w, m, idx == -ENOSPC ? LB_DROP_FLOW_FULL
+					  : LB_DROP_NO_FLOW);
+		return;
+	}
+	lb_flow_entries(w->ft)[idx].l7 = LB_L7_NONE;
+	w->st.flows_created++;
+	w->bst[s][be].flows++;
+	w->bst[s][be].active++;
+	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+		      now);
+	fwd6(w, m, pkt, (uint32_t)idx, LB_FLOW_DIR_ORIG, now);
+}
+
+/* A packet to an IPv6 VIP (client side) or SNAT address (backend side):
+ * its flow, or a new one. */
+static void
+fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
+       uint64_t now)
+{
+	struct lb_flow6_tuple t;
+	enum lb_flow_dir dir;
+	uint32_t idx;
+
+	memset(&t, 0, sizeof(t));
+	memcpy(t.src, pkt->src, 16);
+	memcpy(t.dst, pkt->dst, 16);
+	t.sport = pkt->sport;
+	t.dport = pkt->dport;
+	t.proto = pkt->proto;
+	idx = lb_flow6_lookup(w->ft, w->f6, &t, &dir);
+	if (idx != LB_FLOW_NONE) {
+		/* A packet of the side it did not come from is a spoof. */
+		if ((s >= 0) != (dir == LB_FLOW_DIR_ORIG)) {
+			drop(w, m, LB_DROP_NO_FLOW);
+			return;
+		}
+		lb_flow_touch(w->ft, idx, dir, pkt->tcp_flags, now);
+		fwd6(w, m, pkt, idx, dir, now);
+		return;
+	}
+	if (s < 0) {
+		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	flow6_new(w, m, pkt, s, &t, now);
+}
+
+/*
+ * An ICMPv6 error quoting a packet of an IPv6 flow, translated for the
+ * flow's other side as lb_worker_icmp_error() does for IPv4: above all
+ * packet too big from the backend's path, for the client's path MTU
+ * discovery. It goes to the worker that owns the quoted SNAT port.
+ */
+static void
+icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	    uint64_t now)
+{
+	uint8_t *fr = frame_of(m);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	struct lb_icmp6_tuple in;
+	struct lb_icmp6_err ic;
+	struct lb_flow6_tuple t;
+	const struct lb_flow_key *k2;
+	const uint8_t(*a)[16];
+	enum lb_flow_dir dir;
+	uint8_t to[16];
+	uint32_t idx;
+	int sn;
+
+	if (lb_icmp6_err_parse(fr, len, pkt, &ic) != 0) {
+		drop(w, m, LB_DROP_ICMP6);
+		return;
+	}
+	sn = lb_dpconf6_snat_find(w->conf, pkt->dst);
+	if (sn >= 0 && unlikely(w->conf->snat6[sn].port != m->port)) {
+		drop(w, m, LB_DROP_SNAT_PORT);
+		return;
+	}
+	if (sn >= 0) {
+		uint32_t owner = lb_snat_owner(w->snat6, ic.inner.sport);
+
+		if (owner != w->wid && owner < w->dp->nb_workers) {
+			redirect(w, m, owner);
+			return;
+		}
+	}
+	/* The quoted packet went the other way. */
+	memset(&t, 0, sizeof(t));
+	memcpy(t.src, ic.inner.dst, 16);
+	memcpy(t.dst, ic.inner.src, 16);
+	t.sport = ic.inner.dport;
+	t.dport = ic.inner.sport;
+	t.proto = ic.proto;
+	idx = lb_flow6_lookup(w->ft, w->f6, &t, &dir);
+	if (idx == LB_FLOW_NONE) {
+		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	/* The client sees VIP -> client quoting client -> VIP, the backend
+	 * SNAT -> backend quoting backend -> SNAT. */
+	k2 = &lb_flow_entries(w->ft)[idx].key[!dir];
+	a = w->f6[idx].a[!dir];
+	memcpy(in.src, a[0], 16);
+	memcpy(in.dst, a[1], 16);
+	in.sport = k2->sport;
+	in.dport = k2->dport;
+	memcpy(to, a[0], 16);
+	if (lb_nat6_hop_dec(fr, pkt) != 0) {
+		drop(w, m, LB_DROP_HOP_LIMIT);
+		return;
+	}
+	if (lb_icmp6_err_rewrite(fr, len, pkt, a[1], a[0], &in) != 0) {
+		drop(w, m, LB_DROP_ICMP6);
+		return;
+	}
+	w->st.icmp6_translated++;
+	lb_worker_route_out6(w, m, to, now);
+}
+
+void
+lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+{
+	const struct lb_dpconf *c = w->conf;
+	struct lb_pkt6 pkt;
+	enum lb_pkt6_verdict v;
+	uint32_t end;
+	int svc, sn;
+
+	v = lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt);
+	w->st.verdict6[v]++;
+	if (v != LB_PKT6_OK) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (unlikely((pkt.has_vlan ? pkt.vlan_tci & VLAN_VID_MASK : 0) !=
+		     c->port_vlan[m->port])) {
+		drop(w, m, LB_DROP_VLAN);
+		return;
+	}
+	/* Ethernet padding is not part of the packet. */
+	end = (uint32_t)pkt.l3_off + LB_IPV6_HDR_LEN + pkt.ip_plen;
+	if (unlikely(rte_pktmbuf_pkt_len(m) > end))
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - end));
+	if (pkt.proto == LB_IPPROTO_ICMPV6) {
+		handle_icmp6(w, m, &pkt, now);
+		return;
+	}
+	svc = lb_dpconf6_svc_find(&w->svc6, c, pkt.proto, pkt.dst, pkt.dport);
+	sn = svc < 0 ? lb_dpconf6_snat_find(c, pkt.dst) : -1;
+	if (svc < 0 && sn < 0) {
+		drop(w, m, LB_DROP_NOT_OURS);
+		return;
+	}
+	if (sn >= 0 && unlikely(c->snat6[sn].port != m->port)) {
+		drop(w, m, LB_DROP_SNAT_PORT);
+		return;
+	}
+	if (pkt.flags & LB_PKT6_F_FRAG) {
+		drop(w, m, LB_DROP_IP6_FRAG);
+		return;
+	}
+	/* What we would forward must have a hop left (RFC 8200 3). */
+	if (pkt.hop_limit <= 1) {
+		drop(w, m, LB_DROP_HOP_LIMIT);
+		return;
+	}
+	if (sn >= 0) {
+		uint32_t owner = lb_snat_owner(w->snat6, pkt.dport);
+
+		if (owner != w->wid && owner < w->dp->nb_workers) {
+			redirect(w, m, owner);
+			return;
+		}
+	}
+	fnat66(w, m, &pkt, svc, now);
+}

@@ -1,0 +1,1132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet tests of the worker's IPv6 path (dataplane/core/worker6.c), on
+ * the harness of harness.h: IPv6 frames in, the dataplane's answers out
+ * byte for byte, built apart by pktbuild.c. The IPv6 parts of the table
+ * are set on the compiled IPv4 one, as lb-control's compile will fill
+ * them.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_malloc.h>
+
+#include "harness.h"
+#include "pkt_parse6.h"
+
+#define POOL_SIZE 2047
+#define FLOWS 256
+#define TCP6_PORT 443
+#define UDP6_PORT 53
+
+/* ---- the cast ----------------------------------------------------------- */
+
+enum who {
+	A_LB0,	   /* 2001:db8:1::1, ours on port 0 */
+	A_C,	   /* 2001:db8:1::7, the client */
+	A_VIP_LAN, /* 2001:db8:1::10, a VIP in port 0's prefix (UDP 53) */
+	A_VIP,	   /* 2001:db8:a::10, a routed VIP (TCP 443) */
+	A_LB1,	   /* 2001:db8:2::1, ours on port 1 */
+	A_SNAT,	   /* 2001:db8:2::2, SNAT address on port 1 */
+	A_OTHER,   /* 2001:db8:1::99, a neighbour, not ours */
+	A_PEER1,   /* 2001:db8:2::20, a host on port 1's side */
+	A_ANY,	   /* ::, duplicate address detection's source */
+	A_ALL,	   /* ff02::1 */
+};
+
+static void
+addr(uint8_t out[16], enum who a)
+{
+	switch (a) {
+	case A_LB0:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 1);
+		break;
+	case A_C:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 7);
+		break;
+	case A_VIP_LAN:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 0x10);
+		break;
+	case A_VIP:
+		pb_ip6(out, 0x2001, 0xdb8, 0xa, 0x10);
+		break;
+	case A_LB1:
+		pb_ip6(out, 0x2001, 0xdb8, 2, 1);
+		break;
+	case A_SNAT:
+		pb_ip6(out, 0x2001, 0xdb8, 2, 2);
+		break;
+	case A_OTHER:
+		pb_ip6(out, 0x2001, 0xdb8, 1, 0x99);
+		break;
+	case A_PEER1:
+		pb_ip6(out, 0x2001, 0xdb8, 2, 0x20);
+		break;
+	case A_ANY:
+		memset(out, 0, 16);
+		break;
+	case A_ALL:
+		pb_ip6(out, 0xff02, 0, 0, 1);
+		break;
+	}
+}
+
+static const char *const conf4[] = {
+	"addr add 198.51.100.1/24 port 0",
+	"addr add 10.1.0.1/24 port 1",
+	"snat add 10.1.0.2 port 1",
+	"service add tcp 203.0.113.10:80 sched rr",
+	"backend add tcp 203.0.113.10:80 10.1.0.20:8080",
+	NULL,
+};
+
+/* Sets the IPv6 parts of table @p d. */
+static void
+conf6(struct lb_dpconf *d)
+{
+	struct lb_dpconf_svc *v;
+	uint32_t s = d->nb_svc;
+
+	addr(d->addr6[0].ip, A_LB0);
+	d->addr6[0].len = 64;
+	d->addr6[0].port = 0;
+	addr(d->addr6[1].ip, A_LB1);
+	d->addr6[1].len = 64;
+	d->addr6[1].port = 1;
+	d->nb_addr6 = 2;
+	addr(d->snat6[0].ip, A_SNAT);
+	d->snat6[0].port = 1;
+	d->nb_snat6 = 1;
+
+	v = &d->svc[s];
+	memset(v, 0, sizeof(*v));
+	v->state = LB_SVC_ACTIVE;
+	v->af = LB_CONF_AF_INET6;
+	v->proto = PB_PROTO_TCP;
+	v->vport = htons(TCP6_PORT);
+	addr(v->vip6, A_VIP);
+	v->opts = d->svc[0].opts;
+	v = &d->svc[s + 1];
+	memset(v, 0, sizeof(*v));
+	v->state = LB_SVC_ACTIVE;
+	v->af = LB_CONF_AF_INET6;
+	v->proto = PB_PROTO_UDP;
+	v->vport = htons(UDP6_PORT);
+	addr(v->vip6, A_VIP_LAN);
+	v->opts = d->svc[0].opts;
+	d->nb_svc = s + 2;
+}
+
+/* Takes what the workers sent on each port: @p got[port] (at most 4
+ * each), their numbers in @p n[port]. */
+static void
+take_all(struct ph_env *e, struct pb_frame got[NB_PORTS][4],
+	 unsigned int n[NB_PORTS])
+{
+	ph_poll_all(e);
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		n[p] = ph_take(e, p, 0, got[p], 4);
+}
+
+/* A dataplane whose table has the IPv6 parts; the advertisements of its
+ * start are taken (test_announce checks them). */
+static struct ph_env *
+env6(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	CHECK_EQ(n[0] + n[1], 4, "advertisements at start");
+	return e;
+}
+
+
+/* ---- frames ------------------------------------------------------------- */
+
+static const uint8_t mac_peer1[6] = {0x02, 0xbe, 0, 0, 0, 0x20};
+static const uint8_t mac_all[6] = {0x33, 0x33, 0, 0, 0, 1};
+
+/* An advertisement of @who at @mac: unsolicited to all nodes, or
+ * solicited to @to at @to_mac. */
+static void
+na_frame(struct pb_frame *f, const uint8_t who[16], const uint8_t *mac,
+	 bool solicited, const uint8_t to[16], const uint8_t *to_mac)
+{
+	static uint8_t na[24];
+	struct pb_dg6 d;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, who, 16);
+	if (solicited)
+		memcpy(d.dst, to, 16);
+	else
+		addr(d.dst, A_ALL);
+	d.hlim = 255;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 136;
+	d.l4.rest = solicited ? 0x60000000u : 0x20000000u;
+	memcpy(na, who, 16);
+	na[16] = 2; /* target link-layer address */
+	na[17] = 1;
+	memcpy(na + 18, mac, 6);
+	d.l4.data = na;
+	d.l4.plen = 24;
+	pb_ipv6_frame(f, solicited ? to_mac : mac_all, mac, &d);
+}
+
+/* The client and the host on port 1 announce themselves. */
+static void
+learn6(struct ph_env *e)
+{
+	struct pb_frame f;
+	uint8_t a[16];
+
+	addr(a, A_C);
+	na_frame(&f, a, mac_c, false, NULL, NULL);
+	ph_rx(e, 0, &f);
+	addr(a, A_PEER1);
+	na_frame(&f, a, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "advertisements taken in");
+}
+
+static struct ph_env *
+env6_learnt(void **state)
+{
+	struct ph_env *e = env6(state);
+
+	learn6(e);
+	return e;
+}
+
+static const uint8_t mac_sn_base[6] = {0x33, 0x33, 0xff, 0, 0, 0};
+
+/* The solicited-node group of @p a and its MAC. */
+static void
+solicited(const uint8_t a[16], uint8_t grp[16], uint8_t mac[6])
+{
+	pb_ip6(grp, 0xff02, 0, 0, 0);
+	grp[11] = 1;
+	grp[12] = 0xff;
+	memcpy(grp + 13, a + 13, 3);
+	memcpy(mac, mac_sn_base, 6);
+	memcpy(mac + 3, a + 13, 3);
+}
+
+enum kind {
+	K_NS,	  /* neighbour solicitation for @target */
+	K_ECHO,	  /* echo request */
+	K_ICMP,	  /* another ICMPv6 message (router advertisement) */
+	K_TCP,	  /* a SYN */
+	K_UDP,	  /* a datagram */
+};
+
+enum expect {
+	X_NONE,
+	X_NA,	  /* the advertisement answering the solicitation */
+	X_NA_DAD, /* the one telling a duplicate address check to all */
+	X_ECHO,	  /* the echo reply */
+};
+
+struct row6 {
+	const char *what;
+	uint16_t port;
+	enum kind kind;
+	enum who src, dst, target;
+	uint8_t hlim;	  /* 0: 64, or 255 for ND */
+	uint8_t zero_hlim; /* a hop limit of 0 */
+	uint8_t hbh, frag_hdr;
+	uint16_t frag;
+	int16_t plen_adj;
+	uint16_t vlan;
+	uint8_t no_slla;
+	enum lb_pkt6_verdict v6;
+	int drop;
+	enum expect expect;
+};
+
+static const uint8_t slla_mac[6] = {0x02, 0xcc, 0, 0, 0, 0x77};
+
+static void
+ns_data(uint8_t *data, const uint8_t target[16], bool slla)
+{
+	memcpy(data, target, 16);
+	if (slla) {
+		data[16] = 1; /* source link-layer address */
+		data[17] = 1;
+		memcpy(data + 18, slla_mac, 6);
+	}
+}
+
+static void
+build6(const void *r, struct ph_case *c)
+{
+	const struct row6 *row = r;
+	static uint8_t data[64];
+	struct pb_dg6 d;
+	uint8_t dmac[6], grp[16], tgt[16];
+	const uint8_t *dst_mac = mac_port[row->port];
+	uint32_t v6_off = offsetof(struct lb_worker_stats, verdict6);
+
+	memset(&d, 0, sizeof(d));
+	addr(d.src, row->src);
+	addr(d.dst, row->dst);
+	d.hlim = row->zero_hlim ? 0 : row->hlim ? row->hlim : 64;
+	d.hbh = row->hbh;
+	d.frag_hdr = row->frag_hdr;
+	d.frag = row->frag;
+	d.plen_adj = row->plen_adj;
+	d.vlan = row->vlan;
+	switch (row->kind) {
+	case K_NS:
+		addr(tgt, row->target);
+		d.l4.proto = PB_PROTO_ICMPV6;
+		d.l4.type = 135;
+		ns_data(data, tgt, !row->no_slla);
+		d.l4.data = data;
+		d.l4.plen = row->no_slla ? 16 : 24;
+		if (row->hlim == 0)
+			d.hlim = 255;
+		if (row->dst != A_ALL) {
+			solicited(tgt, grp, dmac);
+			memcpy(d.dst, grp, 16);
+			dst_mac = dmac;
+		}
+		break;
+	case K_ECHO:
+		d.l4.proto = PB_PROTO_ICMPV6;
+		d.l4.type = 128;
+		d.l4.rest = 0x4242001;
+		d.l4.plen = 24;
+		d.l4.seed = 5;
+		break;
+	case K_ICMP:
+		d.l4.proto = PB_PROTO_ICMPV6;
+		d.l4.type = 134;
+		d.l4.plen = 8;
+		break;
+	case K_TCP:
+		d.l4.proto = PB_PROTO_TCP;
+		d.l4.sport = 40000;
+		d.l4.dport = TCP6_PORT;
+		d.l4.seq = 1000;
+		d.l4.flags = PB_SYN;
+		d.l4.win = 65535;
+		d.l4.plen = 4;
+		break;
+	case K_UDP:
+		d.l4.proto = PB_PROTO_UDP;
+		d.l4.sport = 40000;
+		d.l4.dport = UDP6_PORT;
+		d.l4.plen = 20;
+		d.l4.seed = 9;
+		break;
+	}
+	pb_ipv6_frame(&c->in, dst_mac, mac_c, &d);
+	c->port = row->port;
+	c->drop = row->drop;
+	c->pkt = -1;
+	c->count[0] = (struct ph_count){"verdict6[v6]",
+					v6_off + row->v6 * sizeof(uint64_t), 1};
+	c->count[1] = (struct ph_count)PH_COUNT(
+		verdict[LB_PKT_DROP_ETHERTYPE], 0);
+	c->count[2] = (struct ph_count)PH_COUNT(nd_adverts,
+						row->expect == X_NA ||
+							row->expect == X_NA_DAD);
+	c->count[3] = (struct ph_count)PH_COUNT(echo6_replies,
+						row->expect == X_ECHO);
+	if (row->expect == X_NONE)
+		return;
+	c->verdict = PH_SENT;
+	c->out_port = row->port;
+	if (row->expect == X_ECHO) {
+		struct pb_dg6 o = d;
+
+		memcpy(o.src, d.dst, 16);
+		memcpy(o.dst, d.src, 16);
+		o.hlim = 64;
+		o.l4.type = 129;
+		pb_ipv6_frame(&c->out, row->src == A_PEER1 ? mac_peer1 : mac_c,
+			      mac_port[row->port], &o);
+		return;
+	}
+	/* RFC 4861 7.2.4: from the target, to the solicitation's source at
+	 * its link-layer address, solicited and override, with our MAC in
+	 * the target link-layer option; a duplicate address check is told
+	 * to all nodes, unsolicited. */
+	{
+		struct pb_dg6 o;
+		uint8_t na[32];
+		const uint8_t *omac = slla_mac;
+		static const uint8_t all_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
+
+		memset(&o, 0, sizeof(o));
+		addr(o.src, row->target);
+		addr(o.dst, row->src);
+		o.hlim = 255;
+		o.vlan = row->vlan;
+		o.l4.proto = PB_PROTO_ICMPV6;
+		o.l4.type = 136;
+		o.l4.rest = 0x60000000u;
+		if (row->expect == X_NA_DAD) {
+			addr(o.dst, A_ALL);
+			o.l4.rest = 0x20000000u;
+			omac = all_mac;
+		} else if (row->no_slla) {
+			omac = mac_c;
+		}
+		memcpy(na, tgt, 16);
+		na[16] = 2; /* target link-layer address */
+		na[17] = 1;
+		memcpy(na + 18, mac_port[row->port], 6);
+		o.l4.data = na;
+		o.l4.plen = 24;
+		pb_ipv6_frame(&c->out, omac, mac_port[row->port], &o);
+	}
+}
+
+/* clang-format off */
+static const struct row6 rows6[] = {
+	/* Neighbour discovery. */
+	{"NS for our address on port 0", 0, K_NS, A_C, A_ANY, A_LB0,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS for a VIP in port 0's prefix", 0, K_NS, A_C, A_ANY, A_VIP_LAN,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS for a routed VIP", 1, K_NS, A_C, A_ANY, A_VIP,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS for the SNAT address on its port", 1, K_NS, A_PEER1, A_ANY,
+	 A_SNAT, .v6 = LB_PKT6_OK, .drop = -1, .expect = X_NA},
+	{"NS without a link-layer option: answered to the frame's source",
+	 0, K_NS, A_C, A_ANY, A_LB0, .no_slla = 1, .v6 = LB_PKT6_OK,
+	 .drop = -1, .expect = X_NA},
+	{"NS from :: (duplicate address check): told to all nodes", 0, K_NS,
+	 A_ANY, A_ANY, A_LB0, .no_slla = 1, .v6 = LB_PKT6_OK, .drop = -1,
+	 .expect = X_NA_DAD},
+	{"NS for the SNAT address on another port: not answered", 0, K_NS,
+	 A_C, A_ANY, A_SNAT, .v6 = LB_PKT6_OK, .drop = -1},
+	{"NS for port 1's address on port 0: not answered", 0, K_NS, A_C,
+	 A_ANY, A_LB1, .v6 = LB_PKT6_OK, .drop = -1},
+	{"NS for a neighbour: not answered", 0, K_NS, A_C, A_ANY, A_OTHER,
+	 .v6 = LB_PKT6_OK, .drop = -1},
+	{"NS with hop limit 254: from off-link", 0, K_NS, A_C, A_ANY, A_LB0,
+	 .hlim = 254, .v6 = LB_PKT6_OK, .drop = LB_DROP_ND_INVALID},
+	{"NS from our own address", 0, K_NS, A_VIP_LAN, A_ANY, A_LB0,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_ND_SPOOF},
+	/* Echo. */
+	{"echo to our address", 0, K_ECHO, A_C, A_LB0, .v6 = LB_PKT6_OK,
+	 .drop = -1, .expect = X_ECHO},
+	{"echo to a VIP", 0, K_ECHO, A_C, A_VIP, .v6 = LB_PKT6_OK,
+	 .drop = -1, .expect = X_ECHO},
+	{"echo to the SNAT address on its port", 1, K_ECHO, A_PEER1, A_SNAT,
+	 .v6 = LB_PKT6_OK, .drop = -1, .expect = X_ECHO},
+	{"echo to a neighbour", 0, K_ECHO, A_C, A_OTHER, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_ICMP6},
+	{"echo to all nodes", 0, K_ECHO, A_C, A_ALL, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_ICMP6},
+	{"echo from one of our addresses", 0, K_ECHO, A_VIP, A_LB0,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_SRC_OURS},
+	{"echo with a hop-by-hop header: not answered with it", 0, K_ECHO,
+	 A_C, A_LB0, .hbh = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_ICMP6},
+	{"router advertisement", 0, K_ICMP, A_C, A_ALL, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_ICMP6},
+	/* To a VIP, to the SNAT address, to others. */
+	{"SYN to the IPv6 VIP", 0, K_TCP, A_C, A_VIP, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_NO_BACKEND},
+	{"SYN to the IPv6 VIP behind a hop-by-hop header", 0, K_TCP, A_C,
+	 A_VIP, .hbh = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_BACKEND},
+	{"datagram to the IPv6 VIP", 0, K_UDP, A_C, A_VIP_LAN,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_BACKEND},
+	{"datagram to the SNAT address", 1, K_UDP, A_PEER1, A_SNAT,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_FLOW},
+	{"SYN with hop limit 1", 0, K_TCP, A_C, A_VIP, .hlim = 1,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_HOP_LIMIT},
+	{"datagram with hop limit 0", 0, K_UDP, A_C, A_VIP_LAN,
+	 .zero_hlim = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_HOP_LIMIT},
+	{"first fragment to the VIP", 0, K_TCP, A_C, A_VIP, .frag_hdr = 1,
+	 .frag = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_IP6_FRAG},
+	{"atomic fragment to the VIP: a whole packet", 0, K_TCP, A_C, A_VIP,
+	 .frag_hdr = 1, .v6 = LB_PKT6_OK, .drop = LB_DROP_NO_BACKEND},
+	{"datagram to the TCP VIP", 0, K_UDP, A_C, A_VIP,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_NOT_OURS},
+	{"SYN to a neighbour", 0, K_TCP, A_C, A_OTHER, .v6 = LB_PKT6_OK,
+	 .drop = LB_DROP_NOT_OURS},
+	{"tagged on an untagged port", 0, K_ECHO, A_C, A_LB0, .vlan = 7,
+	 .v6 = LB_PKT6_OK, .drop = LB_DROP_VLAN},
+	/* Malformed: the IPv6 parser's verdicts, no drop reason. */
+	{"payload length beyond the frame", 0, K_TCP, A_C, A_VIP,
+	 .plen_adj = 8, .v6 = LB_PKT6_DROP_PLEN, .drop = -1},
+	{"later fragment", 0, K_TCP, A_C, A_VIP, .frag_hdr = 1,
+	 .frag = 8 << 3, .v6 = LB_PKT6_DROP_FRAG, .drop = -1},
+	{"payload length cutting the TCP header", 0, K_TCP, A_C, A_VIP,
+	 .plen_adj = -16, .v6 = LB_PKT6_DROP_TCP_TRUNC, .drop = -1},
+};
+/* clang-format on */
+
+static const struct ph_table table6 = {
+	"ipv6",
+	PH_ROWS(rows6),
+	env6_learnt,
+	build6,
+	NULL,
+};
+
+/* ---- sequences ----------------------------------------------------------- */
+
+/* A solicitation for @target from @src at @mac, in VLAN @vlan (0:
+ * untagged), with the source link-layer option. */
+static void
+ns_frame(struct pb_frame *f, const uint8_t src[16], const uint8_t target[16],
+	 const uint8_t *mac, uint16_t vlan)
+{
+	static uint8_t data[24];
+	struct pb_dg6 d;
+	uint8_t dmac[6];
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, src, 16);
+	solicited(target, d.dst, dmac);
+	d.hlim = 255;
+	d.vlan = vlan;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 135;
+	memcpy(data, target, 16);
+	data[16] = 1;
+	data[17] = 1;
+	memcpy(data + 18, mac, 6);
+	d.l4.data = data;
+	d.l4.plen = 24;
+	pb_ipv6_frame(f, dmac, mac, &d);
+}
+
+/* The solicitation we send for @target from @src on @port. */
+static void
+ns_out(struct pb_frame *f, uint16_t port, const uint8_t src[16],
+       const uint8_t target[16])
+{
+	ns_frame(f, src, target, mac_port[port], 0);
+}
+
+/* An echo request from @src (at @src_mac) to @dst on port 0. */
+static void
+echo_in(struct pb_frame *f, const uint8_t src[16], const uint8_t dst[16],
+	const uint8_t *src_mac, struct pb_dg6 *d)
+{
+	memset(d, 0, sizeof(*d));
+	memcpy(d->src, src, 16);
+	memcpy(d->dst, dst, 16);
+	d->hlim = 64;
+	d->l4.proto = PB_PROTO_ICMPV6;
+	d->l4.type = 128;
+	d->l4.rest = 0x77000001;
+	d->l4.plen = 16;
+	pb_ipv6_frame(f, mac_port[0], src_mac, d);
+}
+
+/* The reply to @in (built by echo_in()) as it leaves toward @mac. */
+static void
+echo_out(struct pb_frame *f, const struct pb_dg6 *in, const uint8_t *mac)
+{
+	struct pb_dg6 o = *in;
+
+	memcpy(o.src, in->dst, 16);
+	memcpy(o.dst, in->src, 16);
+	o.l4.type = 129;
+	pb_ipv6_frame(f, mac, mac_port[0], &o);
+}
+
+/* A client nobody knows yet: its reply waits for the answer to our
+ * solicitation, then leaves to the MAC it gave. */
+static void
+test_echo_resolves(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t lb0[16], c[16];
+
+	addr(lb0, A_LB0);
+	addr(c, A_C);
+	echo_in(&f, c, lb0, mac_c, &d);
+	ph_rx(e, 0, &f);
+	ns_out(&want, 0, lb0, c);
+	ph_expect_frame(e, 0, 0, &want, "solicitation for the client");
+	CHECK_EQ(e->w->st.nd_solicits, 1, "solicitations");
+	/* Another request meanwhile waits too, without a second one. */
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "second request held");
+	na_frame(&f, c, mac_c, true, lb0, mac_port[0]);
+	ph_rx(e, 0, &f);
+	{
+		struct pb_frame got[2];
+
+		echo_out(&want, &d, mac_c);
+		CHECK_EQ(ph_take(e, 0, 0, got, 2), 2, "both replies");
+		ph_expect_same(&got[0], &want, "first reply");
+		ph_expect_same(&got[1], &want, "second reply");
+	}
+	CHECK_EQ(e->w->st.echo6_replies, 2, "echo replies");
+	CHECK_EQ(e->w->st.nd_solicits, 1, "solicitations");
+	ph_check_no_drops(e->w, "echo resolved");
+}
+
+/* A pinger off-link: the reply goes to the gateway of the route, which
+ * is solicited first. */
+static void
+test_echo_via_gateway(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	static const uint8_t mac_gw[6] = {0x02, 0xcc, 0, 0, 0, 0xfe};
+	struct pb_frame f, want;
+	struct pb_dg6 dg;
+	uint8_t lb0[16], far[16], vip[16], gw[16];
+
+	pb_ip6(gw, 0x2001, 0xdb8, 1, 0xfe);
+	memcpy(d->route6[0].gw, gw, 16); /* ::/0 via 2001:db8:1::fe */
+	d->nb_route6 = 1;
+	ph_table_publish(e, d);
+
+	addr(lb0, A_LB0);
+	addr(vip, A_VIP);
+	pb_ip6(far, 0x2001, 0xdb8, 0x99, 5);
+	echo_in(&f, far, vip, mac_gw, &dg);
+	ph_rx(e, 0, &f);
+	ns_out(&want, 0, lb0, gw);
+	ph_expect_frame(e, 0, 0, &want, "solicitation for the gateway");
+	na_frame(&f, gw, mac_gw, true, lb0, mac_port[0]);
+	ph_rx(e, 0, &f);
+	echo_out(&want, &dg, mac_gw);
+	ph_expect_frame(e, 0, 0, &want, "reply through the gateway");
+	ph_check_no_drops(e->w, "echo via gateway");
+}
+
+/* An IPv4 frame still goes the IPv4 way beside them: ARP answered. */
+static void
+test_ipv4_beside(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct pb_frame f, got;
+
+	pb_arp_frame(&f, (const uint8_t[6]){0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff},
+		     mac_c, 1, mac_c, IP_C, (const uint8_t[6]){0}, IP_LB0,
+		     PB_FRAME_MIN);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 0, 0, &got, "ARP beside IPv6");
+	CHECK_EQ(e->w->st.arp_replies, 1, "arp replies");
+	CHECK_EQ(e->w->st.verdict6[LB_PKT6_OK], 0, "no IPv6 seen");
+}
+
+/* A new table without IPv6 services: the VIP is no longer ours. */
+static void
+test_table_switch(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct ph_case c;
+	const struct row6 *syn = NULL;
+
+	for (size_t i = 0; i < NELEM(rows6); i++)
+		if (strcmp(rows6[i].what, "SYN to the IPv6 VIP") == 0)
+			syn = &rows6[i];
+	assert_non_null(syn);
+	d->svc[d->nb_svc - 2].state = LB_SVC_DELETED;
+	ph_table_publish(e, d);
+	ph_case_init(&c);
+	build6(syn, &c);
+	c.drop = LB_DROP_NOT_OURS;
+	ph_case_run(e, &c, "SYN to a deleted IPv6 service");
+}
+
+/* A neighbour is learnt only on the port whose prefix holds it: an
+ * advertisement for a port 1 host arriving on port 0 teaches nothing. */
+static void
+test_na_wrong_port(void **state)
+{
+	struct ph_env *e = env6(state);
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t peer[16], snat[16], lb1[16];
+
+	addr(peer, A_PEER1);
+	addr(snat, A_SNAT);
+	addr(lb1, A_LB1);
+	na_frame(&f, peer, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "advertisement on the wrong port");
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, peer, 16);
+	memcpy(d.dst, snat, 16);
+	d.hlim = 64;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 128;
+	d.l4.plen = 8;
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	ns_out(&want, 1, lb1, peer);
+	ph_expect_frame(e, 1, 0, &want, "solicitation: the host unknown");
+	/* On its own port it is learnt, and the reply leaves. */
+	na_frame(&f, peer, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 1, &f);
+	{
+		struct pb_dg6 o = d;
+		struct pb_frame got;
+
+		memcpy(o.src, snat, 16);
+		memcpy(o.dst, peer, 16);
+		o.l4.type = 129;
+		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &o);
+		ph_expect_one(e, 1, 0, &got, "reply once learnt");
+		ph_expect_same(&got, &want, "reply once learnt");
+	}
+}
+
+/* The unsolicited advertisement of @p who out of @p port: the one a
+ * neighbour sends, from our MAC. */
+static void
+announce_out(struct pb_frame *f, uint16_t port, enum who who)
+{
+	uint8_t a[16];
+
+	addr(a, who);
+	na_frame(f, a, mac_port[port], false, NULL, NULL);
+}
+
+/* At start each address is announced on its port (a VIP on the port
+ * whose prefix holds it, a routed VIP nowhere); a new table announces
+ * only what it adds. */
+static void
+test_announce(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	struct pb_frame want;
+	unsigned int n[NB_PORTS];
+	struct lb_dpconf *d;
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	CHECK_EQ(n[0], 2, "announced on port 0");
+	CHECK_EQ(n[1], 2, "announced on port 1");
+	announce_out(&want, 0, A_LB0);
+	ph_expect_same(&got[0][0], &want, "our address on port 0");
+	announce_out(&want, 0, A_VIP_LAN);
+	ph_expect_same(&got[0][1], &want, "the VIP in port 0's prefix");
+	announce_out(&want, 1, A_LB1);
+	ph_expect_same(&got[1][0], &want, "our address on port 1");
+	announce_out(&want, 1, A_SNAT);
+	ph_expect_same(&got[1][1], &want, "the SNAT address");
+	CHECK_EQ(e->w->st.nd_announces, 4, "announcements");
+
+	/* A second SNAT address: announced alone. */
+	d = ph_table_next(e);
+	d->snat6[1] = d->snat6[0];
+	d->snat6[1].ip[15] = 3;
+	d->nb_snat6 = 2;
+	ph_table_publish(e, d);
+	take_all(e, got, n);
+	CHECK_EQ(n[0], 0, "nothing new on port 0");
+	CHECK_EQ(n[1], 1, "the new SNAT address on port 1");
+	CHECK_EQ(pb_get16(got[1][0].b + ETH + 40), 136 << 8, "an advertisement");
+	CHECK_EQ(got[1][0].b[ETH + 8 + 15], 3, "of 2001:db8:2::3");
+	CHECK_EQ(e->w->st.nd_announces, 5, "announcements");
+}
+
+/* Port 1 tagged 20: neighbour discovery and echo there come and go in
+ * its VLAN, untagged frames are not its own. */
+static void
+test_vlan(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	struct pb_frame f, want;
+	struct pb_dg6 d, o;
+	unsigned int n[NB_PORTS];
+	uint8_t peer[16], snat[16];
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.conf->port_vlan[1] = 20;
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	CHECK_EQ(n[1], 2, "announced on port 1");
+	CHECK_EQ(pb_get16(got[1][0].b + 12), 0x8100, "tagged");
+	CHECK_EQ(pb_get16(got[1][0].b + 14), 20, "in VLAN 20");
+
+	addr(peer, A_PEER1);
+	addr(snat, A_SNAT);
+	ns_frame(&f, peer, snat, mac_peer1, 0);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "untagged solicitation");
+	CHECK_EQ(e->w->st.drop[LB_DROP_VLAN], 1, "vlan mismatch");
+
+	ns_frame(&f, peer, snat, mac_peer1, 20);
+	ph_rx(e, 1, &f);
+	na_frame(&want, snat, mac_port[1], true, peer, mac_peer1);
+	memmove(want.b + 16, want.b + 12, want.len - 12);
+	pb_put16(want.b + 12, 0x8100);
+	pb_put16(want.b + 14, 20);
+	want.len += 4;
+	ph_expect_frame(e, 1, 0, &want, "advertisement in VLAN 20");
+
+	/* The solicitation taught us the peer: its ping is answered in
+	 * the VLAN at once. */
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, peer, 16);
+	memcpy(d.dst, snat, 16);
+	d.hlim = 64;
+	d.vlan = 20;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = 128;
+	d.l4.plen = 8;
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	o = d;
+	memcpy(o.src, snat, 16);
+	memcpy(o.dst, peer, 16);
+	o.l4.type = 129;
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &o);
+	ph_expect_frame(e, 1, 0, &want, "echo reply in VLAN 20");
+}
+
+/* ---- fnat66 ------------------------------------------------------------- */
+
+#define BPORT6 8443
+#define UBPORT6 5353
+#define CPORT6 40000
+
+/* The dataplane of env6() whose IPv6 services have one backend each,
+ * the host on port 1, and the client and that host known. */
+static struct ph_env *
+env66(void **state)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
+	struct lb_dpconf *d;
+
+	d = e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(d);
+	for (uint32_t k = 0; k < 2; k++) {
+		struct lb_dpconf_svc *v = &d->svc[d->nb_svc - 2 + k];
+
+		memset(&v->be[0], 0, sizeof(v->be[0]));
+		v->be[0].af = LB_CONF_AF_INET6;
+		addr(v->be[0].ip6, A_PEER1);
+		v->be[0].port = htons(k == 0 ? BPORT6 : UBPORT6);
+		v->be[0].state = LB_BE_ACTIVE;
+		v->be[0].weight = 1;
+		v->nb_be = 1;
+	}
+	e->dp.flows = FLOWS;
+	ph_env_start(e, 1);
+	take_all(e, got, n);
+	learn6(e);
+	return e;
+}
+
+/* A TCP segment or UDP datagram from @src:@sport to @dst:@dport. */
+static void
+seg6(struct pb_dg6 *d, enum who src, uint16_t sport, const uint8_t dst[16],
+     uint16_t dport, uint8_t proto, uint8_t flags, uint32_t seq,
+     uint32_t ack, uint8_t hlim)
+{
+	memset(d, 0, sizeof(*d));
+	addr(d->src, src);
+	memcpy(d->dst, dst, 16);
+	d->hlim = hlim;
+	d->l4.proto = proto;
+	d->l4.sport = sport;
+	d->l4.dport = dport;
+	d->l4.flags = flags;
+	d->l4.seq = seq;
+	d->l4.ack = ack;
+	d->l4.win = 65535;
+	d->l4.plen = flags & PB_SYN ? 0 : 12;
+	d->l4.seed = (uint8_t)(seq + ack);
+}
+
+/* The same packet as it leaves: from @src:@sport to @dst:@dport, one hop
+ * less. */
+static void
+seg6_out(struct pb_dg6 *o, const struct pb_dg6 *in, const uint8_t src[16],
+	 uint16_t sport, const uint8_t dst[16], uint16_t dport)
+{
+	*o = *in;
+	memcpy(o->src, src, 16);
+	memcpy(o->dst, dst, 16);
+	o->l4.sport = sport;
+	o->l4.dport = dport;
+	o->hlim = (uint8_t)(in->hlim - 1);
+}
+
+/*
+ * A client's connection through the TCP VIP, both ways, byte for byte:
+ * SNAT address and a port of the worker's slice towards the backend, the
+ * VIP back towards the client, one hop less each way, checksums as
+ * pktbuild.c computes them from scratch.
+ */
+static void
+test_fnat66_tcp(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	uint8_t vip[16], snat[16], c[16], be[16];
+	uint16_t sport;
+	enum lb_flow_dir dir;
+	struct lb_flow6_tuple t;
+	uint32_t idx;
+	int s = (int)e->dp.conf->nb_svc - 2;
+
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	addr(be, A_PEER1);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
+	     64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	sport = pb_get16(got.b + ETH + 40);
+	CHECK_EQ(lb_snat_owner(e->w->snat6, htons(sport)), 0, "our slice");
+	seg6_out(&out, &in, snat, sport, be, BPORT6);
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_same(&got, &want, "SYN to the backend");
+
+	seg6(&in, A_PEER1, BPORT6, snat, sport, PB_PROTO_TCP,
+	     PB_SYN | PB_ACK, 5000, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, "SYN-ACK to the client");
+
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK, 1001,
+	     5001, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	seg6_out(&out, &in, snat, sport, be, BPORT6);
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_frame(e, 1, 0, &want, "data to the backend");
+
+	memset(&t, 0, sizeof(t));
+	memcpy(t.src, c, 16);
+	memcpy(t.dst, vip, 16);
+	t.sport = htons(CPORT6);
+	t.dport = htons(TCP6_PORT);
+	t.proto = PB_PROTO_TCP;
+	idx = lb_flow6_lookup(e->w->ft, e->w->f6, &t, &dir);
+	assert_int_not_equal(idx, LB_FLOW_NONE);
+	CHECK_EQ(lb_flow_entries(e->w->ft)[idx].state, LB_FLOW_ESTABLISHED,
+		 "state");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	CHECK_EQ(e->w->bst[s][0].active, 1, "active on the backend");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6,
+				   lb_flow6_fold(e->w->ft, snat)),
+		 1, "SNAT port held");
+	ph_check_no_drops(e->w, "fnat66 TCP");
+
+	/* A segment of the backend to another port of ours: no flow. */
+	seg6(&in, A_PEER1, BPORT6, snat, (uint16_t)(sport + 1), PB_PROTO_TCP,
+	     PB_ACK, 5001, 1013, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "reply without a flow");
+	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
+
+	/* The flow's end gives its port back. */
+	CHECK_EQ(lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+				16, e->w->ft->reaper, e->w->ft->reaper_ctx),
+		 1, "expired");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6,
+				   lb_flow6_fold(e->w->ft, snat)),
+		 0, "SNAT port free");
+	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/* A datagram through the UDP VIP and its answer, byte for byte. */
+static void
+test_fnat66_udp(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	uint8_t vip[16], snat[16], c[16], be[16];
+	uint16_t sport;
+
+	addr(vip, A_VIP_LAN);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	addr(be, A_PEER1);
+	seg6(&in, A_C, CPORT6, vip, UDP6_PORT, PB_PROTO_UDP, 0, 7, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "datagram to the backend");
+	sport = pb_get16(got.b + ETH + 40);
+	seg6_out(&out, &in, snat, sport, be, UBPORT6);
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_same(&got, &want, "datagram to the backend");
+
+	seg6(&in, A_PEER1, UBPORT6, snat, sport, PB_PROTO_UDP, 0, 9, 0, 2);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	seg6_out(&out, &in, vip, UDP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, "answer to the client");
+
+	/* A corrupted first datagram opens nothing. */
+	seg6(&in, A_C, CPORT6 + 1, vip, UDP6_PORT, PB_PROTO_UDP, 0, 7, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	f.b[f.len - 1] ^= 1;
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "corrupted datagram");
+	CHECK_EQ(e->w->st.drop[LB_DROP_L4_CSUM], 1, "l4 checksum");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+}
+
+/*
+ * A packet too big from a router on the backend's path, about the SYN
+ * we sent it: translated for the client, from the VIP, quoting the SYN
+ * as the client's own (its addresses and ports, the hop limit it left
+ * with), byte for byte; the MTU kept.
+ */
+static void
+test_fnat66_too_big(void **state)
+{
+	struct ph_env *e = env66(state);
+	static uint8_t quote[128];
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out, err;
+	uint8_t vip[16], snat[16], c[16];
+	uint32_t qlen;
+
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
+	     64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	qlen = got.len - ETH;
+	assert_true(qlen <= sizeof(quote));
+	memcpy(quote, got.b + ETH, qlen);
+
+	memset(&err, 0, sizeof(err));
+	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
+	memcpy(err.dst, snat, 16);
+	err.hlim = 64;
+	err.l4.proto = PB_PROTO_ICMPV6;
+	err.l4.type = 2;
+	err.l4.rest = 1400;
+	err.l4.data = quote;
+	err.l4.plen = (uint16_t)qlen;
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
+	ph_rx(e, 1, &f);
+
+	/* The client's SYN as it left us, had it gone to the client. */
+	out = in;
+	out.hlim = 63;
+	qlen = (uint32_t)pb_ipv6(quote, &out);
+	memcpy(err.src, vip, 16);
+	memcpy(err.dst, c, 16);
+	err.hlim = 63;
+	err.l4.plen = (uint16_t)qlen;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &err);
+	ph_expect_frame(e, 0, 0, &want, "packet too big to the client");
+	CHECK_EQ(e->w->st.icmp6_translated, 1, "translated");
+
+	/* One quoting another SNAT port: no flow, dropped. */
+	memset(&err, 0, sizeof(err));
+	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
+	memcpy(err.dst, snat, 16);
+	err.hlim = 64;
+	err.l4.proto = PB_PROTO_ICMPV6;
+	err.l4.type = 2;
+	err.l4.rest = 1400;
+	memcpy(quote, got.b + ETH, got.len - ETH);
+	quote[40] ^= 0x55;
+	err.l4.data = quote;
+	err.l4.plen = (uint16_t)(got.len - ETH);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "error about no flow");
+	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
+}
+
+/* A backend of another family: counted, nothing sent. */
+static void
+test_fnat66_ipv4_backend(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct pb_frame f;
+	struct pb_dg6 in;
+	uint8_t vip[16];
+
+	d->svc[d->nb_svc - 2].be[0].af = LB_CONF_AF_INET;
+	d->svc[d->nb_svc - 2].be[0].ip = htonl(IP_LB1 + 20);
+	ph_table_publish(e, d);
+	addr(vip, A_VIP);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "SYN for an IPv4 backend");
+	CHECK_EQ(e->w->st.drop[LB_DROP_IP6_UNSERVED], 1, "ip6_unserved");
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_ipv4_beside, ph_teardown),
+		cmocka_unit_test_teardown(test_table_switch, ph_teardown),
+		cmocka_unit_test_teardown(test_echo_resolves, ph_teardown),
+		cmocka_unit_test_teardown(test_echo_via_gateway, ph_teardown),
+		cmocka_unit_test_teardown(test_na_wrong_port, ph_teardown),
+		cmocka_unit_test_teardown(test_announce, ph_teardown),
+		cmocka_unit_test_teardown(test_vlan, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),
+	};
+	static const struct ph_table *const tables[] = {&table6};
+	struct CMUnitTest *all;
+	size_t n = 0;
+	int rc;
+
+	(void)argc;
+	all = ph_tests(tests, NELEM(tests), tables, NELEM(tables), &n);
+	if (all == NULL || ph_eal_init(argv[0], "lbpkt6", POOL_SIZE) != 0) {
+		ph_tests_free(all, n, NELEM(tests));
+		return EXIT_FAILURE;
+	}
+	rc = _cmocka_run_group_tests("packet6", all, n, NULL, NULL);
+	ph_eal_fini();
+	ph_tests_free(all, n, NELEM(tests));
+	return rc;
+}
