@@ -51,6 +51,7 @@ int
 lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 {
 	char l[40], a[LB_CMD_ADDR_STRLEN];
+	bool any = false;
 	int rc = 0;
 
 	if (as == NULL || as->nb_rt == 0)
@@ -96,6 +97,33 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		svc_label(&as->rt[i]->key, l, sizeof(l));
 		rc = lb_prom_u64(o, "lb_scale_paused", &lb, 1,
 				 as->rt[i]->paused);
+	}
+	/* The cluster's leader and term, services with `cluster on`. */
+	for (unsigned int i = 0; i < as->nb_rt; i++)
+		any |= as->rt[i]->cl.on;
+	if (rc == 0 && any)
+		rc = lb_prom_family(o, "lb_scale_leader", "gauge",
+				    "1 while this lb-control holds the "
+				    "service's scaling lease, 0 following.");
+	for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
+		struct lb_prom_label lb = {"service", l};
+
+		svc_label(&as->rt[i]->key, l, sizeof(l));
+		if (as->rt[i]->cl.on)
+			rc = lb_prom_u64(o, "lb_scale_leader", &lb, 1,
+					 as->rt[i]->cl.leader);
+	}
+	if (rc == 0 && any)
+		rc = lb_prom_family(o, "lb_scale_term", "gauge",
+				    "Term of the service's scaling lease "
+				    "last seen.");
+	for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
+		struct lb_prom_label lb = {"service", l};
+
+		svc_label(&as->rt[i]->key, l, sizeof(l));
+		if (as->rt[i]->cl.on)
+			rc = lb_prom_u64(o, "lb_scale_term", &lb, 1,
+					 as->rt[i]->cl.term);
 	}
 	/* The instance identifier repository, one sample per instance. */
 	if (rc == 0)
