@@ -54,6 +54,7 @@ struct rsvc {
 	char cl_svc[40]; /* "tcp:10.0.0.1:80", the keys' part */
 	uint64_t next_report_ns;
 	uint64_t next_fetch_ns;
+	uint64_t last_tick_ns; /* to see a stalled loop */
 	uint64_t seq;	    /* last list published or applied */
 	uint64_t seq_term;  /* its term */
 	bool unpublished;   /* the repository changed since */
@@ -1023,6 +1024,13 @@ cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	if (!want || (!r->cl_on && cl_init(r) != 0))
 		return false;
 	cl->on = true;
+	/* A loop stalled for a renewal period loses the lease. */
+	if (r->last_tick_ns != 0 &&
+	    now - r->last_tick_ns > r->lease.p.renew_ns)
+		logf_("%s: no tick for %llu ms: the lease may have been lost",
+		      r->cl_svc,
+		      (unsigned long long)(now - r->last_tick_ns) / 1000000);
+	r->last_tick_ns = now;
 	op = lb_lease_due(&r->lease, now);
 	if (op != LB_LEASE_OP_NONE) {
 		term = r->lease.term;

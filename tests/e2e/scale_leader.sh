@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Scaling decided once for two load balancers: two lb-dataplanes (one
+# worker each, their own ports), each with its lb-control, share one
+# redis-server; the service is autoscaled with `cluster on` and the exec
+# driver on both:
+#   - one lb-control holds the lease (leader), the other follows: the
+#     script's `up` runs once per instance, and both hosts end up with
+#     the same orchestrated backends, active;
+#   - scaling down drains and runs `down` once, on both hosts the backend
+#     goes;
+#   - the leader's lb-control killed (SIGKILL): the other takes the lease
+#     in a higher term within a few seconds, adopts the instances without
+#     running `up` or `down` again, and scales on from there; its
+#     instance answers through the VIP on both hosts.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init scale_leader
+e2e_need_control
+e2e_need_tools redis-server curl
+INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
+[ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+SVC="tcp $VIP:80"
+RPORT=6392 # the LB namespace's own loopback: always free
+NET2=10.22.0
+IF_C2=sl-c2-$E2E_TAG
+IF_Q0=sl-q0-$E2E_TAG
+IF_Q1=sl-q1-$E2E_TAG
+IF_SQ=sl-sq-$E2E_TAG
+# Not a hex tag after "sl": the harness's sweep leaves it to this run.
+DP2_PREFIX=sly$E2E_TAG
+DP2_PID=
+CTL2_PID=
+REDIS_PID=
+CTL2_SOCK=$E2E_TMP/ctl2.sock
+CTL2_LOG=$E2E_TMP/control2.log
+
+# On exit: the second load balancer, Redis and the instances the script
+# started, then the harness's own clean-up.
+leader_on_exit() {
+	local rc=$? m ns
+	set +e
+	[ -z "$CTL2_PID" ] || kill "$CTL2_PID" 2>/dev/null
+	[ -z "$DP2_PID" ] || kill "$DP2_PID" 2>/dev/null
+	[ -z "$REDIS_PID" ] || kill "$REDIS_PID" 2>/dev/null
+	sleep 1
+	[ -z "$CTL2_PID" ] || kill -KILL "$CTL2_PID" 2>/dev/null
+	[ -z "$DP2_PID" ] || kill -KILL "$DP2_PID" 2>/dev/null
+	for ns in $(ip netns list | awk '{print $1}' | grep "^sl-l[0-9]*-$E2E_TAG\$"); do
+		ip netns pids "$ns" | xargs -r kill -KILL 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts | while read -r m; do
+		rm -f "$m/$DP2_PREFIX"map_* 2>/dev/null
+	done
+	rm -rf "/var/run/dpdk/$DP2_PREFIX"
+	if [ "$E2E_DONE" != pass ] && [ -s "$CTL2_LOG" ]; then
+		e2e_log "last lines of the second lb-control's log:"
+		tail -n 30 "$CTL2_LOG" | sed 's/^/    /'
+	fi
+	(exit "$rc")
+	ctl_on_exit
+}
+trap leader_on_exit EXIT
+
+topo_up 0
+veth_pair "$NS_CLI" "$IF_C2" "$NS_LB" "$IF_Q0"
+veth_pair "$NS_LB" "$IF_Q1" "$NS_SW" "$IF_SQ"
+ip -n "$NS_SW" link set "$IF_SQ" master "$BR"
+ip -n "$NS_CLI" addr add "$NET2.2/24" dev "$IF_C2"
+
+ip netns exec "$NS_LB" redis-server --port "$RPORT" --bind 127.0.0.1 \
+	--save '' --appendonly no --loglevel warning \
+	>"$E2E_TMP/redis.log" 2>&1 &
+REDIS_PID=$!
+
+# The orchestrator both lb-controls are given; only the leader runs it.
+# Each `up` makes a namespace on the backends' switch with lb-instance.
+script=$E2E_TMP/orch.sh
+cat >"$script" <<EOF
+#!/bin/bash
+# \$1 up|down, \$2 service, \$3 instance name (up) or id (down)
+echo "\$*" >>$E2E_TMP/calls
+case \$1 in
+up)
+	n=\$(grep -c '^up ' $E2E_TMP/calls)
+	ns=sl-l\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
+	ip netns add \$ns
+	ip -n \$ns link set lo up
+	ip link add eth0 netns \$ns type veth peer name vl\$n-$E2E_TAG netns $NS_SW
+	ip netns exec \$ns ethtool -K eth0 rx off tx off tso off gso off gro off >/dev/null
+	ip netns exec $NS_SW ethtool -K vl\$n-$E2E_TAG rx off tx off tso off gso off gro off >/dev/null
+	ip -n $NS_SW link set vl\$n-$E2E_TAG master $BR up
+	ip -n \$ns addr add \$addr/24 dev eth0
+	ip -n \$ns link set eth0 up
+	setsid ip netns exec \$ns $INSTANCE --listen \$addr:80 --name be\$n \\
+		</dev/null >>$E2E_TMP/inst\$n.log 2>&1 &
+	echo "\$ns \$addr:80"
+	;;
+down)
+	[ -e /run/netns/"\$3" ] || exit 0
+	pids=\$(ip netns pids "\$3")
+	[ -z "\$pids" ] || kill \$pids
+	sleep 0.2
+	ip netns del "\$3"
+	;;
+esac
+EOF
+chmod +x "$script"
+touch "$E2E_TMP/calls"
+
+conf=$E2E_TMP/lb.conf
+conf_ports "$conf"
+echo "service add $SVC http" >>"$conf"
+dp_start_shared "$conf"
+ctl_start --redis "127.0.0.1:$RPORT" --scale-id hostA
+
+# The second load balancer: its own ports, the same service.
+conf2=$E2E_TMP/lb2.conf
+cat >"$conf2" <<EOF
+addr add $NET2.1/24 port 0
+addr add $BE_NET.5/24 port 1
+snat add $BE_NET.6 port 1
+service add $SVC http
+EOF
+ip netns exec "$NS_LB" "$LB_DATAPLANE" -l 0-1 --no-pci \
+	--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP2_PREFIX" \
+	--vdev="net_af_packet0,iface=$IF_Q0" \
+	--vdev="net_af_packet1,iface=$IF_Q1" -- --config "$conf2" --no-exception \
+	</dev/null >"$E2E_TMP/dataplane2.log" 2>&1 &
+DP2_PID=$!
+for ((i = 0; i < 150; i++)); do
+	"$PY" "$E2E_DIR/lbtel.py" --prefix "$DP2_PREFIX" /lb/stats \
+		>/dev/null 2>&1 && break
+	kill -0 "$DP2_PID" 2>/dev/null ||
+		die "second lb-dataplane exited: $(tail -n 1 "$E2E_TMP/dataplane2.log")"
+	sleep 0.2
+done
+ip netns exec "$NS_LB" "$LB_CONTROL" --proc-type=secondary \
+	--file-prefix "$DP2_PREFIX" --no-pci -l 0 -- \
+	--socket "$CTL2_SOCK" --state "$E2E_TMP/state2.conf" \
+	--metrics off --redis "127.0.0.1:$RPORT" --scale-id hostB \
+	</dev/null >"$CTL2_LOG" 2>&1 &
+CTL2_PID=$!
+for ((i = 0; i < 150; i++)); do
+	"$LBCTL" --socket "$CTL2_SOCK" --timeout 2 stats >/dev/null 2>&1 && break
+	kill -0 "$CTL2_PID" 2>/dev/null ||
+		die "second lb-control exited: $(tail -n 1 "$CTL2_LOG")"
+	sleep 0.2
+done
+e2e_log "second load balancer up (dataplane $DP2_PID, control $CTL2_PID)"
+ip -n "$NS_CLI" route add "$VIP/32" dev "$IF_C2" src "$NET2.2" table 100
+ip -n "$NS_CLI" rule add from "$NET2.2" table 100
+
+# on HOST LBCTL-ARGS: lbctl on lb-control 1 (hostA) or 2 (hostB).
+on() {
+	local h=$1
+	shift
+	if [ "$h" = 1 ]; then ctl "$@"; else "$LBCTL" --socket "$CTL2_SOCK" "$@"; fi
+}
+# cl HOST KEY: the service's cluster state (scale show --json).
+cl() {
+	on "$1" --json scale show $SVC >"$E2E_TMP/cl$1.json" 2>/dev/null
+	jq_get "$E2E_TMP/cl$1.json" "d['services'][0]['cluster']['$2']"
+}
+# orch HOST: the orchestrated backends of HOST, "ADDR:STATE" sorted.
+orch() {
+	on "$1" --json backend list $SVC >"$E2E_TMP/be$1.json" 2>/dev/null
+	jq_get "$E2E_TMP/be$1.json" "' '.join(sorted(b['backend'] + ':' + b['state'] for b in d['backends'] if b['origin'] == 'orch' and b['state'] != 'removed'))"
+}
+ups() { grep -c '^up ' "$E2E_TMP/calls" || true; }
+downs() { grep -c '^down ' "$E2E_TMP/calls" || true; }
+# until SECONDS CONDITION: polls CONDITION every 0.2 s.
+until_() {
+	local i
+	for ((i = 0; i < $1 * 5; i++)); do
+		eval "$2" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+same_active() {
+	local a b
+	a=$(orch 1)
+	b=$(orch 2)
+	[ "$a" = "$b" ] && [ "$(grep -o ':active' <<<"$a" | wc -l)" = "$1" ]
+}
+scale_both() {
+	local h
+	for h in 1 2; do
+		on "$h" scale set $SVC driver exec command "$script" \
+			policy inflight exec-timeout 10s interval 500ms \
+			startup-timeout 20s up-cooldown 0 down-window 0 \
+			down-cooldown 0 drain-timeout 3s cluster on "$@" >/dev/null ||
+			die "scale set on host $h failed"
+	done
+}
+
+# ---- one leader, one follower; one instance started once ----
+scale_both min 1 max 1
+check "one lb-control leads, the other follows" \
+	'until_ 20 "[ \"\$(cl 1 role)\$(cl 2 role)\" = leaderfollower ] || [ \"\$(cl 1 role)\$(cl 2 role)\" = followerleader ]"'
+if [ "$(cl 1 role)" = leader ]; then L=1 F=2; else L=2 F=1; fi
+term0=$(cl "$L" term)
+lid=$(cl "$L" leader)
+e2e_log "leader: host $L ($lid), term $term0"
+check "the follower knows the leader and the term" \
+	'[ "$(cl "$F" leader)" = "$lid" ] && [ "$(cl "$F" term)" = "$term0" ]'
+check "both hosts have the one instance, active" 'until_ 40 "same_active 1"'
+on "$L" scale show $SVC | sed 's/^/    leader: /'
+on "$F" scale show $SVC | sed 's/^/    follower: /'
+check "up ran once ($(ups))" '[ "$(ups)" = 1 ]'
+
+# ---- up to two, then down to one ----
+scale_both min 2 max 2
+check "both hosts have two instances, active" 'until_ 40 "same_active 2"'
+check "up ran twice in all ($(ups))" '[ "$(ups)" = 2 ]'
+scale_both min 1 max 1
+check "scaled down: both hosts have one instance" 'until_ 40 "same_active 1 && [ \"\$(orch 1)\" = \"\$(orch 2)\" ] && [ \$(downs) -ge 1 ]"'
+sleep 2
+sed 's/^/    calls: /' "$E2E_TMP/calls"
+check "down ran once ($(downs)), up still twice ($(ups))" \
+	'[ "$(downs)" = 1 ] && [ "$(ups)" = 2 ]'
+metrics >"$E2E_TMP/metrics.txt" || true
+check "/metrics shows host 1's role and the term" \
+	'grep -q "^lb_scale_leader{service=\"tcp $VIP:80\"} $([ "$L" = 1 ] && echo 1 || echo 0)\$" "$E2E_TMP/metrics.txt" &&
+	 grep -q "^lb_scale_term{service=\"tcp $VIP:80\"} $term0\$" "$E2E_TMP/metrics.txt"'
+
+# ---- the leader dies ----
+# shellcheck disable=SC2034 # read by check's condition
+before=$(orch "$F")
+if [ "$L" = 1 ]; then
+	kill -KILL "$CTL_PID"
+	wait "$CTL_PID" 2>/dev/null || true
+	CTL_PID=
+else
+	kill -KILL "$CTL2_PID"
+	wait "$CTL2_PID" 2>/dev/null || true
+	CTL2_PID=
+fi
+t0=$(date +%s.%N)
+check "the follower takes the lease in a higher term" \
+	'until_ 30 "[ \"\$(cl $F role)\" = leader ]" && [ "$(cl "$F" term)" -gt "$term0" ]'
+e2e_log "handover after $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.1f\", b - a }") s, term $(cl "$F" term)"
+sleep 3
+on "$F" scale show $SVC | sed 's/^/    new leader: /'
+check "no up or down ran across the handover ($(ups) up, $(downs) down)" \
+	'[ "$(ups)" = 2 ] && [ "$(downs)" = 1 ]'
+check "the new leader kept the instance ($(orch "$F"))" \
+	'[ "$(orch "$F")" = "$before" ]'
+grep -q "scaling leader, term" "$([ "$F" = 1 ] && echo "$CTL_LOG" || echo "$CTL2_LOG")" ||
+	die "the new leader did not log its term"
+
+# ---- the new leader scales ----
+on "$F" scale set $SVC min 2 max 2 >/dev/null
+check "the new leader starts one more instance" \
+	'until_ 40 "[ \$(grep -o :active <<<\"\$(orch $F)\" | wc -l) = 2 ]"'
+check "up ran three times in all ($(ups))" '[ "$(ups)" = 3 ]'
+# The instance answers through the VIP of the surviving host.
+# shellcheck disable=SC2034 # read by check's condition
+if [ "$F" = 1 ]; then src=$(cli_addr 1); else src=$NET2.2; fi
+check "the instances answer through host $F's VIP" \
+	'ip netns exec "$NS_CLI" curl -sS --max-time 5 --interface "$src" -o /dev/null -w "%{http_code}" "http://$VIP/" | grep -q 200'
+on "$F" scale set $SVC cluster off min 0 max 2 >/dev/null
+e2e_finish
