@@ -505,7 +505,11 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	"- `driver %s`, `command CMD`, "                                       \
 	"`target T`,\n  `inst-port N`, `exec-timeout DUR`: "                   \
 	"the orchestrator (see\n  docs/operating.md, "                         \
-	"autoscaling).\n\n"                                                    \
+	"autoscaling).\n"                                                      \
+	"- `cluster on|off`: decided once for the lb-controls "                \
+	"on one Redis\n  (lb-control --redis): the holder of "                 \
+	"the service's lease scales,\n  the others apply its "                 \
+	"instance list (driver exec); default off.\n\n"                        \
 	"Example: `scale set tcp 192.0.2.10:80 policy "                        \
 	"inflight queue-length 20 min 1 max 4`"
 
