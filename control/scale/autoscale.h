@@ -286,8 +286,9 @@ struct lb_as_inst *lb_as_inst_adopt(struct lb_as_svc *s, uint64_t now_ns);
 /**
  * Adds orchestrated instance @p id in @p state, known from the cluster's
  * list (another lb-control started it): counted neither as started nor
- * as adopted; later ids go past it. @return it, or NULL (full, or @p id
- * is taken).
+ * as adopted; later ids go past it. A static backend that has @p id
+ * (its id is this host's own) gets another. @return it, or NULL (full,
+ * or an orchestrated instance has @p id).
  */
 struct lb_as_inst *lb_as_inst_import(struct lb_as_svc *s, uint32_t id,
 				     enum lb_as_state state, uint64_t now_ns);

@@ -75,14 +75,18 @@ struct lb_as_inst *
 lb_as_inst_import(struct lb_as_svc *s, uint32_t id, enum lb_as_state state,
 		  uint64_t now_ns)
 {
-	struct lb_as_inst *i;
-	uint32_t next = s->next_id;
+	struct lb_as_inst *i = lb_as_inst_find(s, id);
+	uint32_t next = s->next_id > id ? s->next_id : id + 1;
 
-	if (lb_as_inst_find(s, id) != NULL)
+	if (i != NULL && i->origin == LB_AS_ORCH)
 		return NULL;
+	/* A static backend's id is this host's own label: the cluster's
+	 * instance takes it, the backend gets another. */
+	if (i != NULL)
+		i->id = next++;
 	s->next_id = id;
 	i = lb_as_inst_add(s, LB_AS_ORCH, state, now_ns);
-	s->next_id = next > id ? next : id + 1;
+	s->next_id = next;
 	if (i == NULL)
 		return NULL;
 	s->st.started--; /* lb_as_inst_add() counted a start */
