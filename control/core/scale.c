@@ -712,6 +712,7 @@ cl_init(struct rsvc *r)
 {
 	struct lb_lease_params p;
 
+	label(&r->key, r->cl_svc, sizeof(r->cl_svc), ':');
 	if (r->lst == NULL)
 		r->lst = malloc(sizeof(*r->lst));
 	if (r->loads == NULL)
@@ -722,7 +723,6 @@ cl_init(struct rsvc *r)
 		return -ENOMEM;
 	lb_lease_params_default(&p);
 	lb_lease_init(&r->lease, &p);
-	label(&r->key, r->cl_svc, sizeof(r->cl_svc), ':');
 	r->taken = false;
 	r->seq = r->seq_term = 0;
 	r->last_pub[0] = '\0';
@@ -1021,8 +1021,14 @@ cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		memset(cl, 0, sizeof(*cl));
 		return false;
 	}
-	if (!want || (!r->cl_on && cl_init(r) != 0))
+	if (!want)
 		return false;
+	if (!r->cl_on && cl_init(r) != 0) {
+		/* Deciding alone could start what a leader starts too. */
+		logf_("%s: no memory for the cluster's state: not scaling",
+		      r->cl_svc);
+		return true;
+	}
 	cl->on = true;
 	/* A loop stalled for a renewal period loses the lease. */
 	if (r->last_tick_ns != 0 &&

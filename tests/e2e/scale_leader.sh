@@ -18,6 +18,7 @@
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lb2_lib.sh"
 
 e2e_init scale_leader
 e2e_need_control
@@ -26,52 +27,27 @@ INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
 [ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
 SVC="tcp $VIP:80"
 RPORT=6392 # the LB namespace's own loopback: always free
-NET2=10.22.0
-IF_C2=sl-c2-$E2E_TAG
-IF_Q0=sl-q0-$E2E_TAG
-IF_Q1=sl-q1-$E2E_TAG
-IF_SQ=sl-sq-$E2E_TAG
-# Not a hex tag after "sl": the harness's sweep leaves it to this run.
-DP2_PREFIX=sly$E2E_TAG
-DP2_PID=
-CTL2_PID=
 REDIS_PID=
-CTL2_SOCK=$E2E_TMP/ctl2.sock
-CTL2_LOG=$E2E_TMP/control2.log
+lb2_init 10.22.0
 
 # On exit: the second load balancer, Redis and the instances the script
 # started, then the harness's own clean-up.
 leader_on_exit() {
-	local rc=$? m ns
+	local rc=$? ns
 	set +e
-	[ -z "$CTL2_PID" ] || kill "$CTL2_PID" 2>/dev/null
-	[ -z "$DP2_PID" ] || kill "$DP2_PID" 2>/dev/null
+	lb2_cleanup
 	[ -z "$REDIS_PID" ] || kill "$REDIS_PID" 2>/dev/null
-	sleep 1
-	[ -z "$CTL2_PID" ] || kill -KILL "$CTL2_PID" 2>/dev/null
-	[ -z "$DP2_PID" ] || kill -KILL "$DP2_PID" 2>/dev/null
 	for ns in $(ip netns list | awk '{print $1}' | grep "^sl-l[0-9]*-$E2E_TAG\$"); do
 		ip netns pids "$ns" | xargs -r kill -KILL 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
-	awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts | while read -r m; do
-		rm -f "$m/$DP2_PREFIX"map_* 2>/dev/null
-	done
-	rm -rf "/var/run/dpdk/$DP2_PREFIX"
-	if [ "$E2E_DONE" != pass ] && [ -s "$CTL2_LOG" ]; then
-		e2e_log "last lines of the second lb-control's log:"
-		tail -n 30 "$CTL2_LOG" | sed 's/^/    /'
-	fi
 	(exit "$rc")
 	ctl_on_exit
 }
 trap leader_on_exit EXIT
 
 topo_up 0
-veth_pair "$NS_CLI" "$IF_C2" "$NS_LB" "$IF_Q0"
-veth_pair "$NS_LB" "$IF_Q1" "$NS_SW" "$IF_SQ"
-ip -n "$NS_SW" link set "$IF_SQ" master "$BR"
-ip -n "$NS_CLI" addr add "$NET2.2/24" dev "$IF_C2"
+lb2_links
 
 ip netns exec "$NS_LB" redis-server --port "$RPORT" --bind 127.0.0.1 \
 	--save '' --appendonly no --loglevel warning \
@@ -89,24 +65,12 @@ case \$1 in
 up)
 	n=\$(grep -c '^up ' $E2E_TMP/calls)
 	ns=sl-l\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
-	ip netns add \$ns
-	ip -n \$ns link set lo up
-	ip link add eth0 netns \$ns type veth peer name vl\$n-$E2E_TAG netns $NS_SW
-	ip netns exec \$ns ethtool -K eth0 rx off tx off tso off gso off gro off >/dev/null
-	ip netns exec $NS_SW ethtool -K vl\$n-$E2E_TAG rx off tx off tso off gso off gro off >/dev/null
-	ip -n $NS_SW link set vl\$n-$E2E_TAG master $BR up
-	ip -n \$ns addr add \$addr/24 dev eth0
-	ip -n \$ns link set eth0 up
-	setsid ip netns exec \$ns $INSTANCE --listen \$addr:80 --name be\$n \\
-		</dev/null >>$E2E_TMP/inst\$n.log 2>&1 &
+	LB_INSTANCE=$INSTANCE $E2E_DIR/ns_instance.sh up \$ns \$addr $NS_SW \\
+		$BR vl\$n-$E2E_TAG $E2E_TMP/inst\$n.log be\$n || exit 1
 	echo "\$ns \$addr:80"
 	;;
 down)
-	[ -e /run/netns/"\$3" ] || exit 0
-	pids=\$(ip netns pids "\$3")
-	[ -z "\$pids" ] || kill \$pids
-	sleep 0.2
-	ip netns del "\$3"
+	$E2E_DIR/ns_instance.sh down "\$3"
 	;;
 esac
 EOF
@@ -127,34 +91,11 @@ addr add $BE_NET.5/24 port 1
 snat add $BE_NET.6 port 1
 service add $SVC http
 EOF
-ip netns exec "$NS_LB" "$LB_DATAPLANE" -l 0-1 --no-pci \
-	--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP2_PREFIX" \
-	--vdev="net_af_packet0,iface=$IF_Q0" \
-	--vdev="net_af_packet1,iface=$IF_Q1" -- --config "$conf2" --no-exception \
-	</dev/null >"$E2E_TMP/dataplane2.log" 2>&1 &
-DP2_PID=$!
-for ((i = 0; i < 150; i++)); do
-	"$PY" "$E2E_DIR/lbtel.py" --prefix "$DP2_PREFIX" /lb/stats \
-		>/dev/null 2>&1 && break
-	kill -0 "$DP2_PID" 2>/dev/null ||
-		die "second lb-dataplane exited: $(tail -n 1 "$E2E_TMP/dataplane2.log")"
-	sleep 0.2
-done
-ip netns exec "$NS_LB" "$LB_CONTROL" --proc-type=secondary \
-	--file-prefix "$DP2_PREFIX" --no-pci -l 0 -- \
-	--socket "$CTL2_SOCK" --state "$E2E_TMP/state2.conf" \
-	--metrics off --redis "127.0.0.1:$RPORT" --scale-id hostB \
-	</dev/null >"$CTL2_LOG" 2>&1 &
-CTL2_PID=$!
-for ((i = 0; i < 150; i++)); do
-	"$LBCTL" --socket "$CTL2_SOCK" --timeout 2 stats >/dev/null 2>&1 && break
-	kill -0 "$CTL2_PID" 2>/dev/null ||
-		die "second lb-control exited: $(tail -n 1 "$CTL2_LOG")"
-	sleep 0.2
-done
-e2e_log "second load balancer up (dataplane $DP2_PID, control $CTL2_PID)"
-ip -n "$NS_CLI" route add "$VIP/32" dev "$IF_C2" src "$NET2.2" table 100
-ip -n "$NS_CLI" rule add from "$NET2.2" table 100
+# Without an exception path: the kernel of the LB namespace reaches the
+# instances through the first one's (both would have the same taps).
+lb2_dp_start "$conf2" --no-exception
+lb2_ctl_start --redis "127.0.0.1:$RPORT" --scale-id hostB
+lb2_route
 
 # on HOST LBCTL-ARGS: lbctl on lb-control 1 (hostA) or 2 (hostB).
 on() {
