@@ -1131,6 +1131,9 @@ cl_leave(struct lb_scale *sc, struct rsvc *r)
 	r->drv = NULL;
 	lb_leader_release(sc->leader, r->cl_svc, r->lease.term);
 	r->taken = false;
+	logf_("%s: lease of term %llu given up; the instances stay for the "
+	      "next leader",
+	      r->cl_svc, (unsigned long long)r->lease.term);
 }
 
 /* Carries out a decision: the one path for automatic and manual ones. */

@@ -5,15 +5,18 @@
 # worker each, their own ports), each with its lb-control, share one
 # redis-server; the service is autoscaled with `cluster on` and the exec
 # driver on both:
-#   - one lb-control holds the lease (leader), the other follows: the
-#     script's `up` runs once per instance, and both hosts end up with
-#     the same orchestrated backends, active;
-#   - scaling down drains and runs `down` once, on both hosts the backend
-#     goes;
+#   - one lb-control holds the lease (leader), the other follows: each
+#     instance is started once, and both hosts end up with the same
+#     orchestrated backends, active;
+#   - scaling down drains and stops one instance once, on both hosts the
+#     backend goes;
 #   - the leader's lb-control killed (SIGKILL): the other takes the lease
 #     in a higher term within a few seconds, adopts the instances without
-#     running `up` or `down` again, and scales on from there; its
-#     instance answers through the VIP on both hosts.
+#     starting or stopping any, and scales on from there; its instances
+#     answer through its VIP;
+#   - the killed one started again follows; the leader stopped (SIGTERM)
+#     gives the lease up and leaves its instances running: the other
+#     leads them, nothing started or stopped.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
@@ -55,7 +58,10 @@ ip netns exec "$NS_LB" redis-server --port "$RPORT" --bind 127.0.0.1 \
 REDIS_PID=$!
 
 # The orchestrator both lb-controls are given; only the leader runs it.
-# Each `up` makes a namespace on the backends' switch with lb-instance.
+# Each `up` makes a namespace on the backends' switch with lb-instance,
+# named after the instance: asked again for one name (a new leader asks
+# again for a start its predecessor did not see through) it starts
+# nothing more. `started` and `stopped` list what really happened.
 script=$E2E_TMP/orch.sh
 cat >"$script" <<EOF
 #!/bin/bash
@@ -63,19 +69,24 @@ cat >"$script" <<EOF
 echo "\$*" >>$E2E_TMP/calls
 case \$1 in
 up)
-	n=\$(grep -c '^up ' $E2E_TMP/calls)
+	n=\${3#i}
 	ns=sl-l\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
-	LB_INSTANCE=$INSTANCE $E2E_DIR/ns_instance.sh up \$ns \$addr $NS_SW \\
-		$BR vl\$n-$E2E_TAG $E2E_TMP/inst\$n.log be\$n || exit 1
+	if [ ! -e /run/netns/\$ns ]; then
+		LB_INSTANCE=$INSTANCE $E2E_DIR/ns_instance.sh up \$ns \$addr \\
+			$NS_SW $BR vl\$n-$E2E_TAG $E2E_TMP/inst\$n.log be\$n ||
+			exit 1
+		echo "\$3" >>$E2E_TMP/started
+	fi
 	echo "\$ns \$addr:80"
 	;;
 down)
+	[ ! -e /run/netns/"\$3" ] || echo "\$3" >>$E2E_TMP/stopped
 	$E2E_DIR/ns_instance.sh down "\$3"
 	;;
 esac
 EOF
 chmod +x "$script"
-touch "$E2E_TMP/calls"
+touch "$E2E_TMP/calls" "$E2E_TMP/started" "$E2E_TMP/stopped"
 
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
@@ -113,8 +124,10 @@ orch() {
 	on "$1" --json backend list $SVC >"$E2E_TMP/be$1.json" 2>/dev/null
 	jq_get "$E2E_TMP/be$1.json" "' '.join(sorted(b['backend'] + ':' + b['state'] for b in d['backends'] if b['origin'] == 'orch' and b['state'] != 'removed'))"
 }
-ups() { grep -c '^up ' "$E2E_TMP/calls" || true; }
-downs() { grep -c '^down ' "$E2E_TMP/calls" || true; }
+# Instances started and stopped (not `up` and `down` calls: one may be
+# asked again).
+ups() { wc -l <"$E2E_TMP/started"; }
+downs() { wc -l <"$E2E_TMP/stopped"; }
 # until SECONDS CONDITION: polls CONDITION every 0.2 s.
 until_() {
 	local i
@@ -135,7 +148,7 @@ scale_both() {
 	for h in 1 2; do
 		on "$h" scale set $SVC driver exec command "$script" \
 			policy inflight exec-timeout 10s interval 500ms \
-			startup-timeout 20s up-cooldown 0 down-window 0 \
+			startup-timeout 5m up-cooldown 0 down-window 0 \
 			down-cooldown 0 drain-timeout 3s cluster on "$@" >/dev/null ||
 			die "scale set on host $h failed"
 	done
@@ -144,32 +157,33 @@ scale_both() {
 # ---- one leader, one follower; one instance started once ----
 scale_both min 1 max 1
 check "one lb-control leads, the other follows" \
-	'until_ 20 "[ \"\$(cl 1 role)\$(cl 2 role)\" = leaderfollower ] || [ \"\$(cl 1 role)\$(cl 2 role)\" = followerleader ]"'
+	'until_ 120 "[ \"\$(cl 1 role)\$(cl 2 role)\" = leaderfollower ] || [ \"\$(cl 1 role)\$(cl 2 role)\" = followerleader ]"'
 if [ "$(cl 1 role)" = leader ]; then L=1 F=2; else L=2 F=1; fi
 term0=$(cl "$L" term)
 lid=$(cl "$L" leader)
 e2e_log "leader: host $L ($lid), term $term0"
 check "the follower knows the leader and the term" \
 	'[ "$(cl "$F" leader)" = "$lid" ] && [ "$(cl "$F" term)" = "$term0" ]'
-check "both hosts have the one instance, active" 'until_ 40 "same_active 1"'
+check "both hosts have the one instance, active" 'until_ 120 "same_active 1"'
 on "$L" scale show $SVC | sed 's/^/    leader: /'
 on "$F" scale show $SVC | sed 's/^/    follower: /'
-check "up ran once ($(ups))" '[ "$(ups)" = 1 ]'
+check "one instance started ($(ups))" '[ "$(ups)" = 1 ]'
 
 # ---- up to two, then down to one ----
 scale_both min 2 max 2
-check "both hosts have two instances, active" 'until_ 40 "same_active 2"'
-check "up ran twice in all ($(ups))" '[ "$(ups)" = 2 ]'
+check "both hosts have two instances, active" 'until_ 120 "same_active 2"'
+check "two started in all ($(ups))" '[ "$(ups)" = 2 ]'
 scale_both min 1 max 1
-check "scaled down: both hosts have one instance" 'until_ 40 "same_active 1 && [ \"\$(orch 1)\" = \"\$(orch 2)\" ] && [ \$(downs) -ge 1 ]"'
+check "scaled down: both hosts have one instance" 'until_ 120 "same_active 1 && [ \"\$(orch 1)\" = \"\$(orch 2)\" ] && [ \$(downs) -ge 1 ]"'
 sleep 2
 sed 's/^/    calls: /' "$E2E_TMP/calls"
-check "down ran once ($(downs)), up still twice ($(ups))" \
+check "one stopped ($(downs)), still two started ($(ups))" \
 	'[ "$(downs)" = 1 ] && [ "$(ups)" = 2 ]'
 metrics >"$E2E_TMP/metrics.txt" || true
-check "/metrics shows host 1's role and the term" \
-	'grep -q "^lb_scale_leader{service=\"tcp $VIP:80\"} $([ "$L" = 1 ] && echo 1 || echo 0)\$" "$E2E_TMP/metrics.txt" &&
-	 grep -q "^lb_scale_term{service=\"tcp $VIP:80\"} $term0\$" "$E2E_TMP/metrics.txt"'
+check "/metrics shows host 1's role and the lease's term" \
+	'grep -Eq "^lb_scale_leader\\{service=\"tcp $VIP:80\"\\} [01]\$" "$E2E_TMP/metrics.txt" &&
+	 t=$(sed -n "s/^lb_scale_term{service=\"tcp $VIP:80\"} //p" "$E2E_TMP/metrics.txt") &&
+	 [ "$t" -ge "$term0" ]'
 
 # ---- the leader dies ----
 # shellcheck disable=SC2034 # read by check's condition
@@ -185,11 +199,11 @@ else
 fi
 t0=$(date +%s.%N)
 check "the follower takes the lease in a higher term" \
-	'until_ 30 "[ \"\$(cl $F role)\" = leader ]" && [ "$(cl "$F" term)" -gt "$term0" ]'
+	'until_ 120 "[ \"\$(cl $F role)\" = leader ]" && [ "$(cl "$F" term)" -gt "$term0" ]'
 e2e_log "handover after $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.1f\", b - a }") s, term $(cl "$F" term)"
 sleep 3
 on "$F" scale show $SVC | sed 's/^/    new leader: /'
-check "no up or down ran across the handover ($(ups) up, $(downs) down)" \
+check "nothing started or stopped across the handover ($(ups) up, $(downs) down)" \
 	'[ "$(ups)" = 2 ] && [ "$(downs)" = 1 ]'
 check "the new leader kept the instance ($(orch "$F"))" \
 	'[ "$(orch "$F")" = "$before" ]'
@@ -199,12 +213,43 @@ grep -q "scaling leader, term" "$([ "$F" = 1 ] && echo "$CTL_LOG" || echo "$CTL2
 # ---- the new leader scales ----
 on "$F" scale set $SVC min 2 max 2 >/dev/null
 check "the new leader starts one more instance" \
-	'until_ 40 "[ \$(grep -o :active <<<\"\$(orch $F)\" | wc -l) = 2 ]"'
-check "up ran three times in all ($(ups))" '[ "$(ups)" = 3 ]'
+	'until_ 120 "[ \$(grep -o :active <<<\"\$(orch $F)\" | wc -l) = 2 ]"'
+check "three started in all ($(ups))" '[ "$(ups)" = 3 ]'
 # The instance answers through the VIP of the surviving host.
 # shellcheck disable=SC2034 # read by check's condition
 if [ "$F" = 1 ]; then src=$(cli_addr 1); else src=$NET2.2; fi
 check "the instances answer through host $F's VIP" \
 	'ip netns exec "$NS_CLI" curl -sS --max-time 5 --interface "$src" -o /dev/null -w "%{http_code}" "http://$VIP/" | grep -q 200'
-on "$F" scale set $SVC cluster off min 0 max 2 >/dev/null
+
+# ---- the first leader's host back as a follower; the leader stops ----
+if [ "$L" = 1 ]; then
+	ctl_start --redis "127.0.0.1:$RPORT" --scale-id hostA
+else
+	lb2_ctl_start --redis "127.0.0.1:$RPORT" --scale-id hostB
+fi
+# Its state file has the settings it had; the cluster's are min 2 now.
+on "$L" scale set $SVC min 2 max 2 >/dev/null
+check "the restarted lb-control follows, with the leader's two instances" \
+	'until_ 120 "[ \"\$(cl $L role)\" = follower ] && same_active 2"'
+# shellcheck disable=SC2034 # read by check's condition
+before=$(orch "$L")
+if [ "$F" = 1 ]; then
+	ctl_stop TERM
+else
+	kill "$CTL2_PID"
+	wait "$CTL2_PID" 2>/dev/null || true
+	CTL2_PID=
+fi
+t0=$(date +%s.%N)
+check "a stopped leader gives the lease up: host $L leads" \
+	'until_ 120 "[ \"\$(cl $L role)\" = leader ]"'
+e2e_log "handover after $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.1f\", b - a }") s, term $(cl "$L" term)"
+check "... saying so in its log" \
+	'grep -q "given up; the instances stay" "$([ "$F" = 1 ] && echo "$CTL_LOG" || echo "$CTL2_LOG")"'
+sleep 3
+check "nothing was stopped or started ($(ups) up, $(downs) down)" \
+	'[ "$(ups)" = 3 ] && [ "$(downs)" = 1 ]'
+check "host $L kept the instances ($(orch "$L"))" \
+	'[ "$(orch "$L")" = "$before" ]'
+on "$L" scale set $SVC cluster off min 0 max 2 >/dev/null
 e2e_finish
