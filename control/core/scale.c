@@ -52,6 +52,7 @@ struct rsvc {
 	bool taken; /* leading: the list taken over, the driver made */
 	struct lb_lease lease;
 	char cl_svc[40]; /* "tcp:10.0.0.1:80", the keys' part */
+	char cl_name[40]; /* "tcp 10.0.0.1:80", for the log */
 	uint64_t next_report_ns;
 	uint64_t next_fetch_ns;
 	uint64_t last_tick_ns; /* to see a stalled loop */
@@ -713,6 +714,7 @@ cl_init(struct rsvc *r)
 	struct lb_lease_params p;
 
 	label(&r->key, r->cl_svc, sizeof(r->cl_svc), ':');
+	label(&r->key, r->cl_name, sizeof(r->cl_name), ' ');
 	if (r->lst == NULL)
 		r->lst = malloc(sizeof(*r->lst));
 	if (r->loads == NULL)
@@ -1026,7 +1028,7 @@ cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	if (!r->cl_on && cl_init(r) != 0) {
 		/* Deciding alone could start what a leader starts too. */
 		logf_("%s: no memory for the cluster's state: not scaling",
-		      r->cl_svc);
+		      r->cl_name);
 		return true;
 	}
 	cl->on = true;
@@ -1034,7 +1036,7 @@ cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	if (r->last_tick_ns != 0 &&
 	    now - r->last_tick_ns > r->lease.p.renew_ns)
 		logf_("%s: no tick for %llu ms: the lease may have been lost",
-		      r->cl_svc,
+		      r->cl_name,
 		      (unsigned long long)(now - r->last_tick_ns) / 1000000);
 	r->last_tick_ns = now;
 	op = lb_lease_due(&r->lease, now);
@@ -1133,7 +1135,7 @@ cl_leave(struct lb_scale *sc, struct rsvc *r)
 	r->taken = false;
 	logf_("%s: lease of term %llu given up; the instances stay for the "
 	      "next leader",
-	      r->cl_svc, (unsigned long long)r->lease.term);
+	      r->cl_name, (unsigned long long)r->lease.term);
 }
 
 /* Carries out a decision: the one path for automatic and manual ones. */
@@ -1299,7 +1301,7 @@ lb_scale_tick(struct lb_scale *sc, uint64_t now)
 			if (lb_as_drop_manual(s) != 0)
 				logf_("%s: manual action dropped: the scaling "
 				      "leader is %s",
-				      r->cl_svc,
+				      r->cl_name,
 				      r->lease.leader[0] != '\0'
 					      ? r->lease.leader
 					      : "unknown");

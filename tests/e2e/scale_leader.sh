@@ -143,6 +143,18 @@ same_active() {
 	b=$(orch 2)
 	[ "$a" = "$b" ] && [ "$(grep -o ':active' <<<"$a" | wc -l)" = "$1" ]
 }
+# stop_host HOST SIGNAL: that host's lb-control stopped; T0 the time.
+stop_host() {
+	local pid
+	if [ "$1" = 1 ]; then pid=$CTL_PID CTL_PID=; else pid=$CTL2_PID CTL2_PID=; fi
+	kill -"$2" "$pid"
+	wait "$pid" 2>/dev/null || true
+	T0=$(date +%s.%N)
+}
+# since: seconds since T0.
+since() {
+	awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
+}
 scale_both() {
 	local h
 	for h in 1 2; do
@@ -188,19 +200,10 @@ check "/metrics shows host 1's role and the lease's term" \
 # ---- the leader dies ----
 # shellcheck disable=SC2034 # read by check's condition
 before=$(orch "$F")
-if [ "$L" = 1 ]; then
-	kill -KILL "$CTL_PID"
-	wait "$CTL_PID" 2>/dev/null || true
-	CTL_PID=
-else
-	kill -KILL "$CTL2_PID"
-	wait "$CTL2_PID" 2>/dev/null || true
-	CTL2_PID=
-fi
-t0=$(date +%s.%N)
+stop_host "$L" KILL
 check "the follower takes the lease in a higher term" \
 	'until_ 120 "[ \"\$(cl $F role)\" = leader ]" && [ "$(cl "$F" term)" -gt "$term0" ]'
-e2e_log "handover after $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.1f\", b - a }") s, term $(cl "$F" term)"
+e2e_log "handover after $(since) s, term $(cl "$F" term)"
 sleep 3
 on "$F" scale show $SVC | sed 's/^/    new leader: /'
 check "nothing started or stopped across the handover ($(ups) up, $(downs) down)" \
@@ -233,17 +236,10 @@ check "the restarted lb-control follows, with the leader's two instances" \
 	'until_ 120 "[ \"\$(cl $L role)\" = follower ] && same_active 2"'
 # shellcheck disable=SC2034 # read by check's condition
 before=$(orch "$L")
-if [ "$F" = 1 ]; then
-	ctl_stop TERM
-else
-	kill "$CTL2_PID"
-	wait "$CTL2_PID" 2>/dev/null || true
-	CTL2_PID=
-fi
-t0=$(date +%s.%N)
+stop_host "$F" TERM
 check "a stopped leader gives the lease up: host $L leads" \
 	'until_ 120 "[ \"\$(cl $L role)\" = leader ]"'
-e2e_log "handover after $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.1f\", b - a }") s, term $(cl "$L" term)"
+e2e_log "handover after $(since) s, term $(cl "$L" term)"
 check "... saying so in its log" \
 	'grep -q "given up; the instances stay" "$([ "$F" = 1 ] && echo "$CTL_LOG" || echo "$CTL2_LOG")"'
 sleep 3
