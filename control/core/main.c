@@ -24,6 +24,7 @@
 #include <rte_eal.h>
 
 #include "autoscale.h"
+#include "leader.h"
 #include "health.h"
 #include "lb/rtlock.h"
 #include "main_priv.h"
@@ -86,6 +87,7 @@ release(struct lb_control *m)
 	lb_scale_free(m->scale);
 	lb_control_teardown(m);
 	lb_cluster_free(m->cluster);
+	lb_leader_free(m->leader);
 	lb_pub_detach(&m->pub);
 	lb_cmd_reg_free(m->reg);
 	lb_as_free(m->ctl.as);

@@ -52,7 +52,12 @@ usage(FILE *f)
 		"(default %u)\n"
 		"  --redis HOST:PORT   Redis of the admission cluster tier "
 		"(services with\n"
-		"                      admit-cluster open|closed)\n"
+		"                      admit-cluster open|closed) and of "
+		"scaling leases\n"
+		"                      (scale set ... cluster on)\n"
+		"  --scale-id NAME     this lb-control's name in scaling "
+		"leases (default:\n"
+		"                      the host name)\n"
 		"  --acl-auto REJECTS/WINDOW[,ttl=DURATION][,max=N]\n"
 		"                      deny sources the admission control "
 		"keeps rejecting\n"
@@ -131,6 +136,7 @@ parse_opts(int argc, char **argv, struct lb_control_opts *o)
 		{"metrics", required_argument, NULL, 'm'},
 		{"tick", required_argument, NULL, 't'},
 		{"redis", required_argument, NULL, 'R'},
+		{"scale-id", required_argument, NULL, 'I'},
 		{"markdown", no_argument, NULL, 'D'},
 		{"cmd-table", no_argument, NULL, 'T'},
 		{"acl-auto", required_argument, NULL, 'A'},
@@ -170,6 +176,9 @@ parse_opts(int argc, char **argv, struct lb_control_opts *o)
 			break;
 		case 'R':
 			o->redis = optarg;
+			break;
+		case 'I':
+			o->scale_id = optarg;
 			break;
 		case 'h':
 			usage(stdout);

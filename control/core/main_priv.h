@@ -28,6 +28,7 @@ struct lb_control_opts {
 	const char *state;
 	const char *metrics; /* NULL: off */
 	const char *redis;   /* cluster tier HOST:PORT, NULL: none */
+	const char *scale_id; /* name in scaling leases, NULL: host name */
 	unsigned int tick_ms;
 	mode_t sock_mode;
 	gid_t sock_gid;	    /* (gid_t)-1: lb-control's own */
@@ -53,6 +54,7 @@ struct lb_control {
 	struct lb_httpd *httpd;
 	struct lb_status *status; /* the status page's data, with httpd */
 	struct lb_cluster *cluster; /* admission's Redis tier, or NULL */
+	struct lb_leader *leader;   /* scaling leases' Redis, or NULL */
 	struct lb_steerctl *steer;  /* the XDP steering maps' side */
 	int rt_lock;  /* the runtime's attach lock while attaching, or -1 */
 	bool dirty;   /* desired configuration not published yet */

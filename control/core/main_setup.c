@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apisrv_priv.h"
 #include "autoscale.h"
 #include "health.h"
 #include "httpd_priv.h"
+#include "leader.h"
 #include "lb/sched.h"
 #include "main_priv.h"
 #include "metrics.h"
@@ -184,6 +186,20 @@ lb_control_reference(struct lb_control *m)
 	return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* The name in scaling leases: --scale-id, or the host name. */
+static int
+scale_id(const char *opt, char *id, size_t len)
+{
+	if (opt != NULL) {
+		snprintf(id, len, "%s", opt);
+		return 0;
+	}
+	if (gethostname(id, len - 1) != 0)
+		snprintf(id, len, "lb-control");
+	id[len - 1] = '\0';
+	return 0;
+}
+
 int
 lb_control_listen(struct lb_control *m)
 {
@@ -213,7 +229,7 @@ lb_control_listen(struct lb_control *m)
 		lb_httpd_set_pages(m->httpd, status_page, m);
 	}
 	if (m->o.redis != NULL) {
-		char host[256];
+		char host[256], id[128];
 		uint16_t port;
 
 		if (lb_cluster_parse_addr(m->o.redis, host, sizeof(host),
@@ -224,6 +240,16 @@ lb_control_listen(struct lb_control *m)
 				       m->o.redis);
 			return -1;
 		}
+		if (scale_id(m->o.scale_id, id, sizeof(id)) != 0 ||
+		    (m->leader = lb_leader_create(host, port, id)) == NULL) {
+			lb_control_log("--scale-id: '%s' is not a name of 1 to "
+				       "63 bytes without spaces or '/'",
+				       id);
+			return -1;
+		}
+		lb_scale_set_cluster(m->scale, m->leader);
+		lb_control_log("scaling leases as %s",
+			       lb_leader_token(m->leader));
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 
 #include "autoscale.h"
 #include "health.h"
+#include "leader.h"
 #include "orch.h"
 #include "scale_priv.h"
 
@@ -27,6 +28,10 @@
 /* A pending instance is probed this often. */
 #define PROBE_EVERY_NS 200000000ull
 #define EV_MAX 32u
+/* Cluster: a host's load summary is published this often, a follower
+ * reads the leader's list this often. */
+#define REPORT_EVERY_NS 500000000ull
+#define FETCH_EVERY_NS 250000000ull
 
 struct probe {
 	uint32_t inst;
@@ -42,6 +47,22 @@ struct rsvc {
 	struct lb_as_conf drv_conf; /* the driver's settings in use */
 	bool said_busy;
 	struct probe pr[LB_AS_INST_MAX];
+	/* `cluster on` with a Redis: the lease and the lists. */
+	bool cl_on;
+	bool taken; /* leading: the list taken over, the driver made */
+	struct lb_lease lease;
+	char cl_svc[40]; /* "tcp:10.0.0.1:80", the keys' part */
+	char cl_name[40]; /* "tcp 10.0.0.1:80", for the log */
+	uint64_t next_report_ns;
+	uint64_t next_fetch_ns;
+	uint64_t last_tick_ns; /* to see a stalled loop */
+	uint64_t seq;	    /* last list published or applied */
+	uint64_t seq_term;  /* its term */
+	bool unpublished;   /* the repository changed since */
+	char *last_pub;	    /* the last list published, seq aside */
+	struct lb_leader_list *lst;	/* scratch */
+	struct lb_leader_load *loads;	/* the hosts' summaries */
+	int nb_loads;			/* read at the last evaluation */
 };
 
 struct lb_scale {
@@ -51,6 +72,7 @@ struct lb_scale {
 	struct rsvc *rs[LB_CONF_MAX_SVCS];
 	unsigned int nb_rs;
 	struct lb_view_be *vb; /* scratch */
+	struct lb_leader *leader; /* the cluster's Redis, or NULL */
 };
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -95,6 +117,12 @@ lb_scale_create(struct lb_ctl *ctl, lb_scale_commit_fn *commit, void *ctx)
 	return sc;
 }
 
+void
+lb_scale_set_cluster(struct lb_scale *sc, struct lb_leader *ld)
+{
+	sc->leader = ld;
+}
+
 static bool
 drv_same(const struct lb_as_conf *a, const struct lb_as_conf *b)
 {
@@ -126,9 +154,16 @@ rs_get(struct lb_scale *sc, struct lb_as_svc *s)
 	return r;
 }
 
+static void cl_leave(struct lb_scale *sc, struct rsvc *r);
+static uint64_t cl_flows(struct rsvc *r, uint32_t ip, uint16_t port,
+			 uint64_t local);
+
 static void
 rs_free(struct lb_scale *sc, struct rsvc *r, uint64_t wait_ns)
 {
+	/* A leader hands its instances over rather than stopping them. */
+	if (r->cl_on)
+		cl_leave(sc, r);
 	if (r->drv != NULL)
 		r->ops->destroy(r->drv, wait_ns);
 	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
@@ -137,6 +172,9 @@ rs_free(struct lb_scale *sc, struct rsvc *r, uint64_t wait_ns)
 	for (unsigned int i = 0; i < sc->nb_rs; i++)
 		if (sc->rs[i] == r)
 			sc->rs[i] = sc->rs[--sc->nb_rs];
+	free(r->last_pub);
+	free(r->lst);
+	free(r->loads);
 	free(r);
 }
 
@@ -563,6 +601,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
 		struct lb_as_inst *i = lb_as_inst_at(s, j);
 		struct lb_view_be *vb;
+		uint64_t flows;
 
 		if (i->origin != LB_AS_ORCH)
 			continue;
@@ -580,15 +619,17 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			break;
 		case LB_AS_DRAINING:
 			vb = view_be(sc, slot, i->ip, i->port);
-			if (vb != NULL && vb->flows_active > 0 &&
+			/* In a cluster, the flows on every host. */
+			flows = cl_flows(r, i->ip, i->port,
+					 vb != NULL ? vb->flows_active : 0);
+			if (flows > 0 &&
 			    now - i->since_ns < c->drain_timeout_ns)
 				break;
-			if (vb != NULL && vb->flows_active > 0) {
+			if (flows > 0) {
 				lb_as_note_drain_timeout(s);
 				logf_("%s: instance %u: drain timeout with "
 				      "%lu flow(s) left",
-				      l, i->id,
-				      (unsigned long)vb->flows_active);
+				      l, i->id, (unsigned long)flows);
 			}
 			be_del(sc, k, i);
 			inst_stop(s, r, i, now, false, "drained");
@@ -634,6 +675,467 @@ oldest_pending(struct lb_as_svc *s)
 			best = i;
 	}
 	return best;
+}
+
+/* ---- the cluster (`cluster on` with --redis) ---- */
+
+/* Room for a formatted list. */
+#define LIST_TXT_LEN (LB_AS_INST_MAX * 128u + 128u)
+
+static bool
+cl_leading(struct rsvc *r, uint64_t now)
+{
+	return r->cl_on && r->taken && lb_lease_leading(&r->lease, now);
+}
+
+/* Instance states whose address is a backend. */
+static bool
+in_table(enum lb_as_state st)
+{
+	return st == LB_AS_PENDING || st == LB_AS_ACTIVE ||
+	       st == LB_AS_DRAINING;
+}
+
+static const struct lb_conf_be *
+conf_be(const struct lb_conf *c, const struct lb_conf_svc_key *k, uint32_t ip,
+	uint16_t port)
+{
+	const struct lb_conf_svc *sv = lb_conf_svc_find(c, k);
+
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++)
+		if (sv->be[j].ip == ip && sv->be[j].port == port)
+			return &sv->be[j];
+	return NULL;
+}
+
+static int
+cl_init(struct rsvc *r)
+{
+	struct lb_lease_params p;
+
+	label(&r->key, r->cl_svc, sizeof(r->cl_svc), ':');
+	label(&r->key, r->cl_name, sizeof(r->cl_name), ' ');
+	if (r->lst == NULL)
+		r->lst = malloc(sizeof(*r->lst));
+	if (r->loads == NULL)
+		r->loads = calloc(LB_LEADER_HOSTS_MAX + 1, sizeof(*r->loads));
+	if (r->last_pub == NULL)
+		r->last_pub = calloc(2, LIST_TXT_LEN);
+	if (r->lst == NULL || r->loads == NULL || r->last_pub == NULL)
+		return -ENOMEM;
+	lb_lease_params_default(&p);
+	lb_lease_init(&r->lease, &p);
+	r->taken = false;
+	r->seq = r->seq_term = 0;
+	r->last_pub[0] = '\0';
+	r->nb_loads = 0;
+	r->cl_on = true;
+	return 0;
+}
+
+/* The repository's orchestrated instances, as a list of our term. */
+static void
+cl_list_of(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	   struct lb_leader_list *l)
+{
+	l->term = r->lease.term;
+	l->seq = 0;
+	l->next_id = lb_as_next_id(s);
+	l->n = 0;
+	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
+		const struct lb_as_inst *i = lb_as_inst_at(s, j);
+		const struct lb_conf_be *be;
+		struct lb_leader_inst *x;
+
+		if (i->origin != LB_AS_ORCH)
+			continue;
+		be = conf_be(sc->ctl->conf, &r->key, i->ip, i->port);
+		x = &l->inst[l->n++];
+		*x = (struct lb_leader_inst){
+			.id = i->id,
+			.state = i->state,
+			.ip = i->ip,
+			.port = i->port,
+			.weight = be != NULL ? be->weight
+					     : LB_CONF_WEIGHT_DEFAULT,
+		};
+		snprintf(x->drv_id, sizeof(x->drv_id), "%s", i->drv_id);
+	}
+}
+
+static void cl_step_down(struct lb_scale *sc, struct lb_as_svc *s,
+			 struct rsvc *r, const char *why);
+
+/*
+ * Publishes the repository when it changed. Write-ahead: while a change
+ * is not in Redis the driver is not polled, so it runs no command that
+ * a next leader would not know of.
+ */
+static void
+cl_publish(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	   uint64_t now)
+{
+	struct lb_as_cluster *cl = lb_as_svc_cluster(s);
+	char *txt = r->last_pub + LIST_TXT_LEN;
+	struct lb_leader_list *l = r->lst;
+	int rc;
+
+	if (!cl_leading(r, now))
+		return;
+	cl_list_of(sc, s, r, l);
+	if (lb_leader_list_fmt(l, txt, LIST_TXT_LEN) < 0)
+		return;
+	if (!r->unpublished && strcmp(txt, r->last_pub) == 0)
+		return;
+	l->seq = r->seq_term == l->term ? r->seq + 1 : 1;
+	rc = lb_leader_publish(sc->leader, r->cl_svc, l);
+	if (rc == 0) {
+		r->seq = l->seq;
+		r->seq_term = l->term;
+		r->unpublished = false;
+		memcpy(r->last_pub, txt, strlen(txt) + 1);
+		cl->seq = l->seq;
+		return;
+	}
+	r->unpublished = true;
+	if (rc == -EPERM) {
+		cl->fenced++;
+		lb_lease_step_down(&r->lease);
+		cl_step_down(sc, s, r, "Redis refused its list");
+	}
+}
+
+/* A follower's backends and repository become the leader's list. */
+static void
+cl_apply(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	 const struct lb_leader_list *l, uint64_t now)
+{
+	const struct lb_conf_svc_key *k = &r->key;
+	struct lb_conf *c = sc->ctl->conf;
+
+	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+		bool listed = false;
+
+		if (i->origin != LB_AS_ORCH)
+			continue;
+		for (unsigned int x = 0; x < l->n; x++)
+			listed |= l->inst[x].id == i->id;
+		if (listed)
+			continue;
+		probe_drop(r, i->id);
+		be_del(sc, k, i);
+		lb_as_inst_remove(s, i);
+	}
+	for (unsigned int x = 0; x < l->n; x++) {
+		const struct lb_leader_inst *li = &l->inst[x];
+		struct lb_as_inst *i = lb_as_inst_find(s, li->id);
+		const struct lb_conf_be *be;
+
+		if (i == NULL || i->origin != LB_AS_ORCH)
+			i = lb_as_inst_import(s, li->id, li->state, now);
+		if (i == NULL)
+			continue;
+		if (i->ip != li->ip || i->port != li->port)
+			be_del(sc, k, i);
+		i->ip = li->ip;
+		i->port = li->port;
+		snprintf(i->drv_id, sizeof(i->drv_id), "%s", li->drv_id);
+		if (i->state != li->state)
+			lb_as_inst_set(s, i, li->state, now, "from the leader");
+		if (!in_table(li->state) || li->ip == 0) {
+			be_del(sc, k, i);
+			continue;
+		}
+		be = conf_be(c, k, li->ip, li->port);
+		if (be == NULL &&
+		    lb_conf_be_add(c, k, li->ip, li->port,
+				   li->weight != 0 ? li->weight
+						   : LB_CONF_WEIGHT_DEFAULT,
+				   NULL) == 0) {
+			lb_conf_be_set_orch(c, k, li->ip, li->port, true, NULL);
+			be = conf_be(c, k, li->ip, li->port);
+		}
+		if (be != NULL && be->draining != (li->state != LB_AS_ACTIVE))
+			lb_conf_be_drain(c, k, li->ip, li->port,
+					 li->state != LB_AS_ACTIVE, NULL);
+	}
+	lb_as_raise_next_id(s, l->next_id);
+	r->seq = l->seq;
+	r->seq_term = l->term;
+	lb_as_svc_cluster(s)->seq = l->seq;
+	lb_as_svc_cluster(s)->applied++;
+}
+
+/* Reads the leader's list and applies it when it is newer. @return 0,
+ * or a negative errno (Redis down: the backends stay as they are). */
+static int
+cl_follow(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	  uint64_t now)
+{
+	struct lb_leader_list *l = r->lst;
+	int rc = lb_leader_fetch(sc->leader, r->cl_svc, l);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc != 0)
+		return rc;
+	if (l->term < r->seq_term ||
+	    (l->term == r->seq_term && l->seq <= r->seq))
+		return 0;
+	cl_apply(sc, s, r, l, now);
+	return 0;
+}
+
+/*
+ * The lease is ours: the latest list first (our repository becomes it),
+ * then a driver that adopts the instances the list holds. A start that
+ * the old leader recorded but never saw through is asked again under
+ * the same instance name.
+ */
+static int
+cl_take_over(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	     uint64_t now)
+{
+	char l[40];
+	int rc;
+
+	label(&r->key, l, sizeof(l), ' ');
+	r->seq_term = r->seq = 0; /* whatever the list says is news */
+	rc = cl_follow(sc, s, r, now);
+	if (rc != 0)
+		return rc;
+	rc = rs_driver(r, lb_as_svc_conf(s));
+	if (rc != 0 || r->drv == NULL)
+		return rc != 0 ? rc : -ENOENT;
+	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+
+		if (i->origin != LB_AS_ORCH)
+			continue;
+		if (i->state == LB_AS_STARTING) {
+			if (r->ops->start(r->drv, i->id, now) != 0)
+				lb_as_note_driver_error(s);
+			continue;
+		}
+		if (i->drv_id[0] == '\0' || i->state == LB_AS_FAILED)
+			continue;
+		if (r->ops->adopt(r->drv, i->drv_id, i->id) != 0) {
+			logf_("%s: instance %u (%s) cannot be adopted", l,
+			      i->id, i->drv_id);
+			continue;
+		}
+		if (i->state == LB_AS_STOPPING &&
+		    r->ops->stop(r->drv, i->id, i->drv_id, now) < 0)
+			lb_as_note_driver_error(s);
+	}
+	r->taken = true;
+	r->unpublished = true; /* the list again, in our term */
+	lb_as_svc_cluster(s)->acquired++;
+	logf_("%s: scaling leader, term %llu", l,
+	      (unsigned long long)r->lease.term);
+	return 0;
+}
+
+/* No longer the leader: the driver goes, its instances stay. */
+static void
+cl_step_down(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	     const char *why)
+{
+	char l[40];
+
+	(void)sc;
+	if (!r->taken)
+		return;
+	label(&r->key, l, sizeof(l), ' ');
+	if (r->drv != NULL)
+		r->ops->forget(r->drv);
+	r->drv = NULL;
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+		probe_drop(r, r->pr[i].inst);
+	r->taken = false;
+	lb_as_svc_cluster(s)->lost++;
+	logf_("%s: no longer the scaling leader (term %llu): %s", l,
+	      (unsigned long long)r->lease.term, why);
+}
+
+/* This host's load of the service, for the leader to merge. */
+static void
+cl_report(struct lb_scale *sc, struct rsvc *r)
+{
+	struct lb_leader_load *ld = &r->loads[LB_LEADER_HOSTS_MAX];
+	const struct lb_dpconf *c;
+	struct lb_view_svc vs;
+	int slot = view_svc(sc->ctl, &r->key);
+
+	if (slot < 0 || sc->ctl->view == NULL ||
+	    (c = lb_view_conf(sc->ctl->view)) == NULL ||
+	    lb_view_svc_get(sc->ctl->view, (uint32_t)slot, &vs) != 0)
+		return;
+	memset(ld, 0, sizeof(*ld));
+	ld->inflight = vs.inflight;
+	for (uint32_t b = 0; b < c->svc[slot].nb_be && ld->n < LB_AS_INST_MAX;
+	     b++) {
+		struct lb_view_be *vb = sc->vb;
+
+		if (c->svc[slot].be[b].state == LB_BE_EMPTY ||
+		    lb_view_be_get(sc->ctl->view, (uint32_t)slot, b, vb) != 0)
+			continue;
+		ld->be[ld->n++] = (struct lb_leader_be_load){
+			.ip = vb->ip,
+			.port = vb->port,
+			.seen = vb->l7.spl_seen,
+			.spl = vb->l7.spl,
+			.age_ns = vb->l7.spl_age_ns,
+			.responses = vb->l7.win_responses,
+			.flows = vb->flows_active,
+		};
+	}
+	lb_leader_report(sc->leader, r->cl_svc, ld, LB_LEADER_LOAD_TTL_MS);
+}
+
+/*
+ * The cluster's part of a tick: `cluster on` followed, the lease asked
+ * for or renewed, leadership taken or given up, this host's load
+ * published, and for a follower the leader's list applied.
+ * @return true when this lb-control follows (it then does nothing
+ * more for the service).
+ */
+static bool
+cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	uint64_t now)
+{
+	struct lb_as_cluster *cl = lb_as_svc_cluster(s);
+	bool want = sc->leader != NULL && !lb_as_svc_deleted(s) &&
+		    lb_as_svc_conf(s)->cluster;
+	char holder[LB_LEADER_TOKEN_LEN + 1] = "";
+	enum lb_lease_outcome out;
+	enum lb_lease_op op;
+	uint64_t term;
+
+	if (!want && r->cl_on) {
+		/* Alone from now on: a leader keeps its driver. */
+		if (r->taken)
+			lb_leader_release(sc->leader, r->cl_svc,
+					  r->lease.term);
+		r->cl_on = false;
+		r->taken = false;
+		memset(cl, 0, sizeof(*cl));
+		return false;
+	}
+	if (!want)
+		return false;
+	if (!r->cl_on && cl_init(r) != 0) {
+		/* Deciding alone could start what a leader starts too. */
+		logf_("%s: no memory for the cluster's state: not scaling",
+		      r->cl_name);
+		return true;
+	}
+	cl->on = true;
+	/* A loop stalled for a renewal period loses the lease. */
+	if (r->last_tick_ns != 0 &&
+	    now - r->last_tick_ns > r->lease.p.renew_ns)
+		logf_("%s: no tick for %llu ms: the lease may have been lost",
+		      r->cl_name,
+		      (unsigned long long)(now - r->last_tick_ns) / 1000000);
+	r->last_tick_ns = now;
+	op = lb_lease_due(&r->lease, now);
+	if (op != LB_LEASE_OP_NONE) {
+		term = r->lease.term;
+		out = lb_leader_lease(sc->leader, r->cl_svc, op, r->lease.term,
+				      r->lease.p.ttl_ns / 1000000, &term,
+				      holder, sizeof(holder));
+		lb_lease_answer(&r->lease, op, now, lb_orch_now(), out, term,
+				holder);
+	}
+	if (!lb_lease_leading(&r->lease, lb_orch_now()))
+		cl_step_down(sc, s, r,
+			     lb_leader_up(sc->leader)
+				     ? "another holds the lease"
+				     : "Redis did not answer in time");
+	else if (!r->taken)
+		cl_take_over(sc, s, r, now);
+	if (now >= r->next_report_ns) {
+		r->next_report_ns = now + REPORT_EVERY_NS;
+		cl_report(sc, r);
+	}
+	if (!r->taken && now >= r->next_fetch_ns) {
+		r->next_fetch_ns = now + FETCH_EVERY_NS;
+		cl_follow(sc, s, r, now);
+	}
+	cl->leader = r->taken;
+	cl->term = r->lease.term;
+	snprintf(cl->leader_id, sizeof(cl->leader_id), "%s", r->lease.leader);
+	cl->redis_up = lb_leader_up(sc->leader);
+	return !r->taken;
+}
+
+/* Flows on the backend across the hosts, as the leader last read them
+ * (@p local when it has no summaries). */
+static uint64_t
+cl_flows(struct rsvc *r, uint32_t ip, uint16_t port, uint64_t local)
+{
+	struct lb_leader_be_load m;
+
+	if (!r->cl_on || !r->taken || r->nb_loads <= 0)
+		return local;
+	lb_leader_merge_be(r->loads, (unsigned int)r->nb_loads, ip, port, &m);
+	return m.flows > local ? m.flows : local;
+}
+
+/*
+ * The leader decides on the cluster's load, not its own: requests in
+ * flight summed over the hosts, each instance's SPL merged from the
+ * hosts' summaries (lb_leader_merge_be(): weighted by each host's
+ * responses). Without summaries (Redis slow), its own view stands.
+ */
+static void
+cl_merge_input(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
+	       struct lb_as_input *x, struct lb_as_spl_in *in)
+{
+	uint64_t inflight = 0;
+
+	if (!cl_leading(r, x->now_ns))
+		return;
+	r->nb_loads = lb_leader_loads(sc->leader, r->cl_svc, r->loads,
+				      LB_LEADER_HOSTS_MAX);
+	if (r->nb_loads <= 0)
+		return;
+	lb_as_svc_cluster(s)->hosts = (uint32_t)r->nb_loads;
+	for (int h = 0; h < r->nb_loads; h++)
+		inflight += r->loads[h].inflight;
+	x->inflight = inflight;
+	for (unsigned int j = 0; j < x->nb_spl; j++) {
+		const struct lb_as_inst *i = lb_as_inst_find(s, in[j].inst);
+		struct lb_leader_be_load m;
+
+		if (i == NULL ||
+		    !lb_leader_merge_be(r->loads, (unsigned int)r->nb_loads,
+					i->ip, i->port, &m))
+			continue;
+		in[j].seen = true;
+		in[j].spl = m.spl;
+		in[j].gen_ns = x->spl_now_ns > m.age_ns
+				       ? x->spl_now_ns - m.age_ns
+				       : 0;
+	}
+}
+
+/* lb-control stops: a leader hands over (its instances stay for the
+ * next one, which it lets take the lease at once). */
+static void
+cl_leave(struct lb_scale *sc, struct rsvc *r)
+{
+	if (!r->taken)
+		return;
+	if (r->drv != NULL)
+		r->ops->forget(r->drv);
+	r->drv = NULL;
+	lb_leader_release(sc->leader, r->cl_svc, r->lease.term);
+	r->taken = false;
+	logf_("%s: lease of term %llu given up; the instances stay for the "
+	      "next leader",
+	      r->cl_name, (unsigned long long)r->lease.term);
 }
 
 /* Carries out a decision: the one path for automatic and manual ones. */
@@ -731,6 +1233,7 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 		if (in[x.nb_spl - 1].gen_ns > x.spl_now_ns)
 			in[x.nb_spl - 1].gen_ns = x.spl_now_ns;
 	}
+	cl_merge_input(sc, s, r, &x, in);
 	if (lb_as_eval(s, &x, &d) == 0)
 		carry_out(sc, s, r, &d, now);
 }
@@ -791,10 +1294,24 @@ lb_scale_tick(struct lb_scale *sc, uint64_t now)
 			continue;
 		if (sv == NULL && !lb_as_svc_deleted(s))
 			lb_as_svc_del(ctl->as, lb_as_svc_key(s));
+		if (cl_tick(sc, s, r, now)) {
+			/* A follower: the leader decides, manual actions
+			 * included. */
+			sync_static(s, sv, now);
+			if (lb_as_drop_manual(s) != 0)
+				logf_("%s: manual action dropped: the scaling "
+				      "leader is %s",
+				      r->cl_name,
+				      r->lease.leader[0] != '\0'
+					      ? r->lease.leader
+					      : "unknown");
+			continue;
+		}
 		if (!lb_as_svc_deleted(s))
 			rs_driver(r, lb_as_svc_conf(s));
 		sync_static(s, sv, now);
-		if (r->drv != NULL) {
+		/* A leader's driver acts once its list is in Redis. */
+		if (r->drv != NULL && !(r->cl_on && r->unpublished)) {
 			ne = r->ops->poll(r->drv, now, ev, EV_MAX);
 			for (unsigned int e = 0; e < ne; e++)
 				on_event(sc, s, r, &ev[e], now);
@@ -808,6 +1325,8 @@ lb_scale_tick(struct lb_scale *sc, uint64_t now)
 			continue;
 		}
 		evaluate(sc, s, r, now);
+		if (r->cl_on)
+			cl_publish(sc, s, r, now);
 	}
 	if (lb_conf_generation(ctl->conf) != gen0 ||
 	    lb_as_generation(ctl->as) != agen0)

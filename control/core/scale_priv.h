@@ -30,6 +30,17 @@ typedef int lb_scale_commit_fn(void *ctx);
 struct lb_scale *lb_scale_create(struct lb_ctl *ctl, lb_scale_commit_fn *commit,
 				 void *ctx);
 
+struct lb_leader;
+
+/**
+ * Scales the services with `cluster on` together with the other
+ * lb-controls on @p ld's Redis (control/scale/leader.h): one of them,
+ * the holder of the service's lease, decides and orchestrates; the
+ * others apply its instance list. Without it those services scale
+ * alone. The runtime does not free @p ld.
+ */
+void lb_scale_set_cluster(struct lb_scale *sc, struct lb_leader *ld);
+
 /** One tick at monotonic @p now_ns. */
 void lb_scale_tick(struct lb_scale *sc, uint64_t now_ns);
 

@@ -336,6 +336,12 @@ lb_as_svc_conf_gen(const struct lb_as_svc *s)
 	return s->conf_gen;
 }
 
+struct lb_as_cluster *
+lb_as_svc_cluster(struct lb_as_svc *s)
+{
+	return &s->cl;
+}
+
 /* ---- configuration ---- */
 
 static int

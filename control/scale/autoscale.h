@@ -99,6 +99,10 @@ struct lb_as_conf {
 	char target[LB_AS_ARG_LEN + 1];
 	uint16_t inst_port;	  /**< port of netns instances */
 	uint64_t exec_timeout_ns; /**< exec: one command's limit */
+	/** Decided once for the cluster: the lb-control holding the
+	 * service's lease in lb-control's Redis (--redis) scales, the
+	 * others follow its instance list (control/scale/leader.h). */
+	bool cluster;
 };
 
 /** Fills @p c with the defaults (see docs/policies.md, autoscaler). */
@@ -239,6 +243,25 @@ const struct lb_as_stats *lb_as_svc_stats(const struct lb_as_svc *s);
 /** Bumped when the runtime must rebuild the service's driver. */
 uint64_t lb_as_svc_conf_gen(const struct lb_as_svc *s);
 
+/** A service's place among the lb-controls sharing it (`cluster on`),
+ * kept by the runtime, shown by `scale show` and /metrics. */
+struct lb_as_cluster {
+	bool on;     /**< the lease is in use (`cluster on` and --redis) */
+	bool leader; /**< this lb-control decides */
+	bool redis_up;
+	uint64_t term;	     /**< the lease's term last seen */
+	char leader_id[128]; /**< its holder's token, "" when unknown */
+	uint64_t seq;	     /**< the instance list's, published or applied */
+	uint32_t hosts;	     /**< hosts whose load the leader merged last */
+	uint64_t acquired;   /**< times this lb-control became leader */
+	uint64_t lost;	     /**< times it stopped leading */
+	uint64_t applied;    /**< lists applied as a follower */
+	uint64_t fenced;     /**< publications Redis refused (not leader) */
+};
+
+/** The service's cluster state, for the runtime to keep. */
+struct lb_as_cluster *lb_as_svc_cluster(struct lb_as_svc *s);
+
 /* ---- the instance repository ---- */
 
 unsigned int lb_as_nb_inst(const struct lb_as_svc *s);
@@ -260,6 +283,20 @@ struct lb_as_inst *lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o,
  * adopted, not started. @return it, or NULL when full.
  */
 struct lb_as_inst *lb_as_inst_adopt(struct lb_as_svc *s, uint64_t now_ns);
+/**
+ * Adds orchestrated instance @p id in @p state, known from the cluster's
+ * list (another lb-control started it): counted neither as started nor
+ * as adopted; later ids go past it. A static backend that has @p id
+ * (its id is this host's own) gets another. @return it, or NULL (full,
+ * or an orchestrated instance has @p id).
+ */
+struct lb_as_inst *lb_as_inst_import(struct lb_as_svc *s, uint32_t id,
+				     enum lb_as_state state, uint64_t now_ns);
+/** The id the next instance gets. */
+uint32_t lb_as_next_id(const struct lb_as_svc *s);
+/** Makes the next ids @p id or above (the cluster's list says ids below
+ * are taken). */
+void lb_as_raise_next_id(struct lb_as_svc *s, uint32_t id);
 /** Moves an instance to @p state, noting @p why (may be NULL). */
 void lb_as_inst_set(struct lb_as_svc *s, struct lb_as_inst *i,
 		    enum lb_as_state state, uint64_t now_ns, const char *why);
@@ -295,6 +332,13 @@ int lb_as_eval(struct lb_as_svc *s, const struct lb_as_input *in,
  */
 int lb_as_take_manual(struct lb_as_svc *s, uint64_t now_ns,
 		      struct lb_as_decision *d);
+
+/**
+ * Drops the manual action queued (an lb-control that follows the
+ * cluster's leader decides nothing). @return the instances it asked
+ * for: > 0 up, < 0 down, 0 none.
+ */
+int32_t lb_as_drop_manual(struct lb_as_svc *s);
 
 /** Number of decisions in the history (at most LB_AS_HIST). */
 unsigned int lb_as_hist_len(const struct lb_as_svc *s);

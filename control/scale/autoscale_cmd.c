@@ -192,6 +192,20 @@ as_now(const struct lb_as *as)
 }
 
 static json_t *
+cluster_json(const struct lb_as_cluster *c)
+{
+	return json_pack("{s:s, s:I, s:s, s:b, s:I, s:i, s:I, s:I, s:I, s:I}",
+			 "role", c->leader ? "leader" : "follower", "term",
+			 (json_int_t)c->term, "leader", c->leader_id,
+			 "redis_up", c->redis_up, "list_seq",
+			 (json_int_t)c->seq, "hosts", (int)c->hosts,
+			 "acquired", (json_int_t)c->acquired, "lost",
+			 (json_int_t)c->lost, "applied",
+			 (json_int_t)c->applied, "fenced",
+			 (json_int_t)c->fenced);
+}
+
+static json_t *
 svc_json(struct lb_as *as, struct lb_as_svc *s)
 {
 	const struct lb_as_conf *c = &s->conf;
@@ -230,6 +244,8 @@ svc_json(struct lb_as *as, struct lb_as_svc *s)
 		bad |= jset(st, "drain_timeouts",
 			    json_integer(s->st.drain_timeouts));
 		bad |= jset(st, "adopted", json_integer(s->st.adopted));
+		if (s->cl.on)
+			bad |= jset(o, "cluster", cluster_json(&s->cl));
 	}
 	bad |= jset(o, "config", conf);
 	bad |= jset(o, "counts", cnt);
@@ -300,6 +316,19 @@ show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 			lb_cmd_fmt_duration(c->guard.startup_timeout_ns, d1),
 			lb_cmd_fmt_duration(c->drain_timeout_ns, d2),
 			c->guard.pending_guard ? "on" : "off");
+	if (rc == 0 && s->cl.on)
+		rc = lb_cmd_printf(out,
+				   "  cluster: %s, term %llu, leader %s, "
+				   "list %llu, %u host(s), redis %s\n",
+				   s->cl.leader ? "leader" : "follower",
+				   (unsigned long long)s->cl.term,
+				   s->cl.leader_id[0] != '\0' ? s->cl.leader_id
+							      : "unknown",
+				   (unsigned long long)s->cl.seq, s->cl.hosts,
+				   s->cl.redis_up ? "up" : "down");
+	else if (rc == 0 && c->cluster)
+		rc = lb_cmd_printf(out, "  cluster: on, but lb-control has "
+					"no --redis: deciding alone\n");
 	if (rc == 0)
 		rc = lb_cmd_printf(out,
 				   "  instances: %u active, %u pending, %u "
@@ -476,7 +505,11 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	"- `driver %s`, `command CMD`, "                                       \
 	"`target T`,\n  `inst-port N`, `exec-timeout DUR`: "                   \
 	"the orchestrator (see\n  docs/operating.md, "                         \
-	"autoscaling).\n\n"                                                    \
+	"autoscaling).\n"                                                      \
+	"- `cluster on|off`: decided once for the lb-controls "                \
+	"on one Redis\n  (lb-control --redis): the holder of "                 \
+	"the service's lease scales,\n  the others apply its "                 \
+	"instance list (driver exec); default off.\n\n"                        \
 	"Example: `scale set tcp 192.0.2.10:80 policy "                        \
 	"inflight queue-length 20 min 1 max 4`"
 

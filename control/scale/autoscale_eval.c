@@ -205,6 +205,15 @@ lb_as_eval(struct lb_as_svc *s, const struct lb_as_input *in,
 	return 0;
 }
 
+int32_t
+lb_as_drop_manual(struct lb_as_svc *s)
+{
+	int32_t m = s->manual;
+
+	s->manual = 0;
+	return m;
+}
+
 int
 lb_as_take_manual(struct lb_as_svc *s, uint64_t now_ns,
 		  struct lb_as_decision *d)

@@ -72,6 +72,41 @@ lb_as_inst_add(struct lb_as_svc *s, enum lb_as_origin o, enum lb_as_state state,
 }
 
 struct lb_as_inst *
+lb_as_inst_import(struct lb_as_svc *s, uint32_t id, enum lb_as_state state,
+		  uint64_t now_ns)
+{
+	struct lb_as_inst *i = lb_as_inst_find(s, id);
+	uint32_t next = s->next_id > id ? s->next_id : id + 1;
+
+	if (i != NULL && i->origin == LB_AS_ORCH)
+		return NULL;
+	/* A static backend's id is this host's own label: the cluster's
+	 * instance takes it, the backend gets another. */
+	if (i != NULL)
+		i->id = next++;
+	s->next_id = id;
+	i = lb_as_inst_add(s, LB_AS_ORCH, state, now_ns);
+	s->next_id = next;
+	if (i == NULL)
+		return NULL;
+	s->st.started--; /* lb_as_inst_add() counted a start */
+	return i;
+}
+
+uint32_t
+lb_as_next_id(const struct lb_as_svc *s)
+{
+	return s->next_id;
+}
+
+void
+lb_as_raise_next_id(struct lb_as_svc *s, uint32_t id)
+{
+	if (id > s->next_id)
+		s->next_id = id;
+}
+
+struct lb_as_inst *
 lb_as_inst_adopt(struct lb_as_svc *s, uint64_t now_ns)
 {
 	struct lb_as_inst *i =

@@ -47,10 +47,20 @@ static const struct {
 	 "Instances the orchestrator had running, adopted (not started)."},
 };
 
+static const struct {
+	const char *name;
+	const char *help;
+} cl_fams[] = {
+	{"lb_scale_leader", "1 while this lb-control holds the service's "
+			    "scaling lease, 0 following."},
+	{"lb_scale_term", "Term of the service's scaling lease last seen."},
+};
+
 int
 lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 {
 	char l[40], a[LB_CMD_ADDR_STRLEN];
+	bool any = false;
 	int rc = 0;
 
 	if (as == NULL || as->nb_rt == 0)
@@ -96,6 +106,22 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		svc_label(&as->rt[i]->key, l, sizeof(l));
 		rc = lb_prom_u64(o, "lb_scale_paused", &lb, 1,
 				 as->rt[i]->paused);
+	}
+	/* The cluster's leader and term, services with `cluster on`. */
+	for (unsigned int i = 0; i < as->nb_rt; i++)
+		any |= as->rt[i]->cl.on;
+	for (size_t f = 0; f < 2 && any && rc == 0; f++) {
+		rc = lb_prom_family(o, cl_fams[f].name, "gauge",
+				    cl_fams[f].help);
+		for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
+			const struct lb_as_cluster *c = &as->rt[i]->cl;
+			struct lb_prom_label lb = {"service", l};
+
+			svc_label(&as->rt[i]->key, l, sizeof(l));
+			if (c->on)
+				rc = lb_prom_u64(o, cl_fams[f].name, &lb, 1,
+						 f == 0 ? c->leader : c->term);
+		}
 	}
 	/* The instance identifier repository, one sample per instance. */
 	if (rc == 0)

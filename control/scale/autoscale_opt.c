@@ -51,6 +51,7 @@ static const struct opt opts[] = {
 	{"target", K_STR, OFF(target), 0, LB_AS_ARG_LEN + 1},
 	{"inst-port", K_U32, OFF(inst_port), 1, 65535},
 	{"exec-timeout", K_DUR, OFF(exec_timeout_ns), 1000000ull, DAY_NS},
+	{"cluster", K_BOOL, OFF(cluster), 0, 0},
 };
 #define NB_OPTS (sizeof(opts) / sizeof(opts[0]))
 

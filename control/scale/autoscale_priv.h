@@ -54,6 +54,7 @@ struct lb_as_svc {
 	unsigned int hist_head, hist_len;
 	struct lb_as_decision hist[LB_AS_HIST];
 	struct lb_as_stats st;
+	struct lb_as_cluster cl;
 };
 
 struct lb_as {

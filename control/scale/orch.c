@@ -59,6 +59,13 @@ lb_orch_check(const struct lb_as_conf *c, struct lb_cmd_out *out)
 				    "unknown driver '%s'; expected one of %s",
 				    c->driver, names);
 	}
+	if (c->cluster && (o->forget == NULL || o->adopt == NULL))
+		return lb_cmd_error(out, -EINVAL,
+				    "driver %s cannot scale for a cluster "
+				    "(cluster on): its instances cannot be "
+				    "handed from one lb-control to another; "
+				    "use exec",
+				    c->driver);
 	return o->check != NULL ? o->check(c, out) : 0;
 }
 

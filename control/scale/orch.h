@@ -99,8 +99,11 @@ struct lb_orch_ops {
 			     unsigned int max);
 	/**
 	 * Gives the instance reported by an ADOPTED event (driver id @p id)
-	 * the autoscaler's id @p inst. NULL for drivers that adopt nothing.
-	 * @return 0, or -ENOENT (no such adopted instance).
+	 * the autoscaler's id @p inst; for a driver with forget(), also an
+	 * instance another lb-control of the cluster started (up, known
+	 * by @p id), which it can stop from then on. NULL for drivers that
+	 * adopt nothing.
+	 * @return 0, -ENOENT (no such adopted instance), -ENOSPC.
 	 */
 	int (*adopt)(void *d, const char *id, uint32_t inst);
 	/**
@@ -109,6 +112,13 @@ struct lb_orch_ops {
 	 * decides nothing before. NULL: from the start.
 	 */
 	bool (*synced)(void *d);
+	/**
+	 * Frees the state and leaves every instance running, for another
+	 * lb-control of the cluster to adopt (this one stops leading the
+	 * service). NULL for drivers whose instances cannot outlive it; a
+	 * driver needs both this and adopt() for `cluster on`.
+	 */
+	void (*forget)(void *d);
 	/** Instances it still has (running, starting or stopping). */
 	unsigned int (*busy)(void *d);
 	/**

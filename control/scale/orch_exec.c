@@ -104,6 +104,38 @@ x_stop(void *dv, uint32_t inst, const char *id, uint64_t now)
 	return 0;
 }
 
+/* An instance another lb-control started: up, its id known. */
+static int
+x_adopt(void *dv, const char *id, uint32_t inst)
+{
+	struct xdrv *d = dv;
+
+	if (x_find(d, inst) != NULL)
+		return 0;
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++) {
+		if (d->x[i].st != X_FREE)
+			continue;
+		memset(&d->x[i], 0, sizeof(d->x[i]));
+		d->x[i].st = X_UP;
+		d->x[i].inst = inst;
+		snprintf(d->x[i].id, sizeof(d->x[i].id), "%s", id);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Commands under way are cut; what they did is the next leader's to
+ * find (an `up` cut short is asked again under the same name). */
+static void
+x_forget(void *dv)
+{
+	struct xdrv *d = dv;
+
+	for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
+		lb_orch_job_kill(&d->x[i].job);
+	free(d);
+}
+
 static uint64_t
 backoff(unsigned int tries)
 {
@@ -257,6 +289,8 @@ static const struct lb_orch_ops exec_ops = {
 	.start = x_start,
 	.stop = x_stop,
 	.poll = x_poll,
+	.adopt = x_adopt,
+	.forget = x_forget,
 	.busy = x_busy,
 	.destroy = x_destroy,
 };

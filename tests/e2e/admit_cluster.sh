@@ -16,6 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admit_lib.sh"
+. "$(dirname "$0")/lb2_lib.sh"
 
 e2e_init admit_cluster
 e2e_need_control
@@ -28,30 +29,14 @@ R=${E2E_ADMIT_RATE:-200}
 BURST=$((R / 2))
 SECS=10
 RPORT=6391 # the LB namespace's own loopback: always free
-NET2=10.21.0
-VIP2=$NET2.100
-IF_C2=sl-c2-$E2E_TAG
-IF_Q0=sl-q0-$E2E_TAG
-IF_Q1=sl-q1-$E2E_TAG
-IF_SQ=sl-sq-$E2E_TAG
-# Not a hex tag after "sl": the harness's sweep leaves it to this run.
-DP2_PREFIX=slz$E2E_TAG
-DP2_PID=
-CTL2_PID=
+lb2_init 10.21.0
 
-# On exit, the second load balancer goes first (its hugepage files and
-# runtime directory too), then the harness's own clean-up.
+# On exit, the second load balancer goes first, then the harness's own
+# clean-up.
 cluster_on_exit() {
-	local rc=$? m
+	local rc=$?
 	set +e
-	[ -z "$CTL2_PID" ] || kill "$CTL2_PID" 2>/dev/null
-	[ -z "$DP2_PID" ] || kill "$DP2_PID" 2>/dev/null
-	sleep 1
-	[ -z "$DP2_PID" ] || kill -KILL "$DP2_PID" 2>/dev/null
-	awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts | while read -r m; do
-		rm -f "$m/$DP2_PREFIX"map_* 2>/dev/null
-	done
-	rm -rf "/var/run/dpdk/$DP2_PREFIX"
+	lb2_cleanup
 	(exit "$rc")
 	ctl_on_exit
 }
@@ -60,10 +45,7 @@ trap cluster_on_exit EXIT
 topo_up 1
 be_start 1
 # The second load balancer's links: client side and backend side.
-veth_pair "$NS_CLI" "$IF_C2" "$NS_LB" "$IF_Q0"
-veth_pair "$NS_LB" "$IF_Q1" "$NS_SW" "$IF_SQ"
-ip -n "$NS_SW" link set "$IF_SQ" master "$BR"
-ip -n "$NS_CLI" addr add "$NET2.2/24" dev "$IF_C2"
+lb2_links
 
 ip netns exec "$NS_LB" redis-server --port "$RPORT" --bind 127.0.0.1 \
 	--save '' --appendonly no --loglevel warning \
@@ -90,36 +72,10 @@ snat add $BE_NET.6 port 1
 service add tcp $VIP:80 $svc_opts
 backend add tcp $VIP:80 $(be_addr 1):80
 EOF
-ip netns exec "$NS_LB" "$LB_DATAPLANE" -l 0-1 --no-pci \
-	--socket-limit "${LB_EAL_MEM:-512}" --file-prefix "$DP2_PREFIX" \
-	--vdev="net_af_packet0,iface=$IF_Q0" \
-	--vdev="net_af_packet1,iface=$IF_Q1" -- --config "$conf2" \
-	</dev/null >"$E2E_TMP/dataplane2.log" 2>&1 &
-DP2_PID=$!
-for ((i = 0; i < 150; i++)); do
-	"$PY" "$E2E_DIR/lbtel.py" --prefix "$DP2_PREFIX" /lb/stats \
-		>/dev/null 2>&1 && break
-	kill -0 "$DP2_PID" 2>/dev/null ||
-		die "second lb-dataplane exited: $(tail -n 1 "$E2E_TMP/dataplane2.log")"
-	sleep 0.2
-done
-ip netns exec "$NS_LB" "$LB_CONTROL" --proc-type=secondary \
-	--file-prefix "$DP2_PREFIX" --no-pci -l 0 -- \
-	--socket "$E2E_TMP/ctl2.sock" --state "$E2E_TMP/state2.conf" \
-	--metrics off --redis "127.0.0.1:$RPORT" \
-	</dev/null >"$E2E_TMP/control2.log" 2>&1 &
-CTL2_PID=$!
-for ((i = 0; i < 150; i++)); do
-	"$LBCTL" --socket "$E2E_TMP/ctl2.sock" --timeout 2 stats \
-		>/dev/null 2>&1 && break
-	kill -0 "$CTL2_PID" 2>/dev/null ||
-		die "second lb-control exited: $(tail -n 1 "$E2E_TMP/control2.log")"
-	sleep 0.2
-done
-e2e_log "second load balancer up (dataplane $DP2_PID, control $CTL2_PID)"
+lb2_dp_start "$conf2"
+lb2_ctl_start --redis "127.0.0.1:$RPORT"
 # The client reaches the VIP through the second one on its own link.
-ip -n "$NS_CLI" route add "$VIP/32" dev "$IF_C2" src "$NET2.2" table 100
-ip -n "$NS_CLI" rule add from "$NET2.2" table 100
+lb2_route
 
 # gen SRC RATE SECONDS OUT: connections to the VIP.
 gen() { admit_gen "$1" "$VIP:80" "$2" "$3" "$4"; }
@@ -136,7 +92,7 @@ passed() {
 	local f=$E2E_TMP/p.json n1 n2
 	ctl --json service show tcp "$VIP:80" >"$f"
 	n1=$(jq_get "$f" 'd["service"]["admit"]["verdicts"]["pass"]')
-	"$LBCTL" --socket "$E2E_TMP/ctl2.sock" --json service show \
+	"$LBCTL" --socket "$CTL2_SOCK" --json service show \
 		tcp "$VIP:80" >"$f"
 	n2=$(jq_get "$f" 'd["service"]["admit"]["verdicts"]["pass"]')
 	echo $((n1 + n2))

@@ -44,25 +44,13 @@ up)
 	# An address nothing answers on: never healthy.
 	[ "\$n" = 5 ] && { echo "never-\$n $BE_NET.99:80"; exit 0; }
 	ns=sl-x\$n-$E2E_TAG addr=$BE_NET.\$((60 + n))
-	ip netns add \$ns
-	ip -n \$ns link set lo up
-	ip link add eth0 netns \$ns type veth peer name vx\$n-$E2E_TAG netns $NS_SW
-	ip netns exec \$ns ethtool -K eth0 rx off tx off tso off gso off gro off >/dev/null
-	ip netns exec $NS_SW ethtool -K vx\$n-$E2E_TAG rx off tx off tso off gso off gro off >/dev/null
-	ip -n $NS_SW link set vx\$n-$E2E_TAG master $BR up
-	ip -n \$ns addr add \$addr/24 dev eth0
-	ip -n \$ns link set eth0 up
-	setsid ip netns exec \$ns $INSTANCE --listen \$addr:80 --name be\$n \\
-		</dev/null >>$E2E_TMP/inst\$n.log 2>&1 &
+	LB_INSTANCE=$INSTANCE $E2E_DIR/ns_instance.sh up \$ns \$addr $NS_SW \\
+		$BR vx\$n-$E2E_TAG $E2E_TMP/inst\$n.log be\$n || exit 1
 	echo "# started \$3"
 	echo "\$ns \$addr:80"
 	;;
 down)
-	[ -e /run/netns/"\$3" ] || exit 0
-	pids=\$(ip netns pids "\$3")
-	[ -z "\$pids" ] || kill \$pids
-	sleep 0.2
-	ip netns del "\$3"
+	$E2E_DIR/ns_instance.sh down "\$3"
 	;;
 esac
 EOF

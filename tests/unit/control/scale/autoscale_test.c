@@ -370,6 +370,88 @@ test_manual(void **state)
 	assert_true(run(f, "scale down " SVC " 0") < 0);
 }
 
+/* What the cluster's runtime needs of the autoscaler: the option, the
+ * leader's instances under the leader's ids, manual actions dropped on
+ * a follower, the role in `scale show` and /metrics. */
+static void
+test_cluster(void **state)
+{
+	struct fx *f = *state;
+	struct lb_as_cluster *cl;
+	struct lb_as_inst *st, *i;
+	struct lb_cmd_out o;
+	struct lb_as_svc *s;
+	char *a;
+
+	assert_int_equal(run(f, "scale set " SVC " cluster on"), 0);
+	s = svc(f);
+	assert_true(lb_as_svc_conf(s)->cluster);
+	a = saved(f->as);
+	assert_non_null(strstr(a, " cluster on"));
+	free(a);
+	assert_true(run(f, "scale set " SVC " cluster maybe") < 0);
+	assert_true(lb_as_svc_conf(s)->cluster);
+
+	/* A static backend took id 0 here; the leader's instance 0 takes
+	 * it over, the static one is renumbered past it. */
+	st = lb_as_inst_add(s, LB_AS_STATIC, LB_AS_ACTIVE, S(1));
+	assert_int_equal(st->id, 0);
+	i = lb_as_inst_import(s, 0, LB_AS_ACTIVE, S(1));
+	assert_non_null(i);
+	assert_int_equal(i->origin, LB_AS_ORCH);
+	assert_int_equal(lb_as_inst_find(s, 0), i);
+	assert_int_equal(st->id, 1);
+	assert_int_equal(lb_as_next_id(s), 2);
+	assert_null(lb_as_inst_import(s, 0, LB_AS_ACTIVE, S(1)));
+	i = lb_as_inst_import(s, 9, LB_AS_PENDING, S(1));
+	assert_non_null(i);
+	assert_int_equal(lb_as_next_id(s), 10);
+	lb_as_raise_next_id(s, 7);
+	assert_int_equal(lb_as_next_id(s), 10);
+	lb_as_raise_next_id(s, 12);
+	assert_int_equal(lb_as_next_id(s), 12);
+	assert_int_equal(lb_as_svc_stats(s)->started, 0);
+	assert_int_equal(lb_as_svc_stats(s)->adopted, 0);
+
+	assert_int_equal(run(f, "scale up " SVC " 2"), 0);
+	assert_int_equal(lb_as_drop_manual(s), 2);
+	assert_int_equal(lb_as_drop_manual(s), 0);
+
+	/* Not shown until the runtime says the lease is in use. */
+	assert_int_equal(run(f, "scale show " SVC), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       "cluster: on, but lb-control has no --redis"));
+	assert_null(json_object_get(
+		json_array_get(json_object_get(f->data, "services"), 0),
+		"cluster"));
+	cl = lb_as_svc_cluster(s);
+	*cl = (struct lb_as_cluster){.on = true, .leader = true, .term = 3,
+				     .redis_up = true, .seq = 5, .hosts = 2};
+	snprintf(cl->leader_id, sizeof(cl->leader_id), "lb1/42-abc");
+	assert_int_equal(run(f, "scale show " SVC), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       "cluster: leader, term 3, leader lb1/42-abc, "
+			       "list 5, 2 host(s), redis up"));
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_array_get(json_object_get(
+							       f->data,
+							       "services"),
+						       0),
+					"cluster"),
+			"role")),
+		"leader");
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_as_metrics(f->as, &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_scale_leader{service=\"tcp "
+			       "10.0.0.100:80\"} 1\n"));
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_scale_term{service=\"tcp "
+			       "10.0.0.100:80\"} 3\n"));
+	lb_cmd_out_free(&o);
+}
+
 static void
 test_history_bounded(void **state)
 {
@@ -546,6 +628,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_startup_timeout, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_manual, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cluster, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history_bounded, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_undo, setup, teardown),

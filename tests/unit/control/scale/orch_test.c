@@ -349,6 +349,61 @@ test_exec_driver(void **state)
 	r.ops->destroy(r.d, 1000000000ull);
 }
 
+/*
+ * `cluster on` needs a driver whose instances one lb-control can hand to
+ * another: exec adopts an instance it did not start (known by its id)
+ * and stops it like its own, and forgets its instances without stopping
+ * them. The test runs after test_exec_driver, with its script.
+ */
+static void
+test_exec_cluster(void **state)
+{
+	static const char *const refused[] = {"process", "kubernetes"};
+	struct lb_as_conf c;
+	struct lb_cmd_out out;
+	struct run r = {0};
+	char err[128];
+
+	(void)state;
+	lb_as_conf_default(&c);
+	c.cluster = true;
+	lb_cmd_out_init(&out);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(c.driver, sizeof(c.driver), "%s", refused[i]);
+		lb_cmd_out_reset(&out);
+		assert_int_equal(lb_orch_check(&c, &out), -EINVAL);
+		assert_non_null(strstr(lb_cmd_out_errmsg(&out),
+				       "cannot scale for a cluster"));
+	}
+	snprintf(c.driver, sizeof(c.driver), "exec");
+	snprintf(c.command, sizeof(c.command), "%s", script);
+	c.exec_timeout_ns = 2000000000ull;
+	lb_cmd_out_reset(&out);
+	assert_int_equal(lb_orch_check(&c, &out), 0);
+	lb_cmd_out_free(&out);
+	r.ops = lb_orch_find("exec");
+	r.d = r.ops->create(&c, "tcp:10.0.0.1:80", err, sizeof(err));
+	assert_non_null(r.d);
+
+	/* Adopted: nothing runs, and it is stopped by its id. */
+	assert_int_equal(r.ops->adopt(r.d, "pod-i0", 7), 0);
+	assert_int_equal(r.ops->adopt(r.d, "pod-i0", 7), 0);
+	assert_int_equal(r.ops->busy(r.d), 1);
+	assert_int_equal(r.ops->poll(r.d, lb_orch_now(), r.ev, 8), 0);
+	assert_int_equal(r.ops->stop(r.d, 7, "pod-i0", lb_orch_now()), 0);
+	assert_non_null(wait_ev(&r, LB_ORCH_EV_STOPPED, 7, 8000));
+	assert_int_equal(calls("down tcp:10.0.0.1:80 pod-i0"), 2);
+	assert_int_equal(r.ops->busy(r.d), 0);
+
+	/* Forgotten: still running, never taken down. */
+	assert_int_equal(r.ops->adopt(r.d, "pod-i9", 8), 0);
+	assert_int_equal(r.ops->start(r.d, 9, lb_orch_now()), 0);
+	r.ops->forget(r.d);
+	usleep(300000);
+	assert_int_equal(calls("down tcp:10.0.0.1:80 pod-i9"), 0);
+	assert_int_equal(calls("up tcp:10.0.0.1:80 i9"), 0);
+}
+
 static void
 test_process_driver(void **state)
 {
@@ -830,6 +885,7 @@ main(void)
 		cmocka_unit_test(test_parse_output),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_exec_driver),
+		cmocka_unit_test(test_exec_cluster),
 		cmocka_unit_test(test_process_driver),
 		cmocka_unit_test(test_k8s_driver),
 		cmocka_unit_test(test_k8s_adopt),
