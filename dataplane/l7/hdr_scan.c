@@ -254,6 +254,16 @@ lb_hdr_stream_fini(struct lb_hdr_stream *s)
 	s->db = NULL;
 }
 
+size_t
+lb_hdr_stream_mem(const struct lb_hdr_db *db)
+{
+	size_t hs = 0;
+
+	if (db == NULL || hs_stream_size(db->stream_db, &hs) != HS_SUCCESS)
+		return 0;
+	return sizeof(struct lb_hdr_stream) + hs;
+}
+
 static void
 stream_restart(struct lb_hdr_stream *s)
 {
