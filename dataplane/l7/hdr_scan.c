@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Header-block scanning with Hyperscan.
+ * Header-block scanning: Hyperscan's streaming mode for a block cut into
+ * pieces, a walk over the line starts for a whole block (lines_scan()).
  *
  * Each configured name becomes one caseless pattern, "\n<name>[ \t:]": the
  * leading LF anchors the name at the start of a line, so a name inside
@@ -29,6 +30,9 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "hdr_scan_priv.h"
 
@@ -254,16 +258,6 @@ lb_hdr_stream_fini(struct lb_hdr_stream *s)
 	s->db = NULL;
 }
 
-size_t
-lb_hdr_stream_mem(const struct lb_hdr_db *db)
-{
-	size_t hs = 0;
-
-	if (db == NULL || hs_stream_size(db->stream_db, &hs) != HS_SUCCESS)
-		return 0;
-	return sizeof(struct lb_hdr_stream) + hs;
-}
-
 static void
 stream_restart(struct lb_hdr_stream *s)
 {
@@ -420,6 +414,81 @@ lb_hdr_end(struct lb_hdr_stream *s, struct lb_hdr_scratch *scr,
 	return rc;
 }
 
+/*
+ * Block mode without Hyperscan. The patterns are plain literals anchored
+ * after an LF, so what they match in a whole block is found directly:
+ * each LF (sixteen bytes compared at a time), then the line it starts,
+ * whose first byte rules out every name but a few, most often all of
+ * them. A call to Hyperscan costs more than this whole walk over a usual
+ * block. The streaming database is still what scans blocks cut into
+ * pieces (lb_hdr_feed), and the fuzz target holds the two to the same
+ * results.
+ */
+
+/* Whether the @p n bytes at @p p are @p lower, ASCII letters in any case
+ * (what HS_FLAG_CASELESS matches). */
+static inline bool
+name_eq(const uint8_t *p, const uint8_t *lower, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (to_lower(p[k]) != lower[k])
+			return false;
+	return true;
+}
+
+/* The line that starts at chunk[pos], right after an LF. */
+static inline void
+line_at(struct lb_hdr_stream *s, const struct lb_hdr_names *nx, size_t pos)
+{
+	const uint8_t *p = s->blk.chunk + pos;
+	size_t room = s->blk.chunk_len - pos;
+	unsigned int cand = nx->first[p[0]];
+
+	while (cand != 0) {
+		unsigned int i = (unsigned int)__builtin_ctz(cand);
+		size_t len = nx->len[i];
+
+		cand &= cand - 1;
+		/* Names are tokens: none is a name of another followed by
+		 * a blank or a colon, so one line matches at most one. */
+		if (room > len && (p[len] == ':' || is_ows(p[len])) &&
+		    name_eq(p, nx->lower[i], len)) {
+			on_match(i, 0, pos + len + 1, 0, s);
+			return;
+		}
+	}
+}
+
+static void
+lines_scan(struct lb_hdr_stream *s)
+{
+	const struct lb_hdr_names *nx = &s->db->names;
+	const uint8_t *p = s->blk.chunk;
+	size_t n = s->blk.chunk_len, i = 0;
+
+	/* An LF in the last byte starts no line here. */
+	if (n == 0)
+		return;
+	n--;
+#ifdef __SSE2__
+	const __m128i lf = _mm_set1_epi8('\n');
+
+	for (; i + 16 <= n; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		unsigned int m = (unsigned int)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(v, lf));
+
+		while (m != 0) {
+			line_at(s, nx, i + (size_t)__builtin_ctz(m) + 1);
+			m &= m - 1;
+		}
+	}
+#endif
+	for (; i < n; i++)
+		if (p[i] == '\n')
+			line_at(s, nx, i + 1);
+}
+
 int
 lb_hdr_scan_block(const struct lb_hdr_db *db, struct lb_hdr_scratch *scr,
 		  const void *block, size_t len, struct lb_hdr_result *res)
@@ -436,8 +505,6 @@ lb_hdr_scan_block(const struct lb_hdr_db *db, struct lb_hdr_scratch *scr,
 	s.blk.chunk = block;
 	s.blk.chunk_len = (uint32_t)len;
 	status_prefix(&s);
-	if (len > 0 && hs_scan(db->block_db, block, (unsigned int)len, 0,
-			       scr->hs, on_match, &s) != HS_SUCCESS)
-		s.blk.failed = 1;
+	lines_scan(&s);
 	return block_result(db, &s.blk, &scr->stats, len, res);
 }

@@ -875,7 +875,8 @@ lb_l7_pool_mem(const struct lb_l7_pool *p)
 		return 0;
 	return sizeof(*p) + (size_t)p->capacity * sizeof(p->e[0]) +
 	       (size_t)p->nb_strm *
-		       (lb_hdr_stream_mem(p->db) + sizeof(p->strm_free[0]));
+		       (sizeof(p->strm[0]) + lb_hdr_db_stream_size(p->db) +
+			sizeof(p->strm_free[0]));
 }
 
 uint32_t

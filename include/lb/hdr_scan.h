@@ -346,10 +346,4 @@ const char *lb_hdr_reason_str(enum lb_hdr_reason reason);
 /** Short name of a kind ("spl", "orca", ...). */
 const char *lb_hdr_kind_str(enum lb_hdr_kind kind);
 
-/**
- * Bytes one stream opened for @p db holds: struct lb_hdr_stream and the
- * Hyperscan stream state it allocates. 0 for a NULL @p db.
- */
-size_t lb_hdr_stream_mem(const struct lb_hdr_db *db);
-
 #endif /* LB_HDR_SCAN_H */
