@@ -194,8 +194,11 @@ names_index(struct lb_hdr_names *nx, const struct lb_hdr_cfg *cfg)
 		size_t len = strnlen(name, LB_HDR_NAME_MAX);
 		uint8_t c;
 
-		for (size_t k = 0; k < len; k++)
+		for (size_t k = 0; k < len; k++) {
 			nx->lower[i][k] = to_lower((uint8_t)name[k]);
+			if (nx->lower[i][k] >= 'a' && nx->lower[i][k] <= 'z')
+				nx->fold[i][k] = 0x20;
+		}
 		nx->len[i] = (uint8_t)len;
 		c = nx->lower[i][0];
 		nx->first[c] |= (uint16_t)(1u << i);

@@ -215,6 +215,15 @@ status_prefix(struct lb_hdr_stream *s)
 	static const char want[SL_MATCHED] = "HTTP/1.? ";
 	struct lb_hdr_block *b = &s->blk;
 
+	/* The usual case: the whole prefix in this chunk. */
+	if (b->sl_pos == 0 && b->chunk_len >= SL_MATCHED &&
+	    memcmp(b->chunk, want, 7) == 0 && is_digit(b->chunk[7]) &&
+	    b->chunk[8] == ' ') {
+		b->sl_pos = SL_MATCHED;
+		b->slot[STATUS_SLOT].seen = 1;
+		value_at(s, STATUS_SLOT, SL_MATCHED);
+		return;
+	}
 	for (size_t i = 0; i < b->chunk_len && b->sl_pos < SL_MATCHED; i++) {
 		uint8_t c = b->chunk[i], w = (uint8_t)want[b->sl_pos];
 
@@ -425,13 +434,26 @@ lb_hdr_end(struct lb_hdr_stream *s, struct lb_hdr_scratch *scr,
  * results.
  */
 
-/* Whether the @p n bytes at @p p are @p lower, ASCII letters in any case
- * (what HS_FLAG_CASELESS matches). */
+/* Whether the @p n bytes at @p p are name @p i, ASCII letters in any case
+ * (what HS_FLAG_CASELESS matches); eight at a time. */
 static inline bool
-name_eq(const uint8_t *p, const uint8_t *lower, size_t n)
+name_eq(const struct lb_hdr_names *nx, unsigned int i, const uint8_t *p,
+	size_t n)
 {
-	for (size_t k = 0; k < n; k++)
-		if (to_lower(p[k]) != lower[k])
+	const uint8_t *lower = nx->lower[i], *fold = nx->fold[i];
+	size_t k = 0;
+
+	for (; k + 8 <= n; k += 8) {
+		uint64_t a, f, l;
+
+		memcpy(&a, p + k, 8);
+		memcpy(&f, fold + k, 8);
+		memcpy(&l, lower + k, 8);
+		if ((a | f) != l)
+			return false;
+	}
+	for (; k < n; k++)
+		if ((p[k] | fold[k]) != lower[k])
 			return false;
 	return true;
 }
@@ -452,7 +474,7 @@ line_at(struct lb_hdr_stream *s, const struct lb_hdr_names *nx, size_t pos)
 		/* Names are tokens: none is a name of another followed by
 		 * a blank or a colon, so one line matches at most one. */
 		if (room > len && (p[len] == ':' || is_ows(p[len])) &&
-		    name_eq(p, nx->lower[i], len)) {
+		    name_eq(nx, i, p, len)) {
 			on_match(i, 0, pos + len + 1, 0, s);
 			return;
 		}

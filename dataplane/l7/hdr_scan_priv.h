@@ -31,6 +31,9 @@ struct lb_hdr_names {
 	uint16_t first[256]; /* bit i: name i begins with this byte, any case */
 	uint8_t len[LB_HDR_MAX_FIELDS];
 	uint8_t lower[LB_HDR_MAX_FIELDS][LB_HDR_NAME_MAX]; /* lower case */
+	/* 0x20 where lower[] has a letter: a byte ORed with it is lower[]'s
+	 * exactly when it is that letter in either case. */
+	uint8_t fold[LB_HDR_MAX_FIELDS][LB_HDR_NAME_MAX];
 };
 
 _Static_assert(LB_HDR_MAX_FIELDS <= 16, "one bit per field in first[]");

@@ -191,17 +191,20 @@ field_line(const struct lb_http_follow *f, struct lb_http_follow_dir *d,
 
 	if (nl == 0 || nl == avail || p[nl] != ':')
 		return 0;
-	for (unsigned int k = 1; k < FLD_N; k++) {
-		size_t j = 0;
+	if (cand != 0 && nl < 32 && ((FLD_LENS >> nl) & 1u)) {
+		for (unsigned int k = 1; k < FLD_N; k++) {
+			size_t j = 0;
 
-		if (!(cand & (1u << k)) || nl != fld_names[k].len)
-			continue;
-		while (j < nl && lower(p[j]) == (uint8_t)fld_names[k].name[j])
-			j++;
-		if (j == nl) {
-			if (k != FLD_CL)
-				return 0;
-			fld = k;
+			if (!(cand & (1u << k)) || nl != fld_names[k].len)
+				continue;
+			while (j < nl &&
+			       lower(p[j]) == (uint8_t)fld_names[k].name[j])
+				j++;
+			if (j == nl) {
+				if (k != FLD_CL)
+					return 0;
+				fld = k;
+			}
 			break;
 		}
 	}
@@ -241,6 +244,17 @@ field_line(const struct lb_http_follow *f, struct lb_http_follow_dir *d,
 	return e;
 }
 
+/* A whole start line of @p e octets taken: on to the field lines. */
+static inline size_t
+start_line_end(struct lb_http_follow_dir *d, size_t e)
+{
+	d->eol = EOL_START;
+	d->line_len = 0;
+	d->state = DS_FLD_START;
+	d->sec_len += (uint32_t)e;
+	return e;
+}
+
 /*
  * A whole request line in one step: method SP target SP "HTTP/1.d" and
  * its end, left in @p d as lex() leaves it. @return its length; 0 when
@@ -274,11 +288,7 @@ request_line(struct lb_http_follow *f, struct lb_http_follow_dir *d,
 	if (p[v + 8] == '0')
 		d->flags |= F_HTTP10;
 	d->pos = 8;
-	d->eol = EOL_START;
-	d->line_len = 0;
-	d->state = DS_FLD_START;
-	d->sec_len += (uint32_t)e;
-	return e;
+	return start_line_end(d, e);
 }
 
 /*
@@ -310,11 +320,7 @@ status_line(const struct lb_http_follow *f, struct lb_http_follow_dir *d,
 	d->status = (uint16_t)((p[9] - '0') * 100 + (p[10] - '0') * 10 +
 			       (p[11] - '0'));
 	d->pos = 3;
-	d->eol = EOL_START;
-	d->line_len = 0;
-	d->state = DS_FLD_START;
-	d->sec_len += (uint32_t)e;
-	return e;
+	return start_line_end(d, e);
 }
 
 /*
