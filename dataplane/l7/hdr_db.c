@@ -184,6 +184,29 @@ compile_mode(const struct lb_hdr_cfg *cfg, unsigned int mode)
 	return db;
 }
 
+/* The names of a checked configuration, as block mode reads them. */
+static void
+names_index(struct lb_hdr_names *nx, const struct lb_hdr_cfg *cfg)
+{
+	memset(nx, 0, sizeof(*nx));
+	for (unsigned int i = 0; i < cfg->nb_fields; i++) {
+		const char *name = cfg->fields[i].name;
+		size_t len = strnlen(name, LB_HDR_NAME_MAX);
+		uint8_t c;
+
+		for (size_t k = 0; k < len; k++) {
+			nx->lower[i][k] = to_lower((uint8_t)name[k]);
+			if (nx->lower[i][k] >= 'a' && nx->lower[i][k] <= 'z')
+				nx->fold[i][k] = 0x20;
+		}
+		nx->len[i] = (uint8_t)len;
+		c = nx->lower[i][0];
+		nx->first[c] |= (uint16_t)(1u << i);
+		if (c >= 'a' && c <= 'z')
+			nx->first[c - ('a' - 'A')] |= (uint16_t)(1u << i);
+	}
+}
+
 static struct lb_hdr_db *
 db_new(const struct lb_hdr_cfg *cfg)
 {
@@ -194,6 +217,7 @@ db_new(const struct lb_hdr_cfg *cfg)
 		return NULL;
 	}
 	cfg_copy(&db->cfg, cfg);
+	names_index(&db->names, &db->cfg);
 	return db;
 }
 

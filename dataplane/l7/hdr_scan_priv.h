@@ -22,10 +22,27 @@
 /* The slot of struct lb_hdr_block that holds the status line. */
 #define STATUS_SLOT LB_HDR_MAX_FIELDS
 
+/*
+ * The names again, for block mode (hdr_scan.c): a line whose first byte
+ * is in first[] is compared with the names of the bits it holds, so
+ * that most lines cost one table load.
+ */
+struct lb_hdr_names {
+	uint16_t first[256]; /* bit i: name i begins with this byte, any case */
+	uint8_t len[LB_HDR_MAX_FIELDS];
+	uint8_t lower[LB_HDR_MAX_FIELDS][LB_HDR_NAME_MAX]; /* lower case */
+	/* 0x20 where lower[] has a letter: a byte ORed with it is lower[]'s
+	 * exactly when it is that letter in either case. */
+	uint8_t fold[LB_HDR_MAX_FIELDS][LB_HDR_NAME_MAX];
+};
+
+_Static_assert(LB_HDR_MAX_FIELDS <= 16, "one bit per field in first[]");
+
 struct lb_hdr_db {
 	hs_database_t *stream_db;
 	hs_database_t *block_db;
 	struct lb_hdr_cfg cfg;
+	struct lb_hdr_names names;
 };
 
 struct lb_hdr_scratch {

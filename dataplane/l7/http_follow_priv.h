@@ -80,15 +80,29 @@ enum {
 	FLD_N,
 };
 
+#define NAME_CL "content-length"
+#define NAME_TE "transfer-encoding"
+#define NAME_UPGRADE "upgrade"
+#define NAME_EXPECT "expect"
+#define NAME_LEN(n) (sizeof(n) - 1)
+
 static const struct {
 	const char *name;
 	uint8_t len;
 } fld_names[FLD_N] = {
-	[FLD_CL] = { "content-length", 14 },
-	[FLD_TE] = { "transfer-encoding", 17 },
-	[FLD_UPGRADE] = { "upgrade", 7 },
-	[FLD_EXPECT] = { "expect", 6 },
+	[FLD_CL] = { NAME_CL, NAME_LEN(NAME_CL) },
+	[FLD_TE] = { NAME_TE, NAME_LEN(NAME_TE) },
+	[FLD_UPGRADE] = { NAME_UPGRADE, NAME_LEN(NAME_UPGRADE) },
+	[FLD_EXPECT] = { NAME_EXPECT, NAME_LEN(NAME_EXPECT) },
 };
+
+/* Bit n: one of the names is n octets long. Their lengths differ, so a
+ * name's length picks the one it may be. */
+#define FLD_LENS ((1u << NAME_LEN(NAME_CL)) | (1u << NAME_LEN(NAME_TE)) | \
+		  (1u << NAME_LEN(NAME_UPGRADE)) | \
+		  (1u << NAME_LEN(NAME_EXPECT)))
+_Static_assert(__builtin_popcount(FLD_LENS) == FLD_N - 1,
+	       "framing names of distinct lengths");
 
 /* Only requests' Upgrade and Expect fields change the follower's view. */
 #define CAND_REQ ((1u << FLD_CL) | (1u << FLD_TE) | (1u << FLD_UPGRADE) | \

@@ -7,6 +7,19 @@
 
 #define REQ_RING LB_HTTP_FOLLOW_QUEUE_MAX
 
+/*
+ * A stream is held only while a header block is cut by a segment
+ * boundary, from that segment to the one that ends the block: a short
+ * time, and rare, since most blocks arrive whole. So a pool keeps one
+ * stream per STRM_SHARE flows (a small pool one per flow, at least
+ * STRM_MIN), not one per flow: a stream (its capture buffer, the
+ * outcome of every field, Hyperscan's state) is larger than all the
+ * rest a followed flow holds. When none is free, the cut block's fields
+ * are lost and counted (blocks_lost); its exchange is still followed.
+ */
+#define STRM_MIN 64u
+#define STRM_SHARE 16u
+
 /* What a request's header block asked for, until its response comes. */
 struct req_info {
 	uint32_t seq;
@@ -85,7 +98,8 @@ struct lb_l7_pool {
 	size_t pend_len;
 	uint32_t capacity;
 	uint32_t free_head;
-	struct lb_hdr_stream *strm; /* capacity streams */
+	uint32_t nb_strm;
+	struct lb_hdr_stream *strm; /* nb_strm streams */
 	uint32_t *strm_free;
 	uint32_t strm_nfree;
 	struct lb_l7_stats st;
@@ -461,6 +475,24 @@ streams_open(const struct lb_hdr_db *db, uint32_t n)
 	return st;
 }
 
+static uint32_t
+strm_count(uint32_t capacity)
+{
+	if (capacity <= STRM_MIN)
+		return capacity;
+	return capacity / STRM_SHARE > STRM_MIN ? capacity / STRM_SHARE :
+						   STRM_MIN;
+}
+
+/* Every stream free, the first one on top. */
+static void
+strm_free_all(struct lb_l7_pool *p)
+{
+	for (uint32_t i = 0; i < p->nb_strm; i++)
+		p->strm_free[i] = p->nb_strm - 1 - i;
+	p->strm_nfree = p->nb_strm;
+}
+
 static void
 maps_default(struct lb_l7_pool *p)
 {
@@ -477,7 +509,7 @@ lb_l7_pool_free(struct lb_l7_pool *p)
 {
 	if (p == NULL)
 		return;
-	streams_free(p->strm, p->capacity);
+	streams_free(p->strm, p->nb_strm);
 	free(p->strm_free);
 	free(p);
 }
@@ -520,8 +552,9 @@ lb_l7_pool_create(uint32_t capacity, const struct lb_hdr_db *db,
 	p->inflight = inflight;
 	p->owner = owner;
 	p->capacity = capacity;
-	p->strm = streams_open(db, capacity);
-	p->strm_free = malloc(capacity * sizeof(*p->strm_free));
+	p->nb_strm = strm_count(capacity);
+	p->strm = streams_open(db, p->nb_strm);
+	p->strm_free = malloc(p->nb_strm * sizeof(*p->strm_free));
 	if (p->strm == NULL || p->strm_free == NULL) {
 		lb_l7_pool_free(p);
 		errno = ENOMEM;
@@ -532,9 +565,8 @@ lb_l7_pool_create(uint32_t capacity, const struct lb_hdr_db *db,
 
 		e->pool = p;
 		e->next_free = i + 1 < capacity ? i + 1 : LB_L7_NONE;
-		p->strm_free[i] = capacity - 1 - i;
 	}
-	p->strm_nfree = capacity;
+	strm_free_all(p);
 	p->free_head = 0;
 	maps_default(p);
 	return p;
@@ -548,7 +580,7 @@ lb_l7_set_db(struct lb_l7_pool *p, const struct lb_hdr_db *db,
 
 	if (p == NULL || db == NULL || scratch == NULL)
 		return -EINVAL;
-	st = streams_open(db, p->capacity);
+	st = streams_open(db, p->nb_strm);
 	if (st == NULL)
 		return -ENOMEM;
 	/* Blocks cut in progress were scanned with the old database: their
@@ -564,11 +596,9 @@ lb_l7_set_db(struct lb_l7_pool *p, const struct lb_hdr_db *db,
 			p->st.blocks_lost++;
 		}
 	}
-	streams_free(p->strm, p->capacity);
+	streams_free(p->strm, p->nb_strm);
 	p->strm = st;
-	for (uint32_t i = 0; i < p->capacity; i++)
-		p->strm_free[i] = p->capacity - 1 - i;
-	p->strm_nfree = p->capacity;
+	strm_free_all(p);
 	p->db = db;
 	p->scratch = scratch;
 	maps_default(p);
@@ -836,6 +866,23 @@ lb_l7_prefetch(const struct lb_l7_pool *p, uint32_t idx)
 	for (b = (const char *)((uintptr_t)b & ~(uintptr_t)63); b < end;
 	     b += 64)
 		__builtin_prefetch(b);
+}
+
+size_t
+lb_l7_pool_mem(const struct lb_l7_pool *p)
+{
+	if (p == NULL)
+		return 0;
+	return sizeof(*p) + (size_t)p->capacity * sizeof(p->e[0]) +
+	       (size_t)p->nb_strm *
+		       (sizeof(p->strm[0]) + lb_hdr_db_stream_size(p->db) +
+			sizeof(p->strm_free[0]));
+}
+
+uint32_t
+lb_l7_pool_streams(const struct lb_l7_pool *p)
+{
+	return p != NULL ? p->nb_strm : 0;
 }
 
 void

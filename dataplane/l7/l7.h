@@ -18,9 +18,13 @@
  * attribution would be worse than none. Such flows are counted.
  *
  * A header block that arrives whole in one segment (the usual case) is
- * scanned in Hyperscan's block mode, in place; only a block that a segment
- * boundary cuts takes a stream from the pool's stream set, until it ends.
- * So a followed flow holds no scanner state between header blocks.
+ * scanned in block mode, in place; only a block that a segment boundary
+ * cuts takes a stream from the pool's stream set, until it ends. So a
+ * followed flow holds no scanner state between header blocks, and the set
+ * holds far fewer streams than the pool follows flows (one per 16 flows,
+ * at least 64; a pool of 64 flows or fewer has one per flow). A cut block
+ * that finds no stream free loses its fields (blocks_lost); its exchange
+ * is still followed.
  *
  * Each flow reads the fields of its own header map (struct lb_hdr_map,
  * one per service), so services name their headers differently while one
@@ -32,6 +36,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lb/hdr_conf.h"
@@ -154,6 +159,16 @@ int lb_l7_segment(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq,
 		  const uint8_t *data, uint32_t len, bool fin, uint64_t now_ns);
 
 void lb_l7_stats_get(const struct lb_l7_pool *p, struct lb_l7_stats *st);
+
+/**
+ * Bytes the pool holds: its entries, its streams (Hyperscan's state
+ * included) and its bookkeeping; divided by its capacity, what one
+ * followed flow costs.
+ */
+size_t lb_l7_pool_mem(const struct lb_l7_pool *p);
+
+/** Streams in the pool's set: the header blocks it can follow cut. */
+uint32_t lb_l7_pool_streams(const struct lb_l7_pool *p);
 
 /**
  * Prefetches the state lb_l7_segment() reads for entry @p idx, so that a

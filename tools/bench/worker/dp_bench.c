@@ -418,6 +418,17 @@ l7:
 		       r->extra_ns, r->l4_busy, r->l7_busy,
 		       r->problems == 0 ? "ok" : "FAILED");
 	}
+	/* Allocated whole for the pool's capacity, as the flow table is. */
+	printf("\n");
+	for (unsigned int i = 0; i < b->nb_l7_rows; i++) {
+		const struct l7_row *r = &b->l7_rows[i];
+
+		printf("followed flow: %.1f bytes per flow for %u (L7 pool "
+		       "%.1f: entries and %u shared header streams; admission "
+		       "state %.0f)\n",
+		       r->pool_bytes + r->rej_bytes, r->flows, r->pool_bytes,
+		       r->streams, r->rej_bytes);
+	}
 }
 
 /*

@@ -190,6 +190,10 @@ struct l7_row {
 	uint32_t flows;
 	double l4_mpps, l7_mpps, ratio, l4_ns, l7_ns, extra_ns;
 	double l4_busy, l7_busy;
+	/* What one followed flow holds: its share of the L7 pool (entry,
+	 * streams), its admission state; and the pool's streams. */
+	double pool_bytes, rej_bytes;
+	uint32_t streams;
 	unsigned int problems;
 };
 

@@ -148,6 +148,10 @@ dpb_run_l7(struct bench *b, uint32_t nb)
 
 	memset(row, 0, sizeof(*row));
 	row->flows = nb;
+	/* The pool is allocated whole for its capacity, nb flows. */
+	row->pool_bytes = (double)lb_l7_pool_mem(b->w->l7) / nb;
+	row->rej_bytes = (double)sizeof(*b->w->rej);
+	row->streams = lb_l7_pool_streams(b->w->l7);
 	printf("\n== %s %u: %s, %u flows on each service; %zu-byte request, "
 	       "%zu-byte response (frames of %u and %u bytes)\n",
 	       dpb_test_names[T_L7], nb, dpb_test_what[T_L7], nb, sizeof(l7_req) - 1,

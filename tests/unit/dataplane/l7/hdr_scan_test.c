@@ -712,6 +712,58 @@ test_random_blocks(void **state)
 #undef PICK
 }
 
+/*
+ * Block mode finds the names after each LF itself, sixteen bytes at a
+ * time; streaming mode is Hyperscan's. Blocks of pieces of names in
+ * either case, blanks, colons and line ends, of every length around the
+ * sixteen-byte steps, a name in the last bytes included: the two agree,
+ * and the custom database (names of other first letters) too.
+ */
+static void
+test_block_lines(void **state)
+{
+	static const char *const bits[] = {
+		"\n", "\r\n", ":", " ", "\t", "x-spl", "X-SPL", "X-sPl-tImE",
+		"-Time", "x-priority", "X-Expect-Ms", "ENDPOINT-load-metrics",
+		"backend-load", "X-QUEUE-DEPTH", "1", "e", "X", "\nX-SPL:",
+		"\nx-spl ", "\nX-Priority\t:",
+	};
+	struct ctx *c = *state;
+	struct lb_xoshiro x;
+	struct lb_rng rng = lb_rng_xoshiro(&x);
+	char buf[256];
+
+	for (uint64_t seed = 1; seed <= 3000; seed++) {
+		bool custom = seed % 2 == 0;
+		struct lb_hdr_db *db = custom ? c->custom : c->db;
+		struct lb_hdr_scratch *scr = custom ? c->cscr : c->scr;
+		struct lb_hdr_stream *st = custom ? &c->cst : &c->st;
+		struct lb_hdr_result ref, r;
+		size_t n = 0, want;
+
+		lb_xoshiro_seed(&x, 5000 + seed);
+		want = lb_rng_below(&rng, 80);
+		while (n < want) {
+			const char *b = bits[lb_rng_below(
+				&rng, sizeof(bits) / sizeof(bits[0]))];
+			size_t k = strlen(b);
+
+			if (n + k >= sizeof(buf))
+				break;
+			memcpy(buf + n, b, k);
+			n += k;
+		}
+		assert_int_equal(lb_hdr_scan_block(db, scr, buf, n, &ref), 0);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(lb_hdr_feed(st, scr, buf + i, 1), 0);
+		assert_int_equal(lb_hdr_end(st, scr, &r), 0);
+		assert_memory_equal(&r, &ref, sizeof(r));
+		assert_int_equal(lb_hdr_feed(st, scr, buf, n), 0);
+		assert_int_equal(lb_hdr_end(st, scr, &r), 0);
+		assert_memory_equal(&r, &ref, sizeof(r));
+	}
+}
+
 /* Several blocks through one stream, as for pipelined responses, mixed
  * with a block abandoned half way. */
 static void
@@ -1104,6 +1156,7 @@ main(void)
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_random_blocks),
+		cmocka_unit_test(test_block_lines),
 		cmocka_unit_test(test_reuse_and_reset),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_serialize),

@@ -237,6 +237,60 @@ static const struct lb_http_follow_conf conf_te_wins = {
 
 static const struct tcase cases[] = {
 {
+	.name = "whole lines: HTTP/1.0, a code without reason, CL in blanks",
+	.steps = {
+		C("GET /x HTTP/1.0\r\n\r\n", 10),
+		S("HTTP/1.0 204\r\nContent-Length:\t7 \r\n\r\n", 20),
+		C("GET /y HTTP/1.1\r\n\r\n", 30),
+		S("HTTP/1.1 200 \r\ncontent-LENGTH: 2\r\n"
+		  "Content-Length: 2\t\r\n\r\nok", 40),
+	},
+	.ev = {
+		"Q1 start", "Q1 hdr GET /x HTTP/1.0\r\n\r\n",
+		"Q1 end OTHER http10", "Q1 done t=10 body=0",
+		"R1 start lat=10",
+		"R1 hdr HTTP/1.0 204\r\nContent-Length:\t7 \r\n\r\n",
+		"R1 end 204 http10", "R1 done t=20 body=0",
+		"Q2 start", "Q2 hdr GET /y HTTP/1.1\r\n\r\n", "Q2 end OTHER",
+		"Q2 done t=30 body=0",
+		"R2 start lat=10",
+		"R2 hdr HTTP/1.1 200 \r\ncontent-LENGTH: 2\r\n"
+		"Content-Length: 2\t\r\n\r\n",
+		"R2 end 200", "R2 done t=40 body=2",
+	},
+},
+{
+	.name = "Content-Length of more digits than the bound",
+	.steps = {
+		C(GET_A, 10),
+		S("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999"
+		  "\r\n\r\n", 20),
+	},
+	.ev = {
+		REQ_A(10),
+		"R1 start lat=10",
+		"R1 hdr HTTP/1.1 200 OK\r\nContent-Length: "
+		"999999999999999999",
+		"dead framing",
+	},
+	.reason = LB_HTTP_FOLLOW_R_FRAMING,
+},
+{
+	.name = "request lines of max_line (32) octets, then one more",
+	.conf = &conf_line32,
+	.steps = {
+		C("GET /abcdefghijklmnopqr HTTP/1.1\r\n\r\n"
+		  "GET /abcdefghijklmnopqrs HTTP/1.1\r\n\r\n", 10),
+	},
+	.ev = {
+		"Q1 start", "Q1 hdr GET /abcdefghijklmnopqr HTTP/1.1\r\n\r\n",
+		"Q1 end OTHER", "Q1 done t=10 body=0",
+		"Q2 start", "Q2 hdr GET /abcdefghijklmnopqrs HTTP/1.",
+		"dead line_too_long",
+	},
+	.reason = LB_HTTP_FOLLOW_R_LINE_TOO_LONG,
+},
+{
 	.name = "keep-alive: two requests, one after the other",
 	.steps = {
 		C(GET_A, 100), S(OK5 "hello", 150),

@@ -360,6 +360,73 @@ test_stream_set(void **state)
 	(void)bb;
 }
 
+static void
+on_obs_count(void *owner, uint32_t tag, const struct lb_l7_obs *o)
+{
+	unsigned int *n = owner;
+
+	(void)tag;
+	n[0]++;
+	if (o->has_prio && o->prio == 2)
+		n[1]++;
+}
+
+/* A large pool shares its streams: one per 16 flows, at least 64. With
+ * every stream taken by a cut block, one more cut block loses its fields
+ * and is counted; its exchange is followed all the same, and the fields
+ * of the others are read whole. */
+static void
+test_stream_share(void **state)
+{
+	enum { FLOWS = 1000, CUT = 65 };
+	unsigned int got[2] = { 0, 0 };
+	struct lb_l7_pool *p = lb_l7_pool_create(FLOWS, db, scratch, NULL,
+						 on_obs_count, NULL, got);
+	struct lb_l7_pool *big = lb_l7_pool_create(4000, db, scratch, NULL,
+						   on_obs_count, NULL, got);
+	uint32_t idx[CUT], cs[CUT], bs[CUT];
+	struct lb_l7_stats st;
+	size_t cut = 30;
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(big);
+	assert_int_equal(lb_l7_pool_streams(p), 64);
+	assert_int_equal(lb_l7_pool_streams(big), 250);
+	/* What the pool holds per flow, Hyperscan's stream state included. */
+	assert_true(lb_l7_pool_mem(p) / FLOWS <= 1024);
+	assert_true(lb_l7_pool_mem(big) / 4000 <= 1024);
+	lb_l7_pool_free(big);
+	assert_true(req1[cut] != '\0' && strchr(req1 + cut, '\n') != NULL);
+	for (unsigned int i = 0; i < CUT; i++) {
+		idx[i] = lb_l7_open(p, 0, 0, i, 0);
+		assert_int_equal(lb_l7_segment(p, idx[i], 0, 0,
+					       (const uint8_t *)req1,
+					       (uint32_t)cut, false, 0),
+				 0);
+		cs[i] = (uint32_t)cut;
+		bs[i] = 0;
+	}
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.blocks_lost, 1);
+	for (unsigned int i = 0; i < CUT; i++) {
+		cs[i] = feed(p, idx[i], 0, cs[i], req1 + cut, 100, 0);
+		bs[i] = feed(p, idx[i], 1, bs[i], resp2, 100, 0);
+	}
+	assert_int_equal(got[0], CUT);
+	assert_int_equal(got[1], CUT - 1);
+	lb_l7_stats_get(p, &st);
+	assert_int_equal(st.blocks_lost, 1);
+	assert_int_equal(st.responses, CUT);
+	/* the streams came back: every flow's next cut block is read */
+	for (unsigned int i = 0; i < CUT; i++)
+		cs[i] = feed_cut(p, idx[i], 0, cs[i], req1, (uint32_t)cut);
+	for (unsigned int i = 0; i < CUT; i++)
+		bs[i] = feed(p, idx[i], 1, bs[i], resp2, 100, 0);
+	assert_int_equal(got[1], 2 * CUT - 1);
+	lb_l7_pool_free(p);
+}
+
 /* Another database: streams reopened for it, maps reset to its defaults;
  * a header block cut across the change loses its fields; a map says
  * which fields a flow reads. */
@@ -612,6 +679,7 @@ main(void)
 		cmocka_unit_test(test_close_delimited),
 		cmocka_unit_test(test_orca_needs_cpu),
 		cmocka_unit_test(test_stream_set),
+		cmocka_unit_test(test_stream_share),
 		cmocka_unit_test(test_set_db_and_maps),
 		cmocka_unit_test(test_error_exclusion),
 		cmocka_unit_test(test_gate),
