@@ -50,6 +50,13 @@ LB_ADDR_CLI=$CLI_NET.1 # the dataplane's address on port 0
 LB_ADDR_BE=$BE_NET.1   # its address on port 1
 LB_SNAT=$BE_NET.2      # its SNAT source towards the backends
 VIP=$CLI_NET.100
+# IPv6 beside them, for the dual-stack tests: the same roles, /64s.
+CLI_NET6=2001:db8:11
+BE_NET6=2001:db8:12
+LB_ADDR6_CLI=$CLI_NET6::1
+LB_ADDR6_BE=$BE_NET6::1
+LB_SNAT6=$BE_NET6::2
+VIP6=$CLI_NET6::100
 
 # Bounds (seconds) of the waits; each can be raised from the environment.
 E2E_DP_START_TIMEOUT=${E2E_DP_START_TIMEOUT:-30}
@@ -81,6 +88,8 @@ if_be() { echo "sl-b$1-$E2E_TAG"; }
 if_swbe() { echo "sl-s$1-$E2E_TAG"; }
 cli_addr() { echo "$CLI_NET.$((1 + $1))"; } # client address 1 is .2
 be_addr() { echo "$BE_NET.$((10 + $1))"; }  # backend 1 is .11
+cli_addr6() { echo "$CLI_NET6::$((1 + $1))"; } # client 1 is ::2
+be_addr6() { echo "$BE_NET6::$((10 + $1))"; }  # backend 1 is ::11
 
 # ---- reporting --------------------------------------------------------------
 
@@ -447,7 +456,8 @@ wait_listen() {
 # ---- backends ---------------------------------------------------------------
 
 # be_start I [STATUS [DELAY_MS]]: nginx on backend I's address, port 80,
-# answering every request with STATUS (200) and the body "beI". With a
+# answering every request with STATUS (200) and the body "beI"; with
+# BE_LISTEN6 set, on its IPv6 address (be_addr6) too. With a
 # delay, nginx proxies to a local server that sleeps first. BE_LOCATIONS,
 # when set, goes into the server block as it is (@DIR@ stands for the
 # backend's directory), for tests that need more locations.
@@ -486,6 +496,7 @@ http {
 	scgi_temp_path $dir/scgi;
 	server {
 		listen $addr:80 backlog=4096;
+		${BE_LISTEN6:+listen [$(be_addr6 "$i")]:80 backlog=4096;}
 		location / {
 			$loc
 		}

@@ -30,7 +30,7 @@ test namespace (ip netns exec):
                                      GET / on a new connection, one after the
                                      other, for S s; prints how each ended
                                      and the latency percentiles
-  ping       --target A [--count N] [--timeout T]
+  ping       --target A [--count N] [--timeout T]   (IPv4 or IPv6)
                                      ICMP echo requests (the namespaces have
                                      no ping program); exit 0 when each got
                                      its reply
@@ -369,13 +369,25 @@ def udpflood(args):
 
 
 def ping(args):
-    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    v6 = ":" in args.target
+    if v6:
+        # The kernel fills in an ICMPv6 checksum (it covers the pseudo
+        # header) and hands replies over without the IPv6 header.
+        s = socket.socket(socket.AF_INET6, socket.SOCK_RAW,
+                          socket.IPPROTO_ICMPV6)
+        req, rep = 128, 129
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        req, rep = 8, 0
     s.settimeout(args.timeout)
     ident = (id(s) ^ int(time.time())) & 0xffff
+    want = socket.inet_pton(socket.AF_INET6 if v6 else socket.AF_INET,
+                            args.target)
     answered = 0
     for seq in range(1, args.count + 1):
-        body = struct.pack("!BBHHH", 8, 0, 0, ident, seq) + b"sluice-ping"
-        body = body[:2] + struct.pack("!H", csum(body)) + body[4:]
+        body = struct.pack("!BBHHH", req, 0, 0, ident, seq) + b"sluice-ping"
+        if not v6:
+            body = body[:2] + struct.pack("!H", csum(body)) + body[4:]
         s.sendto(body, (args.target, 0))
         deadline = time.time() + args.timeout
         while time.time() < deadline:
@@ -383,8 +395,10 @@ def ping(args):
                 data, peer = s.recvfrom(2048)
             except socket.timeout:
                 break
-            icmp = data[(data[0] & 0x0f) * 4:]
-            if (peer[0] == args.target and icmp[0] == 0 and
+            icmp = data if v6 else data[(data[0] & 0x0f) * 4:]
+            fam = socket.AF_INET6 if v6 else socket.AF_INET
+            if (socket.inet_pton(fam, peer[0].split("%")[0]) == want and
+                    icmp[0] == rep and
                     struct.unpack("!HH", icmp[4:8]) == (ident, seq)):
                 answered += 1
                 break

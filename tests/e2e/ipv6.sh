@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Dual stack through lb-dataplane: a client with an IPv4 and an IPv6
+# address, an IPv6 VIP served by nginx backends over IPv6 (fnat66) and an
+# IPv4 VIP over IPv4, on the same ports at the same time.
+#   - the client resolves the IPv6 VIP and the dataplane's address by
+#     neighbour discovery (the kernel's own solicitations) and pings both;
+#   - 100 sequential connections to the IPv6 VIP, all answered, spread
+#     50/50 by rr, and the backends saw the IPv6 SNAT address, not the
+#     client;
+#   - wrk on the IPv6 VIP and on the IPv4 VIP together: no error;
+#   - one backend's nginx stopped under wrk: new connections still all
+#     answered (the refused trials go to the other backend);
+#   - the flows drain, the dataplane exits 0 on SIGTERM.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init ipv6
+e2e_need_dataplane
+e2e_need_tools wrk curl
+
+TOL=${E2E_RR_TOL:-3}
+DRAIN=${E2E_DRAIN_TIMEOUT:-20}
+URL6="http://[$VIP6]/"
+
+# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (lib.sh keeps it
+# off everywhere else), the address usable at once.
+v6_on() {
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
+	ip -n "$1" addr add "$3" dev "$2" nodad
+}
+
+topo_up 2
+v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
+for i in 1 2; do
+	v6_on "$(ns_be "$i")" "$(if_be "$i")" "$(be_addr6 "$i")/64"
+done
+export BE_LISTEN6=1
+for i in 1 2; do
+	be_start "$i"
+done
+
+conf=$E2E_TMP/lb.conf
+conf_ports "$conf"
+cat >>"$conf" <<EOF
+addr add $LB_ADDR6_CLI/64 port 0
+addr add $LB_ADDR6_BE/64 port 1
+snat add $LB_SNAT6 port 1
+service add tcp [$VIP6]:80 sched rr
+backend add tcp [$VIP6]:80 [$(be_addr6 1)]:80
+backend add tcp [$VIP6]:80 [$(be_addr6 2)]:80
+service add tcp $VIP:80 sched rr
+backend add tcp $VIP:80 $(be_addr 1):80
+backend add tcp $VIP:80 $(be_addr 2):80
+EOF
+dp_start "$conf"
+tel_save /lb/stats "$E2E_TMP/stats0"
+
+# ---- neighbour discovery and echo ------------------------------------------
+
+for a in "$VIP6" "$LB_ADDR6_CLI"; do
+	rc=0
+	r=$(ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" ping \
+		--target "$a" --count 3) || rc=$?
+	e2e_log "echo to $a: $r"
+	check "echo request to $a answered" [ "$rc" = 0 ]
+done
+nb=$(ip -n "$NS_CLI" -6 neigh show "$VIP6" dev "$IF_CLI" | head -n 1)
+e2e_log "client's neighbour entry of the VIP: ${nb:-none}"
+mac0=$(if_mac "$NS_LB" "$IF_P0")
+check "the VIP resolved to port 0's MAC ($mac0)" \
+	'printf "%s\n" "$nb" | grep -qi "lladdr $mac0"'
+
+# ---- 100 sequential connections to the IPv6 VIP ------------------------------
+
+http_seq "$URL6" 100 "$E2E_TMP/seq"
+t=$(http_tally "$E2E_TMP/seq")
+e2e_log "100 sequential requests to [$VIP6]:80: $t"
+[ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seq"
+check "100/100 requests to the IPv6 VIP answered" [ "$(field ok "$t")" = 100 ]
+for i in 1 2; do
+	n=$(field "be$i" "$t")
+	check "rr: be$i got 50 +- $TOL (got $n)" \
+		[ $((n > 50 ? n - 50 : 50 - n)) -le "$TOL" ]
+done
+# The backends see the SNAT address as the peer (full NAT).
+for i in 1 2; do
+	ip netns exec "$(ns_be "$i")" ss -Htn state time-wait \
+		"( sport = :80 )" >"$E2E_TMP/tw$i" 2>/dev/null || true
+done
+peers=$(awk '{ print $NF }' "$E2E_TMP/tw1" "$E2E_TMP/tw2" |
+	sed -E 's/^\[(.*)\]:[0-9]+$/\1/' | sort -u | tr '\n' ' ')
+e2e_log "peers the backends saw: ${peers:-none}"
+check "the backends saw only the IPv6 SNAT address ($LB_SNAT6)" \
+	'[ "$(printf "%s" "$peers" | tr -d " ")" = "$LB_SNAT6" ]'
+
+# ---- wrk on both families at once -----------------------------------------
+
+wrk_run "$URL6" 4 1 10 "$E2E_TMP/wrk6" >"$E2E_TMP/wrk6.sum" &
+w6=$!
+w4=$(wrk_run "http://$VIP/" 4 1 10 "$E2E_TMP/wrk4")
+wait "$w6" || true
+w6=$(cat "$E2E_TMP/wrk6.sum")
+e2e_log "wrk IPv6: $w6"
+e2e_log "wrk IPv4: $w4"
+check "wrk over IPv6: requests served without error" \
+	'[ "$(field requests "$w6")" -gt 0 ] &&
+	 [ "$(field socket_errors "$w6")" = 0 ] && [ "$(field non2xx "$w6")" = 0 ]'
+check "wrk over IPv4 at the same time: requests served without error" \
+	'[ "$(field requests "$w4")" -gt 0 ] &&
+	 [ "$(field socket_errors "$w4")" = 0 ] && [ "$(field non2xx "$w4")" = 0 ]'
+
+# ---- a backend failing under load -------------------------------------------
+
+wrk_run "$URL6" 6 1 10 "$E2E_TMP/wrkf" -H "Connection: close" \
+	>"$E2E_TMP/wrkf.sum" &
+wf=$!
+sleep 2
+be_kill 2
+wait "$wf" || true
+e2e_log "wrk (Connection: close) while be2 stopped: $(cat "$E2E_TMP/wrkf.sum")"
+http_seq "$URL6" 40 "$E2E_TMP/seq2"
+t=$(http_tally "$E2E_TMP/seq2")
+e2e_log "40 sequential requests with be2 down: $t"
+[ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seq2"
+check "with be2 down, 40/40 new connections answered by be1" \
+	'[ "$(field ok "$t")" = 40 ] && [ "$(field be1 "$t")" = 40 ]'
+
+# ---- the end ------------------------------------------------------------------
+
+tel_save /lb/stats "$E2E_TMP/stats1"
+v=$(wait_value "$DRAIN" /lb/stats flows_active = 0) || true
+e2e_log "flows_active ${v:-?} s"
+check "every flow drained (flows_active 0 within ${DRAIN}s)" \
+	'[ "${v%% *}" = 0 ]'
+dp_stop
+check "lb-dataplane exits 0 on SIGTERM (status $DP_RC)" [ "$DP_RC" = 0 ]
+e2e_finish
