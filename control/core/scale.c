@@ -985,8 +985,12 @@ cl_report(struct lb_scale *sc, struct rsvc *r)
 			.ip = vb->ip,
 			.port = vb->port,
 			.seen = vb->l7.spl_seen,
-			.spl = vb->l7.spl,
-			.age_ns = vb->l7.spl_age_ns,
+			.spl = vb->l7.spl < LB_LEADER_SPL_MAX
+				       ? vb->l7.spl
+				       : LB_LEADER_SPL_MAX,
+			.age_ns = vb->l7.spl_age_ns < LB_LEADER_AGE_MAX_NS
+					  ? vb->l7.spl_age_ns
+					  : LB_LEADER_AGE_MAX_NS,
 			.responses = vb->l7.win_responses,
 			.flows = vb->flows_active,
 		};

@@ -282,10 +282,14 @@ lb_leader_load_parse(const char *buf, size_t len, struct lb_leader_load *ld)
 			   &b->flows, &end) != 7 ||
 		    line[end] != '\0' || ip_parse(ip, &b->ip) != 0 ||
 		    port > 65535 || (seen != 0 && seen != 1) ||
-		    !isfinite(b->spl) || b->spl < 0)
+		    !isfinite(b->spl) || b->spl < 0 ||
+		    b->spl > LB_LEADER_SPL_MAX ||
+		    b->age_ns > LB_LEADER_AGE_MAX_NS)
 			goto bad;
 		b->port = (uint16_t)port;
 		b->seen = seen == 1;
+		if (!b->seen)
+			b->spl = 0; /* no report: no value */
 		ld->n = i + 1;
 	}
 	if (pos < len)

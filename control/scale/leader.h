@@ -41,6 +41,11 @@
 #define LB_LEADER_TOKEN_LEN 127u
 /** Hosts whose load the leader reads at most. */
 #define LB_LEADER_HOSTS_MAX 16u
+/** Largest SPL a load summary carries (a host clamps to it, a reader
+ * refuses more): the merge's weighted sums stay finite. */
+#define LB_LEADER_SPL_MAX 1e6
+/** Oldest SPL age a summary carries (likewise): an hour. */
+#define LB_LEADER_AGE_MAX_NS 3600000000000ull
 /** Default TTL of a host's load summary: 3 s. */
 #define LB_LEADER_LOAD_TTL_MS 3000u
 

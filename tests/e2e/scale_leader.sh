@@ -180,6 +180,8 @@ check "both hosts have the one instance, active" 'until_ 120 "same_active 1"'
 on "$L" scale show $SVC | sed 's/^/    leader: /'
 on "$F" scale show $SVC | sed 's/^/    follower: /'
 check "one instance started ($(ups))" '[ "$(ups)" = 1 ]'
+check "the leader decides on both hosts' load summaries" \
+	'until_ 120 "[ \"\$(cl $L hosts)\" = 2 ]"'
 
 # ---- up to two, then down to one ----
 scale_both min 2 max 2

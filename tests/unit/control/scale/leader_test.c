@@ -227,6 +227,10 @@ test_load_text_and_merge(void **state)
 					      "10.0.0.1 80 1 -1 0 0 0\n",
 					      41, &r),
 			 -EINVAL);
+	assert_int_equal(lb_leader_load_parse("sluice-load 1 a 0 1\n"
+					      "10.0.0.1 80 1 2e6 0 0 0\n",
+					      42, &r),
+			 -EINVAL);
 }
 
 /* ---- against redis-server ---- */
