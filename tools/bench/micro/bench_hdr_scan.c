@@ -6,6 +6,11 @@
  * the baseline walks the contiguous block line by line with memchr and
  * strncasecmp for the same two headers, which only works when the block
  * is in one piece.
+ *
+ * Then a whole exchange as a worker follows it: lb-dpbench's l7 request
+ * and response (one segment each) through an L7 pool of 1,000 flows
+ * (framing, both header blocks scanned, the observation), paired with
+ * the same bytes through the framing follower alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 #include <strings.h>
 
 #include "bench.h"
+#include "l7.h"
 #include "lb/hdr_scan.h"
 
 static const char block[] =
@@ -97,6 +103,110 @@ run_baseline(void *p, uint64_t iters)
 	}
 }
 
+#define XCH_FLOWS 1000u
+
+static const char xch_req[] = "GET /item HTTP/1.1\r\nHost: bench\r\n"
+			      "X-Priority: 5\r\n\r\n";
+static const char xch_resp[] = "HTTP/1.1 200 OK\r\n"
+			       "Date: Sun, 22 Nov 2026 03:00:00 GMT\r\n"
+			       "Content-Type: text/plain\r\n"
+			       "Content-Length: 2\r\n"
+			       "X-SPL: 0.42\r\n"
+			       "X-SPL-Time: 1795316400000\r\n\r\nok";
+
+struct xch_arg {
+	struct lb_l7_pool *pool;
+	struct lb_http_follow_prof prof;
+	struct lb_http_follow *hf; /* XCH_FLOWS followers alone */
+	uint32_t idx[XCH_FLOWS];
+	uint32_t seq[XCH_FLOWS][2];
+	uint32_t next;
+};
+
+static void
+xch_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
+{
+	(void)owner;
+	lb_bench_sink += tag + o->status + (uint64_t)(o->spl * 100);
+}
+
+static void
+run_exchange(void *p, uint64_t iters)
+{
+	struct xch_arg *a = p;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		uint32_t k = a->next;
+
+		a->next = (k + 1) % XCH_FLOWS;
+		lb_l7_segment(a->pool, a->idx[k], 0, a->seq[k][0],
+			      (const uint8_t *)xch_req, sizeof(xch_req) - 1,
+			      false, i);
+		lb_l7_segment(a->pool, a->idx[k], 1, a->seq[k][1],
+			      (const uint8_t *)xch_resp, sizeof(xch_resp) - 1,
+			      false, i + 1);
+		a->seq[k][0] += sizeof(xch_req) - 1;
+		a->seq[k][1] += sizeof(xch_resp) - 1;
+	}
+}
+
+static void
+run_framing(void *p, uint64_t iters)
+{
+	struct xch_arg *a = p;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		struct lb_http_follow *f = &a->hf[a->next];
+
+		a->next = (a->next + 1) % XCH_FLOWS;
+		lb_http_follow_request(f, (const uint8_t *)xch_req,
+				       sizeof(xch_req) - 1, i);
+		lb_http_follow_response(f, (const uint8_t *)xch_resp,
+					sizeof(xch_resp) - 1, i + 1);
+		lb_bench_sink += lb_http_follow_outstanding(f);
+	}
+}
+
+/* A followed exchange against its framing alone. */
+static void
+bench_exchange(FILE *out, const struct lb_hdr_db *db,
+	       struct lb_hdr_scratch *scr, unsigned int rounds)
+{
+	static const struct lb_http_follow_ops none = { 0 };
+	struct xch_arg *a = calloc(1, sizeof(*a));
+	bool ok = a != NULL;
+
+	if (ok) {
+		a->pool = lb_l7_pool_create(XCH_FLOWS, db, scr, NULL, xch_obs,
+					    NULL, NULL);
+		a->hf = calloc(XCH_FLOWS, sizeof(*a->hf));
+		ok = a->pool != NULL && a->hf != NULL &&
+		     lb_http_follow_prof_init(&a->prof, NULL, &none) == 0;
+	}
+	for (uint32_t k = 0; ok && k < XCH_FLOWS; k++) {
+		a->idx[k] = lb_l7_open(a->pool, 0, 0, k, 0);
+		ok = a->idx[k] != LB_L7_NONE &&
+		     lb_http_follow_init(&a->hf[k], &a->prof, NULL, NULL) == 0;
+	}
+	if (ok) {
+		const struct lb_bench_case x = {"l7 exchange", run_exchange, a};
+		const struct lb_bench_case base = {"framing alone",
+						   run_framing, a};
+
+		fprintf(out, "hdr_scan: an exchange through an L7 pool of %u "
+			     "flows (%zu-byte request, %zu-byte response)\n",
+			XCH_FLOWS, sizeof(xch_req) - 1, sizeof(xch_resp) - 1);
+		lb_bench_pair(out, &x, &base, 100000, rounds);
+	} else {
+		fprintf(out, "hdr_scan: exchange setup failed\n");
+	}
+	if (a != NULL) {
+		lb_l7_pool_free(a->pool);
+		free(a->hf);
+	}
+	free(a);
+}
+
 void
 lb_bench_hdr_scan(FILE *out, unsigned int rounds)
 {
@@ -136,6 +246,7 @@ lb_bench_hdr_scan(FILE *out, unsigned int rounds)
 		lb_bench_pair(out, &b, &base, 200000, rounds);
 		lb_bench_pair(out, &c, &base, 200000, rounds);
 	}
+	bench_exchange(out, db, scr, rounds);
 	lb_hdr_stream_fini(&st);
 	lb_hdr_scratch_free(scr);
 	lb_hdr_db_free(db);
