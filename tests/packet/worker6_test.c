@@ -944,8 +944,9 @@ test_fnat66_tcp(void **state)
 		 "state");
 	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
 	CHECK_EQ(e->w->bst[s][0].active, 1, "active on the backend");
-	CHECK_EQ(lb_snat_addr_used(e->w->snat6,
-				   lb_flow6_fold(e->w->ft, snat)),
+	/* As lb-control sees it, through the shared worker record. */
+	CHECK_EQ(lb_snat_addr_used(e->w->sh.snat6,
+				   lb_flow6_fold(e->w->sh.ft, snat)),
 		 1, "SNAT port held");
 	ph_check_no_drops(e->w, "fnat66 TCP");
 
