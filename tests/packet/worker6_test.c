@@ -901,6 +901,19 @@ seg6_out(struct pb_dg6 *o, const struct pb_dg6 *in, const uint8_t src[16],
 	o->hlim = (uint8_t)(in->hlim - 1);
 }
 
+/* The client's SYN to the TCP VIP, and the addresses of the cast. */
+static void
+client_syn(struct pb_dg6 *in, struct pb_frame *f, uint8_t vip[16],
+	   uint8_t snat[16], uint8_t c[16])
+{
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	seg6(in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
+	     64);
+	pb_ipv6_frame(f, mac_port[0], mac_c, in);
+}
+
 /*
  * A client's connection through the TCP VIP, both ways, byte for byte:
  * SNAT address and a port of the worker's slice towards the backend, the
@@ -920,13 +933,8 @@ test_fnat66_tcp(void **state)
 	uint32_t idx;
 	int s = (int)e->dp.conf->nb_svc - 2;
 
-	addr(vip, A_VIP);
-	addr(snat, A_SNAT);
-	addr(c, A_C);
+	client_syn(&in, &f, vip, snat, c);
 	addr(be, A_PEER1);
-	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
-	     64);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
 	sport = pb_get16(got.b + ETH + 40);
@@ -1043,12 +1051,7 @@ test_fnat66_too_big(void **state)
 	uint8_t vip[16], snat[16], c[16];
 	uint32_t qlen;
 
-	addr(vip, A_VIP);
-	addr(snat, A_SNAT);
-	addr(c, A_C);
-	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
-	     64);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
 	qlen = got.len - ETH;
@@ -1109,12 +1112,7 @@ test_fnat66_redirect(void **state)
 	uint8_t vip[16], snat[16], c[16];
 	uint16_t sport;
 
-	addr(vip, A_VIP);
-	addr(snat, A_SNAT);
-	addr(c, A_C);
-	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
-	     64);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	client_syn(&in, &f, vip, snat, c);
 	ph_inject(e, 0, 1, &f);
 	ph_poll(e, 1);
 	ph_expect_one(e, 1, 1, &got, "SYN through worker 1");
