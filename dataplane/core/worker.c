@@ -684,6 +684,7 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->sh.st = &w->st;
 	w->sh.be = w->bst;
 	w->sh.snat = w->snat;
+	w->sh.snat6 = w->snat6;
 	lb_worker_switch(w, c);
 	/* A new flow takes over a timed-out flow's SNAT port, tuple or
 	 * entry at once, with the same goodbye as expiry gives it. */

@@ -2,8 +2,9 @@
 /*
  * IPv6 frames, apart from IPv4's path: the burst hands them here at the
  * ethertype, so an IPv4 frame pays nothing for them. Neighbour discovery
- * for our addresses, echo for our addresses and VIPs, and the drops with
- * their reasons.
+ * for our addresses, echo for our addresses and VIPs, fnat66 for TCP and
+ * UDP with the ICMPv6 errors about its flows, and the drops with their
+ * reasons.
  */
 #include "worker_priv.h"
 

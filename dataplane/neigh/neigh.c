@@ -441,8 +441,10 @@ lb_neigh_free(struct lb_neigh *t)
 }
 
 /* The functions below by key: @a6 NULL in an IPv4 table, the address
- * of key @ip in an IPv6 one; their callers have checked both. */
-static inline int
+ * of key @ip in an IPv6 one; their callers have checked both. A lookup
+ * is on every forwarded packet's path: each caller gets its own copy,
+ * so IPv4's compares no address. */
+static inline __attribute__((always_inline)) int
 lookup(struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t now_ns,
        uint8_t *mac)
 {

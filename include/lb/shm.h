@@ -182,6 +182,10 @@ struct lb_shm_worker {
 	/** The worker's SNAT port allocator: its pairs in use per address
 	 * say when a removed address has drained. Read-only for others. */
 	const struct lb_snat *snat;
+	/** The same for the IPv6 SNAT addresses, each known by its fold
+	 * under the flow table's seed: lb_snat_addr_used(snat6,
+	 * lb_flow6_fold(ft, ip6)) (dataplane/flow/flow6.h). */
+	const struct lb_snat *snat6;
 };
 
 struct lb_shm_port {

@@ -817,9 +817,10 @@ test_vlan(void **state)
 #define CPORT6 40000
 
 /* The dataplane of env6() whose IPv6 services have one backend each,
- * the host on port 1, and the client and that host known. */
+ * the host on port 1, with @p nb workers, each knowing the client and
+ * that host. */
 static struct ph_env *
-env66(void **state)
+env66_n(void **state, uint16_t nb)
 {
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
@@ -841,10 +842,28 @@ env66(void **state)
 		v->nb_be = 1;
 	}
 	e->dp.flows = FLOWS;
-	ph_env_start(e, 1);
+	ph_env_start(e, nb);
 	take_all(e, got, n);
-	learn6(e);
+	for (uint16_t q = 0; q < nb; q++) {
+		struct pb_frame f;
+		uint8_t a[16];
+
+		addr(a, A_C);
+		na_frame(&f, a, mac_c, false, NULL, NULL);
+		ph_inject(e, 0, q, &f);
+		addr(a, A_PEER1);
+		na_frame(&f, a, mac_peer1, false, NULL, NULL);
+		ph_inject(e, 1, q, &f);
+		ph_poll(e, q);
+	}
+	ph_expect_quiet(e, "advertisements taken in");
 	return e;
+}
+
+static struct ph_env *
+env66(void **state)
+{
+	return env66_n(state, 1);
 }
 
 /* A TCP segment or UDP datagram from @src:@sport to @dst:@dport. */
@@ -882,6 +901,19 @@ seg6_out(struct pb_dg6 *o, const struct pb_dg6 *in, const uint8_t src[16],
 	o->hlim = (uint8_t)(in->hlim - 1);
 }
 
+/* The client's SYN to the TCP VIP, and the addresses of the cast. */
+static void
+client_syn(struct pb_dg6 *in, struct pb_frame *f, uint8_t vip[16],
+	   uint8_t snat[16], uint8_t c[16])
+{
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	seg6(in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
+	     64);
+	pb_ipv6_frame(f, mac_port[0], mac_c, in);
+}
+
 /*
  * A client's connection through the TCP VIP, both ways, byte for byte:
  * SNAT address and a port of the worker's slice towards the backend, the
@@ -901,13 +933,8 @@ test_fnat66_tcp(void **state)
 	uint32_t idx;
 	int s = (int)e->dp.conf->nb_svc - 2;
 
-	addr(vip, A_VIP);
-	addr(snat, A_SNAT);
-	addr(c, A_C);
+	client_syn(&in, &f, vip, snat, c);
 	addr(be, A_PEER1);
-	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
-	     64);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
 	sport = pb_get16(got.b + ETH + 40);
@@ -944,8 +971,9 @@ test_fnat66_tcp(void **state)
 		 "state");
 	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
 	CHECK_EQ(e->w->bst[s][0].active, 1, "active on the backend");
-	CHECK_EQ(lb_snat_addr_used(e->w->snat6,
-				   lb_flow6_fold(e->w->ft, snat)),
+	/* As lb-control sees it, through the shared worker record. */
+	CHECK_EQ(lb_snat_addr_used(e->w->sh.snat6,
+				   lb_flow6_fold(e->w->sh.ft, snat)),
 		 1, "SNAT port held");
 	ph_check_no_drops(e->w, "fnat66 TCP");
 
@@ -1023,12 +1051,7 @@ test_fnat66_too_big(void **state)
 	uint8_t vip[16], snat[16], c[16];
 	uint32_t qlen;
 
-	addr(vip, A_VIP);
-	addr(snat, A_SNAT);
-	addr(c, A_C);
-	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1000, 0,
-	     64);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
 	qlen = got.len - ETH;
@@ -1077,6 +1100,41 @@ test_fnat66_too_big(void **state)
 	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
 }
 
+/* Two workers: the backend's answer reaches the worker that does not
+ * own its SNAT port, which hands it over; the owner translates it. */
+static void
+test_fnat66_redirect(void **state)
+{
+	struct ph_env *e = env66_n(state, 2);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	uint8_t vip[16], snat[16], c[16];
+	uint16_t sport;
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_one(e, 1, 1, &got, "SYN through worker 1");
+	sport = pb_get16(got.b + ETH + 40);
+	CHECK_EQ(lb_snat_owner(w1->snat6, htons(sport)), 1, "worker 1's port");
+
+	seg6(&in, A_PEER1, BPORT6, snat, sport, PB_PROTO_TCP,
+	     PB_SYN | PB_ACK, 5000, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with worker 1's reply");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing over");
+	ph_poll(e, 1);
+	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 1, &want, "SYN-ACK through worker 1");
+	CHECK_EQ(w1->st.redirect_in, 1, "worker 1 taking over");
+	ph_check_no_drops(w0, "worker 0");
+	ph_check_no_drops(w1, "worker 1");
+}
+
 /* A backend of another family: counted, nothing sent. */
 static void
 test_fnat66_ipv4_backend(void **state)
@@ -1113,6 +1171,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_redirect, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
