@@ -125,8 +125,9 @@ missing(struct lb_cmd_out *out, const char *what)
 			    d->path, d->synopsis);
 }
 
-static int
-parse_key(char **argv, struct lb_conf_svc_key *k, struct lb_cmd_out *out)
+int
+lb_conf_parse_key(char **argv, struct lb_conf_svc_key *k,
+		  struct lb_cmd_out *out)
 {
 	struct lb_conf_ip vip;
 	uint16_t port;
@@ -358,7 +359,7 @@ cmd_svc_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 2, -1);
 	if (rc == 0)
-		rc = parse_key(argv, &k, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 	if (rc != 0)
 		return rc;
 	lb_conf_svc_opts_default(&o);
@@ -377,7 +378,7 @@ cmd_svc_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
 	if (rc == 0)
-		rc = parse_key(argv, &k, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 	/* The options' errors before the service's: a scratch parse. */
 	if (rc == 0) {
 		lb_conf_svc_opts_default(&o);
@@ -401,7 +402,7 @@ cmd_svc_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 2, 2);
 	if (rc == 0)
-		rc = parse_key(argv, &k, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 	if (rc != 0)
 		return rc;
 	return lb_conf_svc_del(ctx, &k, out);
@@ -419,7 +420,7 @@ parse_be(int argc, char **argv, struct lb_conf_svc_key *k,
 {
 	int rc;
 
-	rc = parse_key(argv, k, out);
+	rc = lb_conf_parse_key(argv, k, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_ip_port(argv[2], ip, port, out);
 	if (rc == 0 && w != NULL)

@@ -70,10 +70,11 @@ logf_(const char *fmt, ...)
 static void
 label(const struct lb_conf_svc_key *k, char *buf, size_t n, char sep)
 {
-	char a[LB_CMD_ADDR_STRLEN];
+	struct lb_conf_ip vip = lb_conf_ip_of(k->af, k->vip, k->vip6);
+	char a[LB_CMD_IP_ADDR_STRLEN];
 
 	snprintf(buf, n, "%s%c%s", lb_cmd_proto_name(k->proto), sep,
-		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
+		 lb_cmd_fmt_ip_port(&vip, k->port, a));
 }
 
 struct lb_scale *
@@ -292,11 +293,7 @@ probe_run(struct probe *p, const struct lb_as_inst *i, uint64_t now)
 static int
 view_svc(const struct lb_ctl *ctl, const struct lb_conf_svc_key *k)
 {
-	const struct lb_dpconf *c = lb_view_conf(ctl->view);
-
-	if (c == NULL)
-		return -1;
-	return lb_dpconf_svc_find(c, k->proto, htonl(k->vip), htons(k->port));
+	return lb_ctlcmd_svc_slot(ctl, k);
 }
 
 /* Backend @p ip : @p port of table service @p s, or NULL. */
@@ -310,7 +307,8 @@ view_be(struct lb_scale *sc, int s, uint32_t ip, uint16_t port)
 		return NULL;
 	t = &c->svc[s];
 	for (uint32_t b = 0; b < t->nb_be; b++)
-		if (t->be[b].state != LB_BE_EMPTY && t->be[b].ip == htonl(ip) &&
+		if (t->be[b].state != LB_BE_EMPTY &&
+		    t->be[b].af == LB_CONF_AF_INET && t->be[b].ip == htonl(ip) &&
 		    t->be[b].port == htons(port))
 			return lb_view_be_get(sc->ctl->view, (uint32_t)s, b,
 					      sc->vb) == 0

@@ -17,15 +17,9 @@ static int
 parse_svc(int argc, char **argv, struct lb_conf_svc_key *k,
 	  struct lb_cmd_out *out)
 {
-	int rc;
-
 	if (argc < 2)
 		return lb_cmd_usage(out);
-	memset(k, 0, sizeof(*k));
-	rc = lb_cmd_parse_proto(argv[0], &k->proto, out);
-	if (rc == 0)
-		rc = lb_cmd_parse_ipv4_port(argv[1], &k->vip, &k->port, out);
-	return rc;
+	return lb_conf_parse_key(argv, k, out);
 }
 
 static struct lb_as_svc *

@@ -21,8 +21,10 @@
  * busy callback says so); only then can a new one take the slot.
  */
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lb/conf.h"
 #include "lb/dpconf-t.h"
@@ -167,5 +169,26 @@ bool lb_dpconf_is_own(const struct lb_dpconf *d, uint32_t ip);
  */
 int lb_dpconf_next_hop(const struct lb_dpconf *d, uint32_t dst,
 		       uint16_t *port, uint32_t *nh, uint32_t *src);
+
+/** The key of table service @p v, in the host order of lb/conf.h. */
+static inline struct lb_conf_svc_key
+lb_dpconf_svc_key(const struct lb_dpconf_svc *v)
+{
+	struct lb_conf_svc_key k = {.proto = v->proto, .af = v->af,
+				    .port = ntohs(v->vport)};
+
+	if (v->af == LB_CONF_AF_INET6)
+		memcpy(k.vip6, v->vip6, LB_CONF_IP6_LEN);
+	else
+		k.vip = ntohl(v->vip);
+	return k;
+}
+
+/** The address of table backend @p b, in the host order of lb/conf.h. */
+static inline struct lb_conf_ip
+lb_dpconf_be_addr(const struct lb_dpconf_be *b)
+{
+	return lb_conf_ip_of(b->af, ntohl(b->ip), b->ip6);
+}
 
 #endif /* LB_DPCONF_H */
