@@ -488,11 +488,8 @@ inst_state(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	   struct be_row *r)
 {
 	struct lb_as_svc *a = lb_as_svc_find(ctl->as, &sv->key);
-	/* The instance repository holds IPv4 instances. */
 	struct lb_as_inst *i =
-		a != NULL && r->ip.af == LB_CONF_AF_INET
-			? lb_as_inst_by_addr(a, r->ip.ip, r->port)
-			: NULL;
+		a != NULL ? lb_as_inst_by_addr(a, &r->ip, r->port) : NULL;
 
 	if (i == NULL)
 		return;

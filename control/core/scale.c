@@ -273,9 +273,15 @@ probe_run(struct probe *p, const struct lb_as_inst *i, uint64_t now)
 	if (p->fd >= 0) {
 		struct sockaddr_in sa = {.sin_family = AF_INET,
 					 .sin_port = htons(i->port),
-					 .sin_addr.s_addr = htonl(i->ip)};
+					 .sin_addr.s_addr = htonl(i->ip.ip)};
+		struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
+					   .sin6_port = htons(i->port)};
+		bool v6 = i->ip.af == LB_CONF_AF_INET6;
 
-		if (connect(p->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		memcpy(&sa6.sin6_addr, i->ip.ip6, sizeof(sa6.sin6_addr));
+		if (connect(p->fd,
+			    v6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa,
+			    v6 ? sizeof(sa6) : sizeof(sa)) == 0) {
 			close(p->fd);
 			p->fd = -1;
 			return true;
@@ -298,7 +304,8 @@ view_svc(const struct lb_ctl *ctl, const struct lb_conf_svc_key *k)
 
 /* Backend @p ip : @p port of table service @p s, or NULL. */
 static struct lb_view_be *
-view_be(struct lb_scale *sc, int s, uint32_t ip, uint16_t port)
+view_be(struct lb_scale *sc, int s, const struct lb_conf_ip *ip,
+	uint16_t port)
 {
 	const struct lb_dpconf *c = lb_view_conf(sc->ctl->view);
 	const struct lb_dpconf_svc *t;
@@ -306,14 +313,16 @@ view_be(struct lb_scale *sc, int s, uint32_t ip, uint16_t port)
 	if (c == NULL || s < 0)
 		return NULL;
 	t = &c->svc[s];
-	for (uint32_t b = 0; b < t->nb_be; b++)
+	for (uint32_t b = 0; b < t->nb_be; b++) {
+		struct lb_conf_ip x = lb_dpconf_be_addr(&t->be[b]);
+
 		if (t->be[b].state != LB_BE_EMPTY &&
-		    t->be[b].af == LB_CONF_AF_INET && t->be[b].ip == htonl(ip) &&
-		    t->be[b].port == htons(port))
+		    t->be[b].port == htons(port) && lb_conf_ip_eq(&x, ip))
 			return lb_view_be_get(sc->ctl->view, (uint32_t)s, b,
 					      sc->vb) == 0
 				       ? sc->vb
 				       : NULL;
+	}
 	return NULL;
 }
 
@@ -325,18 +334,20 @@ sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 {
 	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
 		const struct lb_conf_be *be = &sv->be[j];
+		struct lb_conf_ip ip;
 		struct lb_as_inst *i;
 		enum lb_as_state st =
 			be->draining ? LB_AS_DRAINING : LB_AS_ACTIVE;
 
 		if (be->orch)
 			continue;
-		i = lb_as_inst_by_addr(s, be->ip, be->port);
+		ip = LB_CONF_IP_OF(be);
+		i = lb_as_inst_by_addr(s, &ip, be->port);
 		if (i == NULL) {
 			i = lb_as_inst_add(s, LB_AS_STATIC, st, now);
 			if (i == NULL)
 				continue;
-			i->ip = be->ip;
+			i->ip = ip;
 			i->port = be->port;
 		}
 		if (i->origin == LB_AS_STATIC && i->state != st)
@@ -348,23 +359,29 @@ sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 
 		if (i->origin != LB_AS_STATIC)
 			continue;
-		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++)
-			there |= sv->be[b].ip == i->ip &&
+		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++) {
+			struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[b]);
+
+			there |= lb_conf_ip_eq(&x, &i->ip) &&
 				 sv->be[b].port == i->port && !sv->be[b].orch;
+		}
 		if (!there)
 			lb_as_inst_remove(s, i);
 	}
 }
 
 static bool
-be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k, uint32_t ip,
-	  uint16_t port)
+be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k,
+	  const struct lb_conf_ip *ip, uint16_t port)
 {
 	const struct lb_conf_svc *sv = lb_conf_svc_find(c, k);
 
-	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++)
-		if (sv->be[j].ip == ip && sv->be[j].port == port)
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
+		struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[j]);
+
+		if (sv->be[j].port == port && lb_conf_ip_eq(&x, ip))
 			return true;
+	}
 	return false;
 }
 
@@ -372,8 +389,9 @@ static void
 be_del(struct lb_scale *sc, const struct lb_conf_svc_key *k,
        const struct lb_as_inst *i)
 {
-	if (i->ip != 0 && be_exists(sc->ctl->conf, k, i->ip, i->port))
-		lb_conf_be_del(sc->ctl->conf, k, i->ip, i->port, NULL);
+	if (lb_as_inst_placed(i) &&
+	    be_exists(sc->ctl->conf, k, &i->ip, i->port))
+		lb_conf_be_del_ip(sc->ctl->conf, k, &i->ip, i->port, NULL);
 }
 
 /* Asks the driver to stop an instance; gone at once if nothing ran. */
@@ -407,14 +425,14 @@ adopt(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	struct lb_as_inst *i = NULL;
-	char l[40], a[LB_CMD_ADDR_STRLEN];
+	char l[64], a[LB_CMD_IP_ADDR_STRLEN];
 	const char *why = NULL;
 
 	label(k, l, sizeof(l), ' ');
-	lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a);
+	lb_cmd_fmt_ip_port(&ev->ip, ev->port, a);
 	if (r->ops->adopt == NULL)
 		why = "the driver adopts nothing";
-	else if (be_exists(sc->ctl->conf, k, ev->ip, ev->port))
+	else if (be_exists(sc->ctl->conf, k, &ev->ip, ev->port))
 		why = "a backend already";
 	else if ((i = lb_as_inst_adopt(s, now)) == NULL)
 		why = "no room for an instance";
@@ -434,7 +452,7 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	struct lb_as_inst *i = lb_as_inst_find(s, ev->inst);
-	char l[40], a[LB_CMD_ADDR_STRLEN];
+	char l[64], a[LB_CMD_IP_ADDR_STRLEN];
 	struct lb_cmd_out out;
 	struct probe *p;
 	int rc;
@@ -473,22 +491,22 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		snprintf(i->drv_id, sizeof(i->drv_id), "%s", ev->id);
 		lb_cmd_out_init(&out);
 		/* Pending: in the table, but drained until healthy. */
-		rc = lb_conf_be_add(sc->ctl->conf, k, ev->ip, ev->port,
-				    LB_CONF_WEIGHT_DEFAULT, &out);
+		rc = lb_conf_be_add_ip(sc->ctl->conf, k, &ev->ip, ev->port,
+				       LB_CONF_WEIGHT_DEFAULT, &out);
 		if (rc == 0)
-			lb_conf_be_set_orch(sc->ctl->conf, k, ev->ip, ev->port,
-					    true, NULL);
+			lb_conf_be_set_orch_ip(sc->ctl->conf, k, &ev->ip,
+					       ev->port, true, NULL);
 		if (rc == 0)
-			rc = lb_conf_be_drain(sc->ctl->conf, k, ev->ip,
-					      ev->port, true, &out);
+			rc = lb_conf_be_drain_ip(sc->ctl->conf, k, &ev->ip,
+						 ev->port, true, &out);
 		if (rc != 0) {
 			logf_("%s: instance %u at %s cannot be a backend: %s",
 			      l, i->id,
-			      lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a),
+			      lb_cmd_fmt_ip_port(&ev->ip, ev->port, a),
 			      lb_cmd_out_errmsg(&out));
 			lb_cmd_out_free(&out);
 			be_del(sc, k, i);
-			i->ip = 0;
+			i->ip = lb_conf_ip4(0);
 			inst_stop(s, r, i, now, true, "not a valid backend");
 			return;
 		}
@@ -498,7 +516,7 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		if (p != NULL)
 			snprintf(p->ns, sizeof(p->ns), "%s", ev->ns);
 		logf_("%s: instance %u up at %s, pending", l, i->id,
-		      lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a));
+		      lb_cmd_fmt_ip_port(&ev->ip, ev->port, a));
 		return;
 	case LB_ORCH_EV_FAILED:
 	case LB_ORCH_EV_EXITED:
@@ -540,8 +558,8 @@ healthy(struct lb_scale *sc, struct rsvc *r, const struct lb_conf_svc_key *k,
 
 	if (sv != NULL && sv->opts.check.type != LB_CONF_CHECK_NONE &&
 	    sc->ctl->health != NULL)
-		return lb_health_get(sc->ctl->health, k, i->ip, i->port,
-				     &hi) == 0 &&
+		return lb_health_get_ip(sc->ctl->health, k, &i->ip, i->port,
+					&hi) == 0 &&
 		       hi.state == LB_HEALTH_UP;
 	p = probe_of(r, i->id, true);
 	return p != NULL && probe_run(p, i, now);
@@ -555,7 +573,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	const struct lb_as_conf *c = lb_as_svc_conf(s);
 	int slot = view_svc(sc->ctl, k);
-	char l[40];
+	char l[64];
 
 	label(k, l, sizeof(l), ' ');
 	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
@@ -569,7 +587,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			if (!healthy(sc, r, k, i, now))
 				break;
 			probe_drop(r, i->id);
-			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
 					     false, NULL) == 0) {
 				lb_as_inst_set(s, i, LB_AS_ACTIVE, now,
 					       "healthy");
@@ -577,7 +595,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			}
 			break;
 		case LB_AS_DRAINING:
-			vb = view_be(sc, slot, i->ip, i->port);
+			vb = view_be(sc, slot, &i->ip, i->port);
 			if (vb != NULL && vb->flows_active > 0 &&
 			    now - i->since_ns < c->drain_timeout_ns)
 				break;
@@ -640,7 +658,7 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	  const struct lb_as_decision *d, uint64_t now)
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
-	char l[40];
+	char l[64];
 
 	label(k, l, sizeof(l), ' ');
 	if (d->action != LB_SG_NONE)
@@ -666,7 +684,7 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			i = newest_active(s);
 			if (i == NULL)
 				return; /* static backends are not ours */
-			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
 					     true, NULL) == 0) {
 				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
 					       "scaled down");
@@ -717,7 +735,7 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 
 		if (i->state != LB_AS_ACTIVE)
 			continue;
-		vb = view_be(sc, slot, i->ip, i->port);
+		vb = view_be(sc, slot, &i->ip, i->port);
 		in[x.nb_spl++] = (struct lb_as_spl_in){
 			.inst = i->id,
 			.seen = vb != NULL && vb->l7.spl_seen,
@@ -748,7 +766,7 @@ wind_down(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		if (i->origin != LB_AS_ORCH)
 			continue;
 		if (i->state == LB_AS_ACTIVE && svc_there) {
-			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
 					     true, NULL) == 0)
 				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
 					       "autoscaling off");
