@@ -51,9 +51,9 @@ typedef bool lb_dpconf_busy_fn(void *ctx, uint32_t svc, uint32_t be);
  * LB_CONF_AF_INET6, vip6 set and vip 0, left out of slot[] (the IPv4
  * lookup); its backends carry their own family (fnat66, fnat64). A
  * service keeps its slot, and a backend its index, only if family and
- * address are the same. Services and backends of @p prev that @p c no longer has
- * stay as LB_SVC_DELETED / LB_BE_REMOVED while @p busy says flows use them
- * (NULL: never busy). @p d->gen is @p prev->gen + 1 (1 for the first).
+ * address are the same. Services and backends of @p prev that @p c no
+ * longer has stay as LB_SVC_DELETED / LB_BE_REMOVED while @p busy says
+ * flows use them (NULL: never busy). @p d->gen is @p prev->gen + 1 (1 for the first).
  * Every scheduler named must be registered.
  * @return 0; -EINVAL (unknown scheduler); -ENOSPC (every free slot is
  * still busy); with a message in @p err.
