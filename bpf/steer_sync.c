@@ -72,7 +72,8 @@ lb_steer_rules_of(const struct lb_dpconf *c, const uint32_t *host,
 	for (uint32_t i = 0; i < c->nb_svc && i < LB_CONF_MAX_SVCS; i++) {
 		const struct lb_dpconf_svc *s = &c->svc[i];
 
-		if (s->state != LB_SVC_EMPTY &&
+		/* IPv4 rules: an IPv6 service's vip is 0, not an address. */
+		if (s->state != LB_SVC_EMPTY && s->af != LB_CONF_AF_INET6 &&
 		    !addr_in(s->vip, host, nb_host))
 			push_whole(out, &n, s->vip, LB_STEER_KIND_VIP);
 	}
@@ -102,7 +103,8 @@ lb_steer_rules_of(const struct lb_dpconf *c, const uint32_t *host,
 			.kind = LB_STEER_KIND_VIP,
 		};
 
-		if (s->state != LB_SVC_EMPTY && addr_in(s->vip, host, nb_host))
+		if (s->state != LB_SVC_EMPTY && s->af != LB_CONF_AF_INET6 &&
+		    addr_in(s->vip, host, nb_host))
 			push(out, &n, &r);
 	}
 	return n;

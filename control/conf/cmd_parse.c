@@ -85,12 +85,29 @@ lb_cmd_parse_ipv4(const char *s, uint32_t *ip, struct lb_cmd_out *out)
 	return 0;
 }
 
+static int
+port_of(const char *p, const char *s, uint16_t *port, struct lb_cmd_out *out)
+{
+	uint64_t v;
+	int rc = scan_u64(p, strlen(p), &v);
+
+	if (rc == -EINVAL)
+		return lb_cmd_error(out, -EINVAL, "invalid port '%s' in '%s'",
+				    p, s);
+	if (rc != 0 || v < 1 || v > 65535)
+		return lb_cmd_error(out, -ERANGE,
+				    "port %s out of range 1..65535 in '%s'", p,
+				    s);
+	*port = (uint16_t)v;
+	return 0;
+}
+
 int
 lb_cmd_parse_ipv4_port(const char *s, uint32_t *ip, uint16_t *port,
 		       struct lb_cmd_out *out)
 {
 	const char *colon;
-	uint64_t v;
+	uint16_t p;
 	uint32_t a;
 	int rc;
 
@@ -102,17 +119,12 @@ lb_cmd_parse_ipv4_port(const char *s, uint32_t *ip, uint16_t *port,
 				    "invalid address:port '%s': expected "
 				    "a.b.c.d:PORT",
 				    s);
-	rc = scan_u64(colon + 1, strlen(colon + 1), &v);
-	if (rc == -EINVAL)
-		return lb_cmd_error(out, -EINVAL, "invalid port '%s' in '%s'",
-				    colon + 1, s);
-	if (rc != 0 || v < 1 || v > 65535)
-		return lb_cmd_error(out, -ERANGE,
-				    "port %s out of range 1..65535 in '%s'",
-				    colon + 1, s);
-	*ip = a;
-	*port = (uint16_t)v;
-	return 0;
+	rc = port_of(colon + 1, s, &p, out);
+	if (rc == 0) {
+		*ip = a;
+		*port = p;
+	}
+	return rc;
 }
 
 static int
@@ -233,23 +245,6 @@ lb_cmd_parse_ip(const char *s, struct lb_conf_ip *ip, struct lb_cmd_out *out)
 	return 0;
 }
 
-static int
-port_of(const char *p, const char *s, uint16_t *port, struct lb_cmd_out *out)
-{
-	uint64_t v;
-	int rc = scan_u64(p, strlen(p), &v);
-
-	if (rc == -EINVAL)
-		return lb_cmd_error(out, -EINVAL, "invalid port '%s' in '%s'",
-				    p, s);
-	if (rc != 0 || v < 1 || v > 65535)
-		return lb_cmd_error(out, -ERANGE,
-				    "port %s out of range 1..65535 in '%s'", p,
-				    s);
-	*port = (uint16_t)v;
-	return 0;
-}
-
 int
 lb_cmd_parse_ip_port(const char *s, struct lb_conf_ip *ip, uint16_t *port,
 		     struct lb_cmd_out *out)
@@ -304,7 +299,7 @@ int
 lb_cmd_parse_ip_prefix(const char *s, struct lb_conf_ip *net, uint8_t *len,
 		       struct lb_cmd_out *out)
 {
-	struct lb_conf_ip a = {.af = LB_CONF_AF_INET6};
+	struct lb_conf_ip a = {.af = LB_CONF_AF_INET6}, m;
 	char nbuf[LB_CMD_IP_ADDR_STRLEN];
 	uint64_t l;
 	int rc;
@@ -327,17 +322,13 @@ lb_cmd_parse_ip_prefix(const char *s, struct lb_conf_ip *net, uint8_t *len,
 				    "prefix length %s out of range 0..128 in "
 				    "'%s'",
 				    strchr(s, '/') + 1, s);
-	{
-		struct lb_conf_ip m = a;
-
-		lb_conf_ip6_mask(m.ip6, (unsigned int)l);
-		if (memcmp(m.ip6, a.ip6, LB_CONF_IP6_LEN) != 0)
-			return lb_cmd_error(
-				out, -EINVAL,
-				"prefix '%s' has host bits set; the network "
-				"is %s",
-				s, lb_cmd_fmt_ip_prefix(&m, (uint8_t)l, nbuf));
-	}
+	m = a;
+	lb_conf_ip6_mask(m.ip6, (unsigned int)l);
+	if (memcmp(m.ip6, a.ip6, LB_CONF_IP6_LEN) != 0)
+		return lb_cmd_error(out, -EINVAL,
+				    "prefix '%s' has host bits set; the network "
+				    "is %s",
+				    s, lb_cmd_fmt_ip_prefix(&m, (uint8_t)l, nbuf));
 	*net = a;
 	*len = (uint8_t)l;
 	return 0;

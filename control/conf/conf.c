@@ -125,8 +125,9 @@ missing(struct lb_cmd_out *out, const char *what)
 			    d->path, d->synopsis);
 }
 
-static int
-parse_key(char **argv, struct lb_conf_svc_key *k, struct lb_cmd_out *out)
+int
+lb_conf_parse_key(char **argv, struct lb_conf_svc_key *k,
+		  struct lb_cmd_out *out)
 {
 	struct lb_conf_ip vip;
 	uint16_t port;
@@ -358,7 +359,7 @@ cmd_svc_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 2, -1);
 	if (rc == 0)
-		rc = parse_key(argv, &k, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 	if (rc != 0)
 		return rc;
 	lb_conf_svc_opts_default(&o);
@@ -377,7 +378,7 @@ cmd_svc_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
 	if (rc == 0)
-		rc = parse_key(argv, &k, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 	/* The options' errors before the service's: a scratch parse. */
 	if (rc == 0) {
 		lb_conf_svc_opts_default(&o);
@@ -401,7 +402,7 @@ cmd_svc_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 2, 2);
 	if (rc == 0)
-		rc = parse_key(argv, &k, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 	if (rc != 0)
 		return rc;
 	return lb_conf_svc_del(ctx, &k, out);
@@ -419,7 +420,7 @@ parse_be(int argc, char **argv, struct lb_conf_svc_key *k,
 {
 	int rc;
 
-	rc = parse_key(argv, k, out);
+	rc = lb_conf_parse_key(argv, k, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_ip_port(argv[2], ip, port, out);
 	if (rc == 0 && w != NULL)
@@ -531,6 +532,7 @@ cmd_save(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 #define SVC_ADD_OUTRO                                                          \
 	"\nThe VIP may be a local address, but not a SNAT address, backend "   \
 	"or\nroute gateway. At most 64 services.\n\n"                          \
+	"An IPv6 VIP is bracketed: `service add tcp [2001:db8::10]:443`.\n\n" \
 	"Example: `service add tcp 192.0.2.10:80 sched maglev http`"
 static char svc_add_synopsis[sizeof(SVC_ARGS) + LB_SVC_OPT_MAX * 48];
 static char svc_add_help[LB_SVC_OPT_MAX * 640];
@@ -565,6 +567,12 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"V. Without it the port is untagged and drops tagged "
 			"frames.\nEvery address of a port has the same "
 			"VLAN.\n\n"
+			"IP may be IPv6, with a prefix of 1..128: "
+			"`addr add 2001:db8::1/64 port 0`.\nAn IPv6 "
+			"address may not be the all-zero host of its "
+			"subnet (up to /126);\nIPv6 has no broadcast "
+			"address. A port may carry addresses of both\n"
+			"families.\n\n"
 			"Example: `addr add 10.0.0.1/24 port 0`",
 		.fn = cmd_addr_add,
 	},
@@ -597,8 +605,13 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"matching prefix wins. GW must lie in a connected "
 			"subnet of\nport N (add the `addr` first) and may "
 			"not be a local, SNAT or VIP\naddress. At most 16 "
-			"routes.\n\nExample: `route add default via "
-			"10.0.0.254 port 0`",
+			"routes.\n\n"
+			"IPv6 prefixes are `IPV6/LEN` (LEN 0..128); `::/0` "
+			"is the IPv6 default\nroute (`default` is IPv4's). "
+			"GW is of the prefix's family.\n\n"
+			"Example: `route add default via "
+			"10.0.0.254 port 0`, `route add ::/0 via\n"
+			"2001:db8::fe port 0`",
 		.fn = cmd_route_add,
 	},
 	{
@@ -630,6 +643,10 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"The running dataplane's workers take new connections "
 			"from it as\nsoon as the change is published; no "
 			"restart.\n\n"
+			"IP may be IPv6: an IPv6 SNAT address is the source "
+			"toward IPv6\nbackends (fnat66), an IPv4 one toward "
+			"IPv4 backends, those of IPv6\nservices (fnat64) "
+			"included.\n\n"
 			"Example: `snat add 10.0.0.10 port 0`",
 		.fn = cmd_snat_add,
 	},
@@ -688,6 +705,10 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"that use weights. The backend may not be a\nlocal, "
 			"SNAT or VIP address. At most 256 backends per "
 			"service.\n\n"
+			"An IPv6 service takes IPv6 backends "
+			"(`[2001:db8:1::11]:8443`, fnat66)\nand IPv4 ones "
+			"(fnat64), mixed; an IPv4 service takes IPv4 "
+			"backends\nonly.\n\n"
 			"Example: `backend add tcp 192.0.2.10:80 "
 			"10.0.1.11:8080 weight 2`",
 		.fn = cmd_be_add,

@@ -140,15 +140,6 @@ lb_conf_key_str(const struct lb_conf_svc_key *k, char *buf)
 	return buf;
 }
 
-static bool
-key_eq(const struct lb_conf_svc_key *a, const struct lb_conf_svc_key *b)
-{
-	struct lb_conf_ip x = lb_conf_key_vip(a), y = lb_conf_key_vip(b);
-
-	return a->proto == b->proto && a->port == b->port &&
-	       lb_conf_ip_eq(&x, &y);
-}
-
 int
 lb_conf_key_check(const struct lb_conf_svc_key *k, struct lb_cmd_out *out)
 {
@@ -227,7 +218,7 @@ struct lb_conf_svc *
 lb_conf_svc_get(const struct lb_conf *c, const struct lb_conf_svc_key *k)
 {
 	for (unsigned int i = 0; i < c->nb_svc; i++)
-		if (key_eq(&c->svc[i].key, k))
+		if (lb_conf_svc_key_eq(&c->svc[i].key, k))
 			return (struct lb_conf_svc *)&c->svc[i];
 	return NULL;
 }

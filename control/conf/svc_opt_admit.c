@@ -160,8 +160,8 @@ static const struct lb_svc_opt admit_opts[] = {
 		.max = TRUST_LEN,
 		.def_str = "none",
 		.arg = "none|PREFIX[,PREFIX...]",
-		.help = "up to 4 client prefixes whose X-Priority counts; "
-			"other clients get `default-priority`",
+		.help = "up to 4 IPv4 client prefixes whose X-Priority "
+			"counts; other clients get `default-priority`",
 		.parse = trust_parse,
 		.fmt = trust_fmt,
 		.eq = trust_eq,

@@ -83,7 +83,19 @@ struct lb_ctl {
  * "tcp 10.0.0.1:80": the service label used in text, JSON and metrics
  * (@p buf of LB_CTLCMD_SVC_STRLEN bytes).
  */
-#define LB_CTLCMD_SVC_STRLEN 32u
+#define LB_CTLCMD_SVC_STRLEN 64u
 char *lb_ctlcmd_svc_str(uint8_t proto, uint32_t vip, uint16_t port, char *buf);
+
+/** The label of service @p k of either family: "tcp [2001:db8::1]:80". */
+char *lb_ctlcmd_key_str(const struct lb_conf_svc_key *k, char *buf);
+
+/** Table slot of a configured service of either family, or -1. */
+int lb_ctlcmd_svc_slot(const struct lb_ctl *ctl,
+		       const struct lb_conf_svc_key *k);
+
+/** Slot of service @p k of either family in @p c in @p state, or -1
+ * (IPv6 services are not in the table's IPv4 hash: a scan). */
+int lb_ctlcmd_svc_slot_in(const struct lb_dpconf *c,
+			  const struct lb_conf_svc_key *k, uint8_t state);
 
 #endif /* LB_CTLCMD_H */

@@ -17,7 +17,7 @@
 
 struct be_row {
 	char svc[LB_CTLCMD_SVC_STRLEN];
-	uint32_t ip;
+	struct lb_conf_ip ip; /* host order */
 	uint16_t port;
 	const char *state;
 	const char *origin; /* the autoscaler's instance repository */
@@ -30,12 +30,16 @@ struct be_row {
 };
 
 static int
-be_slot(const struct lb_dpconf_svc *t, uint32_t ip, uint16_t port)
+be_slot(const struct lb_dpconf_svc *t, const struct lb_conf_ip *ip,
+	uint16_t port)
 {
-	for (uint32_t b = 0; t != NULL && b < t->nb_be; b++)
-		if (t->be[b].state != LB_BE_EMPTY && t->be[b].ip == htonl(ip) &&
-		    t->be[b].port == htons(port))
+	for (uint32_t b = 0; t != NULL && b < t->nb_be; b++) {
+		struct lb_conf_ip x = lb_dpconf_be_addr(&t->be[b]);
+
+		if (t->be[b].state != LB_BE_EMPTY &&
+		    t->be[b].port == htons(port) && lb_conf_ip_eq(&x, ip))
 			return (int)b;
+	}
 	return -1;
 }
 
@@ -126,14 +130,14 @@ health_json(const struct be_row *r)
 static json_t *
 row_json(const struct be_row *r)
 {
-	char a[LB_CMD_ADDR_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN];
 	json_t *o = json_object(), *ws;
 	int bad = o == NULL;
 
 	if (bad)
 		return NULL;
 	bad |= jset_str(o, "service", r->svc);
-	bad |= jset_str(o, "backend", lb_cmd_fmt_ipv4_port(r->ip, r->port, a));
+	bad |= jset_str(o, "backend", lb_cmd_fmt_ip_port(&r->ip, r->port, a));
 	bad |= jset_str(o, "state", r->state);
 	bad |= jset_str(o, "origin", r->origin != NULL ? r->origin : "static");
 	bad |= jset_str(o, "health", lb_health_state_name(
@@ -403,7 +407,8 @@ health_col(const struct be_row *r, char *buf, size_t len)
 static int
 row_text(const struct be_row *r, struct be_table *t)
 {
-	char a[LB_CMD_ADDR_STRLEN], act[24], fl[24], er[24], pk[48], by[48];
+	char a[LB_CMD_IP_ADDR_STRLEN], act[24], fl[24], er[24], pk[48];
+	char by[48];
 	char wk[LB_SHM_MAX_WORKERS * 24 + 1], wt[16];
 	char spl[16], age[16], lat[32], e5[16], infl[16], hc[40];
 	const char *cells[C_NB];
@@ -440,7 +445,7 @@ row_text(const struct be_row *r, struct be_table *t)
 	}
 	snprintf(wt, sizeof(wt), "%u", r->weight);
 	cells[C_SVC] = r->svc;
-	cells[C_BE] = lb_cmd_fmt_ipv4_port(r->ip, r->port, a);
+	cells[C_BE] = lb_cmd_fmt_ip_port(&r->ip, r->port, a);
 	cells[C_STATE] = r->state;
 	cells[C_ORIGIN] = r->origin != NULL ? r->origin : "static";
 	cells[C_HEALTH] =
@@ -484,7 +489,7 @@ inst_state(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 {
 	struct lb_as_svc *a = lb_as_svc_find(ctl->as, &sv->key);
 	struct lb_as_inst *i =
-		a != NULL ? lb_as_inst_by_addr(a, r->ip, r->port) : NULL;
+		a != NULL ? lb_as_inst_by_addr(a, &r->ip, r->port) : NULL;
 
 	if (i == NULL)
 		return;
@@ -508,21 +513,20 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 	for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 		const struct lb_conf_be *be = &sv->be[j];
 		struct be_row r = {
-			.ip = be->ip,
+			.ip = LB_CONF_IP_OF(be),
 			.port = be->port,
 			.state = be->draining ? "draining" : "active",
 			.weight = be->weight,
 			.slot = -1,
 		};
-		int b = be_slot(t, be->ip, be->port);
+		int b = be_slot(t, &r.ip, be->port);
 
-		lb_ctlcmd_svc_str(sv->key.proto, sv->key.vip, sv->key.port,
-				  r.svc);
+		lb_ctlcmd_key_str(&sv->key, r.svc);
 		row_runtime(ctl, s, b, &r);
 		inst_state(ctl, sv, &r);
 		r.hc = ctl->health != NULL &&
-		       lb_health_get(ctl->health, &sv->key, be->ip, be->port,
-				     &r.hi) == 0;
+		       lb_health_get_ip(ctl->health, &sv->key, &r.ip, be->port,
+					&r.hi) == 0;
 		if (b >= 0)
 			listed[b] = true;
 		rc = emit_row(&r, arr, tb, out);
@@ -532,9 +536,8 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 
 		if (listed[b] || t->be[b].state == LB_BE_EMPTY)
 			continue;
-		lb_ctlcmd_svc_str(sv->key.proto, sv->key.vip, sv->key.port,
-				  r.svc);
-		r.ip = ntohl(t->be[b].ip);
+		lb_ctlcmd_key_str(&sv->key, r.svc);
+		r.ip = lb_dpconf_be_addr(&t->be[b]);
 		r.port = ntohs(t->be[b].port);
 		r.weight = t->be[b].weight;
 		r.state = lb_view_be_state_name(t->be[b].state);
@@ -562,9 +565,10 @@ deleted_rows(const struct lb_ctl *ctl, int only, json_t *arr,
 
 			if (t->be[b].state == LB_BE_EMPTY)
 				continue;
-			lb_ctlcmd_svc_str(t->proto, ntohl(t->vip),
-					  ntohs(t->vport), r.svc);
-			r.ip = ntohl(t->be[b].ip);
+			struct lb_conf_svc_key k = lb_dpconf_svc_key(t);
+
+			lb_ctlcmd_key_str(&k, r.svc);
+			r.ip = lb_dpconf_be_addr(&t->be[b]);
 			r.port = ntohs(t->be[b].port);
 			r.weight = t->be[b].weight;
 			row_runtime(ctl, (int)s, (int)b, &r);

@@ -13,7 +13,7 @@ static int
 data_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_ctl *ctl = ctx;
-	char a[LB_CMD_IPV4_STRLEN], p[LB_CMD_ADDR_STRLEN];
+	char a[LB_CMD_IP_STRLEN], p[LB_CMD_IP_ADDR_STRLEN];
 	json_t *d, *arr;
 	int bad;
 
@@ -24,10 +24,10 @@ data_addr_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	bad = arr == NULL || d == NULL;
 	for (unsigned int i = 0; i < lb_conf_nb_addrs(ctl->conf) && !bad; i++) {
 		const struct lb_conf_addr *x = lb_conf_addr_at(ctl->conf, i);
+		struct lb_conf_ip ip = LB_CONF_IP_OF(x);
 		json_t *e = json_object();
 
-		snprintf(p, sizeof(p), "%s/%u", lb_cmd_fmt_ipv4(x->ip, a),
-			 x->len);
+		snprintf(p, sizeof(p), "%s/%u", lb_cmd_fmt_ip(&ip, a), x->len);
 		bad |= e == NULL || jset_str(e, "addr", p) ||
 		       jset_u64(e, "port", x->port) ||
 		       (x->vlan != 0 && jset_u64(e, "vlan", x->vlan)) ||
@@ -45,7 +45,7 @@ static int
 data_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_ctl *ctl = ctx;
-	char a[LB_CMD_IPV4_STRLEN], p[LB_CMD_ADDR_STRLEN];
+	char a[LB_CMD_IP_STRLEN], p[LB_CMD_IP_ADDR_STRLEN];
 	json_t *d, *arr;
 	int bad;
 
@@ -57,12 +57,14 @@ data_route_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	for (unsigned int i = 0; i < lb_conf_nb_routes(ctl->conf) && !bad;
 	     i++) {
 		const struct lb_conf_route *x = lb_conf_route_at(ctl->conf, i);
+		struct lb_conf_ip n = lb_conf_ip_of(x->af, x->net, x->net6);
+		struct lb_conf_ip g = lb_conf_ip_of(x->af, x->gw, x->gw6);
 		json_t *e = json_object();
 
 		bad |= e == NULL ||
 		       jset_str(e, "prefix",
-				lb_cmd_fmt_prefix(x->net, x->len, p)) ||
-		       jset_str(e, "via", lb_cmd_fmt_ipv4(x->gw, a)) ||
+				lb_cmd_fmt_ip_prefix(&n, x->len, p)) ||
+		       jset_str(e, "via", lb_cmd_fmt_ip(&g, a)) ||
 		       jset_u64(e, "port", x->port) ||
 		       json_array_append_new(arr, e);
 	}
@@ -78,7 +80,7 @@ static int
 data_snat_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_ctl *ctl = ctx;
-	char a[LB_CMD_IPV4_STRLEN];
+	char a[LB_CMD_IP_STRLEN];
 	json_t *d, *arr;
 	int bad;
 
@@ -89,10 +91,11 @@ data_snat_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	bad = arr == NULL || d == NULL;
 	for (unsigned int i = 0; i < lb_conf_nb_snats(ctl->conf) && !bad; i++) {
 		const struct lb_conf_snat *x = lb_conf_snat_at(ctl->conf, i);
+		struct lb_conf_ip ip = LB_CONF_IP_OF(x);
 		json_t *e = json_object();
 
 		bad |= e == NULL ||
-		       jset_str(e, "addr", lb_cmd_fmt_ipv4(x->ip, a)) ||
+		       jset_str(e, "addr", lb_cmd_fmt_ip(&ip, a)) ||
 		       jset_u64(e, "port", x->port) ||
 		       json_array_append_new(arr, e);
 	}

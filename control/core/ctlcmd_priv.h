@@ -54,10 +54,6 @@ jset_f64(json_t *o, const char *k, double v)
 int lb_ctlcmd_give_data(struct lb_ctl *ctl, json_t *d, int bad,
 			struct lb_cmd_out *out);
 
-/** Table slot of a configured service, or -1. */
-int lb_ctlcmd_svc_slot(const struct lb_ctl *ctl,
-		       const struct lb_conf_svc_key *k);
-
 /**
  * PROTO VIP:PORT in @p argv naming a configured service (*@p sv) or,
  * when @p deleted is set, a deleted one still in the table (*@p slot,

@@ -66,7 +66,7 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	     struct svc_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	lb_ctlcmd_svc_str(sv->key.proto, sv->key.vip, sv->key.port, r->svc);
+	lb_ctlcmd_key_str(&sv->key, r->svc);
 	r->opts = &sv->opts;
 	r->state = "active";
 	r->nb_conf = sv->nb_be;
@@ -82,10 +82,13 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 static void
 svc_row_deleted(const struct lb_ctl *ctl, int s, struct svc_row *r)
 {
+	struct lb_conf_svc_key k;
+
 	memset(r, 0, sizeof(*r));
 	r->slot = s;
 	r->rt = lb_view_svc_get(ctl->view, (uint32_t)s, &r->v) == 0;
-	lb_ctlcmd_svc_str(r->v.proto, r->v.vip, r->v.port, r->svc);
+	k = lb_view_svc_key(&r->v);
+	lb_ctlcmd_key_str(&k, r->svc);
 	r->opts = r->v.opts;
 	r->state = "deleted";
 }

@@ -42,13 +42,15 @@ gov_row(const struct lb_ctl *ctl, uint32_t s, struct gov_row *r)
 	const struct lb_dpconf *c = lb_view_conf(ctl->view);
 	const struct lb_shm *shm = lb_view_shm(ctl->view);
 	const struct lb_dpconf_svc *t;
+	struct lb_conf_svc_key k;
 
 	if (c == NULL || shm == NULL || s >= c->nb_svc ||
 	    lb_govview_get(lb_view_gov(ctl->view), s, &r->g) != 0 || !r->g.on)
 		return false;
 	t = &c->svc[s];
 	r->slot = s;
-	lb_ctlcmd_svc_str(t->proto, ntohl(t->vip), ntohs(t->vport), r->svc);
+	k = lb_dpconf_svc_key(t);
+	lb_ctlcmd_key_str(&k, r->svc);
 	memset(&r->dec, 0, sizeof(r->dec));
 	for (uint32_t w = 0; w < nb_workers(shm); w++) {
 		const struct lb_gov_lcore_stats *x;
@@ -151,22 +153,18 @@ cmd_gov_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	struct lb_ctl *ctl = ctx;
 	struct lb_worker_stats sum;
 	char want[LB_CTLCMD_SVC_STRLEN] = "";
+	struct lb_conf_svc_key k;
 	json_t *arr, *d;
-	uint8_t proto;
-	uint32_t vip;
-	uint16_t port;
 	int rc = 0;
 
 	if (argc != 0 && argc != 2)
 		return lb_cmd_error(out, -EINVAL,
 				    "usage: governor show [PROTO VIP:PORT]");
 	if (argc == 2) {
-		rc = lb_cmd_parse_proto(argv[0], &proto, out);
-		if (rc == 0)
-			rc = lb_cmd_parse_ipv4_port(argv[1], &vip, &port, out);
+		rc = lb_conf_parse_key(argv, &k, out);
 		if (rc != 0)
 			return rc;
-		lb_ctlcmd_svc_str(proto, vip, port, want);
+		lb_ctlcmd_key_str(&k, want);
 	}
 	arr = json_array();
 	if (arr == NULL)

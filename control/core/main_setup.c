@@ -84,18 +84,19 @@ health_mark(void *ctx, struct lb_dpconf *d)
 }
 
 static void
-on_health(void *ctx, const struct lb_conf_svc_key *k, uint32_t ip,
-	  uint16_t port, enum lb_health_state from, enum lb_health_state to)
+on_health(void *ctx, const struct lb_conf_svc_key *k,
+	  const struct lb_conf_ip *ip, uint16_t port, enum lb_health_state from,
+	  enum lb_health_state to)
 {
 	struct lb_control *m = ctx;
-	char s[LB_CTLCMD_SVC_STRLEN], a[LB_CMD_ADDR_STRLEN];
+	char s[LB_CTLCMD_SVC_STRLEN], a[LB_CMD_IP_ADDR_STRLEN];
 	struct lb_health_be_info i;
 
-	if (lb_health_get(m->ctl.health, k, ip, port, &i) != 0)
+	if (lb_health_get_ip(m->ctl.health, k, ip, port, &i) != 0)
 		i.has_last = false;
 	lb_control_log("health: %s %s %s -> %s%s%s",
-		       lb_ctlcmd_svc_str(k->proto, k->vip, k->port, s),
-		       lb_cmd_fmt_ipv4_port(ip, port, a),
+		       lb_ctlcmd_key_str(k, s),
+		       lb_cmd_fmt_ip_port(ip, port, a),
 		       lb_health_state_name(from), lb_health_state_name(to),
 		       i.has_last ? ", last check " : "",
 		       i.has_last ? lb_health_why_name(i.last) : "");

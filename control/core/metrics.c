@@ -548,26 +548,27 @@ snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < c->nb_svc; i++) {
 		struct lb_metrics_svc *x = &s->svc[s->nsvc];
+		struct lb_conf_svc_key k;
 
 		if (lb_view_svc_get(ctl->view, i, &x->v) != 0)
 			continue;
-		lb_ctlcmd_svc_str(x->v.proto, x->v.vip, x->v.port, x->svc);
+		k = lb_view_svc_key(&x->v);
+		lb_ctlcmd_key_str(&k, x->svc);
 		s->nsvc++;
 		for (uint32_t b = 0; b < c->svc[i].nb_be && s->nbe < nbe; b++) {
 			struct lb_metrics_be *y = &s->be[s->nbe];
+			struct lb_conf_ip ip;
 
 			if (lb_view_be_get(ctl->view, i, b, &y->v) != 0)
 				continue;
 			memcpy(y->svc, x->svc, sizeof(y->svc));
 			y->http = x->v.opts != NULL && x->v.opts->http;
+			ip = lb_view_be_ip(&y->v);
 			y->hc = ctl->health != NULL &&
-				lb_health_get(ctl->health,
-					      &(struct lb_conf_svc_key){
-						      .proto = x->v.proto,
-						      .vip = x->v.vip,
-						      .port = x->v.port},
-					      y->v.ip, y->v.port, &y->hi) == 0;
-			lb_cmd_fmt_ipv4_port(y->v.ip, y->v.port, y->be);
+				lb_health_get_ip(ctl->health, &k, &ip,
+						 y->v.port, &y->hi) == 0;
+			/* "[2001:db8::1]:80": an IPv6 label bracketed. */
+			lb_cmd_fmt_ip_port(&ip, y->v.port, y->be);
 			s->nbe++;
 		}
 	}

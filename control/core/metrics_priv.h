@@ -20,7 +20,7 @@
 /* Labels of one backend and its numbers. */
 struct lb_metrics_be {
 	char svc[LB_CTLCMD_SVC_STRLEN];
-	char be[LB_CMD_ADDR_STRLEN];
+	char be[LB_CMD_IP_ADDR_STRLEN];
 	bool http; /* of an http service: L7 families */
 	struct lb_view_be v;
 	bool hc; /* hi holds the health checker's view */

@@ -92,10 +92,11 @@ logf_(const char *fmt, ...)
 static void
 label(const struct lb_conf_svc_key *k, char *buf, size_t n, char sep)
 {
-	char a[LB_CMD_ADDR_STRLEN];
+	struct lb_conf_ip vip = lb_conf_ip_of(k->af, k->vip, k->vip6);
+	char a[LB_CMD_IP_ADDR_STRLEN];
 
 	snprintf(buf, n, "%s%c%s", lb_cmd_proto_name(k->proto), sep,
-		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
+		 lb_cmd_fmt_ip_port(&vip, k->port, a));
 }
 
 struct lb_scale *
@@ -155,7 +156,8 @@ rs_get(struct lb_scale *sc, struct lb_as_svc *s)
 }
 
 static void cl_leave(struct lb_scale *sc, struct rsvc *r);
-static uint64_t cl_flows(struct rsvc *r, uint32_t ip, uint16_t port,
+static uint64_t cl_flows(struct rsvc *r, const struct lb_conf_ip *ip,
+			 uint16_t port,
 			 uint64_t local);
 
 static void
@@ -310,9 +312,15 @@ probe_run(struct probe *p, const struct lb_as_inst *i, uint64_t now)
 	if (p->fd >= 0) {
 		struct sockaddr_in sa = {.sin_family = AF_INET,
 					 .sin_port = htons(i->port),
-					 .sin_addr.s_addr = htonl(i->ip)};
+					 .sin_addr.s_addr = htonl(i->ip.ip)};
+		struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
+					   .sin6_port = htons(i->port)};
+		bool v6 = i->ip.af == LB_CONF_AF_INET6;
 
-		if (connect(p->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		memcpy(&sa6.sin6_addr, i->ip.ip6, sizeof(sa6.sin6_addr));
+		if (connect(p->fd,
+			    v6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa,
+			    v6 ? sizeof(sa6) : sizeof(sa)) == 0) {
 			close(p->fd);
 			p->fd = -1;
 			return true;
@@ -330,16 +338,13 @@ probe_run(struct probe *p, const struct lb_as_inst *i, uint64_t now)
 static int
 view_svc(const struct lb_ctl *ctl, const struct lb_conf_svc_key *k)
 {
-	const struct lb_dpconf *c = lb_view_conf(ctl->view);
-
-	if (c == NULL)
-		return -1;
-	return lb_dpconf_svc_find(c, k->proto, htonl(k->vip), htons(k->port));
+	return lb_ctlcmd_svc_slot(ctl, k);
 }
 
 /* Backend @p ip : @p port of table service @p s, or NULL. */
 static struct lb_view_be *
-view_be(struct lb_scale *sc, int s, uint32_t ip, uint16_t port)
+view_be(struct lb_scale *sc, int s, const struct lb_conf_ip *ip,
+	uint16_t port)
 {
 	const struct lb_dpconf *c = lb_view_conf(sc->ctl->view);
 	const struct lb_dpconf_svc *t;
@@ -347,13 +352,16 @@ view_be(struct lb_scale *sc, int s, uint32_t ip, uint16_t port)
 	if (c == NULL || s < 0)
 		return NULL;
 	t = &c->svc[s];
-	for (uint32_t b = 0; b < t->nb_be; b++)
-		if (t->be[b].state != LB_BE_EMPTY && t->be[b].ip == htonl(ip) &&
-		    t->be[b].port == htons(port))
+	for (uint32_t b = 0; b < t->nb_be; b++) {
+		struct lb_conf_ip x = lb_dpconf_be_addr(&t->be[b]);
+
+		if (t->be[b].state != LB_BE_EMPTY &&
+		    t->be[b].port == htons(port) && lb_conf_ip_eq(&x, ip))
 			return lb_view_be_get(sc->ctl->view, (uint32_t)s, b,
 					      sc->vb) == 0
 				       ? sc->vb
 				       : NULL;
+	}
 	return NULL;
 }
 
@@ -365,18 +373,20 @@ sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 {
 	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
 		const struct lb_conf_be *be = &sv->be[j];
+		struct lb_conf_ip ip;
 		struct lb_as_inst *i;
 		enum lb_as_state st =
 			be->draining ? LB_AS_DRAINING : LB_AS_ACTIVE;
 
 		if (be->orch)
 			continue;
-		i = lb_as_inst_by_addr(s, be->ip, be->port);
+		ip = LB_CONF_IP_OF(be);
+		i = lb_as_inst_by_addr(s, &ip, be->port);
 		if (i == NULL) {
 			i = lb_as_inst_add(s, LB_AS_STATIC, st, now);
 			if (i == NULL)
 				continue;
-			i->ip = be->ip;
+			i->ip = ip;
 			i->port = be->port;
 		}
 		if (i->origin == LB_AS_STATIC && i->state != st)
@@ -388,23 +398,29 @@ sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 
 		if (i->origin != LB_AS_STATIC)
 			continue;
-		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++)
-			there |= sv->be[b].ip == i->ip &&
+		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++) {
+			struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[b]);
+
+			there |= lb_conf_ip_eq(&x, &i->ip) &&
 				 sv->be[b].port == i->port && !sv->be[b].orch;
+		}
 		if (!there)
 			lb_as_inst_remove(s, i);
 	}
 }
 
 static bool
-be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k, uint32_t ip,
-	  uint16_t port)
+be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k,
+	  const struct lb_conf_ip *ip, uint16_t port)
 {
 	const struct lb_conf_svc *sv = lb_conf_svc_find(c, k);
 
-	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++)
-		if (sv->be[j].ip == ip && sv->be[j].port == port)
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
+		struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[j]);
+
+		if (sv->be[j].port == port && lb_conf_ip_eq(&x, ip))
 			return true;
+	}
 	return false;
 }
 
@@ -412,8 +428,9 @@ static void
 be_del(struct lb_scale *sc, const struct lb_conf_svc_key *k,
        const struct lb_as_inst *i)
 {
-	if (i->ip != 0 && be_exists(sc->ctl->conf, k, i->ip, i->port))
-		lb_conf_be_del(sc->ctl->conf, k, i->ip, i->port, NULL);
+	if (lb_as_inst_placed(i) &&
+	    be_exists(sc->ctl->conf, k, &i->ip, i->port))
+		lb_conf_be_del_ip(sc->ctl->conf, k, &i->ip, i->port, NULL);
 }
 
 /* Asks the driver to stop an instance; gone at once if nothing ran. */
@@ -447,14 +464,14 @@ adopt(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	struct lb_as_inst *i = NULL;
-	char l[40], a[LB_CMD_ADDR_STRLEN];
+	char l[64], a[LB_CMD_IP_ADDR_STRLEN];
 	const char *why = NULL;
 
 	label(k, l, sizeof(l), ' ');
-	lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a);
+	lb_cmd_fmt_ip_port(&ev->ip, ev->port, a);
 	if (r->ops->adopt == NULL)
 		why = "the driver adopts nothing";
-	else if (be_exists(sc->ctl->conf, k, ev->ip, ev->port))
+	else if (be_exists(sc->ctl->conf, k, &ev->ip, ev->port))
 		why = "a backend already";
 	else if ((i = lb_as_inst_adopt(s, now)) == NULL)
 		why = "no room for an instance";
@@ -474,7 +491,7 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	struct lb_as_inst *i = lb_as_inst_find(s, ev->inst);
-	char l[40], a[LB_CMD_ADDR_STRLEN];
+	char l[64], a[LB_CMD_IP_ADDR_STRLEN];
 	struct lb_cmd_out out;
 	struct probe *p;
 	int rc;
@@ -513,22 +530,22 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		snprintf(i->drv_id, sizeof(i->drv_id), "%s", ev->id);
 		lb_cmd_out_init(&out);
 		/* Pending: in the table, but drained until healthy. */
-		rc = lb_conf_be_add(sc->ctl->conf, k, ev->ip, ev->port,
-				    LB_CONF_WEIGHT_DEFAULT, &out);
+		rc = lb_conf_be_add_ip(sc->ctl->conf, k, &ev->ip, ev->port,
+				       LB_CONF_WEIGHT_DEFAULT, &out);
 		if (rc == 0)
-			lb_conf_be_set_orch(sc->ctl->conf, k, ev->ip, ev->port,
-					    true, NULL);
+			lb_conf_be_set_orch_ip(sc->ctl->conf, k, &ev->ip,
+					       ev->port, true, NULL);
 		if (rc == 0)
-			rc = lb_conf_be_drain(sc->ctl->conf, k, ev->ip,
-					      ev->port, true, &out);
+			rc = lb_conf_be_drain_ip(sc->ctl->conf, k, &ev->ip,
+						 ev->port, true, &out);
 		if (rc != 0) {
 			logf_("%s: instance %u at %s cannot be a backend: %s",
 			      l, i->id,
-			      lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a),
+			      lb_cmd_fmt_ip_port(&ev->ip, ev->port, a),
 			      lb_cmd_out_errmsg(&out));
 			lb_cmd_out_free(&out);
 			be_del(sc, k, i);
-			i->ip = 0;
+			i->ip = lb_conf_ip4(0);
 			inst_stop(s, r, i, now, true, "not a valid backend");
 			return;
 		}
@@ -538,7 +555,7 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		if (p != NULL)
 			snprintf(p->ns, sizeof(p->ns), "%s", ev->ns);
 		logf_("%s: instance %u up at %s, pending", l, i->id,
-		      lb_cmd_fmt_ipv4_port(ev->ip, ev->port, a));
+		      lb_cmd_fmt_ip_port(&ev->ip, ev->port, a));
 		return;
 	case LB_ORCH_EV_FAILED:
 	case LB_ORCH_EV_EXITED:
@@ -580,8 +597,8 @@ healthy(struct lb_scale *sc, struct rsvc *r, const struct lb_conf_svc_key *k,
 
 	if (sv != NULL && sv->opts.check.type != LB_CONF_CHECK_NONE &&
 	    sc->ctl->health != NULL)
-		return lb_health_get(sc->ctl->health, k, i->ip, i->port,
-				     &hi) == 0 &&
+		return lb_health_get_ip(sc->ctl->health, k, &i->ip, i->port,
+					&hi) == 0 &&
 		       hi.state == LB_HEALTH_UP;
 	p = probe_of(r, i->id, true);
 	return p != NULL && probe_run(p, i, now);
@@ -595,7 +612,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	const struct lb_as_conf *c = lb_as_svc_conf(s);
 	int slot = view_svc(sc->ctl, k);
-	char l[40];
+	char l[64];
 
 	label(k, l, sizeof(l), ' ');
 	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
@@ -610,7 +627,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			if (!healthy(sc, r, k, i, now))
 				break;
 			probe_drop(r, i->id);
-			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
 					     false, NULL) == 0) {
 				lb_as_inst_set(s, i, LB_AS_ACTIVE, now,
 					       "healthy");
@@ -618,9 +635,9 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			}
 			break;
 		case LB_AS_DRAINING:
-			vb = view_be(sc, slot, i->ip, i->port);
+			vb = view_be(sc, slot, &i->ip, i->port);
 			/* In a cluster, the flows on every host. */
-			flows = cl_flows(r, i->ip, i->port,
+			flows = cl_flows(r, &i->ip, i->port,
 					 vb != NULL ? vb->flows_active : 0);
 			if (flows > 0 &&
 			    now - i->since_ns < c->drain_timeout_ns)
@@ -697,14 +714,17 @@ in_table(enum lb_as_state st)
 }
 
 static const struct lb_conf_be *
-conf_be(const struct lb_conf *c, const struct lb_conf_svc_key *k, uint32_t ip,
-	uint16_t port)
+conf_be(const struct lb_conf *c, const struct lb_conf_svc_key *k,
+	const struct lb_conf_ip *ip, uint16_t port)
 {
 	const struct lb_conf_svc *sv = lb_conf_svc_find(c, k);
 
-	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++)
-		if (sv->be[j].ip == ip && sv->be[j].port == port)
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
+		struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[j]);
+
+		if (lb_conf_ip_eq(&x, ip) && sv->be[j].port == port)
 			return &sv->be[j];
+	}
 	return NULL;
 }
 
@@ -749,7 +769,7 @@ cl_list_of(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 
 		if (i->origin != LB_AS_ORCH)
 			continue;
-		be = conf_be(sc->ctl->conf, &r->key, i->ip, i->port);
+		be = conf_be(sc->ctl->conf, &r->key, &i->ip, i->port);
 		x = &l->inst[l->n++];
 		*x = (struct lb_leader_inst){
 			.id = i->id,
@@ -836,29 +856,31 @@ cl_apply(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			i = lb_as_inst_import(s, li->id, li->state, now);
 		if (i == NULL)
 			continue;
-		if (i->ip != li->ip || i->port != li->port)
+		if (!lb_conf_ip_eq(&i->ip, &li->ip) || i->port != li->port)
 			be_del(sc, k, i);
 		i->ip = li->ip;
 		i->port = li->port;
 		snprintf(i->drv_id, sizeof(i->drv_id), "%s", li->drv_id);
 		if (i->state != li->state)
 			lb_as_inst_set(s, i, li->state, now, "from the leader");
-		if (!in_table(li->state) || li->ip == 0) {
+		if (!in_table(li->state) ||
+		    (li->ip.af == LB_CONF_AF_INET && li->ip.ip == 0)) {
 			be_del(sc, k, i);
 			continue;
 		}
-		be = conf_be(c, k, li->ip, li->port);
+		be = conf_be(c, k, &li->ip, li->port);
 		if (be == NULL &&
-		    lb_conf_be_add(c, k, li->ip, li->port,
-				   li->weight != 0 ? li->weight
-						   : LB_CONF_WEIGHT_DEFAULT,
-				   NULL) == 0) {
-			lb_conf_be_set_orch(c, k, li->ip, li->port, true, NULL);
-			be = conf_be(c, k, li->ip, li->port);
+		    lb_conf_be_add_ip(c, k, &li->ip, li->port,
+				      li->weight != 0 ? li->weight
+						      : LB_CONF_WEIGHT_DEFAULT,
+				      NULL) == 0) {
+			lb_conf_be_set_orch_ip(c, k, &li->ip, li->port, true,
+					       NULL);
+			be = conf_be(c, k, &li->ip, li->port);
 		}
 		if (be != NULL && be->draining != (li->state != LB_AS_ACTIVE))
-			lb_conf_be_drain(c, k, li->ip, li->port,
-					 li->state != LB_AS_ACTIVE, NULL);
+			lb_conf_be_drain_ip(c, k, &li->ip, li->port,
+					    li->state != LB_AS_ACTIVE, NULL);
 	}
 	lb_as_raise_next_id(s, l->next_id);
 	r->seq = l->seq;
@@ -982,7 +1004,7 @@ cl_report(struct lb_scale *sc, struct rsvc *r)
 		    lb_view_be_get(sc->ctl->view, (uint32_t)slot, b, vb) != 0)
 			continue;
 		ld->be[ld->n++] = (struct lb_leader_be_load){
-			.ip = vb->ip,
+			.ip = lb_conf_ip_of(vb->af, vb->ip, vb->ip6),
 			.port = vb->port,
 			.seen = vb->l7.spl_seen,
 			.spl = vb->l7.spl < LB_LEADER_SPL_MAX
@@ -1077,7 +1099,8 @@ cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 /* Flows on the backend across the hosts, as the leader last read them
  * (@p local when it has no summaries). */
 static uint64_t
-cl_flows(struct rsvc *r, uint32_t ip, uint16_t port, uint64_t local)
+cl_flows(struct rsvc *r, const struct lb_conf_ip *ip, uint16_t port,
+	 uint64_t local)
 {
 	struct lb_leader_be_load m;
 
@@ -1115,7 +1138,7 @@ cl_merge_input(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 
 		if (i == NULL ||
 		    !lb_leader_merge_be(r->loads, (unsigned int)r->nb_loads,
-					i->ip, i->port, &m))
+					&i->ip, i->port, &m))
 			continue;
 		in[j].seen = true;
 		in[j].spl = m.spl;
@@ -1148,7 +1171,7 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	  const struct lb_as_decision *d, uint64_t now)
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
-	char l[40];
+	char l[64];
 
 	label(k, l, sizeof(l), ' ');
 	if (d->action != LB_SG_NONE)
@@ -1174,7 +1197,7 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			i = newest_active(s);
 			if (i == NULL)
 				return; /* static backends are not ours */
-			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
 					     true, NULL) == 0) {
 				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
 					       "scaled down");
@@ -1225,7 +1248,7 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 
 		if (i->state != LB_AS_ACTIVE)
 			continue;
-		vb = view_be(sc, slot, i->ip, i->port);
+		vb = view_be(sc, slot, &i->ip, i->port);
 		in[x.nb_spl++] = (struct lb_as_spl_in){
 			.inst = i->id,
 			.seen = vb != NULL && vb->l7.spl_seen,
@@ -1257,7 +1280,7 @@ wind_down(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		if (i->origin != LB_AS_ORCH)
 			continue;
 		if (i->state == LB_AS_ACTIVE && svc_there) {
-			if (lb_conf_be_drain(sc->ctl->conf, k, i->ip, i->port,
+			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
 					     true, NULL) == 0)
 				lb_as_inst_set(s, i, LB_AS_DRAINING, now,
 					       "autoscaling off");

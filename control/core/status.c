@@ -89,10 +89,41 @@ lb_status_refused(const struct lb_status *s)
 
 /* ---- sampling ---- */
 
-static uint64_t
-svc_key(uint8_t proto, uint32_t vip, uint16_t port)
+/* IPv4: protocol, VIP and port in one word; IPv6: the VIP in svc6 and
+ * no address bits in the word, which no IPv4 VIP (never 0) has. */
+static struct lb_tsring_key
+svc_key(const struct lb_view_svc *v)
 {
-	return (uint64_t)proto << 48 | (uint64_t)vip << 16 | port;
+	struct lb_tsring_key k = {.svc = (uint64_t)v->proto << 48 | v->port};
+
+	if (v->af == LB_CONF_AF_INET6)
+		memcpy(k.svc6, v->vip6, sizeof(k.svc6));
+	else
+		k.svc |= (uint64_t)v->vip << 16;
+	return k;
+}
+
+/* The service of a key, and its backend's address (be != 0). */
+static struct lb_conf_svc_key
+key_svc(const struct lb_tsring_key *k)
+{
+	static const uint8_t zero[16];
+	struct lb_conf_ip vip = lb_conf_ip4((uint32_t)(k->svc >> 16));
+
+	if (memcmp(k->svc6, zero, sizeof(zero)) != 0)
+		vip = lb_conf_ip_of(LB_CONF_AF_INET6, 0, k->svc6);
+	return lb_conf_svc_key_of((uint8_t)(k->svc >> 48), &vip,
+				  (uint16_t)k->svc);
+}
+
+static struct lb_conf_ip
+key_be(const struct lb_tsring_key *k)
+{
+	static const uint8_t zero[16];
+
+	if (memcmp(k->be6, zero, sizeof(zero)) != 0)
+		return lb_conf_ip_of(LB_CONF_AF_INET6, 0, k->be6);
+	return lb_conf_ip4((uint32_t)(k->be >> 16));
 }
 
 /* How much counter @p now grew since *@p prev (which it becomes); NaN
@@ -107,14 +138,15 @@ grew(uint64_t now, uint64_t *prev, bool first)
 }
 
 static void
-sample_backends(struct lb_status *s, uint32_t slot, uint64_t svc,
-		const struct lb_dpconf_svc *t, double dt)
+sample_backends(struct lb_status *s, uint32_t slot,
+		const struct lb_tsring_key *svc, const struct lb_dpconf_svc *t,
+		double dt)
 {
 	struct lb_tsring *r = s->ring;
 	double sum = 0;
 
 	for (uint32_t b = 0; b < t->nb_be; b++) {
-		struct lb_tsring_key k = {.svc = svc};
+		struct lb_tsring_key k = *svc;
 		struct lb_view_be v;
 		uint64_t *aux;
 		bool created;
@@ -123,7 +155,12 @@ sample_backends(struct lb_status *s, uint32_t slot, uint64_t svc,
 		if (t->be[b].state == LB_BE_EMPTY ||
 		    lb_view_be_get(s->ctl->view, slot, b, &v) != 0)
 			continue;
-		k.be = (uint64_t)v.ip << 16 | v.port;
+		if (v.af == LB_CONF_AF_INET6) {
+			k.be = v.port;
+			memcpy(k.be6, v.ip6, sizeof(k.be6));
+		} else {
+			k.be = (uint64_t)v.ip << 16 | v.port;
+		}
 		s->ent[b] = lb_tsring_entity(r, &k, &created);
 		if (s->ent[b] < 0)
 			continue;
@@ -173,7 +210,7 @@ lb_status_sample(struct lb_status *s, uint64_t now_ns, uint64_t wall_ms)
 		if (t->state != LB_SVC_ACTIVE ||
 		    lb_view_svc_get(s->ctl->view, i, &v) != 0)
 			continue;
-		k = (struct lb_tsring_key){svc_key(v.proto, v.vip, v.port), 0};
+		k = svc_key(&v);
 		e = lb_tsring_entity(s->ring, &k, &created);
 		if (e < 0)
 			continue;
@@ -195,7 +232,7 @@ lb_status_sample(struct lb_status *s, uint64_t now_ns, uint64_t wall_ms)
 			inst += t->be[b].state == LB_BE_ACTIVE &&
 				t->be[b].health == LB_BE_HEALTH_UP;
 		lb_tsring_put(s->ring, e, LB_STATUS_SVC_INST, inst);
-		sample_backends(s, i, k.svc, t, dt);
+		sample_backends(s, i, &k, t, dt);
 	}
 }
 
@@ -278,36 +315,29 @@ values(const struct lb_tsring *r, int e, uint32_t m, uint32_t from)
 static int
 by_key(const void *a, const void *b, void *r)
 {
-	const struct lb_tsring_key *x = lb_tsring_key(r, *(const int *)a);
-	const struct lb_tsring_key *y = lb_tsring_key(r, *(const int *)b);
-
-	if (x->svc != y->svc)
-		return x->svc < y->svc ? -1 : 1;
-	if (x->be != y->be)
-		return x->be < y->be ? -1 : 1;
-	return 0;
+	return lb_tsring_key_cmp(lb_tsring_key(r, *(const int *)a),
+				 lb_tsring_key(r, *(const int *)b));
 }
 
 static json_t *
 series_entity(const struct lb_tsring *r, int e, uint32_t from)
 {
 	const struct lb_tsring_key *k = lb_tsring_key(r, e);
+	struct lb_conf_svc_key sk = key_svc(k);
+	struct lb_conf_ip be = key_be(k);
 	char name[LB_CTLCMD_SVC_STRLEN];
 	json_t *o = json_object();
 	int bad = o == NULL;
 
 	if (k->be == 0) {
-		lb_ctlcmd_svc_str((uint8_t)(k->svc >> 48),
-				  (uint32_t)(k->svc >> 16), (uint16_t)k->svc,
-				  name);
+		lb_ctlcmd_key_str(&sk, name);
 		bad |= jset_str(o, "service", name);
 		for (uint32_t m = 0; m < LB_STATUS_SVC_NB && !bad; m++)
 			bad |= jset(o, svc_metric[m], values(r, e, m, from));
 		bad |= jset(o, "backends", json_array());
 	} else {
 		bad |= jset_str(o, "backend",
-				lb_cmd_fmt_ipv4_port((uint32_t)(k->be >> 16),
-						     (uint16_t)k->be, name));
+				lb_cmd_fmt_ip_port(&be, (uint16_t)k->be, name));
 		for (uint32_t m = 0; m < LB_STATUS_BE_NB && !bad; m++)
 			bad |= jset(o, be_metric[m], values(r, e, m, from));
 	}
@@ -328,7 +358,7 @@ series_json(const struct lb_status *s, uint64_t since_ms)
 	uint32_t n = 0, cnt = lb_tsring_count(r), from = 0;
 	json_t *d = json_object(), *svcs = json_array(), *t = json_array();
 	json_t *cur = NULL;
-	uint64_t cur_svc = 0;
+	struct lb_tsring_key cur_svc = {0};
 	int idx[LB_STATUS_ENTITIES];
 	int bad = d == NULL || svcs == NULL || t == NULL;
 
@@ -347,7 +377,9 @@ series_json(const struct lb_status *s, uint64_t since_ms)
 
 		/* A backend whose service has no series of its own is
 		 * left out: the page draws backends under services. */
-		if (k->be != 0 && (cur == NULL || k->svc != cur_svc))
+		if (k->be != 0 && (cur == NULL || k->svc != cur_svc.svc ||
+				   memcmp(k->svc6, cur_svc.svc6,
+					  sizeof(k->svc6)) != 0))
 			continue;
 		o = series_entity(r, idx[i], from);
 		bad |= o == NULL;
@@ -355,7 +387,7 @@ series_json(const struct lb_status *s, uint64_t since_ms)
 			break;
 		if (k->be == 0) {
 			cur = o;
-			cur_svc = k->svc;
+			cur_svc = *k;
 			bad |= json_array_append_new(svcs, o);
 		} else {
 			bad |= json_array_append_new(

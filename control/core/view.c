@@ -39,6 +39,9 @@ struct slot_id {
 	uint32_t vip;
 	uint32_t ip;
 	uint16_t port;
+	uint8_t af, be_af; /* the families of vip (vip6), ip (ip6) */
+	uint8_t vip6[LB_CONF_IP6_LEN];
+	uint8_t ip6[LB_CONF_IP6_LEN];
 };
 
 struct be_slot {
@@ -241,6 +244,18 @@ svc_id_of(const struct lb_dpconf *c, uint32_t s, struct slot_id *id)
 	id->proto = c->svc[s].proto;
 	id->vip = c->svc[s].vip;
 	id->vport = c->svc[s].vport;
+	id->af = c->svc[s].af;
+	if (id->af == LB_CONF_AF_INET6)
+		memcpy(id->vip6, c->svc[s].vip6, LB_CONF_IP6_LEN);
+}
+
+/* Whether @p a and @p b name the same service (ip and port aside). */
+static bool
+svc_id_eq(const struct slot_id *a, const struct slot_id *b)
+{
+	return a->used && b->used && a->proto == b->proto &&
+	       a->vip == b->vip && a->vport == b->vport && a->af == b->af &&
+	       memcmp(a->vip6, b->vip6, LB_CONF_IP6_LEN) == 0;
 }
 
 static void
@@ -254,6 +269,9 @@ be_id_of(const struct lb_dpconf *c, const struct slot_id *sid, uint32_t s,
 	*id = *sid;
 	id->ip = c->svc[s].be[b].ip;
 	id->port = c->svc[s].be[b].port;
+	id->be_af = c->svc[s].be[b].af;
+	if (id->be_af == LB_CONF_AF_INET6)
+		memcpy(id->ip6, c->svc[s].be[b].ip6, LB_CONF_IP6_LEN);
 }
 
 /* Slot (s, b) is now @p id: a new holder starts from the current counts,
@@ -266,8 +284,7 @@ be_rebase(struct lb_view *v, uint32_t s, uint32_t b, const struct slot_id *id)
 	uint64_t cur[C_NB];
 
 	slot_sum(v->shm, v->nw, s, b, cur);
-	if (x->id.used && sv->id.used && x->id.proto == sv->id.proto &&
-	    x->id.vip == sv->id.vip && x->id.vport == sv->id.vport) {
+	if (svc_id_eq(&x->id, &sv->id)) {
 		for (int k = 0; k < C_NB; k++)
 			sv->retired[k] += cur[k] - x->base[k];
 		sv->retired_ended += x->flows_ended;
@@ -462,6 +479,9 @@ lb_view_be_get(const struct lb_view *v, uint32_t svc, uint32_t be,
 	memset(out, 0, sizeof(*out));
 	out->state = t->state;
 	out->ip = ntohl(t->ip);
+	out->af = t->af;
+	if (t->af == LB_CONF_AF_INET6)
+		memcpy(out->ip6, t->ip6, LB_CONF_IP6_LEN);
 	out->port = ntohs(t->port);
 	out->weight = t->weight;
 	slot_sum(v->shm, v->nw, svc, be, cur);
@@ -506,6 +526,7 @@ lb_view_svc_get(const struct lb_view *v, uint32_t svc, struct lb_view_svc *out)
 	const struct lb_dpconf *c;
 	const struct lb_dpconf_svc *t;
 	const struct svc_slot *sv;
+	struct slot_id tid;
 
 	if (v == NULL || out == NULL || svc >= NSVC)
 		return -EINVAL;
@@ -518,12 +539,15 @@ lb_view_svc_get(const struct lb_view *v, uint32_t svc, struct lb_view_svc *out)
 	out->state = t->state;
 	out->proto = t->proto;
 	out->vip = ntohl(t->vip);
+	out->af = t->af;
+	if (t->af == LB_CONF_AF_INET6)
+		memcpy(out->vip6, t->vip6, LB_CONF_IP6_LEN);
 	out->port = ntohs(t->vport);
 	out->opts = &t->opts;
 	/* What backends that left this service did stays counted, so the
 	 * service's counters never go down. */
-	if (sv->id.used && sv->id.proto == t->proto && sv->id.vip == t->vip &&
-	    sv->id.vport == t->vport) {
+	svc_id_of(c, svc, &tid);
+	if (svc_id_eq(&sv->id, &tid)) {
 		out->flows_total = sv->retired[C_FLOWS];
 		out->errors = sv->retired[C_ERRORS];
 		out->pkts[0] = sv->retired[C_PKTS0];

@@ -60,6 +60,8 @@ struct lb_view_be {
 	uint8_t state;	 /**< enum lb_dpconf_be_state */
 	uint32_t ip;	 /**< host order */
 	uint16_t port;	 /**< host order */
+	uint8_t af;	 /**< enum lb_conf_af: which of ip and ip6 */
+	uint8_t ip6[LB_CONF_IP6_LEN];
 	uint32_t weight; /**< configured */
 	uint64_t flows_total;
 	uint64_t flows_active;
@@ -82,6 +84,8 @@ struct lb_view_svc {
 	uint8_t proto;
 	uint32_t vip;			     /**< host order */
 	uint16_t port;			     /**< host order */
+	uint8_t af; /**< enum lb_conf_af: which of vip and vip6 */
+	uint8_t vip6[LB_CONF_IP6_LEN];
 	const struct lb_conf_svc_opts *opts; /**< in the published table */
 	uint32_t nb_be[LB_BE_REMOVED + 1];   /**< backend slots by state */
 	uint64_t flows_total;
@@ -191,6 +195,22 @@ bool lb_view_busy(void *ctx, uint32_t svc, uint32_t be);
  * lb_shm; the signature is lb_dpconf_snat_busy_fn's.
  */
 bool lb_view_snat_busy(void *ctx, uint32_t ip);
+
+/** The address of backend @p b (host order). */
+static inline struct lb_conf_ip
+lb_view_be_ip(const struct lb_view_be *b)
+{
+	return lb_conf_ip_of(b->af, b->ip, b->ip6);
+}
+
+/** The key of service @p s (host order). */
+static inline struct lb_conf_svc_key
+lb_view_svc_key(const struct lb_view_svc *s)
+{
+	struct lb_conf_ip vip = lb_conf_ip_of(s->af, s->vip, s->vip6);
+
+	return lb_conf_svc_key_of(s->proto, &vip, s->port);
+}
 
 /** Stable name of feedback kind @p k ("trial_ok", ...; "unknown"). */
 const char *lb_view_fb_kind_name(unsigned int k);

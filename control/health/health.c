@@ -23,7 +23,7 @@
 enum phase { PH_IDLE = 0, PH_CONNECT, PH_SEND, PH_READ };
 
 struct hc_be {
-	uint32_t ip;
+	struct lb_conf_ip ip; /* host order, as configured */
 	uint16_t port;
 	bool seen; /* still configured at the last sync */
 	struct lb_health_fsm fsm;
@@ -150,26 +150,20 @@ lb_health_http_status(const char *buf, size_t len, unsigned int *status)
 
 /* ---- the registry ------------------------------------------------------- */
 
-static bool
-key_eq(const struct lb_conf_svc_key *a, const struct lb_conf_svc_key *b)
-{
-	return a->proto == b->proto && a->vip == b->vip && a->port == b->port;
-}
-
 static struct hc_svc *
 svc_find(const struct lb_health *h, const struct lb_conf_svc_key *k)
 {
 	for (unsigned int i = 0; i < LB_CONF_MAX_SVCS; i++)
-		if (h->svc[i] != NULL && key_eq(&h->svc[i]->key, k))
+		if (h->svc[i] != NULL && lb_conf_svc_key_eq(&h->svc[i]->key, k))
 			return h->svc[i];
 	return NULL;
 }
 
 static struct hc_be *
-be_find(struct hc_svc *s, uint32_t ip, uint16_t port)
+be_find(struct hc_svc *s, const struct lb_conf_ip *ip, uint16_t port)
 {
 	for (unsigned int i = 0; s != NULL && i < s->nb; i++)
-		if (s->be[i].ip == ip && s->be[i].port == port)
+		if (s->be[i].port == port && lb_conf_ip_eq(&s->be[i].ip, ip))
 			return &s->be[i];
 	return NULL;
 }
@@ -181,7 +175,7 @@ notify(struct lb_health *h, const struct hc_svc *s, const struct hc_be *b,
 	h->st.changes++;
 	for (unsigned int i = 0; i < MAX_LISTENERS; i++)
 		if (h->listener[i].fn != NULL)
-			h->listener[i].fn(h->listener[i].ctx, &s->key, b->ip,
+			h->listener[i].fn(h->listener[i].ctx, &s->key, &b->ip,
 					  b->port, from, b->fsm.state);
 }
 
@@ -213,8 +207,12 @@ probe_close(struct lb_health *h, struct probe *p)
 static uint64_t
 spread(const struct hc_svc *s, const struct hc_be *b, uint64_t now)
 {
-	uint64_t x = ((uint64_t)b->ip << 16 | b->port) * 0x9e3779b97f4a7c15ull;
+	uint64_t a = b->ip.ip;
+	uint64_t x;
 
+	for (unsigned int i = 0; b->ip.af == LB_CONF_AF_INET6 && i < 16; i++)
+		a = a * 31 + b->ip.ip6[i];
+	x = (a << 16 ^ b->port) * 0x9e3779b97f4a7c15ull;
 	return now + (x >> 11) % s->check.interval_ns;
 }
 
@@ -239,12 +237,13 @@ sync_svc(struct lb_health *h, struct hc_svc *s, const struct lb_conf_svc *sv,
 	for (unsigned int i = 0; i < s->nb; i++)
 		s->be[i].seen = false;
 	for (unsigned int j = 0; j < sv->nb_be; j++) {
-		struct hc_be *b = be_find(s, sv->be[j].ip, sv->be[j].port);
+		struct lb_conf_ip ip = LB_CONF_IP_OF(&sv->be[j]);
+		struct hc_be *b = be_find(s, &ip, sv->be[j].port);
 
 		if (b == NULL) {
 			b = &s->be[s->nb++];
 			memset(b, 0, sizeof(*b));
-			b->ip = sv->be[j].ip;
+			b->ip = ip;
 			b->port = sv->be[j].port;
 			b->probe = -1;
 			b->info.since_ns = now;
@@ -368,6 +367,16 @@ int
 lb_health_get(const struct lb_health *h, const struct lb_conf_svc_key *k,
 	      uint32_t ip, uint16_t port, struct lb_health_be_info *info)
 {
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+
+	return lb_health_get_ip(h, k, &a, port, info);
+}
+
+int
+lb_health_get_ip(const struct lb_health *h, const struct lb_conf_svc_key *k,
+		 const struct lb_conf_ip *ip, uint16_t port,
+		 struct lb_health_be_info *info)
+{
 	struct hc_be *b = be_find(svc_find(h, k), ip, port);
 
 	if (b == NULL)
@@ -383,7 +392,8 @@ bool
 lb_health_eligible(const struct lb_health *h, const struct lb_conf_svc_key *k,
 		   uint32_t ip, uint16_t port)
 {
-	struct hc_be *b = be_find(svc_find(h, k), ip, port);
+	struct lb_conf_ip a = lb_conf_ip4(ip);
+	struct hc_be *b = be_find(svc_find(h, k), &a, port);
 
 	return b == NULL || b->fsm.state == LB_HEALTH_NONE ||
 	       b->fsm.state == LB_HEALTH_UP;
@@ -395,16 +405,12 @@ lb_health_mark(struct lb_health *h, struct lb_dpconf *d, uint64_t now)
 	lb_health_sync(h, now);
 	for (uint32_t s = 0; s < d->nb_svc; s++) {
 		struct lb_dpconf_svc *v = &d->svc[s];
-		struct lb_conf_svc_key k = {
-			.proto = v->proto,
-			.vip = ntohl(v->vip),
-			.port = ntohs(v->vport),
-		};
+		struct lb_conf_svc_key k = lb_dpconf_svc_key(v);
 		struct hc_svc *hs = svc_find(h, &k);
 
 		for (uint32_t b = 0; b < v->nb_be; b++) {
-			struct hc_be *e = be_find(hs, ntohl(v->be[b].ip),
-						  ntohs(v->be[b].port));
+			struct lb_conf_ip ip = lb_dpconf_be_addr(&v->be[b]);
+			struct hc_be *e = be_find(hs, &ip, ntohs(v->be[b].port));
 			bool down = e != NULL &&
 				    (e->fsm.state == LB_HEALTH_PENDING ||
 				     e->fsm.state == LB_HEALTH_DOWN);
@@ -472,14 +478,40 @@ sock_why(int err)
 	return err == ECONNREFUSED ? LB_HC_REFUSED : LB_HC_CONN_ERROR;
 }
 
+/* The socket address of @p ip : @p port; returns its length. */
+static socklen_t
+sockaddr_of(const struct lb_conf_ip *ip, uint16_t port,
+	    struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ip->af == LB_CONF_AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, ip->ip6, sizeof(s6->sin6_addr));
+		return sizeof(*s6);
+	}
+	{
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		s4->sin_addr.s_addr = htonl(ip->ip);
+		return sizeof(*s4);
+	}
+}
+
 static void
 start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 {
 	struct hc_svc *s = h->svc[si];
 	struct hc_be *b = &s->be[bi];
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	uint16_t port = s->check.port != 0 ? s->check.port : b->port;
+	struct sockaddr_storage ss;
 	struct probe *p = NULL;
-	char a[INET_ADDRSTRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN];
+	socklen_t sl;
 	int n;
 
 	for (unsigned int i = 0; i < LB_HEALTH_MAX_PROBES && p == NULL; i++)
@@ -494,7 +526,9 @@ start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 	p->deadline_ns = now + s->check.timeout_ns;
 	p->req_off = p->resp_len = p->req_len = 0;
 	p->moved = false;
-	p->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	sl = sockaddr_of(&b->ip, port, &ss);
+	p->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       0);
 	if (p->fd < 0) {
 		/* No socket, no answer: the probe failed. */
 		record(h, s, b, LB_HC_LOCAL, 0, now, now);
@@ -502,19 +536,18 @@ start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 	}
 	b->probe = (int)(p - h->probe);
 	h->st.inflight++;
-	sa.sin_addr.s_addr = htonl(b->ip);
-	sa.sin_port = htons(s->check.port != 0 ? s->check.port : b->port);
 	if (s->check.type == LB_CONF_CHECK_HTTP) {
-		inet_ntop(AF_INET, &sa.sin_addr, a, sizeof(a));
+		/* Host: an IPv6 literal in brackets (RFC 7230 5.4). */
+		lb_cmd_fmt_ip_port(&b->ip, port, a);
 		n = snprintf(p->req, sizeof(p->req),
-			     "GET %s HTTP/1.1\r\nHost: %s:%u\r\n"
+			     "GET %s HTTP/1.1\r\nHost: %s\r\n"
 			     "User-Agent: sluice-health-check\r\n"
 			     "Accept: */*\r\nConnection: close\r\n\r\n",
-			     s->check.path, a, ntohs(sa.sin_port));
+			     s->check.path, a);
 		p->req_len = (uint16_t)(n < (int)sizeof(p->req) ? n : 0);
 	}
 	p->ph = PH_CONNECT;
-	if (connect(p->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
+	if (connect(p->fd, (struct sockaddr *)&ss, sl) != 0 &&
 	    errno != EINPROGRESS)
 		finish(h, p, sock_why(errno), 0, now);
 }

@@ -21,7 +21,9 @@
  * The probes are ordinary non-blocking sockets of lb-control's poll loop
  * (lb_health_pollfds(), lb_health_process()): they go through the
  * kernel, and so through the dataplane's exception path when DPDK owns
- * the NIC. Time is given by the caller. No DPDK; not thread-safe.
+ * the NIC. A backend is probed in its own family, IPv4 or IPv6, whatever
+ * its service's (an HTTP check's Host names an IPv6 backend in brackets).
+ * Time is given by the caller. No DPDK; not thread-safe.
  */
 
 #include <poll.h>
@@ -114,7 +116,7 @@ struct lb_health;
  * configuration may not be changed from inside).
  */
 typedef void lb_health_change_fn(void *ctx, const struct lb_conf_svc_key *k,
-				 uint32_t ip, uint16_t port,
+				 const struct lb_conf_ip *ip, uint16_t port,
 				 enum lb_health_state from,
 				 enum lb_health_state to);
 
@@ -148,6 +150,12 @@ void lb_health_sync(struct lb_health *h, uint64_t now_ns);
  */
 int lb_health_get(const struct lb_health *h, const struct lb_conf_svc_key *k,
 		  uint32_t ip, uint16_t port, struct lb_health_be_info *info);
+
+/** lb_health_get() of a backend of either family. */
+int lb_health_get_ip(const struct lb_health *h,
+		     const struct lb_conf_svc_key *k,
+		     const struct lb_conf_ip *ip, uint16_t port,
+		     struct lb_health_be_info *info);
 
 /** Whether the backend may take new flows (unknown ones may). */
 bool lb_health_eligible(const struct lb_health *h,

@@ -131,17 +131,11 @@ rt_policies(struct lb_as_svc *s, const struct lb_as_conf *c)
 	return 0;
 }
 
-static bool
-key_eq(const struct lb_conf_svc_key *a, const struct lb_conf_svc_key *b)
-{
-	return a->proto == b->proto && a->vip == b->vip && a->port == b->port;
-}
-
 static struct lb_as_svc *
 rt_find(struct lb_as *as, const struct lb_conf_svc_key *k)
 {
 	for (unsigned int i = 0; i < as->nb_rt; i++)
-		if (key_eq(&as->rt[i]->key, k))
+		if (lb_conf_svc_key_eq(&as->rt[i]->key, k))
 			return as->rt[i];
 	return NULL;
 }
@@ -150,7 +144,7 @@ struct lb_as_cfg *
 lb_as_cfg_find(struct lb_as_cfgset *cs, const struct lb_conf_svc_key *k)
 {
 	for (unsigned int i = 0; i < cs->n; i++)
-		if (key_eq(&cs->s[i].key, k))
+		if (lb_conf_svc_key_eq(&cs->s[i].key, k))
 			return &cs->s[i];
 	return NULL;
 }
@@ -388,15 +382,17 @@ int
 lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 	      const struct lb_as_conf *c, struct lb_cmd_out *out)
 {
-	char s[LB_CMD_ADDR_STRLEN + 8], a[LB_CMD_ADDR_STRLEN];
+	char s[LB_CMD_IP_ADDR_STRLEN + 8], a[LB_CMD_IP_ADDR_STRLEN];
 	const struct lb_conf_svc *sv;
+	struct lb_conf_ip vip;
 	struct lb_as_cfg *x;
 	int rc;
 
 	if (as == NULL || k == NULL || c == NULL)
 		return lb_cmd_error(out, -EINVAL, "no autoscaler");
+	vip = lb_conf_ip_of(k->af, k->vip, k->vip6);
 	snprintf(s, sizeof(s), "%s %s", lb_cmd_proto_name(k->proto),
-		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
+		 lb_cmd_fmt_ip_port(&vip, k->port, a));
 	sv = as->conf != NULL ? lb_conf_svc_find(as->conf, k) : NULL;
 	if (as->conf != NULL && sv == NULL)
 		return lb_cmd_error(out, -ENOENT, "no service %s", s);

@@ -111,7 +111,7 @@ void lb_as_conf_default(struct lb_as_conf *c);
 /** One instance in the repository. */
 struct lb_as_inst {
 	uint32_t id;   /**< per service, never reused */
-	uint32_t ip;   /**< 0 while starting */
+	struct lb_conf_ip ip; /**< IPv4 0.0.0.0 while starting */
 	uint16_t port; /**< 0 while starting */
 	enum lb_as_origin origin;
 	enum lb_as_state state;
@@ -268,8 +268,16 @@ unsigned int lb_as_nb_inst(const struct lb_as_svc *s);
 struct lb_as_inst *lb_as_inst_at(struct lb_as_svc *s, unsigned int i);
 struct lb_as_inst *lb_as_inst_find(struct lb_as_svc *s, uint32_t id);
 /** The instance at backend @p ip : @p port, or NULL. */
-struct lb_as_inst *lb_as_inst_by_addr(struct lb_as_svc *s, uint32_t ip,
+struct lb_as_inst *lb_as_inst_by_addr(struct lb_as_svc *s,
+				      const struct lb_conf_ip *ip,
 				      uint16_t port);
+
+/** Whether instance @p i has its address yet (not while starting). */
+static inline bool
+lb_as_inst_placed(const struct lb_as_inst *i)
+{
+	return i->ip.af == LB_CONF_AF_INET6 || i->ip.ip != 0;
+}
 /**
  * Adds an instance in @p state (static ones ACTIVE or DRAINING,
  * orchestrated ones STARTING). @return it, or NULL when full.

@@ -17,15 +17,9 @@ static int
 parse_svc(int argc, char **argv, struct lb_conf_svc_key *k,
 	  struct lb_cmd_out *out)
 {
-	int rc;
-
 	if (argc < 2)
 		return lb_cmd_usage(out);
-	memset(k, 0, sizeof(*k));
-	rc = lb_cmd_parse_proto(argv[0], &k->proto, out);
-	if (rc == 0)
-		rc = lb_cmd_parse_ipv4_port(argv[1], &k->vip, &k->port, out);
-	return rc;
+	return lb_conf_parse_key(argv, k, out);
 }
 
 static struct lb_as_svc *
@@ -33,7 +27,7 @@ want_svc(struct lb_as *as, int argc, char **argv, struct lb_conf_svc_key *k,
 	 struct lb_cmd_out *out, int *rc)
 {
 	struct lb_as_svc *s;
-	char l[40];
+	char l[AS_LABEL_LEN];
 
 	*rc = parse_svc(argc, argv, k, out);
 	if (*rc != 0)
@@ -158,7 +152,7 @@ cmd_down(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 static json_t *
 inst_json(const struct lb_as_inst *i, uint64_t now)
 {
-	char a[LB_CMD_ADDR_STRLEN];
+	char a[LB_CMD_IP_ADDR_STRLEN];
 	json_t *o = json_object();
 	int bad = o == NULL;
 
@@ -166,9 +160,9 @@ inst_json(const struct lb_as_inst *i, uint64_t now)
 		return NULL;
 	bad |= jset(o, "id", json_integer(i->id));
 	bad |= jset(o, "backend",
-		    i->ip != 0 ? json_string(lb_cmd_fmt_ipv4_port(i->ip,
-								  i->port, a))
-			       : json_null());
+		    lb_as_inst_placed(i)
+			    ? json_string(lb_cmd_fmt_ip_port(&i->ip, i->port, a))
+			    : json_null());
 	bad |= jset(o, "origin", json_string(lb_as_origin_name(i->origin)));
 	bad |= jset(o, "state", json_string(lb_as_state_name(i->state)));
 	bad |= jset(o, "in_state_ms",
@@ -210,7 +204,7 @@ svc_json(struct lb_as *as, struct lb_as_svc *s)
 {
 	const struct lb_as_conf *c = &s->conf;
 	uint32_t n[LB_AS_STATE_COUNT];
-	char l[40];
+	char l[AS_LABEL_LEN];
 	json_t *o = json_object(), *conf = json_object(), *st = json_object(),
 	       *insts = json_array(), *cnt = json_object();
 	uint64_t now = as_now(as);
@@ -276,8 +270,8 @@ static int
 show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 {
 	const struct lb_as_conf *c = &s->conf;
-	char l[40], d1[LB_CMD_DURATION_STRLEN], d2[LB_CMD_DURATION_STRLEN],
-		a[LB_CMD_ADDR_STRLEN];
+	char l[AS_LABEL_LEN], d1[LB_CMD_DURATION_STRLEN], d2[LB_CMD_DURATION_STRLEN],
+		a[LB_CMD_IP_ADDR_STRLEN];
 	uint32_t n[LB_AS_STATE_COUNT];
 	uint64_t now = as_now(as);
 	int rc;
@@ -348,8 +342,9 @@ show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 
 		rc = lb_cmd_printf(
 			out, "  %-5u %-21s %-7s %-9s %7.1fs %s\n", i->id,
-			i->ip != 0 ? lb_cmd_fmt_ipv4_port(i->ip, i->port, a)
-				   : "-",
+			lb_as_inst_placed(i)
+				? lb_cmd_fmt_ip_port(&i->ip, i->port, a)
+				: "-",
 			lb_as_origin_name(i->origin),
 			lb_as_state_name(i->state), age, i->why);
 	}

@@ -40,11 +40,13 @@ lb_as_inst_find(struct lb_as_svc *s, uint32_t id)
 }
 
 struct lb_as_inst *
-lb_as_inst_by_addr(struct lb_as_svc *s, uint32_t ip, uint16_t port)
+lb_as_inst_by_addr(struct lb_as_svc *s, const struct lb_conf_ip *ip,
+		   uint16_t port)
 {
 	for (unsigned int j = 0; j < LB_AS_INST_MAX; j++)
-		if (s->used[j] && s->inst[j].ip == ip &&
-		    s->inst[j].port == port && ip != 0)
+		if (s->used[j] && lb_as_inst_placed(&s->inst[j]) &&
+		    lb_conf_ip_eq(&s->inst[j].ip, ip) &&
+		    s->inst[j].port == port)
 			return &s->inst[j];
 	return NULL;
 }

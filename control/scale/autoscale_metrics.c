@@ -59,7 +59,7 @@ static const struct {
 int
 lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 {
-	char l[40], a[LB_CMD_ADDR_STRLEN];
+	char l[AS_LABEL_LEN], a[LB_CMD_IP_ADDR_STRLEN];
 	bool any = false;
 	int rc = 0;
 
@@ -139,9 +139,9 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 				{"service", l},
 				{"id", id},
 				{"backend",
-				 x->ip != 0 ? lb_cmd_fmt_ipv4_port(x->ip,
-								   x->port, a)
-					    : ""},
+				 lb_as_inst_placed(x)
+					 ? lb_cmd_fmt_ip_port(&x->ip, x->port, a)
+					 : ""},
 				{"origin", lb_as_origin_name(x->origin)},
 				{"state", lb_as_state_name(x->state)},
 			};

@@ -247,7 +247,7 @@ int
 lb_as_save(const struct lb_as *as, struct lb_cmd_out *out)
 {
 	struct lb_as_conf def;
-	char l[40], v[LB_AS_ARG_LEN * 2 + 3];
+	char l[AS_LABEL_LEN], v[LB_AS_ARG_LEN * 2 + 3];
 	int rc = 0;
 
 	if (as == NULL || out == NULL)

@@ -103,14 +103,18 @@ int lb_as_opts_json(const struct lb_as_conf *c, json_t *conf);
 
 /* ---- helpers ---- */
 
-/** "tcp 10.0.0.1:80" into @p buf. */
+/** Bytes of a service label, NUL included. */
+#define AS_LABEL_LEN 64
+
+/** "tcp 10.0.0.1:80", "tcp [2001:db8::1]:80" into @p buf. */
 static inline void
 svc_label(const struct lb_conf_svc_key *k, char *buf, size_t n)
 {
-	char a[LB_CMD_ADDR_STRLEN];
+	struct lb_conf_ip vip = lb_conf_ip_of(k->af, k->vip, k->vip6);
+	char a[LB_CMD_IP_ADDR_STRLEN];
 
 	snprintf(buf, n, "%s %s", lb_cmd_proto_name(k->proto),
-		 lb_cmd_fmt_ipv4_port(k->vip, k->port, a));
+		 lb_cmd_fmt_ip_port(&vip, k->port, a));
 }
 
 /** Sets @p k of @p o to @p v (taken). @return nonzero on failure. */

@@ -120,29 +120,41 @@ put(char *buf, size_t len, size_t *off, const char *fmt, ...)
 	return 0;
 }
 
-static const char *
-ip_str(uint32_t ip, char *s)
-{
-	struct in_addr a = {.s_addr = htonl(ip)};
+/* An address as the lists carry it: dotted quad or RFC 5952 IPv6. */
+#define IP_STRLEN INET6_ADDRSTRLEN
 
-	return inet_ntop(AF_INET, &a, s, INET_ADDRSTRLEN);
+static const char *
+ip_str(const struct lb_conf_ip *ip, char *s)
+{
+	struct in_addr a = {.s_addr = htonl(ip->ip)};
+
+	if (ip->af == LB_CONF_AF_INET6)
+		return inet_ntop(AF_INET6, ip->ip6, s, IP_STRLEN);
+	return inet_ntop(AF_INET, &a, s, IP_STRLEN);
 }
 
 static int
-ip_parse(const char *s, uint32_t *ip)
+ip_parse(const char *s, struct lb_conf_ip *ip)
 {
 	struct in_addr a;
 
+	memset(ip, 0, sizeof(*ip));
+	if (strchr(s, ':') != NULL) {
+		if (inet_pton(AF_INET6, s, ip->ip6) != 1)
+			return -EINVAL;
+		ip->af = LB_CONF_AF_INET6;
+		return 0;
+	}
 	if (inet_pton(AF_INET, s, &a) != 1)
 		return -EINVAL;
-	*ip = ntohl(a.s_addr);
+	ip->ip = ntohl(a.s_addr);
 	return 0;
 }
 
 int
 lb_leader_list_fmt(const struct lb_leader_list *lst, char *buf, size_t len)
 {
-	char ip[INET_ADDRSTRLEN];
+	char ip[IP_STRLEN];
 	size_t off = 0;
 
 	if (lst->n > LB_AS_INST_MAX ||
@@ -153,7 +165,7 @@ lb_leader_list_fmt(const struct lb_leader_list *lst, char *buf, size_t len)
 		const struct lb_leader_inst *x = &lst->inst[i];
 
 		if (put(buf, len, &off, "%u %s %s %u %u %s\n", x->id,
-			lb_as_state_name(x->state), ip_str(x->ip, ip), x->port,
+			lb_as_state_name(x->state), ip_str(&x->ip, ip), x->port,
 			x->weight, x->drv_id[0] != '\0' ? x->drv_id : "-") != 0)
 			return -ENOSPC;
 	}
@@ -194,7 +206,7 @@ state_parse(const char *s, enum lb_as_state *st)
 int
 lb_leader_list_parse(const char *buf, size_t len, struct lb_leader_list *lst)
 {
-	char line[256], st[16], ip[20], id[65];
+	char line[256], st[16], ip[IP_STRLEN], id[65];
 	size_t pos = 0;
 	unsigned int n, port, w;
 	int end;
@@ -211,7 +223,7 @@ lb_leader_list_parse(const char *buf, size_t len, struct lb_leader_list *lst)
 
 		end = -1;
 		if (!next_line(buf, len, &pos, line, sizeof(line)) ||
-		    sscanf(line, "%u %15s %19s %u %u %64s%n", &x->id, st, ip,
+		    sscanf(line, "%u %15s %45s %u %u %64s%n", &x->id, st, ip,
 			   &port, &w, id, &end) != 6 ||
 		    line[end] != '\0' || !state_parse(st, &x->state) ||
 		    ip_parse(ip, &x->ip) != 0 || port > 65535 ||
@@ -234,7 +246,7 @@ bad:
 int
 lb_leader_load_fmt(const struct lb_leader_load *ld, char *buf, size_t len)
 {
-	char ip[INET_ADDRSTRLEN];
+	char ip[IP_STRLEN];
 	size_t off = 0;
 
 	if (ld->n > LB_AS_INST_MAX || ld->host[0] == '\0' ||
@@ -247,7 +259,7 @@ lb_leader_load_fmt(const struct lb_leader_load *ld, char *buf, size_t len)
 
 		if (put(buf, len, &off,
 			"%s %u %d %.17g %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-			ip_str(b->ip, ip), b->port, b->seen ? 1 : 0,
+			ip_str(&b->ip, ip), b->port, b->seen ? 1 : 0,
 			b->seen ? b->spl : 0.0, b->age_ns, b->responses,
 			b->flows) != 0)
 			return -ENOSPC;
@@ -258,7 +270,7 @@ lb_leader_load_fmt(const struct lb_leader_load *ld, char *buf, size_t len)
 int
 lb_leader_load_parse(const char *buf, size_t len, struct lb_leader_load *ld)
 {
-	char line[256], ip[20];
+	char line[256], ip[IP_STRLEN];
 	size_t pos = 0;
 	unsigned int n, port;
 	int end, seen;
@@ -276,7 +288,7 @@ lb_leader_load_parse(const char *buf, size_t len, struct lb_leader_load *ld)
 		end = -1;
 		if (!next_line(buf, len, &pos, line, sizeof(line)) ||
 		    sscanf(line,
-			   "%19s %u %d %lf %" SCNu64 " %" SCNu64 " %" SCNu64
+			   "%45s %u %d %lf %" SCNu64 " %" SCNu64 " %" SCNu64
 			   "%n",
 			   ip, &port, &seen, &b->spl, &b->age_ns, &b->responses,
 			   &b->flows, &end) != 7 ||
@@ -302,18 +314,20 @@ bad:
 
 bool
 lb_leader_merge_be(const struct lb_leader_load *h, unsigned int nh,
-		   uint32_t ip, uint16_t port, struct lb_leader_be_load *out)
+		   const struct lb_conf_ip *ip, uint16_t port,
+		   struct lb_leader_be_load *out)
 {
 	double wsum = 0, spl = 0, age = 0;
 	unsigned int seen = 0;
 	bool weighted = false;
 
-	*out = (struct lb_leader_be_load){.ip = ip, .port = port};
+	*out = (struct lb_leader_be_load){.ip = *ip, .port = port};
 	/* Weights from traffic when any host has some; else each host's
 	 * report counts the same. */
 	for (unsigned int i = 0; i < nh; i++)
 		for (unsigned int j = 0; j < h[i].n; j++)
-			if (h[i].be[j].ip == ip && h[i].be[j].port == port &&
+			if (lb_conf_ip_eq(&h[i].be[j].ip, ip) &&
+			    h[i].be[j].port == port &&
 			    h[i].be[j].seen && h[i].be[j].responses > 0)
 				weighted = true;
 	for (unsigned int i = 0; i < nh; i++)
@@ -321,7 +335,7 @@ lb_leader_merge_be(const struct lb_leader_load *h, unsigned int nh,
 			const struct lb_leader_be_load *b = &h[i].be[j];
 			double w;
 
-			if (b->ip != ip || b->port != port)
+			if (!lb_conf_ip_eq(&b->ip, ip) || b->port != port)
 				continue;
 			out->flows += b->flows;
 			out->responses += b->responses;

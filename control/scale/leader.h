@@ -53,7 +53,8 @@
 struct lb_leader_inst {
 	uint32_t id;
 	enum lb_as_state state;
-	uint32_t ip;   /**< host order; 0 while starting */
+	/** IPv4 in host order or IPv6; IPv4 0 while starting. */
+	struct lb_conf_ip ip;
 	uint16_t port; /**< host order */
 	uint32_t weight;
 	char drv_id[64]; /**< the driver's name for it; "" none */
@@ -70,7 +71,7 @@ struct lb_leader_list {
 
 /** One backend in a host's load summary. */
 struct lb_leader_be_load {
-	uint32_t ip;   /**< host order */
+	struct lb_conf_ip ip; /**< IPv4 in host order, or IPv6 */
 	uint16_t port; /**< host order */
 	bool seen;     /**< an SPL arrived */
 	double spl;
@@ -109,7 +110,7 @@ int lb_leader_load_parse(const char *buf, size_t len,
  * has any), its flows summed. @return true when a host saw an SPL.
  */
 bool lb_leader_merge_be(const struct lb_leader_load *h, unsigned int nh,
-			uint32_t ip, uint16_t port,
+			const struct lb_conf_ip *ip, uint16_t port,
 			struct lb_leader_be_load *out);
 
 /* ---- Redis ---- */

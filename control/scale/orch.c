@@ -87,8 +87,8 @@ is_blank(char c)
 }
 
 int
-lb_orch_parse_line(const char *line, size_t len, char *id, uint32_t *ip,
-		   uint16_t *port)
+lb_orch_parse_line(const char *line, size_t len, char *id,
+		   struct lb_conf_ip *ip, uint16_t *port)
 {
 	char word[2][LB_ORCH_ID_LEN + 1];
 	size_t i = 0;
@@ -121,10 +121,10 @@ lb_orch_parse_line(const char *line, size_t len, char *id, uint32_t *ip,
 	if (n != 2)
 		return -EINVAL;
 	{
-		uint32_t a;
+		struct lb_conf_ip a;
 		uint16_t p;
 
-		if (lb_cmd_parse_ipv4_port(word[1], &a, &p, NULL) != 0)
+		if (lb_cmd_parse_ip_port(word[1], &a, &p, NULL) != 0)
 			return -EINVAL;
 		memcpy(id, word[0], strlen(word[0]) + 1);
 		*ip = a;
@@ -134,11 +134,12 @@ lb_orch_parse_line(const char *line, size_t len, char *id, uint32_t *ip,
 }
 
 int
-lb_orch_parse_output(const char *buf, size_t len, char *id, uint32_t *ip,
-		     uint16_t *port, unsigned int *bad_line)
+lb_orch_parse_output(const char *buf, size_t len, char *id,
+		     struct lb_conf_ip *ip, uint16_t *port,
+		     unsigned int *bad_line)
 {
 	char tid[LB_ORCH_ID_LEN + 1];
-	uint32_t tip = 0;
+	struct lb_conf_ip tip = {0};
 	uint16_t tport = 0;
 	unsigned int line = 0;
 	bool found = false;
@@ -156,7 +157,7 @@ lb_orch_parse_output(const char *buf, size_t len, char *id, uint32_t *ip,
 			k++;
 		if (k < l && buf[i + k] != '#') {
 			char xid[LB_ORCH_ID_LEN + 1];
-			uint32_t xip;
+			struct lb_conf_ip xip;
 			uint16_t xport;
 
 			if (memchr(buf + i, '\0', l) != NULL ||

@@ -69,7 +69,7 @@ enum lb_orch_ev_kind {
 struct lb_orch_ev {
 	enum lb_orch_ev_kind kind;
 	uint32_t inst; /**< the autoscaler's instance id; UINT32_MAX: none */
-	uint32_t ip;
+	struct lb_conf_ip ip; /**< IPv4 or IPv6, host order */
 	uint16_t port;
 	char id[LB_ORCH_ID_LEN + 1]; /**< the driver's name for it */
 	char ns[64];		     /**< network namespace, "" for none */
@@ -161,11 +161,12 @@ int lb_orch_check(const struct lb_as_conf *c, struct lb_cmd_out *out);
 /**
  * Reads one line `ID ADDRESS:PORT` (words separated by spaces or tabs,
  * nothing after, no NUL): ID 1..LB_ORCH_ID_LEN printable non-space
- * bytes, ADDRESS a dotted quad, PORT 1..65535.
+ * bytes, ADDRESS a dotted quad or an IPv6 address in brackets
+ * (`[2001:db8::5]:8080`), PORT 1..65535.
  * @return 0 with the fields set; -EINVAL otherwise (nothing set).
  */
-int lb_orch_parse_line(const char *line, size_t len, char *id, uint32_t *ip,
-		       uint16_t *port);
+int lb_orch_parse_line(const char *line, size_t len, char *id,
+		       struct lb_conf_ip *ip, uint16_t *port);
 
 /**
  * Reads @p len bytes of output: lines ending in LF (the last may lack
@@ -175,8 +176,9 @@ int lb_orch_parse_line(const char *line, size_t len, char *id, uint32_t *ip,
  * @return 1 with the fields set; 0 (no instance line); -EINVAL (a
  *   malformed line, whose number is in *bad_line).
  */
-int lb_orch_parse_output(const char *buf, size_t len, char *id, uint32_t *ip,
-			 uint16_t *port, unsigned int *bad_line);
+int lb_orch_parse_output(const char *buf, size_t len, char *id,
+			 struct lb_conf_ip *ip, uint16_t *port,
+			 unsigned int *bad_line);
 
 /* ---- child processes (shared by the drivers) ---- */
 

@@ -348,8 +348,8 @@ nb_in(const struct kdrv *d, enum kstate a, enum kstate b)
 /* A ready pod found by the first listing that no instance waited for:
  * adopted, while the replica count has room for it. */
 static unsigned int
-adopt_pod(struct kdrv *d, const char *pod, uint32_t ip, uint16_t port,
-	  struct lb_orch_ev *ev)
+adopt_pod(struct kdrv *d, const char *pod, const struct lb_conf_ip *ip,
+	  uint16_t port, struct lb_orch_ev *ev)
 {
 	/* Up to the count: pods the driver holds already count. */
 	if (d->adopted || nb_in(d, K_UP, K_STOPPING) >= d->replicas)
@@ -361,7 +361,7 @@ adopt_pod(struct kdrv *d, const char *pod, uint32_t ip, uint16_t port,
 		snprintf(d->k[i].pod, sizeof(d->k[i].pod), "%s", pod);
 		*ev = (struct lb_orch_ev){.kind = LB_ORCH_EV_ADOPTED,
 					  .inst = UINT32_MAX,
-					  .ip = ip,
+					  .ip = *ip,
 					  .port = port};
 		snprintf(ev->id, sizeof(ev->id), "%s", pod);
 		return 1;
@@ -396,11 +396,12 @@ on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 				json_object_get(e, "addresses"), 0));
 			json_t *ready = json_object_get(
 				json_object_get(e, "conditions"), "ready");
+			struct lb_conf_ip ip;
 			struct kinst *ki;
-			uint32_t ip;
 
+			/* addressType IPv4 or IPv6 (an FQDN is no address). */
 			if (pod == NULL || addr == NULL || !pod_name_ok(pod) ||
-			    lb_cmd_parse_ipv4(addr, &ip, NULL) != 0)
+			    lb_cmd_parse_ip(addr, &ip, NULL) != 0)
 				continue;
 			ki = by_pod(d, pod);
 			if (ki != NULL) {
@@ -431,7 +432,7 @@ on_list(struct kdrv *d, json_t *j, struct lb_orch_ev *ev, unsigned int max)
 				break;
 			}
 			if (n == n0 && n < max)
-				n += adopt_pod(d, pod, ip, (uint16_t)port,
+				n += adopt_pod(d, pod, &ip, (uint16_t)port,
 					       &ev[n]);
 		}
 	}

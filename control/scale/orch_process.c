@@ -47,7 +47,8 @@ struct pdrv {
 	char cmd[LB_AS_ARG_LEN + 1];
 	char svc[64];
 	bool netns;
-	uint32_t base;	   /* first address (netns) or the address */
+	uint32_t base;	   /* first address (netns) */
+	struct lb_conf_ip addr; /* the address (ports), either family */
 	uint16_t port0;	   /* first port (ports) */
 	unsigned int size; /* slots in the pool */
 	uint8_t len;	   /* netns subnet length */
@@ -63,8 +64,9 @@ struct pdrv {
 static int
 parse_target(const char *t, struct pdrv *d, struct lb_cmd_out *out)
 {
-	char a[32], sw[64], br[32], nm[48] = "";
+	char a[LB_CMD_IP_ADDR_STRLEN + 8], sw[64], br[32], nm[48] = "";
 	unsigned int last, p1, p2, len;
+	struct lb_conf_ip addr;
 	uint32_t ip;
 	uint16_t port;
 	char *dash;
@@ -93,16 +95,16 @@ parse_target(const char *t, struct pdrv *d, struct lb_cmd_out *out)
 		}
 		return 0;
 	}
-	snprintf(a, sizeof(a), "%.31s", t);
+	snprintf(a, sizeof(a), "%.*s", (int)sizeof(a) - 1, t);
 	dash = strrchr(a, '-');
 	if (dash == NULL || sscanf(dash + 1, "%u", &p2) != 1)
 		return lb_cmd_error(out, -EINVAL,
 				    "invalid target '%s': expected "
-				    "'A.B.C.D:PORT-PORT' or 'netns "
-				    "A.B.C.D-E/LEN SWITCHNS BRIDGE'",
+				    "'A.B.C.D:PORT-PORT', '[IPV6]:PORT-PORT' "
+				    "or 'netns A.B.C.D-E/LEN SWITCHNS BRIDGE'",
 				    t);
 	*dash = '\0';
-	if (lb_cmd_parse_ipv4_port(a, &ip, &port, out) != 0)
+	if (lb_cmd_parse_ip_port(a, &addr, &port, out) != 0)
 		return -EINVAL;
 	p1 = port;
 	if (p2 < p1 || p2 > 65535)
@@ -110,7 +112,7 @@ parse_target(const char *t, struct pdrv *d, struct lb_cmd_out *out)
 				    "invalid port range %u-%u in target '%s'",
 				    p1, p2, t);
 	if (d != NULL) {
-		d->base = ip;
+		d->addr = addr;
 		d->port0 = port;
 		d->size = p2 - p1 + 1;
 	}
@@ -128,8 +130,9 @@ p_check(const struct lb_as_conf *c, struct lb_cmd_out *out)
 	if (c->target[0] == '\0')
 		return lb_cmd_error(out, -EINVAL,
 				    "driver process needs a target: "
-				    "'A.B.C.D:PORT-PORT' or 'netns "
-				    "A.B.C.D-E/LEN SWITCHNS BRIDGE'");
+				    "'A.B.C.D:PORT-PORT', '[IPV6]:PORT-PORT' "
+				    "or 'netns A.B.C.D-E/LEN SWITCHNS "
+				    "BRIDGE'");
 	return parse_target(c->target, NULL, out);
 }
 
@@ -186,8 +189,8 @@ static int
 p_start(void *dv, uint32_t inst, uint64_t now)
 {
 	struct pdrv *d = dv;
-	char addr[LB_CMD_IPV4_STRLEN], port[8], id[16], cidr[24];
-	char e_addr[40], e_port[24], e_id[32], e_svc[80];
+	char addr[LB_CMD_IP_STRLEN], port[8], id[16], cidr[LB_CMD_IP_ADDR_STRLEN];
+	char e_addr[LB_CMD_IP_STRLEN + 16], e_port[24], e_id[32], e_svc[80];
 	char *env[] = {e_addr, e_port, e_id, e_svc, NULL};
 	struct pinst *p = NULL;
 	unsigned int slot;
@@ -205,10 +208,13 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 	memset(p, 0, sizeof(*p));
 	p->inst = inst;
 	p->slot = slot;
-	ip = d->netns ? d->base + slot : d->base;
+	ip = d->base + slot;
 	snprintf(port, sizeof(port), "%u",
 		 d->netns ? d->inst_port : d->port0 + slot);
-	lb_cmd_fmt_ipv4(ip, addr);
+	if (d->netns)
+		lb_cmd_fmt_ipv4(ip, addr);
+	else
+		lb_cmd_fmt_ip(&d->addr, addr);
 	snprintf(id, sizeof(id), "%u", inst);
 	snprintf(e_addr, sizeof(e_addr), "LB_INST_ADDR=%s", addr);
 	snprintf(e_port, sizeof(e_port), "LB_INST_PORT=%s", port);
@@ -298,7 +304,7 @@ p_fill(const struct pdrv *d, const struct pinst *p, struct lb_orch_ev *ev,
        enum lb_orch_ev_kind k)
 {
 	*ev = (struct lb_orch_ev){.kind = k, .inst = p->inst};
-	ev->ip = d->netns ? d->base + p->slot : d->base;
+	ev->ip = d->netns ? lb_conf_ip4(d->base + p->slot) : d->addr;
 	ev->port = d->netns ? d->inst_port : (uint16_t)(d->port0 + p->slot);
 	snprintf(ev->id, sizeof(ev->id), "%s", d->netns ? p->ns : "");
 	if (!d->netns)

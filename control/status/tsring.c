@@ -110,6 +110,21 @@ lb_tsring_begin(struct lb_tsring *r, uint64_t t_ms)
 }
 
 int
+lb_tsring_key_cmp(const struct lb_tsring_key *a, const struct lb_tsring_key *b)
+{
+	int c;
+
+	if (a->svc != b->svc)
+		return a->svc < b->svc ? -1 : 1;
+	c = memcmp(a->svc6, b->svc6, sizeof(a->svc6));
+	if (c != 0)
+		return c;
+	if (a->be != b->be)
+		return a->be < b->be ? -1 : 1;
+	return memcmp(a->be6, b->be6, sizeof(a->be6));
+}
+
+int
 lb_tsring_entity(struct lb_tsring *r, const struct lb_tsring_key *k,
 		 bool *created)
 {
@@ -126,7 +141,7 @@ lb_tsring_entity(struct lb_tsring *r, const struct lb_tsring_key *k,
 				free_slot = (int)i;
 			continue;
 		}
-		if (x->k.svc == k->svc && x->k.be == k->be) {
+		if (lb_tsring_key_cmp(&x->k, k) == 0) {
 			x->last_seq = r->seq;
 			return (int)i;
 		}

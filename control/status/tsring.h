@@ -26,11 +26,19 @@
 #include <stdint.h>
 
 /** What names an entity: its service and, for a backend, the backend
- * (0 for the service itself). */
+ * (0 for the service itself). An address too long for those words (an
+ * IPv6 one) is in svc6 or be6, zero otherwise. */
 struct lb_tsring_key {
 	uint64_t svc;
 	uint64_t be;
+	uint8_t svc6[16];
+	uint8_t be6[16];
 };
+
+/** Orders keys by svc, svc6, be, be6: a service's backends follow it.
+ * @return <0, 0, >0. */
+int lb_tsring_key_cmp(const struct lb_tsring_key *a,
+		      const struct lb_tsring_key *b);
 
 struct lb_tsring;
 

@@ -504,7 +504,8 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.synopsis = PREFIX_ARG " [expires DURATION] [lb-only]",
 		.help = "Drop a source prefix in the NIC's driver (XDP)",
 		.long_help =
-			"PREFIX is a.b.c.d/LEN or an address (a /32). Every "
+			"PREFIX is a.b.c.d/LEN or an address (a /32); IPv6 "
+			"prefixes are refused.\nEvery "
 			"IPv4 packet from it is\ndropped by the XDP steering "
 			"program before the kernel or the dataplane\nsees it, "
 			"the host's own traffic included; with `lb-only`, "

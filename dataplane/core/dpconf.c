@@ -444,7 +444,9 @@ lb_dpconf_is_ours(const struct lb_dpconf *d, uint32_t ip, uint16_t port)
 		if (d->snat[i].ip == ip && d->snat[i].port == port)
 			return true;
 	for (uint32_t i = 0; i < d->nb_svc; i++) {
-		if (d->svc[i].state != LB_SVC_ACTIVE || d->svc[i].vip != ip)
+		/* An IPv6 service's vip is 0: never an IPv4 match. */
+		if (d->svc[i].state != LB_SVC_ACTIVE ||
+		    d->svc[i].af == LB_CONF_AF_INET6 || d->svc[i].vip != ip)
 			continue;
 		return connected(d, ip, port) || !connected(d, ip, -1);
 	}
@@ -460,7 +462,8 @@ lb_dpconf_is_own(const struct lb_dpconf *d, uint32_t ip)
 	if (lb_dpconf_snat_find(d, ip) >= 0)
 		return true;
 	for (uint32_t i = 0; i < d->nb_svc; i++)
-		if (d->svc[i].state != LB_SVC_EMPTY && d->svc[i].vip == ip)
+		if (d->svc[i].state != LB_SVC_EMPTY &&
+		    d->svc[i].af != LB_CONF_AF_INET6 && d->svc[i].vip == ip)
 			return true;
 	return false;
 }

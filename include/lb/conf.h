@@ -117,6 +117,19 @@ lb_conf_ip6_same_prefix(const uint8_t *a, const uint8_t *b, unsigned int len)
 	return true;
 }
 
+/** Whether @p a and @p b name the same service (the VIP's family
+ * included; the other family's field is not looked at). */
+static inline bool
+lb_conf_svc_key_eq(const struct lb_conf_svc_key *a,
+		   const struct lb_conf_svc_key *b)
+{
+	struct lb_conf_ip x = lb_conf_ip_of(a->af, a->vip, a->vip6);
+	struct lb_conf_ip y = lb_conf_ip_of(b->af, b->vip, b->vip6);
+
+	return a->proto == b->proto && a->port == b->port &&
+	       lb_conf_ip_eq(&x, &y);
+}
+
 /** The key of service @p proto @p vip : @p port. */
 static inline struct lb_conf_svc_key
 lb_conf_svc_key_of(uint8_t proto, const struct lb_conf_ip *vip, uint16_t port)
@@ -274,6 +287,14 @@ int lb_conf_snat_add_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
 			uint16_t port, struct lb_cmd_out *out);
 int lb_conf_snat_del_ip(struct lb_conf *c, const struct lb_conf_ip *ip,
 			struct lb_cmd_out *out);
+
+/**
+ * Reads PROTO VIP:PORT from @p argv[0] and @p argv[1], the VIP of either
+ * family ("tcp 192.0.2.10:80", "udp [2001:db8::10]:53"), as every command
+ * naming a service does. @return 0, -EINVAL or -ERANGE with its message.
+ */
+int lb_conf_parse_key(char **argv, struct lb_conf_svc_key *k,
+		      struct lb_cmd_out *out);
 
 /** Fills @p o with the defaults documented above. */
 void lb_conf_svc_opts_default(struct lb_conf_svc_opts *o);

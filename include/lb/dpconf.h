@@ -21,8 +21,10 @@
  * busy callback says so); only then can a new one take the slot.
  */
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lb/conf.h"
 #include "lb/dpconf-t.h"
@@ -49,9 +51,9 @@ typedef bool lb_dpconf_busy_fn(void *ctx, uint32_t svc, uint32_t be);
  * LB_CONF_AF_INET6, vip6 set and vip 0, left out of slot[] (the IPv4
  * lookup); its backends carry their own family (fnat66, fnat64). A
  * service keeps its slot, and a backend its index, only if family and
- * address are the same. Services and backends of @p prev that @p c no longer has
- * stay as LB_SVC_DELETED / LB_BE_REMOVED while @p busy says flows use them
- * (NULL: never busy). @p d->gen is @p prev->gen + 1 (1 for the first).
+ * address are the same. Services and backends of @p prev that @p c no
+ * longer has stay as LB_SVC_DELETED / LB_BE_REMOVED while @p busy says
+ * flows use them (NULL: never busy). @p d->gen is @p prev->gen + 1 (1 for the first).
  * Every scheduler named must be registered.
  * @return 0; -EINVAL (unknown scheduler); -ENOSPC (every free slot is
  * still busy); with a message in @p err.
@@ -167,5 +169,26 @@ bool lb_dpconf_is_own(const struct lb_dpconf *d, uint32_t ip);
  */
 int lb_dpconf_next_hop(const struct lb_dpconf *d, uint32_t dst,
 		       uint16_t *port, uint32_t *nh, uint32_t *src);
+
+/** The key of table service @p v, in the host order of lb/conf.h. */
+static inline struct lb_conf_svc_key
+lb_dpconf_svc_key(const struct lb_dpconf_svc *v)
+{
+	struct lb_conf_svc_key k = {.proto = v->proto, .af = v->af,
+				    .port = ntohs(v->vport)};
+
+	if (v->af == LB_CONF_AF_INET6)
+		memcpy(k.vip6, v->vip6, LB_CONF_IP6_LEN);
+	else
+		k.vip = ntohl(v->vip);
+	return k;
+}
+
+/** The address of table backend @p b, in the host order of lb/conf.h. */
+static inline struct lb_conf_ip
+lb_dpconf_be_addr(const struct lb_dpconf_be *b)
+{
+	return lb_conf_ip_of(b->af, ntohl(b->ip), b->ip6);
+}
 
 #endif /* LB_DPCONF_H */

@@ -42,75 +42,38 @@ ctl_do service add $SVC sched rr >/dev/null
 ctl_do backend add $SVC "$BE1" >/dev/null
 pid0=$CTL_PID
 
-# snapshot FILE: what must not change.
-snapshot() {
-	{
-		echo "== save"
-		ctl save
-		echo "== state file"
-		cat "$CTL_STATE" 2>/dev/null || echo "(none)"
-		echo "== dataplane table generation"
-		tel /lb/stats -k conf_gen
-	} >"$1" 2>&1
-}
-
-n=0
-# bad EXPECTED_MESSAGE LBCTL-ARGS...: refused with that one line, no change.
-bad() {
-	local want=$1 rc=0 out err
-	shift
-	n=$((n + 1))
-	snapshot "$E2E_TMP/before.$n"
-	ctl "$@" >"$E2E_TMP/out.$n" 2>"$E2E_TMP/err.$n" || rc=$?
-	snapshot "$E2E_TMP/after.$n"
-	out=$(cat "$E2E_TMP/out.$n")
-	err=$(cat "$E2E_TMP/err.$n")
-	e2e_log "lbctl $*: status $rc, '$err'"
-	check "lbctl $*: exit 1" [ "$rc" -eq 1 ]
-	check "lbctl $*: one line on stderr, 'lbctl: $want'" \
-		'[ "$(wc -l <"$E2E_TMP/err.$n")" -eq 1 ] &&
-		 [ "$err" = "lbctl: $want" ]'
-	check "lbctl $*: nothing on stdout" [ -z "$out" ]
-	if ! cmp -s "$E2E_TMP/before.$n" "$E2E_TMP/after.$n"; then
-		diff -u "$E2E_TMP/before.$n" "$E2E_TMP/after.$n" |
-			sed 's/^/    /' || true
-	fi
-	check "lbctl $*: configuration, state file and table unchanged" \
-		cmp -s "$E2E_TMP/before.$n" "$E2E_TMP/after.$n"
-}
-
 # ---- commands ---------------------------------------------------------------
 
-bad "unknown command 'frobnicate'; try 'help'" frobnicate
-bad "unknown command 'service frob'; try 'help service'" service frob
-bad "incomplete command 'backend'; try 'help backend'" backend
-bad "invalid address:port '10.11.0.300:80': expected a.b.c.d:PORT" \
+ctl_bad "unknown command 'frobnicate'; try 'help'" frobnicate
+ctl_bad "unknown command 'service frob'; try 'help service'" service frob
+ctl_bad "incomplete command 'backend'; try 'help backend'" backend
+ctl_bad "invalid address:port '10.11.0.300:80': expected a.b.c.d:PORT" \
 	service add tcp 10.11.0.300:80
-bad "invalid address:port '$BE_NET.12': expected a.b.c.d:PORT" \
+ctl_bad "invalid address:port '$BE_NET.12': expected a.b.c.d:PORT" \
 	backend add $SVC "$BE_NET.12"
-bad "port 70000 out of range 1..65535 in '$VIP:70000'" \
+ctl_bad "port 70000 out of range 1..65535 in '$VIP:70000'" \
 	service add tcp "$VIP:70000"
-bad "port 0 out of range 1..65535 in '$VIP:0'" service add tcp "$VIP:0"
-bad "port 99999 out of range 1..65535 in '$BE_NET.12:99999'" \
+ctl_bad "port 0 out of range 1..65535 in '$VIP:0'" service add tcp "$VIP:0"
+ctl_bad "port 99999 out of range 1..65535 in '$BE_NET.12:99999'" \
 	backend add $SVC "$BE_NET.12:99999"
-bad "invalid protocol 'sctp': expected tcp or udp" \
+ctl_bad "invalid protocol 'sctp': expected tcp or udp" \
 	service add sctp "$VIP:81"
-bad "service $SVC already exists" service add $SVC
-bad "service $SVC already exists" service add $SVC sched maglev
-bad "backend $BE1 already exists in $SVC" backend add $SVC "$BE1"
-bad "no service tcp $VIP:81" backend add tcp "$VIP:81" "$BE1"
-bad "no service tcp $VIP:81" service del tcp "$VIP:81"
-bad "no backend $NOBE in $SVC" backend del $SVC "$NOBE"
-bad "no backend $NOBE in $SVC" backend drain $SVC "$NOBE"
-bad "no backend $NOBE in $SVC" backend set $SVC "$NOBE" weight 2
-bad "weight 0 out of range 1..65535" backend set $SVC "$BE1" weight 0
-bad "weight 70000 out of range 1..65535" \
+ctl_bad "service $SVC already exists" service add $SVC
+ctl_bad "service $SVC already exists" service add $SVC sched maglev
+ctl_bad "backend $BE1 already exists in $SVC" backend add $SVC "$BE1"
+ctl_bad "no service tcp $VIP:81" backend add tcp "$VIP:81" "$BE1"
+ctl_bad "no service tcp $VIP:81" service del tcp "$VIP:81"
+ctl_bad "no backend $NOBE in $SVC" backend del $SVC "$NOBE"
+ctl_bad "no backend $NOBE in $SVC" backend drain $SVC "$NOBE"
+ctl_bad "no backend $NOBE in $SVC" backend set $SVC "$NOBE" weight 2
+ctl_bad "weight 0 out of range 1..65535" backend set $SVC "$BE1" weight 0
+ctl_bad "weight 70000 out of range 1..65535" \
 	backend add $SVC "$BE_NET.12:80" weight 70000
 # The schedulers offered are those lb-control links (dataplane/sched/).
 m="unknown scheduler 'fastest'; expected one of adaptive, maglev, rr, wrr"
-bad "$m" service set $SVC sched fastest
-bad "$m" service add tcp "$VIP:81" sched fastest
-bad "http needs a tcp service" service add udp "$VIP:53" http
+ctl_bad "$m" service set $SVC sched fastest
+ctl_bad "$m" service add tcp "$VIP:81" sched fastest
+ctl_bad "http needs a tcp service" service add udp "$VIP:53" http
 # The options are listed in the order `save` writes them.
 m="unknown option 'bogus'; expected sched, http, retries, deferq,"
 m="$m retry-gap, expiry, syn-timeout, governor, gov-ideal-rate,"
@@ -119,13 +82,13 @@ m="$m gov-calm, gov-min-samples, default-priority, reject-status,"
 m="$m retry-after, spl-header, spl-time-header, priority-header,"
 m="$m expect-header, orca-header, errors, error-exclude, default-expect,"
 m="$m err-memory, min-volume, max-eject, panic, ..."
-bad "$m" \
+ctl_bad "$m" \
 	service add tcp "$VIP:81" bogus 1
-bad "missing argument; usage: backend list [PROTO VIP:PORT]" \
+ctl_bad "missing argument; usage: backend list [PROTO VIP:PORT]" \
 	backend list tcp
 # Draining twice: the first changes the state, the second is refused.
 ctl_do backend drain $SVC "$BE1" >/dev/null
-bad "backend $BE1 of $SVC is already draining" backend drain $SVC "$BE1"
+ctl_bad "backend $BE1 of $SVC is already draining" backend drain $SVC "$BE1"
 ctl_do backend undrain $SVC "$BE1" >/dev/null
 
 # ---- apply: all lines or none -------------------------------------------
@@ -137,15 +100,15 @@ backend add tcp $VIP:81 $BE1
 backend add tcp $VIP:81 $BE_NET.12:0
 backend add tcp $VIP:81 $BE_NET.13:80
 EOF
-bad "$f:3: port 0 out of range 1..65535 in '$BE_NET.12:0'" apply "$f"
-bad "$E2E_TMP/missing.conf: No such file or directory" \
+ctl_bad "$f:3: port 0 out of range 1..65535 in '$BE_NET.12:0'" apply "$f"
+ctl_bad "$E2E_TMP/missing.conf: No such file or directory" \
 	apply "$E2E_TMP/missing.conf"
 check "the half-applied file left no service behind" \
 	'! ctl service list | has "$VIP:81"'
 
 # ---- lbctl's own usage errors -----------------------------------------------
 
-snapshot "$E2E_TMP/before.usage"
+ctl_snapshot "$E2E_TMP/before.usage"
 rc=0
 ctl >/dev/null 2>"$E2E_TMP/err.usage" || rc=$?
 check "lbctl without a command: exit 2, usage on stderr" \
@@ -158,7 +121,7 @@ rc=0
 err=$("$LBCTL" --socket "$E2E_TMP/nobody.sock" stats 2>&1) || rc=$?
 check "lbctl on a socket nobody serves: exit 2, 'cannot reach' ($err)" \
 	'[ "$rc" -eq 2 ] && [ "$err" = "lbctl: cannot reach lb-control at $E2E_TMP/nobody.sock: No such file or directory" ]'
-snapshot "$E2E_TMP/after.usage"
+ctl_snapshot "$E2E_TMP/after.usage"
 check "lbctl's usage errors changed nothing" \
 	cmp -s "$E2E_TMP/before.usage" "$E2E_TMP/after.usage"
 
@@ -196,10 +159,10 @@ if errs:
 api_err() {
 	local what=$1 code=$2 sub=$3 r why
 	shift 3
-	snapshot "$E2E_TMP/before.api"
+	ctl_snapshot "$E2E_TMP/before.api"
 	api "$@"
 	r=$(cat "$E2E_TMP/api.out")
-	snapshot "$E2E_TMP/after.api"
+	ctl_snapshot "$E2E_TMP/after.api"
 	e2e_log "API, $what: $(printf '%.200s' "$r")"
 	why=$(resp_check "$r" "$code" "$sub" false) || true
 	[ -z "$why" ] || e2e_log "$why"
@@ -222,10 +185,10 @@ api_err "a word of 300 bytes" - "" \
 api_err "a refused command" -17 "service $SVC already exists" \
 	--line "{\"v\": 1, \"argv\": [\"service\", \"add\", \"tcp\", \"$VIP:80\"]}"
 
-snapshot "$E2E_TMP/before.api"
+ctl_snapshot "$E2E_TMP/before.api"
 api --big $(((1 << 20) + 1))
 r=$(head -n 1 "$E2E_TMP/api.out")
-snapshot "$E2E_TMP/after.api"
+ctl_snapshot "$E2E_TMP/after.api"
 e2e_log "API, a line over 1 MiB: $(printf '%.200s' "$r")"
 why=EOF
 [ "$r" = EOF ] || why=$(resp_check "$r" - "" false) || true
@@ -245,14 +208,14 @@ check "API: one connection carries several requests, a bad one between" \
 
 # ---- a second lb-control ----------------------------------------------------
 
-snapshot "$E2E_TMP/before.ctl2"
+ctl_snapshot "$E2E_TMP/before.ctl2"
 rc=0
 timeout 60 ip netns exec "$NS_LB" "$LB_CONTROL" \
 	--proc-type=secondary --file-prefix "$DP_PREFIX" --no-pci -l 0 \
 	-- --socket "$E2E_TMP/ctl2.sock" --state "$E2E_TMP/state2.conf" \
 	--metrics off </dev/null >"$E2E_TMP/ctl2.log" 2>&1 || rc=$?
 e2e_log "a second lb-control: status $rc, '$(tail -n 1 "$E2E_TMP/ctl2.log")'"
-snapshot "$E2E_TMP/after.ctl2"
+ctl_snapshot "$E2E_TMP/after.ctl2"
 check "a second lb-control on the same dataplane exits 1: another is attached" \
 	'[ "$rc" -eq 1 ] &&
 	 grep -q "another lb-control (pid $CTL_PID) is attached" \
@@ -273,7 +236,7 @@ t=$(http_tally "$E2E_TMP/seq")
 e2e_log "10 requests after the bad input: $t"
 check "the service still answers (10/10 from be1)" \
 	[ "$(field be1 "$t")" = 10 ]
-e2e_log "$n refused commands checked"
+e2e_log "$CTL_BAD_N refused commands checked"
 
 ctl_stop
 check "lb-control exits 0 on SIGTERM (status $CTL_RC)" [ "$CTL_RC" = 0 ]

@@ -1095,6 +1095,46 @@ scale_wait_active() {
 	return 1
 }
 
+# ctl_snapshot FILE: lbctl save, the state file and the dataplane's table
+# generation, which a refused command must leave as they were.
+ctl_snapshot() {
+	{
+		echo "== save"
+		ctl save
+		echo "== state file"
+		cat "$CTL_STATE" 2>/dev/null || echo "(none)"
+		echo "== dataplane table generation"
+		tel /lb/stats -k conf_gen
+	} >"$1" 2>&1
+}
+
+CTL_BAD_N=0
+# ctl_bad EXPECTED_MESSAGE LBCTL-ARGS...: refused with that one line on
+# stderr, nothing on stdout, no change (ctl_snapshot).
+ctl_bad() {
+	local want=$1 rc=0 out err
+	shift
+	CTL_BAD_N=$((CTL_BAD_N + 1))
+	local n=$CTL_BAD_N
+	ctl_snapshot "$E2E_TMP/before.$n"
+	ctl "$@" >"$E2E_TMP/out.$n" 2>"$E2E_TMP/err.$n" || rc=$?
+	ctl_snapshot "$E2E_TMP/after.$n"
+	out=$(cat "$E2E_TMP/out.$n")
+	err=$(cat "$E2E_TMP/err.$n")
+	e2e_log "lbctl $*: status $rc, '$err'"
+	check "lbctl $*: exit 1" [ "$rc" -eq 1 ]
+	check "lbctl $*: one line on stderr, 'lbctl: $want'" \
+		'[ "$(wc -l <"$E2E_TMP/err.$n")" -eq 1 ] &&
+		 [ "$err" = "lbctl: $want" ]'
+	check "lbctl $*: nothing on stdout" [ -z "$out" ]
+	if ! cmp -s "$E2E_TMP/before.$n" "$E2E_TMP/after.$n"; then
+		diff -u "$E2E_TMP/before.$n" "$E2E_TMP/after.$n" |
+			sed 's/^/    /' || true
+	fi
+	check "lbctl $*: configuration, state file and table unchanged" \
+		cmp -s "$E2E_TMP/before.$n" "$E2E_TMP/after.$n"
+}
+
 # metrics: lb-control's /metrics (from inside the LB namespace).
 metrics() {
 	ip netns exec "$NS_LB" curl -sS --max-time 5 \

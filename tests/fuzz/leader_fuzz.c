@@ -55,11 +55,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* A backend listed twice is merged from both lines. */
 		for (unsigned int j = 0; j < da[0].n; j++)
-			dup |= j != i && da[0].be[j].ip == b->ip &&
+			dup |= j != i && lb_conf_ip_eq(&da[0].be[j].ip, &b->ip) &&
 			       da[0].be[j].port == b->port;
 		if (dup)
 			continue;
-		FUZZ_CHECK(lb_leader_merge_be(da, 2, b->ip, b->port, &m) ==
+		FUZZ_CHECK(lb_leader_merge_be(da, 2, &b->ip, b->port, &m) ==
 			   b->seen);
 		FUZZ_CHECK(m.flows == 2 * b->flows);
 		if (b->seen)

@@ -25,8 +25,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
 	char id[LB_ORCH_ID_LEN + 1], fid[LB_ORCH_ID_LEN + 1];
-	char line[LB_ORCH_ID_LEN + 1 + LB_CMD_ADDR_STRLEN + 1], a[32];
-	uint32_t ip = 0, fip = 0, rip;
+	char line[LB_ORCH_ID_LEN + 1 + LB_CMD_IP_ADDR_STRLEN + 1];
+	char a[LB_CMD_IP_ADDR_STRLEN];
+	struct lb_conf_ip ip = {0}, fip = {0}, rip;
 	uint16_t port = 0, fport = 0, rport;
 	unsigned int bad = 0, lineno = 0, want_bad = 0;
 	int rc, found = 0;
@@ -47,7 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			k++;
 		if (k < l && buf[i + k] != '#') {
 			char xid[LB_ORCH_ID_LEN + 1];
-			uint32_t xip;
+			struct lb_conf_ip xip;
 			uint16_t xport;
 
 			if (memchr(buf + i, '\0', l) != NULL ||
@@ -72,15 +73,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(rc == 1);
-	FUZZ_CHECK(!strcmp(id, fid) && ip == fip && port == fport);
+	FUZZ_CHECK(!strcmp(id, fid) && lb_conf_ip_eq(&ip, &fip) &&
+		   port == fport);
 	FUZZ_CHECK(strlen(id) >= 1 && strlen(id) <= LB_ORCH_ID_LEN);
 	for (const char *p = id; *p != '\0'; p++)
 		FUZZ_CHECK(*p > 0x20 && *p < 0x7f);
 	FUZZ_CHECK(port != 0);
 	snprintf(line, sizeof(line), "%s %s", id,
-		 lb_cmd_fmt_ipv4_port(ip, port, a));
+		 lb_cmd_fmt_ip_port(&ip, port, a));
 	FUZZ_CHECK(lb_orch_parse_line(line, strlen(line), fid, &rip, &rport) ==
 		   0);
-	FUZZ_CHECK(!strcmp(fid, id) && rip == ip && rport == port);
+	FUZZ_CHECK(!strcmp(fid, id) && lb_conf_ip_eq(&rip, &ip) &&
+		   rport == port);
 	return 0;
 }

@@ -19,7 +19,9 @@ if they ran before the driver started), {"fail_lists": N} answers the
 next N EndpointSlice lists with HTTP 500, and the request log restarts.
 Pods get addresses 10.9.0.1, 10.9.0.2 ... and port 8080, or those of
 K8S_POD_ADDRS (addresses separated by spaces, the Nth pod made gets the
-Nth) and K8S_POD_PORT from the environment.
+Nth) and K8S_POD_PORT from the environment. With IPv6 addresses there
+the EndpointSlice's addressType is IPv6, as a cluster's second slice of
+a dual-stack Service is.
 """
 import json
 import os
@@ -108,7 +110,8 @@ class Handler(BaseHTTPRequestHandler):
                                                  "name": "x/../evil?y=\u001b"}})
             items = [{"metadata": {"name": SERVICE + "-abcde", "labels": {
                 "kubernetes.io/service-name": SERVICE}},
-                "addressType": "IPv4", "endpoints": eps,
+                "addressType": "IPv6" if ADDRS and ":" in ADDRS[0]
+                else "IPv4", "endpoints": eps,
                 "ports": [{"name": "http", "port": PORT, "protocol": "TCP"}]}]
             return self.reply(200, {"kind": "EndpointSliceList",
                                     "apiVersion": "discovery.k8s.io/v1",

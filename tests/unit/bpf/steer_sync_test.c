@@ -101,6 +101,13 @@ test_whole(void **state)
 	add_svc(c, LB_SVC_ACTIVE, IPPROTO_TCP, VIP, 80);
 	add_svc(c, LB_SVC_ACTIVE, IPPROTO_UDP, VIP, 53);
 	add_svc(c, LB_SVC_ACTIVE, IPPROTO_TCP, LOCAL, 8080);
+	/* An IPv6 service (vip 0, its VIP in vip6) makes no IPv4 rule. */
+	add_svc(c, LB_SVC_ACTIVE, IPPROTO_TCP, 0, 443);
+	c->svc[c->nb_svc - 1].af = LB_CONF_AF_INET6;
+	c->svc[c->nb_svc - 1].vip6[0] = 0x20;
+	expect(r, lb_steer_rules_of(c, host, 1, r), w, 3);
+	/* Not even when the host has the address 0. */
+	host[0] = 0;
 	expect(r, lb_steer_rules_of(c, host, 1, r), w, 3);
 	free(c);
 }

@@ -663,11 +663,99 @@ test_backend_list_width(void **state)
 	cfx_free(c);
 }
 
+/* An IPv6 service beside the IPv4 ones: `service list`, `service show`,
+ * `backend list` and the conf lists, in text and data, with IPv6
+ * addresses in RFC 5952 form, bracketed where a port follows; a deleted
+ * IPv6 service with flows can still be named. */
+static void
+test_ip6_lists(void **state)
+{
+	struct cfx *c = cfx_new(true);
+	struct ctl_fx *f = c->f;
+	char buf[512];
+	const char *t;
+	int s;
+
+	(void)state;
+	fx_run(f, "addr add 2001:db8:c::1/64 port 1");
+	fx_run(f, "route add ::/0 via 2001:db8:c::fe port 1");
+	fx_run(f, "snat add 2001:db8:c::2 port 1");
+	fx_run(f, "service add tcp [2001:db8:b::100]:80 sched rr");
+	fx_run(f, "backend add tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80");
+	fx_run(f, "backend add tcp [2001:db8:b::100]:80 10.12.0.31:8080 "
+		  "weight 2");
+	fx_publish(f);
+	lb_view_sync(c->ctl.view);
+	s = 2; /* the third service's slot */
+	assert_int_equal(fx_table(f)->svc[s].af, LB_CONF_AF_INET6);
+	fx_bst(f, 0, (uint32_t)s, 0)->flows = 7;
+	fx_bst(f, 1, (uint32_t)s, 1)->flows = 4;
+	fx_bst(f, 1, (uint32_t)s, 1)->active = 1;
+
+	t = run(c, "backend list tcp [2001:db8:b::100]:80", 0);
+	assert_int_equal(nb_lines(t), 3);
+	assert_string_equal(row(t, 1, buf),
+			    "tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80 active "
+			    "static none - 1 0 7 0 0/0 0/0 - - - - 0 0/1 0/1");
+	assert_string_equal(row(t, 2, buf),
+			    "tcp [2001:db8:b::100]:80 10.12.0.31:8080 active "
+			    "static none - 2 1 4 0 0/0 0/0 - - - - 0 0/1 0/1");
+	assert_string_equal(dstr(c->ctl.data, "backends.0.service"),
+			    "tcp [2001:db8:b::100]:80");
+	assert_string_equal(dstr(c->ctl.data, "backends.0.backend"),
+			    "[2001:db8:c::11]:80");
+	assert_int_equal(dint(c->ctl.data, "backends.0.slot"), 0);
+	assert_string_equal(dstr(c->ctl.data, "backends.1.backend"),
+			    "10.12.0.31:8080");
+	assert_int_equal(dint(c->ctl.data, "backends.1.flows_active"), 1);
+	/* The IPv4 rows are as they were. */
+	t = run(c, "backend list tcp 10.11.0.100:80", 0);
+	assert_string_equal(dstr(c->ctl.data, "backends.0.backend"),
+			    "10.12.0.11:80");
+
+	t = run(c, "service list", 0);
+	assert_non_null(strstr(t, "\ntcp [2001:db8:b::100]:80 "));
+	t = run(c, "service show tcp [2001:DB8:B:0::100]:80", 0);
+	assert_non_null(strstr(t, "[2001:db8:c::11]:80"));
+
+	t = run(c, "addr list", 0);
+	assert_string_equal(dstr(c->ctl.data, "addrs.2.addr"),
+			    "2001:db8:c::1/64");
+	t = run(c, "route list", 0);
+	assert_string_equal(dstr(c->ctl.data, "routes.1.prefix"), "::/0");
+	assert_string_equal(dstr(c->ctl.data, "routes.1.via"), "2001:db8:c::fe");
+	assert_string_equal(dstr(c->ctl.data, "routes.0.prefix"),
+			    "192.168.0.0/16");
+	t = run(c, "snat list", 0);
+	assert_string_equal(dstr(c->ctl.data, "snats.1.addr"), "2001:db8:c::2");
+
+	/* Deleted with a flow left: still listed, still named. */
+	fx_run(f, "service del tcp [2001:db8:b::100]:80");
+	fx_publish(f);
+	lb_view_sync(c->ctl.view);
+	t = run(c, "backend list tcp [2001:db8:b::100]:80", 0);
+	assert_int_equal(nb_lines(t), 3);
+	assert_string_equal(dstr(c->ctl.data, "backends.0.state"), "removed");
+	assert_string_equal(dstr(c->ctl.data, "backends.0.service"),
+			    "tcp [2001:db8:b::100]:80");
+
+	/* Errors name the service as written back. */
+	run(c, "backend list tcp [2001:db8:b::101]:80", -ENOENT);
+	assert_string_equal(lb_cmd_out_errmsg(&f->out),
+			    "no service tcp [2001:db8:b::101]:80");
+	run(c, "backend list tcp 2001:db8:b::101:80", -EINVAL);
+	assert_string_equal(lb_cmd_out_errmsg(&f->out),
+			    "IPv6 address:port '2001:db8:b::101:80' needs "
+			    "brackets: [IPV6]:PORT");
+	cfx_free(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_list),
+		cmocka_unit_test(test_ip6_lists),
 		cmocka_unit_test(test_backend_list_width),
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_service_list_show),

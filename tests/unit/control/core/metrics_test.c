@@ -277,12 +277,59 @@ test_attached(void **state)
 	fx_free(f);
 }
 
+/* IPv6 in labels: an IPv6 service's label and its backends', IPv6 ones
+ * bracketed before their port; the IPv4 labels beside them unchanged. */
+static void
+test_ip6_labels(void **state)
+{
+	struct ctl_fx *f = fx_new();
+	struct lb_ctl ctl = {.conf = f->conf};
+	struct lb_cmd_out o;
+	const char *t;
+
+	(void)state;
+	fx_run(f, "addr add 10.11.0.1/24 port 0");
+	fx_run(f, "addr add 2001:db8:c::1/64 port 1");
+	fx_run(f, "service add tcp 10.11.0.100:80");
+	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.11:80");
+	fx_run(f, "service add tcp [2001:db8:b::100]:443");
+	fx_run(f, "backend add tcp [2001:db8:b::100]:443 [2001:db8:c::11]:443");
+	fx_run(f, "backend add tcp [2001:db8:b::100]:443 10.12.0.31:443");
+	fx_publish(f);
+	fx_bind_ctl(f, &ctl);
+	ctl.view = lb_view_create(f->shm);
+	assert_non_null(ctl.view);
+	fx_bst(f, 0, 0, 0)->flows = 3;
+	fx_bst(f, 0, 1, 0)->flows = 5;
+	fx_bst(f, 1, 1, 1)->flows = 2;
+	lb_view_sync(ctl.view);
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_metrics_format(&ctl, &o), 0);
+	t = lb_cmd_out_text(&o);
+	check_exposition(t);
+	ASSERT_LINE(t, "lb_service_flows_total{service=\"tcp "
+		       "[2001:db8:b::100]:443\"} 7");
+	ASSERT_LINE(t, "lb_backend_flows_total{service=\"tcp "
+		       "[2001:db8:b::100]:443\",backend=\"[2001:db8:c::11]:443\"}"
+		       " 5");
+	ASSERT_LINE(t, "lb_backend_flows_total{service=\"tcp "
+		       "[2001:db8:b::100]:443\",backend=\"10.12.0.31:443\"} 2");
+	ASSERT_LINE(t, "lb_service_flows_total{service=\"tcp "
+		       "10.11.0.100:80\"} 3");
+	ASSERT_LINE(t, "lb_backend_flows_total{service=\"tcp 10.11.0.100:80\","
+		       "backend=\"10.12.0.11:80\"} 3");
+	lb_cmd_out_free(&o);
+	lb_view_free(ctl.view);
+	fx_free(f);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_attached),
+		cmocka_unit_test(test_ip6_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,6 +204,60 @@ test_series(void **state)
 	sfx_free(c);
 }
 
+/* The series of an IPv6 service: named as `service list` names it, its
+ * IPv6 and IPv4 backends each under it, apart from the IPv4 service's. */
+static void
+test_ip6_series(void **state)
+{
+	static const char svc6[] = "tcp [2001:db8:b::100]:80";
+	struct sfx *c = sfx_new(true);
+	const struct lb_dpconf *t;
+	uint32_t s6 = 0;
+	json_t *j, *x = NULL, *y;
+	size_t k;
+
+	(void)state;
+	fx_run(c->f, "service add tcp [2001:db8:b::100]:80");
+	fx_run(c->f, "backend add tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80");
+	fx_run(c->f, "backend add tcp [2001:db8:b::100]:80 10.12.0.11:80");
+	fx_publish(c->f);
+	lb_view_sync(c->ctl.view);
+	t = fx_table(c->f);
+	for (uint32_t i = 0; i < t->nb_svc; i++)
+		if (t->svc[i].af == LB_CONF_AF_INET6)
+			s6 = i;
+	lb_status_sample(c->st, 1 * S, 1000);
+	fx_bst(c->f, 0, s6, 0)->flows = 6;
+	fx_bst(c->f, 0, s6, 1)->flows = 2;
+	lb_status_sample(c->st, 2 * S, 2000);
+	j = view(c, "series");
+	assert_int_equal(json_array_size(json_object_get(j, "services")), 3);
+	json_array_foreach(json_object_get(j, "services"), k, y)
+		if (strcmp(json_string_value(json_object_get(y, "service")),
+			   svc6) == 0)
+			x = y;
+	assert_non_null(x);
+	y = json_object_get(x, "backends");
+	assert_int_equal(json_array_size(y), 2);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(y, 0), "backend")),
+			    "[2001:db8:c::11]:80");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(y, 1), "backend")),
+			    "10.12.0.11:80");
+	assert_true(point(j, svc6, -1, "flows_per_s", 1) == 8);
+	assert_true(point(j, svc6, 0, "share", 1) == 0.75);
+	assert_true(point(j, svc6, 1, "share", 1) == 0.25);
+	/* The IPv4 service's backend of the same address is its own. */
+	assert_int_equal(json_array_size(json_object_get(
+				 json_array_get(json_object_get(j, "services"),
+						0),
+				 "backends")),
+			 2);
+	json_decref(j);
+	sfx_free(c);
+}
+
 /* A backend deleted and its slot given to another: its counters start
  * over, with no negative rate in between. */
 static void
@@ -375,6 +429,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_ip6_series),
 		cmocka_unit_test(test_slot_reused),
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_unknown_view),

@@ -40,6 +40,9 @@
 #define NS_MS 1000000ull
 #define NS_S 1000000000ull
 #define LOOPBACK 0xc6336401u /* 198.51.100.1, on lo of our namespace */
+/* 2001:db8::5, on lo of our namespace beside ::1, which (as 127/8 for
+ * IPv4) the configuration refuses as a backend. */
+#define LOOPBACK6 "2001:db8::5"
 #define NONE LB_HEALTH_NONE
 #define PEND LB_HEALTH_PENDING
 #define UP LB_HEALTH_UP
@@ -155,19 +158,22 @@ struct change {
 	uint32_t ip;
 	uint16_t port;
 	enum lb_health_state from, to;
+	uint8_t af;
 };
 
 static struct change changes[64];
 static unsigned int nb_changes;
 
 static void
-on_change(void *ctx, const struct lb_conf_svc_key *k, uint32_t ip,
-	  uint16_t port, enum lb_health_state from, enum lb_health_state to)
+on_change(void *ctx, const struct lb_conf_svc_key *k,
+	  const struct lb_conf_ip *ip, uint16_t port,
+	  enum lb_health_state from, enum lb_health_state to)
 {
 	(void)ctx;
 	(void)k;
 	assert_true(nb_changes < 64);
-	changes[nb_changes++] = (struct change){ip, port, from, to};
+	changes[nb_changes++] =
+		(struct change){ip->ip, port, from, to, ip->af};
 }
 
 static const struct lb_conf_svc_key svc_a = {.proto = LB_CONF_PROTO_TCP, .vip = 0x0a0b0064,
@@ -215,10 +221,14 @@ table_of(const struct lb_conf *c, struct lb_dpconf *d)
 
 		d->svc[s].state = LB_SVC_ACTIVE;
 		d->svc[s].proto = sv->key.proto;
+		d->svc[s].af = sv->key.af;
+		memcpy(d->svc[s].vip6, sv->key.vip6, 16);
 		d->svc[s].vip = htonl(sv->key.vip);
 		d->svc[s].vport = htons(sv->key.port);
 		d->svc[s].nb_be = sv->nb_be;
 		for (uint32_t b = 0; b < sv->nb_be; b++) {
+			d->svc[s].be[b].af = sv->be[b].af;
+			memcpy(d->svc[s].be[b].ip6, sv->be[b].ip6, 16);
 			d->svc[s].be[b].ip = htonl(sv->be[b].ip);
 			d->svc[s].be[b].port = htons(sv->be[b].port);
 			d->svc[s].be[b].state = LB_BE_ACTIVE;
@@ -303,7 +313,30 @@ mono(void)
 	return (uint64_t)ts.tv_sec * NS_S + (uint64_t)ts.tv_nsec;
 }
 
-static bool private_net_ok;
+static bool private_net_ok, private_net6_ok;
+
+/* The kernel's struct in6_ifreq (linux/ipv6.h, which clashes with
+ * netinet/in.h). */
+struct ifreq6 {
+	struct in6_addr addr;
+	uint32_t prefixlen;
+	int ifindex;
+};
+
+/* LOOPBACK6 on lo, once lo is up. */
+static void
+private_net6(void)
+{
+	struct ifreq6 r = {.prefixlen = 128};
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	r.ifindex = (int)if_nametoindex("lo");
+	inet_pton(AF_INET6, LOOPBACK6, &r.addr);
+	private_net6_ok = r.ifindex > 0 && ioctl(fd, SIOCSIFADDR, &r) == 0;
+	close(fd);
+}
 
 /* A network namespace of our own with LOOPBACK on its lo. */
 static void
@@ -332,6 +365,8 @@ private_net(void)
 		}
 	}
 	close(fd);
+	if (private_net_ok)
+		private_net6();
 }
 
 static int
@@ -352,10 +387,30 @@ listener(uint16_t *port, int backlog)
 	return fd;
 }
 
-/* Runs the checker like lb-control's loop until @p want or @p secs. */
+static int
+listener6(uint16_t *port)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
+	socklen_t len = sizeof(sa);
+	int one = 1, fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	inet_pton(AF_INET6, LOOPBACK6, &sa.sin6_addr);
+	sa.sin6_port = htons(*port);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin6_port);
+	return fd;
+}
+
+/* Runs the checker like lb-control's loop until backend @p ip : @p port
+ * is @p want, for at most @p secs. */
 static bool
-run_until(struct lb_health *h, const struct lb_conf_svc_key *k, uint16_t port,
-	  enum lb_health_state want, unsigned int secs)
+run_until_ip(struct lb_health *h, const struct lb_conf_svc_key *k,
+	     const struct lb_conf_ip *ip, uint16_t port,
+	     enum lb_health_state want, unsigned int secs)
 {
 	uint64_t end = mono() + secs * NS_S;
 
@@ -363,13 +418,25 @@ run_until(struct lb_health *h, const struct lb_conf_svc_key *k, uint16_t port,
 		struct pollfd pfd[LB_HEALTH_MAX_PROBES];
 		unsigned int n = lb_health_pollfds(h, pfd, LB_HEALTH_MAX_PROBES);
 		int t = lb_health_timeout_ms(h, mono());
+		struct lb_health_be_info i;
 
 		poll(pfd, n, t < 0 || t > 50 ? 50 : t);
 		lb_health_process(h, pfd, n, mono());
-		if (st(h, k, LOOPBACK, port) == want)
+		if (lb_health_get_ip(h, k, ip, port, &i) == 0 &&
+		    i.state == want)
 			return true;
 	}
 	return false;
+}
+
+/* Runs the checker like lb-control's loop until @p want or @p secs. */
+static bool
+run_until(struct lb_health *h, const struct lb_conf_svc_key *k, uint16_t port,
+	  enum lb_health_state want, unsigned int secs)
+{
+	struct lb_conf_ip ip = lb_conf_ip4(LOOPBACK);
+
+	return run_until_ip(h, k, &ip, port, want, secs);
 }
 
 static struct lb_conf *
@@ -478,6 +545,11 @@ srv_main(void *arg)
 		fd = accept(s->lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
+		/* A TCP check's connection sends nothing: do not wait for
+		 * it past the quit flag. */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO,
+			   &(struct timeval){.tv_usec = 200000},
+			   sizeof(struct timeval));
 		while (len < sizeof(buf) - 1) {
 			ssize_t r = recv(fd, buf + len, sizeof(buf) - 1 - len,
 					 0);
@@ -611,6 +683,98 @@ test_timeout(void **state)
 	}
 }
 
+/* The checker over IPv6: an IPv6 service whose backends are an IPv6
+ * HTTP server (fnat66) and an IPv4 TCP listener (fnat64), each probed in
+ * its own family; the IPv6 one's Host header bracketed; the health of
+ * both written into a table. */
+static void
+test_ip6_probe(void **state)
+{
+	static struct srv s;
+	static struct lb_dpconf d;
+	struct lb_conf_ip vip = {.af = LB_CONF_AF_INET6};
+	struct lb_conf_ip b6 = {.af = LB_CONF_AF_INET6};
+	struct lb_conf_ip b4 = lb_conf_ip4(LOOPBACK);
+	struct lb_health_be_info i;
+	struct lb_conf_svc_key k;
+	struct lb_conf_svc_opts o;
+	uint16_t port = 0, port4 = 0;
+	struct lb_conf *c;
+	struct lb_health *h;
+	pthread_t t;
+	char host[80];
+	int lfd4;
+
+	(void)state;
+	if (!private_net6_ok)
+		skip();
+	inet_pton(AF_INET6, "2001:db8:ff::10", vip.ip6);
+	inet_pton(AF_INET6, LOOPBACK6, b6.ip6);
+	k = lb_conf_svc_key_of(LB_CONF_PROTO_TCP, &vip, 80);
+	s.lfd = listener6(&port);
+	lfd4 = listener(&port4, 64);
+	atomic_store(&s.status, 200);
+	atomic_store(&s.quit, 0);
+	pthread_mutex_init(&s.mu, NULL);
+	assert_int_equal(pthread_create(&t, NULL, srv_main, &s), 0);
+	c = lb_conf_create(NULL);
+	assert_non_null(c);
+	lb_conf_svc_opts_default(&o);
+	o.check.type = LB_CONF_CHECK_HTTP;
+	o.check.interval_ns = 100 * NS_MS;
+	o.check.timeout_ns = 1 * NS_S;
+	o.check.rise = 2;
+	o.check.fall = 2;
+	assert_int_equal(lb_conf_svc_add(c, &k, &o, NULL), 0);
+	h = lb_health_create(c);
+	nb_changes = 0;
+	assert_int_equal(lb_health_listen(h, on_change, NULL), 0);
+	lb_health_sync(h, mono());
+	assert_int_equal(lb_conf_be_add_ip(c, &k, &b6, port, 1, NULL), 0);
+	assert_true(run_until_ip(h, &k, &b6, port, UP, 10));
+	pthread_mutex_lock(&s.mu);
+	snprintf(host, sizeof(host), "\r\nHost: [%s]:%u\r\n", LOOPBACK6, port);
+	assert_non_null(strstr(s.last_req, host));
+	pthread_mutex_unlock(&s.mu);
+	assert_int_equal(lb_health_get_ip(h, &k, &b6, port, &i), 0);
+	assert_int_equal(i.last_status, 200);
+	/* Only the IPv6 backend: an IPv4 one on the same bits is another. */
+	assert_int_equal(lb_health_get(h, &k, 0, port, &i), -ENOENT);
+	/* The IPv4 backend of the IPv6 service: an HTTP check sent over
+	 * IPv4 to a listener that never answers times out; a TCP check
+	 * passes. */
+	o.check.type = LB_CONF_CHECK_TCP;
+	assert_int_equal(lb_conf_svc_set(c, &k, &o, NULL), 0);
+	assert_int_equal(lb_conf_be_add_ip(c, &k, &b4, port4, 1, NULL), 0);
+	assert_true(run_until_ip(h, &k, &b4, port4, UP, 10));
+	assert_true(run_until_ip(h, &k, &b6, port, UP, 10));
+	table_of(c, &d);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[0].be[1].health, LB_BE_HEALTH_UP);
+	/* The IPv6 server goes: refused, down after two; the other stays. */
+	atomic_store(&s.quit, 1);
+	pthread_join(t, NULL);
+	close(s.lfd);
+	assert_true(run_until_ip(h, &k, &b6, port, DOWN, 10));
+	assert_int_equal(lb_health_get_ip(h, &k, &b6, port, &i), 0);
+	assert_int_equal(i.last, LB_HC_REFUSED);
+	assert_int_equal(lb_health_get_ip(h, &k, &b4, port4, &i), 0);
+	assert_int_equal(i.state, UP);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_DOWN);
+	assert_int_equal(d.svc[0].be[1].health, LB_BE_HEALTH_UP);
+	/* Listeners are told which family: IPv6 pending -> up -> down. */
+	assert_true(nb_changes >= 3);
+	assert_int_equal(changes[0].af, LB_CONF_AF_INET6);
+	assert_int_equal(changes[0].to, UP);
+	assert_int_equal(changes[nb_changes - 1].af, LB_CONF_AF_INET6);
+	assert_int_equal(changes[nb_changes - 1].to, DOWN);
+	lb_health_free(h);
+	lb_conf_free(c);
+	close(lfd4);
+}
+
 int
 main(void)
 {
@@ -621,11 +785,15 @@ main(void)
 		cmocka_unit_test(test_tcp_probe),
 		cmocka_unit_test(test_http_probe),
 		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_ip6_probe),
 	};
 
 	private_net();
 	if (!private_net_ok)
 		fprintf(stderr, "health_test: no network namespace of our own; "
 				"the probe tests are skipped\n");
+	else if (!private_net6_ok)
+		fprintf(stderr, "health_test: no IPv6 address on lo; the "
+				"IPv6 probe test is skipped\n");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -186,7 +186,7 @@ apply(struct lb_as_svc *s, const struct lb_as_decision *d, uint64_t now)
 		if (d->action == LB_SG_UP) {
 			struct lb_as_inst *i = lb_as_inst_add(
 				s, LB_AS_ORCH, LB_AS_STARTING, now);
-			i->ip = 0x0a0c0032 + i->id;
+			i->ip = lb_conf_ip4(0x0a0c0032 + i->id);
 			i->port = 80;
 			lb_as_inst_set(s, i, LB_AS_PENDING, now, NULL);
 			lb_as_inst_set(s, i, LB_AS_ACTIVE, now, "healthy");

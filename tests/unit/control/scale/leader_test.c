@@ -26,6 +26,9 @@
 
 #include "leader.h"
 
+/* An IPv4 address (host order) as the lists hold it. */
+#define IP4(a) ((struct lb_conf_ip){.af = LB_CONF_AF_INET, .ip = (a)})
+
 #define MS 1000000ull
 #define SVC "tcp:10.0.0.1:80"
 
@@ -115,7 +118,7 @@ test_list_text(void **state)
 
 	(void)state;
 	a.inst[0] = (struct lb_leader_inst){
-		.id = 4, .state = LB_AS_ACTIVE, .ip = 0x0a000105, .port = 80,
+		.id = 4, .state = LB_AS_ACTIVE, .ip = {.ip = 0x0a000105}, .port = 80,
 		.weight = 1};
 	snprintf(a.inst[0].drv_id, sizeof(a.inst[0].drv_id), "pod-4");
 	a.inst[1] = (struct lb_leader_inst){.id = 8,
@@ -137,6 +140,49 @@ test_list_text(void **state)
 		assert_int_equal(lb_leader_list_parse(buf, (size_t)k, &b),
 				 -EINVAL);
 	assert_int_equal(lb_leader_list_fmt(&a, buf, 20), -ENOSPC);
+}
+
+/* IPv6 instances and backends travel whole, and never match an IPv4
+ * address whose value happens to equal part of them. */
+static void
+test_ip6_text(void **state)
+{
+	struct lb_leader_list a = {.term = 1, .seq = 1, .next_id = 2, .n = 1};
+	struct lb_leader_list b;
+	struct lb_leader_load h = {.n = 1}, r;
+	struct lb_leader_be_load m;
+	struct lb_conf_ip v6 = {.af = LB_CONF_AF_INET6,
+				.ip6 = {0x20, 0x01, 0x0d, 0xb8, [15] = 0x11}};
+	char buf[4096];
+	int n;
+
+	(void)state;
+	a.inst[0] = (struct lb_leader_inst){
+		.id = 1, .state = LB_AS_ACTIVE, .ip = v6, .port = 8080,
+		.weight = 2};
+	n = lb_leader_list_fmt(&a, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_string_equal(buf, "sluice-list 1 1 1 2 1\n"
+				 "1 active 2001:db8::11 8080 2 -\n");
+	assert_int_equal(lb_leader_list_parse(buf, (size_t)n, &b), 0);
+	assert_memory_equal(&a.inst[0], &b.inst[0], sizeof(a.inst[0]));
+	assert_int_equal(lb_leader_list_parse("sluice-list 1 1 1 2 1\n"
+					      "1 active 2001:db8::g 80 1 -\n",
+					      45, &b),
+			 -EINVAL);
+
+	snprintf(h.host, sizeof(h.host), "a/1-1");
+	h.be[0] = (struct lb_leader_be_load){.ip = v6, .port = 8080,
+					     .seen = true, .spl = 0.4,
+					     .responses = 5, .flows = 3};
+	n = lb_leader_load_fmt(&h, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(lb_leader_load_parse(buf, (size_t)n, &r), 0);
+	assert_memory_equal(&r, &h, sizeof(r));
+	assert_true(lb_leader_merge_be(&h, 1, &v6, 8080, &m));
+	assert_int_equal(m.flows, 3);
+	assert_false(lb_leader_merge_be(&h, 1, &IP4(0x11), 8080, &m));
+	assert_int_equal(m.flows, 0);
 }
 
 static void
@@ -183,36 +229,36 @@ test_load_text_and_merge(void **state)
 	snprintf(h[0].host, sizeof(h[0].host), "a/1-1");
 	h[0].inflight = 5;
 	h[0].n = 2;
-	h[0].be[0] = (struct lb_leader_be_load){0x0a000001, 80, true, 0.9,
+	h[0].be[0] = (struct lb_leader_be_load){{.ip = 0x0a000001}, 80, true, 0.9,
 						100 * MS, 300, 4};
-	h[0].be[1] = (struct lb_leader_be_load){0x0a000002, 80, false, 0, 0,
+	h[0].be[1] = (struct lb_leader_be_load){{.ip = 0x0a000002}, 80, false, 0, 0,
 						0, 1};
 	snprintf(h[1].host, sizeof(h[1].host), "b/2-2");
 	h[1].n = 1;
-	h[1].be[0] = (struct lb_leader_be_load){0x0a000001, 80, true, 0.1,
+	h[1].be[0] = (struct lb_leader_be_load){{.ip = 0x0a000001}, 80, true, 0.1,
 						500 * MS, 100, 2};
 	n = lb_leader_load_fmt(&h[0], buf, sizeof(buf));
 	assert_true(n > 0);
 	assert_int_equal(lb_leader_load_parse(buf, (size_t)n, &r), 0);
 	assert_memory_equal(&r, &h[0], sizeof(r));
-	assert_true(lb_leader_merge_be(h, 2, 0x0a000001, 80, &m));
+	assert_true(lb_leader_merge_be(h, 2, &IP4(0x0a000001), 80, &m));
 	assert_float_equal(m.spl, 0.7, 1e-12);
 	assert_int_equal(m.age_ns, 200 * MS);
 	assert_int_equal(m.flows, 6);
 	assert_int_equal(m.responses, 400);
 	/* No SPL anywhere: not seen, flows still summed. */
-	assert_false(lb_leader_merge_be(h, 2, 0x0a000002, 80, &m));
+	assert_false(lb_leader_merge_be(h, 2, &IP4(0x0a000002), 80, &m));
 	assert_int_equal(m.flows, 1);
 	/* Without traffic each report counts the same. */
 	h[0].be[0].responses = 0;
 	h[1].be[0].responses = 0;
-	assert_true(lb_leader_merge_be(h, 2, 0x0a000001, 80, &m));
+	assert_true(lb_leader_merge_be(h, 2, &IP4(0x0a000001), 80, &m));
 	assert_float_equal(m.spl, 0.5, 1e-12);
 	/* A host with traffic but no SPL weighs nothing. */
 	h[2] = h[1];
 	h[2].be[0].seen = false;
 	h[2].be[0].responses = 1000;
-	assert_true(lb_leader_merge_be(h, 3, 0x0a000001, 80, &m));
+	assert_true(lb_leader_merge_be(h, 3, &IP4(0x0a000001), 80, &m));
 	assert_float_equal(m.spl, 0.5, 1e-12);
 	/* Bad summaries. */
 	assert_int_equal(lb_leader_load_parse("sluice-load 1 a 0 1\n"
@@ -517,7 +563,7 @@ test_loads(void **state)
 	b = lb_leader_create(srv_sock, 0, "hostG");
 	assert_non_null(a);
 	assert_non_null(b);
-	l.be[0] = (struct lb_leader_be_load){0x0a000001, 80, true, 0.5, 0, 10,
+	l.be[0] = (struct lb_leader_be_load){{.ip = 0x0a000001}, 80, true, 0.5, 0, 10,
 					     1};
 	assert_int_equal(lb_leader_report(a, SVC, &l, 300), 0);
 	l.inflight = 4;
@@ -545,6 +591,7 @@ main(void)
 	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_list_text),
 		cmocka_unit_test(test_list_bad),
+		cmocka_unit_test(test_ip6_text),
 		cmocka_unit_test(test_load_text_and_merge),
 	};
 	const struct CMUnitTest redis[] = {

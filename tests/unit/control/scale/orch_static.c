@@ -44,7 +44,7 @@ st_push(struct st *d, enum lb_orch_ev_kind kind, uint32_t inst)
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
 	e->inst = inst;
-	e->ip = 0x7f000001;
+	e->ip = lb_conf_ip4(0x7f000001);
 	e->port = (uint16_t)(ST_PORT + inst);
 	snprintf(e->id, sizeof(e->id), "static-%u", inst);
 	return 0;

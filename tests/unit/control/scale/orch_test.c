@@ -30,24 +30,30 @@ struct line_case {
 	const char *id;
 	uint32_t ip;
 	uint16_t port;
+	const char *ip6; /* an IPv6 address, as written back */
 };
 
 static const struct line_case lines[] = {
-	{"i1 10.0.0.1:80", 0, "i1", 0x0a000001, 80},
-	{"  pod-abc\t192.168.1.20:8080  ", 0, "pod-abc", 0xc0a80114, 8080},
-	{"x 1.2.3.4:65535", 0, "x", 0x01020304, 65535},
-	{"i1 10.0.0.1:0", -EINVAL, NULL, 0, 0},
-	{"i1 10.0.0.1:65536", -EINVAL, NULL, 0, 0},
-	{"i1 10.0.0.1", -EINVAL, NULL, 0, 0},
-	{"i1 10.0.0.256:80", -EINVAL, NULL, 0, 0},
-	{"i1", -EINVAL, NULL, 0, 0},
-	{"", -EINVAL, NULL, 0, 0},
-	{"i1 10.0.0.1:80 extra", -EINVAL, NULL, 0, 0},
-	{"i\x01 10.0.0.1:80", -EINVAL, NULL, 0, 0},
-	{"i\xc3\xa9 10.0.0.1:80", -EINVAL, NULL, 0, 0},
+	{"i1 10.0.0.1:80", 0, "i1", 0x0a000001, 80, NULL},
+	{"  pod-abc\t192.168.1.20:8080  ", 0, "pod-abc", 0xc0a80114, 8080, NULL},
+	{"x 1.2.3.4:65535", 0, "x", 0x01020304, 65535, NULL},
+	{"i1 10.0.0.1:0", -EINVAL, NULL, 0, 0, NULL},
+	{"i1 10.0.0.1:65536", -EINVAL, NULL, 0, 0, NULL},
+	{"i1 10.0.0.1", -EINVAL, NULL, 0, 0, NULL},
+	{"i1 10.0.0.256:80", -EINVAL, NULL, 0, 0, NULL},
+	{"i1", -EINVAL, NULL, 0, 0, NULL},
+	{"", -EINVAL, NULL, 0, 0, NULL},
+	{"i1 10.0.0.1:80 extra", -EINVAL, NULL, 0, 0, NULL},
+	{"i\x01 10.0.0.1:80", -EINVAL, NULL, 0, 0, NULL},
+	{"i\xc3\xa9 10.0.0.1:80", -EINVAL, NULL, 0, 0, NULL},
 	{"0123456789012345678901234567890123456789012345678901234567890123 "
 	 "1.1.1.1:1",
-	 -EINVAL, NULL, 0, 0},
+	 -EINVAL, NULL, 0, 0, NULL},
+	{"i6 [2001:db8::5]:8080", 0, "i6", 0, 8080, "2001:db8::5"},
+	{"pod-x [2001:DB8:0:0::A]:80", 0, "pod-x", 0, 80, "2001:db8::a"},
+	{"i6 2001:db8::5:8080", -EINVAL, NULL, 0, 0, NULL},
+	{"i6 [2001:db8::5]", -EINVAL, NULL, 0, 0, NULL},
+	{"i6 [2001:db8::g]:80", -EINVAL, NULL, 0, 0, NULL},
 };
 
 static void
@@ -57,7 +63,8 @@ test_parse_line(void **state)
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		const struct line_case *c = &lines[i];
 		char id[LB_ORCH_ID_LEN + 1] = "unset";
-		uint32_t ip = 7;
+		struct lb_conf_ip ip = lb_conf_ip4(7);
+		char a[LB_CMD_IP_STRLEN];
 		uint16_t port = 7;
 		int rc = lb_orch_parse_line(c->in, strlen(c->in), id, &ip,
 					    &port);
@@ -65,11 +72,18 @@ test_parse_line(void **state)
 		assert_int_equal(rc, c->rc);
 		if (rc == 0) {
 			assert_string_equal(id, c->id);
-			assert_int_equal(ip, c->ip);
+			assert_int_equal(ip.af, c->ip6 != NULL
+							? LB_CONF_AF_INET6
+							: LB_CONF_AF_INET);
+			if (c->ip6 != NULL)
+				assert_string_equal(lb_cmd_fmt_ip(&ip, a),
+						    c->ip6);
+			else
+				assert_int_equal(ip.ip, c->ip);
 			assert_int_equal(port, c->port);
 		} else {
 			assert_string_equal(id, "unset");
-			assert_int_equal(ip, 7);
+			assert_int_equal(ip.ip, 7);
 		}
 	}
 }
@@ -81,7 +95,7 @@ test_parse_output(void **state)
 		"# started\r\n\n  \ni7 10.12.0.9:80\r\ni8 10.12.0.10:80";
 	char id[LB_ORCH_ID_LEN + 1];
 	unsigned int bad = 0;
-	uint32_t ip;
+	struct lb_conf_ip ip;
 	uint16_t port;
 
 	(void)state;
@@ -89,7 +103,7 @@ test_parse_output(void **state)
 		lb_orch_parse_output(good, strlen(good), id, &ip, &port, &bad),
 		1);
 	assert_string_equal(id, "i7");
-	assert_int_equal(ip, 0x0a0c0009);
+	assert_int_equal(ip.ip, 0x0a0c0009);
 	assert_int_equal(port, 80);
 	assert_int_equal(
 		lb_orch_parse_output("# nothing\n\n", 11, id, &ip, &port, &bad),
@@ -266,7 +280,7 @@ test_registry(void **state)
 	assert_int_equal(ev[0].kind, LB_ORCH_EV_UP);
 	assert_int_equal(ev[0].inst, 3);
 	assert_string_equal(ev[0].id, "static-3");
-	assert_int_equal(ev[0].ip, 0x7f000001);
+	assert_int_equal(ev[0].ip.ip, 0x7f000001);
 	assert_int_equal(ev[0].port, 10003);
 	assert_int_equal(r.ops->stop(r.d, 3, "static-3", 0), 0);
 	assert_int_equal(r.ops->poll(r.d, 0, ev, 4), 1);
@@ -308,7 +322,7 @@ test_exec_driver(void **state)
 	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 8000);
 	assert_non_null(e);
 	assert_string_equal(e->id, "pod-i0");
-	assert_int_equal(e->ip, 0x0a010203);
+	assert_int_equal(e->ip.ip, 0x0a010203);
 	assert_int_equal(e->port, 8080);
 	assert_int_equal(calls("up tcp:10.0.0.1:80 i0"), 1);
 
@@ -440,7 +454,7 @@ test_process_driver(void **state)
 	assert_int_equal(r.ops->start(r.d, 2, lb_orch_now()), -ENOSPC);
 	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 8000);
 	assert_non_null(e);
-	assert_int_equal(e->ip, 0x7f000001);
+	assert_int_equal(e->ip.ip, 0x7f000001);
 	assert_int_equal(e->port, 20000);
 	e = wait_ev(&r, LB_ORCH_EV_EXITED, 1, 8000);
 	assert_non_null(e);
@@ -553,7 +567,7 @@ test_k8s_driver(void **state)
 	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 5000);
 	assert_non_null(e);
 	assert_string_equal(e->id, "web-0");
-	assert_int_equal(e->ip, 0x0a090001);
+	assert_int_equal(e->ip.ip, 0x0a090001);
 	assert_int_equal(e->port, 8080);
 	e = wait_ev(&r, LB_ORCH_EV_UP, 1, 5000);
 	assert_non_null(e);
@@ -584,6 +598,88 @@ test_k8s_driver(void **state)
 	assert_non_null(e);
 	assert_non_null(strstr(e->msg, "HTTP 401"));
 	assert_int_equal(count_ev(&r, LB_ORCH_EV_UP), 0);
+	r.ops->destroy(r.d, 0);
+	lb_orch_job_kill(&srv);
+}
+
+/* The process driver on an IPv6 address: the instances are told it
+ * (LB_INST_ADDR, unbracketed) and come up there. */
+static void
+test_process_driver_ip6(void **state)
+{
+	struct lb_as_conf c;
+	struct lb_cmd_out out;
+	struct run r = {0};
+	const struct lb_orch_ev *e;
+	char err[128], path[300], a[LB_CMD_IP_STRLEN], got[64] = "";
+	FILE *f;
+
+	(void)state;
+	lb_as_conf_default(&c);
+	lb_cmd_out_init(&out);
+	snprintf(c.command, sizeof(c.command),
+		 "echo $LB_INST_ADDR >%s/q$LB_INST_PORT; exec sleep 30", dir);
+	snprintf(c.target, sizeof(c.target), "2001:db8::5:20010-20011");
+	assert_true(lb_orch_check(&c, &out) < 0); /* brackets */
+	lb_cmd_out_reset(&out);
+	snprintf(c.target, sizeof(c.target), "[2001:db8::5]:20010-20011");
+	assert_int_equal(lb_orch_check(&c, &out), 0);
+	lb_cmd_out_free(&out);
+	r.ops = lb_orch_find("process");
+	r.d = r.ops->create(&c, "tcp:[2001:db8::10]:80", err, sizeof(err));
+	assert_non_null(r.d);
+	assert_int_equal(r.ops->start(r.d, 0, lb_orch_now()), 0);
+	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 8000);
+	assert_non_null(e);
+	assert_int_equal(e->ip.af, LB_CONF_AF_INET6);
+	assert_string_equal(lb_cmd_fmt_ip(&e->ip, a), "2001:db8::5");
+	assert_int_equal(e->port, 20010);
+	snprintf(path, sizeof(path), "%s/q20010", dir);
+	for (unsigned int t = 0; t < 800 && access(path, F_OK) != 0; t++)
+		usleep(10000);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got, "2001:db8::5\n");
+	assert_int_equal(r.ops->stop(r.d, 0, "", lb_orch_now()), 0);
+	assert_non_null(wait_ev(&r, LB_ORCH_EV_STOPPED, 0, 8000));
+	r.ops->destroy(r.d, 2000000000ull);
+}
+
+/* The kubernetes driver reads an IPv6 EndpointSlice: pods' IPv6
+ * addresses become the instances'. */
+static void
+test_k8s_ip6(void **state)
+{
+	char tokf[100], err[300], port[16], dbg[64], a[LB_CMD_IP_STRLEN];
+	struct lb_orch_job srv;
+	struct lb_as_conf c;
+	struct run r = {0};
+	const struct lb_orch_ev *e;
+	bool up;
+
+	(void)state;
+	setenv("K8S_POD_ADDRS", "2001:db8:9::1 2001:db8:9::2", 1);
+	up = api_start(&srv, port, sizeof(port), dbg, sizeof(dbg), tokf,
+		       sizeof(tokf));
+	unsetenv("K8S_POD_ADDRS");
+	if (!up)
+		skip();
+	lb_as_conf_default(&c);
+	snprintf(c.driver, sizeof(c.driver), "kubernetes");
+	snprintf(c.target, sizeof(c.target),
+		 "http://127.0.0.1:%s default web token=%s", port, tokf);
+	r.ops = lb_orch_find("kubernetes");
+	r.d = r.ops->create(&c, "tcp:[2001:db8::10]:80", err, sizeof(err));
+	assert_non_null(r.d);
+	assert_int_equal(r.ops->start(r.d, 0, lb_orch_now()), 0);
+	e = wait_ev(&r, LB_ORCH_EV_UP, 0, 5000);
+	assert_non_null(e);
+	assert_string_equal(e->id, "web-0");
+	assert_int_equal(e->ip.af, LB_CONF_AF_INET6);
+	assert_string_equal(lb_cmd_fmt_ip(&e->ip, a), "2001:db8:9::1");
+	assert_int_equal(e->port, 8080);
 	r.ops->destroy(r.d, 0);
 	lb_orch_job_kill(&srv);
 }
@@ -777,7 +873,7 @@ test_k8s_adopt(void **state)
 		assert_non_null(i);
 		assert_int_equal(i->origin, LB_AS_ORCH);
 		assert_int_equal(i->state, LB_AS_ACTIVE);
-		assert_int_equal(i->ip, 0x0a090001 + id);
+		assert_int_equal(i->ip.ip, 0x0a090001 + id);
 		assert_int_equal(i->port, 8080);
 	}
 	assert_int_equal(lb_as_svc_stats(m.s)->adopted, 3);
@@ -887,7 +983,9 @@ main(void)
 		cmocka_unit_test(test_exec_driver),
 		cmocka_unit_test(test_exec_cluster),
 		cmocka_unit_test(test_process_driver),
+		cmocka_unit_test(test_process_driver_ip6),
 		cmocka_unit_test(test_k8s_driver),
+		cmocka_unit_test(test_k8s_ip6),
 		cmocka_unit_test(test_k8s_adopt),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,8 @@
 
 #include "tsring.h"
 
-static const struct lb_tsring_key ka = {1, 0}, kb = {1, 7}, kc = {2, 0};
+static const struct lb_tsring_key ka = {.svc = 1}, kb = {.svc = 1, .be = 7},
+				  kc = {.svc = 2};
 
 static void
 test_sizes(void **state)
@@ -166,6 +167,42 @@ test_entities(void **state)
 	lb_tsring_free(r);
 }
 
+/* Keys with an IPv6 address: the address tells entities apart where the
+ * words are the same, and the order keeps a service's backends after it. */
+static void
+test_ip6_keys(void **state)
+{
+	struct lb_tsring_key s6a = {.svc = 6ull << 48 | 80, .svc6 = {0x20, 1}};
+	struct lb_tsring_key s6b = s6a, b6 = s6a, b4 = s6a;
+	struct lb_tsring *r = lb_tsring_create(4, 8, 1);
+	bool created;
+	int e[4];
+
+	(void)state;
+	s6b.svc6[15] = 1;
+	b6.be = 8080;
+	b6.be6[0] = 0x20;
+	b4.be = 0x0a000001ull << 16 | 8080;
+	lb_tsring_begin(r, 1000);
+	e[0] = lb_tsring_entity(r, &s6a, &created);
+	assert_true(created);
+	e[1] = lb_tsring_entity(r, &s6b, &created);
+	assert_true(created);
+	e[2] = lb_tsring_entity(r, &b6, &created);
+	assert_true(created);
+	e[3] = lb_tsring_entity(r, &b4, &created);
+	assert_true(created);
+	assert_true(e[0] != e[1] && e[2] != e[3] && e[0] != e[2]);
+	assert_int_equal(lb_tsring_entity(r, &s6b, &created), e[1]);
+	assert_false(created);
+	assert_int_equal(lb_tsring_key_cmp(&s6a, &s6a), 0);
+	assert_true(lb_tsring_key_cmp(&s6a, &s6b) < 0);
+	assert_true(lb_tsring_key_cmp(&s6a, &b6) < 0);
+	assert_true(lb_tsring_key_cmp(&b6, &s6b) < 0);
+	assert_true(lb_tsring_key_cmp(&ka, &s6a) < 0);
+	lb_tsring_free(r);
+}
+
 int
 main(void)
 {
@@ -175,6 +212,7 @@ main(void)
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_gaps_and_bad_input),
 		cmocka_unit_test(test_entities),
+		cmocka_unit_test(test_ip6_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -551,6 +551,8 @@ test_ip6_compile(void **state)
 	assert_int_equal(in_slot, 3);
 	assert_int_equal(lb_dpconf_svc_find(d, 6, 0, htons(80)),
 			 LB_DPCONF_NONE);
+	assert_false(lb_dpconf_is_own(d, 0));
+	assert_false(lb_dpconf_is_ours(d, 0, 0));
 	assert_int_equal(lb_dpconf_svc_find(d, 17, 0, htons(53)),
 			 LB_DPCONF_NONE);
 	/* fnat66 and a draining fnat64 backend. */
