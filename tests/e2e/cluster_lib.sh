@@ -124,12 +124,12 @@ cl_diagnose() {
 		for f in dataplane.log control.log bird.log health.log; do
 			[ -s "$d/$f" ] || continue
 			e2e_log "host $i, last lines of $f:"
-			tail -n 15 "$d/$f" | sed 's/^/    /'
+			tail -n 25 "$d/$f" | sed 's/^/    /'
 		done
 	done
 	[ ! -s "$E2E_TMP/router/bird.log" ] || {
 		e2e_log "router, last lines of bird.log:"
-		tail -n 15 "$E2E_TMP/router/bird.log" | sed 's/^/    /'
+		tail -n 40 "$E2E_TMP/router/bird.log" | sed 's/^/    /'
 	}
 }
 
@@ -203,7 +203,7 @@ define LB_NET = $CL_RT_NET.0/24;
 define VIPS = [ 10.30.0.0/24+ ];
 define USE_BFD = $CL_USE_BFD;
 log "$E2E_TMP/router/bird.log" all;
-debug protocols { states, events };
+debug protocols { states };
 include "$CL_TOOLS/bird-router.conf";
 EOF
 }
@@ -284,7 +284,10 @@ cl_host_conf() {
 cl_dp_start() {
 	local i=$1 d pid k
 	d=$(host_dir "$i")
-	ip netns exec "$(ns_host "$i")" "$LB_DATAPLANE" -l 0-1 --no-pci \
+	# The hosts' workers on different CPUs (odd hosts on CPU 1, even
+	# ones on CPU 0), so that the two hosts do not starve each other.
+	ip netns exec "$(ns_host "$i")" "$LB_DATAPLANE" -l 0-1 \
+		--main-lcore $((i % 2 ? 0 : 1)) --no-pci \
 		--socket-limit "${LB_EAL_MEM:-256}" --file-prefix "$(host_prefix "$i")" \
 		--vdev="net_af_packet0,iface=$(if_port0 "$i")" \
 		--vdev="net_af_packet1,iface=$(if_port1 "$i")" \
@@ -357,7 +360,7 @@ define ROUTER_ADDR = $CL_RT_ADDR;
 define ROUTER_AS = $CL_ROUTER_AS;
 define USE_BFD = $CL_USE_BFD;
 log "$d/bird.log" all;
-debug protocols { states, events };
+debug protocols { states };
 protocol static vips {
 	disabled yes;
 	ipv4;
@@ -384,7 +387,7 @@ cl_health_start() {
 	ip netns exec "$(ns_host "$i")" "$CL_TOOLS/lb-health" \
 		--lbctl "$LBCTL" --socket "$d/ctl.sock" \
 		--bird-socket "$d/bird.ctl" --protocol vips --interval 0.5 --fall 3 \
-		--need-backend \
+		--need-backend --drain-file "$d/drain" \
 		</dev/null >>"$d/health.log" 2>&1 &
 	echo $! >"$d/health.pid"
 }
