@@ -24,6 +24,7 @@
 #   - host 1 drained (lb-health's drain file): withdrawn, every new
 #     connection through host 2; the file removed, announced again.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2034 # variables read by those conditions, or by cluster_lib.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # variables of lib.sh and of the scripts sourcing this
 #
 # Several load balancer hosts behind one ECMP router, on one machine;
 # sourced after lib.sh by the cluster tests and tools/demo-cluster.
@@ -410,6 +411,7 @@ cl_up() {
 	# /via answers the address the connection came from: the SNAT
 	# address, which tells the host it went through.
 	for ((i = 1; i <= $1; i++)); do
+		# shellcheck disable=SC2016 # nginx's variable
 		BE_LOCATIONS='location /via { return 200 "$remote_addr\n"; }' \
 			be_start "$i"
 	done

@@ -14,6 +14,7 @@
 #     spread by ECMP over both hosts, get the limit in total within 5%,
 #     and both hosts admit a share.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2086 # $MSVC and $ASVC ("tcp VIP:PORT") are two words on purpose
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
