@@ -115,22 +115,7 @@ comeback() {
 		'[ "$(field new_ok "$SPREAD_T")" = "$(field new "$SPREAD_T")" ] && [ $((SPREAD_B * 5)) -ge "$(field new "$SPREAD_T")" ]'
 }
 
-# failover_once TAG: failover of host 2; when a session other than host
-# 2's went down meanwhile (the machine stalled: see spread), host 2 comes
-# back and the whole run is made again.
-failover_once() {
-	local f0 w
-	f0=$(rt_flaps)
-	failover "$1" 2 $((HOLD + 12))
-	[ $(($(rt_flaps) - f0)) -gt 1 ] || return 0
-	e2e_log "$1: a BGP session went down that nothing touched (the" \
-		"machine stalled); host 2 back, once more"
-	cl_dp_start 2
-	w=$(cl_wait_routes 2) || true
-	failover "$1" 2 $((HOLD + 12))
-}
-
-failover_once "BFD"
+failover_once "BFD" 2 $((HOLD + 12))
 FO_BFD_ROUTE=$FO_ROUTE FO_BFD_NEW=$FO_NEW
 judge "BFD"
 # BFD declares a host dead after 10 x 300 ms; the route follows at once.
@@ -151,7 +136,7 @@ no_bfd() { ! birdc_rt show bfd sessions 2>&1 | grep -qw Up; }
 check "BFD off: the router has no BFD session left" wait_ok 20 no_bfd
 w=$(cl_wait_routes 2) || true
 check "BFD off: both hosts in the route" '[ "${w%% *}" = 2 ]'
-failover_once "no BFD"
+failover_once "no BFD" 2 $((HOLD + 12))
 FO_HOLD_ROUTE=$FO_ROUTE FO_HOLD_NEW=$FO_NEW
 judge "no BFD"
 # The hold timer runs from the last keepalive the router received, sent

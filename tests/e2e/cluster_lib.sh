@@ -566,3 +566,18 @@ PY
 	FO_NEW=$(field fo_new "$FO_SUM")
 	e2e_log "$tag: ${FO_SUM}route without host $host after $FO_ROUTE s"
 }
+
+# failover_once TAG HOST SECONDS: failover; when a session other than
+# HOST's went down meanwhile (the machine stalled: see spread), HOST comes
+# back and the whole run is made again.
+failover_once() {
+	local f0
+	f0=$(rt_flaps)
+	failover "$@"
+	[ $(($(rt_flaps) - f0)) -gt 1 ] || return 0
+	e2e_log "$1: a BGP session went down that nothing touched (the" \
+		"machine stalled); host $2 back, once more"
+	cl_dp_start "$2"
+	cl_wait_routes "$CL_NHOSTS" >/dev/null || true
+	failover "$@"
+}
