@@ -645,8 +645,7 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"restart.\n\n"
 			"IP may be IPv6: an IPv6 SNAT address is the source "
 			"toward IPv6\nbackends (fnat66), an IPv4 one toward "
-			"IPv4 backends, those of IPv6\nservices (fnat64) "
-			"included.\n\n"
+			"IPv4 backends.\n\n"
 			"Example: `snat add 10.0.0.10 port 0`",
 		.fn = cmd_snat_add,
 	},
@@ -705,10 +704,9 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"that use weights. The backend may not be a\nlocal, "
 			"SNAT or VIP address. At most 256 backends per "
 			"service.\n\n"
-			"An IPv6 service takes IPv6 backends "
-			"(`[2001:db8:1::11]:8443`, fnat66)\nand IPv4 ones "
-			"(fnat64), mixed; an IPv4 service takes IPv4 "
-			"backends\nonly.\n\n"
+			"A service takes backends of its own family: an IPv6 "
+			"service IPv6\nbackends (`[2001:db8:1::11]:8443`, "
+			"fnat66), an IPv4 service IPv4\nbackends.\n\n"
 			"Example: `backend add tcp 192.0.2.10:80 "
 			"10.0.1.11:8080 weight 2`",
 		.fn = cmd_be_add,

@@ -34,6 +34,41 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 	return lb_svc_opt_check_all(&x, o, out);
 }
 
+/*
+ * What the dataplane does for an IPv6 service: full NAT to IPv6 backends
+ * (fnat66), one trial per new flow, the per-source budget. The options
+ * that would need more (HTTP following and what rests on it, request
+ * admission, the SYN proxy, the PROXY protocol) are refused rather than
+ * accepted and silently not applied: a limit an IPv6 client could walk
+ * past is worse than none the operator knows of.
+ */
+static int
+ip6_opts_check(const struct lb_conf_svc_key *key,
+	       const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
+{
+	char s[SVC_STRLEN];
+	const char *what = NULL;
+
+	if (key->af != LB_CONF_AF_INET6)
+		return 0;
+	if (o->http)
+		what = "http";
+	else if (o->admit.rate != 0)
+		what = "admit-rate";
+	else if (o->gov[LB_CONF_GOV_ON] != 0)
+		what = "governor";
+	else if (o->synp.mode != LB_CONF_SYNP_OFF)
+		what = "synproxy";
+	else if (o->proxy_proto != LB_CONF_PP_OFF)
+		what = "proxy-protocol";
+	if (what == NULL)
+		return 0;
+	return lb_cmd_error(out, -EOPNOTSUPP,
+			    "%s: %s is not available on IPv6 services (they "
+			    "are forwarded at layer 4 only)",
+			    lb_conf_key_str(key, s), what);
+}
+
 int
 lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
@@ -63,6 +98,8 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 			c, &vip, ROLE_SNAT | ROLE_BE | ROLE_GW, "VIP", out);
 	if (rc == 0)
 		rc = lb_conf_svc_opts_check(c, key->proto, o, out);
+	if (rc == 0)
+		rc = ip6_opts_check(key, o, out);
 	if (rc != 0)
 		return rc;
 	if (c->nb_svc == LB_CONF_MAX_SVCS)
@@ -109,6 +146,8 @@ lb_conf_svc_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	if (sv == NULL)
 		return rc;
 	rc = lb_conf_svc_opts_check(c, key->proto, o, out);
+	if (rc == 0)
+		rc = ip6_opts_check(&sv->key, o, out);
 	if (rc != 0)
 		return rc;
 	if (!lb_svc_opt_eq(&sv->opts, o)) {
@@ -223,12 +262,19 @@ lb_conf_be_add_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return rc;
 	lb_cmd_fmt_ip_port(ip, port, a);
 	lb_conf_key_str(key, s);
-	/* fnat64 gives an IPv6 client an IPv4 pool; the other way round,
-	 * an IPv4 client has no IPv6 address to be written as. */
+	/* An IPv4 client has no IPv6 address to be written as; an IPv6
+	 * client to an IPv4 backend (fnat64) the dataplane does not
+	 * translate. */
 	if (sv->key.af == LB_CONF_AF_INET && ip->af == LB_CONF_AF_INET6)
 		return lb_cmd_error(out, -EINVAL,
 				    "backend %s is IPv6 but %s is IPv4: an "
 				    "IPv4 service takes IPv4 backends only",
+				    a, s);
+	if (sv->key.af == LB_CONF_AF_INET6 && ip->af == LB_CONF_AF_INET)
+		return lb_cmd_error(out, -EOPNOTSUPP,
+				    "backend %s is IPv4 but %s is IPv6: an "
+				    "IPv6 service takes IPv6 backends only "
+				    "(no IPv6 to IPv4 translation)",
 				    a, s);
 	if (lb_conf_be_find(sv, ip, port) != NULL)
 		return lb_cmd_error(out, -EEXIST,

@@ -209,6 +209,7 @@ lb_pub_build(struct lb_pub *p, const struct lb_conf *conf,
 		return rc;
 	/* Removed SNAT addresses drain: their flows' replies stay ours. */
 	lb_dpconf_snat_keep(d, cur, lb_view_snat_busy, p->shm);
+	lb_dpconf_snat6_keep(d, cur, lb_view_snat6_busy, p->shm);
 	if (p->hdr_len > LB_DPCONF_HDR_MAX) {
 		snprintf(err, errlen,
 			 "the header database takes %zu bytes, a table has "
@@ -323,7 +324,8 @@ lb_pub_gc_due(const struct lb_pub *p)
 	if (p->shm == NULL)
 		return false;
 	c = atomic_load_explicit(&p->shm->conf, memory_order_acquire);
-	if (lb_dpconf_snat_gc_due(c, lb_view_snat_busy, p->shm))
+	if (lb_dpconf_snat_gc_due(c, lb_view_snat_busy, p->shm) ||
+	    lb_dpconf_snat6_gc_due(c, lb_view_snat6_busy, p->shm))
 		return true;
 	for (uint32_t s = 0; c != NULL && s < c->nb_svc; s++) {
 		const struct lb_dpconf_svc *v = &c->svc[s];

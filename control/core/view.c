@@ -11,6 +11,7 @@
 #include "lb/adaptive.h"
 #include "govview.h"
 #include "l7view.h"
+#include "flow6.h"
 #include "lb/snat.h"
 #include "view.h"
 
@@ -649,6 +650,26 @@ lb_view_snat_busy(void *ctx, uint32_t ip)
 	for (uint32_t w = 0; w < nw; w++)
 		if (shm->w[w] != NULL &&
 		    lb_snat_addr_used(shm->w[w]->snat, ip) > 0)
+			return true;
+	return false;
+}
+
+bool
+lb_view_snat6_busy(void *ctx, const uint8_t *ip)
+{
+	const struct lb_shm *shm = ctx;
+	uint32_t nw;
+
+	if (shm == NULL)
+		return false;
+	nw = nb_workers(shm);
+	/* Each worker knows an IPv6 SNAT address by its fold under that
+	 * worker's flow table seed. */
+	for (uint32_t w = 0; w < nw; w++)
+		if (shm->w[w] != NULL && shm->w[w]->snat6 != NULL &&
+		    shm->w[w]->ft != NULL &&
+		    lb_snat_addr_used(shm->w[w]->snat6,
+				      lb_flow6_fold(shm->w[w]->ft, ip)) > 0)
 			return true;
 	return false;
 }

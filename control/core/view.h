@@ -196,6 +196,9 @@ bool lb_view_busy(void *ctx, uint32_t svc, uint32_t be);
  */
 bool lb_view_snat_busy(void *ctx, uint32_t ip);
 
+/** lb_view_snat_busy() for an IPv6 SNAT address (lb_dpconf_snat6_busy_fn). */
+bool lb_view_snat6_busy(void *ctx, const uint8_t *ip);
+
 /** The address of backend @p b (host order). */
 static inline struct lb_conf_ip
 lb_view_be_ip(const struct lb_view_be *b)

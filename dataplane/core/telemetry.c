@@ -201,10 +201,16 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static void
-fmt_addr(char *buf, size_t n, uint32_t ip, uint16_t port)
+fmt_addr(char *buf, size_t n, uint8_t af, uint32_t ip, const uint8_t *ip6,
+	 uint16_t port)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN];
 
+	if (af == LB_CONF_AF_INET6) {
+		inet_ntop(AF_INET6, ip6, a, sizeof(a));
+		snprintf(buf, n, "[%s]:%u", a, ntohs(port));
+		return;
+	}
 	inet_ntop(AF_INET, &ip, a, sizeof(a));
 	snprintf(buf, n, "%s:%u", a, ntohs(port));
 }
@@ -223,11 +229,11 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (uint32_t s = 0; s < c->nb_svc; s++) {
 		const struct lb_dpconf_svc *v = &c->svc[s];
-		char svc[48], addr[32], name[32];
+		char svc[64], addr[56], name[32];
 
 		if (v->state == LB_SVC_EMPTY)
 			continue;
-		fmt_addr(addr, sizeof(addr), v->vip, v->vport);
+		fmt_addr(addr, sizeof(addr), v->af, v->vip, v->vip6, v->vport);
 		snprintf(svc, sizeof(svc), "%s %s",
 			 v->proto == LB_IPPROTO_TCP ? "tcp" : "udp", addr);
 		for (uint32_t b = 0; b < v->nb_be; b++) {
@@ -258,8 +264,8 @@ cmd_backends(const char *cmd, const char *params, struct rte_tel_data *d)
 				h5xx += w->bst[s][b].http_5xx;
 				inflight += w->bst[s][b].inflight;
 			}
-			fmt_addr(addr, sizeof(addr), v->be[b].ip,
-				 v->be[b].port);
+			fmt_addr(addr, sizeof(addr), v->be[b].af, v->be[b].ip,
+				 v->be[b].ip6, v->be[b].port);
 			rte_tel_data_start_dict(e);
 			rte_tel_data_add_dict_string(e, "service", svc);
 			rte_tel_data_add_dict_string(e, "addr", addr);

@@ -218,6 +218,17 @@ fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	lb_worker_route_out6(w, m, to, now);
 }
 
+/* The budget key of an IPv6 source: its /64, folded under the flow
+ * table's seed (nobody outside can aim two prefixes at one key). */
+static inline uint32_t
+src64_key(const struct lb_worker *w, const uint8_t *src)
+{
+	uint8_t p[16] = {0};
+
+	memcpy(p, src, 8);
+	return lb_flow6_fold(w->ft, p);
+}
+
 /* A new flow of IPv6 service @p s to an IPv6 backend (fnat66). */
 static void
 flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
@@ -244,6 +255,15 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	}
 	if (unlikely(!lb_pkt6_l4_csum_ok(frame_of(m), pkt))) {
 		drop(w, m, LB_DROP_L4_CSUM);
+		return;
+	}
+	/* The per-source budget of new flows, as for IPv4 and before any
+	 * state: a source is its /64 (a host is handed one, and an
+	 * attacker its whole range), folded into the budget's 32-bit
+	 * keys. Silently, as for IPv4. */
+	if (unlikely(!lb_src_budget_take(w->srcb, src64_key(w, orig->src),
+					 now))) {
+		rte_pktmbuf_free(m);
 		return;
 	}
 	lb_flow6_key(w->ft, &k, orig);

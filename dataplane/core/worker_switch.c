@@ -7,11 +7,35 @@
  */
 #include "worker_priv.h"
 
+/*
+ * A backend's identity for the schedulers (Maglev's permutation is made
+ * from it): its address and port, the same on every worker and every
+ * host. An IPv6 address is folded by a fixed function, no secret, so
+ * that hosts agree; its 48 bits keep backends apart as IPv4's 32 do.
+ */
+static uint64_t
+be_id(const struct lb_dpconf_be *b)
+{
+	uint64_t h[2];
+
+	if (b->af != LB_CONF_AF_INET6)
+		return (uint64_t)b->ip << 16 | b->port;
+	memcpy(h, b->ip6, sizeof(h));
+	h[0] ^= h[1] * 0x9e3779b97f4a7c15ull;
+	h[0] ^= h[0] >> 31;
+	h[0] *= 0xbf58476d1ce4e5b9ull;
+	h[0] ^= h[0] >> 29;
+	return (h[0] & 0xffffffffffffull) << 16 | b->port;
+}
+
 static bool
 same_svc(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
 {
 	return a->state != LB_SVC_EMPTY && b->state != LB_SVC_EMPTY &&
-	       a->proto == b->proto && a->vip == b->vip && a->vport == b->vport;
+	       a->proto == b->proto && a->vip == b->vip &&
+	       a->vport == b->vport && a->af == b->af &&
+	       (a->af != LB_CONF_AF_INET6 ||
+		memcmp(a->vip6, b->vip6, sizeof(a->vip6)) == 0);
 }
 
 static bool
@@ -26,7 +50,11 @@ same_deferq(const struct lb_conf_svc_opts *a, const struct lb_conf_svc_opts *b)
 static bool
 same_be(const struct lb_dpconf_be *a, const struct lb_dpconf_be *b)
 {
-	return a->state != LB_BE_EMPTY && a->ip == b->ip && a->port == b->port;
+	/* IPv6 backends have ip 0: their whole address tells them apart. */
+	return a->state != LB_BE_EMPTY && a->ip == b->ip &&
+	       a->port == b->port && a->af == b->af &&
+	       (a->af != LB_CONF_AF_INET6 ||
+		memcmp(a->ip6, b->ip6, sizeof(a->ip6)) == 0);
 }
 
 /*
@@ -62,7 +90,9 @@ same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
 	for (uint32_t i = 0; i < a->nb_be; i++) {
 		const struct lb_dpconf_be *x = &a->be[i], *y = &b->be[i];
 
-		if (x->ip != y->ip || x->port != y->port ||
+		if (x->ip != y->ip || x->af != y->af ||
+		    memcmp(x->ip6, y->ip6, sizeof(x->ip6)) != 0 ||
+		    x->port != y->port ||
 		    x->weight != y->weight || x->health != y->health ||
 		    x->up_gen != y->up_gen ||
 		    lb_dpconf_be_eligible(a, i) != lb_dpconf_be_eligible(b, i))
@@ -95,7 +125,7 @@ svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 	if (ops != NULL) {
 		for (uint32_t b = 0; b < v->nb_be; b++)
 			be[b] = (struct lb_sched_be){
-				(uint64_t)v->be[b].ip << 16 | v->be[b].port,
+				be_id(&v->be[b]),
 				v->be[b].weight ? v->be[b].weight : 1,
 				lb_dpconf_be_eligible(v, b)
 			};

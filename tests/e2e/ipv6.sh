@@ -10,15 +10,23 @@
 #     50/50 by rr, and the backends saw the IPv6 SNAT address, not the
 #     client;
 #   - wrk on the IPv6 VIP and on the IPv4 VIP together: no error;
-#   - one backend's nginx stopped under wrk: new connections still all
-#     answered (the refused trials go to the other backend);
+#   - lbctl lists the IPv6 service and backends, and refuses what an IPv6
+#     service does not have (an IPv4 backend, http) with no change;
+#   - the IPv6 SNAT address moved under keep-alive load (snat add, snat
+#     del): the connections on the old one go on without an error, new
+#     ones come from the new one;
+#   - one backend's nginx stopped under load: IPv6 services have one
+#     trial per new flow, so its new connections fail until it is
+#     drained; then every new connection is answered by the other;
 #   - the flows drain, the dataplane exits 0 on SIGTERM.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2086 # $bad is a command line, split on purpose
+# shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 e2e_init ipv6
-e2e_need_dataplane
+e2e_need_control
 e2e_need_tools wrk curl
 
 TOL=${E2E_RR_TOL:-3}
@@ -55,7 +63,8 @@ service add tcp $VIP:80 sched rr
 backend add tcp $VIP:80 $(be_addr 1):80
 backend add tcp $VIP:80 $(be_addr 2):80
 EOF
-dp_start "$conf"
+dp_start_shared "$conf"
+ctl_start
 tel_save /lb/stats "$E2E_TMP/stats0"
 
 # ---- neighbour discovery and echo ------------------------------------------
@@ -112,20 +121,71 @@ check "wrk over IPv4 at the same time: requests served without error" \
 	'[ "$(field requests "$w4")" -gt 0 ] &&
 	 [ "$(field socket_errors "$w4")" = 0 ] && [ "$(field non2xx "$w4")" = 0 ]'
 
-# ---- a backend failing under load -------------------------------------------
+# ---- lbctl -------------------------------------------------------------------
 
-wrk_run "$URL6" 6 1 10 "$E2E_TMP/wrkf" -H "Connection: close" \
-	>"$E2E_TMP/wrkf.sum" &
+ctl backend list >"$E2E_TMP/bl.txt"
+check "lbctl backend list shows the IPv6 backends" \
+	'grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 1)\]:80 " "$E2E_TMP/bl.txt" &&
+	 grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 2)\]:80 " "$E2E_TMP/bl.txt"'
+ctl save >"$E2E_TMP/save0"
+for bad in "backend add tcp [$VIP6]:80 $(be_addr 1):80" \
+	"service set tcp [$VIP6]:80 http on"; do
+	out=$(ctl $bad 2>&1) && rc=0 || rc=$?
+	e2e_log "lbctl $bad: status $rc: $out"
+	check "refused: $bad" \
+		'[ "$rc" != 0 ] && printf "%s" "$out" | grep -q "IPv6"'
+done
+ctl save >"$E2E_TMP/save1"
+check "nothing changed by the refused commands" \
+	cmp -s "$E2E_TMP/save0" "$E2E_TMP/save1"
+
+# ---- the IPv6 SNAT address moved under load ------------------------------------
+
+SNAT6B=$BE_NET6::3
+wrk_run "$URL6" 5 1 8 "$E2E_TMP/wrks" >"$E2E_TMP/wrks.sum" &
+ws=$!
+sleep 1.5
+ctl_do snat add "$SNAT6B" port 1 >/dev/null
+ctl_do snat del "$LB_SNAT6" >/dev/null
+wait "$ws" || true
+ws=$(cat "$E2E_TMP/wrks.sum")
+e2e_log "wrk keep-alive while the SNAT address moved: $ws"
+check "keep-alive connections from the old SNAT address went on (no error)" \
+	'[ "$(field requests "$ws")" -gt 0 ] &&
+	 [ "$(field socket_errors "$ws")" = 0 ] && [ "$(field non2xx "$ws")" = 0 ]'
+http_seq "$URL6" 10 "$E2E_TMP/seq3"
+t=$(http_tally "$E2E_TMP/seq3")
+e2e_log "10 new connections after the move: $t"
+check "10/10 new connections answered after the move" \
+	[ "$(field ok "$t")" = 10 ]
+n=0
+for i in 1 2; do
+	c=$(ip netns exec "$(ns_be "$i")" ss -Htn state time-wait \
+		"( sport = :80 )" 2>/dev/null | grep -c "\[$SNAT6B\]:" || true)
+	n=$((n + c))
+done
+check "the backends saw the new SNAT address ($SNAT6B, $n closed)" \
+	'[ "$n" -gt 0 ]'
+
+# ---- a backend failing under load ---------------------------------------------
+
+# Keep-alive: a flood of short connections would also bring SNAT ports
+# round onto tuples the backends still hold in TIME_WAIT, which an IPv4
+# flow's next trial hides and an IPv6 flow (one trial) does not.
+wrk_run "$URL6" 6 1 10 "$E2E_TMP/wrkf" >"$E2E_TMP/wrkf.sum" &
 wf=$!
 sleep 2
 be_kill 2
+sleep 1
+ctl_do backend drain tcp "[$VIP6]:80" "[$(be_addr6 2)]:80" >/dev/null
 wait "$wf" || true
-e2e_log "wrk (Connection: close) while be2 stopped: $(cat "$E2E_TMP/wrkf.sum")"
+e2e_log "wrk keep-alive while be2 stopped, then drained:" \
+	"$(cat "$E2E_TMP/wrkf.sum")"
 http_seq "$URL6" 40 "$E2E_TMP/seq2"
 t=$(http_tally "$E2E_TMP/seq2")
-e2e_log "40 sequential requests with be2 down: $t"
+e2e_log "40 sequential requests with be2 drained: $t"
 [ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seq2"
-check "with be2 down, 40/40 new connections answered by be1" \
+check "with be2 drained, 40/40 new connections answered by be1" \
 	'[ "$(field ok "$t")" = 40 ] && [ "$(field be1 "$t")" = 40 ]'
 
 # ---- the end ------------------------------------------------------------------
@@ -135,6 +195,7 @@ v=$(wait_value "$DRAIN" /lb/stats flows_active = 0) || true
 e2e_log "flows_active ${v:-?} s"
 check "every flow drained (flows_active 0 within ${DRAIN}s)" \
 	'[ "${v%% *}" = 0 ]'
+ctl_stop
 dp_stop
 check "lb-dataplane exits 0 on SIGTERM (status $DP_RC)" [ "$DP_RC" = 0 ]
 e2e_finish

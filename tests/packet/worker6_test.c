@@ -818,9 +818,9 @@ test_vlan(void **state)
 
 /* The dataplane of env6() whose IPv6 services have one backend each,
  * the host on port 1, with @p nb workers, each knowing the client and
- * that host. */
+ * that host; @p sb, when not NULL, the budget of new flows per source. */
 static struct ph_env *
-env66_n(void **state, uint16_t nb)
+env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
 {
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
@@ -842,6 +842,8 @@ env66_n(void **state, uint16_t nb)
 		v->nb_be = 1;
 	}
 	e->dp.flows = FLOWS;
+	if (sb != NULL)
+		e->dp.src_budget = *sb;
 	ph_env_start(e, nb);
 	take_all(e, got, n);
 	for (uint16_t q = 0; q < nb; q++) {
@@ -858,6 +860,12 @@ env66_n(void **state, uint16_t nb)
 	}
 	ph_expect_quiet(e, "advertisements taken in");
 	return e;
+}
+
+static struct ph_env *
+env66_n(void **state, uint16_t nb)
+{
+	return env66_sb(state, nb, NULL);
 }
 
 static struct ph_env *
@@ -993,6 +1001,47 @@ test_fnat66_tcp(void **state)
 				   lb_flow6_fold(e->w->ft, snat)),
 		 0, "SNAT port free");
 	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/*
+ * IPv6 sources have the budget of new flows IPv4 sources have, each /64
+ * one source: a SYN flood from one /64 (new ports, new interface ids)
+ * gets its burst and then nothing, silently, no flow and no SNAT port
+ * taken; a source in another /64 still gets its flow.
+ */
+static void
+test_fnat66_src_budget(void **state)
+{
+	const struct lb_src_budget_conf sb = {.rate = 1, .burst = 3,
+					      .prefix = 32, .sources = 64};
+	struct ph_env *e = env66_sb(state, 1, &sb);
+	uint8_t vip[16], snat[16], c[16];
+	unsigned int fwd = 0;
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	client_syn(&in, &f, vip, snat, c);
+	for (uint16_t i = 0; i < 8; i++) {
+		/* Ports and interface ids change; the /64 does not. */
+		pb_ip6(in.src, 0x2001, 0xdb8, 1, (uint16_t)(7 + (i & 1) * 0x100));
+		in.l4.sport = (uint16_t)(CPORT6 + i);
+		pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+		ph_rx(e, 0, &f);
+		fwd += ph_take(e, 1, 0, NULL, 0);
+		CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "frames to the client");
+	}
+	CHECK_EQ(fwd, 3, "SYNs of one /64 forwarded: its burst");
+	CHECK_EQ(e->w->st.src_budget.dropped, 5, "dropped over budget");
+	CHECK_EQ(e->w->st.flows_created, 3, "flows created");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 3, "SNAT ports held");
+	/* Another /64. */
+	pb_ip6(in.src, 0x2001, 0xdb8, 5, 7);
+	in.l4.sport = CPORT6;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "another /64's SYN forwarded");
+	CHECK_EQ(e->w->st.src_budget.dropped, 5, "nothing more dropped");
 }
 
 /* A datagram through the UDP VIP and its answer, byte for byte. */
@@ -1168,6 +1217,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_announce, ph_teardown),
 		cmocka_unit_test_teardown(test_vlan, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),

@@ -1297,8 +1297,8 @@ test_lists(void **state)
 /*
  * A dual-stack site in the order and spelling of lb_conf_save(): IPv6
  * subnets on both ports, an IPv6 default route, an IPv6 SNAT address, an
- * IPv6 service with an IPv6 (fnat66) and a draining IPv4 (fnat64)
- * backend, and an IPv4 service beside it.
+ * IPv6 service with two IPv6 backends (fnat66), one draining, and an
+ * IPv4 service beside it.
  */
 static const char dual_conf[] =
 	"addr add 10.0.0.1/24 port 0\n"
@@ -1313,8 +1313,8 @@ static const char dual_conf[] =
 	"backend add tcp 192.0.2.10:443 10.0.0.11:8443\n"
 	"service add tcp [2001:db8:ff::10]:443 sched maglev\n"
 	"backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443 weight 2\n"
-	"backend add tcp [2001:db8:ff::10]:443 10.0.0.12:8443\n"
-	"backend drain tcp [2001:db8:ff::10]:443 10.0.0.12:8443\n"
+	"backend add tcp [2001:db8:ff::10]:443 [2001:db8:1::12]:8443\n"
+	"backend drain tcp [2001:db8:ff::10]:443 [2001:db8:1::12]:8443\n"
 	"service add udp [2001:db8:ff::10]:53\n"
 	"backend add udp [2001:db8:ff::10]:53 [2001:db8:1::21]:53\n";
 
@@ -1378,8 +1378,9 @@ test_ip6_roundtrip(void **state)
 	assert_int_equal(sv->key.vip, 0);
 	assert_int_equal(sv->key.vip6[0], 0x20);
 	assert_int_equal(sv->be[0].af, LB_CONF_AF_INET6);
-	assert_int_equal(sv->be[1].af, LB_CONF_AF_INET);
-	assert_int_equal(sv->be[1].ip, 0x0a00000c);
+	assert_int_equal(sv->be[1].af, LB_CONF_AF_INET6);
+	assert_int_equal(sv->be[1].ip, 0);
+	assert_int_equal(sv->be[1].ip6[15], 0x12);
 	assert_true(sv->be[1].draining);
 	/* Applied to an empty configuration, the saved text gives it back. */
 	assert_int_equal(apply_text(g, s, "saved", &n), 0);
@@ -1403,8 +1404,8 @@ static const struct good_case good6_cases[] = {
 	  NULL },
 	{ "service del tcp [2001:db8:ff::10]:443", 1, NULL,
 	  "[2001:db8:ff::10]:443" },
-	{ "backend add udp [2001:db8:ff::10]:53 10.0.0.22:53 weight 4", 1,
-	  "backend add udp [2001:db8:ff::10]:53 10.0.0.22:53 weight 4\n",
+	{ "backend add udp [2001:db8:ff::10]:53 [2001:db8:1::22]:53 weight 4", 1,
+	  "backend add udp [2001:db8:ff::10]:53 [2001:db8:1::22]:53 weight 4\n",
 	  NULL },
 	{ "backend del tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443", 1,
 	  NULL, "2001:db8:1::11" },
@@ -1417,7 +1418,7 @@ static const struct good_case good6_cases[] = {
 	{ "backend drain tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443", 1,
 	  "backend drain tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443\n",
 	  NULL },
-	{ "backend undrain tcp [2001:db8:ff::10]:443 10.0.0.12:8443", 1, NULL,
+	{ "backend undrain tcp [2001:db8:ff::10]:443 [2001:db8:1::12]:8443", 1, NULL,
 	  "backend drain" },
 	{ "route del ::/0", 1, NULL, "::/0" },
 	{ "route add 2001:db8:200::/40 via 2001:db8::fd port 0", 1,
@@ -1564,6 +1565,24 @@ static const struct bad_case bad6_cases[] = {
 	{ "backend add tcp 192.0.2.10:443 [2001:db8:1::30]:443", -EINVAL,
 	  "backend [2001:db8:1::30]:443 is IPv6 but tcp 192.0.2.10:443 is "
 	  "IPv4: an IPv4 service takes IPv4 backends only" },
+	{ "backend add tcp [2001:db8:ff::10]:443 10.0.0.12:8443", -EOPNOTSUPP,
+	  "backend 10.0.0.12:8443 is IPv4 but tcp [2001:db8:ff::10]:443 is "
+	  "IPv6: an IPv6 service takes IPv6 backends only (no IPv6 to IPv4 "
+	  "translation)" },
+	/* what an IPv6 service does not have */
+	{ "service set tcp [2001:db8:ff::10]:443 http on", -EOPNOTSUPP,
+	  "tcp [2001:db8:ff::10]:443: http is not available on IPv6 services "
+	  "(they are forwarded at layer 4 only)" },
+	{ "service add tcp [2001:db8:ff::30]:80 synproxy on", -EOPNOTSUPP,
+	  "tcp [2001:db8:ff::30]:80: synproxy is not available on IPv6 "
+	  "services (they are forwarded at layer 4 only)" },
+	{ "service set tcp [2001:db8:ff::10]:443 proxy-protocol v2",
+	  -EOPNOTSUPP,
+	  "tcp [2001:db8:ff::10]:443: proxy-protocol is not available on IPv6 "
+	  "services (they are forwarded at layer 4 only)" },
+	{ "service set tcp [2001:db8:ff::10]:443 admit-rate 100", -EOPNOTSUPP,
+	  "tcp [2001:db8:ff::10]:443: admit-rate is not available on IPv6 "
+	  "services (they are forwarded at layer 4 only)" },
 	/* duplicates and missing entries */
 	{ "addr add 2001:db8::1/48 port 0", -EEXIST,
 	  "address 2001:db8::1 already exists (2001:db8::1/64 port 0)" },
@@ -1585,8 +1604,8 @@ static const struct bad_case bad6_cases[] = {
 	{ "backend del tcp [2001:db8:ff::10]:443 [::ffff:10.0.0.12]:8443",
 	  -ENOENT,
 	  "no backend [::ffff:10.0.0.12]:8443 in tcp [2001:db8:ff::10]:443" },
-	{ "backend drain tcp [2001:db8:ff::10]:443 10.0.0.12:8443", -EINVAL,
-	  "backend 10.0.0.12:8443 of tcp [2001:db8:ff::10]:443 is already "
+	{ "backend drain tcp [2001:db8:ff::10]:443 [2001:db8:1::12]:8443", -EINVAL,
+	  "backend [2001:db8:1::12]:8443 of tcp [2001:db8:ff::10]:443 is already "
 	  "draining" },
 	{ "backend set tcp [2001:db8:ff::10]:443 [2001:db8:1::11]:8443 "
 	  "weight 0",
@@ -1636,27 +1655,28 @@ test_ip6_c_interface(void **state)
 	assert_non_null(lb_conf_svc_find(f->c, &k6));
 	gen = lb_conf_generation(f->c);
 	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b6, 80, 3, &f->o), 0);
-	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b4, 80, 1, &f->o), 0);
+	/* No IPv6 to IPv4 translation: refused, nothing changed. */
+	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b4, 80, 1, &f->o),
+			 -EOPNOTSUPP);
+	assert_int_equal(lb_conf_generation(f->c), gen + 1);
 	assert_int_equal(lb_conf_be_set_orch_ip(f->c, &k6, &b6, 80, true,
 						&f->o),
 			 0);
 	assert_int_equal(lb_conf_be_set_weight_ip(f->c, &k6, &b6, 80, 7,
 						  &f->o),
 			 0);
-	assert_int_equal(lb_conf_be_drain_ip(f->c, &k6, &b4, 80, true, &f->o),
-			 0);
 	sv = lb_conf_svc_find(f->c, &k6);
-	assert_int_equal(sv->nb_be, 4);
+	assert_int_equal(sv->nb_be, 3);
 	assert_int_equal(sv->be[2].af, LB_CONF_AF_INET6);
 	assert_int_equal(sv->be[2].weight, 7);
 	assert_true(sv->be[2].orch);
-	assert_true(sv->be[3].draining);
-	assert_int_equal(lb_conf_generation(f->c), gen + 5);
+	assert_int_equal(lb_conf_generation(f->c), gen + 3);
 	/* The IPv4 functions do not reach the IPv6 backend. */
 	lb_cmd_out_reset(&f->o);
 	assert_int_equal(lb_conf_be_del(f->c, &k6, 0, 80, &f->o), -ENOENT);
+	assert_int_equal(lb_conf_be_del(f->c, &k6, 0x0a000063, 80, &f->o),
+			 -ENOENT);
 	assert_int_equal(lb_conf_be_del_ip(f->c, &k6, &b6, 80, &f->o), 0);
-	assert_int_equal(lb_conf_be_del(f->c, &k6, 0x0a000063, 80, &f->o), 0);
 	assert_int_equal(lb_conf_validate(f->c, &f->o), 0);
 	/* A family that is neither. */
 	lb_cmd_out_reset(&f->o);

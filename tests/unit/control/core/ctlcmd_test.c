@@ -682,7 +682,7 @@ test_ip6_lists(void **state)
 	fx_run(f, "snat add 2001:db8:c::2 port 1");
 	fx_run(f, "service add tcp [2001:db8:b::100]:80 sched rr");
 	fx_run(f, "backend add tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80");
-	fx_run(f, "backend add tcp [2001:db8:b::100]:80 10.12.0.31:8080 "
+	fx_run(f, "backend add tcp [2001:db8:b::100]:80 [2001:db8:c::31]:8080 "
 		  "weight 2");
 	fx_publish(f);
 	lb_view_sync(c->ctl.view);
@@ -698,7 +698,7 @@ test_ip6_lists(void **state)
 			    "tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80 active "
 			    "static none - 1 0 7 0 0/0 0/0 - - - - 0 0/1 0/1");
 	assert_string_equal(row(t, 2, buf),
-			    "tcp [2001:db8:b::100]:80 10.12.0.31:8080 active "
+			    "tcp [2001:db8:b::100]:80 [2001:db8:c::31]:8080 active "
 			    "static none - 2 1 4 0 0/0 0/0 - - - - 0 0/1 0/1");
 	assert_string_equal(dstr(c->ctl.data, "backends.0.service"),
 			    "tcp [2001:db8:b::100]:80");
@@ -706,7 +706,7 @@ test_ip6_lists(void **state)
 			    "[2001:db8:c::11]:80");
 	assert_int_equal(dint(c->ctl.data, "backends.0.slot"), 0);
 	assert_string_equal(dstr(c->ctl.data, "backends.1.backend"),
-			    "10.12.0.31:8080");
+			    "[2001:db8:c::31]:8080");
 	assert_int_equal(dint(c->ctl.data, "backends.1.flows_active"), 1);
 	/* The IPv4 rows are as they were. */
 	t = run(c, "backend list tcp 10.11.0.100:80", 0);

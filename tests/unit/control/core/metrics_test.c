@@ -294,7 +294,7 @@ test_ip6_labels(void **state)
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.11:80");
 	fx_run(f, "service add tcp [2001:db8:b::100]:443");
 	fx_run(f, "backend add tcp [2001:db8:b::100]:443 [2001:db8:c::11]:443");
-	fx_run(f, "backend add tcp [2001:db8:b::100]:443 10.12.0.31:443");
+	fx_run(f, "backend add tcp [2001:db8:b::100]:443 [2001:db8:c::31]:443");
 	fx_publish(f);
 	fx_bind_ctl(f, &ctl);
 	ctl.view = lb_view_create(f->shm);
@@ -313,7 +313,8 @@ test_ip6_labels(void **state)
 		       "[2001:db8:b::100]:443\",backend=\"[2001:db8:c::11]:443\"}"
 		       " 5");
 	ASSERT_LINE(t, "lb_backend_flows_total{service=\"tcp "
-		       "[2001:db8:b::100]:443\",backend=\"10.12.0.31:443\"} 2");
+		       "[2001:db8:b::100]:443\",backend=\"[2001:db8:c::31]:443\"}"
+		       " 2");
 	ASSERT_LINE(t, "lb_service_flows_total{service=\"tcp "
 		       "10.11.0.100:80\"} 3");
 	ASSERT_LINE(t, "lb_backend_flows_total{service=\"tcp 10.11.0.100:80\","

@@ -696,7 +696,7 @@ test_ip6_probe(void **state)
 	struct lb_conf_ip b6 = {.af = LB_CONF_AF_INET6};
 	struct lb_conf_ip b4 = lb_conf_ip4(LOOPBACK);
 	struct lb_health_be_info i;
-	struct lb_conf_svc_key k;
+	struct lb_conf_svc_key k, k4;
 	struct lb_conf_svc_opts o;
 	uint16_t port = 0, port4 = 0;
 	struct lb_conf *c;
@@ -711,6 +711,8 @@ test_ip6_probe(void **state)
 	inet_pton(AF_INET6, "2001:db8:ff::10", vip.ip6);
 	inet_pton(AF_INET6, LOOPBACK6, b6.ip6);
 	k = lb_conf_svc_key_of(LB_CONF_PROTO_TCP, &vip, 80);
+	k4 = (struct lb_conf_svc_key){.proto = LB_CONF_PROTO_TCP,
+				      .vip = 0xc0000264, .port = 80};
 	s.lfd = listener6(&port);
 	lfd4 = listener(&port4, 64);
 	atomic_store(&s.status, 200);
@@ -740,18 +742,18 @@ test_ip6_probe(void **state)
 	assert_int_equal(i.last_status, 200);
 	/* Only the IPv6 backend: an IPv4 one on the same bits is another. */
 	assert_int_equal(lb_health_get(h, &k, 0, port, &i), -ENOENT);
-	/* The IPv4 backend of the IPv6 service: an HTTP check sent over
-	 * IPv4 to a listener that never answers times out; a TCP check
-	 * passes. */
+	/* An IPv4 service beside it, its backend on the same port bits
+	 * checked over IPv4 (TCP: the listener never answers HTTP). */
 	o.check.type = LB_CONF_CHECK_TCP;
 	assert_int_equal(lb_conf_svc_set(c, &k, &o, NULL), 0);
-	assert_int_equal(lb_conf_be_add_ip(c, &k, &b4, port4, 1, NULL), 0);
-	assert_true(run_until_ip(h, &k, &b4, port4, UP, 10));
+	assert_int_equal(lb_conf_svc_add(c, &k4, &o, NULL), 0);
+	assert_int_equal(lb_conf_be_add_ip(c, &k4, &b4, port4, 1, NULL), 0);
+	assert_true(run_until_ip(h, &k4, &b4, port4, UP, 10));
 	assert_true(run_until_ip(h, &k, &b6, port, UP, 10));
 	table_of(c, &d);
 	lb_health_mark(h, &d, mono());
 	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_UP);
-	assert_int_equal(d.svc[0].be[1].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[1].be[0].health, LB_BE_HEALTH_UP);
 	/* The IPv6 server goes: refused, down after two; the other stays. */
 	atomic_store(&s.quit, 1);
 	pthread_join(t, NULL);
@@ -759,11 +761,11 @@ test_ip6_probe(void **state)
 	assert_true(run_until_ip(h, &k, &b6, port, DOWN, 10));
 	assert_int_equal(lb_health_get_ip(h, &k, &b6, port, &i), 0);
 	assert_int_equal(i.last, LB_HC_REFUSED);
-	assert_int_equal(lb_health_get_ip(h, &k, &b4, port4, &i), 0);
+	assert_int_equal(lb_health_get_ip(h, &k4, &b4, port4, &i), 0);
 	assert_int_equal(i.state, UP);
 	lb_health_mark(h, &d, mono());
 	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_DOWN);
-	assert_int_equal(d.svc[0].be[1].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[1].be[0].health, LB_BE_HEALTH_UP);
 	/* Listeners are told which family: IPv6 pending -> up -> down. */
 	assert_true(nb_changes >= 3);
 	assert_int_equal(changes[0].af, LB_CONF_AF_INET6);

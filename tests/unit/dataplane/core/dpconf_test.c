@@ -426,8 +426,8 @@ static const char *const lines6[] = {
 	"route add 2001:db8:100:5::/64 via 2001:db8:b::fd port 0",
 	"service add tcp [2001:db8:b::100]:80 sched rr",
 	"backend add tcp [2001:db8:b::100]:80 [2001:db8:c::11]:80",
-	"backend add tcp [2001:db8:b::100]:80 10.12.0.31:8080 weight 3",
-	"backend drain tcp [2001:db8:b::100]:80 10.12.0.31:8080",
+	"backend add tcp [2001:db8:b::100]:80 [2001:db8:c::31]:8080 weight 3",
+	"backend drain tcp [2001:db8:b::100]:80 [2001:db8:c::31]:8080",
 	"service add udp [2001:db8:b::100]:53",
 	"backend add udp [2001:db8:b::100]:53 [2001:db8:c::21]:53",
 };
@@ -555,7 +555,7 @@ test_ip6_compile(void **state)
 	assert_false(lb_dpconf_is_ours(d, 0, 0));
 	assert_int_equal(lb_dpconf_svc_find(d, 17, 0, htons(53)),
 			 LB_DPCONF_NONE);
-	/* fnat66 and a draining fnat64 backend. */
+	/* Two fnat66 backends, one draining. */
 	assert_int_equal(d->svc[s].nb_be, 2);
 	assert_int_equal(d->svc[s].be[0].af, LB_CONF_AF_INET6);
 	ip6("2001:db8:c::11", a);
@@ -563,10 +563,11 @@ test_ip6_compile(void **state)
 	assert_int_equal(d->svc[s].be[0].ip, 0);
 	assert_int_equal(d->svc[s].be[0].port, htons(80));
 	assert_true(lb_dpconf_be_eligible(&d->svc[s], 0));
-	assert_int_equal(d->svc[s].be[1].af, LB_CONF_AF_INET);
-	assert_int_equal(d->svc[s].be[1].ip, ip("10.12.0.31"));
-	ip6("::", a);
+	assert_int_equal(d->svc[s].be[1].af, LB_CONF_AF_INET6);
+	assert_int_equal(d->svc[s].be[1].ip, 0);
+	ip6("2001:db8:c::31", a);
 	assert_memory_equal(d->svc[s].be[1].ip6, a, 16);
+	assert_int_equal(d->svc[s].be[1].port, htons(8080));
 	assert_int_equal(d->svc[s].be[1].weight, 3);
 	assert_int_equal(d->svc[s].be[1].state, LB_BE_DRAINING);
 	free(d4);
@@ -578,8 +579,9 @@ test_ip6_compile(void **state)
 /*
  * Slots and indexes kept across tables match by family and address: a
  * deleted IPv6 service that still has flows keeps its slot from a new
- * one on another address, and an IPv4 backend does not take the index
- * of an IPv6 one whose last 32 bits spell its address.
+ * one on another address, and a new backend does not take the index of
+ * an IPv6 one removed with flows, whose last 32 bits spell an IPv4
+ * address.
  */
 static void
 test_ip6_stable_slots(void **state)
@@ -597,18 +599,19 @@ test_ip6_stable_slots(void **state)
 	assert_int_equal(d1->svc[web].be[2].af, LB_CONF_AF_INET6);
 	d1->svc[web].be[0].up_gen = 4;
 
-	/* [::a0c:29]:80 leaves with flows, 10.12.0.41:80 comes. */
+	/* [::a0c:29]:80 leaves with flows, [2001:db8:c::41]:80 comes. */
 	f->busy[web][2] = true;
 	run(f, "backend del tcp [2001:db8:b::100]:80 [::a0c:29]:80");
-	run(f, "backend add tcp [2001:db8:b::100]:80 10.12.0.41:80");
+	run(f, "backend add tcp [2001:db8:b::100]:80 [2001:db8:c::41]:80");
 	d2 = compile(f, d1);
 	assert_int_equal(slot6_of(d2, 6, "2001:db8:b::100", 80), web);
 	assert_int_equal(slot6_of(d2, 17, "2001:db8:b::100", 53), dns);
 	assert_int_equal(d2->svc[web].be[0].up_gen, 4);
 	assert_int_equal(d2->svc[web].be[2].state, LB_BE_REMOVED);
 	assert_int_equal(d2->svc[web].be[2].af, LB_CONF_AF_INET6);
-	assert_int_equal(d2->svc[web].be[3].af, LB_CONF_AF_INET);
-	assert_int_equal(d2->svc[web].be[3].ip, ip("10.12.0.41"));
+	assert_int_equal(d2->svc[web].be[3].af, LB_CONF_AF_INET6);
+	assert_int_equal(d2->svc[web].be[3].ip, 0);
+	assert_int_equal(d2->svc[web].be[3].ip6[15], 0x41);
 	assert_int_equal(d2->svc[web].nb_be, 4);
 
 	/* The IPv6 service deleted with flows, one on another address. */
