@@ -3,8 +3,8 @@
 #
 # IPv6 in lb-control's configuration, against a running dataplane:
 #   - a dual-stack half added with lbctl (IPv6 local and SNAT addresses,
-#     an IPv6 default route, an IPv6 service with an IPv6 and an IPv4
-#     backend) is published: the table's generation moves on, the
+#     an IPv6 default route, an IPv6 service with two IPv6 backends) is
+#     published: the table's generation moves on, the
 #     dataplane keeps running and the IPv4 service still answers;
 #   - `service list`, `backend list`, `addr list`, `route list`,
 #     `snat list` and /metrics write the IPv6 addresses in RFC 5952 form,
@@ -43,7 +43,7 @@ ctl_do route add ::/0 via 2001:db8:e6::fe port 0 >/dev/null
 ctl_do snat add 2001:db8:e6:1::10 port 1 >/dev/null
 ctl_do service add $SVC6 sched maglev >/dev/null
 ctl_do backend add $SVC6 "[2001:db8:e6:1::11]:8443" weight 2 >/dev/null
-ctl_do backend add $SVC6 "$BE1" >/dev/null
+ctl_do backend add $SVC6 "[2001:db8:e6:1::12]:8443" >/dev/null
 for _ in $(seq 100); do
 	gen1=$(tel /lb/stats -k conf_gen)
 	[ "$gen1" -gt "$gen0" ] && break
@@ -60,8 +60,8 @@ check "service list names the IPv6 service" \
 	'ctl service list | has -F "$SVC6"'
 check "backend list: the IPv6 backend, bracketed" \
 	'ctl backend list $SVC6 | has -F "[2001:db8:e6:1::11]:8443"'
-check "backend list: the IPv4 backend of the IPv6 service (fnat64)" \
-	'ctl backend list $SVC6 | has -F "$SVC6 $BE1"'
+check "backend list: both IPv6 backends of the IPv6 service" \
+	'ctl backend list $SVC6 | has -F "$SVC6 [2001:db8:e6:1::12]:8443"'
 check "addr list writes RFC 5952" \
 	'ctl addr list | has "^2001:db8:e6:1::1/64 "'
 check "route list: the IPv6 default" \
@@ -83,6 +83,10 @@ ctl_bad "IPv6 address:port '2001:db8:e6:ff::10:443' needs brackets: [IPV6]:PORT"
 	service add tcp 2001:db8:e6:ff::10:443
 ctl_bad "backend [2001:db8:e6:1::12]:80 is IPv6 but $SVC is IPv4: an IPv4 service takes IPv4 backends only" \
 	backend add $SVC "[2001:db8:e6:1::12]:80"
+ctl_bad "backend $BE1 is IPv4 but $SVC6 is IPv6: an IPv6 service takes IPv6 backends only (no IPv6 to IPv4 translation)" \
+	backend add $SVC6 "$BE1"
+ctl_bad "$SVC6: http is not available on IPv6 services (they are forwarded at layer 4 only)" \
+	service set $SVC6 http on
 ctl_bad "gateway 2001:db8:e6:5::1 is not in a connected subnet of port 0" \
 	route add 2001:db8:e6:100::/56 via 2001:db8:e6:5::1 port 0
 ctl_bad "invalid IPv6 address '2001:db8:e6::g'" snat add 2001:db8:e6::g port 0
