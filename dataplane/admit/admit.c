@@ -18,6 +18,10 @@ struct lb_admit_lc {
 	struct lb_admit_shm *sh;
 	struct lb_tb_table *tbl;
 	struct lb_tb_local_conf lconf;
+	/* lconf without the batch floor, for the overflow bucket: it is
+	 * shared by every key without a slot, and a share of its burst per
+	 * key would leave it empty after a few keys. */
+	struct lb_tb_local_conf lconf_ovf;
 	uint32_t nb_local;
 	struct lb_admit_stats *st;
 	struct lb_admit_svc_stats *svc_st;
@@ -328,6 +332,8 @@ lb_admit_lc_create(struct lb_admit_shm *sh, uint32_t nb_local,
 	/* The seed's batch and negative cache over a short interval: a
 	 * refused key waits at most 10 ms before it asks again. */
 	lc->lconf.interval_ns = LB_ADMIT_INTERVAL_NS;
+	lc->lconf_ovf = lc->lconf;
+	lc->lconf.min_fraction = LB_ADMIT_BATCH_FLOOR;
 	lc->tbl = lb_tb_table_create(nb_local, &lc->lconf);
 	if (lc->tbl == NULL) {
 		int err = errno;
@@ -366,6 +372,7 @@ borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
        const struct lb_admit_conf *c, uint32_t client, uint64_t key,
        uint64_t now_ns)
 {
+	const struct lb_tb_local_conf *lconf = &lc->lconf;
 	struct lb_admit_gent *e;
 	uint64_t borrows = l->cnt.borrows, got = l->cnt.borrowed, used;
 	int rc;
@@ -386,8 +393,9 @@ borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
 					  &lc->st->shm_atomics);
 		if (e == NULL)
 			return LB_ADMIT_REJ_FULL;
+		lconf = &lc->lconf_ovf;
 	}
-	rc = lb_tb_local_take(l, &lc->lconf, &e->b, 1, now_ns);
+	rc = lb_tb_local_take(l, lconf, &e->b, 1, now_ns);
 	if (l->cnt.borrows != borrows) {
 		lc->st->borrows++;
 		lc->st->borrowed += l->cnt.borrowed - got;
@@ -407,6 +415,24 @@ borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
 	return LB_ADMIT_REJ_EMPTY;
 }
 
+/*
+ * A replaced local bucket's unspent tokens go back to its global bucket:
+ * batches are a share of the burst, and dropping them would lower the
+ * rate of a key that an eviction hits often (a flood of new sources). The
+ * entry may meanwhile serve another key only after it filled up again,
+ * when the deposit is capped away.
+ */
+static void
+give_back(struct lb_admit_lc *lc, const struct lb_tb_evicted *ev)
+{
+	struct lb_admit_gent *e = lb_admit_shm_find(lc->sh, ev->key);
+
+	if (e == NULL)
+		return;
+	lb_tb_global_deposit(&e->b, ev->tokens);
+	lc->st->shm_atomics++;
+}
+
 enum lb_admit_verdict
 lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	       const struct lb_admit_conf *c, uint32_t client, uint8_t prio,
@@ -414,9 +440,9 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 {
 	enum lb_admit_verdict v;
 	struct lb_tb_local *l;
+	struct lb_tb_evicted ev;
 	uint64_t key;
 	uint8_t cls;
-	int full;
 
 	if (lc == NULL || c == NULL || c->rate == 0)
 		return LB_ADMIT_PASS;
@@ -432,18 +458,19 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	if (key == lc->last_key) {
 		l = lc->last_l;
 	} else {
-		full = lb_tb_table_count(lc->tbl) == lc->nb_local;
-		l = lb_tb_table_get(lc->tbl, key, now_ns);
-		/* A bucket never used yet in a full table replaced the
-		 * least recently used one. */
-		if (full && l->cnt.admitted == 0 && l->cnt.throttled == 0)
+		l = lb_tb_table_get_ev(lc->tbl, key, now_ns, &ev);
+		if (ev.replaced) {
 			lc->st->evictions++;
+			if (ev.tokens != 0)
+				give_back(lc, &ev);
+		}
 		lc->last_key = key;
 		lc->last_l = l;
 	}
-	if (l->tokens >= 1 &&
-	    now_ns - l->interval_start < lc->lconf.interval_ns) {
-		/* Tokens at hand: no shared memory touched. */
+	if (l->tokens >= 1) {
+		/* Tokens at hand: no shared memory touched, even when the
+		 * interval ended (the slow path closes it and admits from
+		 * the tokens before it would ask neg_only). */
 		lb_tb_local_take(l, &lc->lconf, &lc->neg_only, 1, now_ns);
 		v = LB_ADMIT_PASS;
 	} else if (now_ns < l->neg_until) {

@@ -227,6 +227,10 @@ lb_tb_local_conf_check(const struct lb_tb_local_conf *conf)
 		      conf->batch_fraction <= 1.0))
 			return -ERANGE;
 	}
+	if (isnan(conf->min_fraction))
+		return -EINVAL;
+	if (!(conf->min_fraction >= 0.0 && conf->min_fraction <= 1.0))
+		return -ERANGE;
 	if (conf->neg == LB_TB_NEG_HOLD)
 		return ns_range_check(conf->neg_hold_ns);
 	return 0;
@@ -291,6 +295,12 @@ lb_tb_local_batch(const struct lb_tb_local *l,
 		b = (uint64_t)ceil(conf->batch_fraction * (double)capacity);
 	else
 		b = lb_tb_wavg(l->hist, l->nb_hist);
+	if (conf->batch == LB_TB_BATCH_WAVG && conf->min_fraction > 0.0) {
+		uint64_t floor = (uint64_t)ceil(conf->min_fraction *
+						(double)capacity);
+
+		b = b > floor ? b : floor;
+	}
 	if (b < conf->min_batch)
 		b = conf->min_batch;
 	if (conf->max_batch != 0 && b > conf->max_batch)
@@ -522,8 +532,17 @@ lb_tb_table_lookup(struct lb_tb_table *t, uint64_t key)
 struct lb_tb_local *
 lb_tb_table_get(struct lb_tb_table *t, uint64_t key, uint64_t now_ns)
 {
+	return lb_tb_table_get_ev(t, key, now_ns, NULL);
+}
+
+struct lb_tb_local *
+lb_tb_table_get_ev(struct lb_tb_table *t, uint64_t key, uint64_t now_ns,
+		   struct lb_tb_evicted *ev)
+{
 	uint32_t i, e;
 
+	if (ev != NULL)
+		*ev = (struct lb_tb_evicted){0, 0, 0};
 	if (t == NULL)
 		return NULL;
 	i = find_slot(t, key);
@@ -539,6 +558,9 @@ lb_tb_table_get(struct lb_tb_table *t, uint64_t key, uint64_t now_ns)
 		e = t->count++;
 	} else {
 		e = t->tail;
+		if (ev != NULL)
+			*ev = (struct lb_tb_evicted){
+				t->ent[e].key, t->ent[e].tokens, 1};
 		add_counters(&t->gone, &t->ent[e].cnt);
 		t->evictions++;
 		lru_unlink(t, e);
