@@ -378,6 +378,8 @@ struct lb_tb_table {
 	uint32_t mask;	/* hash slots - 1 */
 	uint32_t head;	/* most recently used entry, or LB_ILIST_NIL */
 	uint32_t tail;	/* least recently used entry, or LB_ILIST_NIL */
+	uint32_t pushes; /* moves to the front (wraps) */
+	uint32_t slack;	 /* lb_tb_table_lru_slack() */
 	uint32_t *prev; /* LRU links by entry index */
 	uint32_t *next;
 	uint32_t *slot; /* open addressing: entry index + 1, 0 = empty */
@@ -505,6 +507,7 @@ lru_push_head(struct lb_tb_table *t, uint32_t e)
 	struct lb_ilist_links l = lru_links(t);
 
 	lb_ilist_push_head(&l, &t->head, &t->tail, e);
+	t->ent[e].lru_stamp = ++t->pushes;
 }
 
 static void
@@ -548,7 +551,10 @@ lb_tb_table_get_ev(struct lb_tb_table *t, uint64_t key, uint64_t now_ns,
 	i = find_slot(t, key);
 	if (t->slot[i] != 0) {
 		e = t->slot[i] - 1;
-		if (t->head != e) {
+		/* A bucket moved fewer than slack moves ago is still far
+		 * from the tail: leaving it spares the links' cache lines. */
+		if (t->head != e &&
+		    t->pushes - t->ent[e].lru_stamp >= t->slack) {
 			lru_unlink(t, e);
 			lru_push_head(t, e);
 		}
@@ -613,4 +619,15 @@ lb_tb_table_counters(const struct lb_tb_table *t, struct lb_tb_counters *out)
 	for (uint32_t e = 0; e < t->count; e++)
 		add_counters(out, &t->ent[e].cnt);
 	return t->evictions;
+}
+
+int
+lb_tb_table_lru_slack(struct lb_tb_table *t, uint32_t slack)
+{
+	if (t == NULL)
+		return -EINVAL;
+	if (slack >= t->capacity && slack != 0)
+		return -ERANGE;
+	t->slack = slack;
+	return 0;
 }

@@ -204,6 +204,17 @@ struct lb_tb_local *lb_tb_table_get_ev(struct lb_tb_table *t, uint64_t key,
 				       uint64_t now_ns,
 				       struct lb_tb_evicted *ev);
 
+/**
+ * Relaxes the LRU order of @p t: lb_tb_table_get() moves a present bucket
+ * to the front only when at least @p slack buckets were moved there or
+ * added since it last was; 0 (the default) is exact LRU. A bucket used
+ * within the last @p slack moves is then never the next to be replaced
+ * (it sits among the @p slack most recent), and a table whose keys recur
+ * rarely touches the LRU links far less often.
+ * @return 0, -EINVAL on NULL, -ERANGE when @p slack >= the capacity.
+ */
+int lb_tb_table_lru_slack(struct lb_tb_table *t, uint32_t slack);
+
 /** lb_tb_local_take() on the bucket of @p key (see lb_tb_table_get()). */
 int lb_tb_table_take(struct lb_tb_table *t, uint64_t key,
 		     struct lb_tb_global *g, uint64_t n, uint64_t now_ns);

@@ -709,6 +709,48 @@ test_evict_gives_back(void **state)
 	fx_free(f);
 }
 
+/*
+ * Keys without a slot share the worker's one local bucket of the
+ * overflow bucket: a flood of them borrows a batch at a time, not once
+ * per key; a key without a slot looks for one again only 2.1 s later,
+ * and then gets an entry that has become reusable.
+ */
+static void
+test_no_slot_mark(void **state)
+{
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 1000, 1600);
+	struct fx *f = fx_new(16, 1024, 1);
+	uint64_t pass = 0, key, at0, b0;
+
+	(void)state;
+	fill_table(f, &c);
+	at0 = f->st[0].shm_atomics;
+	b0 = f->st[0].borrows;
+	for (uint32_t i = 0; i < 400; i++)
+		pass += lb_admit_check(f->lc[0], 0, &c, 5000 + i % 200, 0,
+				       SEC + i * 100000) == LB_ADMIT_PASS;
+	assert_int_equal(pass, 400);
+	assert_int_equal(f->st[0].table_full, 400);
+	/* a 100-token batch (1600 / 16) covers the 400 in 1 s + 40 ms */
+	assert_true(f->st[0].borrows - b0 <= 4);
+	assert_true((f->st[0].shm_atomics - at0) * 10 < 400);
+	key = lb_admit_key_of(f->sh, 0, &c, 5000, 0);
+	/* At 2.5 s the table's entries are reusable, but the key's mark
+	 * (1 s) is recent: still the overflow bucket. */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 5000, 0,
+					2500 * MS),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].table_full, 401);
+	assert_null(lb_admit_shm_find(f->sh, key));
+	/* At 3.5 s it looks again and takes an idle entry. */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 5000, 0,
+					3500 * MS),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].table_full, 401);
+	assert_non_null(lb_admit_shm_find(f->sh, key));
+	fx_free(f);
+}
+
 int
 main(void)
 {
@@ -729,6 +771,7 @@ main(void)
 		cmocka_unit_test(test_floor_accuracy_four_workers),
 		cmocka_unit_test(test_sparse_keys_batch),
 		cmocka_unit_test(test_evict_gives_back),
+		cmocka_unit_test(test_no_slot_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

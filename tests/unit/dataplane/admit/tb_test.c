@@ -1095,6 +1095,72 @@ test_table_get_ev(void **state)
 	lb_tb_table_free(t);
 }
 
+/* lb_tb_table_lru_slack(): a bucket used again within the slack stays
+ * where it is; beyond it, it moves to the front; with replacements, a
+ * bucket used within the last slack moves is never the one replaced. */
+static void
+test_lru_slack(void **state)
+{
+	struct lb_tb_local_conf c;
+	struct lb_tb_table *t;
+	uint64_t keys[8];
+	struct lb_xoshiro xs;
+	struct lb_rng rng;
+
+	(void)state;
+	lb_tb_local_conf_default(&c);
+	t = lb_tb_table_create(8, &c);
+	assert_non_null(t);
+	assert_int_equal(lb_tb_table_lru_slack(NULL, 1), -EINVAL);
+	assert_int_equal(lb_tb_table_lru_slack(t, 8), -ERANGE);
+	assert_int_equal(lb_tb_table_lru_slack(t, 3), 0);
+	for (uint64_t k = 1; k <= 4; k++)
+		lb_tb_table_get(t, k, 0);
+	/* 3 was added 1 move ago: stays */
+	lb_tb_table_get(t, 3, 0);
+	assert_int_equal(lb_tb_table_keys(t, keys, 8), 4);
+	assert_int_equal(keys[0], 4);
+	assert_int_equal(keys[1], 3);
+	/* 2 was added 2 moves ago: stays; 1 (3 moves ago) moves */
+	lb_tb_table_get(t, 2, 0);
+	lb_tb_table_get(t, 1, 0);
+	assert_int_equal(lb_tb_table_keys(t, keys, 8), 4);
+	assert_int_equal(keys[0], 1);
+	assert_int_equal(keys[1], 4);
+	assert_int_equal(keys[2], 3);
+	assert_int_equal(keys[3], 2);
+	lb_tb_table_free(t);
+
+	/* Random keys over a full table: every replaced key was last used
+	 * at least slack moves earlier. */
+	t = lb_tb_table_create(8, &c);
+	assert_non_null(t);
+	assert_int_equal(lb_tb_table_lru_slack(t, 4), 0);
+	lb_xoshiro_seed(&xs, 42);
+	rng = lb_rng_xoshiro(&xs);
+	{
+		uint64_t last_use[32] = {0}, step = 0;
+
+		for (int i = 0; i < 5000; i++) {
+			uint64_t k = 1 + lb_rng_below(&rng, 24);
+			uint32_t n = lb_tb_table_count(t);
+			uint64_t before[8];
+
+			assert_int_equal(lb_tb_table_keys(t, before, 8), n);
+			lb_tb_table_get(t, k, 0);
+			step++;
+			for (uint32_t j = 0; j < n; j++)
+				if (lb_tb_table_lookup(t, before[j]) == NULL)
+					/* the 3 checks before this one used
+					 * other keys */
+					assert_true(step - last_use[before[j]] >
+						    3);
+			last_use[k] = step;
+		}
+	}
+	lb_tb_table_free(t);
+}
+
 int
 main(void)
 {
@@ -1115,6 +1181,7 @@ main(void)
 		cmocka_unit_test(test_extremes),
 		cmocka_unit_test(test_batch_floor),
 		cmocka_unit_test(test_table_get_ev),
+		cmocka_unit_test(test_lru_slack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
