@@ -164,6 +164,12 @@ struct lb_tb_local {
 	/** Demand of the current interval so far. */
 	uint64_t cur_served;
 	uint64_t cur_offered;
+	/** The table's user's, zeroed by lb_tb_local_init() (admission: a
+	 * key without a slot in the shared table, and since when). */
+	uint32_t tag;
+	/** The table's count of moves to the front at this bucket's last:
+	 * in the first line, which a check of a present key reads anyway. */
+	uint32_t lru_stamp;
 	struct lb_tb_counters cnt;
 	/** Throttled without asking the global bucket while now < this. */
 	uint64_t neg_until;
@@ -171,13 +177,8 @@ struct lb_tb_local {
 	uint64_t last_batch;
 	/** Completed intervals in hist, <= nb_intervals. */
 	uint32_t nb_hist;
-	/** The table's user's, zeroed by lb_tb_local_init() (admission: a
-	 * key without a slot in the shared table, and since when). */
-	uint32_t tag;
 	/** hist[0] = tar_1 (last completed interval), hist[i] = tar_(i+1). */
 	uint64_t hist[LB_TB_INTERVALS_MAX];
-	/** The table's count of moves to the front at this bucket's last. */
-	uint32_t lru_stamp;
 };
 
 #endif /* LB_TB_T_H */

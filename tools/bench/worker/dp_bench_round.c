@@ -623,6 +623,9 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 		if (phase == PH_WARM && t >= t_measure &&
 		    g->made - made0 >= g->warm_min) {
 			rd->conns0 = g->conns;
+			/* A warm-up that waited for warm_min frames still
+			 * measures --seconds. */
+			t_drain = t + (uint64_t)(b->seconds * (double)b->hz);
 			phase = PH_MEASURE;
 			__atomic_store_n(&rd->f.phase, phase, __ATOMIC_RELEASE);
 			if (rd->worker)
