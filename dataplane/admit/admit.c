@@ -31,6 +31,8 @@ struct lb_admit_lc {
 	uint64_t last_base;
 	uint64_t last_key;
 	struct lb_tb_local *last_l;
+	/* The key of the service's overflow bucket (last_base's). */
+	uint64_t last_ovf;
 	/* Stands in for the global bucket when the negative cache answers:
 	 * lb_tb_local_take() decides before it would ever ask this one. */
 	struct lb_tb_global neg_only;
@@ -328,6 +330,7 @@ lb_admit_lc_create(struct lb_admit_shm *sh, uint32_t nb_local,
 	/* The seed's batch and negative cache over a short interval: a
 	 * refused key waits at most 10 ms before it asks again. */
 	lc->lconf.interval_ns = LB_ADMIT_INTERVAL_NS;
+	lc->lconf.min_fraction = LB_ADMIT_BATCH_FLOOR;
 	lc->tbl = lb_tb_table_create(nb_local, &lc->lconf);
 	if (lc->tbl == NULL) {
 		int err = errno;
@@ -336,6 +339,10 @@ lb_admit_lc_create(struct lb_admit_shm *sh, uint32_t nb_local,
 		errno = err;
 		return NULL;
 	}
+	/* Approximately LRU: a bucket moves to the front at most once per
+	 * quarter of the table's moves, so that a worker seeing each of
+	 * many keys now and then does not rewrite three links per check. */
+	lb_tb_table_lru_slack(lc->tbl, nb_local / 4);
 	lb_tb_global_init(&lc->neg_only, &gc, 0);
 	lc->sh = sh;
 	lc->nb_local = nb_local;
@@ -360,33 +367,32 @@ lb_admit_lc_keys(const struct lb_admit_lc *lc)
 	return lc == NULL ? 0 : lb_tb_table_count(lc->tbl);
 }
 
-/* The shortage path: ask the key's global bucket for a batch. */
-static enum lb_admit_verdict
-borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
-       const struct lb_admit_conf *c, uint32_t client, uint64_t key,
-       uint64_t now_ns)
+/*
+ * A replaced local bucket's unspent tokens go back to its global bucket:
+ * batches are a share of the burst, and dropping them would lower the
+ * rate of a key that an eviction hits often (a flood of new sources). The
+ * entry may meanwhile serve another key only after it filled up again,
+ * when the deposit is capped away.
+ */
+static void
+give_back(struct lb_admit_lc *lc, const struct lb_tb_evicted *ev)
 {
-	struct lb_admit_gent *e;
+	struct lb_admit_gent *e = lb_admit_shm_find(lc->sh, ev->key);
+
+	if (e == NULL)
+		return;
+	lb_tb_global_deposit(&e->b, ev->tokens);
+	lc->st->shm_atomics++;
+}
+
+/* A local bucket's borrow from global bucket @p e and its accounting. */
+static enum lb_admit_verdict
+take_from(struct lb_admit_lc *lc, struct lb_tb_local *l,
+	  struct lb_admit_gent *e, uint64_t now_ns)
+{
 	uint64_t borrows = l->cnt.borrows, got = l->cnt.borrowed, used;
 	int rc;
 
-	e = lb_admit_shm_get(lc->sh, key, svc, c, client, now_ns,
-			     &lc->st->shm_atomics);
-	if (e == NULL) {
-		/* Every slot of the key's probe range is busy (a flood of
-		 * new keys): the service says what that means. */
-		lc->st->table_full++;
-		if (svc < lc->nb_svc)
-			lc->svc_st[svc].table_full++;
-		if (c->full == LB_ADMIT_FULL_OPEN)
-			return LB_ADMIT_PASS_FULL;
-		if (c->full != LB_ADMIT_FULL_OVERFLOW)
-			return LB_ADMIT_REJ_FULL;
-		e = lb_admit_shm_overflow(lc->sh, svc, c, now_ns,
-					  &lc->st->shm_atomics);
-		if (e == NULL)
-			return LB_ADMIT_REJ_FULL;
-	}
 	rc = lb_tb_local_take(l, &lc->lconf, &e->b, 1, now_ns);
 	if (l->cnt.borrows != borrows) {
 		lc->st->borrows++;
@@ -407,6 +413,90 @@ borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
 	return LB_ADMIT_REJ_EMPTY;
 }
 
+/* What lb_tb_table_get_ev() replaced: counted, its tokens given back. */
+static void
+replaced(struct lb_admit_lc *lc, const struct lb_tb_evicted *ev)
+{
+	if (!ev->replaced)
+		return;
+	lc->st->evictions++;
+	if (ev->tokens != 0)
+		give_back(lc, ev);
+}
+
+/*
+ * A check whose key has no slot in the shared table: the service says
+ * what that means. With `overflow`, the worker keeps one local bucket for
+ * the service's overflow bucket, as for any other key: every key without
+ * a slot takes from it, and borrows, negative cache included, are the
+ * overflow bucket's, not one per key.
+ */
+static enum lb_admit_verdict
+no_slot(struct lb_admit_lc *lc, uint16_t svc, const struct lb_admit_conf *c,
+	uint64_t now_ns)
+{
+	struct lb_admit_gent *e;
+	struct lb_tb_evicted ev;
+	struct lb_tb_local *lo;
+
+	lc->st->table_full++;
+	if (svc < lc->nb_svc)
+		lc->svc_st[svc].table_full++;
+	if (c->full == LB_ADMIT_FULL_OPEN)
+		return LB_ADMIT_PASS_FULL;
+	if (c->full != LB_ADMIT_FULL_OVERFLOW)
+		return LB_ADMIT_REJ_FULL;
+	lo = lb_tb_table_get_ev(lc->tbl, lc->last_ovf, now_ns, &ev);
+	replaced(lc, &ev);
+	/* lo may have taken the place of the checked key's bucket. */
+	lc->last_key = 0;
+	if (lo->tokens >= 1) {
+		lb_tb_local_take(lo, &lc->lconf, &lc->neg_only, 1, now_ns);
+		return LB_ADMIT_PASS;
+	}
+	if (now_ns < lo->neg_until) {
+		lb_tb_local_take(lo, &lc->lconf, &lc->neg_only, 1, now_ns);
+		return LB_ADMIT_REJ_NEG;
+	}
+	e = lb_admit_shm_overflow(lc->sh, svc, c, now_ns,
+				  &lc->st->shm_atomics);
+	if (e == NULL)
+		return LB_ADMIT_REJ_FULL;
+	return take_from(lc, lo, e, now_ns);
+}
+
+/* No-slot marks (lb_tb_local.tag): coarse time, 2^24 ns units, odd so
+ * never 0. A marked key looks for a slot again after SLOT_RETRY units
+ * (2.1 s), when idle entries may have become reusable. */
+#define SLOT_SHIFT 24
+#define SLOT_RETRY 128u
+
+static inline uint32_t
+slot_mark(uint64_t now_ns)
+{
+	return (uint32_t)(now_ns >> SLOT_SHIFT) | 1u;
+}
+
+/* The shortage path: ask the key's global bucket for a batch. */
+static enum lb_admit_verdict
+borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
+       const struct lb_admit_conf *c, uint32_t client, uint64_t key,
+       uint64_t now_ns)
+{
+	struct lb_admit_gent *e;
+
+	e = lb_admit_shm_get(lc->sh, key, svc, c, client, now_ns,
+			     &lc->st->shm_atomics);
+	if (e == NULL) {
+		/* Every slot of the key's probe range is busy (a flood of
+		 * new keys): remembered, so that the next checks of the
+		 * key do not probe the shared table again. */
+		l->tag = slot_mark(now_ns);
+		return no_slot(lc, svc, c, now_ns);
+	}
+	return take_from(lc, l, e, now_ns);
+}
+
 enum lb_admit_verdict
 lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	       const struct lb_admit_conf *c, uint32_t client, uint8_t prio,
@@ -414,9 +504,9 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 {
 	enum lb_admit_verdict v;
 	struct lb_tb_local *l;
+	struct lb_tb_evicted ev;
 	uint64_t key;
 	uint8_t cls;
-	int full;
 
 	if (lc == NULL || c == NULL || c->rate == 0)
 		return LB_ADMIT_PASS;
@@ -425,6 +515,8 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 		lc->last_svc = svc;
 		lc->last_c = *c;
 		lc->last_base = key_base(lc->sh->secret, svc, c);
+		lc->last_ovf = key_final(lc->last_base, lc->sh->secret[1],
+					 OVF_MATERIAL);
 		lc->last_key = 0;
 	}
 	key = key_final(lc->last_base, lc->sh->secret[1],
@@ -432,18 +524,18 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	if (key == lc->last_key) {
 		l = lc->last_l;
 	} else {
-		full = lb_tb_table_count(lc->tbl) == lc->nb_local;
-		l = lb_tb_table_get(lc->tbl, key, now_ns);
-		/* A bucket never used yet in a full table replaced the
-		 * least recently used one. */
-		if (full && l->cnt.admitted == 0 && l->cnt.throttled == 0)
-			lc->st->evictions++;
+		l = lb_tb_table_get_ev(lc->tbl, key, now_ns, &ev);
+		replaced(lc, &ev);
 		lc->last_key = key;
 		lc->last_l = l;
 	}
-	if (l->tokens >= 1 &&
-	    now_ns - l->interval_start < lc->lconf.interval_ns) {
-		/* Tokens at hand: no shared memory touched. */
+	if (l->tag != 0 && (uint32_t)(slot_mark(now_ns) - l->tag) <
+				   SLOT_RETRY) {
+		v = no_slot(lc, svc, c, now_ns);
+	} else if (l->tokens >= 1) {
+		/* Tokens at hand: no shared memory touched, even when the
+		 * interval ended (the slow path closes it and admits from
+		 * the tokens before it would ask neg_only). */
 		lb_tb_local_take(l, &lc->lconf, &lc->neg_only, 1, now_ns);
 		v = LB_ADMIT_PASS;
 	} else if (now_ns < l->neg_until) {
@@ -452,6 +544,7 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 		lb_tb_local_take(l, &lc->lconf, &lc->neg_only, 1, now_ns);
 		v = LB_ADMIT_REJ_NEG;
 	} else {
+		l->tag = 0;
 		v = borrow(lc, l, svc, c, client, key, now_ns);
 	}
 	lc->st->n[cls][v]++;

@@ -227,6 +227,10 @@ lb_tb_local_conf_check(const struct lb_tb_local_conf *conf)
 		      conf->batch_fraction <= 1.0))
 			return -ERANGE;
 	}
+	if (isnan(conf->min_fraction))
+		return -EINVAL;
+	if (!(conf->min_fraction >= 0.0 && conf->min_fraction <= 1.0))
+		return -ERANGE;
 	if (conf->neg == LB_TB_NEG_HOLD)
 		return ns_range_check(conf->neg_hold_ns);
 	return 0;
@@ -291,6 +295,12 @@ lb_tb_local_batch(const struct lb_tb_local *l,
 		b = (uint64_t)ceil(conf->batch_fraction * (double)capacity);
 	else
 		b = lb_tb_wavg(l->hist, l->nb_hist);
+	if (conf->batch == LB_TB_BATCH_WAVG && conf->min_fraction > 0.0) {
+		uint64_t floor = (uint64_t)ceil(conf->min_fraction *
+						(double)capacity);
+
+		b = b > floor ? b : floor;
+	}
 	if (b < conf->min_batch)
 		b = conf->min_batch;
 	if (conf->max_batch != 0 && b > conf->max_batch)
@@ -368,6 +378,8 @@ struct lb_tb_table {
 	uint32_t mask;	/* hash slots - 1 */
 	uint32_t head;	/* most recently used entry, or LB_ILIST_NIL */
 	uint32_t tail;	/* least recently used entry, or LB_ILIST_NIL */
+	uint32_t pushes; /* moves to the front (wraps) */
+	uint32_t slack;	 /* lb_tb_table_lru_slack() */
 	uint32_t *prev; /* LRU links by entry index */
 	uint32_t *next;
 	uint32_t *slot; /* open addressing: entry index + 1, 0 = empty */
@@ -495,6 +507,7 @@ lru_push_head(struct lb_tb_table *t, uint32_t e)
 	struct lb_ilist_links l = lru_links(t);
 
 	lb_ilist_push_head(&l, &t->head, &t->tail, e);
+	t->ent[e].lru_stamp = ++t->pushes;
 }
 
 static void
@@ -522,14 +535,26 @@ lb_tb_table_lookup(struct lb_tb_table *t, uint64_t key)
 struct lb_tb_local *
 lb_tb_table_get(struct lb_tb_table *t, uint64_t key, uint64_t now_ns)
 {
+	return lb_tb_table_get_ev(t, key, now_ns, NULL);
+}
+
+struct lb_tb_local *
+lb_tb_table_get_ev(struct lb_tb_table *t, uint64_t key, uint64_t now_ns,
+		   struct lb_tb_evicted *ev)
+{
 	uint32_t i, e;
 
+	if (ev != NULL)
+		*ev = (struct lb_tb_evicted){0, 0, 0};
 	if (t == NULL)
 		return NULL;
 	i = find_slot(t, key);
 	if (t->slot[i] != 0) {
 		e = t->slot[i] - 1;
-		if (t->head != e) {
+		/* A bucket moved fewer than slack moves ago is still far
+		 * from the tail: leaving it spares the links' cache lines. */
+		if (t->head != e &&
+		    t->pushes - t->ent[e].lru_stamp >= t->slack) {
 			lru_unlink(t, e);
 			lru_push_head(t, e);
 		}
@@ -539,6 +564,9 @@ lb_tb_table_get(struct lb_tb_table *t, uint64_t key, uint64_t now_ns)
 		e = t->count++;
 	} else {
 		e = t->tail;
+		if (ev != NULL)
+			*ev = (struct lb_tb_evicted){
+				t->ent[e].key, t->ent[e].tokens, 1};
 		add_counters(&t->gone, &t->ent[e].cnt);
 		t->evictions++;
 		lru_unlink(t, e);
@@ -591,4 +619,15 @@ lb_tb_table_counters(const struct lb_tb_table *t, struct lb_tb_counters *out)
 	for (uint32_t e = 0; e < t->count; e++)
 		add_counters(out, &t->ent[e].cnt);
 	return t->evictions;
+}
+
+int
+lb_tb_table_lru_slack(struct lb_tb_table *t, uint32_t slack)
+{
+	if (t == NULL)
+		return -EINVAL;
+	if (slack >= t->capacity && slack != 0)
+		return -ERANGE;
+	t->slack = slack;
+	return 0;
 }

@@ -66,7 +66,16 @@ struct lb_admit_svc_stats {
 /** Overflow buckets after the hashed slots, one per service slot
  * (LB_CONF_MAX_SVCS); a service slot beyond wraps around. */
 #define LB_ADMIT_OVF_SLOTS 64u
-#define LB_ADMIT_LOCAL_DEFAULT 4096u
+/** Local buckets per worker: twice the shared table's default, so that a
+ * worker keeps the tokens of every key that has a slot and as many keys
+ * without one (a cycle of keys just above the table's size would replace
+ * a bucket at every check under LRU). 256 bytes each. */
+#define LB_ADMIT_LOCAL_DEFAULT (2 * LB_ADMIT_SHM_SLOTS_DEFAULT)
+/** Share of a key's burst that a borrow asks for at least
+ * (lb_tb_local_conf.min_fraction): a key seen every few intervals then
+ * borrows once per many admissions. Tokens a worker holds and does not
+ * spend are at most this share of the burst per key and worker. */
+#define LB_ADMIT_BATCH_FLOOR (1.0 / 16)
 
 /** Entry flag set by lb-control: the cluster tier is unreachable. */
 #define LB_ADMIT_F_CLUSTER_DOWN 0x1u

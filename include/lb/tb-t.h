@@ -143,6 +143,12 @@ struct lb_tb_local_conf {
 	uint64_t min_batch;
 	/** Largest batch asked for, 0 for the global capacity. */
 	uint64_t max_batch;
+	/** LB_TB_BATCH_WAVG only: the batch is at least this share of the
+	 * global capacity, [0, 1]; 0 (the default) for the seed's average
+	 * alone. Claim 10's fraction as a floor under claim 12's average:
+	 * a key seen less than once per interval then still borrows for
+	 * many admissions instead of one token at a time. */
+	double min_fraction;
 	/** LB_TB_NEG_HOLD only: hold time, INTERVAL_MIN_NS..MAX_NS. */
 	uint64_t neg_hold_ns;
 };
@@ -158,6 +164,12 @@ struct lb_tb_local {
 	/** Demand of the current interval so far. */
 	uint64_t cur_served;
 	uint64_t cur_offered;
+	/** The table's user's, zeroed by lb_tb_local_init() (admission: a
+	 * key without a slot in the shared table, and since when). */
+	uint32_t tag;
+	/** The table's count of moves to the front at this bucket's last:
+	 * in the first line, which a check of a present key reads anyway. */
+	uint32_t lru_stamp;
 	struct lb_tb_counters cnt;
 	/** Throttled without asking the global bucket while now < this. */
 	uint64_t neg_until;

@@ -112,7 +112,7 @@ void lb_tb_local_conf_default(struct lb_tb_local_conf *conf);
 
 /**
  * @return 0, -EINVAL (NULL, zero interval/count/min_batch, unknown mode,
- * NaN fraction) or -ERANGE (values outside the documented ranges,
+ * NaN fraction or min_fraction) or -ERANGE (values outside the documented ranges,
  * max_batch below min_batch).
  */
 int lb_tb_local_conf_check(const struct lb_tb_local_conf *conf);
@@ -123,8 +123,9 @@ int lb_tb_local_init(struct lb_tb_local *l, uint64_t key, uint64_t now_ns);
 
 /**
  * Batch the next borrow would ask for (before adding the shortage), for a
- * global bucket of @p capacity tokens: the weighted average (or fraction)
- * clamped to [min_batch, max_batch] and to @p capacity.
+ * global bucket of @p capacity tokens: the weighted average (at least
+ * min_fraction of @p capacity) or the fraction, clamped to
+ * [min_batch, max_batch] and to @p capacity.
  */
 uint64_t lb_tb_local_batch(const struct lb_tb_local *l,
 			   const struct lb_tb_local_conf *conf,
@@ -186,6 +187,33 @@ struct lb_tb_local *lb_tb_table_lookup(struct lb_tb_table *t, uint64_t key);
  */
 struct lb_tb_local *lb_tb_table_get(struct lb_tb_table *t, uint64_t key,
 				    uint64_t now_ns);
+
+/** What lb_tb_table_get_ev() replaced: a key and its unspent tokens. */
+struct lb_tb_evicted {
+	uint64_t key;
+	uint64_t tokens;
+	int replaced; /**< 0: the key was present or a free bucket used */
+};
+
+/**
+ * lb_tb_table_get(), also telling in @p ev (may be NULL) which bucket it
+ * replaced and the tokens that bucket still held, so that the caller may
+ * give them back to that key's global bucket (lb_tb_global_deposit()).
+ */
+struct lb_tb_local *lb_tb_table_get_ev(struct lb_tb_table *t, uint64_t key,
+				       uint64_t now_ns,
+				       struct lb_tb_evicted *ev);
+
+/**
+ * Relaxes the LRU order of @p t: lb_tb_table_get() moves a present bucket
+ * to the front only when at least @p slack buckets were moved there or
+ * added since it last was; 0 (the default) is exact LRU. A bucket used
+ * within the last @p slack moves is then never the next to be replaced
+ * (it sits among the @p slack most recent), and a table whose keys recur
+ * rarely touches the LRU links far less often.
+ * @return 0, -EINVAL on NULL, -ERANGE when @p slack >= the capacity.
+ */
+int lb_tb_table_lru_slack(struct lb_tb_table *t, uint32_t slack);
 
 /** lb_tb_local_take() on the bucket of @p key (see lb_tb_table_get()). */
 int lb_tb_table_take(struct lb_tb_table *t, uint64_t key,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Admission (lb_admit_check()) per new flow: one key with tokens at hand,
- * keys that fit the local table, more keys than it holds (every check
- * replaces a local bucket and borrows), and one key shared with a second
+ * 1000 keys, 65536 keys each seen once per 65536 checks, more keys than
+ * the local table holds (every check replaces a local bucket and
+ * borrows), and one key shared with a second
  * thread borrowing from the same global bucket at the same time; each
  * against a local token-bucket take, the cheapest thing admission could
  * be. Then the atomic operations on shared memory per admission.
@@ -18,7 +19,8 @@
 #include "lb/admit.h"
 
 #define STEP_NS 20 /* simulated time per check: 50M checks/s */
-#define MANY_KEYS 100000u
+#define MANY_KEYS 65536u	/* lb-dpbench's adm client row */
+#define FLOOD_KEYS 300000u	/* more than a worker's local buckets */
 #define FIT_KEYS 1000u
 
 struct adm_arg {
@@ -123,7 +125,7 @@ atomics_line(FILE *out, const char *what, const struct lb_admit_stats *st)
 void
 lb_bench_admit(FILE *out, unsigned int rounds)
 {
-	static struct adm_arg one, fit, many, shared;
+	static struct adm_arg one, fit, many, flood, shared;
 	static struct rival rival;
 	struct lb_tb_global_conf gc = {.capacity = LB_TB_CAPACITY_MAX,
 				       .rate = LB_TB_RATE_MAX};
@@ -138,7 +140,9 @@ lb_bench_admit(FILE *out, unsigned int rounds)
 	const struct lb_bench_case c_fit = {"admit check, 1000 client keys",
 					    run_admit, &fit};
 	const struct lb_bench_case c_many = {
-		"admit check, 100000 client keys (LRU)", run_admit, &many};
+		"admit check, 65536 client keys", run_admit, &many};
+	const struct lb_bench_case c_flood = {
+		"admit check, 300000 client keys (LRU)", run_admit, &flood};
 	const struct lb_bench_case c_shared = {
 		"admit check, one key, 2 threads", run_admit, &shared};
 	pthread_t tid;
@@ -150,6 +154,7 @@ lb_bench_admit(FILE *out, unsigned int rounds)
 	    adm_setup(&one, sh, LB_ADMIT_KEY_SVC, 1) != 0 ||
 	    adm_setup(&fit, sh, LB_ADMIT_KEY_CLIENT, FIT_KEYS) != 0 ||
 	    adm_setup(&many, sh, LB_ADMIT_KEY_CLIENT, MANY_KEYS) != 0 ||
+	    adm_setup(&flood, sh, LB_ADMIT_KEY_CLIENT, FLOOD_KEYS) != 0 ||
 	    adm_setup(&shared, sh, LB_ADMIT_KEY_SVC, 1) != 0 ||
 	    adm_setup(&rival.a, sh, LB_ADMIT_KEY_SVC, 1) != 0) {
 		fprintf(out, "admit: setup failed\n");
@@ -160,7 +165,8 @@ lb_bench_admit(FILE *out, unsigned int rounds)
 	 * than both together take, so the case measures contention. */
 	lb_bench_pair(out, &c_one, &c_base, 2000000, rounds);
 	lb_bench_pair(out, &c_fit, &c_base, 2000000, rounds);
-	lb_bench_pair(out, &c_many, &c_base, 500000, rounds);
+	lb_bench_pair(out, &c_many, &c_base, 1000000, rounds);
+	lb_bench_pair(out, &c_flood, &c_base, 500000, rounds);
 	if (pthread_create(&tid, NULL, rival_run, &rival) == 0) {
 		lb_bench_pair(out, &c_shared, &c_base, 1000000, rounds);
 		atomic_store(&rival.stop, 1);
@@ -169,14 +175,16 @@ lb_bench_admit(FILE *out, unsigned int rounds)
 	fprintf(out, "admit: atomic operations on shared memory\n");
 	atomics_line(out, "one service key, steady", &one.st);
 	atomics_line(out, "1000 client keys", &fit.st);
-	atomics_line(out, "100000 client keys (every check a new bucket)",
-		     &many.st);
+	atomics_line(out, "65536 client keys", &many.st);
+	atomics_line(out, "300000 client keys (every check a new bucket)",
+		     &flood.st);
 	atomics_line(out, "one key, 2 threads (this thread)", &shared.st);
 	atomics_line(out, "one key, 2 threads (the other)", &rival.a.st);
 	for (struct adm_arg *a = &one; a != NULL; a = a == &one	   ? &fit
-						      : a == &fit  ? &many
-						      : a == &many ? &shared
-								   : NULL)
+						      : a == &fit   ? &many
+						      : a == &many  ? &flood
+						      : a == &flood ? &shared
+								    : NULL)
 		lb_admit_lc_free(a->lc);
 	lb_admit_lc_free(rival.a.lc);
 	free(sh);

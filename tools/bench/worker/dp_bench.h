@@ -146,6 +146,7 @@ struct gen {
 	/* conn */
 	int worker;	  /* the round runs the worker (else bare) */
 	double warm_s;	  /* worker's warm-up; 0: a tenth of --seconds */
+	uint64_t warm_min; /* adm: and at least this many frames made */
 	uint64_t conns;	  /* connections completed (both FINs through) */
 	uint64_t bad;	  /* outputs that are no step of a connection */
 	const char *why;  /* the first of them */

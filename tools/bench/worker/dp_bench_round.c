@@ -572,6 +572,7 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 	struct rte_mbuf **m = round_m;
 	uint64_t t, t_measure, t_drain, it_empty = UINT64_MAX;
 	uint64_t cap = rd->worker && g->test == T_NEW ? NEW_CAP : UINT64_MAX;
+	uint64_t made0 = g->made;
 	int phase = PH_WARM;
 	unsigned int n;
 
@@ -619,8 +620,12 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 				&b->w->ft->stats.flows, __ATOMIC_RELAXED);
 			rd->next_occ = t + b->hz / CONN_SAMPLE_HZ;
 		}
-		if (phase == PH_WARM && t >= t_measure) {
+		if (phase == PH_WARM && t >= t_measure &&
+		    g->made - made0 >= g->warm_min) {
 			rd->conns0 = g->conns;
+			/* A warm-up that waited for warm_min frames still
+			 * measures --seconds. */
+			t_drain = t + (uint64_t)(b->seconds * (double)b->hz);
 			phase = PH_MEASURE;
 			__atomic_store_n(&rd->f.phase, phase, __ATOMIC_RELEASE);
 			if (rd->worker)

@@ -604,6 +604,153 @@ test_threads_never_over_dispense(void **state)
 	fx_free(f);
 }
 
+/*
+ * The batch floor (LB_ADMIT_BATCH_FLOOR of the burst) with four workers
+ * on one client key offered 15 times its rate, spread unevenly: never
+ * more than rate x time + burst, and short of it by at most what the
+ * workers may hold unspent (a floor's batch each).
+ */
+static void
+test_floor_accuracy_four_workers(void **state)
+{
+	struct fx *f = fx_new(1024, 64, 4);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 200, 400);
+	uint64_t pass = 0, t = 0, held;
+	uint64_t floor = (uint64_t)(400 * LB_ADMIT_BATCH_FLOOR + 0.999);
+	uint32_t r = 777;
+
+	(void)state;
+	while (t < 10 * SEC) {
+		r = r * 1103515245u + 12345u;
+		/* worker 0 gets about half, the others the rest */
+		pass += lb_admit_check(f->lc[(r >> 16) % 6 < 3 ? 0
+							       : (r >> 16) % 6 - 2],
+				       0, &c, IP(10, 1, 2, 3), 0,
+				       t) == LB_ADMIT_PASS;
+		t += 100000 + (r >> 20) % 200000;
+	}
+	assert_true(pass <= 200 * 10 + 400);
+	assert_true(pass + 4 * floor >= 200 * 10 + 400);
+	/* every worker borrowed batches of the floor or more */
+	for (int i = 0; i < 4; i++)
+		assert_true(f->st[i].borrowed >= floor);
+	held = 0;
+	for (int i = 0; i < 4; i++)
+		held += f->st[i].borrowed;
+	assert_true(held >= pass);
+	fx_free(f);
+}
+
+/*
+ * Many keys each seen once per 2000 checks, over two workers: each
+ * borrows a share of its burst the first time and then admits from it,
+ * so that the workers touch shared memory far less than once per ten
+ * admissions; a key whose interval ended is admitted from the tokens it
+ * holds without asking the shared table.
+ */
+static void
+test_sparse_keys_batch(void **state)
+{
+	struct fx *f = fx_new(8192, 4096, 2);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 1000, 1000);
+	uint64_t pass = 0, n = 0, atomics, borrows;
+
+	(void)state;
+	for (uint64_t t = 0; n < 100000; t += 20000, n++)
+		pass += lb_admit_check(f->lc[n % 2], 0, &c, (uint32_t)n % 2000,
+				       0, t) == LB_ADMIT_PASS;
+	assert_int_equal(pass, n);
+	atomics = f->st[0].shm_atomics + f->st[1].shm_atomics;
+	assert_true(atomics * 10 < pass);
+	/* A key 50 ms (five intervals) after its last check */
+	borrows = f->st[0].borrows;
+	atomics = f->st[0].shm_atomics;
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 4, 0, 3 * SEC),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].borrows, borrows);
+	assert_int_equal(f->st[0].shm_atomics, atomics);
+	fx_free(f);
+}
+
+/*
+ * A replaced local bucket gives its unspent tokens back: with one local
+ * bucket, two clients alternating never lose the batch each borrowed,
+ * and the global bucket of each is short only of what was admitted.
+ */
+static void
+test_evict_gives_back(void **state)
+{
+	struct fx *f = fx_new(1024, 1, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 1, 160);
+	struct lb_admit_gent *a, *b;
+	uint64_t ka = lb_admit_key_of(f->sh, 0, &c, 1, 0);
+	uint64_t kb = lb_admit_key_of(f->sh, 0, &c, 2, 0);
+
+	(void)state;
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 1, 0, 0),
+			 LB_ADMIT_PASS);
+	a = lb_admit_shm_find(f->sh, ka);
+	assert_non_null(a);
+	/* a floor's batch, 160 / 16 = 10, was taken */
+	assert_int_equal(lb_tb_global_avail(&a->b, 0), 150);
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 2, 0, 0),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].evictions, 1);
+	assert_int_equal(lb_tb_global_avail(&a->b, 0), 159);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(lb_admit_check(f->lc[0], 0, &c,
+						1 + (uint32_t)i % 2, 0, 0),
+				 LB_ADMIT_PASS);
+	b = lb_admit_shm_find(f->sh, kb);
+	assert_non_null(b);
+	/* 11 admissions each; 2 still holds 9 of its last batch */
+	assert_int_equal(lb_tb_global_avail(&a->b, 0), 160 - 11);
+	assert_int_equal(lb_tb_global_avail(&b->b, 0), 160 - 11 - 9);
+	fx_free(f);
+}
+
+/*
+ * Keys without a slot share the worker's one local bucket of the
+ * overflow bucket: a flood of them borrows a batch at a time, not once
+ * per key; a key without a slot looks for one again only 2.1 s later,
+ * and then gets an entry that has become reusable.
+ */
+static void
+test_no_slot_mark(void **state)
+{
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_CLIENT, 1000, 1600);
+	struct fx *f = fx_new(16, 1024, 1);
+	uint64_t pass = 0, key, at0, b0;
+
+	(void)state;
+	fill_table(f, &c);
+	at0 = f->st[0].shm_atomics;
+	b0 = f->st[0].borrows;
+	for (uint32_t i = 0; i < 400; i++)
+		pass += lb_admit_check(f->lc[0], 0, &c, 5000 + i % 200, 0,
+				       SEC + i * 100000) == LB_ADMIT_PASS;
+	assert_int_equal(pass, 400);
+	assert_int_equal(f->st[0].table_full, 400);
+	/* a 100-token batch (1600 / 16) covers the 400 in 1 s + 40 ms */
+	assert_true(f->st[0].borrows - b0 <= 4);
+	assert_true((f->st[0].shm_atomics - at0) * 10 < 400);
+	key = lb_admit_key_of(f->sh, 0, &c, 5000, 0);
+	/* At 2.5 s the table's entries are reusable, but the key's mark
+	 * (1 s) is recent: still the overflow bucket. */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 5000, 0,
+					2500 * MS),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].table_full, 401);
+	assert_null(lb_admit_shm_find(f->sh, key));
+	/* At 3.5 s it looks again and takes an idle entry. */
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 5000, 0,
+					3500 * MS),
+			 LB_ADMIT_PASS);
+	assert_int_equal(f->st[0].table_full, 401);
+	assert_non_null(lb_admit_shm_find(f->sh, key));
+	fx_free(f);
+}
+
 int
 main(void)
 {
@@ -621,6 +768,10 @@ main(void)
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_secret),
 		cmocka_unit_test(test_threads_never_over_dispense),
+		cmocka_unit_test(test_floor_accuracy_four_workers),
+		cmocka_unit_test(test_sparse_keys_batch),
+		cmocka_unit_test(test_evict_gives_back),
+		cmocka_unit_test(test_no_slot_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

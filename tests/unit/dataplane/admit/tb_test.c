@@ -1012,6 +1012,155 @@ test_extremes(void **state)
 	}
 }
 
+/* min_fraction: claim 10's share of the capacity under claim 12's
+ * average, in the average mode only; out-of-range shares refused. */
+static void
+test_batch_floor(void **state)
+{
+	struct lb_tb_local_conf c;
+	struct lb_tb_global g;
+	struct lb_tb_local l;
+
+	(void)state;
+	lb_tb_local_conf_default(&c);
+	assert_true(c.min_fraction == 0.0);
+	c.min_fraction = 0.25;
+	assert_int_equal(lb_tb_local_conf_check(&c), 0);
+	lb_tb_local_init(&l, 3, 0);
+	/* No history: the floor, ceil(0.25 x 101) = 26, not min_batch */
+	assert_int_equal(lb_tb_local_batch(&l, &c, 101), 26);
+	global_init(&g, 101, 1, 0, LB_TB_REFILL_EACH, 0);
+	assert_int_equal(lb_tb_local_take(&l, &c, &g, 1, 0), 0);
+	assert_int_equal(l.tokens, 25);
+	assert_int_equal(lb_tb_global_avail(&g, 0), 75);
+	/* An average above the floor wins: [40] -> 40 */
+	l.hist[0] = 40;
+	l.nb_hist = 1;
+	assert_int_equal(lb_tb_local_batch(&l, &c, 101), 40);
+	/* max_batch still caps it, and so does the capacity */
+	c.max_batch = 30;
+	assert_int_equal(lb_tb_local_batch(&l, &c, 101), 30);
+	c.max_batch = 0;
+	c.min_fraction = 1.0;
+	assert_int_equal(lb_tb_local_batch(&l, &c, 101), 101);
+	/* The fraction mode ignores the floor */
+	c.batch = LB_TB_BATCH_FRACTION;
+	c.batch_fraction = 0.01;
+	assert_int_equal(lb_tb_local_batch(&l, &c, 101), 2);
+	c.batch = LB_TB_BATCH_WAVG;
+	c.min_fraction = NAN;
+	assert_int_equal(lb_tb_local_conf_check(&c), -EINVAL);
+	c.min_fraction = 1.5;
+	assert_int_equal(lb_tb_local_conf_check(&c), -ERANGE);
+	c.min_fraction = -0.1;
+	assert_int_equal(lb_tb_local_conf_check(&c), -ERANGE);
+	assert_null(lb_tb_table_create(4, &c));
+}
+
+/* lb_tb_table_get_ev() names the bucket it replaced and its tokens. */
+static void
+test_table_get_ev(void **state)
+{
+	struct lb_tb_local_conf c;
+	struct lb_tb_table *t;
+	struct lb_tb_evicted ev;
+	struct lb_tb_local *l;
+
+	(void)state;
+	lb_tb_local_conf_default(&c);
+	t = lb_tb_table_create(2, &c);
+	assert_non_null(t);
+	l = lb_tb_table_get_ev(t, 10, 0, &ev);
+	assert_non_null(l);
+	assert_int_equal(ev.replaced, 0);
+	l->tokens = 7;
+	assert_non_null(lb_tb_table_get_ev(t, 11, 0, &ev));
+	assert_int_equal(ev.replaced, 0);
+	/* present: nothing replaced, 10 becomes the most recent */
+	assert_true(lb_tb_table_get_ev(t, 10, 0, &ev) == l);
+	assert_int_equal(ev.replaced, 0);
+	/* 12 replaces 11 (no tokens), then 13 replaces 10 (7 tokens) */
+	assert_non_null(lb_tb_table_get_ev(t, 12, 0, &ev));
+	assert_int_equal(ev.replaced, 1);
+	assert_int_equal(ev.key, 11);
+	assert_int_equal(ev.tokens, 0);
+	l = lb_tb_table_get_ev(t, 13, 0, &ev);
+	assert_int_equal(ev.replaced, 1);
+	assert_int_equal(ev.key, 10);
+	assert_int_equal(ev.tokens, 7);
+	assert_int_equal(l->tokens, 0);
+	assert_null(lb_tb_table_lookup(t, 10));
+	assert_null(lb_tb_table_get_ev(NULL, 1, 0, &ev));
+	assert_int_equal(ev.replaced, 0);
+	lb_tb_table_free(t);
+}
+
+/* lb_tb_table_lru_slack(): a bucket used again within the slack stays
+ * where it is; beyond it, it moves to the front; with replacements, a
+ * bucket used within the last slack moves is never the one replaced. */
+static void
+test_lru_slack(void **state)
+{
+	struct lb_tb_local_conf c;
+	struct lb_tb_table *t;
+	uint64_t keys[8];
+	struct lb_xoshiro xs;
+	struct lb_rng rng;
+
+	(void)state;
+	lb_tb_local_conf_default(&c);
+	t = lb_tb_table_create(8, &c);
+	assert_non_null(t);
+	assert_int_equal(lb_tb_table_lru_slack(NULL, 1), -EINVAL);
+	assert_int_equal(lb_tb_table_lru_slack(t, 8), -ERANGE);
+	assert_int_equal(lb_tb_table_lru_slack(t, 3), 0);
+	for (uint64_t k = 1; k <= 4; k++)
+		lb_tb_table_get(t, k, 0);
+	/* 3 was added 1 move ago: stays */
+	lb_tb_table_get(t, 3, 0);
+	assert_int_equal(lb_tb_table_keys(t, keys, 8), 4);
+	assert_int_equal(keys[0], 4);
+	assert_int_equal(keys[1], 3);
+	/* 2 was added 2 moves ago: stays; 1 (3 moves ago) moves */
+	lb_tb_table_get(t, 2, 0);
+	lb_tb_table_get(t, 1, 0);
+	assert_int_equal(lb_tb_table_keys(t, keys, 8), 4);
+	assert_int_equal(keys[0], 1);
+	assert_int_equal(keys[1], 4);
+	assert_int_equal(keys[2], 3);
+	assert_int_equal(keys[3], 2);
+	lb_tb_table_free(t);
+
+	/* Random keys over a full table: every replaced key was last used
+	 * at least slack moves earlier. */
+	t = lb_tb_table_create(8, &c);
+	assert_non_null(t);
+	assert_int_equal(lb_tb_table_lru_slack(t, 4), 0);
+	lb_xoshiro_seed(&xs, 42);
+	rng = lb_rng_xoshiro(&xs);
+	{
+		uint64_t last_use[32] = {0}, step = 0;
+
+		for (int i = 0; i < 5000; i++) {
+			uint64_t k = 1 + lb_rng_below(&rng, 24);
+			uint32_t n = lb_tb_table_count(t);
+			uint64_t before[8];
+
+			assert_int_equal(lb_tb_table_keys(t, before, 8), n);
+			lb_tb_table_get(t, k, 0);
+			step++;
+			for (uint32_t j = 0; j < n; j++)
+				if (lb_tb_table_lookup(t, before[j]) == NULL)
+					/* the 3 checks before this one used
+					 * other keys */
+					assert_true(step - last_use[before[j]] >
+						    3);
+			last_use[k] = step;
+		}
+	}
+	lb_tb_table_free(t);
+}
+
 int
 main(void)
 {
@@ -1030,6 +1179,9 @@ main(void)
 		cmocka_unit_test(test_bad_global),
 		cmocka_unit_test(test_bad_local),
 		cmocka_unit_test(test_extremes),
+		cmocka_unit_test(test_batch_floor),
+		cmocka_unit_test(test_table_get_ev),
+		cmocka_unit_test(test_lru_slack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
