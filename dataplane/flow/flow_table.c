@@ -798,7 +798,13 @@ lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
 		return -ENOENT;
 	f->pkts[dir]++;
 	f->last_seen = tick(now_ns);
-	if (old <= LB_FLOW_CLOSED || old == LB_FLOW_UDP_UNREPLIED)
+	/* What can move a state (lb_flow_tcp_advance()): a SYN, FIN or
+	 * RST, the ACK that ends SYN_RECV, a reply to UDP_UNREPLIED. An
+	 * established flow's data and ACKs are none of them. */
+	if (old == LB_FLOW_UDP_UNREPLIED ||
+	    (old <= LB_FLOW_CLOSED &&
+	     ((tcp_flags & (TCP_SYN | TCP_FIN | TCP_RST)) != 0 ||
+	      old == LB_FLOW_SYN_RECV)))
 		lb_flow_tcp_advance(f, dir, tcp_flags);
 	list = list_of(t, f, f->state);
 	/* Already the newest of its unchanged list: nothing to move. */
