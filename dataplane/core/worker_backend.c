@@ -35,7 +35,7 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
-	int v, fl;
+	int v = LB_L7_PASS, fl;
 
 	if (unlikely(ttl_expires(w, m, pkt)))
 		return;
@@ -91,7 +91,8 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 		w->st.l7_rej_absorbed++;
 		rte_pktmbuf_free(m);
 		return;
-	} else if (unlikely((v = lb_worker_l7_follow(w, f, 1, frame_of(m), pkt,
+	} else if (unlikely(f->l7 != LB_L7_NONE &&
+			    (v = lb_worker_l7_follow(w, f, 1, frame_of(m), pkt,
 						     now)) == L7_RESET)) {
 		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, LB_TCP_RST, now);
 		rte_pktmbuf_free(m);

@@ -531,7 +531,10 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 		lb_worker_rej_client(w, f, r, m, pkt, now);
 		return;
 	}
-	v = lb_worker_l7_follow(w, f, 0, frame_of(m), pkt, now);
+	/* A plain flow's packet pays no call to learn it is not followed. */
+	v = likely(f->l7 == LB_L7_NONE) ?
+		    LB_L7_PASS :
+		    lb_worker_l7_follow(w, f, 0, frame_of(m), pkt, now);
 	flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, (uint8_t)fl, now);
 	if (unlikely(v != LB_L7_PASS) &&
 	    lb_worker_l7_admission(w, f, idx, m, pkt, v, now))

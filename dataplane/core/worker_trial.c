@@ -139,8 +139,18 @@ lb_worker_snat_take(struct lb_worker *w, struct lb_trial *t, uint32_t be,
 		return -ENOSPC;
 	snat_dst_of(w, t->svc, be, &d);
 	if (lb_snat_port_alloc(w->snat, snat_taken, &d, &t->snat_ip,
-			       &t->snat_port) == 0)
+			       &t->snat_port) == 0) {
+		struct lb_flow_key k;
+
+		/* The slot of the flow's backend-side key, which the
+		 * flow's insert probes next, is nowhere in cache for a
+		 * fresh port: its line comes in while the caller copies
+		 * the SYN instead of in the insert's way. */
+		lb_flow_key_set(&k, d.ip, t->snat_ip, d.port, t->snat_port,
+				d.proto);
+		lb_flow_prefetch(w->ft, lb_flow_hash(w->ft->seed, &k));
 		return 0;
+	}
 	*full = tick + 1 != 0 ? tick + 1 : 1;
 	return -ENOSPC;
 }

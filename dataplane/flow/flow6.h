@@ -84,9 +84,9 @@ static inline void
 lb_flow6_key(const struct lb_flow_table *t, struct lb_flow_key *k,
 	     const struct lb_flow6_tuple *tu)
 {
-	lb_flow_key_set(k, lb_flow6_fold(t, tu->src), lb_flow6_fold(t, tu->dst),
-			tu->sport, tu->dport, tu->proto);
-	k->pad[0] = LB_FLOW_FAM6;
+	lb_flow_key_set_mark(k, lb_flow6_fold(t, tu->src),
+			     lb_flow6_fold(t, tu->dst), tu->sport, tu->dport,
+			     tu->proto, LB_FLOW_FAM6);
 }
 
 /**

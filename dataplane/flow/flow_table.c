@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,13 @@
 
 _Static_assert(sizeof(struct lb_flow_key) == 16, "key is hashed as 16 B");
 _Static_assert(sizeof(struct lb_flow) == CACHE_LINE, "one line per flow");
+/* lb_flow_key_set_mark() writes a key as two little-endian words. */
+_Static_assert(offsetof(struct lb_flow_key, dst) == 4 &&
+		       offsetof(struct lb_flow_key, sport) == 8 &&
+		       offsetof(struct lb_flow_key, dport) == 10 &&
+		       offsetof(struct lb_flow_key, proto) == 12 &&
+		       offsetof(struct lb_flow_key, pad) == 13,
+	       "key layout of lb_flow_key_set_mark()");
 _Static_assert(LB_FLOW_NONE == LB_ILIST_NIL, "a list's end is no flow");
 _Static_assert(LB_FLOW_TIMEOUT_MAX_NS >> LB_FLOW_TICK_SHIFT < (1u << 31),
 	       "timeouts must stay comparable as signed tick differences");
@@ -790,7 +798,13 @@ lb_flow_touch(struct lb_flow_table *t, uint32_t idx, enum lb_flow_dir dir,
 		return -ENOENT;
 	f->pkts[dir]++;
 	f->last_seen = tick(now_ns);
-	if (old <= LB_FLOW_CLOSED || old == LB_FLOW_UDP_UNREPLIED)
+	/* What can move a state (lb_flow_tcp_advance()): a SYN, FIN or
+	 * RST, the ACK that ends SYN_RECV, a reply to UDP_UNREPLIED. An
+	 * established flow's data and ACKs are none of them. */
+	if (old == LB_FLOW_UDP_UNREPLIED ||
+	    (old <= LB_FLOW_CLOSED &&
+	     ((tcp_flags & (TCP_SYN | TCP_FIN | TCP_RST)) != 0 ||
+	      old == LB_FLOW_SYN_RECV)))
 		lb_flow_tcp_advance(f, dir, tcp_flags);
 	list = list_of(t, f, f->state);
 	/* Already the newest of its unchanged list: nothing to move. */

@@ -452,17 +452,44 @@ void lb_flow_stats_get(const struct lb_flow_table *t,
 /** Short stable name of a state ("established", "free", "?"). */
 const char *lb_flow_state_name(unsigned int state);
 
-/** Fills a key; addresses and ports in network byte order. */
+/**
+ * Fills a key with padding byte 0 set to @p mark (0, or flow6.h's mark of
+ * an IPv6 flow); addresses and ports in network byte order. The key is
+ * written as the two 64-bit words it is hashed and compared as: written
+ * field by field, a lookup that reads it back at once (an out-of-line
+ * lb_flow_insert(), for instance) waits for the narrow stores to reach
+ * the cache, since a load cannot take its bytes from several of them.
+ */
 static inline void
-lb_flow_key_set(struct lb_flow_key *k, uint32_t src, uint32_t dst,
-		uint16_t sport, uint16_t dport, uint8_t proto)
+lb_flow_key_set_mark(struct lb_flow_key *k, uint32_t src, uint32_t dst,
+		     uint16_t sport, uint16_t dport, uint8_t proto,
+		     uint8_t mark)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w[2] = {
+		(uint64_t)dst << 32 | src,
+		(uint64_t)mark << 40 | (uint64_t)proto << 32 |
+			(uint32_t)dport << 16 | sport,
+	};
+
+	memcpy(k, w, sizeof(w));
+#else
 	memset(k, 0, sizeof(*k));
 	k->src = src;
 	k->dst = dst;
 	k->sport = sport;
 	k->dport = dport;
 	k->proto = proto;
+	k->pad[0] = mark;
+#endif
+}
+
+/** Fills a key; addresses and ports in network byte order. */
+static inline void
+lb_flow_key_set(struct lb_flow_key *k, uint32_t src, uint32_t dst,
+		uint16_t sport, uint16_t dport, uint8_t proto)
+{
+	lb_flow_key_set_mark(k, src, dst, sport, dport, proto, 0);
 }
 
 /** The key of packets flowing the other way. */

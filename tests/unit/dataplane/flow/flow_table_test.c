@@ -285,6 +285,14 @@ test_key_helpers(void **state)
 	/* The seed changes where a key lands. */
 	assert_true(lb_flow_hash(1, &k) != lb_flow_hash(2, &k));
 	assert_true(lb_flow_hash(1, &k) != lb_flow_hash(1, &rev));
+	/* The mark goes to padding byte 0 and nowhere else. */
+	memset(&rev, 0xa5, sizeof(rev));
+	lb_flow_key_set_mark(&rev, ip4(1, 2, 3, 4), ip4(5, 6, 7, 8),
+			     htons(1000), htons(80), LB_FLOW_PROTO_TCP, 6);
+	memcpy(raw, &rev, sizeof(raw));
+	assert_int_equal(raw[13], 6);
+	assert_int_equal(raw[14] | raw[15], 0);
+	assert_memory_equal(raw, &k, 13);
 }
 
 static void
