@@ -186,14 +186,16 @@ compile_net(struct lb_dpconf *d, const struct lb_conf *c)
 	}
 	for (unsigned int i = 0; i < lb_conf_nb_routes(c); i++) {
 		const struct lb_conf_route *r = lb_conf_route_at(c, i);
-		struct lb_dpconf_route nr = { htonl(r->net), mask_of(r->len),
-					      r->len, htonl(r->gw), r->port };
+		struct lb_dpconf_route nr;
 		uint32_t k;
 
+		/* Before the IPv4 mask: an IPv6 length is up to 128. */
 		if (r->af == LB_CONF_AF_INET6) {
 			route6_add(d, r);
 			continue;
 		}
+		nr = (struct lb_dpconf_route){htonl(r->net), mask_of(r->len),
+					      r->len, htonl(r->gw), r->port};
 		k = d->nb_route++;
 
 		/* Keep routes longest prefix first so the first match is
