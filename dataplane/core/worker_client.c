@@ -390,7 +390,7 @@ new_syn(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	int svc_idx, const struct lb_flow_key *k, uint64_t now)
 {
 	if (unlikely(w->synp_svc >> svc_idx & 1)) {
-		w->synp_auto[svc_idx].syns++;
+		lb_worker_synp_auto_syn(w, (uint32_t)svc_idx, now);
 		/* A cookie costs no state: no budget of new flows, which
 		 * the ACK that proves it pays. */
 		if (w->synp_act >> svc_idx & 1) {

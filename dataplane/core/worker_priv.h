@@ -202,6 +202,9 @@ void lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 int lb_worker_synp_init(struct lb_worker *w);
 void lb_worker_synp_switch(struct lb_worker *w);
 void lb_worker_synp_house(struct lb_worker *w, uint64_t now);
+/* Counts a SYN of service slot @p s whose proxy is not off; `auto`
+ * turns the proxy on the moment the counts reach its thresholds. */
+void lb_worker_synp_auto_syn(struct lb_worker *w, uint32_t s, uint64_t now);
 
 /* worker_neigh.c: ARP, neighbours, the way out of a frame. */
 void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,

@@ -508,6 +508,52 @@ lb_worker_synp_switch(struct lb_worker *w)
 	synp_act_update(w);
 }
 
+/* Service slot @p s of `auto` turns its proxy on, after @p rate SYNs/s
+ * of which @p open per second did not finish their handshake. */
+static void
+auto_on(struct lb_worker *w, uint32_t s, uint64_t rate, uint64_t open)
+{
+	const struct lb_dpconf_svc *v = &w->conf->svc[s];
+	uint32_t vip = rte_be_to_cpu_32(v->vip);
+
+	w->synp_auto[s].on = true;
+	w->synp_auto[s].quiet_ns = 0;
+	w->synp_act |= 1ull << s;
+	w->st.synp_auto_on++;
+	LOG(NOTICE,
+	    "worker %u: synproxy on for tcp %u.%u.%u.%u:%u (%" PRIu64
+	    " SYN/s, %" PRIu64 " unfinished/s)",
+	    w->wid, vip >> 24, vip >> 16 & 0xff, vip >> 8 & 0xff, vip & 0xff,
+	    rte_be_to_cpu_16(v->vport), rate, open);
+}
+
+void
+lb_worker_synp_auto_syn(struct lb_worker *w, uint32_t s, uint64_t now)
+{
+	struct lb_synp_auto *a = &w->synp_auto[s];
+	const struct lb_conf_synp *c = &w->conf->svc[s].opts.synp;
+	uint64_t t0, dt;
+
+	a->syns++;
+	if (a->on || c->mode != LB_CONF_SYNP_AUTO)
+		return;
+	/* The counts cover less than a second: reaching a threshold in
+	 * it is reaching the rate. Waiting for the second to end would
+	 * let a flood take flow entries and SNAT ports for up to a
+	 * second before the proxy answers it. */
+	if (a->syns < c->syn_rate &&
+	    (a->syns <= a->done || a->syns - a->done < c->half_open))
+		return;
+	t0 = w->synp_next_ns > NS_PER_S ? w->synp_next_ns - NS_PER_S : 0;
+	dt = now > t0 ? now - t0 : 1;
+	if (dt > NS_PER_S)
+		dt = NS_PER_S;
+	auto_on(w, s, (uint64_t)a->syns * NS_PER_S / dt,
+		a->syns > a->done ?
+			(uint64_t)(a->syns - a->done) * NS_PER_S / dt :
+			0);
+}
+
 /* One second of `auto` for service slot @p s over @p dt ns. */
 static void
 auto_step(struct lb_worker *w, uint32_t s, uint64_t dt, uint64_t now)
@@ -525,14 +571,7 @@ auto_step(struct lb_worker *w, uint32_t s, uint64_t dt, uint64_t now)
 	a->syns = 0;
 	a->done = 0;
 	if (!a->on && hot) {
-		a->on = true;
-		a->quiet_ns = 0;
-		w->st.synp_auto_on++;
-		LOG(NOTICE,
-		    "worker %u: synproxy on for tcp %u.%u.%u.%u:%u (%" PRIu64
-		    " SYN/s, %" PRIu64 " unfinished/s)",
-		    w->wid, vip >> 24, vip >> 16 & 0xff, vip >> 8 & 0xff,
-		    vip & 0xff, rte_be_to_cpu_16(v->vport), rate, open);
+		auto_on(w, s, rate, open);
 	} else if (a->on && hot) {
 		a->quiet_ns = 0;
 	} else if (a->on && a->quiet_ns == 0) {

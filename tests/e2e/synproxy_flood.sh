@@ -22,7 +22,8 @@
 # The success rate and the p99 latency of both runs are logged side by
 # side; neither is judged (timing belongs to benchmarks).
 # Then `synproxy auto` with a low SYN rate threshold and a calm of 2 s:
-# the flood turns it on (synp_auto_on, "synproxy on" in the dataplane's
+# the flood turns it on as soon as a second's SYNs reach the rate, before it
+# takes the SNAT ports (synp_auto_on, "synproxy on" in the dataplane's
 # log) and, once it is over, it turns off again (synp_auto_off,
 # "synproxy off"), after which new connections are answered.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
@@ -332,6 +333,13 @@ check "auto turned it off after the flood (synp_auto_off $off0 -> $(s auto.2 syn
 	 [ "$on1" -gt "$on0" ]'
 check "while on, it answered the flood with cookies (synp_cookies +$(d auto synp_cookies))" \
 	[ "$(num "$(d auto synp_cookies)")" -gt 0 ]
+# It turns on the moment a second's SYNs reach the rate (2,000), not at
+# the end of that second: the flood gets a few thousand flows, not the
+# SNAT ports of both backends, and the next check's connection finds a
+# port.
+check "auto turned on before the flood took the SNAT ports (flows_created +$(d auto flows_created), snat_ports_full +$(d auto drop snat_ports_full))" \
+	'[ "$(num "$(d auto flows_created)")" -le 10000 ] &&
+	 [ "$(d auto drop snat_ports_full)" = 0 ]'
 e2e_log "the dataplane's log on the switches:"
 grep -E "synproxy (on|off)" "$DP_LOG" | tail -n 6 | sed 's/^/    /' || true
 check "the dataplane logged the switch on" \

@@ -4625,6 +4625,31 @@ test_synproxy_auto(void **state)
 }
 
 /*
+ * A flood must not get a second of flow entries and SNAT ports before
+ * auto reacts: the SYN that brings the current second to the rate turns
+ * the proxy on and is answered with a cookie itself. Six SYNs in a few
+ * milliseconds cross at most one boundary of auto's seconds, so one of
+ * them reaches the rate of 3 within its second; before, the proxy came
+ * on only at the end of the second.
+ */
+static void
+test_synproxy_auto_at_once(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_synp_auto);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t cport = 52000;
+	int to_backend = 0;
+
+	learn_all(e);
+	while (to_backend < 6 && syn_answered(e, cport++) == 0)
+		to_backend++;
+	if (to_backend >= 6)
+		fail_msg("no cookie within 6 SYNs: auto waits for its second");
+	CHECK_EQ(w->st.synp_auto_on, 1, "turned on once");
+	CHECK_EQ(syn_answered(e, cport++), 1, "and stays on");
+}
+
+/*
  * SYNs answered while the proxy was `on` are not a rate `auto` may judge:
  * a service switched from on to auto after a flood of them, with no SYN
  * since, must stay off through the seconds that follow (it turned on at
@@ -5117,6 +5142,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_synproxy, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_trials, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_auto, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy_auto_at_once,
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_on_then_auto,
 					  ph_teardown),
 	};
