@@ -53,7 +53,8 @@ lb2_dp_start() {
 
 lb2_ctl_start() {
 	local i
-	ip netns exec "$NS_LB" "$LB_CONTROL" --proc-type=secondary \
+	lb_ns_prefix
+	"${LB_NSX[@]}" "$LB_CONTROL" --proc-type=secondary \
 		--file-prefix "$DP2_PREFIX" --no-pci -l 0 -- \
 		--socket "$CTL2_SOCK" --state "$E2E_TMP/state2.conf" \
 		--metrics off "$@" </dev/null >>"$CTL2_LOG" 2>&1 &

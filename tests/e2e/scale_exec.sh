@@ -22,6 +22,12 @@ e2e_need_control
 e2e_need_tools curl
 INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
 [ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+# lb-control in the LB namespace's network but the test's mounts: the
+# orchestrator it runs adds a namespace per instance, and one added in
+# the mount namespace of `ip netns exec` is bound under /run/netns there
+# only, out of reach of the `down` of another lb-control and of the
+# clean-up, which would leave its lb-instance running.
+E2E_KEEP_MOUNTS=1
 SVC="tcp $VIP:80"
 
 conf=$E2E_TMP/lb.conf

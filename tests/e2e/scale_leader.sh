@@ -28,6 +28,12 @@ e2e_need_control
 e2e_need_tools redis-server curl
 INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
 [ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+# lb-control in the LB namespace's network but the test's mounts: the
+# orchestrator it runs adds a namespace per instance, and one added in
+# the mount namespace of `ip netns exec` is bound under /run/netns there
+# only, out of reach of the `down` of another lb-control and of the
+# clean-up, which would leave its lb-instance running.
+E2E_KEEP_MOUNTS=1
 SVC="tcp $VIP:80"
 RPORT=6392 # the LB namespace's own loopback: always free
 REDIS_PID=
@@ -249,5 +255,22 @@ check "nothing was stopped or started ($(ups) up, $(downs) down)" \
 	'[ "$(ups)" = 3 ] && [ "$(downs)" = 1 ]'
 check "host $L kept the instances ($(orch "$L"))" \
 	'[ "$(orch "$L")" = "$before" ]'
+# Each instance started runs in a namespace the test reaches by name,
+# which `down` and the cleanup need; each stopped one is gone.
+instances_ok() {
+	local name n ns p
+	while read -r name; do
+		n=${name#i} ns=sl-l${name#i}-$E2E_TAG
+		if grep -qx "$ns" "$E2E_TMP/stopped"; then
+			! pgrep -f "lb-instance --listen $BE_NET.$((60 + n)):80" \
+				>/dev/null || return 1
+			continue
+		fi
+		p=$(ip netns pids "$ns" 2>/dev/null | head -n 1)
+		[ -n "$p" ] && grep -q lb-instance "/proc/$p/cmdline" || return 1
+	done <"$E2E_TMP/started"
+}
+check "the running instances are in the namespaces named for them, the stopped one gone" \
+	instances_ok
 on "$L" scale set $SVC cluster off min 0 max 2 >/dev/null
 e2e_finish
