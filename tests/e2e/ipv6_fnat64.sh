@@ -10,6 +10,7 @@
 #     by rr; the backends saw the IPv4 SNAT address as their peer; the
 #     dataplane counted the translations both ways and lowered the
 #     backends' SYN-ACK MSS;
+#   - 20 UDP datagrams over IPv6, each answered by an IPv4 backend;
 #   - wrk over IPv6: no error;
 #   - one backend's nginx killed under load: its health check takes it
 #     down, and every new connection after that is answered by the
@@ -40,6 +41,9 @@ ip -n "$NS_CLI" addr add "$(cli_addr6 1)/64" dev "$IF_CLI" nodad
 for i in 1 2 3; do
 	be_start "$i"
 done
+for i in 1 2; do
+	be_udp_start "$i" 5353
+done
 
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
@@ -49,6 +53,9 @@ service add $SVC6 sched rr check http check-path / check-interval 200ms check-ti
 backend add $SVC6 $(be_addr 1):80
 backend add $SVC6 $(be_addr 2):80
 backend add $SVC6 $(be_addr 3):80
+service add udp [$VIP6]:53 sched rr timeout-udp 2s
+backend add udp [$VIP6]:53 $(be_addr 1):5353
+backend add udp [$VIP6]:53 $(be_addr 2):5353
 EOF
 dp_start_shared "$conf"
 ctl_start
@@ -111,6 +118,21 @@ check "translated both ways (to IPv4 $d_nat64_out, to IPv6 $d_nat64_in)" \
 	'[ "$d_nat64_out" -ge 240 ] && [ "$d_nat64_in" -ge 180 ]'
 check "every backend SYN-ACK's MSS lowered ($d_nat64_mss_adjusted)" \
 	'[ "$d_nat64_mss_adjusted" -ge 60 ]'
+
+# ---- UDP over IPv6 to IPv4 backends ------------------------------------------
+
+# Each datagram from its own source port: a flow each, spread by rr.
+r=$(ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" udp-probe \
+	--target "[$VIP6]:53" --src "$(cli_addr6 1)" --count 20 \
+	--base-port 20000 --timeout 2) || true
+e2e_log "20 datagrams to [$VIP6]:53: $r"
+answered=$(jget /dev/stdin answered <<<"$r")
+n1=$(jget /dev/stdin by be1 <<<"$r")
+n2=$(jget /dev/stdin by be2 <<<"$r")
+check "20/20 datagrams answered with their own payload ($answered)" \
+	[ "$answered" = 20 ]
+check "both IPv4 UDP backends answered (be1 $n1, be2 $n2)" \
+	'[ "$n1" = 10 ] && [ "$n2" = 10 ]'
 
 # ---- wrk over IPv6 ------------------------------------------------------------
 

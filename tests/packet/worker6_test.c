@@ -1168,6 +1168,23 @@ test_fnat66_udp(void **state)
 	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
 }
 
+/* A packet too big from @p src to @p dst with MTU @p mtu, quoting the
+ * @p qlen bytes at @p quote. */
+static void
+too_big6(struct pb_dg6 *err, const uint8_t src[16], const uint8_t dst[16],
+	 uint32_t mtu, const uint8_t *quote, uint32_t qlen)
+{
+	memset(err, 0, sizeof(*err));
+	memcpy(err->src, src, 16);
+	memcpy(err->dst, dst, 16);
+	err->hlim = 64;
+	err->l4.proto = PB_PROTO_ICMPV6;
+	err->l4.type = 2;
+	err->l4.rest = mtu;
+	err->l4.data = quote;
+	err->l4.plen = (uint16_t)qlen;
+}
+
 /*
  * A packet too big from a router on the backend's path, about the SYN
  * we sent it: translated for the client, from the VIP, quoting the SYN
@@ -1181,7 +1198,7 @@ test_fnat66_too_big(void **state)
 	static uint8_t quote[128];
 	struct pb_frame f, want, got;
 	struct pb_dg6 in, out, err;
-	uint8_t vip[16], snat[16], c[16];
+	uint8_t vip[16], snat[16], c[16], rtr[16];
 	uint32_t qlen;
 
 	client_syn(&in, &f, vip, snat, c);
@@ -1191,15 +1208,8 @@ test_fnat66_too_big(void **state)
 	assert_true(qlen <= sizeof(quote));
 	memcpy(quote, got.b + ETH, qlen);
 
-	memset(&err, 0, sizeof(err));
-	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
-	memcpy(err.dst, snat, 16);
-	err.hlim = 64;
-	err.l4.proto = PB_PROTO_ICMPV6;
-	err.l4.type = 2;
-	err.l4.rest = 1400;
-	err.l4.data = quote;
-	err.l4.plen = (uint16_t)qlen;
+	pb_ip6(rtr, 0x2001, 0xdb8, 2, 0xfe);
+	too_big6(&err, rtr, snat, 1400, quote, qlen);
 	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
 	ph_rx(e, 1, &f);
 
@@ -1216,17 +1226,9 @@ test_fnat66_too_big(void **state)
 	CHECK_EQ(e->w->st.icmp6_translated, 1, "translated");
 
 	/* One quoting another SNAT port: no flow, dropped. */
-	memset(&err, 0, sizeof(err));
-	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
-	memcpy(err.dst, snat, 16);
-	err.hlim = 64;
-	err.l4.proto = PB_PROTO_ICMPV6;
-	err.l4.type = 2;
-	err.l4.rest = 1400;
 	memcpy(quote, got.b + ETH, got.len - ETH);
 	quote[40] ^= 0x55;
-	err.l4.data = quote;
-	err.l4.plen = (uint16_t)(got.len - ETH);
+	too_big6(&err, rtr, snat, 1400, quote, got.len - ETH);
 	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
 	ph_rx(e, 1, &f);
 	ph_expect_quiet(e, "error about no flow");
@@ -1303,13 +1305,14 @@ learn4(struct ph_env *e)
 	ph_expect_quiet(e, "the IPv4 backend announcing itself");
 }
 
-/* env66() whose IPv6 services have the IPv4 backend instead (TCP to
- * BPORT6, UDP to UBPORT6); @p mixed keeps the TCP service's IPv6
- * backend and adds the IPv4 one beside it. */
+/* env66_n() whose IPv6 services have the IPv4 backend instead (TCP to
+ * BPORT6, UDP to UBPORT6), known to each of the @p nb workers; @p mixed
+ * keeps the TCP service's IPv6 backend and adds the IPv4 one beside
+ * it. */
 static struct ph_env *
-env64_mixed(void **state, bool mixed)
+env64_n(void **state, uint16_t nb, bool mixed)
 {
-	struct ph_env *e = env66(state);
+	struct ph_env *e = env66_n(state, nb);
 	struct lb_dpconf *d = ph_table_next(e);
 
 	be4_set(d, d->nb_svc - 2, mixed ? 1 : 0, BPORT6);
@@ -1317,8 +1320,26 @@ env64_mixed(void **state, bool mixed)
 	ph_table_publish(e, d);
 	for (int i = 0; i < 50; i++)
 		ph_poll_all(e);
-	learn4(e);
+	if (nb == 1) {
+		learn4(e);
+		return e;
+	}
+	for (uint16_t q = 0; q < nb; q++) {
+		struct pb_frame f;
+
+		pb_arp_frame(&f, mac_port[1], mac_be4, 2, mac_be4, IP_BE4,
+			     mac_port[1], IP_LB1, PB_FRAME_MIN);
+		ph_inject(e, 1, q, &f);
+	}
+	ph_settle(e);
+	ph_expect_quiet(e, "the IPv4 backend announcing itself");
 	return e;
+}
+
+static struct ph_env *
+env64_mixed(void **state, bool mixed)
+{
+	return env64_n(state, 1, mixed);
 }
 
 static struct ph_env *
@@ -1650,6 +1671,94 @@ test_fnat64_mixed(void **state)
 	ph_check_no_drops(e->w, "mixed pool");
 }
 
+/*
+ * Packet too big from a router on the client's side, about the SYN-ACK
+ * we sent the client: the backend gets fragmentation needed from the
+ * SNAT address with the MTU 20 bytes lower, quoting its own SYN-ACK as
+ * it sent it (backend -> SNAT), the checksums whole.
+ */
+static void
+test_fnat64_client_too_big(void **state)
+{
+	struct ph_env *e = env64(state);
+	static uint8_t quote[128];
+	uint8_t vip[16], snat[16], c[16], rtr[16];
+	struct pb_frame f, got;
+	struct pb_dg6 in, err6;
+	struct pb_dg b;
+	const uint8_t *ip, *ic, *q;
+	uint16_t sport;
+
+	client_syn(&in, &f, vip, snat, c);
+	sport = c2b(e, &in, 0, BPORT6, "SYN to the backend");
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+	ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
+	memcpy(quote, got.b + ETH, got.len - ETH);
+
+	pb_ip6(rtr, 0x2001, 0xdb8, 1, 0xfe);
+	too_big6(&err6, rtr, vip, 1300, quote, got.len - ETH);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &err6);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "fragmentation needed to the backend");
+	ip = got.b + ETH;
+	ic = ip + 20;
+	q = ic + 8;
+	CHECK_EQ(pb_get16(got.b + 12), 0x0800, "IPv4");
+	CHECK_EQ(memcmp(got.b, mac_be4, 6), 0, "to the backend's MAC");
+	CHECK_EQ(pb_get32(ip + 12), IP_SNAT, "from the SNAT address");
+	CHECK_EQ(pb_get32(ip + 16), IP_BE4, "to the backend");
+	CHECK_EQ(ip[8], 63, "TTL from the hop limit less one");
+	CHECK_EQ(pb_csum(ip, 20), 0, "IPv4 header checksum");
+	CHECK_EQ(ic[0], 3, "destination unreachable");
+	CHECK_EQ(ic[1], 4, "fragmentation needed");
+	CHECK_EQ(pb_get16(ic + 6), 1280, "MTU less 20");
+	CHECK_EQ(pb_csum(ic, got.len - ETH - 20), 0, "ICMP checksum");
+	CHECK_EQ(pb_get32(q + 12), IP_BE4, "quoting the backend's packet");
+	CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
+	CHECK_EQ(pb_get16(q + 20), BPORT6, "from the backend's port");
+	CHECK_EQ(pb_get16(q + 22), sport, "to the SNAT port");
+	CHECK_EQ(e->w->st.icmp64_translated, 1, "translated");
+	ph_check_no_drops(e->w, "client's packet too big");
+}
+
+/* Two workers: the IPv4 reply reaches the worker that does not own its
+ * IPv4 SNAT port, which hands it over; the owner translates it. */
+static void
+test_fnat64_redirect(void **state)
+{
+	struct ph_env *e = env64_n(state, 2, false);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	struct pb_dg b;
+	uint16_t sport;
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_one(e, 1, 1, &got, "SYN through worker 1");
+	CHECK_EQ(pb_get16(got.b + 12), 0x0800, "as IPv4");
+	sport = pb_get16(got.b + ETH + 20);
+	CHECK_EQ(lb_snat_owner(w1->snat, htons(sport)), 1, "worker 1's port");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with worker 1's reply");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing over");
+	ph_poll(e, 1);
+	to6(&out, &b, vip, TCP6_PORT);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 1, &want, "SYN-ACK through worker 1");
+	CHECK_EQ(w1->st.nat64_in, 1, "worker 1 translated it");
+	ph_check_no_drops(w0, "worker 0");
+	ph_check_no_drops(w1, "worker 1");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1671,6 +1780,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat64_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_frag_needed, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_mixed, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_client_too_big,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
