@@ -1759,6 +1759,29 @@ test_fnat64_redirect(void **state)
 	ph_check_no_drops(w1, "worker 1");
 }
 
+/* No IPv4 SNAT address in the table: a new flow to the IPv4 backend is
+ * refused and counted, nothing sent, nothing held. */
+static void
+test_fnat64_no_snat4(void **state)
+{
+	struct ph_env *e = env64(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	d->nb_snat = 0;
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "SYN with no IPv4 SNAT address");
+	CHECK_EQ(e->w->st.drop[LB_DROP_SNAT_FULL], 1, "snat_ports_full");
+	CHECK_EQ(e->w->st.flows_created, 0, "no flow");
+	CHECK_EQ(e->w->st.nat64_out, 0, "nothing translated");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1783,6 +1806,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat64_client_too_big,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_no_snat4, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
