@@ -111,8 +111,12 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
 	b->pkts[LB_FLOW_DIR_REPLY]++;
 	b->bytes[LB_FLOW_DIR_REPLY] += rte_pktmbuf_pkt_len(m);
-	if (unlikely(m->nb_segs != 1 || lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
+	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
 		drop(w, m, LB_DROP_TTL);
+		return;
+	}
+	if (unlikely(m->nb_segs != 1)) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
 		return;
 	}
 	off = lb_nat46_xlate(m->buf_addr, m->data_off, rte_pktmbuf_data_len(m),
