@@ -704,9 +704,11 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"that use weights. The backend may not be a\nlocal, "
 			"SNAT or VIP address. At most 256 backends per "
 			"service.\n\n"
-			"A service takes backends of its own family: an IPv6 "
-			"service IPv6\nbackends (`[2001:db8:1::11]:8443`, "
-			"fnat66), an IPv4 service IPv4\nbackends.\n\n"
+			"An IPv6 service takes IPv6 backends "
+			"(`[2001:db8:1::11]:8443`,\nfnat66) and IPv4 ones "
+			"(`10.0.1.11:8443`, fnat64, from an IPv4 SNAT\n"
+			"address), in one pool if need be; an IPv4 service "
+			"IPv4 backends only.\n\n"
 			"Example: `backend add tcp 192.0.2.10:80 "
 			"10.0.1.11:8080 weight 2`",
 		.fn = cmd_be_add,

@@ -263,18 +263,12 @@ lb_conf_be_add_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	lb_cmd_fmt_ip_port(ip, port, a);
 	lb_conf_key_str(key, s);
 	/* An IPv4 client has no IPv6 address to be written as; an IPv6
-	 * client to an IPv4 backend (fnat64) the dataplane does not
-	 * translate. */
+	 * client to an IPv4 backend is translated (fnat64), from an IPv4
+	 * SNAT address. */
 	if (sv->key.af == LB_CONF_AF_INET && ip->af == LB_CONF_AF_INET6)
 		return lb_cmd_error(out, -EINVAL,
 				    "backend %s is IPv6 but %s is IPv4: an "
 				    "IPv4 service takes IPv4 backends only",
-				    a, s);
-	if (sv->key.af == LB_CONF_AF_INET6 && ip->af == LB_CONF_AF_INET)
-		return lb_cmd_error(out, -EOPNOTSUPP,
-				    "backend %s is IPv4 but %s is IPv6: an "
-				    "IPv6 service takes IPv6 backends only "
-				    "(no IPv6 to IPv4 translation)",
 				    a, s);
 	if (lb_conf_be_find(sv, ip, port) != NULL)
 		return lb_cmd_error(out, -EEXIST,

@@ -155,6 +155,10 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "nd_solicits", sum.nd_solicits);
 	add_u64(d, "nd_announces", sum.nd_announces);
 	add_u64(d, "icmp6_translated", sum.icmp6_translated);
+	add_u64(d, "nat64_out", sum.nat64_out);
+	add_u64(d, "nat64_in", sum.nat64_in);
+	add_u64(d, "nat64_mss_adjusted", sum.nat64_mss_adjusted);
+	add_u64(d, "icmp64_translated", sum.icmp64_translated);
 	add_u64(d, "idle_sleeps", sum.idle_sleeps);
 	add_u64(d, "fb_dropped", sum.fb_dropped);
 	add_u64(d, "l7_flows", sum.l7_flows);

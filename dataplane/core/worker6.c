@@ -184,7 +184,9 @@ lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f)
 	       (uint64_t)f->pkts[0] + f->pkts[1]);
 	if (f->state == LB_FLOW_UDP_UNREPLIED)
 		w->st.udp_unreplied++;
-	lb_snat_port_free(w->snat6, f->key[LB_FLOW_DIR_REPLY].dst,
+	/* fnat64's port is of the IPv4 slice. */
+	lb_snat_port_free(lb_flow_is64(f) ? w->snat : w->snat6,
+			  f->key[LB_FLOW_DIR_REPLY].dst,
 			  f->key[LB_FLOW_DIR_REPLY].dport);
 }
 
@@ -273,9 +275,12 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}
-	/* An IPv4 backend wants fnat64, which is not here yet. */
+	/* fnat64: an IPv4 backend (worker64.c). */
 	if (svc->be[be].af != LB_CONF_AF_INET6) {
-		drop(w, m, LB_DROP_IP6_UNSERVED);
+		int why = lb_worker_fnat64_new(w, m, pkt, s, be, orig, now);
+
+		if (why != 0)
+			drop(w, m, (enum lb_drop)why);
 		return;
 	}
 	d.w = w;
@@ -330,6 +335,11 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		/* A packet of the side it did not come from is a spoof. */
 		if ((s >= 0) != (dir == LB_FLOW_DIR_ORIG)) {
 			drop(w, m, LB_DROP_NO_FLOW);
+			return;
+		}
+		/* fnat64 (worker64.c): its replies come as IPv4. */
+		if (lb_flow_is64(&lb_flow_entries(w->ft)[idx])) {
+			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
 			return;
 		}
 		lb_flow_touch(w->ft, idx, dir, pkt->tcp_flags, now);
@@ -392,6 +402,11 @@ icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	idx = lb_flow6_lookup(w->ft, w->f6, &t, &dir);
 	if (idx == LB_FLOW_NONE) {
 		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	/* fnat64 (worker64.c): an ICMP error for the IPv4 backend. */
+	if (lb_flow_is64(&lb_flow_entries(w->ft)[idx])) {
+		lb_worker_icmp46_error(w, m, pkt, idx, dir, now);
 		return;
 	}
 	/* The client sees VIP -> client quoting client -> VIP, the backend

@@ -50,6 +50,11 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	/* An IPv6 client's (fnat64, worker64.c). */
+	if (unlikely(lb_flow_is6(f))) {
+		lb_worker_fnat64_reply(w, m, pkt, idx, now);
+		return;
+	}
 	if (unlikely(w->pp_used) && pkt->proto == LB_IPPROTO_TCP &&
 	    lb_worker_pp_backend(w, f, idx, m, pkt, now))
 		return;
@@ -227,6 +232,11 @@ lb_worker_icmp_error(struct lb_worker *w, struct rte_mbuf *m,
 		return;
 	}
 	f = lb_flow_get(w->ft, idx);
+	/* An IPv6 client's (fnat64, worker64.c). */
+	if (unlikely(lb_flow_is6(f))) {
+		lb_worker_icmp64_error(w, m, pkt, idx, dir, now);
+		return;
+	}
 	/* A backend refusing the handshake: the trial failed. */
 	if (dir == LB_FLOW_DIR_REPLY && f->state == LB_FLOW_SYN_SENT &&
 	    ic.type == LB_ICMP_DEST_UNREACH && ic.code != LB_ICMP_FRAG_NEEDED) {

@@ -66,6 +66,30 @@ void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f);
 uint32_t lb_worker_snat6_active(const struct lb_worker *w,
 				const struct lb_dpconf *c, uint32_t *keys);
 
+/* worker64.c: fnat64, an IPv6 client to an IPv4 backend (flow6.h). */
+struct lb_flow6_tuple;
+struct lb_pkt6;
+/* A new flow of IPv6 service @p s to its IPv4 backend @p be, with @p m
+ * its first packet: 0 (@p m sent), or the drop reason (@p m the
+ * caller's). */
+int lb_worker_fnat64_new(struct lb_worker *w, struct rte_mbuf *m,
+			 struct lb_pkt6 *pkt, int s, uint32_t be,
+			 const struct lb_flow6_tuple *orig, uint64_t now);
+/* The client's packet @p m of fnat64 flow @p idx, to its backend. */
+void lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
+			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);
+/* The backend's reply @p m of fnat64 flow @p idx, to its client. */
+void lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
+			    struct lb_pkt *pkt, uint32_t idx, uint64_t now);
+/* An ICMP error quoting fnat64 flow @p idx from side @p dir. */
+void lb_worker_icmp64_error(struct lb_worker *w, struct rte_mbuf *m,
+			    struct lb_pkt *pkt, uint32_t idx,
+			    enum lb_flow_dir dir, uint64_t now);
+/* An ICMPv6 error quoting fnat64 flow @p idx from side @p dir. */
+void lb_worker_icmp46_error(struct lb_worker *w, struct rte_mbuf *m,
+			    struct lb_pkt6 *pkt, uint32_t idx,
+			    enum lb_flow_dir dir, uint64_t now);
+
 /* worker_client.c: client to VIP; fwd() is full-NAT either way. */
 void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
 			   int free_port, int free_hold);

@@ -11,7 +11,8 @@
  * A backend's identity for the schedulers (Maglev's permutation is made
  * from it): its address and port, the same on every worker and every
  * host. An IPv6 address is folded by a fixed function, no secret, so
- * that hosts agree; its 48 bits keep backends apart as IPv4's 32 do.
+ * that hosts agree; its 47 bits keep backends apart as IPv4's 32 do, and
+ * the top bit keeps it apart from every IPv4 one in a mixed pool.
  */
 static uint64_t
 be_id(const struct lb_dpconf_be *b)
@@ -25,7 +26,7 @@ be_id(const struct lb_dpconf_be *b)
 	h[0] ^= h[0] >> 31;
 	h[0] *= 0xbf58476d1ce4e5b9ull;
 	h[0] ^= h[0] >> 29;
-	return (h[0] & 0xffffffffffffull) << 16 | b->port;
+	return 1ull << 63 | (h[0] & 0x7fffffffffffull) << 16 | b->port;
 }
 
 static bool

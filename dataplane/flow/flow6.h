@@ -27,6 +27,15 @@
  *
  * IPv4 keys and entries are unchanged: an IPv4 packet's lookup never
  * reads the side array.
+ *
+ * fnat64. A flow from an IPv6 client to an IPv4 backend has the folded
+ * client-side key of an IPv6 flow and the plain IPv4 key of its backend
+ * side (mark 0), so the backend's replies, which arrive as IPv4 at an
+ * IPv4 SNAT address, find it by the IPv4 lookup with no second index,
+ * and a fnat44 flow and a fnat64 flow can never take the same IPv4 SNAT
+ * pair. Its side record holds the client side's addresses and, for the
+ * backend side, the IPv4 ones as IPv4-mapped IPv6 addresses (::ffff:a.b.c.d),
+ * never equal to an IPv6 SNAT address or backend.
  */
 
 #include <stdint.h>
@@ -56,6 +65,15 @@ static inline int
 lb_flow_is6(const struct lb_flow *f)
 {
 	return f->key[LB_FLOW_DIR_ORIG].pad[0] == LB_FLOW_FAM6;
+}
+
+/** Whether flow @p f is an fnat64 one: an IPv6 client side and an IPv4
+ * backend side. */
+static inline int
+lb_flow_is64(const struct lb_flow *f)
+{
+	return f->key[LB_FLOW_DIR_ORIG].pad[0] == LB_FLOW_FAM6 &&
+	       f->key[LB_FLOW_DIR_REPLY].pad[0] != LB_FLOW_FAM6;
 }
 
 /** Bytes of the side array of a table of @p capacity flows. */
@@ -138,6 +156,28 @@ int lb_flow6_insert(struct lb_flow_table *t, struct lb_flow6_addrs *side,
 		    const struct lb_flow6_tuple *orig,
 		    const struct lb_flow6_tuple *reply, uint16_t svc,
 		    uint32_t be, uint64_t now_ns);
+
+/**
+ * Inserts an fnat64 flow: client side @p orig (folded as an IPv6 flow's),
+ * backend side the IPv4 tuple @p src:@p sport -> @p dst:@p dport
+ * (network order, the plain IPv4 key), and records the addresses in
+ * @p side, the IPv4 ones mapped.
+ * @return as lb_flow6_insert()
+ */
+int lb_flow64_insert(struct lb_flow_table *t, struct lb_flow6_addrs *side,
+		     const struct lb_flow6_tuple *orig, uint32_t src,
+		     uint32_t dst, uint16_t sport, uint16_t dport, uint16_t svc,
+		     uint32_t be, uint64_t now_ns);
+
+/** @p ip4 (network order) as the IPv4-mapped IPv6 address ::ffff:ip4. */
+static inline void
+lb_flow6_mapped(uint8_t out[16], uint32_t ip4)
+{
+	memset(out, 0, 10);
+	out[10] = 0xff;
+	out[11] = 0xff;
+	memcpy(out + 12, &ip4, 4);
+}
 
 /**
  * Whether a live flow holds tuple @p tu (lb_flow_holds() on its folded

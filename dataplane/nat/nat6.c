@@ -294,3 +294,61 @@ lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 	out->dport = dport;
 	return (int)((int32_t)off - grow);
 }
+
+int
+lb_nat46_mss_adjust(uint8_t *frame, const struct lb_pkt6 *pkt)
+{
+	uint32_t i, end;
+	uint8_t *th, *o;
+
+	if (frame == NULL || pkt == NULL || pkt6_end(pkt) == 0)
+		return -EINVAL;
+	if (pkt->proto != LB_IPPROTO_TCP || !(pkt->tcp_flags & LB_TCP_SYN))
+		return 0;
+	if (pkt->payload_off < pkt->l4_off + TCP_MIN_HDR ||
+	    pkt->payload_off > pkt6_end(pkt))
+		return -EINVAL;
+	th = frame + pkt->l4_off;
+	o = th + TCP_MIN_HDR;
+	end = pkt->payload_off - pkt->l4_off - TCP_MIN_HDR;
+	/* The walk of the receiver: stop at the end, or at a length that
+	 * cannot be. */
+	for (i = 0; i < end;) {
+		uint16_t mss, new, ock;
+
+		if (o[i] == 0)
+			break;
+		if (o[i] == 1) {
+			i++;
+			continue;
+		}
+		if (end - i < 2 || o[i + 1] < 2 || o[i + 1] > end - i)
+			break;
+		if (o[i] != 2 || o[i + 1] != 4) {
+			i += o[i + 1];
+			continue;
+		}
+		mss = rd16(o + i + 2);
+		new = mss > LB_NAT46_MSS_FLOOR + 20u ? (uint16_t)(mss - 20u)
+		      : mss > LB_NAT46_MSS_FLOOR     ? LB_NAT46_MSS_FLOOR
+						     : mss;
+		if (new != mss) {
+			uint16_t nw;
+
+			ock = rd16_raw(o + i + 2);
+			wr16(o + i + 2, new);
+			nw = rd16_raw(o + i + 2);
+			/* At an odd offset (after one NOP) the value's bytes
+			 * sit in two words: the sum sees it byte-swapped. */
+			if (i & 1) {
+				ock = (uint16_t)(ock >> 8 | ock << 8);
+				nw = (uint16_t)(nw >> 8 | nw << 8);
+			}
+			wr16_raw(th + TCP_CSUM_OFF,
+				 lb_csum_update16(rd16_raw(th + TCP_CSUM_OFF),
+						  ock, nw));
+		}
+		return new;
+	}
+	return 0;
+}

@@ -98,4 +98,23 @@ int lb_nat46_xlate(uint8_t *buf, uint32_t off, uint32_t len,
 		   const struct lb_pkt *pkt, const uint8_t *src, uint16_t sport,
 		   const uint8_t *dst, uint16_t dport, struct lb_pkt6 *out);
 
+/** The smallest MSS lb_nat46_mss_adjust() leaves: IPv6's minimum MTU
+ * less its header and TCP's. */
+#define LB_NAT46_MSS_FLOOR 1220u
+
+/**
+ * The MSS option of a TCP SYN translated from IPv4 to IPv6 (the
+ * backend's SYN-ACK of an fnat64 flow), in the IPv6 frame @p frame
+ * described by @p pkt: lowered by 20 bytes, what the IPv6 header adds,
+ * so that the client's segments of that size still fit on the IPv6 side
+ * in the MTU the backend's IPv4 MSS was made for; never below
+ * LB_NAT46_MSS_FLOOR (unless it already was), never raised. The TCP
+ * checksum is updated incrementally.
+ *
+ * @return the MSS now in the segment; 0 if it has no MSS option (or a
+ *   malformed one, left alone), or is not a TCP SYN; -EINVAL on NULL or
+ *   a @p pkt that does not fit.
+ */
+int lb_nat46_mss_adjust(uint8_t *frame, const struct lb_pkt6 *pkt);
+
 #endif /* LB_NAT6_H */

@@ -40,7 +40,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 14u
+#define LB_SHM_LAYOUT_VERSION 15u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -153,6 +153,11 @@ struct lb_worker_stats {
 	uint64_t nd_solicits;	 /**< neighbour solicitations sent */
 	uint64_t nd_announces;	 /**< unsolicited advertisements sent */
 	uint64_t icmp6_translated; /**< ICMPv6 errors translated */
+	/* fnat64 (docs/dataplane.md, "fnat64") */
+	uint64_t nat64_out; /**< IPv6 packets translated to IPv4 backends */
+	uint64_t nat64_in;  /**< IPv4 replies translated to IPv6 clients */
+	uint64_t nat64_mss_adjusted; /**< backends' SYN MSS lowered by 20 */
+	uint64_t icmp64_translated;  /**< ICMP errors carried across versions */
 };
 
 /** One backend slot as one worker saw it. */

@@ -83,14 +83,31 @@ ctl_bad "IPv6 address:port '2001:db8:e6:ff::10:443' needs brackets: [IPV6]:PORT"
 	service add tcp 2001:db8:e6:ff::10:443
 ctl_bad "backend [2001:db8:e6:1::12]:80 is IPv6 but $SVC is IPv4: an IPv4 service takes IPv4 backends only" \
 	backend add $SVC "[2001:db8:e6:1::12]:80"
-ctl_bad "backend $BE1 is IPv4 but $SVC6 is IPv6: an IPv6 service takes IPv6 backends only (no IPv6 to IPv4 translation)" \
-	backend add $SVC6 "$BE1"
 ctl_bad "$SVC6: http is not available on IPv6 services (they are forwarded at layer 4 only)" \
 	service set $SVC6 http on
 ctl_bad "gateway 2001:db8:e6:5::1 is not in a connected subnet of port 0" \
 	route add 2001:db8:e6:100::/56 via 2001:db8:e6:5::1 port 0
 ctl_bad "invalid IPv6 address '2001:db8:e6::g'" snat add 2001:db8:e6::g port 0
 ctl_bad "service $SVC6 already exists" service add $SVC6
+
+# ---- a mixed pool: an IPv4 backend of the IPv6 service (fnat64) --------------
+
+check "an IPv6 service takes an IPv4 backend" \
+	'ctl backend add $SVC6 "$BE1" weight 3'
+check "backend list: the IPv4 backend of the IPv6 service, unbracketed" \
+	'ctl backend list $SVC6 | has -F "$SVC6 $BE1"'
+check "the JSON data: both families in one pool" \
+	'ctl --json backend list $SVC6 | has -F "\"$BE1\"" &&
+	 ctl --json backend list $SVC6 | has -F "\"[2001:db8:e6:1::12]:8443\""'
+if [ -n "${CTL_METRICS:-}" ]; then
+	check "/metrics: the IPv4 backend under the IPv6 service" \
+		'for i in $(seq 50); do
+			metrics | has -F "service=\"$SVC6\",backend=\"$BE1\"" &&
+				break
+			sleep 0.2
+		done
+		metrics | has -F "service=\"$SVC6\",backend=\"$BE1\""'
+fi
 
 # ---- save, the state file, a restart ------------------------------------------
 
@@ -100,7 +117,8 @@ check "save holds the IPv6 lines" \
 	'has -F "backend add $SVC6 [2001:db8:e6:1::11]:8443 weight 2" \
 		<"$E2E_TMP/save0" &&
 	 has -F "addr add 2001:db8:e6:1::1/64 port 1" <"$E2E_TMP/save0" &&
-	 has -F "route add ::/0 via 2001:db8:e6::fe port 0" <"$E2E_TMP/save0"'
+	 has -F "route add ::/0 via 2001:db8:e6::fe port 0" <"$E2E_TMP/save0" &&
+	 has -F "backend add $SVC6 $BE1 weight 3" <"$E2E_TMP/save0"'
 check "the state file holds that configuration" \
 	diff -u <(grep -v '^#' "$CTL_STATE") <(grep -v '^#' "$E2E_TMP/save0")
 ctl_stop

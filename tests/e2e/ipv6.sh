@@ -11,7 +11,7 @@
 #     client;
 #   - wrk on the IPv6 VIP and on the IPv4 VIP together: no error;
 #   - lbctl lists the IPv6 service and backends, and refuses what an IPv6
-#     service does not have (an IPv4 backend, http) with no change;
+#     service does not have (http) with no change;
 #   - the IPv6 SNAT address moved under keep-alive load (snat add, snat
 #     del): the connections on the old one go on without an error, new
 #     ones come from the new one;
@@ -128,8 +128,7 @@ check "lbctl backend list shows the IPv6 backends" \
 	'grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 1)\]:80 " "$E2E_TMP/bl.txt" &&
 	 grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 2)\]:80 " "$E2E_TMP/bl.txt"'
 ctl save >"$E2E_TMP/save0"
-for bad in "backend add tcp [$VIP6]:80 $(be_addr 1):80" \
-	"service set tcp [$VIP6]:80 http on"; do
+for bad in "service set tcp [$VIP6]:80 http on"; do
 	out=$(ctl $bad 2>&1) && rc=0 || rc=$?
 	e2e_log "lbctl $bad: status $rc: $out"
 	check "refused: $bad" \

@@ -47,7 +47,10 @@ import time
 
 
 def hostport(s):
+    """ADDR:PORT, an IPv6 address in brackets: [ADDR]:PORT."""
     host, _, port = s.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     if not host or not port.isdigit():
         raise argparse.ArgumentTypeError("expected ADDR:PORT, got %r" % s)
     return host, int(port)
@@ -107,9 +110,11 @@ def udp_probe(args):
     for i in range(args.count):
         port = args.base_port + i
         payload = b"probe-%d-%d" % (port, i)
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        fam = socket.AF_INET6 if ":" in args.target[0] else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_DGRAM)
         try:
-            s.bind((args.src, port))
+            s.bind((args.src if fam == socket.AF_INET or args.src != "0.0.0.0"
+                    else "::", port))
             s.connect(args.target)
             s.settimeout(args.timeout)
             t0 = time.monotonic()

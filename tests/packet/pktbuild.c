@@ -86,9 +86,9 @@ put_l4(uint8_t *l4, const struct pb_dg *d)
 		l4[13] = d->flags;
 		pb_put16(l4 + 14, d->win);
 		if (d->mss) {
-			l4[20] = 2; /* MSS 1460 */
+			l4[20] = 2; /* MSS, 1460 unless told */
 			l4[21] = 4;
-			pb_put16(l4 + 22, 1460);
+			pb_put16(l4 + 22, d->mss_val ? d->mss_val : 1460);
 			l4[24] = 1; /* NOP, NOP, SACK permitted */
 			l4[25] = 1;
 			l4[26] = 4;

@@ -54,6 +54,7 @@ struct pb_dg {
 	uint8_t flags;	       /* TCP */
 	uint16_t win;	       /* TCP */
 	uint8_t mss;	       /* TCP: add an MSS option and a SACK-ok */
+	uint16_t mss_val;      /* TCP: that MSS, 0 for 1460 */
 	uint8_t udp_csum_zero; /* UDP: send without checksum */
 	uint8_t type, code;    /* ICMP */
 	uint32_t rest;	       /* ICMP bytes 4..7 */

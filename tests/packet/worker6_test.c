@@ -1168,6 +1168,23 @@ test_fnat66_udp(void **state)
 	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
 }
 
+/* A packet too big from @p src to @p dst with MTU @p mtu, quoting the
+ * @p qlen bytes at @p quote. */
+static void
+too_big6(struct pb_dg6 *err, const uint8_t src[16], const uint8_t dst[16],
+	 uint32_t mtu, const uint8_t *quote, uint32_t qlen)
+{
+	memset(err, 0, sizeof(*err));
+	memcpy(err->src, src, 16);
+	memcpy(err->dst, dst, 16);
+	err->hlim = 64;
+	err->l4.proto = PB_PROTO_ICMPV6;
+	err->l4.type = 2;
+	err->l4.rest = mtu;
+	err->l4.data = quote;
+	err->l4.plen = (uint16_t)qlen;
+}
+
 /*
  * A packet too big from a router on the backend's path, about the SYN
  * we sent it: translated for the client, from the VIP, quoting the SYN
@@ -1181,7 +1198,7 @@ test_fnat66_too_big(void **state)
 	static uint8_t quote[128];
 	struct pb_frame f, want, got;
 	struct pb_dg6 in, out, err;
-	uint8_t vip[16], snat[16], c[16];
+	uint8_t vip[16], snat[16], c[16], rtr[16];
 	uint32_t qlen;
 
 	client_syn(&in, &f, vip, snat, c);
@@ -1191,15 +1208,8 @@ test_fnat66_too_big(void **state)
 	assert_true(qlen <= sizeof(quote));
 	memcpy(quote, got.b + ETH, qlen);
 
-	memset(&err, 0, sizeof(err));
-	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
-	memcpy(err.dst, snat, 16);
-	err.hlim = 64;
-	err.l4.proto = PB_PROTO_ICMPV6;
-	err.l4.type = 2;
-	err.l4.rest = 1400;
-	err.l4.data = quote;
-	err.l4.plen = (uint16_t)qlen;
+	pb_ip6(rtr, 0x2001, 0xdb8, 2, 0xfe);
+	too_big6(&err, rtr, snat, 1400, quote, qlen);
 	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
 	ph_rx(e, 1, &f);
 
@@ -1216,17 +1226,9 @@ test_fnat66_too_big(void **state)
 	CHECK_EQ(e->w->st.icmp6_translated, 1, "translated");
 
 	/* One quoting another SNAT port: no flow, dropped. */
-	memset(&err, 0, sizeof(err));
-	pb_ip6(err.src, 0x2001, 0xdb8, 2, 0xfe);
-	memcpy(err.dst, snat, 16);
-	err.hlim = 64;
-	err.l4.proto = PB_PROTO_ICMPV6;
-	err.l4.type = 2;
-	err.l4.rest = 1400;
 	memcpy(quote, got.b + ETH, got.len - ETH);
 	quote[40] ^= 0x55;
-	err.l4.data = quote;
-	err.l4.plen = (uint16_t)(got.len - ETH);
+	too_big6(&err, rtr, snat, 1400, quote, got.len - ETH);
 	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
 	ph_rx(e, 1, &f);
 	ph_expect_quiet(e, "error about no flow");
@@ -1268,25 +1270,516 @@ test_fnat66_redirect(void **state)
 	ph_check_no_drops(w1, "worker 1");
 }
 
-/* A backend of another family: counted, nothing sent. */
+/* ---- fnat64 ------------------------------------------------------------- */
+
+#define IP_BE4 PB_IP(10, 1, 0, 20) /* the IPv4 backend, on port 1's side */
+
+static const uint8_t mac_be4[6] = {0x02, 0xbe, 0, 0, 4, 0x20};
+
+/* Backend @p b of service slot @p s of @p d becomes the IPv4 backend
+ * IP_BE4:@p bport. */
 static void
-test_fnat66_ipv4_backend(void **state)
+be4_set(struct lb_dpconf *d, uint32_t s, uint32_t b, uint16_t bport)
 {
-	struct ph_env *e = env66(state);
+	struct lb_dpconf_be *x = &d->svc[s].be[b];
+
+	memset(x, 0, sizeof(*x));
+	x->af = LB_CONF_AF_INET;
+	x->ip = htonl(IP_BE4);
+	x->port = htons(bport);
+	x->state = LB_BE_ACTIVE;
+	x->weight = 1;
+	if (d->svc[s].nb_be <= b)
+		d->svc[s].nb_be = b + 1;
+}
+
+/* The IPv4 backend announces itself on port 1. */
+static void
+learn4(struct ph_env *e)
+{
+	struct pb_frame f;
+
+	pb_arp_frame(&f, mac_port[1], mac_be4, 2, mac_be4, IP_BE4,
+		     mac_port[1], IP_LB1, PB_FRAME_MIN);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "the IPv4 backend announcing itself");
+}
+
+/* env66_n() whose IPv6 services have the IPv4 backend instead (TCP to
+ * BPORT6, UDP to UBPORT6), known to each of the @p nb workers; @p mixed
+ * keeps the TCP service's IPv6 backend and adds the IPv4 one beside
+ * it. */
+static struct ph_env *
+env64_n(void **state, uint16_t nb, bool mixed)
+{
+	struct ph_env *e = env66_n(state, nb);
 	struct lb_dpconf *d = ph_table_next(e);
+
+	be4_set(d, d->nb_svc - 2, mixed ? 1 : 0, BPORT6);
+	be4_set(d, d->nb_svc - 1, 0, UBPORT6);
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+	if (nb == 1) {
+		learn4(e);
+		return e;
+	}
+	for (uint16_t q = 0; q < nb; q++) {
+		struct pb_frame f;
+
+		pb_arp_frame(&f, mac_port[1], mac_be4, 2, mac_be4, IP_BE4,
+			     mac_port[1], IP_LB1, PB_FRAME_MIN);
+		ph_inject(e, 1, q, &f);
+	}
+	ph_settle(e);
+	ph_expect_quiet(e, "the IPv4 backend announcing itself");
+	return e;
+}
+
+static struct ph_env *
+env64_mixed(void **state, bool mixed)
+{
+	return env64_n(state, 1, mixed);
+}
+
+static struct ph_env *
+env64(void **state)
+{
+	return env64_mixed(state, false);
+}
+
+/* The IPv4 packet fnat64 makes of the client's IPv6 packet @p in: from
+ * the SNAT address and port @p sport to the backend's @p bport, TTL from
+ * the hop limit less one, DF, identification 0 (RFC 7915 5.1). */
+static void
+to4(struct pb_dg *o, const struct pb_dg6 *in, uint16_t sport, uint16_t bport)
+{
+	*o = in->l4;
+	o->src = IP_SNAT;
+	o->dst = IP_BE4;
+	o->sport = sport;
+	o->dport = bport;
+	o->ttl = (uint8_t)(in->hlim - 1);
+	o->frag = PB_IP_DF;
+	o->id = 0;
+	o->tos = 0;
+}
+
+/* A segment or datagram of the IPv4 backend from @p bport to the SNAT
+ * address's port @p sport. */
+static void
+from4(struct pb_dg *d, uint16_t bport, uint16_t sport, uint8_t proto,
+      uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	memset(d, 0, sizeof(*d));
+	d->proto = proto;
+	d->ttl = 64;
+	d->src = IP_BE4;
+	d->dst = IP_SNAT;
+	d->sport = bport;
+	d->dport = sport;
+	d->flags = flags;
+	d->seq = seq;
+	d->ack = ack;
+	d->win = 29200;
+	d->plen = flags & PB_SYN ? 0 : 16;
+	d->seed = (uint8_t)(seq ^ ack);
+}
+
+/* The IPv6 packet fnat64 makes of the backend's @p in: from @p vip:
+ * @p vport to the client, hop limit from the TTL less one. */
+static void
+to6(struct pb_dg6 *o, const struct pb_dg *in, const uint8_t vip[16],
+    uint16_t vport)
+{
+	memset(o, 0, sizeof(*o));
+	o->l4 = *in;
+	memcpy(o->src, vip, 16);
+	addr(o->dst, A_C);
+	o->l4.sport = vport;
+	o->l4.dport = CPORT6;
+	o->hlim = (uint8_t)(in->ttl - 1);
+}
+
+/* The client's IPv6 packet @p in on port 0; what reaches the backend is
+ * @p want4 (its SNAT port learnt when @p sport is 0). */
+static uint16_t
+c2b(struct ph_env *e, const struct pb_dg6 *in, uint16_t sport,
+    uint16_t bport, const char *what)
+{
+	struct pb_frame f, want, got;
+	struct pb_dg o;
+
+	pb_ipv6_frame(&f, mac_port[0], mac_c, in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, what);
+	if (sport == 0)
+		sport = pb_get16(got.b + ETH + 20);
+	to4(&o, in, sport, bport);
+	pb_ipv4_frame(&want, mac_be4, mac_port[1], &o);
+	ph_expect_same(&got, &want, what);
+	return sport;
+}
+
+/* The backend's IPv4 packet @p in on port 1; what reaches the client is
+ * @p in translated, its SYN's MSS lowered to @p mss. */
+static void
+b2c(struct ph_env *e, const struct pb_dg *in, const uint8_t vip[16],
+    uint16_t vport, uint16_t mss, const char *what)
+{
+	struct pb_frame f, want;
+	struct pb_dg6 o;
+
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, in);
+	ph_rx(e, 1, &f);
+	to6(&o, in, vip, vport);
+	o.l4.mss_val = mss;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &o);
+	ph_expect_frame(e, 0, 0, &want, what);
+}
+
+/*
+ * A client's connection through the TCP VIP to an IPv4 backend, both
+ * ways, byte for byte with the checksums pktbuild.c computes from
+ * scratch: IPv4 from the SNAT address and a port of the worker's IPv4
+ * slice towards the backend, IPv6 from the VIP towards the client, the
+ * backend's SYN-ACK MSS 20 bytes lower; FIN both ways; the flow's end
+ * gives the IPv4 port back.
+ */
+static void
+test_fnat64_tcp(void **state)
+{
+	struct ph_env *e = env64(state);
+	uint8_t vip[16], snat[16], c[16];
 	struct pb_frame f;
 	struct pb_dg6 in;
-	uint8_t vip[16];
+	struct pb_dg b;
+	uint16_t sport;
+	int s = (int)e->dp.conf->nb_svc - 2;
 
-	d->svc[d->nb_svc - 2].be[0].af = LB_CONF_AF_INET;
-	d->svc[d->nb_svc - 2].be[0].ip = htonl(IP_LB1 + 20);
-	ph_table_publish(e, d);
-	addr(vip, A_VIP);
-	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_SYN, 1, 0, 64);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	client_syn(&in, &f, vip, snat, c);
+	in.l4.mss = 1;
+	in.l4.mss_val = 1440;
+	sport = c2b(e, &in, 0, BPORT6, "SYN to the IPv4 backend");
+	CHECK_EQ(lb_snat_owner(e->w->snat, htons(sport)), 0, "our slice");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), 1,
+		 "IPv4 SNAT port held");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 0, "no IPv6 SNAT port");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b.mss = 1;
+	b2c(e, &b, vip, TCP6_PORT, 1440, "SYN-ACK to the client, MSS 1440");
+	CHECK_EQ(e->w->st.nat64_mss_adjusted, 1, "MSS adjusted");
+
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK | PB_PSH,
+	     1001, 5001, 64);
+	c2b(e, &in, sport, BPORT6, "data to the backend");
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_ACK | PB_PSH, 5001, 1013);
+	b2c(e, &b, vip, TCP6_PORT, 0, "data to the client");
+	CHECK_EQ(e->w->bst[s][0].active, 1, "active on the backend");
+
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK | PB_FIN,
+	     1013, 5017, 64);
+	in.l4.plen = 0;
+	c2b(e, &in, sport, BPORT6, "client's FIN");
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_ACK | PB_FIN, 5017, 1014);
+	b.plen = 0;
+	b2c(e, &b, vip, TCP6_PORT, 0, "backend's FIN");
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK, 1014,
+	     5018, 64);
+	in.l4.plen = 0;
+	c2b(e, &in, sport, BPORT6, "last ACK");
+	CHECK_EQ(e->w->st.nat64_out, 4, "translated to IPv4");
+	CHECK_EQ(e->w->st.nat64_in, 3, "translated to IPv6");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	ph_check_no_drops(e->w, "fnat64 TCP");
+
+	/* An IPv4 segment to another port of ours: no flow. */
+	from4(&b, BPORT6, (uint16_t)(sport + 1), PB_PROTO_TCP, PB_ACK, 1, 1);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+	ph_take(e, 1, 0, NULL, 0);
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "nothing to the client");
+
+	CHECK_EQ(lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+				16, e->w->ft->reaper, e->w->ft->reaper_ctx),
+		 1, "expired");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), 0,
+		 "IPv4 SNAT port free");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/* A datagram through the UDP VIP to the IPv4 backend and its answer,
+ * byte for byte; the answer without a checksum gets one over IPv6. */
+static void
+test_fnat64_udp(void **state)
+{
+	struct ph_env *e = env64(state);
+	uint8_t vip[16];
+	struct pb_dg6 in;
+	struct pb_dg b;
+	uint16_t sport;
+
+	addr(vip, A_VIP_LAN);
+	seg6(&in, A_C, CPORT6, vip, UDP6_PORT, PB_PROTO_UDP, 0, 7, 0, 64);
+	sport = c2b(e, &in, 0, UBPORT6, "datagram to the IPv4 backend");
+	from4(&b, UBPORT6, sport, PB_PROTO_UDP, 0, 3, 0);
+	b2c(e, &b, vip, UDP6_PORT, 0, "answer to the client");
+	from4(&b, UBPORT6, sport, PB_PROTO_UDP, 0, 4, 0);
+	b.udp_csum_zero = 1;
+	{
+		struct pb_frame f, want;
+		struct pb_dg6 o;
+
+		pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+		ph_rx(e, 1, &f);
+		b.udp_csum_zero = 0;
+		to6(&o, &b, vip, UDP6_PORT);
+		pb_ipv6_frame(&want, mac_c, mac_port[0], &o);
+		ph_expect_frame(e, 0, 0, &want, "answer without a checksum");
+	}
+	CHECK_EQ(e->w->st.flows_created, 1, "one flow");
+	CHECK_EQ(e->w->st.nat64_in, 2, "answers translated");
+	ph_check_no_drops(e->w, "fnat64 UDP");
+}
+
+/*
+ * Fragmentation needed from a router on the IPv4 side, about the SYN we
+ * sent the backend: the client gets packet too big from the VIP with
+ * the MTU 20 bytes higher, quoting its SYN as it left us (its own
+ * addresses and ports), byte for byte. A port unreachable becomes the
+ * ICMPv6 one.
+ */
+static void
+test_fnat64_frag_needed(void **state)
+{
+	struct ph_env *e = env64(state);
+	static uint8_t quote[128];
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out, err6;
+	struct pb_dg err;
+	uint32_t qlen;
+
+	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
-	ph_expect_quiet(e, "SYN for an IPv4 backend");
-	CHECK_EQ(e->w->st.drop[LB_DROP_IP6_UNSERVED], 1, "ip6_unserved");
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	qlen = got.len - ETH;
+	memcpy(quote, got.b + ETH, qlen);
+
+	memset(&err, 0, sizeof(err));
+	err.proto = PB_PROTO_ICMP;
+	err.ttl = 64;
+	err.src = PB_IP(10, 1, 0, 254);
+	err.dst = IP_SNAT;
+	err.type = 3;
+	err.code = 4;
+	err.rest = 1400;
+	err.data = quote;
+	err.plen = (uint16_t)qlen;
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &err);
+	ph_rx(e, 1, &f);
+
+	out = in;
+	out.hlim = 63;
+	qlen = (uint32_t)pb_ipv6(quote, &out);
+	memset(&err6, 0, sizeof(err6));
+	memcpy(err6.src, vip, 16);
+	memcpy(err6.dst, c, 16);
+	err6.hlim = 63;
+	err6.l4.proto = PB_PROTO_ICMPV6;
+	err6.l4.type = 2;
+	err6.l4.rest = 1420;
+	err6.l4.data = quote;
+	err6.l4.plen = (uint16_t)qlen;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &err6);
+	ph_expect_frame(e, 0, 0, &want, "packet too big to the client");
+	CHECK_EQ(e->w->st.icmp64_translated, 1, "translated");
+
+	/* Port unreachable: destination unreachable, port unreachable. */
+	memcpy(quote, got.b + ETH, got.len - ETH);
+	err.code = 3;
+	err.rest = 0;
+	err.data = quote;
+	err.plen = (uint16_t)(got.len - ETH);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &err);
+	ph_rx(e, 1, &f);
+	err6.l4.type = 1;
+	err6.l4.code = 4;
+	err6.l4.rest = 0;
+	out = in;
+	out.hlim = 63;
+	qlen = (uint32_t)pb_ipv6(quote, &out);
+	err6.l4.data = quote;
+	err6.l4.plen = (uint16_t)qlen;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &err6);
+	ph_expect_frame(e, 0, 0, &want, "port unreachable to the client");
+	CHECK_EQ(e->w->st.icmp64_translated, 2, "translated");
+	ph_check_no_drops(e->w, "fnat64 ICMP");
+}
+
+/*
+ * One service, an IPv6 and an IPv4 backend, round robin: the SYNs go
+ * one to each, each in its own family, and each backend's SYN-ACK finds
+ * its way back to its client over IPv6.
+ */
+static void
+test_fnat64_mixed(void **state)
+{
+	struct ph_env *e = env64_mixed(state, true);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, got;
+	unsigned int v4 = 0, v6 = 0;
+	int s = (int)e->dp.conf->nb_svc - 2;
+
+	for (uint16_t i = 0; i < 4; i++) {
+		struct pb_dg6 in;
+
+		client_syn(&in, &f, vip, snat, c);
+		in.l4.sport = (uint16_t)(CPORT6 + i);
+		pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+		ph_rx(e, 0, &f);
+		ph_expect_one(e, 1, 0, &got, "SYN to a backend");
+		if (pb_get16(got.b + 12) == 0x0800) {
+			struct pb_dg b;
+
+			v4++;
+			from4(&b, BPORT6, pb_get16(got.b + ETH + 20),
+			      PB_PROTO_TCP, PB_SYN | PB_ACK, 7, 1001);
+			pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+		} else {
+			struct pb_dg6 r;
+
+			v6++;
+			seg6(&r, A_PEER1, BPORT6, snat,
+			     pb_get16(got.b + ETH + 40), PB_PROTO_TCP,
+			     PB_SYN | PB_ACK, 7, 1001, 64);
+			pb_ipv6_frame(&f, mac_port[1], mac_peer1, &r);
+		}
+		ph_rx(e, 1, &f);
+		ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
+		CHECK_EQ(pb_get16(got.b + 12), 0x86dd, "over IPv6");
+		CHECK_EQ(pb_get16(got.b + ETH + 40 + 2), CPORT6 + i,
+			 "to its client");
+	}
+	CHECK_EQ(v4, 2, "SYNs to the IPv4 backend");
+	CHECK_EQ(v6, 2, "SYNs to the IPv6 backend");
+	CHECK_EQ(e->w->bst[s][0].active, 2, "active on the IPv6 backend");
+	CHECK_EQ(e->w->bst[s][1].active, 2, "active on the IPv4 backend");
+	ph_check_no_drops(e->w, "mixed pool");
+}
+
+/*
+ * Packet too big from a router on the client's side, about the SYN-ACK
+ * we sent the client: the backend gets fragmentation needed from the
+ * SNAT address with the MTU 20 bytes lower, quoting its own SYN-ACK as
+ * it sent it (backend -> SNAT), the checksums whole.
+ */
+static void
+test_fnat64_client_too_big(void **state)
+{
+	struct ph_env *e = env64(state);
+	static uint8_t quote[128];
+	uint8_t vip[16], snat[16], c[16], rtr[16];
+	struct pb_frame f, got;
+	struct pb_dg6 in, err6;
+	struct pb_dg b;
+	const uint8_t *ip, *ic, *q;
+	uint16_t sport;
+
+	client_syn(&in, &f, vip, snat, c);
+	sport = c2b(e, &in, 0, BPORT6, "SYN to the backend");
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+	ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
+	memcpy(quote, got.b + ETH, got.len - ETH);
+
+	pb_ip6(rtr, 0x2001, 0xdb8, 1, 0xfe);
+	too_big6(&err6, rtr, vip, 1300, quote, got.len - ETH);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &err6);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "fragmentation needed to the backend");
+	ip = got.b + ETH;
+	ic = ip + 20;
+	q = ic + 8;
+	CHECK_EQ(pb_get16(got.b + 12), 0x0800, "IPv4");
+	CHECK_EQ(memcmp(got.b, mac_be4, 6), 0, "to the backend's MAC");
+	CHECK_EQ(pb_get32(ip + 12), IP_SNAT, "from the SNAT address");
+	CHECK_EQ(pb_get32(ip + 16), IP_BE4, "to the backend");
+	CHECK_EQ(ip[8], 63, "TTL from the hop limit less one");
+	CHECK_EQ(pb_csum(ip, 20), 0, "IPv4 header checksum");
+	CHECK_EQ(ic[0], 3, "destination unreachable");
+	CHECK_EQ(ic[1], 4, "fragmentation needed");
+	CHECK_EQ(pb_get16(ic + 6), 1280, "MTU less 20");
+	CHECK_EQ(pb_csum(ic, got.len - ETH - 20), 0, "ICMP checksum");
+	CHECK_EQ(pb_get32(q + 12), IP_BE4, "quoting the backend's packet");
+	CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
+	CHECK_EQ(pb_get16(q + 20), BPORT6, "from the backend's port");
+	CHECK_EQ(pb_get16(q + 22), sport, "to the SNAT port");
+	CHECK_EQ(e->w->st.icmp64_translated, 1, "translated");
+	ph_check_no_drops(e->w, "client's packet too big");
+}
+
+/* Two workers: the IPv4 reply reaches the worker that does not own its
+ * IPv4 SNAT port, which hands it over; the owner translates it. */
+static void
+test_fnat64_redirect(void **state)
+{
+	struct ph_env *e = env64_n(state, 2, false);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, want, got;
+	struct pb_dg6 in, out;
+	struct pb_dg b;
+	uint16_t sport;
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_one(e, 1, 1, &got, "SYN through worker 1");
+	CHECK_EQ(pb_get16(got.b + 12), 0x0800, "as IPv4");
+	sport = pb_get16(got.b + ETH + 20);
+	CHECK_EQ(lb_snat_owner(w1->snat, htons(sport)), 1, "worker 1's port");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_inject(e, 1, 0, &f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with worker 1's reply");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 handing over");
+	ph_poll(e, 1);
+	to6(&out, &b, vip, TCP6_PORT);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 1, &want, "SYN-ACK through worker 1");
+	CHECK_EQ(w1->st.nat64_in, 1, "worker 1 translated it");
+	ph_check_no_drops(w0, "worker 0");
+	ph_check_no_drops(w1, "worker 1");
+}
+
+/* No IPv4 SNAT address in the table: a new flow to the IPv4 backend is
+ * refused and counted, nothing sent, nothing held. */
+static void
+test_fnat64_no_snat4(void **state)
+{
+	struct ph_env *e = env64(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	d->nb_snat = 0;
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "SYN with no IPv4 SNAT address");
+	CHECK_EQ(e->w->st.drop[LB_DROP_SNAT_FULL], 1, "snat_ports_full");
+	CHECK_EQ(e->w->st.flows_created, 0, "no flow");
+	CHECK_EQ(e->w->st.nat64_out, 0, "nothing translated");
 }
 
 int
@@ -1304,9 +1797,16 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_maglev, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
-		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_redirect, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_udp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_frag_needed, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_mixed, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_client_too_big,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_no_snat4, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;

@@ -1404,6 +1404,10 @@ static const struct good_case good6_cases[] = {
 	  NULL },
 	{ "service del tcp [2001:db8:ff::10]:443", 1, NULL,
 	  "[2001:db8:ff::10]:443" },
+	/* fnat64: an IPv4 backend beside the IPv6 ones */
+	{ "backend add tcp [2001:db8:ff::10]:443 10.0.0.12:8443 weight 3", 1,
+	  "backend add tcp [2001:db8:ff::10]:443 10.0.0.12:8443 weight 3\n",
+	  NULL },
 	{ "backend add udp [2001:db8:ff::10]:53 [2001:db8:1::22]:53 weight 4", 1,
 	  "backend add udp [2001:db8:ff::10]:53 [2001:db8:1::22]:53 weight 4\n",
 	  NULL },
@@ -1565,10 +1569,6 @@ static const struct bad_case bad6_cases[] = {
 	{ "backend add tcp 192.0.2.10:443 [2001:db8:1::30]:443", -EINVAL,
 	  "backend [2001:db8:1::30]:443 is IPv6 but tcp 192.0.2.10:443 is "
 	  "IPv4: an IPv4 service takes IPv4 backends only" },
-	{ "backend add tcp [2001:db8:ff::10]:443 10.0.0.12:8443", -EOPNOTSUPP,
-	  "backend 10.0.0.12:8443 is IPv4 but tcp [2001:db8:ff::10]:443 is "
-	  "IPv6: an IPv6 service takes IPv6 backends only (no IPv6 to IPv4 "
-	  "translation)" },
 	/* what an IPv6 service does not have */
 	{ "service set tcp [2001:db8:ff::10]:443 http on", -EOPNOTSUPP,
 	  "tcp [2001:db8:ff::10]:443: http is not available on IPv6 services "
@@ -1655,10 +1655,9 @@ test_ip6_c_interface(void **state)
 	assert_non_null(lb_conf_svc_find(f->c, &k6));
 	gen = lb_conf_generation(f->c);
 	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b6, 80, 3, &f->o), 0);
-	/* No IPv6 to IPv4 translation: refused, nothing changed. */
-	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b4, 80, 1, &f->o),
-			 -EOPNOTSUPP);
-	assert_int_equal(lb_conf_generation(f->c), gen + 1);
+	/* An IPv4 backend of the IPv6 service (fnat64). */
+	assert_int_equal(lb_conf_be_add_ip(f->c, &k6, &b4, 80, 1, &f->o), 0);
+	assert_int_equal(lb_conf_generation(f->c), gen + 2);
 	assert_int_equal(lb_conf_be_set_orch_ip(f->c, &k6, &b6, 80, true,
 						&f->o),
 			 0);
@@ -1666,14 +1665,18 @@ test_ip6_c_interface(void **state)
 						  &f->o),
 			 0);
 	sv = lb_conf_svc_find(f->c, &k6);
-	assert_int_equal(sv->nb_be, 3);
+	assert_int_equal(sv->nb_be, 4);
 	assert_int_equal(sv->be[2].af, LB_CONF_AF_INET6);
 	assert_int_equal(sv->be[2].weight, 7);
 	assert_true(sv->be[2].orch);
-	assert_int_equal(lb_conf_generation(f->c), gen + 3);
-	/* The IPv4 functions do not reach the IPv6 backend. */
+	assert_int_equal(sv->be[3].af, LB_CONF_AF_INET);
+	assert_int_equal(sv->be[3].ip, 0x0a000063);
+	assert_int_equal(lb_conf_generation(f->c), gen + 4);
+	/* The IPv4 functions do not reach the IPv6 backend, only the
+	 * IPv4 one. */
 	lb_cmd_out_reset(&f->o);
 	assert_int_equal(lb_conf_be_del(f->c, &k6, 0, 80, &f->o), -ENOENT);
+	assert_int_equal(lb_conf_be_del(f->c, &k6, 0x0a000063, 80, &f->o), 0);
 	assert_int_equal(lb_conf_be_del(f->c, &k6, 0x0a000063, 80, &f->o),
 			 -ENOENT);
 	assert_int_equal(lb_conf_be_del_ip(f->c, &k6, &b6, 80, &f->o), 0);

@@ -188,6 +188,54 @@ test_fold_collision_misses(void **state)
 	tbl_free(&x);
 }
 
+/*
+ * An fnat64 flow: the client side found as an IPv6 flow's, the backend
+ * side by the plain IPv4 key its replies carry; an fnat66 flow and an
+ * IPv4 flow are not fnat64 ones; the IPv4 pair is then taken.
+ */
+static void
+test_fnat64_both_ways(void **state)
+{
+	struct tbl x = tbl(64);
+	struct lb_flow6_tuple o, r, got;
+	struct lb_flow_key k4;
+	enum lb_flow_dir dir;
+	uint32_t be = htonl(0x0a010014), snat = htonl(0x0a010002);
+	uint16_t bport = htons(8080), sport = htons(2000);
+	const uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+				    10, 1, 0, 2};
+	int idx, i6;
+
+	(void)state;
+	nth(3, LB_FLOW_PROTO_TCP, &o, &r);
+	idx = lb_flow64_insert(x.t, x.side, &o, be, snat, bport, sport, 2, 5,
+			       SEC(1));
+	assert_true(idx >= 0);
+	assert_true(lb_flow_is6(lb_flow_get(x.t, (uint32_t)idx)));
+	assert_true(lb_flow_is64(lb_flow_get(x.t, (uint32_t)idx)));
+	assert_int_equal(lb_flow6_lookup(x.t, x.side, &o, &dir), idx);
+	assert_int_equal(dir, LB_FLOW_DIR_ORIG);
+	lb_flow_key_set(&k4, be, snat, bport, sport, LB_FLOW_PROTO_TCP);
+	assert_int_equal(lb_flow_lookup(x.t, &k4, &dir), idx);
+	assert_int_equal(dir, LB_FLOW_DIR_REPLY);
+	assert_true(lb_flow_holds(x.t, &k4));
+	lb_flow6_tuple_of(x.t, x.side, (uint32_t)idx, LB_FLOW_DIR_REPLY, &got);
+	assert_memory_equal(got.dst, mapped, 16);
+	assert_int_equal(got.dport, sport);
+	/* The same IPv4 pair for another client: taken. */
+	nth(4, LB_FLOW_PROTO_TCP, &o, &r);
+	assert_int_equal(lb_flow64_insert(x.t, x.side, &o, be, snat, bport,
+					  sport, 2, 5, SEC(1)),
+			 -EEXIST);
+	i6 = lb_flow6_insert(x.t, x.side, &o, &r, 0, 0, SEC(1));
+	assert_true(i6 >= 0);
+	assert_false(lb_flow_is64(lb_flow_get(x.t, (uint32_t)i6)));
+	assert_int_equal(lb_flow64_insert(NULL, x.side, &o, be, snat, bport,
+					  sport, 2, 5, SEC(1)),
+			 -EINVAL);
+	tbl_free(&x);
+}
+
 struct log {
 	uint32_t idx[8];
 	unsigned int n;
@@ -307,6 +355,7 @@ main(void)
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_insert_lookup_both_ways),
 		cmocka_unit_test(test_ipv4_key_apart),
+		cmocka_unit_test(test_fnat64_both_ways),
 		cmocka_unit_test(test_fold_collision_misses),
 		cmocka_unit_test(test_expiry_and_reclaim),
 		cmocka_unit_test(test_fill),

@@ -529,6 +529,67 @@ test_round_trip(void **state)
 	assert_memory_equal(x.b + no + 18 + 8, orig + 18 + 8, olen - 26);
 }
 
+/*
+ * The backend's SYN-ACK as fnat64 hands it to the client: its MSS 20
+ * bytes lower, floored at 1220, never raised; wherever the option sits
+ * (an odd offset behind one NOP among them), the checksum as a full
+ * recomputation gives it; no MSS, a malformed walk, or no SYN: nothing.
+ */
+static void
+test_mss_adjust(void **state)
+{
+	static const struct {
+		const char *what;
+		uint8_t opt[12];
+		uint32_t len;  /* options' bytes, a multiple of 4 */
+		uint8_t flags;
+		int want;      /* the return */
+		uint32_t at;   /* where the MSS value is, when want > 0 */
+	} rows[] = {
+		{"1460 first", {2, 4, 0x05, 0xb4, 1, 1, 4, 2}, 8,
+		 LB_TCP_SYN | LB_TCP_ACK, 1440, 2},
+		{"behind one NOP", {1, 2, 4, 0x05, 0xb4, 1, 1, 1}, 8,
+		 LB_TCP_SYN | LB_TCP_ACK, 1440, 3},
+		{"behind SACK permitted", {4, 2, 2, 4, 0x23, 0x28, 0, 0}, 8,
+		 LB_TCP_SYN, 8980, 4},
+		{"1230 to the floor", {2, 4, 0x04, 0xce}, 4,
+		 LB_TCP_SYN | LB_TCP_ACK, 1220, 2},
+		{"536 kept", {2, 4, 0x02, 0x18}, 4, LB_TCP_SYN | LB_TCP_ACK,
+		 536, 2},
+		{"no MSS", {1, 1, 4, 2}, 4, LB_TCP_SYN | LB_TCP_ACK, 0, 0},
+		{"length 1 stops the walk", {3, 1, 2, 4, 0x05, 0xb4, 0, 0}, 8,
+		 LB_TCP_SYN | LB_TCP_ACK, 0, 0},
+		{"not a SYN", {2, 4, 0x05, 0xb4}, 4, LB_TCP_ACK, 0, 0},
+	};
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct buf x, before;
+		struct lb_pkt6 p;
+		uint8_t *l4;
+
+		build6(&x, (int)(r & 1), 0, LB_IPPROTO_TCP, rows[r].len);
+		l4 = fr(&x) + x.len - 20 - rows[r].len;
+		l4[12] = (uint8_t)((5 + rows[r].len / 4) << 4);
+		l4[13] = rows[r].flags;
+		memcpy(l4 + 20, rows[r].opt, rows[r].len);
+		put16(l4 + 16, full_l4_csum(fr(&x), l4 - fr(&x) - 40,
+					    (uint32_t)(l4 - fr(&x)), x.len,
+					    LB_IPPROTO_TCP));
+		assert_int_equal(lb_pkt6_parse(fr(&x), x.len, &p), LB_PKT6_OK);
+		before = x;
+		assert_int_equal(lb_nat46_mss_adjust(fr(&x), &p),
+				 rows[r].want);
+		if (rows[r].want > 0)
+			assert_int_equal(get16(l4 + 20 + rows[r].at),
+					 rows[r].want);
+		else
+			assert_memory_equal(x.b, before.b, sizeof(x.b));
+		assert_l4_csum6(&x, &p);
+	}
+	assert_int_equal(lb_nat46_mss_adjust(NULL, NULL), -EINVAL);
+}
+
 int
 main(void)
 {
@@ -542,6 +603,7 @@ main(void)
 		cmocka_unit_test(test_xlate46),
 		cmocka_unit_test(test_xlate46_refused),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_mss_adjust),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

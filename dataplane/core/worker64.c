@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fnat64: an IPv6 client, an IPv6 VIP, an IPv4 backend. The client's
+ * packets leave as IPv4 from an IPv4 SNAT address and a port of this
+ * worker's IPv4 slice, as fnat44's do; the backend's replies come back
+ * to that address through the IPv4 path, which finds the flow by its
+ * plain IPv4 backend-side key (flow6.h) and hands it here, and leave as
+ * IPv6 from the VIP. ICMP errors cross the same way (icmp64.h). The
+ * headers are swapped in the mbuf's headroom (nat6.h): the IPv4 packet
+ * is 20 bytes shorter at the front, the IPv6 one 20 bytes longer.
+ */
+#include "worker_priv.h"
+
+#include "flow6.h"
+#include "icmp64.h"
+#include "nat6.h"
+
+/* The frame of @p m now starts at buffer offset @p off and is @p len
+ * bytes long (a translation moved its front). */
+static void
+mbuf_reframe(struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	m->data_off = (uint16_t)off;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+}
+
+/* Client to backend: the IPv6 packet @p m becomes the IPv4 one of flow
+ * @p f's backend side. */
+static void
+to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	   const struct lb_flow *f, uint64_t now)
+{
+	const struct lb_flow_key *k = &f->key[LB_FLOW_DIR_REPLY];
+	struct lb_be_stats *b = &w->bst[f->svc][f->be];
+	struct lb_pkt out;
+	int off;
+
+	if (unlikely(lb_nat6_hop_dec(frame_of(m), pkt) != 0)) {
+		drop(w, m, LB_DROP_HOP_LIMIT);
+		return;
+	}
+	b->pkts[LB_FLOW_DIR_ORIG]++;
+	b->bytes[LB_FLOW_DIR_ORIG] += rte_pktmbuf_pkt_len(m);
+	if (unlikely(m->nb_segs != 1)) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	off = lb_nat64_xlate(m->buf_addr, m->data_off, rte_pktmbuf_data_len(m),
+			     pkt, k->dst, k->dport, k->src, k->sport, &out);
+	if (off < 0) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	mbuf_reframe(m, (uint32_t)off, (uint32_t)out.l3_off + out.ip_len);
+	w->st.nat64_out++;
+	lb_worker_route_out(w, m, k->src, now);
+}
+
+void
+lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt6 *pkt, uint32_t idx, uint64_t now)
+{
+	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+	to_backend(w, m, pkt, &lb_flow_entries(w->ft)[idx], now);
+}
+
+int
+lb_worker_fnat64_new(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt6 *pkt, int s, uint32_t be,
+		     const struct lb_flow6_tuple *orig, uint64_t now)
+{
+	const struct lb_dpconf_be *b = &w->conf->svc[s].be[be];
+	struct lb_trial t = {.svc = (uint16_t)s};
+	int idx;
+
+	/* The IPv4 slice, as fnat44's first trial takes it: a pair no
+	 * flow of either kind holds towards this backend. */
+	if (lb_worker_snat_take(w, &t, be, now) != 0)
+		return LB_DROP_SNAT_FULL;
+	idx = lb_flow64_insert(w->ft, w->f6, orig, b->ip, t.snat_ip, b->port,
+			       t.snat_port, (uint16_t)s, be, now);
+	if (idx < 0) {
+		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
+		return idx == -ENOSPC ? LB_DROP_FLOW_FULL : LB_DROP_NO_FLOW;
+	}
+	lb_flow_entries(w->ft)[idx].l7 = LB_L7_NONE;
+	w->st.flows_created++;
+	w->bst[s][be].flows++;
+	w->bst[s][be].active++;
+	lb_worker_fnat64_fwd(w, m, pkt, (uint32_t)idx, now);
+	return 0;
+}
+
+/*
+ * Backend to client: the IPv4 reply @p m of fnat64 flow @p idx becomes
+ * the IPv6 packet from the VIP. The backend's SYN-ACK has its MSS
+ * lowered by the 20 bytes IPv6's header adds (lb_nat46_mss_adjust()).
+ */
+void
+lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
+		       struct lb_pkt *pkt, uint32_t idx, uint64_t now)
+{
+	const struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
+	const struct lb_flow_key *k = &f->key[LB_FLOW_DIR_ORIG];
+	const uint8_t(*a)[16] = w->f6[idx].a[LB_FLOW_DIR_ORIG];
+	struct lb_be_stats *b = &w->bst[f->svc][f->be];
+	struct lb_pkt6 out;
+	int off;
+
+	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	b->pkts[LB_FLOW_DIR_REPLY]++;
+	b->bytes[LB_FLOW_DIR_REPLY] += rte_pktmbuf_pkt_len(m);
+	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
+		drop(w, m, LB_DROP_TTL);
+		return;
+	}
+	if (unlikely(m->nb_segs != 1)) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	off = lb_nat46_xlate(m->buf_addr, m->data_off, rte_pktmbuf_data_len(m),
+			     pkt, a[1], k->dport, a[0], k->sport, &out);
+	if (off < 0) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	mbuf_reframe(m, (uint32_t)off, (uint32_t)out.l3_off + LB_IPV6_HDR_LEN +
+					       out.ip_plen);
+	if (unlikely(out.tcp_flags & LB_TCP_SYN) &&
+	    lb_nat46_mss_adjust(frame_of(m), &out) > 0)
+		w->st.nat64_mss_adjusted++;
+	w->st.nat64_in++;
+	lb_worker_route_out6(w, m, a[0], now);
+}
+
+/*
+ * An ICMP error from the IPv4 side about fnat64 flow @p idx (it quotes
+ * SNAT -> backend): the ICMPv6 error the client understands, from the
+ * VIP, quoting client -> VIP; fragmentation needed becomes packet too
+ * big with 20 bytes more, unreachables their ICMPv6 counterparts.
+ */
+void
+lb_worker_icmp64_error(struct lb_worker *w, struct rte_mbuf *m,
+		       struct lb_pkt *pkt, uint32_t idx, enum lb_flow_dir dir,
+		       uint64_t now)
+{
+	const struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
+	const struct lb_flow_key *k = &f->key[LB_FLOW_DIR_ORIG];
+	const uint8_t(*a)[16] = w->f6[idx].a[LB_FLOW_DIR_ORIG];
+	struct lb_icmp6_tuple in;
+	struct lb_pkt6 out;
+	int off;
+
+	if (dir != LB_FLOW_DIR_REPLY || m->nb_segs != 1) {
+		drop(w, m, LB_DROP_ICMP);
+		return;
+	}
+	if (lb_nat_ttl_dec(frame_of(m), pkt) != 0) {
+		drop(w, m, LB_DROP_TTL);
+		return;
+	}
+	memcpy(in.src, a[0], 16);
+	memcpy(in.dst, a[1], 16);
+	in.sport = k->sport;
+	in.dport = k->dport;
+	off = lb_icmp_xlate46(m->buf_addr, m->data_off,
+			      rte_pktmbuf_data_len(m), pkt, a[1], a[0], &in,
+			      &out);
+	if (off < 0) {
+		drop(w, m, LB_DROP_ICMP);
+		return;
+	}
+	mbuf_reframe(m, (uint32_t)off, (uint32_t)out.l3_off + LB_IPV6_HDR_LEN +
+					       out.ip_plen);
+	w->st.icmp64_translated++;
+	lb_worker_route_out6(w, m, a[0], now);
+}
+
+/*
+ * An ICMPv6 error from the client's side about fnat64 flow @p idx (it
+ * quotes VIP -> client): the ICMP error for the backend, from the SNAT
+ * address, quoting backend -> SNAT; packet too big becomes
+ * fragmentation needed with 20 bytes less.
+ */
+void
+lb_worker_icmp46_error(struct lb_worker *w, struct rte_mbuf *m,
+		       struct lb_pkt6 *pkt, uint32_t idx, enum lb_flow_dir dir,
+		       uint64_t now)
+{
+	const struct lb_flow_key *k =
+		&lb_flow_entries(w->ft)[idx].key[LB_FLOW_DIR_REPLY];
+	struct lb_nat_tuple in = {k->src, k->dst, k->sport, k->dport};
+	struct lb_pkt out;
+	int off;
+
+	if (dir != LB_FLOW_DIR_ORIG || m->nb_segs != 1) {
+		drop(w, m, LB_DROP_ICMP6);
+		return;
+	}
+	if (lb_nat6_hop_dec(frame_of(m), pkt) != 0) {
+		drop(w, m, LB_DROP_HOP_LIMIT);
+		return;
+	}
+	off = lb_icmp_xlate64(m->buf_addr, m->data_off,
+			      rte_pktmbuf_data_len(m), pkt, k->dst, k->src, &in,
+			      &out);
+	if (off < 0) {
+		drop(w, m, LB_DROP_ICMP6);
+		return;
+	}
+	mbuf_reframe(m, (uint32_t)off, (uint32_t)out.l3_off + out.ip_len);
+	w->st.icmp64_translated++;
+	lb_worker_route_out(w, m, k->src, now);
+}
