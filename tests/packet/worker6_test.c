@@ -1185,6 +1185,35 @@ too_big6(struct pb_dg6 *err, const uint8_t src[16], const uint8_t dst[16],
 	err->l4.plen = (uint16_t)qlen;
 }
 
+/* A packet too big with MTU @p mtu from a router on the backend's path
+ * to the SNAT address, quoting frame @p sent (what we sent the backend),
+ * in @p in; in @p want the one the client must get for it: from the VIP,
+ * quoting the client's packet @p c6 as it left us, had it gone to the
+ * client (its addresses and ports, the hop limit it left with). */
+static void
+too_big66_frames(struct pb_frame *in, struct pb_frame *want,
+		 const struct pb_frame *sent, const struct pb_dg6 *c6,
+		 uint32_t mtu)
+{
+	uint8_t quote[128], snat[16], rtr[16];
+	struct pb_dg6 out, err;
+
+	assert_true(sent->len - ETH <= sizeof(quote));
+	memcpy(quote, sent->b + ETH, sent->len - ETH);
+	addr(snat, A_SNAT);
+	pb_ip6(rtr, 0x2001, 0xdb8, 2, 0xfe);
+	too_big6(&err, rtr, snat, mtu, quote, sent->len - ETH);
+	pb_ipv6_frame(in, mac_port[1], mac_peer1, &err);
+
+	out = *c6;
+	out.hlim = (uint8_t)(c6->hlim - 1);
+	memcpy(err.src, c6->dst, 16);
+	memcpy(err.dst, c6->src, 16);
+	err.hlim = 63;
+	err.l4.plen = (uint16_t)pb_ipv6(quote, &out);
+	pb_ipv6_frame(want, mac_c, mac_port[0], &err);
+}
+
 /*
  * A packet too big from a router on the backend's path, about the SYN
  * we sent it: translated for the client, from the VIP, quoting the SYN
@@ -1195,41 +1224,22 @@ static void
 test_fnat66_too_big(void **state)
 {
 	struct ph_env *e = env66(state);
-	static uint8_t quote[128];
 	struct pb_frame f, want, got;
-	struct pb_dg6 in, out, err;
-	uint8_t vip[16], snat[16], c[16], rtr[16];
-	uint32_t qlen;
+	struct pb_dg6 in;
+	uint8_t vip[16], snat[16], c[16];
 
 	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
-	qlen = got.len - ETH;
-	assert_true(qlen <= sizeof(quote));
-	memcpy(quote, got.b + ETH, qlen);
 
-	pb_ip6(rtr, 0x2001, 0xdb8, 2, 0xfe);
-	too_big6(&err, rtr, snat, 1400, quote, qlen);
-	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
+	too_big66_frames(&f, &want, &got, &in, 1400);
 	ph_rx(e, 1, &f);
-
-	/* The client's SYN as it left us, had it gone to the client. */
-	out = in;
-	out.hlim = 63;
-	qlen = (uint32_t)pb_ipv6(quote, &out);
-	memcpy(err.src, vip, 16);
-	memcpy(err.dst, c, 16);
-	err.hlim = 63;
-	err.l4.plen = (uint16_t)qlen;
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &err);
 	ph_expect_frame(e, 0, 0, &want, "packet too big to the client");
 	CHECK_EQ(e->w->st.icmp6_translated, 1, "translated");
 
 	/* One quoting another SNAT port: no flow, dropped. */
-	memcpy(quote, got.b + ETH, got.len - ETH);
-	quote[40] ^= 0x55;
-	too_big6(&err, rtr, snat, 1400, quote, got.len - ETH);
-	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &err);
+	got.b[ETH + 40] ^= 0x55;
+	too_big66_frames(&f, &want, &got, &in, 1400);
 	ph_rx(e, 1, &f);
 	ph_expect_quiet(e, "error about no flow");
 	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
@@ -1545,6 +1555,50 @@ test_fnat64_udp(void **state)
 	ph_check_no_drops(e->w, "fnat64 UDP");
 }
 
+/* An ICMP error from the IPv4 side, @p code and @p rest (bytes 4..7)
+ * of destination unreachable, quoting frame @p sent (what we sent the
+ * backend), in @p in; in @p want the ICMPv6 error @p type6, @p code6,
+ * @p rest6 the client must get for it: from the VIP, quoting the
+ * client's packet @p c6 as it left us. */
+static void
+err64_frames(struct pb_frame *in, struct pb_frame *want,
+	     const struct pb_frame *sent, const struct pb_dg6 *c6,
+	     uint8_t code, uint32_t rest, uint8_t type6, uint8_t code6,
+	     uint32_t rest6)
+{
+	uint8_t quote[128];
+	struct pb_dg6 out, err6;
+	struct pb_dg err;
+
+	assert_true(sent->len - ETH <= sizeof(quote));
+	memcpy(quote, sent->b + ETH, sent->len - ETH);
+	memset(&err, 0, sizeof(err));
+	err.proto = PB_PROTO_ICMP;
+	err.ttl = 64;
+	err.src = PB_IP(10, 1, 0, 254);
+	err.dst = IP_SNAT;
+	err.type = 3;
+	err.code = code;
+	err.rest = rest;
+	err.data = quote;
+	err.plen = (uint16_t)(sent->len - ETH);
+	pb_ipv4_frame(in, mac_port[1], mac_be4, &err);
+
+	out = *c6;
+	out.hlim = (uint8_t)(c6->hlim - 1);
+	memset(&err6, 0, sizeof(err6));
+	memcpy(err6.src, c6->dst, 16);
+	memcpy(err6.dst, c6->src, 16);
+	err6.hlim = 63;
+	err6.l4.proto = PB_PROTO_ICMPV6;
+	err6.l4.type = type6;
+	err6.l4.code = code6;
+	err6.l4.rest = rest6;
+	err6.l4.data = quote;
+	err6.l4.plen = (uint16_t)pb_ipv6(quote, &out);
+	pb_ipv6_frame(want, mac_c, mac_port[0], &err6);
+}
+
 /*
  * Fragmentation needed from a router on the IPv4 side, about the SYN we
  * sent the backend: the client gets packet too big from the VIP with
@@ -1556,65 +1610,22 @@ static void
 test_fnat64_frag_needed(void **state)
 {
 	struct ph_env *e = env64(state);
-	static uint8_t quote[128];
 	uint8_t vip[16], snat[16], c[16];
 	struct pb_frame f, want, got;
-	struct pb_dg6 in, out, err6;
-	struct pb_dg err;
-	uint32_t qlen;
+	struct pb_dg6 in;
 
 	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
-	qlen = got.len - ETH;
-	memcpy(quote, got.b + ETH, qlen);
 
-	memset(&err, 0, sizeof(err));
-	err.proto = PB_PROTO_ICMP;
-	err.ttl = 64;
-	err.src = PB_IP(10, 1, 0, 254);
-	err.dst = IP_SNAT;
-	err.type = 3;
-	err.code = 4;
-	err.rest = 1400;
-	err.data = quote;
-	err.plen = (uint16_t)qlen;
-	pb_ipv4_frame(&f, mac_port[1], mac_be4, &err);
+	err64_frames(&f, &want, &got, &in, 4, 1400, 2, 0, 1420);
 	ph_rx(e, 1, &f);
-
-	out = in;
-	out.hlim = 63;
-	qlen = (uint32_t)pb_ipv6(quote, &out);
-	memset(&err6, 0, sizeof(err6));
-	memcpy(err6.src, vip, 16);
-	memcpy(err6.dst, c, 16);
-	err6.hlim = 63;
-	err6.l4.proto = PB_PROTO_ICMPV6;
-	err6.l4.type = 2;
-	err6.l4.rest = 1420;
-	err6.l4.data = quote;
-	err6.l4.plen = (uint16_t)qlen;
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &err6);
 	ph_expect_frame(e, 0, 0, &want, "packet too big to the client");
 	CHECK_EQ(e->w->st.icmp64_translated, 1, "translated");
 
 	/* Port unreachable: destination unreachable, port unreachable. */
-	memcpy(quote, got.b + ETH, got.len - ETH);
-	err.code = 3;
-	err.rest = 0;
-	err.data = quote;
-	err.plen = (uint16_t)(got.len - ETH);
-	pb_ipv4_frame(&f, mac_port[1], mac_be4, &err);
+	err64_frames(&f, &want, &got, &in, 3, 0, 1, 4, 0);
 	ph_rx(e, 1, &f);
-	err6.l4.type = 1;
-	err6.l4.code = 4;
-	err6.l4.rest = 0;
-	out = in;
-	out.hlim = 63;
-	qlen = (uint32_t)pb_ipv6(quote, &out);
-	err6.l4.data = quote;
-	err6.l4.plen = (uint16_t)qlen;
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &err6);
 	ph_expect_frame(e, 0, 0, &want, "port unreachable to the client");
 	CHECK_EQ(e->w->st.icmp64_translated, 2, "translated");
 	ph_check_no_drops(e->w, "fnat64 ICMP");
@@ -1671,6 +1682,47 @@ test_fnat64_mixed(void **state)
 	ph_check_no_drops(e->w, "mixed pool");
 }
 
+/* Packet too big with MTU @p mtu from a router on the client's side to
+ * @p vip, quoting frame @p sent (what we sent the client). */
+static void
+client_too_big(struct pb_frame *f, const struct pb_frame *sent,
+		 const uint8_t vip[16], uint32_t mtu)
+{
+	uint8_t quote[128], rtr[16];
+	struct pb_dg6 err6;
+
+	assert_true(sent->len - ETH <= sizeof(quote));
+	memcpy(quote, sent->b + ETH, sent->len - ETH);
+	pb_ip6(rtr, 0x2001, 0xdb8, 1, 0xfe);
+	too_big6(&err6, rtr, vip, mtu, quote, sent->len - ETH);
+	pb_ipv6_frame(f, mac_port[0], mac_c, &err6);
+}
+
+/* @p got is the fragmentation needed with MTU @p mtu the IPv4 backend
+ * must get for the packet too big of client_too_big(): from the SNAT
+ * address, quoting its own packet to SNAT port @p sport, the checksums
+ * whole. */
+static void
+check_frag_needed4(const struct pb_frame *got, uint16_t sport, uint16_t mtu)
+{
+	const uint8_t *ip = got->b + ETH, *ic = ip + 20, *q = ic + 8;
+
+	CHECK_EQ(pb_get16(got->b + 12), 0x0800, "IPv4");
+	CHECK_EQ(memcmp(got->b, mac_be4, 6), 0, "to the backend's MAC");
+	CHECK_EQ(pb_get32(ip + 12), IP_SNAT, "from the SNAT address");
+	CHECK_EQ(pb_get32(ip + 16), IP_BE4, "to the backend");
+	CHECK_EQ(ip[8], 63, "TTL from the hop limit less one");
+	CHECK_EQ(pb_csum(ip, 20), 0, "IPv4 header checksum");
+	CHECK_EQ(ic[0], 3, "destination unreachable");
+	CHECK_EQ(ic[1], 4, "fragmentation needed");
+	CHECK_EQ(pb_get16(ic + 6), mtu, "MTU less 20");
+	CHECK_EQ(pb_csum(ic, got->len - ETH - 20), 0, "ICMP checksum");
+	CHECK_EQ(pb_get32(q + 12), IP_BE4, "quoting the backend's packet");
+	CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
+	CHECK_EQ(pb_get16(q + 20), BPORT6, "from the backend's port");
+	CHECK_EQ(pb_get16(q + 22), sport, "to the SNAT port");
+}
+
 /*
  * Packet too big from a router on the client's side, about the SYN-ACK
  * we sent the client: the backend gets fragmentation needed from the
@@ -1681,12 +1733,10 @@ static void
 test_fnat64_client_too_big(void **state)
 {
 	struct ph_env *e = env64(state);
-	static uint8_t quote[128];
-	uint8_t vip[16], snat[16], c[16], rtr[16];
+	uint8_t vip[16], snat[16], c[16];
 	struct pb_frame f, got;
-	struct pb_dg6 in, err6;
+	struct pb_dg6 in;
 	struct pb_dg b;
-	const uint8_t *ip, *ic, *q;
 	uint16_t sport;
 
 	client_syn(&in, &f, vip, snat, c);
@@ -1695,30 +1745,11 @@ test_fnat64_client_too_big(void **state)
 	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
 	ph_rx(e, 1, &f);
 	ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
-	memcpy(quote, got.b + ETH, got.len - ETH);
 
-	pb_ip6(rtr, 0x2001, 0xdb8, 1, 0xfe);
-	too_big6(&err6, rtr, vip, 1300, quote, got.len - ETH);
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &err6);
+	client_too_big(&f, &got, vip, 1300);
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "fragmentation needed to the backend");
-	ip = got.b + ETH;
-	ic = ip + 20;
-	q = ic + 8;
-	CHECK_EQ(pb_get16(got.b + 12), 0x0800, "IPv4");
-	CHECK_EQ(memcmp(got.b, mac_be4, 6), 0, "to the backend's MAC");
-	CHECK_EQ(pb_get32(ip + 12), IP_SNAT, "from the SNAT address");
-	CHECK_EQ(pb_get32(ip + 16), IP_BE4, "to the backend");
-	CHECK_EQ(ip[8], 63, "TTL from the hop limit less one");
-	CHECK_EQ(pb_csum(ip, 20), 0, "IPv4 header checksum");
-	CHECK_EQ(ic[0], 3, "destination unreachable");
-	CHECK_EQ(ic[1], 4, "fragmentation needed");
-	CHECK_EQ(pb_get16(ic + 6), 1280, "MTU less 20");
-	CHECK_EQ(pb_csum(ic, got.len - ETH - 20), 0, "ICMP checksum");
-	CHECK_EQ(pb_get32(q + 12), IP_BE4, "quoting the backend's packet");
-	CHECK_EQ(pb_get32(q + 16), IP_SNAT, "to the SNAT address");
-	CHECK_EQ(pb_get16(q + 20), BPORT6, "from the backend's port");
-	CHECK_EQ(pb_get16(q + 22), sport, "to the SNAT port");
+	check_frag_needed4(&got, sport, 1280);
 	CHECK_EQ(e->w->st.icmp64_translated, 1, "translated");
 	ph_check_no_drops(e->w, "client's packet too big");
 }
