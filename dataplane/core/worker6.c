@@ -354,10 +354,27 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 }
 
 /*
+ * A client-side ICMPv6 error (quoting VIP -> client, of fnat66 or
+ * fnat64) whose flow this worker does not have goes round the workers
+ * as IPv4's does (icmp_pass_next()), if it quotes an IPv6 service's VIP
+ * and port: packet too big from a router on the client's path reaches
+ * the worker whose queue the client's SYN came in on.
+ */
+static bool
+icmp6_pass_on(struct lb_worker *w, struct rte_mbuf *m,
+	      const struct lb_icmp6_err *ic)
+{
+	return lb_dpconf6_svc_find(&w->svc6, w->conf, ic->proto, ic->inner.src,
+				   ic->inner.sport) >= 0 &&
+	       icmp_pass_next(w, m);
+}
+
+/*
  * An ICMPv6 error quoting a packet of an IPv6 flow, translated for the
  * flow's other side as lb_worker_icmp_error() does for IPv4: above all
  * packet too big from the backend's path, for the client's path MTU
- * discovery. It goes to the worker that owns the quoted SNAT port.
+ * discovery. It goes to the worker that owns the quoted SNAT port, or
+ * from the client's side round the workers (icmp6_pass_on()).
  */
 static void
 icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
@@ -401,6 +418,8 @@ icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	t.proto = ic.proto;
 	idx = lb_flow6_lookup(w->ft, w->f6, &t, &dir);
 	if (idx == LB_FLOW_NONE) {
+		if (sn < 0 && icmp6_pass_on(w, m, &ic))
+			return;
 		drop(w, m, LB_DROP_NO_FLOW);
 		return;
 	}

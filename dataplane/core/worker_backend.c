@@ -115,35 +115,17 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 
 /*
  * An ICMP error about a client-side flow (quoting VIP -> client) that is
- * not in this worker's table. Which worker owns it depends on where the
- * client's SYN arrived (the NIC's RSS on the client's tuple with its own
- * key and table, an XDP program's choice, queue 0 without RSS), which the
- * error's own address pair (router, VIP) does not tell. So the workers
- * are asked in turn, each in its own table: the error goes on to the
- * next worker, nb_workers - 1 times at most; the count rides in the
- * mbuf's user tag while it is in a redirect ring. Only errors quoting a
- * service's VIP and port go round.
+ * not in this worker's table goes round the workers (icmp_pass_next());
+ * only errors quoting a service's VIP and port do.
  * @return true if @p m was passed on (or dropped as redirect_full).
  */
 static bool
 icmp_pass_on(struct lb_worker *w, struct rte_mbuf *m,
 	     const struct lb_nat_icmp *ic)
 {
-	struct lb_dp *dp = w->dp;
-	uint64_t hops = w->in_redirect ? (uint64_t)m->hash.usr + 1 : 1;
-	struct lb_worker *next;
-
-	if (hops >= dp->nb_workers ||
-	    lb_dpconf_svc_find(w->conf, ic->proto, ic->inner.src,
-			       ic->inner.sport) < 0)
-		return false;
-	next = dp->w[(w->wid + 1u) % dp->nb_workers];
-	m->hash.usr = (uint32_t)hops;
-	if (rte_ring_mp_enqueue(next->redirect, m) != 0)
-		drop(w, m, LB_DROP_REDIRECT);
-	else
-		w->st.redirect_out++;
-	return true;
+	return lb_dpconf_svc_find(w->conf, ic->proto, ic->inner.src,
+				  ic->inner.sport) >= 0 &&
+	       icmp_pass_next(w, m);
 }
 
 /*

@@ -307,6 +307,38 @@ redirect(struct lb_worker *w, struct rte_mbuf *m, uint32_t owner)
 		w->st.redirect_out++;
 }
 
+/*
+ * An ICMP or ICMPv6 error about a client-side flow (quoting VIP ->
+ * client) that is not in this worker's table. Which worker owns it
+ * depends on where the client's SYN arrived (the NIC's RSS on the
+ * client's tuple with its own key and table, an XDP program's choice,
+ * queue 0 without RSS), which the error's own address pair (router,
+ * VIP) does not tell. So the workers are asked in turn, each in its own
+ * table: the error goes on to the next worker, nb_workers - 1 times at
+ * most; the count rides in the mbuf's user tag while it is in a
+ * redirect ring. The caller lets only errors quoting a service's VIP and
+ * port go round.
+ * @return true if @p m was passed on (or dropped as redirect_full),
+ *   false when every worker has had it.
+ */
+static inline bool
+icmp_pass_next(struct lb_worker *w, struct rte_mbuf *m)
+{
+	struct lb_dp *dp = w->dp;
+	uint64_t hops = w->in_redirect ? (uint64_t)m->hash.usr + 1 : 1;
+	struct lb_worker *next;
+
+	if (hops >= dp->nb_workers)
+		return false;
+	next = dp->w[(w->wid + 1u) % dp->nb_workers];
+	m->hash.usr = (uint32_t)hops;
+	if (rte_ring_mp_enqueue(next->redirect, m) != 0)
+		drop(w, m, LB_DROP_REDIRECT);
+	else
+		w->st.redirect_out++;
+	return true;
+}
+
 /* The flow of @p pkt (its key in @p k), by the hash the burst computed. */
 static inline uint32_t
 flow_of(struct lb_worker *w, const struct lb_pkt *pkt, uint64_t hash,

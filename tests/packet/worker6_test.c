@@ -1813,6 +1813,220 @@ test_fnat64_no_snat4(void **state)
 	CHECK_EQ(e->w->st.nat64_out, 0, "nothing translated");
 }
 
+/* ---- ICMP errors on two workers -----------------------------------------
+ * The flow is worker 1's (the client's SYN came in on its queue), the
+ * error arrives on worker 0's: it reaches worker 1, which translates it,
+ * as IPv4's do (worker_test.c test_redirect, test_icmp_owner).
+ */
+
+/* The client's SYN to the TCP VIP through worker 1 of @p e, in @p in;
+ * what it sent the backend in @p syn. */
+static void
+syn_w1(struct ph_env *e, struct pb_dg6 *in, struct pb_frame *syn)
+{
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+
+	client_syn(in, &f, vip, snat, c);
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_one(e, 1, 1, syn, "SYN through worker 1");
+}
+
+/* The error @p f on worker 0's queue of @p port: worker 0 hands it to
+ * worker 1 (its @p nth hand-over), sending nothing itself. */
+static void
+err_on_w0(struct ph_env *e, uint16_t port, const struct pb_frame *f,
+	  uint64_t nth)
+{
+	ph_inject(e, port, 0, f);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "worker 0 with an error about worker 1's flow");
+	CHECK_EQ(e->dp.w[0]->st.redirect_out, nth, "worker 0 handing it on");
+	ph_poll(e, 1);
+	CHECK_EQ(e->dp.w[1]->st.redirect_in, nth, "worker 1 taking it");
+}
+
+/* The checks of a test on two workers, at its end: worker 0 translated
+ * nothing, dropped nothing, made no flow. */
+static void
+check_w0_idle(const struct ph_env *e)
+{
+	const struct lb_worker *w0 = e->dp.w[0];
+
+	CHECK_EQ(w0->st.icmp6_translated, 0, "worker 0 translating");
+	CHECK_EQ(w0->st.icmp64_translated, 0, "worker 0 translating");
+	CHECK_EQ(w0->st.flows_created, 0, "worker 0's flows");
+	CHECK_EQ(e->dp.w[1]->st.flows_created, 1, "worker 1's flows");
+	ph_check_no_drops(w0, "worker 0");
+}
+
+/*
+ * Backend side: an error to a SNAT address on worker 0's queue, quoting
+ * the SYN worker 1 sent with a port of its slice: the port says whose
+ * flow it is, worker 1 translates it for the client. fnat66: packet too
+ * big from the backend's path; fnat64 (@p v4): fragmentation needed to
+ * the IPv4 SNAT address, quoting a port of worker 1's IPv4 slice, made
+ * the client's packet too big.
+ */
+static void
+backend_err_owner(struct ph_env *e, bool v4)
+{
+	const struct lb_worker *w1 = e->dp.w[1];
+	struct pb_frame f, want, syn;
+	struct pb_dg6 in;
+	uint16_t sport;
+
+	syn_w1(e, &in, &syn);
+	CHECK_EQ(pb_get16(syn.b + 12), v4 ? 0x0800 : 0x86dd, "SYN's family");
+	sport = pb_get16(syn.b + ETH + (v4 ? 20 : 40));
+	CHECK_EQ(lb_snat_owner(v4 ? w1->snat : w1->snat6, htons(sport)), 1,
+		 "worker 1's port");
+	if (v4)
+		err64_frames(&f, &want, &syn, &in, 4, 1400, 2, 0, 1420);
+	else
+		too_big66_frames(&f, &want, &syn, &in, 1400);
+	err_on_w0(e, 1, &f, 1);
+	ph_expect_frame(e, 0, 1, &want, "packet too big translated by worker 1");
+	CHECK_EQ(v4 ? w1->st.icmp64_translated : w1->st.icmp6_translated, 1,
+		 "worker 1 translating");
+	check_w0_idle(e);
+	ph_check_no_drops(w1, "worker 1");
+}
+
+static void
+test_fnat66_too_big_owner(void **state)
+{
+	backend_err_owner(env66_n(state, 2), false);
+}
+
+static void
+test_fnat64_frag_needed_owner(void **state)
+{
+	backend_err_owner(env64_n(state, 2, false), true);
+}
+
+/* Packet too big to the VIP quoting @p sent with byte @p off of its
+ * IPv6 packet changed, on worker @p q's queue, both workers polled from
+ * @p q on: nothing is sent. */
+static void
+too_big_changed(struct ph_env *e, const struct pb_frame *sent, uint32_t off,
+		uint16_t q, const char *what)
+{
+	static struct pb_frame s, f;
+	uint8_t vip[16];
+
+	s = *sent;
+	s.b[ETH + off] ^= 0x55;
+	addr(vip, A_VIP);
+	client_too_big(&f, &s, vip, 1280);
+	ph_inject(e, 0, q, &f);
+	ph_poll(e, q);
+	ph_poll(e, (uint16_t)(1 - q));
+	ph_expect_quiet(e, what);
+}
+
+/*
+ * fnat66, client side: packet too big from a router on the client's
+ * path to the VIP, quoting the SYN-ACK worker 1 sent the client. The
+ * error's addresses (router, VIP) do not say whose flow it is: worker 0,
+ * without it, hands it on, and worker 1 translates it for the backend,
+ * from the SNAT address, quoting the SYN-ACK as the backend sent it.
+ * On worker 1's own queue it stays there; one quoting a flow nobody has
+ * goes round the workers once and is dropped by the last; one quoting
+ * no service's VIP and port does not go round.
+ */
+static void
+test_fnat66_client_too_big_owner(void **state)
+{
+	struct ph_env *e = env66_n(state, 2);
+	const struct lb_worker *w0 = e->dp.w[0], *w1 = e->dp.w[1];
+	static uint8_t quote[128];
+	uint8_t vip[16], snat[16], be[16];
+	struct pb_frame f, want, syn, sa;
+	struct pb_dg6 in, sa6, err;
+	uint16_t sport;
+
+	syn_w1(e, &in, &syn);
+	sport = pb_get16(syn.b + ETH + 40);
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(be, A_PEER1);
+	seg6(&sa6, A_PEER1, BPORT6, snat, sport, PB_PROTO_TCP,
+	     PB_SYN | PB_ACK, 5000, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &sa6);
+	ph_inject(e, 1, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_one(e, 0, 1, &sa, "SYN-ACK through worker 1");
+
+	/* The backend's SYN-ACK as it left it, had it gone to the
+	 * backend: its own addresses and ports, the hop limit we sent. */
+	sa6.hlim = 63;
+	too_big6(&err, snat, be, 1280, quote, (uint32_t)pb_ipv6(quote, &sa6));
+	err.hlim = 63;
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &err);
+
+	client_too_big(&f, &sa, vip, 1280);
+	err_on_w0(e, 0, &f, 1);
+	ph_expect_frame(e, 1, 1, &want, "packet too big translated by worker 1");
+	CHECK_EQ(w1->st.icmp6_translated, 1, "worker 1 translating");
+
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_frame(e, 1, 1, &want, "packet too big on worker 1's queue");
+	CHECK_EQ(w1->st.icmp6_translated, 2, "worker 1 translating");
+	CHECK_EQ(w1->st.redirect_out, 0, "worker 1 kept its own");
+	check_w0_idle(e);
+	ph_check_no_drops(w1, "worker 1");
+
+	/* Another client port: nobody's flow. */
+	too_big_changed(e, &sa, 43, 1, "an error about no flow");
+	CHECK_EQ(w1->st.redirect_out, 1, "worker 1 handing it on");
+	CHECK_EQ(w0->st.redirect_out, 1, "worker 0 not handing it back");
+	CHECK_EQ(w0->st.drop[LB_DROP_NO_FLOW], 1, "dropped by the last worker");
+	CHECK_EQ(w1->st.drop[LB_DROP_NO_FLOW], 0, "worker 1");
+
+	/* Another VIP port: no service's, not handed on. */
+	too_big_changed(e, &sa, 41, 0, "an error about no service");
+	CHECK_EQ(w0->st.drop[LB_DROP_NO_FLOW], 2, "dropped by worker 0");
+	CHECK_EQ(w0->st.redirect_out, 1, "not handed on");
+	CHECK_EQ(w1->st.icmp6_translated, 2, "nothing more translated");
+}
+
+/*
+ * fnat64, client side: packet too big from the client's path to the
+ * VIP on worker 0's queue, quoting the SYN-ACK worker 1 sent the client:
+ * handed on, worker 1 makes the backend's fragmentation needed of it.
+ */
+static void
+test_fnat64_client_too_big_owner(void **state)
+{
+	struct ph_env *e = env64_n(state, 2, false);
+	const struct lb_worker *w1 = e->dp.w[1];
+	uint8_t vip[16];
+	struct pb_frame f, got, syn;
+	struct pb_dg6 in;
+	struct pb_dg b;
+	uint16_t sport;
+
+	syn_w1(e, &in, &syn);
+	sport = pb_get16(syn.b + ETH + 20);
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_inject(e, 1, 1, &f);
+	ph_poll(e, 1);
+	ph_expect_one(e, 0, 1, &got, "SYN-ACK through worker 1");
+
+	addr(vip, A_VIP);
+	client_too_big(&f, &got, vip, 1300);
+	err_on_w0(e, 0, &f, 1);
+	ph_expect_one(e, 1, 1, &got, "fragmentation needed from worker 1");
+	check_frag_needed4(&got, sport, 1280);
+	CHECK_EQ(w1->st.icmp64_translated, 1, "worker 1 translating");
+	check_w0_idle(e);
+	ph_check_no_drops(w1, "worker 1");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1838,6 +2052,14 @@ main(int argc, char **argv)
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_no_snat4, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_too_big_owner,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_client_too_big_owner,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_frag_needed_owner,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_client_too_big_owner,
+					  ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
