@@ -74,7 +74,7 @@ static const struct {
 	W("icmp_translated", icmp_translated,
 	  "ICMP errors translated for a flow."),
 	W("icmp_mtu_clamped", icmp_mtu_clamped,
-	  "Frag-needed errors whose MTU was raised to the floor."),
+	  "Frag-needed and packet too big errors whose MTU was raised to the floor."),
 	W("idle_sleeps", idle_sleeps, "Sleeps of an idle worker."),
 	W("feedback_dropped", fb_dropped,
 	  "Feedback records lost because the ring was full."),

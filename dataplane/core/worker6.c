@@ -370,6 +370,28 @@ icmp6_pass_on(struct lb_worker *w, struct rte_mbuf *m,
 }
 
 /*
+ * A packet too big below IPv6's minimum MTU has its MTU raised to it
+ * before it is translated, counted as IPv4's frag-needed below
+ * LB_NAT_MTU_FLOOR is (icmp_mtu_clamped): no IPv6 link is narrower
+ * (RFC 8200 5), so only a forged error says less, and across fnat64 a
+ * forged MTU of 100 would reach the IPv4 backend as 80, which it would
+ * honour down to its own floor. Other errors are left as they are.
+ */
+void
+lb_worker_icmp6_mtu_floor(struct lb_worker *w, struct rte_mbuf *m,
+			  const struct lb_pkt6 *pkt)
+{
+	uint8_t *fr = frame_of(m);
+	const uint8_t *icmp = fr + pkt->l4_off;
+
+	if (icmp[0] == LB_ICMP6_PKT_TOO_BIG &&
+	    rd32(icmp + 4) < LB_IPV6_MIN_MTU &&
+	    lb_icmp6_set_mtu(fr, rte_pktmbuf_data_len(m), pkt,
+			     LB_IPV6_MIN_MTU) == 0)
+		w->st.icmp_mtu_clamped++;
+}
+
+/*
  * An ICMPv6 error quoting a packet of an IPv6 flow, translated for the
  * flow's other side as lb_worker_icmp_error() does for IPv4: above all
  * packet too big from the backend's path, for the client's path MTU
@@ -441,6 +463,7 @@ icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		drop(w, m, LB_DROP_HOP_LIMIT);
 		return;
 	}
+	lb_worker_icmp6_mtu_floor(w, m, pkt);
 	if (lb_icmp6_err_rewrite(fr, len, pkt, a[1], a[0], &in) != 0) {
 		drop(w, m, LB_DROP_ICMP6);
 		return;

@@ -202,6 +202,7 @@ lb_worker_icmp46_error(struct lb_worker *w, struct rte_mbuf *m,
 		drop(w, m, LB_DROP_HOP_LIMIT);
 		return;
 	}
+	lb_worker_icmp6_mtu_floor(w, m, pkt);
 	off = lb_icmp_xlate64(m->buf_addr, m->data_off,
 			      rte_pktmbuf_data_len(m), pkt, k->dst, k->src, &in,
 			      &out);

@@ -90,6 +90,12 @@ void lb_worker_icmp46_error(struct lb_worker *w, struct rte_mbuf *m,
 			    struct lb_pkt6 *pkt, uint32_t idx,
 			    enum lb_flow_dir dir, uint64_t now);
 
+/* worker6.c, for fnat66 and fnat64: a packet too big @p m (parsed in
+ * @p pkt) of MTU below IPv6's minimum raised to it, counted; other
+ * errors untouched. */
+void lb_worker_icmp6_mtu_floor(struct lb_worker *w, struct rte_mbuf *m,
+			       const struct lb_pkt6 *pkt);
+
 /* worker_client.c: client to VIP; fwd() is full-NAT either way. */
 void lb_worker_flow_forget(struct lb_worker *w, const struct lb_flow *f,
 			   int free_port, int free_hold);

@@ -107,7 +107,8 @@ struct lb_worker_stats {
 	struct lb_admit_svc_stats admit_svc[LB_CONF_MAX_SVCS]; /**< by slot */
 	uint64_t l7_db_errors;  /**< header databases that failed to load */
 	uint64_t l7_blocks_lost; /**< header blocks whose fields were lost */
-	/** Frag-needed errors whose MTU was raised to LB_NAT_MTU_FLOOR. */
+	/** Frag-needed errors whose MTU was raised to LB_NAT_MTU_FLOOR, packet
+	 * too big ones raised to LB_IPV6_MIN_MTU. */
 	uint64_t icmp_mtu_clamped;
 	/** Gated HTTP flows that could no longer be followed, or got no
 	 * follower entry (docs/admission.md), by what became of them:

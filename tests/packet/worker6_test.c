@@ -20,6 +20,7 @@
 #include <rte_malloc.h>
 
 #include "harness.h"
+#include "icmp6.h"
 #include "pkt_parse6.h"
 
 #define POOL_SIZE 2047
@@ -1187,13 +1188,14 @@ too_big6(struct pb_dg6 *err, const uint8_t src[16], const uint8_t dst[16],
 
 /* A packet too big with MTU @p mtu from a router on the backend's path
  * to the SNAT address, quoting frame @p sent (what we sent the backend),
- * in @p in; in @p want the one the client must get for it: from the VIP,
- * quoting the client's packet @p c6 as it left us, had it gone to the
- * client (its addresses and ports, the hop limit it left with). */
+ * in @p in; in @p want the one the client must get for it, with MTU
+ * @p mtu_out: from the VIP, quoting the client's packet @p c6 as it left
+ * us, had it gone to the client (its addresses and ports, the hop limit
+ * it left with). */
 static void
 too_big66_frames(struct pb_frame *in, struct pb_frame *want,
 		 const struct pb_frame *sent, const struct pb_dg6 *c6,
-		 uint32_t mtu)
+		 uint32_t mtu, uint32_t mtu_out)
 {
 	uint8_t quote[128], snat[16], rtr[16];
 	struct pb_dg6 out, err;
@@ -1210,6 +1212,7 @@ too_big66_frames(struct pb_frame *in, struct pb_frame *want,
 	memcpy(err.src, c6->dst, 16);
 	memcpy(err.dst, c6->src, 16);
 	err.hlim = 63;
+	err.l4.rest = mtu_out;
 	err.l4.plen = (uint16_t)pb_ipv6(quote, &out);
 	pb_ipv6_frame(want, mac_c, mac_port[0], &err);
 }
@@ -1232,14 +1235,23 @@ test_fnat66_too_big(void **state)
 	ph_rx(e, 0, &f);
 	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
 
-	too_big66_frames(&f, &want, &got, &in, 1400);
+	too_big66_frames(&f, &want, &got, &in, 1400, 1400);
 	ph_rx(e, 1, &f);
 	ph_expect_frame(e, 0, 0, &want, "packet too big to the client");
 	CHECK_EQ(e->w->st.icmp6_translated, 1, "translated");
+	CHECK_EQ(e->w->st.icmp_mtu_clamped, 0, "MTU 1400 passed on as it is");
+
+	/* MTU 1000, which no IPv6 link has: the client hears 1280. */
+	too_big66_frames(&f, &want, &got, &in, 1000, LB_IPV6_MIN_MTU);
+	ph_rx(e, 1, &f);
+	ph_expect_frame(e, 0, 0, &want, "packet too big of MTU 1000");
+	CHECK_EQ(e->w->st.icmp6_translated, 2, "translated");
+	CHECK_EQ(e->w->st.icmp_mtu_clamped, 1, "MTU raised once");
+	ph_check_no_drops(e->w, "packet too big");
 
 	/* One quoting another SNAT port: no flow, dropped. */
 	got.b[ETH + 40] ^= 0x55;
-	too_big66_frames(&f, &want, &got, &in, 1400);
+	too_big66_frames(&f, &want, &got, &in, 1400, 1400);
 	ph_rx(e, 1, &f);
 	ph_expect_quiet(e, "error about no flow");
 	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
@@ -1734,7 +1746,8 @@ test_fnat64_client_too_big(void **state)
 {
 	struct ph_env *e = env64(state);
 	uint8_t vip[16], snat[16], c[16];
-	struct pb_frame f, got;
+	static const uint32_t mtus[][2] = {{1300, 1280}, {600, 1260}};
+	struct pb_frame f, got, sa;
 	struct pb_dg6 in;
 	struct pb_dg b;
 	uint16_t sport;
@@ -1744,13 +1757,17 @@ test_fnat64_client_too_big(void **state)
 	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
 	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
 	ph_rx(e, 1, &f);
-	ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
+	ph_expect_one(e, 0, 0, &sa, "SYN-ACK to the client");
 
-	client_too_big(&f, &got, vip, 1300);
-	ph_rx(e, 0, &f);
-	ph_expect_one(e, 1, 0, &got, "fragmentation needed to the backend");
-	check_frag_needed4(&got, sport, 1280);
-	CHECK_EQ(e->w->st.icmp64_translated, 1, "translated");
+	/* MTU 600, which no IPv6 link has, is taken as 1280: 1260. */
+	for (unsigned int i = 0; i < NELEM(mtus); i++) {
+		client_too_big(&f, &sa, vip, mtus[i][0]);
+		ph_rx(e, 0, &f);
+		ph_expect_one(e, 1, 0, &got, "fragmentation needed");
+		check_frag_needed4(&got, sport, (uint16_t)mtus[i][1]);
+		CHECK_EQ(e->w->st.icmp64_translated, i + 1, "translated");
+		CHECK_EQ(e->w->st.icmp_mtu_clamped, i, "MTU raised for 600");
+	}
 	ph_check_no_drops(e->w, "client's packet too big");
 }
 
@@ -1885,7 +1902,7 @@ backend_err_owner(struct ph_env *e, bool v4)
 	if (v4)
 		err64_frames(&f, &want, &syn, &in, 4, 1400, 2, 0, 1420);
 	else
-		too_big66_frames(&f, &want, &syn, &in, 1400);
+		too_big66_frames(&f, &want, &syn, &in, 1400, 1400);
 	err_on_w0(e, 1, &f, 1);
 	ph_expect_frame(e, 0, 1, &want, "packet too big translated by worker 1");
 	CHECK_EQ(v4 ? w1->st.icmp64_translated : w1->st.icmp6_translated, 1,
