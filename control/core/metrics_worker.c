@@ -11,6 +11,7 @@
 
 #include "lb/flow_table.h"
 #include "lb/pkt_parse.h"
+#include "pkt_parse6.h"
 #include "metrics_priv.h"
 
 static const struct {
@@ -75,6 +76,22 @@ static const struct {
 	  "ICMP errors translated for a flow."),
 	W("icmp_mtu_clamped", icmp_mtu_clamped,
 	  "Frag-needed and packet too big errors whose MTU was raised to the floor."),
+	W("ipv6_echo_replies", echo6_replies, "ICMPv6 echo replies sent."),
+	W("nd_adverts", nd_adverts,
+	  "Neighbour solicitations for our IPv6 addresses answered."),
+	W("nd_solicits", nd_solicits, "Neighbour solicitations sent."),
+	W("nd_announces", nd_announces,
+	  "Unsolicited neighbour advertisements sent."),
+	W("icmp6_translated", icmp6_translated,
+	  "ICMPv6 errors translated for an IPv6 flow."),
+	W("nat64_out", nat64_out,
+	  "IPv6 packets translated to IPv4 for an IPv4 backend (fnat64)."),
+	W("nat64_in", nat64_in,
+	  "IPv4 replies translated to IPv6 for an IPv6 client (fnat64)."),
+	W("nat64_mss_adjusted", nat64_mss_adjusted,
+	  "Backends' SYN-ACK MSS lowered for the IPv6 client's path (fnat64)."),
+	W("icmp64_translated", icmp64_translated,
+	  "ICMP errors carried between IPv4 and IPv6 for an fnat64 flow."),
 	W("idle_sleeps", idle_sleeps, "Sleeps of an idle worker."),
 	W("feedback_dropped", fb_dropped,
 	  "Feedback records lost because the ring was full."),
@@ -283,6 +300,22 @@ workers_drops(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 				lb_pkt_verdict_name((enum lb_pkt_verdict)v);
 			rc = lb_prom_u64(o, "lb_malformed_packets_total", l, 2,
 					 s->shm->w[w]->st->verdict[v]);
+		}
+	}
+	if (rc == 0)
+		rc = lb_prom_family(o, "lb_malformed_ipv6_packets_total",
+				    "counter",
+				    "Malformed IPv6 frames dropped, by parser "
+				    "verdict.");
+	for (uint32_t w = 0; w < s->nw && rc == 0; w++) {
+		wlabel(s, w, l);
+		l[1].name = "reason";
+		for (int v = LB_PKT6_DROP_FIRST;
+		     v < LB_PKT6_VERDICT_MAX && rc == 0; v++) {
+			l[1].value =
+				lb_pkt6_verdict_name((enum lb_pkt6_verdict)v);
+			rc = lb_prom_u64(o, "lb_malformed_ipv6_packets_total",
+					 l, 2, s->shm->w[w]->st->verdict6[v]);
 		}
 	}
 	return rc;

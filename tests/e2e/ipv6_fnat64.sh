@@ -118,6 +118,13 @@ check "translated both ways (to IPv4 $d_nat64_out, to IPv6 $d_nat64_in)" \
 	'[ "$d_nat64_out" -ge 240 ] && [ "$d_nat64_in" -ge 180 ]'
 check "every backend SYN-ACK's MSS lowered ($d_nat64_mss_adjusted)" \
 	'[ "$d_nat64_mss_adjusted" -ge 60 ]'
+# lb-control reads the same counters from the workers: /metrics and
+# lbctl stats carry them, at least as far as the dataplane's were.
+mo=$(metrics | awk '$1 ~ /^lb_nat64_out_total/ { s += $2 } END { print s + 0 }')
+so=$(ctl stats | awk '$1 == "nat64_out" { print $2 }')
+check "/metrics and lbctl stats count the translations (lb_nat64_out_total $mo, nat64_out $so)" \
+	'[ "$mo" -ge "$d_nat64_out" ] && [ "${so:-0}" -ge "$d_nat64_out" ] &&
+	 metrics | grep -q "^lb_malformed_ipv6_packets_total{"'
 
 # ---- UDP over IPv6 to IPv4 backends ------------------------------------------
 
