@@ -34,13 +34,14 @@
 #include "lb/fb.h"
 #include "lb/governor-t.h"
 #include "lb/l7_reject-t.h"
+#include "lb/neigh-t.h"
 #include "lb/pkt_parse-t.h"
 #include "lb/src_budget-t.h"
 
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 14u
+#define LB_SHM_LAYOUT_VERSION 15u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -186,6 +187,9 @@ struct lb_shm_worker {
 	 * under the flow table's seed: lb_snat_addr_used(snat6,
 	 * lb_flow6_fold(ft, ip6)) (dataplane/flow/flow6.h). */
 	const struct lb_snat *snat6;
+	/** Snapshot of the worker's ARP and IPv6 neighbour tables, written
+	 * when a reader asks (see struct lb_neigh_view). */
+	struct lb_neigh_view *neigh;
 };
 
 struct lb_shm_port {

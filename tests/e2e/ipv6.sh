@@ -12,6 +12,8 @@
 #   - wrk on the IPv6 VIP and on the IPv4 VIP together: no error;
 #   - lbctl lists the IPv6 service and backends, and refuses what an IPv6
 #     service does not have (an IPv4 backend, http) with no change;
+#   - lbctl neigh shows the IPv6 backends reachable on port 1 beside the
+#     IPv4 ones;
 #   - the IPv6 SNAT address moved under keep-alive load (snat add, snat
 #     del): the connections on the old one go on without an error, new
 #     ones come from the new one;
@@ -127,6 +129,19 @@ ctl backend list >"$E2E_TMP/bl.txt"
 check "lbctl backend list shows the IPv6 backends" \
 	'grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 1)\]:80 " "$E2E_TMP/bl.txt" &&
 	 grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 2)\]:80 " "$E2E_TMP/bl.txt"'
+ctl neigh >"$E2E_TMP/neigh.txt"
+e2e_log "lbctl neigh:"$'\n'"$(cat "$E2E_TMP/neigh.txt")"
+for i in 1 2; do
+	check "lbctl neigh lists IPv6 backend $i ($(be_addr6 "$i")) reachable on port 1" \
+		'grep -Eq "^$(be_addr6 "$i") +([0-9a-f]{2}:){5}[0-9a-f]{2} +(reachable|stale) +1 " \
+			"$E2E_TMP/neigh.txt"'
+	check "lbctl neigh lists IPv4 backend $i ($(be_addr "$i")) beside them" \
+		'grep -Eq "^$(be_addr "$i") +([0-9a-f]{2}:){5}[0-9a-f]{2} +(reachable|stale) +1 " \
+			"$E2E_TMP/neigh.txt"'
+done
+check "lbctl neigh counts the IPv6 neighbours learnt" \
+	'grep -Eq "^neighbour discovery \(IPv6\): [0-9]+ address\(es\), .* learned [1-9]" \
+		"$E2E_TMP/neigh.txt"'
 ctl save >"$E2E_TMP/save0"
 for bad in "backend add tcp [$VIP6]:80 $(be_addr 1):80" \
 	"service set tcp [$VIP6]:80 http on"; do

@@ -1289,6 +1289,135 @@ test_fnat66_ipv4_backend(void **state)
 	CHECK_EQ(e->w->st.drop[LB_DROP_IP6_UNSERVED], 1, "ip6_unserved");
 }
 
+/* ---- neighbours shared between workers, and their snapshot ------------ */
+
+/* A dataplane with the IPv6 parts and @p nb workers, what it sent at
+ * start taken. */
+static struct ph_env *
+env6_n(void **state, uint16_t nb)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	struct pb_frame got[4];
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.flows = FLOWS;
+	ph_env_start(e, nb);
+	ph_poll_all(e);
+	for (uint16_t q = 0; q < nb; q++)
+		for (uint16_t p = 0; p < NB_PORTS; p++)
+			while (ph_take(e, p, q, got, 4) > 0)
+				;
+	return e;
+}
+
+/* The client's advertisement reaches worker 0 only (RSS), yet worker 1
+ * answers the client's echo without soliciting it: what one worker
+ * learns, the others learn, for IPv6 as for ARP. */
+static void
+test_nd_shared(void **state)
+{
+	struct ph_env *e = env6_n(state, 2);
+	struct lb_worker *w1 = e->dp.w[1];
+	struct lb_neigh_info info;
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t c[16], lb0[16];
+
+	addr(c, A_C);
+	addr(lb0, A_LB0);
+	na_frame(&f, c, mac_c, false, NULL, NULL);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
+	assert_int_equal(lb_neigh6_get(w1->neigh6, c, ph_now_ns(e), &info),
+			 -ENOENT);
+	ph_settle(e);
+	assert_int_equal(lb_neigh6_get(w1->neigh6, c, ph_now_ns(e), &info), 0);
+	CHECK_EQ(info.state, LB_NEIGH_REACHABLE, "worker 1's entry");
+	assert_memory_equal(info.mac, mac_c, 6);
+	echo_in(&f, c, lb0, mac_c, &d);
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	echo_out(&want, &d, mac_c);
+	ph_expect_frame(e, 0, 1, &want, "reply from worker 1 at once");
+	CHECK_EQ(w1->st.nd_solicits, 0, "worker 1's solicitations");
+	/* What is not on a connected prefix of the port it came by is not
+	 * learnt, so not shared either. */
+	addr(c, A_PEER1);
+	na_frame(&f, c, mac_peer1, false, NULL, NULL);
+	ph_inject(e, 0, 0, &f);
+	ph_settle(e);
+	assert_int_equal(lb_neigh6_get(w1->neigh6, c, ph_now_ns(e), &info),
+			 -ENOENT);
+	assert_int_equal(lb_neigh6_get(e->dp.w[0]->neigh6, c, ph_now_ns(e),
+				       &info),
+			 -ENOENT);
+	ph_check_no_drops(e->dp.w[0], "worker 0");
+	ph_check_no_drops(w1, "worker 1");
+}
+
+/* The snapshot `lbctl neigh` reads: written only when asked, with both
+ * families, their ports and counters. */
+static void
+test_neigh_view(void **state)
+{
+	struct ph_env *e = env6_n(state, 1);
+	struct lb_neigh_view *v = e->w->sh.neigh;
+	const struct lb_neigh_view_entry *x;
+	struct pb_frame f, got;
+	uint8_t c[16], peer[16];
+	uint32_t ip_c = htonl(IP_C);
+
+	assert_non_null(v);
+	assert_ptr_equal(v, e->w->neigh_view);
+	addr(c, A_C);
+	addr(peer, A_PEER1);
+	na_frame(&f, c, mac_c, false, NULL, NULL);
+	ph_rx(e, 0, &f);
+	na_frame(&f, peer, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 1, &f);
+	pb_arp_frame(&f, (const uint8_t[6]){0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff},
+		     mac_c, 1, mac_c, IP_C, (const uint8_t[6]){0}, IP_LB0,
+		     PB_FRAME_MIN);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 0, 0, &got, "ARP reply");
+	ph_settle(e);
+	CHECK_EQ(atomic_load(&v->seq), 0, "nothing written unasked");
+	atomic_fetch_add(&v->asked, 1);
+	ph_settle(e);
+	CHECK_EQ(atomic_load(&v->answered), 1, "answered");
+	CHECK_EQ(atomic_load(&v->seq), 2, "written once");
+	CHECK_EQ(v->nb[LB_NEIGH_VIEW_ARP], 1, "ARP entries");
+	x = &v->e[LB_NEIGH_VIEW_ARP][0];
+	assert_memory_equal(x->addr, &ip_c, 4);
+	assert_memory_equal(x->mac, mac_c, 6);
+	CHECK_EQ(x->state, LB_NEIGH_REACHABLE, "ARP state");
+	CHECK_EQ(x->port, 0, "ARP port");
+	assert_true(x->age_ns < 60ull * 1000000000ull);
+	CHECK_EQ(v->nb[LB_NEIGH_VIEW_ND], 2, "ND entries");
+	for (uint32_t i = 0; i < 2; i++) {
+		x = &v->e[LB_NEIGH_VIEW_ND][i];
+		CHECK_EQ(x->state, LB_NEIGH_REACHABLE, "ND state");
+		if (memcmp(x->addr, c, 16) == 0) {
+			assert_memory_equal(x->mac, mac_c, 6);
+			CHECK_EQ(x->port, 0, "client's port");
+		} else {
+			assert_memory_equal(x->addr, peer, 16);
+			assert_memory_equal(x->mac, mac_peer1, 6);
+			CHECK_EQ(x->port, 1, "peer's port");
+		}
+	}
+	CHECK_EQ(v->st[LB_NEIGH_VIEW_ND].learned, 2, "ND learned");
+	CHECK_EQ(v->st[LB_NEIGH_VIEW_ND].entries, 2, "ND entries counted");
+	CHECK_EQ(v->st[LB_NEIGH_VIEW_ARP].learned, 1, "ARP learned");
+	CHECK_EQ(v->more[LB_NEIGH_VIEW_ND], 0, "none left out");
+	/* Answered once: no more copies until asked again. */
+	ph_settle(e);
+	CHECK_EQ(atomic_load(&v->seq), 2, "not written again");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1307,6 +1436,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_redirect, ph_teardown),
+		cmocka_unit_test_teardown(test_nd_shared, ph_teardown),
+		cmocka_unit_test_teardown(test_neigh_view, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
