@@ -270,6 +270,17 @@ drop_or_kernel(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
 		drop(w, m, why);
 }
 
+/* drop_or_kernel() of an IPv6 frame to @p dst. */
+static inline void
+drop_or_kernel6(struct lb_worker *w, struct rte_mbuf *m, const uint8_t *dst,
+		enum lb_drop why)
+{
+	if (w->exc_out != NULL && lb_exc_local6(w->conf, dst))
+		lb_exc_put(w, m);
+	else
+		drop(w, m, why);
+}
+
 static inline void
 tx_enqueue(struct lb_worker *w, uint16_t port, struct rte_mbuf *m)
 {

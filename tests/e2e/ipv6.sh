@@ -35,13 +35,6 @@ TOL=${E2E_RR_TOL:-3}
 DRAIN=${E2E_DRAIN_TIMEOUT:-20}
 URL6="http://[$VIP6]/"
 
-# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (lib.sh keeps it
-# off everywhere else), the address usable at once.
-v6_on() {
-	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
-	ip -n "$1" addr add "$3" dev "$2" nodad
-}
-
 topo_up 2
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
 for i in 1 2; do
