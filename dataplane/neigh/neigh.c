@@ -663,21 +663,19 @@ lb_neigh6_learn(struct lb_neigh *t, const uint8_t *ip6, const uint8_t *mac,
 	return learn(t, key6(t, ip6), ip6, mac, now_ns);
 }
 
-int
-lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
+static int
+set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *a6,
+	   const uint8_t *mac)
 {
 	struct release r = {.n = 0};
 	struct entry *e;
 	uint32_t i;
 
-	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac) ||
-	    t->addr6 != NULL)
-		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
-	i = find(t, ip, NULL);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL) {
-		i = new_entry(t, ip, NULL, &r);
+		i = new_entry(t, ip, a6, &r);
 		if (i == LB_ILIST_NIL)
 			return -ENOSPC;
 		e = &t->e[i];
@@ -698,6 +696,25 @@ lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
 	e->next_ns = 0;
 	give_back(t, &r);
 	return 0;
+}
+
+int
+lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
+{
+	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac) ||
+	    t->addr6 != NULL)
+		return -EINVAL;
+	return set_static(t, ip, NULL, mac);
+}
+
+int
+lb_neigh6_set_static(struct lb_neigh *t, const uint8_t *ip6,
+		     const uint8_t *mac)
+{
+	if (t == NULL || ip6 == NULL || mac == NULL || t->addr6 == NULL ||
+	    !ip6_ok(ip6) || !mac_ok(mac))
+		return -EINVAL;
+	return set_static(t, key6(t, ip6), ip6, mac);
 }
 
 static int

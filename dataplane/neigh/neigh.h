@@ -284,6 +284,9 @@ int lb_neigh6_hold(struct lb_neigh *t, const uint8_t *ip6, uint64_t handle);
 /** lb_neigh_learn() from an advertisement or a solicitation's option. */
 int lb_neigh6_learn(struct lb_neigh *t, const uint8_t *ip6, const uint8_t *mac,
 		    uint64_t now_ns);
+/** lb_neigh_set_static() of an IPv6 neighbour. */
+int lb_neigh6_set_static(struct lb_neigh *t, const uint8_t *ip6,
+			 const uint8_t *mac);
 /** lb_neigh_delete() of an IPv6 neighbour. */
 int lb_neigh6_delete(struct lb_neigh *t, const uint8_t *ip6);
 /** lb_neigh_poll(): the addresses to solicit are written to @p ips. */

@@ -1045,6 +1045,18 @@ test_walk(void **state)
 	i = walked_find(&w, y, 16);
 	assert_non_null(i);
 	assert_memory_equal(i->mac, m2, 6);
+	/* A static IPv6 neighbour: a hit for ever, not relearnt. */
+	assert_int_equal(lb_neigh6_set_static(t6, x, m2), 0);
+	assert_int_equal(lb_neigh6_lookup(t6, x, 100 * S, mac), LB_NEIGH_HIT);
+	assert_memory_equal(mac, m2, 6);
+	assert_int_equal(lb_neigh6_learn(t6, x, m1, 100 * S), -EPERM);
+	assert_int_equal(lb_neigh6_set_static(t, x, m2), -EINVAL);
+	assert_int_equal(lb_neigh_set_static(t6, a, m2), -EINVAL);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_neigh_walk(t6, 100 * S, on_walk6, &w), 2);
+	i = walked_find(&w, x, 16);
+	assert_non_null(i);
+	assert_int_equal(i->state, LB_NEIGH_STATIC);
 	assert_int_equal(lb_neigh_walk(NULL, 0, on_walk6, &w), -EINVAL);
 	assert_int_equal(lb_neigh_walk(t6, 0, NULL, &w), -EINVAL);
 	lb_neigh_free(t);
