@@ -14,17 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ctlcmd_priv.h"
-#include "lb/neigh-t.h"
+#include "lb/neigh_view.h"
 
 /* How long the workers have to answer: their housekeeping runs every
  * millisecond, so only a stopped dataplane takes this long. */
-#define NEIGH_WAIT_NS 1000000000ull
-#define NEIGH_POLL_NS 1000000ull
-/* Copies started again because a worker rewrote its snapshot meanwhile. */
-#define NEIGH_COPY_TRIES 8
+#define NEIGH_WAIT_NAPS 1000u
 
 struct nrow {
 	struct lb_neigh_view_entry e; /* of the worker that heard last */
@@ -54,59 +50,6 @@ state_str(uint8_t s)
 			       state_name[s] != NULL
 		       ? state_name[s]
 		       : "?";
-}
-
-static void
-nap(void)
-{
-	struct timespec ts = {0, NEIGH_POLL_NS};
-
-	nanosleep(&ts, NULL);
-}
-
-/*
- * A consistent copy of @p v into @p out once its worker answered request
- * @p want, waiting at most *@p naps polls (shared by the workers).
- * @return 0; -ETIMEDOUT if it did not answer in time or kept rewriting
- * the snapshot.
- */
-static int
-view_copy(struct lb_neigh_view *v, uint64_t want, uint32_t *naps,
-	  struct lb_neigh_view *out)
-{
-	for (int tries = 0; tries < NEIGH_COPY_TRIES;) {
-		uint64_t s1, s2;
-
-		if (atomic_load_explicit(&v->answered, memory_order_acquire) <
-		    want) {
-			if (*naps == 0)
-				return -ETIMEDOUT;
-			(*naps)--;
-			nap();
-			continue;
-		}
-		s1 = atomic_load_explicit(&v->seq, memory_order_acquire);
-		if (s1 & 1) {
-			nap();
-			tries++;
-			continue;
-		}
-		memcpy(out->st, v->st, sizeof(out->st));
-		memcpy(out->nb, v->nb, sizeof(out->nb));
-		memcpy(out->more, v->more, sizeof(out->more));
-		for (int af = 0; af < LB_NEIGH_VIEW_AFS; af++)
-			memcpy(out->e[af], v->e[af],
-			       sizeof(out->e[af][0]) *
-				       (v->nb[af] < LB_NEIGH_VIEW_MAX
-						? v->nb[af]
-						: LB_NEIGH_VIEW_MAX));
-		atomic_thread_fence(memory_order_acquire);
-		s2 = atomic_load_explicit(&v->seq, memory_order_relaxed);
-		if (s1 == s2)
-			return 0;
-		tries++;
-	}
-	return -ETIMEDOUT;
 }
 
 /* Which of two entries of one address to show: the fresher news. */
@@ -195,7 +138,7 @@ gather(const struct lb_shm *shm, struct nlist *l, struct lb_cmd_out *out)
 			      ? shm->nb_workers
 			      : LB_SHM_MAX_WORKERS;
 	uint64_t want[LB_SHM_MAX_WORKERS];
-	uint32_t naps = NEIGH_WAIT_NS / NEIGH_POLL_NS;
+	uint32_t naps = NEIGH_WAIT_NAPS;
 	struct lb_neigh_view *v = malloc(sizeof(*v));
 	int rc = 0;
 
@@ -203,14 +146,12 @@ gather(const struct lb_shm *shm, struct nlist *l, struct lb_cmd_out *out)
 		return lb_cmd_error(out, -ENOMEM, "out of memory");
 	for (uint32_t w = 0; w < nw; w++)
 		if (shm->w[w]->neigh != NULL)
-			want[w] = atomic_fetch_add_explicit(
-					  &shm->w[w]->neigh->asked, 1,
-					  memory_order_acq_rel) +
-				  1;
+			want[w] = lb_neigh_view_ask(shm->w[w]->neigh);
 	for (uint32_t w = 0; w < nw && rc == 0; w++) {
 		if (shm->w[w]->neigh == NULL)
 			continue;
-		if (view_copy(shm->w[w]->neigh, want[w], &naps, v) != 0) {
+		if (lb_neigh_view_copy(shm->w[w]->neigh, want[w], &naps, v) !=
+		    0) {
 			rc = lb_cmd_error(out, -ETIMEDOUT,
 					  "worker %u did not show its "
 					  "neighbours",
@@ -218,9 +159,7 @@ gather(const struct lb_shm *shm, struct nlist *l, struct lb_cmd_out *out)
 			break;
 		}
 		for (int af = 0; af < LB_NEIGH_VIEW_AFS && rc == 0; af++) {
-			uint32_t nb = v->nb[af] < LB_NEIGH_VIEW_MAX
-					      ? v->nb[af]
-					      : LB_NEIGH_VIEW_MAX;
+			uint32_t nb = v->nb[af];
 
 			stats_add(&l[af].st, &v->st[af]);
 			l[af].more += v->more[af];

@@ -132,6 +132,10 @@ for i in 1 2; do
 		'grep -Eq "^$(be_addr "$i") +([0-9a-f]{2}:){5}[0-9a-f]{2} +(reachable|stale) +1 " \
 			"$E2E_TMP/neigh.txt"'
 done
+tel_save /lb/neigh "$E2E_TMP/neigh.json"
+check "/lb/neigh (telemetry) lists IPv6 backend 1 reachable on port 1" \
+	'jget "$E2E_TMP/neigh.json" /lb/neigh w0 nd entries |
+	 grep -Eq "$(be_addr6 1) ([0-9a-f]{2}:){5}[0-9a-f]{2} (reachable|stale) 1 "'
 check "lbctl neigh counts the IPv6 neighbours learnt" \
 	'grep -Eq "^neighbour discovery \(IPv6\): [0-9]+ address\(es\), .* learned [1-9]" \
 		"$E2E_TMP/neigh.txt"'
