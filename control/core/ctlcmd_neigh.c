@@ -35,23 +35,6 @@ struct nlist {
 	struct lb_neigh_stats st;
 };
 
-static const char *const state_name[] = {
-	[LB_NEIGH_INCOMPLETE] = "incomplete",
-	[LB_NEIGH_REACHABLE] = "reachable",
-	[LB_NEIGH_STALE] = "stale",
-	[LB_NEIGH_FAILED] = "failed",
-	[LB_NEIGH_STATIC] = "static",
-};
-
-static const char *
-state_str(uint8_t s)
-{
-	return s < sizeof(state_name) / sizeof(state_name[0]) &&
-			       state_name[s] != NULL
-		       ? state_name[s]
-		       : "?";
-}
-
 /* Which of two entries of one address to show: the fresher news. */
 static bool
 better(const struct lb_neigh_view_entry *a,
@@ -235,11 +218,11 @@ show(const struct nlist *l, int af, uint32_t nw, json_t *d,
 			snprintf(port, sizeof(port), "%u", r->e.port);
 		snprintf(wk, sizeof(wk), "%u/%u", r->workers, nw);
 		rc = lb_cmd_printf(out, "%-39s %-17s %-10s %4s %8s %7s %4u\n",
-				   a, mac, state_str(r->e.state), port, age,
+				   a, mac, lb_neigh_state_name(r->e.state), port, age,
 				   wk, r->held);
 		bad |= e == NULL || jset_str(e, "addr", a) ||
 		       jset_str(e, "mac", mac) ||
-		       jset_str(e, "state", state_str(r->e.state)) ||
+		       jset_str(e, "state", lb_neigh_state_name(r->e.state)) ||
 		       (r->e.port != LB_NEIGH_VIEW_NO_PORT
 				? jset_u64(e, "port", r->e.port)
 				: jset(e, "port", json_null())) ||

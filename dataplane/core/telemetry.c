@@ -353,13 +353,6 @@ cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 neigh_family(struct rte_tel_data *d, const struct lb_neigh_view *v, int af)
 {
-	static const char *const state[] = {
-		[LB_NEIGH_INCOMPLETE] = "incomplete",
-		[LB_NEIGH_REACHABLE] = "reachable",
-		[LB_NEIGH_STALE] = "stale",
-		[LB_NEIGH_FAILED] = "failed",
-		[LB_NEIGH_STATIC] = "static",
-	};
 	const struct lb_neigh_stats *st = &v->st[af];
 	struct rte_tel_data *e = rte_tel_data_alloc();
 
@@ -389,9 +382,7 @@ neigh_family(struct rte_tel_data *d, const struct lb_neigh_view *v, int af)
 			 "%s %02x:%02x:%02x:%02x:%02x:%02x %s %d %lld", a,
 			 x->mac[0], x->mac[1], x->mac[2], x->mac[3], x->mac[4],
 			 x->mac[5],
-			 x->state < RTE_DIM(state) && state[x->state] != NULL
-				 ? state[x->state]
-				 : "?",
+			 lb_neigh_state_name(x->state),
 			 x->port == LB_NEIGH_VIEW_NO_PORT ? -1 : x->port,
 			 x->age_ns == UINT64_MAX
 				 ? -1LL

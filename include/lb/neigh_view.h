@@ -24,6 +24,23 @@
 /** Copies started again because the worker rewrote the snapshot. */
 #define LB_NEIGH_VIEW_TRIES 8
 
+/** The name of state @p s (enum lb_neigh_state), as lbctl shows it. */
+static inline const char *
+lb_neigh_state_name(uint8_t s)
+{
+	static const char *const name[] = {
+		[LB_NEIGH_INCOMPLETE] = "incomplete",
+		[LB_NEIGH_REACHABLE] = "reachable",
+		[LB_NEIGH_STALE] = "stale",
+		[LB_NEIGH_FAILED] = "failed",
+		[LB_NEIGH_STATIC] = "static",
+	};
+
+	return s < sizeof(name) / sizeof(name[0]) && name[s] != NULL
+		       ? name[s]
+		       : "?";
+}
+
 /** Asks for a snapshot. @return the request to wait for. */
 static inline uint64_t
 lb_neigh_view_ask(struct lb_neigh_view *v)
