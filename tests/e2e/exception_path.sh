@@ -17,7 +17,8 @@
 #     reaches a backend over IPv6 (resolving it by neighbour discovery
 #     through the dataplane), and a client's TCP connection to the
 #     kernel's server on the IPv6 local address of port 0 goes through
-#     the exception path while the dataplane still answers its echo;
+#     the exception path while the dataplane still answers its echo; an
+#     IPv6 route is mirrored, an IPv6 address added live comes and goes;
 #   - the frames are counted; the taps go when the dataplane stops;
 #   - with --no-exception there are no taps and the kernel cannot reach
 #     the backends.
@@ -32,6 +33,8 @@ SVC="tcp $VIP:80"
 TAP0=lbx0
 TAP1=lbx1
 EXTRA=$BE_NET.3
+EXTRA6=$BE_NET6::3
+NET6_FAR=2001:db8:99
 
 topo_up 2
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
@@ -46,6 +49,7 @@ conf_ports "$conf"
 cat >>"$conf" <<EOF
 addr add $LB_ADDR6_CLI/64 port 0
 addr add $LB_ADDR6_BE/64 port 1
+route add $NET6_FAR::/48 via $(be_addr6 2) port 1
 service add $SVC sched rr
 backend add $SVC $(be_addr 1):80
 backend add $SVC $(be_addr 2):80
@@ -95,6 +99,9 @@ check "$TAP0 has the IPv6 local address of port 0" \
 	wait_for 5 tap_has6 "$TAP0" "$LB_ADDR6_CLI/64"
 check "$TAP1 has the IPv6 local address of port 1" \
 	wait_for 5 tap_has6 "$TAP1" "$LB_ADDR6_BE/64"
+r6=$(lbns ip -6 route show "$NET6_FAR::/48" 2>/dev/null)
+check "$TAP1 has the IPv6 route of port 1 ($r6)" \
+	'printf "%s" "$r6" | grep -q "via $(be_addr6 2) dev $TAP1"'
 e2e_log "kernel addresses: $(lbns ip -o addr show | awk '{print $2, $4}' | tr '\n' ' ')"
 
 # ---- the kernel talks on the backends' network --------------------------------
@@ -190,6 +197,12 @@ ctl_do addr del "$EXTRA/24" port 1 >/dev/null 2>&1 ||
 	ctl_do addr del "$EXTRA" port 1 >/dev/null
 check "and leaves it when removed" \
 	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -4 addr show dev $TAP1 | has -w \"inet $EXTRA/24\""'
+ctl_do addr add "$EXTRA6/64" port 1 >/dev/null
+check "an IPv6 address added live appears on $TAP1" \
+	wait_for 5 tap_has6 "$TAP1" "$EXTRA6/64"
+ctl_do addr del "$EXTRA6" port 1 >/dev/null
+check "and leaves it when removed" \
+	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -6 addr show dev $TAP1 | grep -qw \"inet6 $EXTRA6/64\""'
 ctl_stop
 
 # ---- what the exception path costs (measured, not asserted) -------------------
