@@ -45,9 +45,11 @@
 
 /** A learnt neighbour, broadcast to the other workers. */
 struct lb_neigh_msg {
-	uint32_t ip;
+	uint32_t ip;	 /**< IPv4, when ipv6 is 0 */
 	uint8_t mac[6];
 	uint16_t port;
+	uint8_t ipv6;	 /**< an IPv6 neighbour: its address in ip6 */
+	uint8_t ip6[16];
 };
 
 /* What survives of a flow whose trial failed, to start the next trial. */
@@ -182,6 +184,8 @@ struct lb_worker {
 	struct lb_neigh *neigh6; /**< IPv6 next hops (neigh.h, ipv6) */
 	struct rte_ring *redirect; /**< mbufs of our flows from others */
 	struct rte_ring *neigh_in; /**< struct lb_neigh_msg from others */
+	/** Snapshot of neigh and neigh6 for lb-control (lb/neigh-t.h). */
+	struct lb_neigh_view *neigh_view;
 	/** Handling frames of the redirect ring (their user tag is ours). */
 	bool in_redirect;
 	struct lb_xoshiro xo;

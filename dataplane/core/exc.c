@@ -49,16 +49,23 @@ struct exc_stats {
 	uint64_t to_kernel;	 /* frames written to the tap */
 	uint64_t to_kernel_fail; /* the tap refused them */
 	uint64_t from_kernel;	 /* frames the kernel sent, queued out */
-	uint64_t ignored;	 /* neither IPv4 nor ARP: not sent */
+	uint64_t ignored;	 /* not IPv4, ARP or IPv6: not sent */
 	uint64_t in_full;	 /* the worker's ring was full */
 	uint64_t nl_errors;	 /* addresses or routes the kernel refused */
 };
 
+/* An address or route of either family: IPv4 ones in the first 4 bytes,
+ * network order; a gateway of zeros is on-link. */
 struct exc_addr {
-	uint32_t ip; /* network order */
-	uint32_t gw; /* routes: gateway, 0 for on-link */
+	uint8_t ip[16];
+	uint8_t gw[16];
 	uint8_t len;
+	uint8_t af; /* AF_INET or AF_INET6 */
 };
+
+/* The kernel's addresses and routes, IPv4 and IPv6, per port. */
+#define EXC_ADDRS (2u * LB_CONF_MAX_ADDRS)
+#define EXC_ROUTES (2u * LB_CONF_MAX_ROUTES)
 
 struct exc_port {
 	uint16_t tap; /* DPDK port id of the tap */
@@ -66,9 +73,19 @@ struct exc_port {
 	char ifname[IF_NAMESIZE];
 	/* what the kernel has from us */
 	uint32_t nb_addr, nb_route;
-	struct exc_addr addr[LB_CONF_MAX_ADDRS];
-	struct exc_addr route[LB_CONF_MAX_ROUTES];
+	struct exc_addr addr[EXC_ADDRS];
+	struct exc_addr route[EXC_ROUTES];
+	bool ipv6; /* IPv6 turned on in the kernel's interface */
 	struct exc_stats st;
+};
+
+/* The table's addresses and routes, copied out of it under RCU. */
+struct exc_want {
+	uint32_t na, nr, na6, nr6;
+	struct lb_dpconf_addr addr[LB_CONF_MAX_ADDRS];
+	struct lb_dpconf_route route[LB_CONF_MAX_ROUTES];
+	struct lb_dpconf_addr6 addr6[LB_CONF_MAX_ADDRS];
+	struct lb_dpconf_route6 route6[LB_CONF_MAX_ROUTES];
 };
 
 struct lb_exc {
@@ -80,6 +97,7 @@ struct lb_exc {
 	int nl;
 	uint32_t nl_seq;
 	uint64_t gen; /* table generation mirrored into the kernel */
+	struct exc_want want; /* what that table has */
 	bool synced;
 	bool intr; /* the taps' RX interrupts wake the thread */
 	unsigned int rcu_id;
@@ -98,19 +116,39 @@ struct nl_req {
 		struct ifaddrmsg ifa;
 		struct rtmsg rt;
 	};
-	char attrs[64];
+	char attrs[96];
 };
 
 static void
-nl_attr32(struct nl_req *r, uint16_t type, uint32_t v)
+nl_attr(struct nl_req *r, uint16_t type, const void *v, size_t len)
 {
 	struct rtattr *a =
 		(struct rtattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
 
 	a->rta_type = type;
-	a->rta_len = RTA_LENGTH(sizeof(v));
-	memcpy(RTA_DATA(a), &v, sizeof(v));
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), v, len);
 	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+static void
+nl_attr32(struct nl_req *r, uint16_t type, uint32_t v)
+{
+	nl_attr(r, type, &v, sizeof(v));
+}
+
+static size_t
+alen(const struct exc_addr *a)
+{
+	return a->af == AF_INET6 ? 16 : 4;
+}
+
+static bool
+gw_set(const struct exc_addr *a)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(a->gw, zero, alen(a)) != 0;
 }
 
 /* Sends @p r and waits for the kernel's answer: 0 or a negative errno. */
@@ -152,11 +190,15 @@ nl_addr(struct lb_exc *x, const struct exc_port *p, int add,
 	r.n.nlmsg_len = NLMSG_LENGTH(sizeof(r.ifa));
 	r.n.nlmsg_type = add ? RTM_NEWADDR : RTM_DELADDR;
 	r.n.nlmsg_flags = add ? NLM_F_CREATE | NLM_F_REPLACE : 0;
-	r.ifa.ifa_family = AF_INET;
+	r.ifa.ifa_family = a->af;
 	r.ifa.ifa_prefixlen = a->len;
 	r.ifa.ifa_index = (unsigned int)p->ifindex;
-	nl_attr32(&r, IFA_LOCAL, a->ip);
-	nl_attr32(&r, IFA_ADDRESS, a->ip);
+	/* The dataplane answers for the address already: the kernel's
+	 * duplicate address check would only keep it tentative. */
+	if (a->af == AF_INET6)
+		r.ifa.ifa_flags = IFA_F_NODAD;
+	nl_attr(&r, IFA_LOCAL, a->ip, alen(a));
+	nl_attr(&r, IFA_ADDRESS, a->ip, alen(a));
 	return nl_talk(x, &r);
 }
 
@@ -172,16 +214,16 @@ nl_route(struct lb_exc *x, const struct exc_port *p, int add,
 	/* Never replace a route the host has of its own (its default route
 	 * through a management interface, say). */
 	r.n.nlmsg_flags = add ? NLM_F_CREATE | NLM_F_EXCL : 0;
-	r.rt.rtm_family = AF_INET;
+	r.rt.rtm_family = a->af;
 	r.rt.rtm_dst_len = a->len;
 	r.rt.rtm_table = RT_TABLE_MAIN;
 	r.rt.rtm_protocol = RTPROT_STATIC;
-	r.rt.rtm_scope = a->gw != 0 ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
+	r.rt.rtm_scope = gw_set(a) ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
 	r.rt.rtm_type = RTN_UNICAST;
 	if (a->len > 0)
-		nl_attr32(&r, RTA_DST, a->ip);
-	if (a->gw != 0)
-		nl_attr32(&r, RTA_GATEWAY, a->gw);
+		nl_attr(&r, RTA_DST, a->ip, alen(a));
+	if (gw_set(a))
+		nl_attr(&r, RTA_GATEWAY, a->gw, alen(a));
 	nl_attr32(&r, RTA_OIF, (uint32_t)p->ifindex);
 	return nl_talk(x, &r);
 }
@@ -190,8 +232,9 @@ static bool
 addr_in(const struct exc_addr *set, uint32_t n, const struct exc_addr *a)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (set[i].ip == a->ip && set[i].len == a->len &&
-		    set[i].gw == a->gw)
+		if (set[i].af == a->af && set[i].len == a->len &&
+		    memcmp(set[i].ip, a->ip, 16) == 0 &&
+		    memcmp(set[i].gw, a->gw, 16) == 0)
 			return true;
 	return false;
 }
@@ -205,7 +248,7 @@ sync_del(struct lb_exc *x, struct exc_port *p, struct exc_addr *have,
 	 uint32_t *nb, const struct exc_addr *want, uint32_t nwant, nl_fn *fn,
 	 const char *what)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN];
 	uint32_t k = 0;
 	int rc;
 
@@ -220,7 +263,7 @@ sync_del(struct lb_exc *x, struct exc_port *p, struct exc_addr *have,
 			p->st.nl_errors++;
 			LOG(WARNING, "%s: cannot remove %s %s/%u: %s",
 			    p->ifname, what,
-			    inet_ntop(AF_INET, &have[i].ip, a, sizeof(a)),
+			    inet_ntop(have[i].af, have[i].ip, a, sizeof(a)),
 			    have[i].len, strerror(-rc));
 		}
 	}
@@ -236,7 +279,7 @@ sync_add(struct lb_exc *x, struct exc_port *p, struct exc_addr *have,
 	 uint32_t *nb, const struct exc_addr *want, uint32_t nwant, nl_fn *fn,
 	 const char *what)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN];
 	int rc;
 
 	for (uint32_t i = 0; i < nwant; i++) {
@@ -247,11 +290,82 @@ sync_add(struct lb_exc *x, struct exc_port *p, struct exc_addr *have,
 			p->st.nl_errors++;
 			x->synced = false;
 			LOG(WARNING, "%s: cannot add %s %s/%u: %s", p->ifname,
-			    what, inet_ntop(AF_INET, &want[i].ip, a, sizeof(a)),
+			    what, inet_ntop(want[i].af, want[i].ip, a, sizeof(a)),
 			    want[i].len, strerror(-rc));
 			continue;
 		}
 		have[(*nb)++] = want[i];
+	}
+}
+
+/* Turns IPv6 on in the kernel's interface (it is off until the table
+ * gives the port an IPv6 address): the kernel then takes its link-local
+ * address and the addresses mirrored. Never turned off again, which
+ * would take every IPv6 address of the interface with it. */
+static void
+ipv6_on(struct exc_port *ep)
+{
+	char path[128];
+	int fd;
+
+	if (ep->ipv6)
+		return;
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
+		 ep->ifname);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		LOG(WARNING, "%s: cannot turn IPv6 on", ep->ifname);
+	else
+		ep->ipv6 = true;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What port @p p's interface should have, of both families. */
+static void
+port_want(const struct exc_want *t, uint16_t p, struct exc_addr *wa,
+	  uint32_t *nwa, struct exc_addr *wr, uint32_t *nwr)
+{
+	struct exc_addr e;
+
+	*nwa = *nwr = 0;
+	for (uint32_t i = 0; i < t->na; i++) {
+		if (t->addr[i].port != p)
+			continue;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.ip, &t->addr[i].ip, 4);
+		e.len = (uint8_t)__builtin_popcount(t->addr[i].mask);
+		e.af = AF_INET;
+		wa[(*nwa)++] = e;
+	}
+	for (uint32_t i = 0; i < t->na6; i++) {
+		if (t->addr6[i].port != p)
+			continue;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.ip, t->addr6[i].ip, 16);
+		e.len = t->addr6[i].len;
+		e.af = AF_INET6;
+		wa[(*nwa)++] = e;
+	}
+	for (uint32_t i = 0; i < t->nr; i++) {
+		if (t->route[i].port != p)
+			continue;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.ip, &t->route[i].net, 4);
+		memcpy(e.gw, &t->route[i].gw, 4);
+		e.len = t->route[i].len;
+		e.af = AF_INET;
+		wr[(*nwr)++] = e;
+	}
+	for (uint32_t i = 0; i < t->nr6; i++) {
+		if (t->route6[i].port != p)
+			continue;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.ip, t->route6[i].net, 16);
+		memcpy(e.gw, t->route6[i].gw, 16);
+		e.len = t->route6[i].len;
+		e.af = AF_INET6;
+		wr[(*nwr)++] = e;
 	}
 }
 
@@ -260,21 +374,23 @@ static void
 exc_sync(struct lb_exc *x)
 {
 	struct lb_dp *dp = x->dp;
-	struct lb_dpconf_addr addr[LB_CONF_MAX_ADDRS];
-	struct lb_dpconf_route route[LB_CONF_MAX_ROUTES];
+	struct exc_want *t = &x->want;
 	const struct lb_dpconf *c;
-	uint32_t na, nr;
 	uint64_t gen;
 
 	if (dp->shm != NULL)
 		rte_rcu_qsbr_thread_online(dp->shm->qsbr, x->rcu_id);
 	c = lb_dp_conf(dp);
 	gen = c->gen;
-	na = c->nb_addr;
-	nr = c->nb_route;
 	if (!x->synced || gen != x->gen) {
-		memcpy(addr, c->addr, na * sizeof(addr[0]));
-		memcpy(route, c->route, nr * sizeof(route[0]));
+		t->na = RTE_MIN(c->nb_addr, LB_CONF_MAX_ADDRS);
+		t->nr = RTE_MIN(c->nb_route, LB_CONF_MAX_ROUTES);
+		t->na6 = RTE_MIN(c->nb_addr6, LB_CONF_MAX_ADDRS);
+		t->nr6 = RTE_MIN(c->nb_route6, LB_CONF_MAX_ROUTES);
+		memcpy(t->addr, c->addr, t->na * sizeof(t->addr[0]));
+		memcpy(t->route, c->route, t->nr * sizeof(t->route[0]));
+		memcpy(t->addr6, c->addr6, t->na6 * sizeof(t->addr6[0]));
+		memcpy(t->route6, c->route6, t->nr6 * sizeof(t->route6[0]));
 	}
 	if (dp->shm != NULL)
 		rte_rcu_qsbr_thread_offline(dp->shm->qsbr, x->rcu_id);
@@ -284,20 +400,13 @@ exc_sync(struct lb_exc *x)
 	x->synced = true;
 	for (uint16_t p = 0; p < x->nb_ports; p++) {
 		struct exc_port *ep = &x->port[p];
-		struct exc_addr wa[LB_CONF_MAX_ADDRS], wr[LB_CONF_MAX_ROUTES];
-		uint32_t nwa = 0, nwr = 0;
+		struct exc_addr wa[EXC_ADDRS], wr[EXC_ROUTES];
+		uint32_t nwa, nwr;
 
-		for (uint32_t i = 0; i < na; i++)
-			if (addr[i].port == p)
-				wa[nwa++] = (struct exc_addr){
-					addr[i].ip, 0,
-					(uint8_t)__builtin_popcount(
-						addr[i].mask)};
-		for (uint32_t i = 0; i < nr; i++)
-			if (route[i].port == p)
-				wr[nwr++] = (struct exc_addr){route[i].net,
-							      route[i].gw,
-							      route[i].len};
+		port_want(t, p, wa, &nwa, wr, &nwr);
+		for (uint32_t i = 0; i < nwa; i++)
+			if (wa[i].af == AF_INET6)
+				ipv6_on(ep);
 		/* Routes go first and come last: their gateways lie in the
 		 * addresses' subnets. */
 		sync_del(x, ep, ep->route, &ep->nb_route, wr, nwr, nl_route,
@@ -355,7 +464,7 @@ exc_to_kernel(struct lb_exc *x)
 	return total;
 }
 
-/* Only what the dataplane speaks leaves the port: IPv4 and ARP. */
+/* Only what the dataplane speaks leaves the port: IPv4, ARP and IPv6. */
 static bool
 sendable(const struct rte_mbuf *m)
 {
@@ -365,7 +474,8 @@ sendable(const struct rte_mbuf *m)
 	if (rte_pktmbuf_data_len(m) < ETH_HLEN)
 		return false;
 	type = (uint16_t)(f[12] << 8 | f[13]);
-	return type == RTE_ETHER_TYPE_IPV4 || type == RTE_ETHER_TYPE_ARP;
+	return type == RTE_ETHER_TYPE_IPV4 || type == RTE_ETHER_TYPE_ARP ||
+	       type == RTE_ETHER_TYPE_IPV6;
 }
 
 /*
@@ -457,7 +567,9 @@ exc_main(void *arg)
 
 /* ---- setup ------------------------------------------------------------- */
 
-/* The kernel side speaks IPv4 only, as the dataplane does. */
+/* The kernel side speaks IPv4 until the table gives the port an IPv6
+ * address (ipv6_on()): no link-local address, router solicitations or
+ * listener reports out of a port that has no IPv6 before then. */
 static void
 no_ipv6(const char *ifname)
 {

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -62,6 +63,26 @@ lb_exc_local(const struct lb_dpconf *c, uint32_t ip)
 {
 	for (uint32_t i = 0; i < c->nb_addr; i++)
 		if (c->addr[i].ip == ip)
+			return true;
+	return false;
+}
+
+/**
+ * Whether IPv6 destination @p dst is the kernel's: one of our local
+ * addresses, a link-local address (the dataplane has none of its own, the
+ * kernel's interface has one), or all nodes (router advertisements, the
+ * queries of multicast listener discovery).
+ */
+static inline bool
+lb_exc_local6(const struct lb_dpconf *c, const uint8_t *dst)
+{
+	static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+
+	if ((dst[0] == 0xfe && (dst[1] & 0xc0) == 0x80) ||
+	    memcmp(dst, all_nodes, 16) == 0)
+		return true;
+	for (uint32_t i = 0; i < c->nb_addr6 && i < LB_CONF_MAX_ADDRS; i++)
+		if (memcmp(c->addr6[i].ip, dst, 16) == 0)
 			return true;
 	return false;
 }

@@ -15,6 +15,7 @@
 #include <rte_telemetry.h>
 
 #include "dp.h"
+#include "lb/neigh_view.h"
 #include "pkt_parse6.h"
 
 static struct lb_dp *tel_dp;
@@ -346,6 +347,104 @@ cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Neighbours of one family listed per worker in /lb/neigh: telemetry's
+ * answer is bounded (16 KiB), lbctl neigh shows them all. */
+#define TEL_NEIGH_MAX 64u
+
+/* One worker's neighbours of one family: counters, then an entry per
+ * neighbour as "ADDRESS MAC STATE PORT AGE_MS" (telemetry's dictionary
+ * keys take no address), at most TEL_NEIGH_MAX. */
+static int
+neigh_family(struct rte_tel_data *d, const struct lb_neigh_view *v, int af)
+{
+	const struct lb_neigh_stats *st = &v->st[af];
+	struct rte_tel_data *e = rte_tel_data_alloc();
+
+	if (e == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(d);
+	add_u64(d, "lookups", st->lookups);
+	add_u64(d, "hits", st->hits);
+	add_u64(d, "misses", st->misses);
+	add_u64(d, "requests", st->requests);
+	add_u64(d, "learned", st->learned);
+	add_u64(d, "resolved", st->resolved);
+	add_u64(d, "failed", st->failed);
+	add_u64(d, "evicted", st->evicted);
+	add_u64(d, "held", st->held);
+	add_u64(d, "dropped", st->dropped);
+	add_u64(d, "entries", st->entries);
+	add_u64(d, "left_out", v->more[af]);
+	rte_tel_data_start_array(e, RTE_TEL_STRING_VAL);
+	for (uint32_t i = 0; i < v->nb[af] && i < TEL_NEIGH_MAX; i++) {
+		const struct lb_neigh_view_entry *x = &v->e[af][i];
+		char a[INET6_ADDRSTRLEN], line[RTE_TEL_MAX_STRING_LEN];
+
+		inet_ntop(af == LB_NEIGH_VIEW_ND ? AF_INET6 : AF_INET, x->addr,
+			  a, sizeof(a));
+		snprintf(line, sizeof(line),
+			 "%s %02x:%02x:%02x:%02x:%02x:%02x %s %d %lld", a,
+			 x->mac[0], x->mac[1], x->mac[2], x->mac[3], x->mac[4],
+			 x->mac[5],
+			 lb_neigh_state_name(x->state),
+			 x->port == LB_NEIGH_VIEW_NO_PORT ? -1 : x->port,
+			 x->age_ns == UINT64_MAX
+				 ? -1LL
+				 : (long long)(x->age_ns / 1000000));
+		rte_tel_data_add_array_string(e, line);
+	}
+	rte_tel_data_add_dict_container(d, "entries", e, 0);
+	return 0;
+}
+
+/*
+ * Per worker (w0, w1, ...), its ARP and IPv6 neighbour tables as its
+ * snapshot has them (lb/neigh_view.h): asked of every worker, each
+ * answering within a millisecond while it runs.
+ */
+static int
+cmd_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static const char *const fam[] = {"arp", "nd"};
+	static struct lb_neigh_view v;
+	uint64_t want[LB_MAX_WORKERS];
+	uint32_t naps = 1000;
+	int rc = 0;
+
+	(void)cmd;
+	(void)params;
+	rte_spinlock_lock(&tel_lock);
+	for (uint16_t i = 0; i < tel_dp->nb_workers; i++)
+		want[i] = lb_neigh_view_ask(tel_dp->w[i]->neigh_view);
+	rte_tel_data_start_dict(d);
+	for (uint16_t i = 0; i < tel_dp->nb_workers && rc == 0; i++) {
+		struct rte_tel_data *w = rte_tel_data_alloc();
+		char name[16];
+
+		if (w == NULL)
+			break;
+		rc = lb_neigh_view_copy(tel_dp->w[i]->neigh_view, want[i],
+					&naps, &v);
+		rte_tel_data_start_dict(w);
+		for (int af = 0; af < LB_NEIGH_VIEW_AFS && rc == 0; af++) {
+			struct rte_tel_data *f = rte_tel_data_alloc();
+
+			if (f == NULL || neigh_family(f, &v, af) != 0) {
+				rte_tel_data_free(f);
+				break;
+			}
+			rte_tel_data_add_dict_container(w, fam[af], f, 0);
+		}
+		if (rc != 0)
+			rte_tel_data_add_dict_string(w, "error",
+						     "no answer from the worker");
+		snprintf(name, sizeof(name), "w%u", i);
+		rte_tel_data_add_dict_container(d, name, w, 0);
+	}
+	rte_spinlock_unlock(&tel_lock);
+	return 0;
+}
+
 int
 lb_telemetry_init(struct lb_dp *dp)
 {
@@ -367,5 +466,10 @@ lb_telemetry_init(struct lb_dp *dp)
 			"/lb/workers", cmd_workers,
 			"Per worker: packets, drops, flows, table generation. "
 			"Takes no parameters");
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd(
+			"/lb/neigh", cmd_neigh,
+			"Per worker: ARP and IPv6 neighbours and their "
+			"counters. Takes no parameters");
 	return rc;
 }

@@ -232,7 +232,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 			lb_deferq_poll(w->deferq[s], now, DEFERQ_BUDGET,
 				       lb_worker_on_deferq, w);
 	while (rte_ring_sc_dequeue_elem(w->neigh_in, &msg, sizeof(msg)) == 0)
-		lb_worker_neigh_learn(w, msg.ip, msg.mac, msg.port, now, 0);
+		lb_worker_neigh_msg(w, &msg, now);
 	{
 		uint32_t ips[16];
 		int n = lb_neigh_poll(w->neigh, now, ips, 16);
@@ -248,6 +248,7 @@ housekeeping(struct lb_worker *w, uint64_t now)
 		}
 	}
 	lb_worker_neigh6_poll(w, now);
+	lb_worker_neigh_view(w, now);
 }
 
 /*
@@ -437,6 +438,7 @@ lb_worker_free(struct lb_worker *w)
 	lb_neigh_free(w->neigh6);
 	rte_ring_free(w->redirect);
 	rte_ring_free(w->neigh_in);
+	rte_free(w->neigh_view);
 	rte_ring_free(w->fb);
 	for (uint32_t i = 0; w->rej != NULL && i < w->nb_rej; i++)
 		lb_worker_gate_end(w, NULL, i, false, 0);
@@ -556,6 +558,9 @@ rings_alloc(struct lb_worker *w, int socket)
 	snprintf(name, sizeof(name), "lb_neigh_%u", wid);
 	w->neigh_in = rte_ring_create_elem(name, sizeof(struct lb_neigh_msg),
 					   NEIGH_RING, socket, RING_F_SC_DEQ);
+	w->neigh_view = rte_zmalloc_socket("lb_neigh_view",
+					   sizeof(*w->neigh_view),
+					   RTE_CACHE_LINE_SIZE, socket);
 	snprintf(name, sizeof(name), "lb_fb_%u", wid);
 	w->fb = rte_ring_create_elem(name, sizeof(struct lb_fb),
 				     LB_FB_RING_SIZE, socket,
@@ -577,7 +582,7 @@ rings_alloc(struct lb_worker *w, int socket)
 	w->synp_hold = rte_malloc_socket(
 		"lb_hold", HOLD_CAP * sizeof(*w->synp_hold), 0, socket);
 	if (w->neigh == NULL || w->neigh6 == NULL || w->redirect == NULL ||
-	    w->neigh_in == NULL ||
+	    w->neigh_in == NULL || w->neigh_view == NULL ||
 	    w->fb == NULL || w->bst == NULL || w->conf_buf[0] == NULL ||
 	    w->conf_buf[1] == NULL || w->hold == NULL ||
 	    w->hold_free == NULL || w->hold_since == NULL ||
@@ -685,6 +690,7 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	w->sh.be = w->bst;
 	w->sh.snat = w->snat;
 	w->sh.snat6 = w->snat6;
+	w->sh.neigh = w->neigh_view;
 	lb_worker_switch(w, c);
 	/* A new flow takes over a timed-out flow's SNAT port, tuple or
 	 * entry at once, with the same goodbye as expiry gives it. */

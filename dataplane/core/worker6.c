@@ -82,8 +82,17 @@ handle_nd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 			return;
 		}
 	}
-	/* Solicitations for others and advertisements: nothing to do
-	 * yet, as ARP for others. */
+	/* The kernel resolves its own next hops, and answers for its
+	 * link-local address, through the exception path (as ARP replies
+	 * to a local address go there); solicitations for others and
+	 * other advertisements are nobody's. */
+	if (w->exc_out != NULL &&
+	    ((nd.type == LB_ND_NA && lb_exc_local6(w->conf, nd.dst)) ||
+	     (nd.type == LB_ND_NS && nd.target[0] == 0xfe &&
+	      (nd.target[1] & 0xc0) == 0x80))) {
+		lb_exc_put(w, m);
+		return;
+	}
 	rte_pktmbuf_free(m);
 }
 
@@ -121,7 +130,7 @@ handle_icmp6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 			return;
 		}
 	}
-	drop(w, m, LB_DROP_ICMP6);
+	drop_or_kernel6(w, m, pkt->dst, LB_DROP_ICMP6);
 }
 
 /* ---- fnat66 -------------------------------------------------------------- */
@@ -442,7 +451,8 @@ icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	if (idx == LB_FLOW_NONE) {
 		if (sn < 0 && icmp6_pass_on(w, m, &ic))
 			return;
-		drop(w, m, LB_DROP_NO_FLOW);
+		/* An error about one of the kernel's own connections. */
+		drop_or_kernel6(w, m, pkt->dst, LB_DROP_NO_FLOW);
 		return;
 	}
 	/* fnat64 (worker64.c): an ICMP error for the IPv4 backend. */
@@ -503,7 +513,7 @@ lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 	svc = lb_dpconf6_svc_find(&w->svc6, c, pkt.proto, pkt.dst, pkt.dport);
 	sn = svc < 0 ? lb_dpconf6_snat_find(c, pkt.dst) : -1;
 	if (svc < 0 && sn < 0) {
-		drop(w, m, LB_DROP_NOT_OURS);
+		drop_or_kernel6(w, m, pkt.dst, LB_DROP_NOT_OURS);
 		return;
 	}
 	if (sn >= 0 && unlikely(c->snat6[sn].port != m->port)) {

@@ -188,11 +188,29 @@ lb_worker_route_out(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
 		lb_worker_send_arp_request(w, port, src, nh, NULL);
 }
 
+/* Tells the other workers of a neighbour learnt: the answer to one
+ * worker's request reaches whichever worker RSS picks, and the others
+ * would ask again. */
+static void
+neigh_share(struct lb_worker *w, struct lb_neigh_msg *msg)
+{
+	struct lb_dp *dp = w->dp;
+
+	for (uint16_t i = 0; i < dp->nb_workers; i++) {
+		if (i == w->wid)
+			continue;
+		/* Losing one message only costs that worker a request of
+		 * its own. */
+		rte_ring_mp_enqueue_elem(dp->w[i]->neigh_in, msg,
+					 sizeof(*msg));
+	}
+}
+
 void
 lb_worker_neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
 		      uint16_t port, uint64_t now, int broadcast)
 {
-	struct lb_dp *dp = w->dp;
+	struct lb_neigh_msg msg = { .ip = ip, .port = port };
 	uint16_t p;
 	uint32_t nh, src;
 
@@ -204,17 +222,8 @@ lb_worker_neigh_learn(struct lb_worker *w, uint32_t ip, const uint8_t *mac,
 	lb_neigh_learn(w->neigh, ip, mac, now);
 	if (!broadcast)
 		return;
-	for (uint16_t i = 0; i < dp->nb_workers; i++) {
-		struct lb_neigh_msg msg = { .ip = ip, .port = port };
-
-		if (i == w->wid)
-			continue;
-		memcpy(msg.mac, mac, 6);
-		/* Losing one message only costs that worker an ARP
-		 * request of its own. */
-		rte_ring_mp_enqueue_elem(dp->w[i]->neigh_in, &msg,
-					 sizeof(msg));
-	}
+	memcpy(msg.mac, mac, 6);
+	neigh_share(w, &msg);
 }
 
 void
@@ -321,21 +330,45 @@ lb_worker_route_out6(struct lb_worker *w, struct rte_mbuf *m,
 		lb_worker_send_ns(w, port, src, nh, NULL);
 }
 
-void
-lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,
-		       const uint8_t *mac, uint16_t port, uint64_t now)
+static bool
+neigh6_learn(struct lb_worker *w, const uint8_t *ip, const uint8_t *mac,
+	     uint16_t port, uint64_t now)
 {
 	uint16_t p;
 	uint8_t nh[16], src[16];
 
 	/* Only neighbours on a connected prefix of the port they spoke
-	 * on, as for ARP. Each worker learns for itself: solicitations
-	 * are multicast, and advertisements answer the worker that
-	 * asked. */
+	 * on, as for ARP. */
 	if (lb_dpconf6_next_hop(w->conf, ip, &p, nh, src) != 0 || p != port ||
 	    memcmp(nh, ip, 16) != 0)
+		return false;
+	return lb_neigh6_learn(w->neigh6, ip, mac, now) == 0;
+}
+
+void
+lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,
+		       const uint8_t *mac, uint16_t port, uint64_t now)
+{
+	struct lb_neigh_msg msg = { .port = port, .ipv6 = 1 };
+
+	/* Shared as ARP's are: the advertisement answering one worker's
+	 * solicitation comes to the worker the NIC hashes it to, which is
+	 * the same one for every worker's solicitation of that address. */
+	if (!neigh6_learn(w, ip, mac, port, now))
 		return;
-	lb_neigh6_learn(w->neigh6, ip, mac, now);
+	memcpy(msg.mac, mac, 6);
+	memcpy(msg.ip6, ip, 16);
+	neigh_share(w, &msg);
+}
+
+void
+lb_worker_neigh_msg(struct lb_worker *w, const struct lb_neigh_msg *msg,
+		    uint64_t now)
+{
+	if (msg->ipv6)
+		neigh6_learn(w, msg->ip6, msg->mac, msg->port, now);
+	else
+		lb_worker_neigh_learn(w, msg->ip, msg->mac, msg->port, now, 0);
 }
 
 void
@@ -351,4 +384,79 @@ lb_worker_neigh6_poll(struct lb_worker *w, uint64_t now)
 		if (lb_dpconf6_next_hop(w->conf, due[i], &port, nh, src) == 0)
 			lb_worker_send_ns(w, port, src, due[i], NULL);
 	}
+}
+
+/* ---- the snapshot lb-control asks for ------------------------------------ */
+
+struct view_fill {
+	struct lb_worker *w;
+	struct lb_neigh_view *v;
+	enum lb_neigh_view_af af;
+	uint64_t now;
+};
+
+static void
+view_entry(void *arg, const uint8_t *addr, const struct lb_neigh_info *info)
+{
+	struct view_fill *f = arg;
+	struct lb_neigh_view *v = f->v;
+	struct lb_neigh_view_entry *e;
+	uint16_t port = LB_NEIGH_VIEW_NO_PORT;
+
+	if (v->nb[f->af] >= LB_NEIGH_VIEW_MAX) {
+		v->more[f->af]++;
+		return;
+	}
+	e = &v->e[f->af][v->nb[f->af]++];
+	memset(e, 0, sizeof(*e));
+	if (f->af == LB_NEIGH_VIEW_ND) {
+		uint8_t nh[16], src[16];
+
+		memcpy(e->addr, addr, 16);
+		if (lb_dpconf6_next_hop(f->w->conf, addr, &port, nh, src) != 0)
+			port = LB_NEIGH_VIEW_NO_PORT;
+	} else {
+		uint32_t ip, nh, src;
+
+		memcpy(&ip, addr, 4);
+		memcpy(e->addr, addr, 4);
+		if (lb_dpconf_next_hop(f->w->conf, ip, &port, &nh, &src) != 0)
+			port = LB_NEIGH_VIEW_NO_PORT;
+	}
+	memcpy(e->mac, info->mac, 6);
+	e->port = port;
+	e->state = (uint8_t)info->state;
+	e->probes = info->probes;
+	e->held = info->held;
+	e->age_ns = info->confirmed_ns == 0 ? UINT64_MAX
+		    : f->now > info->confirmed_ns ? f->now - info->confirmed_ns
+						  : 0;
+}
+
+void
+lb_worker_neigh_view(struct lb_worker *w, uint64_t now)
+{
+	struct lb_neigh_view *v = w->neigh_view;
+	uint64_t asked = atomic_load_explicit(&v->asked, memory_order_acquire);
+	struct view_fill f = {.w = w, .v = v, .now = now};
+	uint64_t seq;
+
+	if (likely(asked == atomic_load_explicit(&v->answered,
+						 memory_order_relaxed)))
+		return;
+	seq = atomic_load_explicit(&v->seq, memory_order_relaxed);
+	atomic_store_explicit(&v->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	for (int af = 0; af < LB_NEIGH_VIEW_AFS; af++) {
+		struct lb_neigh *t = af == LB_NEIGH_VIEW_ND ? w->neigh6
+							    : w->neigh;
+
+		f.af = (enum lb_neigh_view_af)af;
+		v->nb[af] = 0;
+		v->more[af] = 0;
+		lb_neigh_stats(t, &v->st[af]);
+		lb_neigh_walk(t, now, view_entry, &f);
+	}
+	atomic_store_explicit(&v->seq, seq + 2, memory_order_release);
+	atomic_store_explicit(&v->answered, asked, memory_order_release);
 }

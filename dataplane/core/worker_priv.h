@@ -260,6 +260,11 @@ void lb_worker_route_out6(struct lb_worker *w, struct rte_mbuf *m,
 void lb_worker_neigh6_learn(struct lb_worker *w, const uint8_t *ip,
 			    const uint8_t *mac, uint16_t port, uint64_t now);
 void lb_worker_neigh6_poll(struct lb_worker *w, uint64_t now);
+/* A neighbour another worker learnt (struct lb_neigh_msg). */
+void lb_worker_neigh_msg(struct lb_worker *w, const struct lb_neigh_msg *msg,
+			 uint64_t now);
+/* Writes the snapshot of the neighbour tables if a reader asked. */
+void lb_worker_neigh_view(struct lb_worker *w, uint64_t now);
 
 /* worker_switch.c: taking up a new table. */
 uint32_t lb_worker_snat_active(const struct lb_dpconf *c, uint32_t *ips);
@@ -290,6 +295,17 @@ drop_or_kernel(struct lb_worker *w, struct rte_mbuf *m, uint32_t dst,
 	       enum lb_drop why)
 {
 	if (w->exc_out != NULL && lb_exc_local(w->conf, dst))
+		lb_exc_put(w, m);
+	else
+		drop(w, m, why);
+}
+
+/* drop_or_kernel() of an IPv6 frame to @p dst. */
+static inline void
+drop_or_kernel6(struct lb_worker *w, struct rte_mbuf *m, const uint8_t *dst,
+		enum lb_drop why)
+{
+	if (w->exc_out != NULL && lb_exc_local6(w->conf, dst))
 		lb_exc_put(w, m);
 	else
 		drop(w, m, why);

@@ -663,21 +663,19 @@ lb_neigh6_learn(struct lb_neigh *t, const uint8_t *ip6, const uint8_t *mac,
 	return learn(t, key6(t, ip6), ip6, mac, now_ns);
 }
 
-int
-lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
+static int
+set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *a6,
+	   const uint8_t *mac)
 {
 	struct release r = {.n = 0};
 	struct entry *e;
 	uint32_t i;
 
-	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac) ||
-	    t->addr6 != NULL)
-		return -EINVAL;
 	if (t->busy)
 		return -EBUSY;
-	i = find(t, ip, NULL);
+	i = find(t, ip, a6);
 	if (i == LB_ILIST_NIL) {
-		i = new_entry(t, ip, NULL, &r);
+		i = new_entry(t, ip, a6, &r);
 		if (i == LB_ILIST_NIL)
 			return -ENOSPC;
 		e = &t->e[i];
@@ -698,6 +696,25 @@ lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
 	e->next_ns = 0;
 	give_back(t, &r);
 	return 0;
+}
+
+int
+lb_neigh_set_static(struct lb_neigh *t, uint32_t ip, const uint8_t *mac)
+{
+	if (t == NULL || mac == NULL || !ip_ok(ip) || !mac_ok(mac) ||
+	    t->addr6 != NULL)
+		return -EINVAL;
+	return set_static(t, ip, NULL, mac);
+}
+
+int
+lb_neigh6_set_static(struct lb_neigh *t, const uint8_t *ip6,
+		     const uint8_t *mac)
+{
+	if (t == NULL || ip6 == NULL || mac == NULL || t->addr6 == NULL ||
+	    !ip6_ok(ip6) || !mac_ok(mac))
+		return -EINVAL;
+	return set_static(t, key6(t, ip6), ip6, mac);
 }
 
 static int
@@ -805,19 +822,12 @@ lb_neigh6_poll(struct lb_neigh *t, uint64_t now_ns, uint8_t (*ips)[16],
 	return poll(t, now_ns, NULL, ips, max);
 }
 
-static int
-get(const struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t now_ns,
-    struct lb_neigh_info *out)
+static void
+info_of(const struct lb_neigh *t, const struct entry *e, uint64_t now_ns,
+	struct lb_neigh_info *out)
 {
-	const struct entry *e;
-	uint64_t now;
-	uint32_t i;
+	uint64_t now = now_ns > t->last_ns ? now_ns : t->last_ns;
 
-	i = find(t, ip, a6);
-	if (i == LB_ILIST_NIL)
-		return -ENOENT;
-	e = &t->e[i];
-	now = now_ns > t->last_ns ? now_ns : t->last_ns;
 	memset(out, 0, sizeof(*out));
 	out->state = (enum lb_neigh_state)state_at(t, e, now);
 	memcpy(out->mac, e->mac, 6);
@@ -825,6 +835,17 @@ get(const struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t now_ns,
 	out->held = e->nhold;
 	out->confirmed_ns = e->confirmed_ns;
 	out->next_ns = e->next_ns;
+}
+
+static int
+get(const struct lb_neigh *t, uint32_t ip, const uint8_t *a6, uint64_t now_ns,
+    struct lb_neigh_info *out)
+{
+	uint32_t i = find(t, ip, a6);
+
+	if (i == LB_ILIST_NIL)
+		return -ENOENT;
+	info_of(t, &t->e[i], now_ns, out);
 	return 0;
 }
 
@@ -853,4 +874,26 @@ lb_neigh_stats(const struct lb_neigh *t, struct lb_neigh_stats *out)
 		return -EINVAL;
 	*out = t->st;
 	return 0;
+}
+
+int
+lb_neigh_walk(const struct lb_neigh *t, uint64_t now_ns, lb_neigh_walk_cb cb,
+	      void *arg)
+{
+	struct lb_neigh_info info;
+	int n = 0;
+
+	if (t == NULL || cb == NULL)
+		return -EINVAL;
+	for (uint32_t i = 0; i < t->st.capacity; i++) {
+		const struct entry *e = &t->e[i];
+
+		if (e->state == ST_FREE)
+			continue;
+		info_of(t, e, now_ns, &info);
+		cb(arg, t->addr6 != NULL ? t->addr6[i] : (const uint8_t *)&e->ip,
+		   &info);
+		n++;
+	}
+	return n;
 }

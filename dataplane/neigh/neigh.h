@@ -59,6 +59,8 @@
 
 #include <stdint.h>
 
+#include "lb/neigh-t.h"
+
 /** Default number of entries. */
 #define LB_NEIGH_CAPACITY_DEFAULT 1024u
 /** Largest capacity accepted. */
@@ -77,15 +79,6 @@
 #define LB_NEIGH_TIME_MAX_NS (86400ull * 1000000000ull)
 /** Most handles held per unresolved entry (and the default). */
 #define LB_NEIGH_HOLD_MAX 4u
-
-/** State of an entry. */
-enum lb_neigh_state {
-	LB_NEIGH_INCOMPLETE = 1,
-	LB_NEIGH_REACHABLE,
-	LB_NEIGH_STALE,
-	LB_NEIGH_FAILED,
-	LB_NEIGH_STATIC,
-};
 
 /** What lb_neigh_lookup() found and what the caller should do. */
 enum lb_neigh_result {
@@ -135,28 +128,6 @@ struct lb_neigh_info {
 	uint8_t held;		   /**< handles waiting */
 	uint64_t confirmed_ns;	   /**< last learned (0 if never) */
 	uint64_t next_ns;	   /**< next request due / end of FAILED */
-};
-
-/** Counters since creation. */
-struct lb_neigh_stats {
-	uint64_t lookups;
-	uint64_t hits;		/**< LB_NEIGH_HIT and LB_NEIGH_HIT_PROBE */
-	uint64_t misses;	/**< LB_NEIGH_MISS_* */
-	uint64_t requests;	/**< ARP requests asked for */
-	uint64_t learned;	/**< successful lb_neigh_learn() */
-	uint64_t resolved;	/**< INCOMPLETE or FAILED -> REACHABLE */
-	uint64_t mac_changed;	/**< learned a different MAC */
-	uint64_t failed;	/**< entries that went FAILED */
-	uint64_t evicted;	/**< LRU entries evicted for room */
-	uint64_t full;		/**< entries refused (all static) */
-	uint64_t static_kept;	/**< learns refused by a static entry */
-	uint64_t held;		/**< handles queued */
-	uint64_t hold_overflow; /**< handles refused, queue full */
-	uint64_t released;	/**< handles released with a MAC */
-	uint64_t dropped;	/**< handles released with NULL */
-	uint32_t entries;	/**< in use now, static included */
-	uint32_t statics;	/**< static entries now */
-	uint32_t capacity;
 };
 
 /** A worker's neighbour table (opaque). */
@@ -280,6 +251,22 @@ int lb_neigh_get(const struct lb_neigh *t, uint32_t ip, uint64_t now_ns,
  */
 int lb_neigh_stats(const struct lb_neigh *t, struct lb_neigh_stats *out);
 
+/**
+ * Receives one entry of lb_neigh_walk(): its address (4 bytes in network
+ * order, or 16 in an IPv6 table) and a copy as lb_neigh_get() makes it.
+ */
+typedef void (*lb_neigh_walk_cb)(void *arg, const uint8_t *addr,
+				 const struct lb_neigh_info *info);
+
+/**
+ * Hands every entry in use, static ones included, to @p cb, without
+ * changing anything (for `lbctl neigh`). Costs O(capacity).
+ *
+ * @return the number of entries handed; -EINVAL on NULL.
+ */
+int lb_neigh_walk(const struct lb_neigh *t, uint64_t now_ns,
+		  lb_neigh_walk_cb cb, void *arg);
+
 /*
  * IPv6 tables (conf.ipv6): the same states, times, hold queue and
  * counters, for IPv6 next hops resolved by neighbour solicitations (RFC
@@ -297,6 +284,9 @@ int lb_neigh6_hold(struct lb_neigh *t, const uint8_t *ip6, uint64_t handle);
 /** lb_neigh_learn() from an advertisement or a solicitation's option. */
 int lb_neigh6_learn(struct lb_neigh *t, const uint8_t *ip6, const uint8_t *mac,
 		    uint64_t now_ns);
+/** lb_neigh_set_static() of an IPv6 neighbour. */
+int lb_neigh6_set_static(struct lb_neigh *t, const uint8_t *ip6,
+			 const uint8_t *mac);
 /** lb_neigh_delete() of an IPv6 neighbour. */
 int lb_neigh6_delete(struct lb_neigh *t, const uint8_t *ip6);
 /** lb_neigh_poll(): the addresses to solicit are written to @p ips. */

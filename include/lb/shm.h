@@ -34,6 +34,7 @@
 #include "lb/fb.h"
 #include "lb/governor-t.h"
 #include "lb/l7_reject-t.h"
+#include "lb/neigh-t.h"
 #include "lb/pkt_parse-t.h"
 #include "lb/src_budget-t.h"
 
@@ -192,6 +193,9 @@ struct lb_shm_worker {
 	 * under the flow table's seed: lb_snat_addr_used(snat6,
 	 * lb_flow6_fold(ft, ip6)) (dataplane/flow/flow6.h). */
 	const struct lb_snat *snat6;
+	/** Snapshot of the worker's ARP and IPv6 neighbour tables, written
+	 * when a reader asks (see struct lb_neigh_view). */
+	struct lb_neigh_view *neigh;
 };
 
 struct lb_shm_port {

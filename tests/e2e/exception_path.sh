@@ -13,6 +13,12 @@
 #   - an address added and removed live (lbctl, through lb-control, a
 #     secondary process that attaches with the taps present) appears on
 #     and leaves the tap;
+#   - IPv6 likewise: the taps get the ports' IPv6 addresses, the kernel
+#     reaches a backend over IPv6 (resolving it by neighbour discovery
+#     through the dataplane), and a client's TCP connection to the
+#     kernel's server on the IPv6 local address of port 0 goes through
+#     the exception path while the dataplane still answers its echo; an
+#     IPv6 route is mirrored, an IPv6 address added live comes and goes;
 #   - the frames are counted; the taps go when the dataplane stops;
 #   - with --no-exception there are no taps and the kernel cannot reach
 #     the backends.
@@ -27,13 +33,23 @@ SVC="tcp $VIP:80"
 TAP0=lbx0
 TAP1=lbx1
 EXTRA=$BE_NET.3
+EXTRA6=$BE_NET6::3
+NET6_FAR=2001:db8:99
 
 topo_up 2
+v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
+for i in 1 2; do
+	v6_on "$(ns_be "$i")" "$(if_be "$i")" "$(be_addr6 "$i")/64"
+done
+export BE_LISTEN6=1
 be_start 1
 be_start 2
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
 cat >>"$conf" <<EOF
+addr add $LB_ADDR6_CLI/64 port 0
+addr add $LB_ADDR6_BE/64 port 1
+route add $NET6_FAR::/48 via $(be_addr6 2) port 1
 service add $SVC sched rr
 backend add $SVC $(be_addr 1):80
 backend add $SVC $(be_addr 2):80
@@ -47,6 +63,11 @@ lbns() {
 # tap_has IF ADDR/LEN: the kernel has that address on IF.
 tap_has() {
 	lbns ip -o -4 addr show dev "$1" 2>/dev/null | has -w "inet $2"
+}
+
+# tap_has6 IF ADDR/LEN: the kernel has that IPv6 address on IF.
+tap_has6() {
+	lbns ip -o -6 addr show dev "$1" 2>/dev/null | has -w "inet6 $2"
 }
 
 # wait_for SECONDS CMD...: until CMD succeeds, polling every 0.2 s.
@@ -74,11 +95,17 @@ check "$TAP1 has the local address of port 1" \
 	wait_for 5 tap_has "$TAP1" "$LB_ADDR_BE/24"
 check "the SNAT address and the VIP are not the kernel's" \
 	'! tap_has "$TAP1" "$LB_SNAT/32" && ! lbns ip -o -4 addr | has -w "$VIP"'
-e2e_log "kernel addresses: $(lbns ip -o -4 addr show | awk '{print $2, $4}' | tr '\n' ' ')"
+check "$TAP0 has the IPv6 local address of port 0" \
+	wait_for 5 tap_has6 "$TAP0" "$LB_ADDR6_CLI/64"
+check "$TAP1 has the IPv6 local address of port 1" \
+	wait_for 5 tap_has6 "$TAP1" "$LB_ADDR6_BE/64"
+r6=$(lbns ip -6 route show "$NET6_FAR::/48" 2>/dev/null)
+check "$TAP1 has the IPv6 route of port 1 ($r6)" \
+	'printf "%s" "$r6" | grep -q "via $(be_addr6 2) dev $TAP1"'
+e2e_log "kernel addresses: $(lbns ip -o addr show | awk '{print $2, $4}' | tr '\n' ' ')"
 
 # ---- the kernel talks on the backends' network --------------------------------
 
-tel_save /lb/stats "$E2E_TMP/st0"
 body=$(lbns curl -sS --max-time 5 "http://$(be_addr 1)/" 2>&1) || true
 check "the kernel of the LB namespace reaches backend 1 through port 1 ($body)" \
 	'[ "$body" = be1 ]'
@@ -88,6 +115,12 @@ check "the kernel resolved backend 1 with ARP through the dataplane" \
 	'lbns ip neigh show dev "$TAP1" | grep -w "$(be_addr 1)" | has lladdr'
 check "ping from the kernel to backend 2 is answered" \
 	lbns "$PY" "$E2E_DIR/nettool.py" ping --target "$(be_addr 2)"
+
+body=$(lbns curl -sS -g --max-time 5 "http://[$(be_addr6 1)]/" 2>&1) || true
+check "the kernel reaches backend 1 over IPv6 through port 1 ($body)" \
+	'[ "$body" = be1 ]'
+check "the kernel resolved backend 1 by neighbour discovery through the dataplane" \
+	'lbns ip -6 neigh show dev "$TAP1" | grep -w "$(be_addr6 1)" | has lladdr'
 
 # ---- a client talks to the kernel on the local address ------------------------
 
@@ -104,13 +137,36 @@ t=$(http_tally "$E2E_TMP/vip")
 check "the VIP is load-balanced meanwhile ($t)" \
 	'[ "$(field ok "$t")" = 20 ] && [ "$(field be1 "$t")" -gt 0 ] &&
 	 [ "$(field be2 "$t")" -gt 0 ]'
-e0=$(jget "$E2E_TMP/st0" /lb/stats echo_replies)
-ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" ping \
-	--target "$LB_ADDR_CLI" >/dev/null || true
-tel_save /lb/stats "$E2E_TMP/st1"
-e1=$(jget "$E2E_TMP/st1" /lb/stats echo_replies)
-check "ping of the local address is answered by the dataplane ($e0 -> $e1)" \
-	'[ "$e1" -ge $((e0 + 2)) ]'
+
+# echo_by_dp ADDR COUNTER WHAT: the client pings ADDR, and the dataplane's
+# COUNTER (echo_replies, echo6_replies) counts the replies; the counters
+# after it in st1.
+echo_by_dp() {
+	local e0 e1
+	tel_save /lb/stats "$E2E_TMP/st_echo"
+	e0=$(jget "$E2E_TMP/st_echo" /lb/stats "$2")
+	ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" ping \
+		--target "$1" >/dev/null || true
+	tel_save /lb/stats "$E2E_TMP/st1"
+	e1=$(jget "$E2E_TMP/st1" /lb/stats "$2")
+	check "ping of the $3 is answered by the dataplane ($e0 -> $e1)" \
+		'[ "$e1" -ge $((e0 + 2)) ]'
+}
+echo_by_dp "$LB_ADDR_CLI" echo_replies "local address"
+
+# The same over IPv6: a TCP connection to the kernel's server on the
+# IPv6 local address, while the dataplane answers its echo itself.
+mkdir -p "$E2E_TMP/www6"
+echo lbhost6 >"$E2E_TMP/www6/index.html"
+lbns "$PY" -m http.server 8006 --bind "$LB_ADDR6_CLI" \
+	--directory "$E2E_TMP/www6" >"$E2E_TMP/lbhost6.log" 2>&1 &
+wait_listen "$NS_LB" tcp "[$LB_ADDR6_CLI]:8006" ||
+	die "the LB namespace's IPv6 server did not start"
+body=$(ip netns exec "$NS_CLI" curl -sS -g --max-time 5 \
+	"http://[$LB_ADDR6_CLI]:8006/" 2>&1) || true
+check "a client reaches the kernel's server on [$LB_ADDR6_CLI]:8006 ($body)" \
+	'[ "$body" = lbhost6 ]'
+echo_by_dp "$LB_ADDR6_CLI" echo6_replies "IPv6 local address"
 
 to=$(jget "$E2E_TMP/st1" /lb/stats exc_to_kernel)
 from=$(jget "$E2E_TMP/st1" /lb/stats exc_from_kernel)
@@ -141,6 +197,12 @@ ctl_do addr del "$EXTRA/24" port 1 >/dev/null 2>&1 ||
 	ctl_do addr del "$EXTRA" port 1 >/dev/null
 check "and leaves it when removed" \
 	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -4 addr show dev $TAP1 | has -w \"inet $EXTRA/24\""'
+ctl_do addr add "$EXTRA6/64" port 1 >/dev/null
+check "an IPv6 address added live appears on $TAP1" \
+	wait_for 5 tap_has6 "$TAP1" "$EXTRA6/64"
+ctl_do addr del "$EXTRA6" port 1 >/dev/null
+check "and leaves it when removed" \
+	'wait_for 5 bash -c "! ip netns exec $NS_LB ip -o -6 addr show dev $TAP1 | grep -qw \"inet6 $EXTRA6/64\""'
 ctl_stop
 
 # ---- what the exception path costs (measured, not asserted) -------------------

@@ -12,6 +12,8 @@
 #   - wrk on the IPv6 VIP and on the IPv4 VIP together: no error;
 #   - lbctl lists the IPv6 service and backends, and refuses what an IPv6
 #     service does not have (http) with no change;
+#   - lbctl neigh shows the IPv6 backends reachable on port 1 beside the
+#     IPv4 ones;
 #   - the IPv6 SNAT address moved under keep-alive load (snat add, snat
 #     del): the connections on the old one go on without an error, new
 #     ones come from the new one;
@@ -32,13 +34,6 @@ e2e_need_tools wrk curl
 TOL=${E2E_RR_TOL:-3}
 DRAIN=${E2E_DRAIN_TIMEOUT:-20}
 URL6="http://[$VIP6]/"
-
-# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (lib.sh keeps it
-# off everywhere else), the address usable at once.
-v6_on() {
-	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
-	ip -n "$1" addr add "$3" dev "$2" nodad
-}
 
 topo_up 2
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
@@ -127,6 +122,23 @@ ctl backend list >"$E2E_TMP/bl.txt"
 check "lbctl backend list shows the IPv6 backends" \
 	'grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 1)\]:80 " "$E2E_TMP/bl.txt" &&
 	 grep -q "tcp \[$VIP6\]:80 \[$(be_addr6 2)\]:80 " "$E2E_TMP/bl.txt"'
+ctl neigh >"$E2E_TMP/neigh.txt"
+e2e_log "lbctl neigh:"$'\n'"$(cat "$E2E_TMP/neigh.txt")"
+for i in 1 2; do
+	check "lbctl neigh lists IPv6 backend $i ($(be_addr6 "$i")) reachable on port 1" \
+		'grep -Eq "^$(be_addr6 "$i") +([0-9a-f]{2}:){5}[0-9a-f]{2} +(reachable|stale) +1 " \
+			"$E2E_TMP/neigh.txt"'
+	check "lbctl neigh lists IPv4 backend $i ($(be_addr "$i")) beside them" \
+		'grep -Eq "^$(be_addr "$i") +([0-9a-f]{2}:){5}[0-9a-f]{2} +(reachable|stale) +1 " \
+			"$E2E_TMP/neigh.txt"'
+done
+tel_save /lb/neigh "$E2E_TMP/neigh.json"
+check "/lb/neigh (telemetry) lists IPv6 backend 1 reachable on port 1" \
+	'jget "$E2E_TMP/neigh.json" /lb/neigh w0 nd entries |
+	 grep -Eq "$(be_addr6 1) ([0-9a-f]{2}:){5}[0-9a-f]{2} (reachable|stale) 1 "'
+check "lbctl neigh counts the IPv6 neighbours learnt" \
+	'grep -Eq "^neighbour discovery \(IPv6\): [0-9]+ address\(es\), .* learned [1-9]" \
+		"$E2E_TMP/neigh.txt"'
 ctl save >"$E2E_TMP/save0"
 for bad in "service set tcp [$VIP6]:80 http on"; do
 	out=$(ctl $bad 2>&1) && rc=0 || rc=$?

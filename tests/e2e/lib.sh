@@ -387,6 +387,13 @@ ns_create() {
 		net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
 }
 
+# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (ns_create keeps
+# it off everywhere else), the address usable at once.
+v6_on() {
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
+	ip -n "$1" addr add "$3" dev "$2" nodad
+}
+
 # veth_pair NS_A IF_A NS_B IF_B: created inside the namespaces directly,
 # offloads off on both ends, both up.
 veth_pair() {

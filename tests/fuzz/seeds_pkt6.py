@@ -13,6 +13,9 @@ C = bytes.fromhex("20010db8000000000000000000000007")
 V = bytes.fromhex("20010db8000100000000000000000010")
 B = bytes.fromhex("20010db8000a00000000000000000011")
 S = bytes.fromhex("20010db8000a00000000000000000001")
+SN = bytes.fromhex("ff0200000000000000000001ff000010")  # V's solicited node
+ALL = bytes.fromhex("ff020000000000000000000000000001")
+LL = bytes.fromhex("fe800000000000000000000000000001")
 HOPOPTS, TCP, UDP, ROUTING, FRAG, ICMP6, DSTOPTS = 0, 6, 17, 43, 44, 58, 60
 
 
@@ -107,6 +110,73 @@ frames = {
         "!I", 1400) + bytes(ip6(S, B, TCP, tcp(S, B, 1025, 80, 0x18,
                                                  http))[14:]))),
     "ip6_padded": ip6(C, V, UDP, udp(C, V, 7, 9, b"")) + b"\0" * 6,
+    # Extension header chains: the longest valid one (every kind, each
+    # where it may stand), one header too many, an unknown header, a
+    # hop-by-hop header out of place, an option to discard, a routing
+    # header still to be followed, a chain cut short.
+    "ip6_ext_chain_full": ip6(C, V, TCP, tcp(C, V, 40005, 80, 0x02,
+                                             opts=mss),
+                              exts=[(HOPOPTS, PADN), (DSTOPTS, PADN),
+                                    (ROUTING, b"\x04\x00\0\0\0\0"),
+                                    (FRAG, b"\0\0\x00\x00\x0a\x0b"),
+                                    (DSTOPTS, PADN)]),
+    "ip6_ext_too_many": ip6(C, V, TCP, tcp(C, V, 40006, 80, 0x02),
+                            exts=[(DSTOPTS, PADN)] * 9),
+    "ip6_ext_unknown": ip6(C, V, 253, b"\0" * 16),
+    "ip6_ext_hbh_late": ip6(C, V, TCP, tcp(C, V, 40007, 80, 0x02),
+                            exts=[(DSTOPTS, PADN), (HOPOPTS, PADN)]),
+    "ip6_ext_jumbo": ip6(C, V, UDP, udp(C, V, 5000, 53, b"j"),
+                         exts=[(HOPOPTS, b"\xc2\x04\0\0\x01\0")]),
+    "ip6_routing_left": ip6(C, V, TCP, tcp(C, V, 40008, 80, 0x02),
+                            exts=[(ROUTING, b"\x04\x01\0\0\0\0")]),
+    "ip6_ext_cut": (lambda f: f[:18] + struct.pack("!H", 4) +
+                    f[20:14 + 40 + 4])(ip6(C, V, TCP, b"",
+                                           exts=[(DSTOPTS, PADN)])),
+    "ip6_plen_long": (lambda f: f[:18] + struct.pack("!H", 400) + f[20:])(
+        ip6(C, V, TCP, tcp(C, V, 40009, 80, 0x02))),
+    # Fragments: the first of a SYN with its whole TCP header (and a
+    # fragmentable part of whole 8-byte units, as one with more must).
+    "ip6_frag_syn_first": ip6(C, V, TCP, tcp(C, V, 40010, 80, 0x02,
+                                             b"abcd", opts=mss),
+                              exts=[(FRAG, b"\0\x01\0\0\x0b\x0c")]),
+    # Neighbour discovery: a duplicate address check, an unsolicited
+    # advertisement to all nodes, a solicitation in a fragment (refused),
+    # a router advertisement from a link-local router.
+    "ip6_nd_ns_dad": ip6(bytes(16), SN, ICMP6,
+                         icmp6(bytes(16), SN, 135, 0, b"\0\0\0\0" + V),
+                         hlim=255),
+    "ip6_nd_na_unsolicited": ip6(B, ALL, ICMP6,
+                                 icmp6(B, ALL, 136, 0, b"\x20\0\0\0" + B +
+                                       b"\x02\x01" + MAC[6:]),
+                                 hlim=255),
+    "ip6_nd_ns_frag": ip6(S, SN, ICMP6,
+                          icmp6(S, SN, 135, 0, b"\0\0\0\0" + V +
+                                b"\x01\x01" + MAC[6:]),
+                          hlim=255,
+                          exts=[(FRAG, b"\0\0\0\0\x0d\x0e")]),
+    "ip6_nd_ra": ip6(LL, ALL, ICMP6,
+                     icmp6(LL, ALL, 134, 0, b"\x40\x00\x07\x08" +
+                           b"\0" * 8 + b"\x01\x01" + MAC[6:]),
+                     hlim=255),
+    # ICMPv6 errors about a flow besides packet too big, one quoting
+    # too little, and the messages not answered (a reply, an echo with
+    # an extension header).
+    "ip6_icmp_unreach_udp": ip6(B, S, ICMP6, icmp6(B, S, 1, 4, b"\0" * 4 +
+                                                   bytes(ip6(S, B, UDP,
+                                                             udp(S, B, 1026,
+                                                                 53, b"q"))
+                                                         [14:]))),
+    "ip6_icmp_time_exceeded": ip6(B, S, ICMP6, icmp6(B, S, 3, 0, b"\0" * 4 +
+                                                     bytes(ip6(S, B, TCP,
+                                                               tcp(S, B, 1027,
+                                                                   80, 0x10))
+                                                           [14:]))),
+    "ip6_pkt_too_big_short": ip6(B, S, ICMP6, icmp6(B, S, 2, 0, struct.pack(
+        "!I", 1280) + bytes(ip6(S, B, TCP, tcp(S, B, 1025, 80, 0x18))
+                            [14:14 + 44]))),
+    "ip6_echo_reply": ip6(C, V, ICMP6, icmp6(C, V, 129, 0, b"\0\7\0\2pong")),
+    "ip6_echo_hbh": ip6(C, V, ICMP6, icmp6(C, V, 128, 0, b"\0\7\0\3ping"),
+                        exts=[(HOPOPTS, PADN)]),
 }
 os.makedirs(D, exist_ok=True)
 for name, f in frames.items():

@@ -2044,6 +2044,288 @@ test_fnat64_client_too_big_owner(void **state)
 	ph_check_no_drops(w1, "worker 1");
 }
 
+/* ---- neighbours shared between workers, and their snapshot ------------ */
+
+/* A dataplane with the IPv6 parts and @p nb workers, what it sent at
+ * start taken. */
+static struct ph_env *
+env6_n(void **state, uint16_t nb)
+{
+	struct ph_env *e = ph_env_new(state);
+	const char *const *sets[1] = {conf4};
+	struct pb_frame got[4];
+
+	e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
+	conf6(e->dp.conf);
+	e->dp.flows = FLOWS;
+	ph_env_start(e, nb);
+	ph_poll_all(e);
+	for (uint16_t q = 0; q < nb; q++)
+		for (uint16_t p = 0; p < NB_PORTS; p++)
+			while (ph_take(e, p, q, got, 4) > 0)
+				;
+	return e;
+}
+
+/* The client's advertisement reaches worker 0 only (RSS), yet worker 1
+ * answers the client's echo without soliciting it: what one worker
+ * learns, the others learn, for IPv6 as for ARP. */
+static void
+test_nd_shared(void **state)
+{
+	struct ph_env *e = env6_n(state, 2);
+	struct lb_worker *w1 = e->dp.w[1];
+	struct lb_neigh_info info;
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t c[16], lb0[16];
+
+	addr(c, A_C);
+	addr(lb0, A_LB0);
+	na_frame(&f, c, mac_c, false, NULL, NULL);
+	ph_inject(e, 0, 0, &f);
+	ph_poll(e, 0);
+	assert_int_equal(lb_neigh6_get(w1->neigh6, c, ph_now_ns(e), &info),
+			 -ENOENT);
+	ph_settle(e);
+	assert_int_equal(lb_neigh6_get(w1->neigh6, c, ph_now_ns(e), &info), 0);
+	CHECK_EQ(info.state, LB_NEIGH_REACHABLE, "worker 1's entry");
+	assert_memory_equal(info.mac, mac_c, 6);
+	echo_in(&f, c, lb0, mac_c, &d);
+	ph_inject(e, 0, 1, &f);
+	ph_poll(e, 1);
+	echo_out(&want, &d, mac_c);
+	ph_expect_frame(e, 0, 1, &want, "reply from worker 1 at once");
+	CHECK_EQ(w1->st.nd_solicits, 0, "worker 1's solicitations");
+	/* What is not on a connected prefix of the port it came by is not
+	 * learnt, so not shared either. */
+	addr(c, A_PEER1);
+	na_frame(&f, c, mac_peer1, false, NULL, NULL);
+	ph_inject(e, 0, 0, &f);
+	ph_settle(e);
+	assert_int_equal(lb_neigh6_get(w1->neigh6, c, ph_now_ns(e), &info),
+			 -ENOENT);
+	assert_int_equal(lb_neigh6_get(e->dp.w[0]->neigh6, c, ph_now_ns(e),
+				       &info),
+			 -ENOENT);
+	ph_check_no_drops(e->dp.w[0], "worker 0");
+	ph_check_no_drops(w1, "worker 1");
+}
+
+/* The snapshot `lbctl neigh` reads: written only when asked, with both
+ * families, their ports and counters. */
+static void
+test_neigh_view(void **state)
+{
+	struct ph_env *e = env6_n(state, 1);
+	struct lb_neigh_view *v = e->w->sh.neigh;
+	const struct lb_neigh_view_entry *x;
+	struct pb_frame f, got;
+	uint8_t c[16], peer[16];
+	uint32_t ip_c = htonl(IP_C);
+
+	assert_non_null(v);
+	assert_ptr_equal(v, e->w->neigh_view);
+	addr(c, A_C);
+	addr(peer, A_PEER1);
+	na_frame(&f, c, mac_c, false, NULL, NULL);
+	ph_rx(e, 0, &f);
+	na_frame(&f, peer, mac_peer1, false, NULL, NULL);
+	ph_rx(e, 1, &f);
+	pb_arp_frame(&f, (const uint8_t[6]){0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff},
+		     mac_c, 1, mac_c, IP_C, (const uint8_t[6]){0}, IP_LB0,
+		     PB_FRAME_MIN);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 0, 0, &got, "ARP reply");
+	ph_settle(e);
+	CHECK_EQ(atomic_load(&v->seq), 0, "nothing written unasked");
+	atomic_fetch_add(&v->asked, 1);
+	ph_settle(e);
+	CHECK_EQ(atomic_load(&v->answered), 1, "answered");
+	CHECK_EQ(atomic_load(&v->seq), 2, "written once");
+	CHECK_EQ(v->nb[LB_NEIGH_VIEW_ARP], 1, "ARP entries");
+	x = &v->e[LB_NEIGH_VIEW_ARP][0];
+	assert_memory_equal(x->addr, &ip_c, 4);
+	assert_memory_equal(x->mac, mac_c, 6);
+	CHECK_EQ(x->state, LB_NEIGH_REACHABLE, "ARP state");
+	CHECK_EQ(x->port, 0, "ARP port");
+	assert_true(x->age_ns < 60ull * 1000000000ull);
+	CHECK_EQ(v->nb[LB_NEIGH_VIEW_ND], 2, "ND entries");
+	for (uint32_t i = 0; i < 2; i++) {
+		x = &v->e[LB_NEIGH_VIEW_ND][i];
+		CHECK_EQ(x->state, LB_NEIGH_REACHABLE, "ND state");
+		if (memcmp(x->addr, c, 16) == 0) {
+			assert_memory_equal(x->mac, mac_c, 6);
+			CHECK_EQ(x->port, 0, "client's port");
+		} else {
+			assert_memory_equal(x->addr, peer, 16);
+			assert_memory_equal(x->mac, mac_peer1, 6);
+			CHECK_EQ(x->port, 1, "peer's port");
+		}
+	}
+	CHECK_EQ(v->st[LB_NEIGH_VIEW_ND].learned, 2, "ND learned");
+	CHECK_EQ(v->st[LB_NEIGH_VIEW_ND].entries, 2, "ND entries counted");
+	CHECK_EQ(v->st[LB_NEIGH_VIEW_ARP].learned, 1, "ARP learned");
+	CHECK_EQ(v->more[LB_NEIGH_VIEW_ND], 0, "none left out");
+	/* Answered once: no more copies until asked again. */
+	ph_settle(e);
+	CHECK_EQ(atomic_load(&v->seq), 2, "not written again");
+}
+
+/* ---- the exception path ------------------------------------------------- */
+
+#define EXC_RING 16
+
+/* The frame the worker gave the kernel, which must be @p f unchanged
+ * with its input port @p port. */
+static void
+expect_kernel6(struct ph_env *e, struct rte_ring *r, const struct pb_frame *f,
+	       uint16_t port, const char *what)
+{
+	struct rte_mbuf *m = NULL;
+	struct pb_frame got;
+
+	if (rte_ring_sc_dequeue(r, (void **)&m) != 0 || m == NULL) {
+		fail_msg("%s: nothing for the kernel", what);
+		return;
+	}
+	CHECK_EQ(m->port, port, what);
+	got.len = rte_pktmbuf_pkt_len(m);
+	assert_true(got.len <= PB_FRAME_MAX);
+	memcpy(got.b, rte_pktmbuf_mtod(m, void *), got.len);
+	rte_pktmbuf_free(m);
+	ph_expect_same(&got, f, what);
+	CHECK_EQ(rte_ring_count(r), 0, what);
+	ph_expect_quiet(e, what);
+}
+
+/* An ICMPv6 message of @p type from @p src to @p dst, 8 bytes of body. */
+static void
+icmp6_frame(struct pb_frame *f, const uint8_t src[16], const uint8_t dst[16],
+	    uint8_t type, uint8_t hlim, const uint8_t *dmac)
+{
+	struct pb_dg6 d;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.src, src, 16);
+	memcpy(d.dst, dst, 16);
+	d.hlim = hlim;
+	d.l4.proto = PB_PROTO_ICMPV6;
+	d.l4.type = type;
+	d.l4.rest = 0x40000708;
+	d.l4.plen = 8;
+	pb_ipv6_frame(f, dmac, mac_c, &d);
+}
+
+/* IPv6 frames to our local addresses that the dataplane does not serve
+ * go to the kernel's interface, as IPv4 ones do; those it serves and
+ * those to others do not; the kernel's own frames leave as they are. */
+static void
+test_exception6(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_worker *w = e->w;
+	struct rte_ring *out, *in;
+	struct pb_frame f, want;
+	struct pb_dg6 d;
+	uint8_t lb0[16], lb1[16], c[16], other[16], ll[16], ll_c[16], all[16];
+	uint64_t exc0;
+
+	out = rte_ring_create("pk6_exc_out", EXC_RING, SOCKET_ID_ANY,
+			      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	in = rte_ring_create("pk6_exc_in", EXC_RING, SOCKET_ID_ANY,
+			     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_non_null(out);
+	assert_non_null(in);
+	w->exc_out = out;
+	w->exc_in = in;
+	addr(lb0, A_LB0);
+	addr(lb1, A_LB1);
+	addr(c, A_C);
+	addr(other, A_OTHER);
+	addr(all, A_ALL);
+	pb_ip6(ll, 0xfe80, 0, 0, 0x99);
+	ll[8] = 0x02; /* the kernel's link-local address, as any other */
+	pb_ip6(ll_c, 0xfe80, 0, 0, 7);
+	exc0 = w->st.exc_to_kernel;
+
+	/* A BGP session's SYN to our address, and its peer's reply. */
+	seg6(&d, A_C, 40179, lb0, 179, PB_PROTO_TCP, PB_SYN, 1, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &d);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "SYN to our port 0 address");
+	seg6(&d, A_PEER1, 179, lb1, 40100, PB_PROTO_TCP, PB_ACK, 5, 6, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &d);
+	ph_rx(e, 1, &f);
+	expect_kernel6(e, out, &f, 1, "ACK to our port 1 address");
+	seg6(&d, A_C, 5000, lb0, 53, PB_PROTO_UDP, 0, 0, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &d);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "UDP to our port 0 address");
+	/* ICMPv6 the dataplane does not answer. */
+	icmp6_frame(&f, c, lb0, 129, 64, mac_port[0]);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "echo reply to our address");
+	icmp6_frame(&f, ll_c, all, 134, 255, mac_all);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "router advertisement to all nodes");
+	icmp6_frame(&f, ll_c, ll, 128, 64, mac_port[0]);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "echo request to a link-local address");
+	/* Neighbour discovery of the kernel's own. */
+	na_frame(&f, c, mac_c, true, lb0, mac_port[0]);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "advertisement to our address");
+	ns_frame(&f, ll_c, ll, mac_c, 0);
+	ph_rx(e, 0, &f);
+	expect_kernel6(e, out, &f, 0, "solicitation of a link-local address");
+	CHECK_EQ(w->st.exc_to_kernel - exc0, 8, "frames given to the kernel");
+
+	/* What the dataplane answers, or is not ours, stays out. */
+	ns_frame(&f, c, lb0, mac_c, 0);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 0, 0, &want, 1), 1, "solicitation answered");
+	CHECK_EQ(rte_ring_count(out), 0, "solicitation for our address");
+	seg6(&d, A_C, 40179, other, 179, PB_PROTO_TCP, PB_SYN, 1, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &d);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(rte_ring_count(out), 0, "SYN to a neighbour");
+	CHECK_EQ(w->st.drop[LB_DROP_NOT_OURS], 1, "SYN to a neighbour dropped");
+	ns_frame(&f, c, other, mac_c, 0);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(rte_ring_count(out), 0, "solicitation for a neighbour");
+	ph_expect_quiet(e, "solicitation for a neighbour");
+
+	/* The kernel's IPv6 frame leaves its port as it is. */
+	{
+		struct rte_mbuf *m = rte_pktmbuf_alloc(ph_pool);
+
+		seg6(&d, A_LB1, 40100, lb1, 179, PB_PROTO_TCP, PB_SYN, 9, 0,
+		     64);
+		addr(d.dst, A_PEER1);
+		pb_ipv6_frame(&f, mac_peer1, mac_port[1], &d);
+		assert_non_null(m);
+		memcpy(rte_pktmbuf_append(m, (uint16_t)f.len), f.b, f.len);
+		m->port = 1;
+		assert_int_equal(rte_ring_sp_enqueue(in, m), 0);
+		ph_poll(e, 0);
+		ph_expect_frame(e, 1, 0, &f, "the kernel's IPv6 SYN");
+	}
+	CHECK_EQ(w->st.exc_from_kernel, 1, "frames from the kernel");
+
+	/* Off: our address is not ours to forward. */
+	w->exc_out = NULL;
+	w->exc_in = NULL;
+	seg6(&d, A_C, 40179, lb0, 179, PB_PROTO_TCP, PB_SYN, 1, 0, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &d);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(w->st.drop[LB_DROP_NOT_OURS], 2,
+		 "SYN to our address without an exception path");
+	rte_ring_free(out);
+	rte_ring_free(in);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2077,6 +2359,9 @@ main(int argc, char **argv)
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_client_too_big_owner,
 					  ph_teardown),
+		cmocka_unit_test_teardown(test_nd_shared, ph_teardown),
+		cmocka_unit_test_teardown(test_neigh_view, ph_teardown),
+		cmocka_unit_test_teardown(test_exception6, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;

@@ -80,7 +80,7 @@
 
 const char *const dpb_test_names[T_MAX] = {"est", "mix", "new", "l7",
 					   "adm", "src", "synp",
-					   "conn"};
+					   "conn", "est6", "new6"};
 const char *const dpb_test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
@@ -91,6 +91,8 @@ const char *const dpb_test_what[T_MAX] = {
 	"new connections through the SYN proxy: a cookie per SYN, a flow "
 	"per ACK proving one, vs the plain SYN path",
 	"whole connections at steady state, a full table expiring",
+	"IPv6 established flows (fnat66), client -> backend",
+	"IPv6 new flows (fnat66), every packet a SYN of a new client tuple",
 };
 
 /* ---- command line ------------------------------------------------------- */
@@ -106,8 +108,9 @@ usage(FILE *f)
 		"(default 1000,1000000)\n"
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
-		"  --tests LIST      est, mix, new, l7, adm, src, synp, conn "
-		"(default est,mix,new)\n"
+		"  --tests LIST      est, mix, new, l7, adm, src, synp, conn, "
+		"est6, new6\n"
+		"                    (default est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
 		"  --src-budget off|RATE[/BURST]  the workers' budget of new "
@@ -165,7 +168,8 @@ parse_tests(struct bench *b, const char *arg)
 		if (t == T_MAX) {
 			fprintf(stderr,
 				"lb-dpbench: --tests: unknown '%s' "
-				"(est, mix, new, l7, adm, src, synp, conn)\n",
+				"(est, mix, new, l7, adm, src, synp, conn, "
+				"est6, new6)\n",
 				tok);
 			return -EINVAL;
 		}
@@ -351,7 +355,7 @@ print_summary(const struct bench *b)
 		const struct row *r = &b->rows[i];
 		char flows[16] = "-", fps[16] = "-";
 
-		if (r->test != T_NEW)
+		if (!is_new_test(r->test))
 			snprintf(flows, sizeof(flows), "%u", r->flows);
 		else
 			snprintf(fps, sizeof(fps), "%.2fM", r->fps / 1e6);
@@ -490,6 +494,29 @@ eal_start(int argc, char **argv, char ***app, int *napp, char *rundir,
 	return 0;
 }
 
+/* est6 and new6 on the IPv6 table, beside IPv4's est and new; the IPv4
+ * table is back for the tests after them. */
+static int
+run_tests6(struct bench *b)
+{
+	struct lb_dpconf *c4 = b->dp.conf;
+	int rc = dpb6_setup(b);
+
+	for (unsigned int i = 0;
+	     i < b->nb_sizes && rc == 0 && (b->tests & (1u << T_EST6)); i++) {
+		rc = dpb6_flows_open(b, b->sizes[i]);
+		if (rc == 0)
+			rc = dpb_run_test(b, T_EST6, b->sizes[i]);
+	}
+	b->dp.conf = b->conf6;
+	if (rc == 0 && (b->tests & (1u << T_NEW6)))
+		rc = dpb_run_test(b, T_NEW6, 0);
+	b->dp.conf = c4;
+	if (rc == 0)
+		rc = dpb_worker_new(b);
+	return rc;
+}
+
 /* Runs the tests asked for, in the order of the summary. */
 static int
 run_tests(struct bench *b)
@@ -513,6 +540,9 @@ run_tests(struct bench *b)
 		}
 	}
 	if ((b->tests & (1u << T_NEW)) && dpb_run_test(b, T_NEW, 0) != 0)
+		return -1;
+	if ((b->tests & ((1u << T_EST6) | (1u << T_NEW6))) &&
+	    run_tests6(b) != 0)
 		return -1;
 	if (b->tests & (1u << T_L7)) {
 		if (dpb_l7_setup(b) != 0)

@@ -68,7 +68,18 @@
 #define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
 #define FB_BURST 64u
 
-enum test { T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_CONN, T_MAX };
+enum test {
+	T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_CONN,
+	T_EST6, T_NEW6, /* IPv6: dp_bench6.c */
+	T_MAX
+};
+
+/* A new-flow test: a fresh worker per round, at most NEW_CAP SYNs. */
+static inline int
+is_new_test(enum test t)
+{
+	return t == T_NEW || t == T_NEW6;
+}
 
 /* conn: connections in flight are at most IN_FLIGHT, far below this. */
 #define CONN_SLOTS 65536u
@@ -105,6 +116,21 @@ struct tmpl {
 	uint8_t f[FRAME_LEN];
 	uint32_t ip_sum;  /* IP header, addresses and checksum zero */
 	uint32_t tcp_sum; /* pseudo-header and TCP header, the same */
+};
+
+/* An IPv6 frame with everything but 32 bits of the source, ports and
+ * sequence number (dp_bench6.h). */
+struct tmpl6 {
+	uint8_t f[80];
+	uint32_t tcp_sum; /* pseudo-header and TCP header, those zero */
+	uint8_t var;	  /* offset of the source's word that changes */
+};
+
+/* What the worker chose for IPv6 flow i while it was opened. */
+struct flow_rec6 {
+	uint16_t snat_port; /* network order */
+	uint8_t snat;	    /* index of the SNAT address */
+	uint8_t be;
 };
 
 /* What the worker chose for flow i while it was opened. */
@@ -272,6 +298,13 @@ struct bench {
 	uint64_t conn_ctr; /* connections started, all rounds */
 	struct conn_row conn_row;
 	int has_conn_row;
+
+	/* est6, new6: the IPv6 table, addresses, frames and records */
+	struct lb_dpconf *conf6;
+	uint8_t vip6[16], gw6[16], be6[NB_BES][16], snat6[NB_SNATS][16];
+	struct tmpl6 t6_syn_est, t6_syn, t6_ack;
+	struct flow_rec6 *rec6;
+	uint32_t nb_rec6;
 };
 
 
@@ -313,6 +346,22 @@ int dpb_worker_new(struct bench *b);
 unsigned int dpb_worker_report(const struct lb_worker *w,
 			       const struct lb_worker_stats *st0, enum test t,
 			       const char *when);
+/** A flow's handshake in frames: its SYN written into @p m, the SYN the
+ * worker sent turned into the backend's SYN-ACK, the SYN-ACK it sent
+ * into the client's ACK (those two: 1, or 0 if the frame is not one of
+ * flows [base, base + k)). */
+struct dpb_hs {
+	void (*syn)(struct bench *b, struct rte_mbuf *m, uint32_t i);
+	int (*synack)(struct bench *b, struct rte_mbuf *m, uint32_t base,
+		      unsigned int k);
+	int (*ack)(struct bench *b, struct rte_mbuf *m, uint32_t base,
+		   unsigned int k);
+};
+/** Opens flows 0 .. @p nb - 1 through the worker by batches of
+ * handshakes; *@p done: the flows opened. @return 0, -ENOMEM, or
+ * -EPROTO when the worker did not answer every packet. */
+int dpb_handshakes(struct bench *b, uint32_t nb, const struct dpb_hs *hs,
+		   uint32_t *done);
 /** Opens @p nb established flows through a fresh worker. */
 int dpb_flows_open(struct bench *b, uint32_t nb);
 /** Opens @p nb flows on each l7 service through a fresh worker. */
@@ -343,9 +392,30 @@ int dpb_conn_setup(struct bench *b);
 /** conn: whole connections at steady state, worker vs bare forwarder. */
 int dpb_run_conn(struct bench *b);
 
+/* ---- IPv6: dp_bench6.c ---- */
+
+/** The IPv6 table and frames. */
+int dpb6_setup(struct bench *b);
+/** The worker's static IPv6 neighbours, once dpb6_setup() ran. */
+int dpb6_statics(struct bench *b);
+/** Opens @p nb IPv6 flows through a fresh worker on the IPv6 table. */
+int dpb6_flows_open(struct bench *b, uint32_t nb);
+/** Checks one frame the worker sent in an est6 or new6 round. */
+const char *dpb6_check_out(const struct bench *b, const uint8_t *f,
+			   uint32_t len, enum test t);
+
+/** Hands @p n mbufs to the port, runs the worker until it took them all,
+ * and collects what it sent into @p out. */
+unsigned int dpb_pump(struct bench *b, struct rte_mbuf **m, unsigned int n,
+		      struct rte_mbuf **out);
+
 /* ---- setup: dp_bench_setup.c ---- */
 
 int dpb_bench_setup(struct bench *b);
+/** Compiles @p c into a table of DPDK memory, *@p out_conf; @p what
+ * names it in an error. */
+int dpb_conf_compile(const struct lb_conf *c, struct lb_dpconf **out_conf,
+		     const char *what);
 /** The table of the forwarding tests (@p kind 0), l7 (1: plain http, 2:
  * http with governor) or conn (3). */
 int dpb_conf_build(const struct bench *b, int kind,

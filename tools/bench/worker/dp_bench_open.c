@@ -34,6 +34,8 @@ dpb_worker_new(struct bench *b)
 	for (uint32_t i = 0; i < NB_BES && rc == 0; i++)
 		rc = lb_neigh_set_static(b->w->neigh, b->be_ip[i],
 					 b->be_mac[i]);
+	if (rc == 0 && b->conf6 != NULL)
+		rc = dpb6_statics(b);
 	if (rc != 0)
 		fprintf(stderr, "lb-dpbench: static neighbour: %s\n",
 			strerror(-rc));
@@ -57,7 +59,8 @@ dpb_worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
 		}                                                              \
 	} while (0)
 	for (unsigned int d = 0; d < LB_DROP_MAX; d++)
-		if (st->drop[d] != st0->drop[d]) {
+		if (st->drop[d] != st0->drop[d] &&
+		    !(t == T_NEW6 && d == LB_DROP_NO_FLOW)) {
 			printf("  %s: worker drop %s: %" PRIu64 "\n", when,
 			       lb_drop_name((enum lb_drop)d),
 			       st->drop[d] - st0->drop[d]);
@@ -80,7 +83,7 @@ dpb_worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
 	ODD(arp_requests, "ARP requests");
 	ODD(icmp_translated, "ICMP translated");
 	ODD(src_budget.dropped, "new flows over their source's budget");
-	if (t != T_NEW && t != T_CONN)
+	if (!is_new_test(t) && t != T_CONN)
 		ODD(flows_created, "flows created (a lookup missed)");
 #undef ODD
 	return problems;
@@ -90,9 +93,9 @@ dpb_worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
  * Hands @p n mbufs to the port, runs the worker on this lcore until it has
  * taken them all, and collects what it sent into @p out.
  */
-static unsigned int
-pump(struct bench *b, struct rte_mbuf **m, unsigned int n,
-     struct rte_mbuf **out)
+unsigned int
+dpb_pump(struct bench *b, struct rte_mbuf **m, unsigned int n,
+	 struct rte_mbuf **out)
 {
 	unsigned int k = rte_ring_sp_enqueue_burst(b->rxr, (void **)m, n, NULL);
 
@@ -149,6 +152,56 @@ synack_to_ack(struct bench *b, struct rte_mbuf *m, uint32_t base,
 	return 1;
 }
 
+int
+dpb_handshakes(struct bench *b, uint32_t nb, const struct dpb_hs *hs,
+	       uint32_t *done)
+{
+	static struct rte_mbuf *m[RING_SIZE], *o[RING_SIZE];
+
+	*done = 0;
+	for (uint32_t base = 0; base < nb; base += SETUP_BATCH) {
+		unsigned int k = RTE_MIN(SETUP_BATCH, nb - base), n;
+		int ok;
+
+		if (rte_pktmbuf_alloc_bulk(b->pool, m, k) != 0)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < k; i++)
+			hs->syn(b, m[i], base + i);
+		/* The SYNs, rewritten toward backends, become their
+		 * SYN-ACKs. */
+		n = dpb_pump(b, m, k, o);
+		ok = n == k;
+		for (unsigned int i = 0; i < n && ok; i++)
+			ok = hs->synack(b, o[i], base, k);
+		if (!ok) {
+			rte_pktmbuf_free_bulk(o, n);
+			return -EPROTO;
+		}
+		/* The SYN-ACKs, rewritten toward clients, become ACKs. */
+		n = dpb_pump(b, o, k, m);
+		ok = n == k;
+		for (unsigned int i = 0; i < n && ok; i++)
+			ok = hs->ack(b, m[i], base, k);
+		if (!ok) {
+			rte_pktmbuf_free_bulk(m, n);
+			return -EPROTO;
+		}
+		n = dpb_pump(b, m, k, o);
+		rte_pktmbuf_free_bulk(o, n);
+		if (n != k)
+			return -EPROTO;
+		*done = base + k;
+	}
+	return 0;
+}
+
+static void
+syn_write(struct bench *b, struct rte_mbuf *m, uint32_t i)
+{
+	frame_write(mbuf_frame(m, b->port), &b->t_syn, est_client_ip(i),
+		    b->vip, est_client_port(i), b->vport, htonl(i));
+}
+
 /*
  * Opens @p nb flows through a fresh worker, each with a SYN, the
  * backend's SYN-ACK and the client's ACK, and records the SNAT address,
@@ -157,7 +210,8 @@ synack_to_ack(struct bench *b, struct rte_mbuf *m, uint32_t base,
 int
 dpb_flows_open(struct bench *b, uint32_t nb)
 {
-	static struct rte_mbuf *m[RING_SIZE], *o[RING_SIZE];
+	static const struct dpb_hs hs = {syn_write, syn_to_synack,
+					 synack_to_ack};
 	struct lb_worker_stats st0;
 	struct lb_flow_stats fs;
 	uint64_t t0 = rte_rdtsc();
@@ -168,43 +222,11 @@ dpb_flows_open(struct bench *b, uint32_t nb)
 	if (rc != 0)
 		return rc;
 	st0 = b->w->st;
-	b->nb_rec = 0;
-	for (uint32_t base = 0; base < nb; base += SETUP_BATCH) {
-		unsigned int k = RTE_MIN(SETUP_BATCH, nb - base), n;
-		int ok;
-
-		if (rte_pktmbuf_alloc_bulk(b->pool, m, k) != 0)
-			return -ENOMEM;
-		for (unsigned int i = 0; i < k; i++)
-			frame_write(mbuf_frame(m[i], b->port), &b->t_syn,
-				    est_client_ip(base + i), b->vip,
-				    est_client_port(base + i), b->vport,
-				    htonl(base + i));
-		/* The SYNs, rewritten toward backends, become their
-		 * SYN-ACKs. */
-		n = pump(b, m, k, o);
-		ok = n == k;
-		for (unsigned int i = 0; i < n && ok; i++)
-			ok = syn_to_synack(b, o[i], base, k);
-		if (!ok) {
-			rte_pktmbuf_free_bulk(o, n);
-			goto lost;
-		}
-		/* The SYN-ACKs, rewritten toward clients, become ACKs. */
-		n = pump(b, o, k, m);
-		ok = n == k;
-		for (unsigned int i = 0; i < n && ok; i++)
-			ok = synack_to_ack(b, m[i], base, k);
-		if (!ok) {
-			rte_pktmbuf_free_bulk(m, n);
-			goto lost;
-		}
-		n = pump(b, m, k, o);
-		rte_pktmbuf_free_bulk(o, n);
-		if (n != k)
-			goto lost;
-		b->nb_rec = base + k;
-	}
+	rc = dpb_handshakes(b, nb, &hs, &b->nb_rec);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc != 0)
+		goto lost;
 	/* Every flow in the table, and a sample of them ESTABLISHED. */
 	lb_flow_stats_get(b->w->ft, &fs);
 	for (uint32_t i = 0; i < nb; i += RTE_MAX(1u, nb / 1000)) {
@@ -337,7 +359,7 @@ dpb_l7_open(struct bench *b, uint32_t nb)
 					       b->l7_vip[svc],
 					       est_client_port(base + i),
 					       b->vport, htonl(base + i), 0);
-			n = pump(b, m, k, o);
+			n = dpb_pump(b, m, k, o);
 			ok = n == k;
 			for (unsigned int i = 0; i < n && ok; i++)
 				ok = l7_synack(b, o[i], svc, base, k);
@@ -345,7 +367,7 @@ dpb_l7_open(struct bench *b, uint32_t nb)
 				rte_pktmbuf_free_bulk(o, n);
 				goto lost;
 			}
-			n = pump(b, o, k, m);
+			n = dpb_pump(b, o, k, m);
 			ok = n == k;
 			for (unsigned int i = 0; i < n && ok; i++)
 				ok = l7_ack(b, m[i], svc, base, k);
@@ -353,7 +375,7 @@ dpb_l7_open(struct bench *b, uint32_t nb)
 				rte_pktmbuf_free_bulk(m, n);
 				goto lost;
 			}
-			n = pump(b, m, k, o);
+			n = dpb_pump(b, m, k, o);
 			rte_pktmbuf_free_bulk(o, n);
 			if (n != k)
 				goto lost;

@@ -17,6 +17,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "dp_bench6.h"
 #include "dp_bench_conn.h"
 
 
@@ -148,6 +149,11 @@ gen_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 	}
 	if (g->test == T_CONN) {
 		conn_fill(b, g, m);
+		return;
+	}
+	if (g->test >= T_EST6) {
+		gen6_fill(b, g, m,
+			  g->test == T_EST6 ? gen_next(g, &g->cur) : 0);
 		return;
 	}
 	f = mbuf_frame(m, b->port);
@@ -525,6 +531,10 @@ round_check_outs(struct bench *b, struct gen *g, struct round *rd,
 		else if (g->test == T_CONN)
 			e = conn_check_out(b, rte_pktmbuf_mtod(m[i], uint8_t *),
 					   rte_pktmbuf_data_len(m[i]));
+		else if (g->test >= T_EST6)
+			e = dpb6_check_out(b, rte_pktmbuf_mtod(m[i], uint8_t *),
+					   rte_pktmbuf_data_len(m[i]),
+					   g->test);
 		else
 			e = check_out(b, rte_pktmbuf_mtod(m[i], uint8_t *),
 				      g->test);
@@ -571,7 +581,8 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 {
 	struct rte_mbuf **m = round_m;
 	uint64_t t, t_measure, t_drain, it_empty = UINT64_MAX;
-	uint64_t cap = rd->worker && g->test == T_NEW ? NEW_CAP : UINT64_MAX;
+	uint64_t cap = rd->worker && is_new_test(g->test) ? NEW_CAP
+							  : UINT64_MAX;
 	uint64_t made0 = g->made;
 	int phase = PH_WARM;
 	unsigned int n;
@@ -725,7 +736,20 @@ static void
 round_verify(struct bench *b, struct gen *g, const struct round *rd,
 	     struct res *r)
 {
-	if (rd->out != rd->in || rd->left != 0 || rd->f.tx_refused != 0) {
+	/* new6: a SYN whose folded key another live flow holds is refused
+	 * (dataplane/flow/flow6.h), as rare as a 32-bit hash collision
+	 * among the flows of one port pair: said, not a failure. */
+	uint64_t refused = rd->worker && g->test == T_NEW6
+				   ? b->w->st.drop[LB_DROP_NO_FLOW] -
+					     rd->st0.drop[LB_DROP_NO_FLOW]
+				   : 0;
+
+	if (refused > 0)
+		printf("  worker round: %" PRIu64 " new IPv6 flows refused "
+		       "(folded key taken)\n",
+		       refused);
+	if (rd->out + refused != rd->in || rd->left != 0 ||
+	    rd->f.tx_refused != 0) {
 		printf("  %s round: %" PRIu64 " packets in, %" PRIu64
 		       " out, %" PRIu64 " left in the rx ring, %" PRIu64
 		       " refused by the port\n",

@@ -26,6 +26,22 @@ sched_known(const char *name)
 	return lb_sched_find(name) != NULL;
 }
 
+int
+dpb_conf_compile(const struct lb_conf *c, struct lb_dpconf **out_conf,
+		 const char *what)
+{
+	char err[256];
+	int rc;
+
+	*out_conf = rte_zmalloc("dpb_conf", sizeof(**out_conf), 0);
+	if (*out_conf == NULL)
+		return -ENOMEM;
+	rc = lb_dpconf_build(*out_conf, c, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "lb-dpbench: %s: %s\n", what, err);
+	return rc;
+}
+
 /*
  * The table of the forwarding tests (one service), with @p l7 1 or 2 that
  * of the l7 test: two services identical but for `http`, with @p l7 3
@@ -42,7 +58,6 @@ dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 		.vip = IP_VIP_L4, .port = VPORT};
 	struct lb_conf_svc_opts o;
 	struct lb_cmd_out out;
-	char err[256];
 	int rc = -ENOMEM;
 
 	lb_cmd_out_init(&out);
@@ -91,14 +106,7 @@ dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 			lb_cmd_out_errmsg(&out));
 		goto done;
 	}
-	*out_conf = rte_zmalloc("dpb_conf", sizeof(**out_conf), 0);
-	if (*out_conf == NULL) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	rc = lb_dpconf_build(*out_conf, c, err, sizeof(err));
-	if (rc != 0)
-		fprintf(stderr, "lb-dpbench: configuration: %s\n", err);
+	rc = dpb_conf_compile(c, out_conf, "configuration");
 	/* dpb_run_round and the checks know the l7 services by slot. */
 	if (rc == 0 && l7 &&
 	    (lb_dpconf_svc_find(*out_conf, LB_IPPROTO_TCP, htonl(IP_VIP_L7),
@@ -242,6 +250,8 @@ dpb_bench_teardown(struct bench *b)
 	rte_free(b->conf_l4);
 	rte_free(b->conf_l7);
 	rte_free(b->conf_conn);
+	rte_free(b->conf6);
+	free(b->rec6);
 	free(b->crec);
 	rte_free(b->admit_sh);
 	lb_hdr_db_free(b->hdb);

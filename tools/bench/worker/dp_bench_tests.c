@@ -39,7 +39,7 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 	int rc = 0;
 
 	dpb_gen_init(&g, t, nb_flows);
-	if (t == T_NEW)
+	if (is_new_test(t))
 		printf("\n== %s: %s (a fresh worker per round, at most %u "
 		       "SYNs per round)\n",
 		       dpb_test_names[t], dpb_test_what[t], NEW_CAP);
@@ -47,7 +47,7 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 		printf("\n== %s %u: %s, %u flows\n", dpb_test_names[t], nb_flows,
 		       dpb_test_what[t], nb_flows);
 	/* One pair of rounds unrecorded: caches, branch predictors, TLB. */
-	if (t == T_NEW)
+	if (is_new_test(t))
 		rc = dpb_worker_new(b);
 	if (rc == 0)
 		rc = dpb_run_round(b, &g, 0, &warm);
@@ -55,13 +55,13 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 		rc = dpb_run_round(b, &g, 1, &warm);
 	printf("round |  bare Mpps  ns/pkt busy%% |    lb Mpps  ns/pkt busy%% "
 	       "| lb/bare   own ns%s\n",
-	       t == T_NEW ? " |  flows/s" : "");
+	       is_new_test(t) ? " |  flows/s" : "");
 	for (unsigned int r = 0; r < b->rounds && rc == 0; r++) {
 		/* Alternate the order so neither side always runs first. */
 		for (unsigned int k = 0; k < 2 && rc == 0; k++) {
 			int worker = (k + r) % 2;
 
-			if (worker && t == T_NEW)
+			if (worker && is_new_test(t))
 				rc = dpb_worker_new(b);
 			if (rc == 0)
 				rc = dpb_run_round(b, &g, worker,
@@ -80,7 +80,7 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 		       r + 1, rb[r].mpps, rb[r].ns, 100 * rb[r].busy,
 		       rw[r].mpps, rw[r].ns, 100 * rw[r].busy, v[2][r],
 		       v[3][r]);
-		if (t == T_NEW)
+		if (is_new_test(t))
 			printf(" | %8.0f", rw[r].fps);
 		if (rb[r].lost_ms + rw[r].lost_ms >= 1)
 			printf("  (not running: bare %.0f ms, lb %.0f ms)",
@@ -105,7 +105,7 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 			wb[r] = 100 * rw[r].busy;
 		}
 		row->test = t;
-		row->flows = t == T_NEW ? 0 : nb_flows;
+		row->flows = is_new_test(t) ? 0 : nb_flows;
 		row->bare_mpps = dpb_median(bm, b->rounds);
 		row->lb_mpps = dpb_median(v[1], b->rounds);
 		row->ratio = dpb_median(v[2], b->rounds);
@@ -121,7 +121,7 @@ dpb_run_test(struct bench *b, enum test t, uint32_t nb_flows)
 	       "%8.1f",
 	       row->bare_mpps, row->bare_ns, row->bare_busy, row->lb_mpps,
 	       row->lb_ns, row->lb_busy, row->ratio, row->own_ns);
-	if (t == T_NEW)
+	if (is_new_test(t))
 		printf(" | %8.0f", row->fps);
 	printf("\n");
 	printf("generator: %.1f ns per packet (median); checks: %s\n",

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "ctl_fixture.h"
 #include "ctlcmd.h"
@@ -750,11 +752,133 @@ test_ip6_lists(void **state)
 	cfx_free(c);
 }
 
+/* A worker answering `neigh`: the snapshot it writes when asked. */
+struct nworker {
+	struct lb_neigh_view *v;
+	struct lb_neigh_view_entry e4, e6;
+	uint64_t lookups;
+	_Atomic int stop;
+	pthread_t th;
+};
+
+static void *
+nworker_run(void *arg)
+{
+	struct nworker *n = arg;
+	struct lb_neigh_view *v = n->v;
+
+	while (!atomic_load(&n->stop)) {
+		uint64_t asked = atomic_load(&v->asked);
+		struct timespec ts = {0, 100000};
+
+		if (asked != atomic_load(&v->answered)) {
+			atomic_fetch_add(&v->seq, 1);
+			memset(v->st, 0, sizeof(v->st));
+			v->st[LB_NEIGH_VIEW_ARP].lookups = n->lookups;
+			v->st[LB_NEIGH_VIEW_ND].lookups = 2 * n->lookups;
+			v->nb[LB_NEIGH_VIEW_ARP] = 1;
+			v->nb[LB_NEIGH_VIEW_ND] = 1;
+			v->e[LB_NEIGH_VIEW_ARP][0] = n->e4;
+			v->e[LB_NEIGH_VIEW_ND][0] = n->e6;
+			atomic_fetch_add(&v->seq, 1);
+			atomic_store(&v->answered, asked);
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void
+nentry(struct lb_neigh_view_entry *e, int af, const char *a, uint8_t mac5,
+       uint8_t state, uint16_t port, uint64_t age_ns)
+{
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(inet_pton(af, a, e->addr), 1);
+	e->mac[0] = 0x02;
+	e->mac[5] = mac5;
+	e->state = state;
+	e->port = port;
+	e->age_ns = age_ns;
+}
+
+static void
+test_neigh(void **state)
+{
+	struct cfx *c = cfx_new(true);
+	struct nworker n[FX_NW];
+	char buf[256];
+	const char *t;
+	json_t *e;
+
+	(void)state;
+	memset(n, 0, sizeof(n));
+	for (uint32_t i = 0; i < FX_NW; i++) {
+		n[i].v = calloc(1, sizeof(*n[i].v));
+		assert_non_null(n[i].v);
+		n[i].lookups = 10 * (i + 1);
+		c->f->w[i].neigh = n[i].v;
+	}
+	/* Both workers know the backend 10.12.0.11; the second heard of
+	 * it last, with another MAC. Each has an IPv6 neighbour of its
+	 * own, one resolving. */
+	nentry(&n[0].e4, AF_INET, "10.12.0.11", 1, LB_NEIGH_STALE, 1,
+	       40000000000ull);
+	nentry(&n[1].e4, AF_INET, "10.12.0.11", 2, LB_NEIGH_REACHABLE, 1,
+	       1500000000ull);
+	nentry(&n[0].e6, AF_INET6, "2001:db8:12::11", 3, LB_NEIGH_REACHABLE,
+	       1, 2000000000ull);
+	nentry(&n[1].e6, AF_INET6, "2001:db8:12::12", 0, LB_NEIGH_INCOMPLETE,
+	       LB_NEIGH_VIEW_NO_PORT, UINT64_MAX);
+	n[1].e6.held = 2;
+	/* Nobody answers: an error, after the wait. */
+	run(c, "neigh", -ETIMEDOUT);
+	assert_non_null(strstr(lb_cmd_out_errmsg(&c->f->out),
+			       "did not show its neighbours"));
+	for (uint32_t i = 0; i < FX_NW; i++)
+		assert_int_equal(pthread_create(&n[i].th, NULL, nworker_run,
+						&n[i]),
+				 0);
+	t = run(c, "neigh", 0);
+	squeeze(line_of(t, 0, buf, sizeof(buf)), buf);
+	assert_non_null(strstr(buf, "ARP (IPv4): 1 address(es), lookups 30 "));
+	squeeze(line_of(t, 2, buf, sizeof(buf)), buf);
+	assert_string_equal(buf, "10.12.0.11 02:00:00:00:00:02 reachable 1 "
+				 "1.5s 2/2 0");
+	squeeze(line_of(t, 3, buf, sizeof(buf)), buf);
+	assert_non_null(strstr(buf, "neighbour discovery (IPv6): 2 "
+				    "address(es), lookups 60 "));
+	squeeze(line_of(t, 5, buf, sizeof(buf)), buf);
+	assert_string_equal(buf, "2001:db8:12::11 02:00:00:00:00:03 "
+				 "reachable 1 2.0s 1/2 0");
+	squeeze(line_of(t, 6, buf, sizeof(buf)), buf);
+	assert_string_equal(buf, "2001:db8:12::12 02:00:00:00:00:00 "
+				 "incomplete - - 1/2 2");
+	assert_int_equal(dint(c->ctl.data, "arp.counters.lookups"), 30);
+	assert_int_equal(dint(c->ctl.data, "nd.counters.lookups"), 60);
+	e = json_array_get(dget(c->ctl.data, "nd.entries"), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "addr")),
+			    "2001:db8:12::11");
+	assert_string_equal(json_string_value(json_object_get(e, "state")),
+			    "reachable");
+	assert_int_equal(json_integer_value(json_object_get(e, "port")), 1);
+	e = json_array_get(dget(c->ctl.data, "nd.entries"), 1);
+	assert_true(json_is_null(json_object_get(e, "port")));
+	assert_true(json_is_null(json_object_get(e, "age_s")));
+	run(c, "neigh arp", -EINVAL);
+	for (uint32_t i = 0; i < FX_NW; i++) {
+		atomic_store(&n[i].stop, 1);
+		pthread_join(n[i].th, NULL);
+		free(n[i].v);
+	}
+	cfx_free(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_list),
+		cmocka_unit_test(test_neigh),
 		cmocka_unit_test(test_ip6_lists),
 		cmocka_unit_test(test_backend_list_width),
 		cmocka_unit_test(test_detached),

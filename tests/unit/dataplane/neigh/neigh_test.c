@@ -952,6 +952,117 @@ test_ipv6_eviction(void **state)
 	lb_neigh_free(t);
 }
 
+/* What lb_neigh_walk() handed over. */
+struct walked {
+	unsigned int n;
+	uint8_t addr[8][16];
+	struct lb_neigh_info info[8];
+};
+
+static void
+on_walk4(void *arg, const uint8_t *addr, const struct lb_neigh_info *info)
+{
+	struct walked *w = arg;
+
+	assert_true(w->n < NELEM(w->addr));
+	memset(w->addr[w->n], 0, 16);
+	memcpy(w->addr[w->n], addr, 4);
+	w->info[w->n++] = *info;
+}
+
+static void
+on_walk6(void *arg, const uint8_t *addr, const struct lb_neigh_info *info)
+{
+	struct walked *w = arg;
+
+	assert_true(w->n < NELEM(w->addr));
+	memcpy(w->addr[w->n], addr, 16);
+	w->info[w->n++] = *info;
+}
+
+/* The walked entry of address @p a (4 or 16 bytes), or NULL. */
+static const struct lb_neigh_info *
+walked_find(const struct walked *w, const void *a, size_t len)
+{
+	for (unsigned int i = 0; i < w->n; i++)
+		if (memcmp(w->addr[i], a, len) == 0)
+			return &w->info[i];
+	return NULL;
+}
+
+static void
+test_walk(void **state)
+{
+	struct log log = {0};
+	struct lb_neigh_conf c = {
+		.capacity = 4, .release = on_release, .release_arg = &log,
+	};
+	struct lb_neigh *t = lb_neigh_create(&c), *t6 = table6(&log, 4);
+	struct walked w = {0};
+	const struct lb_neigh_info *i;
+	uint32_t a = host_ip(1), b = host_ip(2), d = host_ip(3);
+	uint8_t m1[6], m2[6], mac[6], x[16], y[16];
+
+	(void)state;
+	assert_non_null(t);
+	mac_of(1, m1);
+	mac_of(2, m2);
+	assert_int_equal(lb_neigh_walk(t, 0, on_walk4, &w), 0);
+	assert_int_equal(w.n, 0);
+	/* One learnt, one resolving, one static, one learnt and deleted. */
+	assert_int_equal(lb_neigh_learn(t, a, m1, 1 * S), 0);
+	assert_int_equal(lb_neigh_lookup(t, b, 2 * S, mac), LB_NEIGH_MISS_SEND);
+	assert_int_equal(lb_neigh_set_static(t, d, m2), 0);
+	assert_int_equal(lb_neigh_learn(t, host_ip(4), m2, 2 * S), 0);
+	assert_int_equal(lb_neigh_delete(t, host_ip(4)), 0);
+	assert_int_equal(lb_neigh_walk(t, 40 * S, on_walk4, &w), 3);
+	assert_int_equal(w.n, 3);
+	i = walked_find(&w, &a, 4);
+	assert_non_null(i);
+	/* Learnt at 1 s, seen at 40 s: past the reachable time. */
+	assert_int_equal(i->state, LB_NEIGH_STALE);
+	assert_int_equal(i->confirmed_ns, 1 * S);
+	assert_memory_equal(i->mac, m1, 6);
+	i = walked_find(&w, &b, 4);
+	assert_non_null(i);
+	assert_true(i->state == LB_NEIGH_INCOMPLETE ||
+		    i->state == LB_NEIGH_FAILED);
+	i = walked_find(&w, &d, 4);
+	assert_non_null(i);
+	assert_int_equal(i->state, LB_NEIGH_STATIC);
+	assert_null(walked_find(&w, &(uint32_t){host_ip(4)}, 4));
+	/* An IPv6 table hands whole addresses. */
+	ip6_of(7, x);
+	ip6_of(8, y);
+	assert_int_equal(lb_neigh6_learn(t6, x, m1, 1 * S), 0);
+	assert_int_equal(lb_neigh6_learn(t6, y, m2, 2 * S), 0);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_neigh_walk(t6, 3 * S, on_walk6, &w), 2);
+	i = walked_find(&w, x, 16);
+	assert_non_null(i);
+	assert_int_equal(i->state, LB_NEIGH_REACHABLE);
+	assert_memory_equal(i->mac, m1, 6);
+	i = walked_find(&w, y, 16);
+	assert_non_null(i);
+	assert_memory_equal(i->mac, m2, 6);
+	/* A static IPv6 neighbour: a hit for ever, not relearnt. */
+	assert_int_equal(lb_neigh6_set_static(t6, x, m2), 0);
+	assert_int_equal(lb_neigh6_lookup(t6, x, 100 * S, mac), LB_NEIGH_HIT);
+	assert_memory_equal(mac, m2, 6);
+	assert_int_equal(lb_neigh6_learn(t6, x, m1, 100 * S), -EPERM);
+	assert_int_equal(lb_neigh6_set_static(t, x, m2), -EINVAL);
+	assert_int_equal(lb_neigh_set_static(t6, a, m2), -EINVAL);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(lb_neigh_walk(t6, 100 * S, on_walk6, &w), 2);
+	i = walked_find(&w, x, 16);
+	assert_non_null(i);
+	assert_int_equal(i->state, LB_NEIGH_STATIC);
+	assert_int_equal(lb_neigh_walk(NULL, 0, on_walk6, &w), -EINVAL);
+	assert_int_equal(lb_neigh_walk(t6, 0, NULL, &w), -EINVAL);
+	lb_neigh_free(t);
+	lb_neigh_free(t6);
+}
+
 int
 main(void)
 {
@@ -972,6 +1083,7 @@ main(void)
 		cmocka_unit_test(test_ipv6_poll_and_failure),
 		cmocka_unit_test(test_ipv6_family_and_bad),
 		cmocka_unit_test(test_ipv6_eviction),
+		cmocka_unit_test(test_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
