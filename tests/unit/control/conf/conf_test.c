@@ -869,7 +869,7 @@ static const struct bad_case bad_cases[] = {
 	  "weight 65536 out of range 1..65535" },
 	{ "backend add tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: backend add PROTO VIP:PORT IP:PORT "
-	  "[weight W]" },
+	  "[weight W] [pool NAME]" },
 	{ "backend set tcp 192.0.2.10:80 10.1.0.11:8080", -EINVAL,
 	  "missing 'weight W'; usage: backend set PROTO VIP:PORT IP:PORT "
 	  "weight W" },
@@ -1737,7 +1737,9 @@ static const char *const conf_paths[] = {
 	"route del",	  "route list",	    "snat add",	     "snat del",
 	"snat list",	  "service add",    "service set",   "service del",
 	"backend add",	  "backend del",    "backend drain", "backend undrain",
-	"backend set",	  "save",
+	"backend set",	  "save",	    "pool add",	     "pool del",
+	"pool list",	  "rule add",	    "rule del",	     "rule default",
+	"rule list",
 };
 
 static void
