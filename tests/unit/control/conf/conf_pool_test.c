@@ -27,66 +27,7 @@ known(const char *name)
 	       strcmp(name, "maglev") == 0;
 }
 
-struct fx {
-	struct lb_cmd_reg *r;
-	struct lb_conf *c;
-	struct lb_cmd_out o;
-};
-
-static struct fx *
-fx_new(void)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	f->r = lb_cmd_reg_create();
-	f->c = lb_conf_create(known);
-	assert_non_null(f->r);
-	assert_non_null(f->c);
-	assert_int_equal(lb_conf_register(f->c, f->r), 0);
-	lb_cmd_out_init(&f->o);
-	return f;
-}
-
-static void
-fx_free(struct fx *f)
-{
-	lb_cmd_out_free(&f->o);
-	lb_conf_free(f->c);
-	lb_cmd_reg_free(f->r);
-	free(f);
-}
-
-static int
-run(struct fx *f, const char *line)
-{
-	lb_cmd_out_reset(&f->o);
-	return lb_cmd_exec_line(f->r, line, &f->o);
-}
-
-static void
-ok(struct fx *f, const char *line)
-{
-	int rc = run(f, line);
-
-	if (rc != 0)
-		print_message("'%s' failed: %s\n", line, f->o.errmsg);
-	assert_int_equal(rc, 0);
-}
-
-static char *
-saved(const struct lb_conf *c)
-{
-	struct lb_cmd_out o;
-	char *s;
-
-	lb_cmd_out_init(&o);
-	assert_int_equal(lb_conf_save(c, &o), 0);
-	s = strdup(o.text != NULL ? o.text : "");
-	assert_non_null(s);
-	lb_cmd_out_free(&o);
-	return s;
-}
+#include "conf_fx.h"
 
 #define SVC "tcp 192.0.2.10:443"
 
@@ -132,7 +73,7 @@ static const char saved_text[] =
 static struct fx *
 fx_setup(void)
 {
-	struct fx *f = fx_new();
+	struct fx *f = fx_new(known);
 
 	for (size_t i = 0; i < NELEM(setup); i++)
 		ok(f, setup[i]);
@@ -153,7 +94,7 @@ svc(const struct fx *f)
 static void
 test_save_roundtrip(void **state)
 {
-	struct fx *f = fx_setup(), *g = fx_new();
+	struct fx *f = fx_setup(), *g = fx_new(known);
 	char *a = saved(f->c), *b, *line, *save = NULL;
 
 	(void)state;
@@ -184,7 +125,7 @@ test_save_roundtrip(void **state)
 static void
 test_plain_service_unchanged(void **state)
 {
-	struct fx *f = fx_new();
+	struct fx *f = fx_new(known);
 	char *a, *b;
 
 	(void)state;
@@ -315,7 +256,7 @@ test_pool_del(void **state)
 static void
 test_limits(void **state)
 {
-	struct fx *f = fx_new();
+	struct fx *f = fx_new(known);
 	char line[512], path[240];
 
 	(void)state;
