@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lb/conf-t.h"
+#include "lb/route_flat-t.h"
 
 #define LB_DPCONF_SVC_SLOTS 256u /* power of two, > 2 x LB_CONF_MAX_SVCS */
 #define LB_DPCONF_NONE (-1)
@@ -52,6 +53,21 @@ struct lb_dpconf_be {
 	 * instance that failed, not the one that now passes its check.
 	 */
 	uint32_t up_gen;
+	/** Its pool: 0 the service's own (the one new flows take), i the
+	 * named pool pool[i] of its service. */
+	uint8_t pool;
+};
+
+/**
+ * A pool of a service: its name and scheduler, and the members' count
+ * and weight sum (of the backends not removed), for lb-control's views.
+ * Its members are the backends whose @c pool is its index.
+ */
+struct lb_dpconf_pool {
+	char name[LB_CONF_POOL_NAME_LEN + 1];
+	char sched[LB_CONF_SCHED_LEN + 1];
+	uint32_t nb_be;
+	uint64_t weight_sum;
 };
 
 struct lb_dpconf_svc {
@@ -64,6 +80,13 @@ struct lb_dpconf_svc {
 	struct lb_conf_svc_opts opts; /**< opts.sched names the scheduler */
 	uint32_t nb_be; /**< backend slots in use: highest index + 1 */
 	struct lb_dpconf_be be[LB_CONF_MAX_BES];
+	/** Pools: pool[0] the service's own (named "default", with
+	 * opts.sched), then its named pools in their order. */
+	uint32_t nb_pool;
+	struct lb_dpconf_pool pool[LB_CONF_MAX_POOLS + 1];
+	/** Its content routing rules, compiled (route_rules.h matches on
+	 * them); no rules and a default to pool 0 for a service without. */
+	struct lb_route_flat rules;
 };
 
 /** An address we own; @c mask is in network order. */
