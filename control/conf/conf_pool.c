@@ -28,6 +28,19 @@ lb_conf_pool_index(const struct lb_conf_svc *sv, const char *name)
 	return -1;
 }
 
+void
+lb_conf_pool_sum(const struct lb_conf_svc *sv, unsigned int idx,
+		 uint32_t *nb, uint64_t *wsum)
+{
+	*nb = 0;
+	*wsum = 0;
+	for (unsigned int i = 0; i < sv->nb_be; i++)
+		if (sv->be[i].pool == idx) {
+			(*nb)++;
+			*wsum += sv->be[i].weight;
+		}
+}
+
 /* The pool names as lb_route_parse() takes them: index 0 the default. */
 static unsigned int
 pool_names(const struct lb_conf_svc *sv,

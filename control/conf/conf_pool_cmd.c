@@ -60,24 +60,11 @@ svc_arg(struct lb_conf *c, int argc, char **argv, struct lb_cmd_out *out,
 	return *rc == 0 ? lb_conf_svc_or_error(c, &k, out, rc) : NULL;
 }
 
-static void
-pool_sum(const struct lb_conf_svc *sv, unsigned int idx, unsigned int *nb,
-	 uint64_t *wsum)
-{
-	*nb = 0;
-	*wsum = 0;
-	for (unsigned int i = 0; i < sv->nb_be; i++)
-		if (sv->be[i].pool == idx) {
-			(*nb)++;
-			*wsum += sv->be[i].weight;
-		}
-}
-
 static int
 cmd_pool_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	const struct lb_conf_svc *sv;
-	unsigned int nb;
+	uint32_t nb;
 	uint64_t wsum;
 	int rc;
 
@@ -87,7 +74,7 @@ cmd_pool_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	rc = lb_cmd_printf(out, "%-32s %-12s %8s %10s\n", "POOL", "SCHED",
 			   "BACKENDS", "WEIGHTS");
 	for (unsigned int i = 0; i <= sv->nb_pool && rc == 0; i++) {
-		pool_sum(sv, i, &nb, &wsum);
+		lb_conf_pool_sum(sv, i, &nb, &wsum);
 		rc = lb_cmd_printf(out, "%-32s %-12s %8u %10llu\n",
 				   i == 0 ? LB_CONF_POOL_DEFAULT
 					  : sv->pool[i - 1].name,

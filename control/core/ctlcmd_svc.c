@@ -53,6 +53,7 @@ jset_flow_opts(json_t *j, const struct lb_conf_svc_opts *o)
 struct svc_row {
 	char svc[LB_CTLCMD_SVC_STRLEN];
 	const struct lb_conf_svc_opts *opts;
+	const struct lb_conf_svc *cs; /* configured: its pools and rules */
 	const char *state;
 	unsigned int nb_conf;  /* configured backends */
 	unsigned int nb_drain; /* of which draining */
@@ -68,6 +69,7 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	memset(r, 0, sizeof(*r));
 	lb_ctlcmd_key_str(&sv->key, r->svc);
 	r->opts = &sv->opts;
+	r->cs = sv;
 	r->state = "active";
 	r->nb_conf = sv->nb_be;
 	for (unsigned int j = 0; j < sv->nb_be; j++)
@@ -190,6 +192,47 @@ check_json(const struct lb_conf_check *k)
 	return o;
 }
 
+/* The pools of a service, its own first, and its rules: each pool's
+ * scheduler, members and weight sum; the rules' text in order. */
+static int
+jset_pools(json_t *j, const struct lb_conf_svc *cs)
+{
+	json_t *pools = json_array(), *rules = json_array();
+	int bad = pools == NULL || rules == NULL;
+
+	for (unsigned int p = 0; !bad && p <= cs->nb_pool; p++) {
+		json_t *o = json_object();
+		uint64_t w;
+		uint32_t n;
+
+		lb_conf_pool_sum(cs, p, &n, &w);
+		if (o == NULL || json_array_append_new(pools, o) != 0) {
+			bad = 1;
+			break;
+		}
+		bad |= jset_str(o, "name", p == 0 ? LB_CONF_POOL_DEFAULT
+						  : cs->pool[p - 1].name);
+		bad |= jset_str(o, "sched", p == 0 ? cs->opts.sched
+						   : cs->pool[p - 1].sched);
+		bad |= jset_u64(o, "backends", n);
+		bad |= jset_u64(o, "weight_sum", w);
+	}
+	for (unsigned int i = 0; !bad && i < cs->nb_rule; i++)
+		bad |= json_array_append_new(rules,
+					     json_string(cs->rule[i])) != 0;
+	if (bad) {
+		json_decref(pools);
+		json_decref(rules);
+		return -1;
+	}
+	bad |= jset(j, "pools", pools);
+	bad |= jset(j, "rules", rules);
+	bad |= jset_str(j, "rule_default",
+			cs->rule_def[0] != '\0' ? cs->rule_def
+						: "pool " LB_CONF_POOL_DEFAULT);
+	return bad;
+}
+
 static json_t *
 svc_json(const struct svc_row *r)
 {
@@ -224,6 +267,8 @@ svc_json(const struct svc_row *r)
 		bad |= jset_u64(j, "default_expect_ms", o->default_expect_ms);
 		bad |= jset(j, "check", check_json(&o->check));
 	}
+	if (r->cs != NULL)
+		bad |= jset_pools(j, r->cs);
 	bad |= jset_u64(j, "backends", r->nb_conf);
 	bad |= jset_u64(j, "backends_draining", r->nb_drain);
 	bad |= jset_u64(j, "backends_removed",

@@ -152,12 +152,9 @@ build_pools(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs, char *err,
 		memcpy(v->pool[p + 1].sched, cs->pool[p].sched,
 		       sizeof(v->pool[p + 1].sched));
 	}
-	for (unsigned int b = 0; b < cs->nb_be; b++) {
-		struct lb_dpconf_pool *p = &v->pool[cs->be[b].pool];
-
-		p->nb_be++;
-		p->weight_sum += cs->be[b].weight;
-	}
+	for (unsigned int p = 0; p < v->nb_pool; p++)
+		lb_conf_pool_sum(cs, p, &v->pool[p].nb_be,
+				 &v->pool[p].weight_sum);
 	lb_cmd_out_init(&out);
 	rc = lb_conf_rules_compile(cs, &v->rules, &out);
 	if (rc != 0)

@@ -379,6 +379,11 @@ int lb_conf_be_set_orch_ip(struct lb_conf *c,
  */
 int lb_conf_pool_index(const struct lb_conf_svc *sv, const char *name);
 
+/** The backends of pool @p idx of @p sv (lb_conf_pool_index()) and the
+ * sum of their weights. */
+void lb_conf_pool_sum(const struct lb_conf_svc *sv, unsigned int idx,
+		      uint32_t *nb, uint64_t *wsum);
+
 /**
  * Adds the named pool @p name, with its scheduler @p sched (NULL: the
  * default), to service @p key.
