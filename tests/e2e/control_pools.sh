@@ -109,6 +109,11 @@ rj=$(jq_get "$E2E_TMP/show.json" \
 	'd["service"]["rules"] + [d["service"]["rule_default"]]')
 check "JSON: the rules and the default ($rj)" \
 	'[ "$rj" = "[\"path-prefix /static/ pool static\", \"host api.example.com pool api\", \"sni api.example.com pool api\", \"refuse 404\"]" ]'
+ctl_json "$E2E_TMP/be.json" backend list $SVC
+bj=$(jq_get "$E2E_TMP/be.json" \
+	'sorted([b["backend"], b["pool"]] for b in d["backends"])')
+check "JSON: each backend's pool ($bj)" \
+	'[ "$bj" = "[[\"$BE1\", \"default\"], [\"$BE2\", \"api\"]]" ]'
 if [ -n "${CTL_METRICS:-}" ]; then
 	check "/metrics: the api pool's backends" \
 		'metrics | has -F "lb_pool_backends{service=\"$SVC\",pool=\"api\"} 1"'
