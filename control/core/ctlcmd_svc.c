@@ -411,6 +411,35 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 		n[LB_ADMIT_REJ_FULL], r->v.admit_table_full);
 }
 
+/* "  pools: default (rr, 1 backend), api (rr, 2 backends); 3 rules,
+ * default refuse 404": only for a service with pools or rules. */
+static int
+pools_text(const struct lb_conf_svc *cs, struct lb_cmd_out *out)
+{
+	int rc = 0;
+
+	for (unsigned int p = 0; p <= cs->nb_pool && rc == 0; p++) {
+		uint64_t w;
+		uint32_t n;
+
+		lb_conf_pool_sum(cs, p, &n, &w);
+		rc = lb_cmd_printf(out, "%s%s (%s, %u backend%s)",
+				   p == 0 ? "  pools: " : ", ",
+				   p == 0 ? LB_CONF_POOL_DEFAULT
+					  : cs->pool[p - 1].name,
+				   p == 0 ? cs->opts.sched
+					  : cs->pool[p - 1].sched,
+				   n, n == 1 ? "" : "s");
+	}
+	if (rc == 0)
+		rc = lb_cmd_printf(out, "; %u rule%s, default %s\n",
+				   cs->nb_rule, cs->nb_rule == 1 ? "" : "s",
+				   cs->rule_def[0] != '\0'
+					   ? cs->rule_def
+					   : "pool " LB_CONF_POOL_DEFAULT);
+	return rc;
+}
+
 static int
 svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 {
@@ -452,6 +481,9 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 				   o->errors,
 				   o->err_exclude[0] ? o->err_exclude : "none",
 				   o->default_expect_ms);
+	if (rc == 0 && r->cs != NULL && (r->cs->nb_pool > 0 ||
+					 lb_conf_svc_routes(r->cs)))
+		rc = pools_text(r->cs, out);
 	if (rc == 0)
 		rc = lb_cmd_printf(out,
 				   "  backends: %u configured, %u draining",
