@@ -587,10 +587,11 @@ snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 			continue;
 		k = lb_view_svc_key(&x->v);
 		lb_ctlcmd_key_str(&k, x->svc);
-		x->nb_pool = c->svc[i].nb_pool <= LB_CONF_MAX_POOLS + 1
-				     ? c->svc[i].nb_pool
+		x->nb_pool = c->pools[i].nb_pool <= LB_CONF_MAX_POOLS + 1
+				     ? c->pools[i].nb_pool
 				     : 0;
-		memcpy(x->pool, c->svc[i].pool, x->nb_pool * sizeof(x->pool[0]));
+		memcpy(x->pool, c->pools[i].pool,
+		       x->nb_pool * sizeof(x->pool[0]));
 		s->nsvc++;
 		for (uint32_t b = 0; b < c->svc[i].nb_be && s->nbe < nbe; b++) {
 			struct lb_metrics_be *y = &s->be[s->nbe];

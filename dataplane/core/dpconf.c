@@ -134,8 +134,8 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 
 /* The pools of @p cs and its compiled rules. */
 static int
-build_pools(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs, char *err,
-	    size_t errlen)
+build_pools(struct lb_dpconf_pools *v, const struct lb_conf_svc *cs,
+	    char *err, size_t errlen)
 {
 	struct lb_cmd_out out;
 	int rc;
@@ -277,6 +277,7 @@ keep_svc_slots(struct lb_dpconf *d, const struct lb_conf *c,
 		 * its backends for those flows. */
 		d->svc[i] = prev->svc[i];
 		d->svc[i].state = LB_SVC_DELETED;
+		d->pools[i] = prev->pools[i];
 		taken[i] = true;
 	}
 	return 0;
@@ -328,7 +329,7 @@ build_svcs(struct lb_dpconf *d, const struct lb_conf *c,
 		v->opts = s->opts;
 		rc = build_backends(v, s, old, slot, busy, ctx, err, errlen);
 		if (rc == 0)
-			rc = build_pools(v, s, err, errlen);
+			rc = build_pools(&d->pools[slot], s, err, errlen);
 		if (rc != 0)
 			return rc;
 	}

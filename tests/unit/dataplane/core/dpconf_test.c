@@ -778,6 +778,7 @@ test_pools(void **state)
 	struct fx *f = fx_new();
 	struct lb_dpconf *d, *d2;
 	const struct lb_dpconf_svc *v;
+	const struct lb_dpconf_pools *rt;
 	int s;
 
 	(void)state;
@@ -786,26 +787,28 @@ test_pools(void **state)
 	d = compile(f, NULL);
 	s = lb_dpconf_svc_find(d, 6, ip("10.11.0.100"), htons(80));
 	v = &d->svc[s];
-	assert_int_equal(v->nb_pool, 1);
-	assert_string_equal(v->pool[0].name, "default");
-	assert_string_equal(v->pool[0].sched, "rr");
-	assert_int_equal(v->pool[0].nb_be, 2);
-	assert_int_equal(v->pool[0].weight_sum, 4);
-	assert_int_equal(v->rules.n, 0);
-	assert_int_equal(v->rules.def.what, LB_ROUTE_POOL);
-	assert_int_equal(v->rules.def.pool, 0);
+	rt = &d->pools[s];
+	assert_int_equal(rt->nb_pool, 1);
+	assert_string_equal(rt->pool[0].name, "default");
+	assert_string_equal(rt->pool[0].sched, "rr");
+	assert_int_equal(rt->pool[0].nb_be, 2);
+	assert_int_equal(rt->pool[0].weight_sum, 4);
+	assert_int_equal(rt->rules.n, 0);
+	assert_int_equal(rt->rules.def.what, LB_ROUTE_POOL);
+	assert_int_equal(rt->rules.def.pool, 0);
 
 	s = lb_dpconf_svc_find(d, 6, ip("10.11.0.101"), htons(443));
 	assert_true(s >= 0);
 	v = &d->svc[s];
-	assert_int_equal(v->nb_pool, 3);
-	assert_string_equal(v->pool[0].sched, "adaptive");
-	assert_string_equal(v->pool[1].name, "api");
-	assert_string_equal(v->pool[1].sched, "rr");
-	assert_string_equal(v->pool[2].name, "tls");
-	assert_int_equal(v->pool[1].nb_be, 2);
-	assert_int_equal(v->pool[1].weight_sum, 5);
-	assert_int_equal(v->pool[2].nb_be, 1);
+	rt = &d->pools[s];
+	assert_int_equal(rt->nb_pool, 3);
+	assert_string_equal(rt->pool[0].sched, "adaptive");
+	assert_string_equal(rt->pool[1].name, "api");
+	assert_string_equal(rt->pool[1].sched, "rr");
+	assert_string_equal(rt->pool[2].name, "tls");
+	assert_int_equal(rt->pool[1].nb_be, 2);
+	assert_int_equal(rt->pool[1].weight_sum, 5);
+	assert_int_equal(rt->pool[2].nb_be, 1);
 	assert_int_equal(v->be[0].pool, 0);
 	assert_int_equal(v->be[1].pool, 1);
 	assert_int_equal(v->be[2].pool, 1);
@@ -813,11 +816,18 @@ test_pools(void **state)
 	assert_true(lb_dpconf_be_eligible(v, 0));
 	for (uint32_t b = 1; b < 4; b++)
 		assert_false(lb_dpconf_be_eligible(v, b));
-	assert_int_equal(v->rules.n, 2);
-	assert_int_equal(v->rules.nb_tls, 1);
-	assert_int_equal(v->rules.act[0].pool, 2);
-	assert_int_equal(v->rules.act[1].pool, 1);
-	assert_int_equal(v->rules.def.what, LB_ROUTE_REFUSE_404);
+	assert_int_equal(rt->rules.n, 2);
+	assert_int_equal(rt->rules.nb_tls, 1);
+	assert_int_equal(rt->rules.act[0].pool, 2);
+	assert_int_equal(rt->rules.act[1].pool, 1);
+	assert_int_equal(rt->rules.def.what, LB_ROUTE_REFUSE_404);
+
+	/* A worker's copy holds the backends' pools and the header
+	 * database's fields, not the pools' names nor the rules. */
+	assert_true(LB_DPCONF_WORKER_COPY >=
+		    offsetof(struct lb_dpconf, hdr_len) + sizeof(d->hdr_len));
+	assert_int_equal(LB_DPCONF_WORKER_COPY + sizeof(d->pools),
+			 sizeof(struct lb_dpconf));
 
 	/* Deleting a pool moves the later ones down; the backends keep
 	 * their slots and follow their pool. */
@@ -827,10 +837,11 @@ test_pools(void **state)
 	run(f, "pool del tcp 10.11.0.101:443 api");
 	d2 = compile(f, d);
 	v = &d2->svc[s];
-	assert_int_equal(v->nb_pool, 2);
-	assert_string_equal(v->pool[1].name, "tls");
+	rt = &d2->pools[s];
+	assert_int_equal(rt->nb_pool, 2);
+	assert_string_equal(rt->pool[1].name, "tls");
 	assert_int_equal(v->be[3].pool, 1);
-	assert_int_equal(v->rules.act[0].pool, 1);
+	assert_int_equal(rt->rules.act[0].pool, 1);
 	assert_false(lb_dpconf_be_eligible(v, 3));
 	free(d);
 	free(d2);
