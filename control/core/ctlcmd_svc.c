@@ -57,6 +57,7 @@ struct svc_row {
 	const char *state;
 	unsigned int nb_conf;  /* configured backends */
 	unsigned int nb_drain; /* of which draining */
+	unsigned int nb_named; /* of which not draining, in named pools */
 	int slot;
 	bool rt;
 	struct lb_view_svc v;
@@ -72,8 +73,10 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	r->cs = sv;
 	r->state = "active";
 	r->nb_conf = sv->nb_be;
-	for (unsigned int j = 0; j < sv->nb_be; j++)
+	for (unsigned int j = 0; j < sv->nb_be; j++) {
 		r->nb_drain += sv->be[j].draining;
+		r->nb_named += !sv->be[j].draining && sv->be[j].pool != 0;
+	}
 	r->slot = lb_ctlcmd_svc_slot(ctl, &sv->key);
 	r->rt = r->slot >= 0 &&
 		lb_view_svc_get(ctl->view, (uint32_t)r->slot, &r->v) == 0;
@@ -301,7 +304,9 @@ static int
 svc_text(const struct svc_row *r, struct lb_cmd_out *out)
 {
 	char be[32], act[24], fl[24], er[24], pk[48], by[48];
-	unsigned int live = r->nb_conf - r->nb_drain;
+	/* A backend of a named pool takes no new flow until rules route
+	 * to its pool. */
+	unsigned int live = r->nb_conf - r->nb_drain - r->nb_named;
 
 	if (r->rt) {
 		snprintf(act, sizeof(act), "%" PRIu64, r->v.flows_active);
@@ -639,10 +644,11 @@ static const struct lb_cmd_def svc_cmds[] = {
 		.synopsis = "",
 		.help = "List the virtual services with their counters",
 		.long_help =
-			"BACKENDS is taking new flows / configured, then "
-			"+N for backends\nremoved whose flows are running "
-			"out. ACTIVE is flows now, FLOWS\nflows created; "
-			"PKTS and BYTES count client>backend/backend>client."
+			"BACKENDS is taking new flows / configured (a backend "
+			"of a named\npool takes none yet), then +N for "
+			"backends removed whose flows\nare running out. "
+			"ACTIVE is flows now, FLOWS flows created; PKTS\nand "
+			"BYTES count client>backend/backend>client."
 			"\nSTATE is `deleted` for a service deleted while its "
 			"flows run out and\n`pending` for one the dataplane "
 			"does not have yet. `service show`\ngives every "

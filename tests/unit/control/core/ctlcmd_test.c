@@ -438,6 +438,12 @@ test_service_list_show(void **state)
 			    "refuse rst");
 	run(c, "backend list tcp 10.11.0.100:443", 0);
 	assert_string_equal(dstr(c->ctl.data, "backends.0.pool"), "api");
+	/* Its backend takes no new flow: 0 of 1 in `service list`. */
+	t = run(c, "service list", 0);
+	assert_non_null(strstr(t, "tcp 10.11.0.100:443"));
+	assert_string_equal(row(t, 3, buf),
+			    "tcp 10.11.0.100:443 adaptive active 0/1 0 0 0 0/0 "
+			    "0/0");
 	run(c, "service set tcp 10.11.0.100:80 check http check-path /hz "
 	       "check-rise 3",
 	    0);
