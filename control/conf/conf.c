@@ -410,13 +410,14 @@ cmd_svc_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 static const struct lb_cmd_opt weight_opt[] = {
 	{"weight", LB_CMD_OPT_U64, 1, LB_CONF_WEIGHT_MAX},
+	{"pool", LB_CMD_OPT_WORD, 0, LB_CONF_POOL_NAME_LEN},
 };
 
-/* PROTO VIP:PORT IP:PORT, then options. */
+/* PROTO VIP:PORT IP:PORT, then @p nw options of weight_opt[]. */
 static int
 parse_be(int argc, char **argv, struct lb_conf_svc_key *k,
 	 struct lb_conf_ip *ip, uint16_t *port, struct lb_cmd_optval *w,
-	 struct lb_cmd_out *out)
+	 unsigned int nw, struct lb_cmd_out *out)
 {
 	int rc;
 
@@ -424,7 +425,7 @@ parse_be(int argc, char **argv, struct lb_conf_svc_key *k,
 	if (rc == 0)
 		rc = lb_cmd_parse_ip_port(argv[2], ip, port, out);
 	if (rc == 0 && w != NULL)
-		rc = lb_cmd_parse_opts(argc - 3, argv + 3, weight_opt, 1, w,
+		rc = lb_cmd_parse_opts(argc - 3, argv + 3, weight_opt, nw, w,
 				       out);
 	return rc;
 }
@@ -433,19 +434,20 @@ static int
 cmd_be_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
-	struct lb_cmd_optval w;
+	struct lb_cmd_optval w[2];
 	struct lb_conf_ip ip;
 	uint16_t port;
 	int rc;
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
 	if (rc == 0)
-		rc = parse_be(argc, argv, &k, &ip, &port, &w, out);
+		rc = parse_be(argc, argv, &k, &ip, &port, w, 2, out);
 	if (rc != 0)
 		return rc;
-	return lb_conf_be_add_ip(ctx, &k, &ip, port,
-				 w.set ? (uint32_t)w.u : LB_CONF_WEIGHT_DEFAULT,
-				 out);
+	return lb_conf_be_add_pool(ctx, &k, &ip, port,
+				   w[0].set ? (uint32_t)w[0].u
+					    : LB_CONF_WEIGHT_DEFAULT,
+				   w[1].set ? w[1].str : NULL, out);
 }
 
 static int
@@ -458,7 +460,7 @@ cmd_be_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
 	if (rc == 0)
-		rc = parse_be(argc, argv, &k, &ip, &port, NULL, out);
+		rc = parse_be(argc, argv, &k, &ip, &port, NULL, 0, out);
 	if (rc != 0)
 		return rc;
 	return lb_conf_be_del_ip(ctx, &k, &ip, port, out);
@@ -475,7 +477,7 @@ be_drain(void *ctx, int argc, char **argv, bool draining,
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
 	if (rc == 0)
-		rc = parse_be(argc, argv, &k, &ip, &port, NULL, out);
+		rc = parse_be(argc, argv, &k, &ip, &port, NULL, 0, out);
 	if (rc != 0)
 		return rc;
 	return lb_conf_be_drain_ip(ctx, &k, &ip, port, draining, out);
@@ -504,7 +506,7 @@ cmd_be_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 
 	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
 	if (rc == 0)
-		rc = parse_be(argc, argv, &k, &ip, &port, &w, out);
+		rc = parse_be(argc, argv, &k, &ip, &port, &w, 1, out);
 	if (rc != 0)
 		return rc;
 	if (!w.set)
@@ -696,7 +698,7 @@ static const struct lb_cmd_def conf_cmds[] = {
 	},
 	{
 		.path = "backend add",
-		.synopsis = BE_ARGS " [weight W]",
+		.synopsis = BE_ARGS " [weight W] [pool NAME]",
 		.help = "Add a backend to a virtual service",
 		.long_help =
 			"`weight W` (1..65535, default 1) scales the "
@@ -709,6 +711,10 @@ static const struct lb_cmd_def conf_cmds[] = {
 			"(`10.0.1.11:8443`, fnat64, from an IPv4 SNAT\n"
 			"address), in one pool if need be; an IPv4 service "
 			"IPv4 backends only.\n\n"
+			"`pool NAME` puts it in a named pool of the service "
+			"(`pool add`);\nwithout it, or with `pool default`, "
+			"it is in the service's own pool,\nthe one new "
+			"connections take until rules route them elsewhere.\n\n"
 			"Example: `backend add tcp 192.0.2.10:80 "
 			"10.0.1.11:8080 weight 2`",
 		.fn = cmd_be_add,
@@ -758,14 +764,23 @@ static const struct lb_cmd_def conf_cmds[] = {
 	},
 };
 
+#define NB_CONF_CMDS (sizeof(conf_cmds) / sizeof(conf_cmds[0]))
+
 int
 lb_conf_register(struct lb_conf *c, struct lb_cmd_reg *r)
 {
+	static struct lb_cmd_def all[NB_CONF_CMDS + LB_CONF_POOL_NB_CMDS];
+
 	if (c == NULL || r == NULL)
 		return -EINVAL;
 	svc_add_doc();
-	return lb_cmd_register_many(
-		r, conf_cmds, sizeof(conf_cmds) / sizeof(conf_cmds[0]), c);
+	/* Pools and rules are lines of the state file too: one array, so
+	 * that the registry takes all the commands or none. */
+	memcpy(all, conf_cmds, sizeof(conf_cmds));
+	memcpy(all + NB_CONF_CMDS, lb_conf_pool_cmds,
+	       LB_CONF_POOL_NB_CMDS * sizeof(all[0]));
+	return lb_cmd_register_many(r, all, NB_CONF_CMDS + LB_CONF_POOL_NB_CMDS,
+				    c);
 }
 
 /* The same commands in lb-control's registry, with the self-registered

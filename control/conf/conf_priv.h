@@ -73,4 +73,20 @@ struct lb_conf_svc *lb_conf_svc_or_error(const struct lb_conf *c,
 					 const struct lb_conf_svc_key *key,
 					 struct lb_cmd_out *out, int *rc);
 
+/* ---- conf_pool.c, conf_pool_cmd.c ---- */
+
+/** `pool add SVC NAME sched S` and the rest of the service's pools. */
+int lb_conf_pool_save(struct lb_cmd_out *out, const char *s,
+		      const struct lb_conf_svc *sv);
+/** `rule add` and `rule default` lines of @p sv. */
+int lb_conf_rule_save(struct lb_cmd_out *out, const char *s,
+		      const struct lb_conf_svc *sv);
+/** Adds the pools, backends and rules of @p sv to @p t, whose service
+ * of the same key was just added (lb_conf_validate()). */
+int lb_conf_pool_replay(struct lb_conf *t, const struct lb_conf_svc *sv,
+			struct lb_cmd_out *out);
+/** The pool and rule commands, which lb_conf_register() adds too. */
+#define LB_CONF_POOL_NB_CMDS 7
+extern const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS];
+
 #endif /* LB_CONF_PRIV_H */

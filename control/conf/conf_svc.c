@@ -148,6 +148,8 @@ lb_conf_svc_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	rc = lb_conf_svc_opts_check(c, key->proto, o, out);
 	if (rc == 0)
 		rc = ip6_opts_check(&sv->key, o, out);
+	if (rc == 0)
+		rc = lb_conf_rules_opts_check(sv, o, out);
 	if (rc != 0)
 		return rc;
 	if (!lb_svc_opt_eq(&sv->opts, o)) {
@@ -460,17 +462,8 @@ lb_conf_validate(const struct lb_conf *c, struct lb_cmd_out *out)
 			break;
 		}
 		rc = lb_conf_svc_add(t, &sv->key, &sv->opts, out);
-		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
-			const struct lb_conf_be *be = &sv->be[j];
-			struct lb_conf_ip a =
-				LB_CONF_IP_OF(be);
-
-			rc = lb_conf_be_add_ip(t, &sv->key, &a, be->port,
-					       be->weight, out);
-			if (rc == 0 && be->draining)
-				rc = lb_conf_be_drain_ip(t, &sv->key, &a,
-							 be->port, true, out);
-		}
+		if (rc == 0)
+			rc = lb_conf_pool_replay(t, sv, out);
 	}
 	lb_conf_free(t);
 	return rc;
@@ -555,6 +548,8 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 
 		lb_conf_key_str(&sv->key, s);
 		rc = lb_svc_opt_save(out, s, &sv->opts);
+		if (rc == 0)
+			rc = lb_conf_pool_save(out, s, sv);
 		for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 			const struct lb_conf_be *be = &sv->be[j];
 			struct lb_conf_ip ip =
@@ -567,12 +562,17 @@ lb_conf_save(const struct lb_conf *c, struct lb_cmd_out *out)
 			if (rc == 0 && be->weight != LB_CONF_WEIGHT_DEFAULT)
 				rc = lb_cmd_printf(out, " weight %u",
 						   be->weight);
+			if (rc == 0 && be->pool != 0 && be->pool <= sv->nb_pool)
+				rc = lb_cmd_printf(out, " pool %s",
+						   sv->pool[be->pool - 1].name);
 			if (rc == 0)
 				rc = lb_cmd_printf(out, "\n");
 			if (rc == 0 && be->draining)
 				rc = lb_cmd_printf(out, "backend drain %s %s\n",
 						   s, a);
 		}
+		if (rc == 0)
+			rc = lb_conf_rule_save(out, s, sv);
 	}
 	return rc;
 }

@@ -21,6 +21,7 @@ struct be_row {
 	uint16_t port;
 	const char *state;
 	const char *origin; /* the autoscaler's instance repository */
+	const char *pool;   /* its pool's name; NULL: the service's own */
 	uint32_t weight;
 	int slot; /* backend index in the table, -1: not published */
 	bool rt;  /* v holds runtime values */
@@ -145,6 +146,8 @@ row_json(const struct be_row *r)
 						     LB_HEALTH_NONE));
 	bad |= jset(o, "check", health_json(r));
 	bad |= jset_u64(o, "weight", r->weight);
+	bad |= jset_str(o, "pool",
+			r->pool != NULL ? r->pool : LB_CONF_POOL_DEFAULT);
 	bad |= jset(o, "slot",
 		    r->slot >= 0 ? json_integer(r->slot) : json_null());
 	bad |= jset_u64(o, "flows_active", r->rt ? r->v.flows_active : 0);
@@ -518,6 +521,9 @@ svc_rows(const struct lb_ctl *ctl, const struct lb_conf_svc *sv, json_t *arr,
 			.state = be->draining ? "draining" : "active",
 			.weight = be->weight,
 			.slot = -1,
+			.pool = be->pool != 0 && be->pool <= sv->nb_pool
+					? sv->pool[be->pool - 1].name
+					: NULL,
 		};
 		int b = be_slot(t, &r.ip, be->port);
 

@@ -53,9 +53,11 @@ jset_flow_opts(json_t *j, const struct lb_conf_svc_opts *o)
 struct svc_row {
 	char svc[LB_CTLCMD_SVC_STRLEN];
 	const struct lb_conf_svc_opts *opts;
+	const struct lb_conf_svc *cs; /* configured: its pools and rules */
 	const char *state;
 	unsigned int nb_conf;  /* configured backends */
 	unsigned int nb_drain; /* of which draining */
+	unsigned int nb_named; /* of which not draining, in named pools */
 	int slot;
 	bool rt;
 	struct lb_view_svc v;
@@ -68,10 +70,13 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	memset(r, 0, sizeof(*r));
 	lb_ctlcmd_key_str(&sv->key, r->svc);
 	r->opts = &sv->opts;
+	r->cs = sv;
 	r->state = "active";
 	r->nb_conf = sv->nb_be;
-	for (unsigned int j = 0; j < sv->nb_be; j++)
+	for (unsigned int j = 0; j < sv->nb_be; j++) {
 		r->nb_drain += sv->be[j].draining;
+		r->nb_named += !sv->be[j].draining && sv->be[j].pool != 0;
+	}
 	r->slot = lb_ctlcmd_svc_slot(ctl, &sv->key);
 	r->rt = r->slot >= 0 &&
 		lb_view_svc_get(ctl->view, (uint32_t)r->slot, &r->v) == 0;
@@ -190,6 +195,47 @@ check_json(const struct lb_conf_check *k)
 	return o;
 }
 
+/* The pools of a service, its own first, and its rules: each pool's
+ * scheduler, members and weight sum; the rules' text in order. */
+static int
+jset_pools(json_t *j, const struct lb_conf_svc *cs)
+{
+	json_t *pools = json_array(), *rules = json_array();
+	int bad = pools == NULL || rules == NULL;
+
+	for (unsigned int p = 0; !bad && p <= cs->nb_pool; p++) {
+		json_t *o = json_object();
+		uint64_t w;
+		uint32_t n;
+
+		lb_conf_pool_sum(cs, p, &n, &w);
+		if (o == NULL || json_array_append_new(pools, o) != 0) {
+			bad = 1;
+			break;
+		}
+		bad |= jset_str(o, "name", p == 0 ? LB_CONF_POOL_DEFAULT
+						  : cs->pool[p - 1].name);
+		bad |= jset_str(o, "sched", p == 0 ? cs->opts.sched
+						   : cs->pool[p - 1].sched);
+		bad |= jset_u64(o, "backends", n);
+		bad |= jset_u64(o, "weight_sum", w);
+	}
+	for (unsigned int i = 0; !bad && i < cs->nb_rule; i++)
+		bad |= json_array_append_new(rules,
+					     json_string(cs->rule[i])) != 0;
+	if (bad) {
+		json_decref(pools);
+		json_decref(rules);
+		return -1;
+	}
+	bad |= jset(j, "pools", pools);
+	bad |= jset(j, "rules", rules);
+	bad |= jset_str(j, "rule_default",
+			cs->rule_def[0] != '\0' ? cs->rule_def
+						: "pool " LB_CONF_POOL_DEFAULT);
+	return bad;
+}
+
 static json_t *
 svc_json(const struct svc_row *r)
 {
@@ -224,6 +270,8 @@ svc_json(const struct svc_row *r)
 		bad |= jset_u64(j, "default_expect_ms", o->default_expect_ms);
 		bad |= jset(j, "check", check_json(&o->check));
 	}
+	if (r->cs != NULL)
+		bad |= jset_pools(j, r->cs);
 	bad |= jset_u64(j, "backends", r->nb_conf);
 	bad |= jset_u64(j, "backends_draining", r->nb_drain);
 	bad |= jset_u64(j, "backends_removed",
@@ -256,7 +304,9 @@ static int
 svc_text(const struct svc_row *r, struct lb_cmd_out *out)
 {
 	char be[32], act[24], fl[24], er[24], pk[48], by[48];
-	unsigned int live = r->nb_conf - r->nb_drain;
+	/* A backend of a named pool takes no new flow until rules route
+	 * to its pool. */
+	unsigned int live = r->nb_conf - r->nb_drain - r->nb_named;
 
 	if (r->rt) {
 		snprintf(act, sizeof(act), "%" PRIu64, r->v.flows_active);
@@ -366,6 +416,35 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 		n[LB_ADMIT_REJ_FULL], r->v.admit_table_full);
 }
 
+/* "  pools: default (rr, 1 backend), api (rr, 2 backends); 3 rules,
+ * default refuse 404": only for a service with pools or rules. */
+static int
+pools_text(const struct lb_conf_svc *cs, struct lb_cmd_out *out)
+{
+	int rc = 0;
+
+	for (unsigned int p = 0; p <= cs->nb_pool && rc == 0; p++) {
+		uint64_t w;
+		uint32_t n;
+
+		lb_conf_pool_sum(cs, p, &n, &w);
+		rc = lb_cmd_printf(out, "%s%s (%s, %u backend%s)",
+				   p == 0 ? "  pools: " : ", ",
+				   p == 0 ? LB_CONF_POOL_DEFAULT
+					  : cs->pool[p - 1].name,
+				   p == 0 ? cs->opts.sched
+					  : cs->pool[p - 1].sched,
+				   n, n == 1 ? "" : "s");
+	}
+	if (rc == 0)
+		rc = lb_cmd_printf(out, "; %u rule%s, default %s\n",
+				   cs->nb_rule, cs->nb_rule == 1 ? "" : "s",
+				   cs->rule_def[0] != '\0'
+					   ? cs->rule_def
+					   : "pool " LB_CONF_POOL_DEFAULT);
+	return rc;
+}
+
 static int
 svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 {
@@ -407,6 +486,9 @@ svc_show_text(const struct svc_row *r, struct lb_cmd_out *out)
 				   o->errors,
 				   o->err_exclude[0] ? o->err_exclude : "none",
 				   o->default_expect_ms);
+	if (rc == 0 && r->cs != NULL && (r->cs->nb_pool > 0 ||
+					 lb_conf_svc_routes(r->cs)))
+		rc = pools_text(r->cs, out);
 	if (rc == 0)
 		rc = lb_cmd_printf(out,
 				   "  backends: %u configured, %u draining",
@@ -562,10 +644,11 @@ static const struct lb_cmd_def svc_cmds[] = {
 		.synopsis = "",
 		.help = "List the virtual services with their counters",
 		.long_help =
-			"BACKENDS is taking new flows / configured, then "
-			"+N for backends\nremoved whose flows are running "
-			"out. ACTIVE is flows now, FLOWS\nflows created; "
-			"PKTS and BYTES count client>backend/backend>client."
+			"BACKENDS is taking new flows / configured (a backend "
+			"of a named\npool takes none yet), then +N for "
+			"backends removed whose flows\nare running out. "
+			"ACTIVE is flows now, FLOWS flows created; PKTS\nand "
+			"BYTES count client>backend/backend>client."
 			"\nSTATE is `deleted` for a service deleted while its "
 			"flows run out and\n`pending` for one the dataplane "
 			"does not have yet. `service show`\ngives every "

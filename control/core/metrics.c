@@ -202,6 +202,37 @@ svc_l7_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 	return rc;
 }
 
+/* Each pool of each service: its members and their weights. */
+static int
+pool_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[2] = {{"service", NULL}, {"pool", NULL}};
+	int rc = 0;
+
+	for (int f = 0; f < 2 && rc == 0; f++) {
+		const char *fam = f == 0 ? "lb_pool_backends"
+					 : "lb_pool_weight_sum";
+
+		rc = lb_prom_family(o, fam, "gauge",
+				    f == 0 ? "Backends of the pool, draining "
+					     "ones included."
+					   : "Sum of the weights of the pool's "
+					     "backends.");
+		for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+			const struct lb_metrics_svc *x = &s->svc[k];
+
+			l[0].value = x->svc;
+			for (uint32_t p = 0; p < x->nb_pool && rc == 0; p++) {
+				l[1].value = x->pool[p].name;
+				rc = lb_prom_u64(o, fam, l, 2,
+						 f == 0 ? x->pool[p].nb_be
+							: x->pool[p].weight_sum);
+			}
+		}
+	}
+	return rc;
+}
+
 static int
 svc_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
@@ -267,6 +298,8 @@ svc_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 					 s->svc[k].v.nb_be[st]);
 		}
 	}
+	if (rc == 0)
+		rc = pool_fams(s, o);
 	return rc;
 }
 
@@ -554,6 +587,11 @@ snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 			continue;
 		k = lb_view_svc_key(&x->v);
 		lb_ctlcmd_key_str(&k, x->svc);
+		x->nb_pool = c->pools[i].nb_pool <= LB_CONF_MAX_POOLS + 1
+				     ? c->pools[i].nb_pool
+				     : 0;
+		memcpy(x->pool, c->pools[i].pool,
+		       x->nb_pool * sizeof(x->pool[0]));
 		s->nsvc++;
 		for (uint32_t b = 0; b < c->svc[i].nb_be && s->nbe < nbe; b++) {
 			struct lb_metrics_be *y = &s->be[s->nbe];

@@ -30,6 +30,9 @@ struct lb_metrics_be {
 struct lb_metrics_svc {
 	char svc[LB_CTLCMD_SVC_STRLEN];
 	struct lb_view_svc v;
+	/** Its pools in the published table, its own first. */
+	uint32_t nb_pool;
+	struct lb_dpconf_pool pool[LB_CONF_MAX_POOLS + 1];
 };
 
 struct lb_metrics_snap {

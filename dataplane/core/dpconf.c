@@ -121,6 +121,7 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 			.weight = cs->be[b].weight,
 			/* Only lb-control's health checks move it on. */
 			.up_gen = kept ? old->be[i].up_gen : 0,
+			.pool = cs->be[b].pool,
 		};
 		if (cs->be[b].af == LB_CONF_AF_INET6)
 			memcpy(v->be[i].ip6, cs->be[b].ip6, LB_CONF_IP6_LEN);
@@ -129,6 +130,37 @@ build_backends(struct lb_dpconf_svc *v, const struct lb_conf_svc *cs,
 		if (taken[i])
 			v->nb_be = i + 1;
 	return 0;
+}
+
+/* The pools of @p cs and its compiled rules. */
+static int
+build_pools(struct lb_dpconf_pools *v, const struct lb_conf_svc *cs,
+	    char *err, size_t errlen)
+{
+	struct lb_cmd_out out;
+	int rc;
+
+	v->nb_pool = cs->nb_pool + 1;
+	memset(v->pool, 0, sizeof(v->pool));
+	snprintf(v->pool[0].name, sizeof(v->pool[0].name), "%s",
+		 LB_CONF_POOL_DEFAULT);
+	snprintf(v->pool[0].sched, sizeof(v->pool[0].sched), "%s",
+		 cs->opts.sched);
+	for (unsigned int p = 0; p < cs->nb_pool; p++) {
+		memcpy(v->pool[p + 1].name, cs->pool[p].name,
+		       sizeof(v->pool[p + 1].name));
+		memcpy(v->pool[p + 1].sched, cs->pool[p].sched,
+		       sizeof(v->pool[p + 1].sched));
+	}
+	for (unsigned int p = 0; p < v->nb_pool; p++)
+		lb_conf_pool_sum(cs, p, &v->pool[p].nb_be,
+				 &v->pool[p].weight_sum);
+	lb_cmd_out_init(&out);
+	rc = lb_conf_rules_compile(cs, &v->rules, &out);
+	if (rc != 0)
+		snprintf(err, errlen, "%s", lb_cmd_out_errmsg(&out));
+	lb_cmd_out_free(&out);
+	return rc;
 }
 
 static struct lb_dpconf_addr6
@@ -245,6 +277,7 @@ keep_svc_slots(struct lb_dpconf *d, const struct lb_conf *c,
 		 * its backends for those flows. */
 		d->svc[i] = prev->svc[i];
 		d->svc[i].state = LB_SVC_DELETED;
+		d->pools[i] = prev->pools[i];
 		taken[i] = true;
 	}
 	return 0;
@@ -295,6 +328,8 @@ build_svcs(struct lb_dpconf *d, const struct lb_conf *c,
 		v->vport = htons(s->key.port);
 		v->opts = s->opts;
 		rc = build_backends(v, s, old, slot, busy, ctx, err, errlen);
+		if (rc == 0)
+			rc = build_pools(&d->pools[slot], s, err, errlen);
 		if (rc != 0)
 			return rc;
 	}

@@ -348,8 +348,9 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	 * quiescent, which includes sleeping workers, so nothing may point
 	 * into it across polls. The copy of the previous table stays for
 	 * comparison. The new table is in place before anything that may
-	 * send (a deferred queue's RSTs route through it). */
-	memcpy(c, pub, sizeof(*c));
+	 * send (a deferred queue's RSTs route through it). Not the pools'
+	 * and rules' part, which the worker does not read. */
+	memcpy(c, pub, LB_DPCONF_WORKER_COPY);
 	w->conf_pub = pub;
 	w->conf = c;
 	lb_dpconf6_svc_index_build(&w->svc6, c);

@@ -20,35 +20,21 @@
 #define FNV_SEED 2166136261u
 #define FNV_PRIME 16777619u
 
-/*
- * A rule as matched, its strings in the table's pool. The first bytes of
- * its path and method (up to 8, with a mask of those that count) turn
- * most comparisons into one of 64 bits: rules that differ from a query
- * differ there as a rule.
- */
-struct crule {
-	uint64_t path_head, path_mask;
-	uint64_t method_head;
-	uint32_t name_hash;
-	uint32_t name_off;
-	uint32_t path_off;
-	uint32_t method_off;
-	uint16_t name_len;
-	uint16_t path_len;
-	uint8_t name_cmp;
-	uint8_t path_cmp;
-	uint8_t method_len;
-	uint8_t pad;
-	uint16_t idx; /* its place in the list */
-	uint16_t pad2;
+/* Rules ready for matching, wherever they lie: a table of its own
+ * (lb_route_table_create()) or a flat block (lb_route_flat_compile()). */
+struct view {
+	const struct lb_route_crule *tls, *http;
+	unsigned int nb_tls, nb_http;
+	const struct lb_route_action *act; /* per rule, in list order */
+	unsigned int n;
+	struct lb_route_action def;
+	const char *str;
 };
 
 struct lb_route_table {
-	struct crule *tls, *http;
-	unsigned int nb_tls, nb_http;
-	struct lb_route_action *act; /* per rule, in list order */
-	unsigned int n;
-	struct lb_route_action def;
+	struct view v;
+	struct lb_route_crule *crule; /* TLS rules, then HTTP ones */
+	struct lb_route_action *act;
 	char *str;
 };
 
@@ -317,62 +303,100 @@ put_str(char *str, uint32_t *off, const char *s, size_t n)
 	return at;
 }
 
-struct lb_route_table *
-lb_route_table_create(const struct lb_route_rule *r, unsigned int n,
-		      const struct lb_route_action *def)
+/* Checks @p n rules and @p def; the bytes of their strings in *@p bytes. */
+static int
+rules_ok(const struct lb_route_rule *r, unsigned int n,
+	 const struct lb_route_action *def, size_t *bytes)
 {
-	struct lb_route_table *t;
-	size_t bytes = 1;
+	*bytes = 0;
+	if (def == NULL || def->what > LB_ROUTE_REFUSE_421)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!rule_ok(&r[i]))
+			return -EINVAL;
+		*bytes += r[i].name_len + r[i].path_len + r[i].method_len;
+	}
+	return 0;
+}
+
+/* Writes the compiled rules into room made for them: @p crule and
+ * @p act for @p n each, @p str for their strings. */
+static void
+compile(const struct lb_route_rule *r, unsigned int n,
+	struct lb_route_crule *crule, struct lb_route_action *act, char *str,
+	unsigned int *nb_tls)
+{
+	unsigned int tls = 0, at_tls = 0, at_http;
 	uint32_t off = 0;
 
-	if (n > LB_ROUTE_RULES_MAX || def == NULL ||
-	    def->what > LB_ROUTE_REFUSE_421) {
-		errno = EINVAL;
-		return NULL;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		tls += r[i].proto == LB_ROUTE_TLS;
+	at_http = tls;
 	for (unsigned int i = 0; i < n; i++) {
-		if (!rule_ok(&r[i])) {
-			errno = EINVAL;
-			return NULL;
-		}
-		bytes += r[i].name_len + r[i].path_len + r[i].method_len;
-	}
-	t = calloc(1, sizeof(*t));
-	if (t == NULL)
-		return NULL;
-	t->tls = calloc(n + 1, sizeof(*t->tls));
-	t->http = calloc(n + 1, sizeof(*t->http));
-	t->act = calloc(n + 1, sizeof(*t->act));
-	t->str = malloc(bytes);
-	if (t->tls == NULL || t->http == NULL || t->act == NULL ||
-	    t->str == NULL) {
-		lb_route_table_free(t);
-		errno = ENOMEM;
-		return NULL;
-	}
-	t->n = n;
-	t->def = *def;
-	for (unsigned int i = 0; i < n; i++) {
-		struct crule *c = r[i].proto == LB_ROUTE_TLS
-					  ? &t->tls[t->nb_tls++]
-					  : &t->http[t->nb_http++];
+		struct lb_route_crule *c = r[i].proto == LB_ROUTE_TLS
+						   ? &crule[at_tls++]
+						   : &crule[at_http++];
 
+		memset(c, 0, sizeof(*c));
 		c->idx = (uint16_t)i;
 		c->name_cmp = r[i].name_cmp;
 		c->name_len = r[i].name_len;
 		c->name_hash = hash_back(r[i].name, r[i].name_len);
-		c->name_off = put_str(t->str, &off, r[i].name, r[i].name_len);
+		c->name_off = put_str(str, &off, r[i].name, r[i].name_len);
 		c->path_cmp = r[i].path_cmp;
 		c->path_len = r[i].path_len;
 		c->path_mask = mask8(r[i].path_len);
 		c->path_head = head8(r[i].path, r[i].path_len);
 		c->method_head = head8(r[i].method, r[i].method_len);
-		c->path_off = put_str(t->str, &off, r[i].path, r[i].path_len);
+		c->path_off = put_str(str, &off, r[i].path, r[i].path_len);
 		c->method_len = r[i].method_len;
-		c->method_off = put_str(t->str, &off, r[i].method,
+		c->method_off = put_str(str, &off, r[i].method,
 					r[i].method_len);
-		t->act[i] = (struct lb_route_action){LB_ROUTE_POOL, r[i].pool};
+		act[i] = (struct lb_route_action){LB_ROUTE_POOL, r[i].pool};
 	}
+	*nb_tls = tls;
+}
+
+static void
+view_of(struct view *v, const struct lb_route_crule *crule,
+	unsigned int nb_tls, const struct lb_route_action *act,
+	unsigned int n, const struct lb_route_action *def, const char *str)
+{
+	v->tls = crule;
+	v->nb_tls = nb_tls;
+	v->http = crule + nb_tls;
+	v->nb_http = n - nb_tls;
+	v->act = act;
+	v->n = n;
+	v->def = *def;
+	v->str = str;
+}
+
+struct lb_route_table *
+lb_route_table_create(const struct lb_route_rule *r, unsigned int n,
+		      const struct lb_route_action *def)
+{
+	struct lb_route_table *t;
+	unsigned int nb_tls;
+	size_t bytes;
+
+	if (n > LB_ROUTE_RULES_MAX || rules_ok(r, n, def, &bytes) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->crule = calloc(n + 1, sizeof(*t->crule));
+	t->act = calloc(n + 1, sizeof(*t->act));
+	t->str = malloc(bytes + 1);
+	if (t->crule == NULL || t->act == NULL || t->str == NULL) {
+		lb_route_table_free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	compile(r, n, t->crule, t->act, t->str, &nb_tls);
+	view_of(&t->v, t->crule, nb_tls, t->act, n, def, t->str);
 	return t;
 }
 
@@ -381,11 +405,45 @@ lb_route_table_free(struct lb_route_table *t)
 {
 	if (t == NULL)
 		return;
-	free(t->tls);
-	free(t->http);
+	free(t->crule);
 	free(t->act);
 	free(t->str);
 	free(t);
+}
+
+int
+lb_route_flat_compile(const struct lb_route_rule *r, unsigned int n,
+		      const struct lb_route_action *def,
+		      struct lb_route_flat *f)
+{
+	unsigned int nb_tls;
+	size_t bytes;
+
+	if (f == NULL || n > LB_ROUTE_FLAT_RULES ||
+	    rules_ok(r, n, def, &bytes) != 0)
+		return -EINVAL;
+	if (bytes > LB_ROUTE_FLAT_STR)
+		return -ENOSPC;
+	memset(f, 0, sizeof(*f));
+	compile(r, n, f->crule, f->act, f->str, &nb_tls);
+	f->n = (uint16_t)n;
+	f->nb_tls = (uint16_t)nb_tls;
+	f->nb_http = (uint16_t)(n - nb_tls);
+	f->def = *def;
+	return 0;
+}
+
+/* The view of a flat block. Its counts are checked, so that a block
+ * that was never compiled (zeroed, or torn) reads as no rules; the
+ * offsets are lb_route_flat_compile()'s. */
+static int
+flat_view(struct view *v, const struct lb_route_flat *f)
+{
+	if (f->n > LB_ROUTE_FLAT_RULES || f->nb_tls > f->n ||
+	    f->nb_tls + f->nb_http != f->n)
+		return -EINVAL;
+	view_of(v, f->crule, f->nb_tls, f->act, f->n, &f->def, f->str);
+	return 0;
 }
 
 /* A query: the name with the hash of each of its suffixes. */
@@ -409,7 +467,7 @@ query_name(struct query *q, const char *name, size_t len)
 }
 
 static int
-name_matches(const struct lb_route_table *t, const struct crule *c,
+name_matches(const struct view *t, const struct lb_route_crule *c,
 	     const struct query *q)
 {
 	size_t at;
@@ -426,7 +484,7 @@ name_matches(const struct lb_route_table *t, const struct crule *c,
 }
 
 static int
-rest_matches(const struct lb_route_table *t, const struct crule *c,
+rest_matches(const struct view *t, const struct lb_route_crule *c,
 	     const struct query *q)
 {
 	if (c->method_len != 0 &&
@@ -446,9 +504,8 @@ rest_matches(const struct lb_route_table *t, const struct crule *c,
 		      c->path_len - 8) == 0;
 }
 
-int
-lb_route_match_sni(const struct lb_route_table *t, const char *sni,
-		   size_t len)
+static int
+match_sni(const struct view *t, const char *sni, size_t len)
 {
 	struct query q;
 
@@ -459,9 +516,8 @@ lb_route_match_sni(const struct lb_route_table *t, const char *sni,
 	return LB_ROUTE_NO_RULE;
 }
 
-int
-lb_route_match_http(const struct lb_route_table *t,
-		    const struct lb_http_req *r)
+static int
+match_http(const struct view *t, const struct lb_http_req *r)
 {
 	struct query q;
 
@@ -479,10 +535,59 @@ lb_route_match_http(const struct lb_route_table *t,
 	return LB_ROUTE_NO_RULE;
 }
 
-struct lb_route_action
-lb_route_action_of(const struct lb_route_table *t, int rule)
+static struct lb_route_action
+action_of(const struct view *t, int rule)
 {
 	if (rule < 0 || (unsigned int)rule >= t->n)
 		return t->def;
 	return t->act[rule];
+}
+
+int
+lb_route_match_sni(const struct lb_route_table *t, const char *sni,
+		   size_t len)
+{
+	return match_sni(&t->v, sni, len);
+}
+
+int
+lb_route_match_http(const struct lb_route_table *t,
+		    const struct lb_http_req *r)
+{
+	return match_http(&t->v, r);
+}
+
+struct lb_route_action
+lb_route_action_of(const struct lb_route_table *t, int rule)
+{
+	return action_of(&t->v, rule);
+}
+
+int
+lb_route_flat_match_sni(const struct lb_route_flat *f, const char *sni,
+			size_t len)
+{
+	struct view v;
+
+	return flat_view(&v, f) == 0 ? match_sni(&v, sni, len)
+				     : LB_ROUTE_NO_RULE;
+}
+
+int
+lb_route_flat_match_http(const struct lb_route_flat *f,
+			 const struct lb_http_req *r)
+{
+	struct view v;
+
+	return flat_view(&v, f) == 0 ? match_http(&v, r) : LB_ROUTE_NO_RULE;
+}
+
+struct lb_route_action
+lb_route_flat_action_of(const struct lb_route_flat *f, int rule)
+{
+	struct view v;
+
+	if (flat_view(&v, f) != 0)
+		return (struct lb_route_action){LB_ROUTE_RST, 0};
+	return action_of(&v, rule);
 }

@@ -36,6 +36,7 @@
 
 #include "hostname.h"
 #include "http_head.h"
+#include "lb/route_flat-t.h"
 
 /** Longest path of a rule. */
 #define LB_ROUTE_PATH_MAX 256
@@ -66,11 +67,6 @@ enum lb_route_do {
 	LB_ROUTE_RST,	    /**< refused with a RST */
 	LB_ROUTE_REFUSE_404, /**< refused with a 404 (HTTP), else a RST */
 	LB_ROUTE_REFUSE_421, /**< refused with a 421 (HTTP), else a RST */
-};
-
-struct lb_route_action {
-	uint8_t what;  /**< enum lb_route_do */
-	uint16_t pool; /**< with LB_ROUTE_POOL */
 };
 
 /** One rule as read from its text. */
@@ -135,5 +131,30 @@ int lb_route_match_http(const struct lb_route_table *t,
 /** The action of rule @p rule, or the default for LB_ROUTE_NO_RULE. */
 struct lb_route_action lb_route_action_of(const struct lb_route_table *t,
 					  int rule);
+
+/**
+ * Compiles @p n rules and the default action @p def into @p f, a block
+ * without pointers that may be copied or placed in shared memory (the
+ * published table, lb/dpconf-t.h), and matched without allocating.
+ * @return 0, -EINVAL (over LB_ROUTE_FLAT_RULES rules, a rule out of its
+ * bounds) or -ENOSPC (their strings over LB_ROUTE_FLAT_STR bytes); @p f
+ * is left as it was on error.
+ */
+int lb_route_flat_compile(const struct lb_route_rule *r, unsigned int n,
+			  const struct lb_route_action *def,
+			  struct lb_route_flat *f);
+
+/** lb_route_match_sni() on a compiled block. */
+int lb_route_flat_match_sni(const struct lb_route_flat *f, const char *sni,
+			    size_t len);
+
+/** lb_route_match_http() on a compiled block. */
+int lb_route_flat_match_http(const struct lb_route_flat *f,
+			     const struct lb_http_req *q);
+
+/** lb_route_action_of() on a compiled block; a block whose counts are
+ * inconsistent refuses with a RST. */
+struct lb_route_action lb_route_flat_action_of(const struct lb_route_flat *f,
+					       int rule);
 
 #endif /* LB_ROUTE_RULES_H */

@@ -35,6 +35,19 @@
 #define LB_CONF_PORT_MAX 31u
 /** Longest scheduler name, in bytes. */
 #define LB_CONF_SCHED_LEN 31u
+/** Most named pools of a service, besides its default pool. */
+#define LB_CONF_MAX_POOLS 15u
+/** Longest pool name, in bytes. */
+#define LB_CONF_POOL_NAME_LEN 31u
+/** The name rules give a service's default pool. */
+#define LB_CONF_POOL_DEFAULT "default"
+/** Most content routing rules of a service (LB_ROUTE_FLAT_RULES). */
+#define LB_CONF_MAX_RULES 32u
+/** Longest text of a rule, in bytes. */
+#define LB_CONF_RULE_LEN 383u
+/** Longest text of a service's default action ("pool NAME", "refuse
+ * 421"). */
+#define LB_CONF_RULE_DEF_LEN 47u
 
 /** Default scheduler: the error-adaptive weights of the dispatch paper. */
 #define LB_CONF_SCHED_DEFAULT "adaptive"
@@ -368,11 +381,30 @@ struct lb_conf_be {
 	/** Started by the service's orchestrator: not saved, since the
 	 * orchestrator starts its instances again (lb_conf_be_set_orch()). */
 	bool orch;
+	/** The pool it belongs to: 0 the service's default pool, i the
+	 * named pool pool[i - 1] of its service. */
+	uint8_t pool;
+};
+
+/** A named pool of backends of a service (`pool add`). */
+struct lb_conf_pool {
+	char name[LB_CONF_POOL_NAME_LEN + 1];
+	char sched[LB_CONF_SCHED_LEN + 1]; /**< its own scheduler */
 };
 
 struct lb_conf_svc {
 	struct lb_conf_svc_key key;
 	struct lb_conf_svc_opts opts;
+	unsigned int nb_pool;
+	struct lb_conf_pool pool[LB_CONF_MAX_POOLS]; /**< in the order added */
+	/** Content routing rules, in order, as their text (`rule add`):
+	 * kept as written, they name pools, not pool indexes that a
+	 * `pool del` would shift. */
+	unsigned int nb_rule;
+	char rule[LB_CONF_MAX_RULES][LB_CONF_RULE_LEN + 1];
+	/** The action when no rule matches (`rule default`), without the
+	 * word `default`; empty: the default pool. */
+	char rule_def[LB_CONF_RULE_DEF_LEN + 1];
 	unsigned int nb_be;
 	struct lb_conf_be be[LB_CONF_MAX_BES]; /**< in the order added */
 };

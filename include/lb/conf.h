@@ -50,6 +50,7 @@
 
 #include "lb/cmd.h"
 #include "lb/conf-t.h"
+#include "lb/route_flat-t.h"
 
 /* ---- addresses of either family ---- */
 
@@ -369,5 +370,85 @@ int lb_conf_be_set_orch_ip(struct lb_conf *c,
 			   const struct lb_conf_svc_key *key,
 			   const struct lb_conf_ip *ip, uint16_t port,
 			   bool orch, struct lb_cmd_out *out);
+
+/* ---- pools and content routing rules (conf_pool.c) ---- */
+
+/**
+ * The index of pool @p name in @p sv: 0 for LB_CONF_POOL_DEFAULT (the
+ * service's own pool), i for its named pool pool[i - 1]; -1 if none.
+ */
+int lb_conf_pool_index(const struct lb_conf_svc *sv, const char *name);
+
+/** The backends of pool @p idx of @p sv (lb_conf_pool_index()) and the
+ * sum of their weights. */
+void lb_conf_pool_sum(const struct lb_conf_svc *sv, unsigned int idx,
+		      uint32_t *nb, uint64_t *wsum);
+
+/**
+ * Adds the named pool @p name, with its scheduler @p sched (NULL: the
+ * default), to service @p key.
+ * Errors: the service's, "invalid pool name", "pool N already exists",
+ * "unknown scheduler", "too many pools".
+ */
+int lb_conf_pool_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     const char *name, const char *sched,
+		     struct lb_cmd_out *out);
+
+/**
+ * Deletes the named pool @p name of service @p key: refused (-EBUSY)
+ * while a backend is in it or a rule or the default action sends to it.
+ */
+int lb_conf_pool_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     const char *name, struct lb_cmd_out *out);
+
+/**
+ * lb_conf_be_add_ip() into pool @p pool (NULL or LB_CONF_POOL_DEFAULT:
+ * the service's own pool); an unknown pool is refused before anything
+ * changes.
+ */
+int lb_conf_be_add_pool(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			const struct lb_conf_ip *ip, uint16_t port,
+			uint32_t weight, const char *pool,
+			struct lb_cmd_out *out);
+
+/**
+ * Inserts rule @p text (route_rules.h's text form, without `default`) at
+ * place @p at (1-based; 0: after the last). The service must be TCP with
+ * `synproxy on`, the rule must read, name known pools, and all the rules
+ * must fit the published table (LB_CONF_MAX_RULES, LB_ROUTE_FLAT_STR).
+ */
+int lb_conf_rule_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     unsigned int at, const char *text,
+		     struct lb_cmd_out *out);
+
+/** Deletes rule @p n (1-based) of service @p key. */
+int lb_conf_rule_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     unsigned int n, struct lb_cmd_out *out);
+
+/**
+ * Sets what happens when no rule matches: @p text is `pool NAME` or
+ * `refuse rst|404|421`; `pool default` is the service's own pool, as
+ * without rules.
+ */
+int lb_conf_rule_default(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			 const char *text, struct lb_cmd_out *out);
+
+/** Whether @p sv has rules or a default action other than its pool. */
+bool lb_conf_svc_routes(const struct lb_conf_svc *sv);
+
+/**
+ * Checks options @p o for service @p sv (`service set`): a service with
+ * rules must keep TCP and `synproxy on`.
+ */
+int lb_conf_rules_opts_check(const struct lb_conf_svc *sv,
+			     const struct lb_conf_svc_opts *o,
+			     struct lb_cmd_out *out);
+
+/**
+ * Compiles the rules and default action of @p sv into @p f, for the
+ * published table. Pools are numbered as lb_conf_pool_index() does.
+ */
+int lb_conf_rules_compile(const struct lb_conf_svc *sv,
+			  struct lb_route_flat *f, struct lb_cmd_out *out);
 
 #endif /* LB_CONF_H */

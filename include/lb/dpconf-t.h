@@ -8,9 +8,11 @@
  * publishes into shared memory and every worker reads.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lb/conf-t.h"
+#include "lb/route_flat-t.h"
 
 #define LB_DPCONF_SVC_SLOTS 256u /* power of two, > 2 x LB_CONF_MAX_SVCS */
 #define LB_DPCONF_NONE (-1)
@@ -39,6 +41,10 @@ enum lb_dpconf_be_health {
 struct lb_dpconf_be {
 	uint8_t af; /**< enum lb_conf_af: which of ip and ip6 */
 	uint8_t ip6[LB_CONF_IP6_LEN];
+	/** Its pool: 0 the service's own (the one new flows take), i the
+	 * named pool pools[].pool[i] of its service. In the padding before
+	 * ip: a backend stays 36 bytes. */
+	uint8_t pool;
 	uint32_t ip;
 	uint16_t port;
 	uint8_t state;	/**< enum lb_dpconf_be_state */
@@ -54,6 +60,18 @@ struct lb_dpconf_be {
 	uint32_t up_gen;
 };
 
+/**
+ * A pool of a service: its name and scheduler, and the members' count
+ * and weight sum (of the backends not removed), for lb-control's views.
+ * Its members are the backends whose @c pool is its index.
+ */
+struct lb_dpconf_pool {
+	char name[LB_CONF_POOL_NAME_LEN + 1];
+	char sched[LB_CONF_SCHED_LEN + 1];
+	uint32_t nb_be;
+	uint64_t weight_sum;
+};
+
 struct lb_dpconf_svc {
 	uint8_t state;  /**< enum lb_dpconf_svc_state */
 	uint8_t proto;  /**< 6 (TCP) or 17 (UDP) */
@@ -64,6 +82,17 @@ struct lb_dpconf_svc {
 	struct lb_conf_svc_opts opts; /**< opts.sched names the scheduler */
 	uint32_t nb_be; /**< backend slots in use: highest index + 1 */
 	struct lb_dpconf_be be[LB_CONF_MAX_BES];
+};
+
+/** The pools and content routing rules of a service slot. */
+struct lb_dpconf_pools {
+	/** Pools: pool[0] the service's own (named "default", with
+	 * opts.sched), then its named pools in their order. */
+	uint32_t nb_pool;
+	struct lb_dpconf_pool pool[LB_CONF_MAX_POOLS + 1];
+	/** Its content routing rules, compiled (route_rules.h matches on
+	 * them); no rules and a default to pool 0 for a service without. */
+	struct lb_route_flat rules;
 };
 
 /** An address we own; @c mask is in network order. */
@@ -128,7 +157,19 @@ struct lb_dpconf {
 	 */
 	uint64_t hdr_id;
 	uint64_t hdr_len;
+	/**
+	 * The pools and rules of each service slot, last: a worker's copy
+	 * of the table stops before them (LB_DPCONF_WORKER_COPY), since a
+	 * worker chooses among the backends of a service's own pool
+	 * (be[].pool) and matches no rule yet. With them each switch
+	 * would copy 1.14 MB instead of 0.67 MB, four times as long
+	 * (docs/dataplane.md, "Table changes and schedulers").
+	 */
+	struct lb_dpconf_pools pools[LB_CONF_MAX_SVCS];
 };
+
+/** Bytes of a table a worker copies when it takes it up. */
+#define LB_DPCONF_WORKER_COPY offsetof(struct lb_dpconf, pools)
 
 /**
  * Room for the header database behind a published table: 16 fields of

@@ -100,12 +100,17 @@ unsigned int lb_dpconf_snat6_keep(struct lb_dpconf *d,
 bool lb_dpconf_snat6_gc_due(const struct lb_dpconf *d,
 			    lb_dpconf_snat6_busy_fn *busy, void *ctx);
 
-/** Whether backend @p be of service @p s takes new flows. */
+/**
+ * Whether backend @p be of service @p s takes new flows: those of the
+ * service's own pool only. A backend of a named pool gets a connection
+ * only when content routing chooses its pool, which needs the first
+ * data of the connection (delayed binding), not the SYN.
+ */
 static inline bool
 lb_dpconf_be_eligible(const struct lb_dpconf_svc *s, uint32_t be)
 {
 	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE &&
-	       s->be[be].health == LB_BE_HEALTH_UP;
+	       s->be[be].health == LB_BE_HEALTH_UP && s->be[be].pool == 0;
 }
 
 static inline uint32_t

@@ -1102,6 +1102,24 @@ scale_wait_active() {
 	return 1
 }
 
+# ctl_restart_same: the state file holds what `lbctl save` says, and
+# lb-control stopped (exit 0) and started again restores it ($E2E_TMP/
+# save0 and save1, what was saved before and after).
+ctl_restart_same() {
+	ctl_do save >"$E2E_TMP/save0"
+	sed 's/^/    /' "$E2E_TMP/save0"
+	check "the state file holds that configuration" \
+		diff -u <(grep -v '^#' "$CTL_STATE") \
+		<(grep -v '^#' "$E2E_TMP/save0")
+	ctl_stop
+	check "lb-control exits 0 on SIGTERM (status $CTL_RC)" \
+		[ "$CTL_RC" = 0 ]
+	ctl_start
+	ctl_do save >"$E2E_TMP/save1"
+	check "restarted from the state file, save is what it was" \
+		diff -u "$E2E_TMP/save0" "$E2E_TMP/save1"
+}
+
 # ctl_snapshot FILE: lbctl save, the state file and the dataplane's table
 # generation, which a refused command must leave as they were.
 ctl_snapshot() {
@@ -1148,11 +1166,9 @@ metrics() {
 		"http://$CTL_METRICS/metrics"
 }
 
-# ctl_wrr_up: two nginx backends, a dataplane on hugepages with only its
-# ports in its boot configuration ($conf), lb-control, and through lbctl
-# a wrr service "tcp VIP:80" with be1 at weight 1 and be2 at weight 2.
-ctl_wrr_up() {
-	local svc="tcp $VIP:80"
+# ctl_two_up: two nginx backends, a dataplane on hugepages with only its
+# ports in its boot configuration ($conf), and lb-control.
+ctl_two_up() {
 	topo_up 2
 	be_start 1
 	be_start 2
@@ -1160,6 +1176,13 @@ ctl_wrr_up() {
 	conf_ports "$conf"
 	dp_start_shared "$conf"
 	ctl_start
+}
+
+# ctl_wrr_up: ctl_two_up, and through lbctl a wrr service "tcp VIP:80"
+# with be1 at weight 1 and be2 at weight 2.
+ctl_wrr_up() {
+	local svc="tcp $VIP:80"
+	ctl_two_up
 	ctl_do service add $svc sched wrr >/dev/null
 	ctl_do backend add $svc "$(be_addr 1):80" >/dev/null
 	ctl_do backend add $svc "$(be_addr 2):80" weight 2 >/dev/null

@@ -228,9 +228,11 @@ http(struct fuzz_in *in)
 
 static const char *const pools[] = {"web", "api", "static"};
 
-/* A request (or SNI) that rule @p r matches by its own conditions. */
+/* A request (or SNI) that rule @p r matches by its own conditions; the
+ * flat block @p f, when given, must answer as the table. */
 static int
-own_match(const struct lb_route_table *t, const struct lb_route_rule *r)
+own_match(const struct lb_route_table *t, const struct lb_route_flat *f,
+	  const struct lb_route_rule *r)
 {
 	static const char tail[] = "tail";
 	struct lb_http_req q = {.method = (const uint8_t *)"GET",
@@ -243,8 +245,13 @@ own_match(const struct lb_route_table *t, const struct lb_route_rule *r)
 	memcpy(q.host + n, r->name, r->name_len);
 	q.host_len = (uint16_t)(n + r->name_len);
 	q.host[q.host_len] = '\0';
-	if (r->proto == LB_ROUTE_TLS)
-		return lb_route_match_sni(t, q.host, q.host_len);
+	if (r->proto == LB_ROUTE_TLS) {
+		int m = lb_route_match_sni(t, q.host, q.host_len);
+
+		FUZZ_CHECK(f == NULL ||
+			   lb_route_flat_match_sni(f, q.host, q.host_len) == m);
+		return m;
+	}
 	if (r->method_len) {
 		q.method = (const uint8_t *)r->method;
 		q.method_len = r->method_len;
@@ -256,22 +263,28 @@ own_match(const struct lb_route_table *t, const struct lb_route_rule *r)
 		q.path_len = (uint16_t)(q.path_len + sizeof(tail) - 1);
 	}
 	q.path = (const uint8_t *)path;
-	return lb_route_match_http(t, &q);
+	{
+		int m = lb_route_match_http(t, &q);
+
+		FUZZ_CHECK(f == NULL || lb_route_flat_match_http(f, &q) == m);
+		return m;
+	}
 }
 
 static void
 rules(const uint8_t *p, size_t n)
 {
 	static struct lb_route_rule r[RULES_MAX];
+	static struct lb_route_flat flat;
 	struct lb_route_action def = {LB_ROUTE_RST, 0};
 	struct lb_route_table *t;
 	char line[1100], err[128];
 	unsigned int nr = 0;
 	size_t i = 0;
+	int rc;
 
 	while (i < n && nr < RULES_MAX) {
 		size_t k = 0;
-		int rc;
 
 		while (i < n && p[i] != '\n' && k < sizeof(line) - 1)
 			line[k++] = (char)p[i++];
@@ -295,8 +308,12 @@ rules(const uint8_t *p, size_t n)
 	}
 	t = lb_route_table_create(r, nr, &def);
 	FUZZ_CHECK(t != NULL);
+	/* The published table's form, where the rules fit its room. */
+	rc = lb_route_flat_compile(r, nr, &def, &flat);
+	FUZZ_CHECK(rc == 0 || (nr > LB_ROUTE_FLAT_RULES && rc == -EINVAL) ||
+		   rc == -ENOSPC);
 	for (unsigned int j = 0; j < nr; j++) {
-		int m = own_match(t, &r[j]);
+		int m = own_match(t, rc == 0 ? &flat : NULL, &r[j]);
 
 		FUZZ_CHECK(m >= 0 && m <= (int)j);
 	}

@@ -4075,6 +4075,81 @@ test_sched_kept(void **state)
 	ph_env_close(e, 1);
 }
 
+/* Backends 1 and 3 in a named pool of the TCP service, 3 weighing
+ * more than all the others together. */
+static const char *const conf_pools[] = {
+	"pool add tcp 203.0.113.10:80 api sched rr",
+	"backend del tcp 203.0.113.10:80 10.1.0.21:8080",
+	"backend add tcp 203.0.113.10:80 10.1.0.21:8080 pool api",
+	"backend add tcp 203.0.113.10:80 10.1.0.23:8080 pool api weight 50",
+	NULL,
+};
+
+/*
+ * Until content routing binds connections after their first data, new
+ * connections go to the service's own pool only: no SYN, first or
+ * retried after a RST, reaches a backend of a named pool, and with the
+ * own pool empty a SYN waits in the deferred queue rather than go there.
+ */
+static void
+test_pools_default_only(void **state)
+{
+	struct ph_env *e = env_up(state, 1, 8 * FLOWS, conf_pools);
+	const struct lb_worker *w = e->dp.w[0];
+	unsigned int seen[4] = {0, 0, 0, 0};
+	struct pb_frame in;
+	struct lb_dpconf *d;
+	uint16_t cport = 44000;
+
+	learn_all(e);
+	for (unsigned int k = 0; k < 40; k++)
+		seen[connect_once(e, IP_VIP, cport++, 0)]++;
+	CHECK_EQ(seen[1] + seen[3], 0, "SYNs to the named pool");
+	CHECK_EQ(seen[0] != 0 && seen[2] != 0, 1, "both own backends used");
+	/* Backend 0 refuses: the retry goes to 2, the other own one. */
+	for (unsigned int k = 0; k < 10; k++) {
+		struct conn c = tcp_conn(cport++, 0);
+		int be;
+
+		seg_frame(&in, &c, seg_syn(ISS), 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		be = syn_out(e, &c, "SYN of a new connection");
+		if (be == 0) {
+			backend_rst(&in, &c, ISS);
+			ph_inject(e, 1, 0, &in);
+			ph_poll(e, 0);
+			be = syn_out(e, &c, "SYN retried after a RST");
+			CHECK_EQ(be, 2, "the retry's backend");
+		}
+		CHECK_EQ(be == 1 || be == 3, 0, "a SYN to the named pool");
+		backend_rst(&in, &c, ISS);
+		ph_inject(e, 1, 0, &in);
+		ph_poll(e, 0);
+		ph_take(e, 1, 0, NULL, 0);
+		ph_take(e, 0, 0, NULL, 0);
+	}
+
+	/* The own pool drained: the named pool's backends are up and
+	 * active, but a new connection waits for the own pool. */
+	d = ph_table_next(e);
+	for (uint32_t b = 0; b < d->svc[SVC_TCP].nb_be; b++)
+		if (d->svc[SVC_TCP].be[b].pool == 0)
+			d->svc[SVC_TCP].be[b].state = LB_BE_DRAINING;
+	ph_table_publish(e, d);
+	{
+		struct conn c = tcp_conn(cport++, 1);
+		uint64_t q0 = w->st.deferred;
+
+		seg_frame(&in, &c, seg_syn(ISS), 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, "SYN with the own pool drained");
+		CHECK_EQ(w->st.deferred, q0 + 1, "SYNs queued");
+	}
+	ph_env_close(e, 1);
+}
+
 /*
  * A Maglev table is built between bursts, a slice per poll: the worker
  * forwards new connections of the service while the build goes on (to
@@ -5122,6 +5197,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_teardown_parked, ph_teardown),
 		cmocka_unit_test_teardown(test_health_recovery, ph_teardown),
 		cmocka_unit_test_teardown(test_sched_kept, ph_teardown),
+		cmocka_unit_test_teardown(test_pools_default_only, ph_teardown),
 		cmocka_unit_test_teardown(test_maglev_build_sliced,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_icmp_owner, ph_teardown),

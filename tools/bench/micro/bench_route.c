@@ -38,6 +38,8 @@ struct set {
 	struct lb_route_rule *rule;
 	unsigned int n;
 	struct lb_route_table *t;
+	/* The published table's form, for lists that fit it; else NULL. */
+	struct lb_route_flat *flat;
 	hs_database_t *db;
 	hs_scratch_t *scr;
 	struct lb_http_req *q;	/* NB_Q queries */
@@ -187,6 +189,26 @@ run_linear(void *p, uint64_t iters)
 	lb_bench_sink = acc;
 }
 
+static int
+flat_rule(const struct set *s, unsigned int j)
+{
+	if (s->tls)
+		return lb_route_flat_match_sni(s->flat, s->q[j].host,
+					       s->q[j].host_len);
+	return lb_route_flat_match_http(s->flat, &s->q[j]);
+}
+
+static void
+run_flat(void *p, uint64_t iters)
+{
+	const struct set *s = p;
+	uint64_t acc = 0;
+
+	for (uint64_t i = 0; i < iters; i++)
+		acc += (uint64_t)flat_rule(s, (unsigned int)i & (NB_Q - 1));
+	lb_bench_sink = acc;
+}
+
 static void
 run_hs(void *p, uint64_t iters)
 {
@@ -231,6 +253,12 @@ set_make(struct set *s, unsigned int n, int tls, struct lb_rng *rng)
 		ids[i] = i;
 	}
 	s->t = lb_route_table_create(s->rule, n, &def);
+	if (n <= LB_ROUTE_FLAT_RULES) {
+		s->flat = malloc(sizeof(*s->flat));
+		if (s->flat == NULL ||
+		    lb_route_flat_compile(s->rule, n, &def, s->flat) != 0)
+			goto out;
+	}
 	if (s->t == NULL ||
 	    hs_compile_multi(pats, NULL, ids, n, HS_MODE_BLOCK, NULL, &s->db,
 			     &cerr) != HS_SUCCESS ||
@@ -251,7 +279,8 @@ set_make(struct set *s, unsigned int n, int tls, struct lb_rng *rng)
 				s->subj[j], SUBJECT_MAX, "%.*s %s %s",
 				(int)s->q[j].method_len, s->q[j].method,
 				s->q[j].host, paths[j]);
-		if (linear_rule(s, j) != hs_rule(s, j))
+		if (linear_rule(s, j) != hs_rule(s, j) ||
+		    (s->flat != NULL && flat_rule(s, j) != linear_rule(s, j)))
 			goto out;
 	}
 	rc = 0;
@@ -269,6 +298,7 @@ static void
 set_free(struct set *s)
 {
 	lb_route_table_free(s->t);
+	free(s->flat);
 	hs_free_scratch(s->scr);
 	hs_free_database(s->db);
 	free(s->rule);
@@ -388,6 +418,27 @@ lb_bench_route(FILE *out, unsigned int rounds)
 			 what, sizes[k % 3]);
 		lb_bench_pair(out, &hs, &lin,
 			      sizes[k % 3] >= 1000 ? 20000 : 100000, rounds);
+		set_free(&s);
+	}
+	/* The flat block of the published table against the table, on as
+	 * many rules as it holds. */
+	for (int tls = 0; tls < 2; tls++) {
+		struct set s = {0};
+		struct lb_bench_case flat = {name[0], run_flat, &s};
+		struct lb_bench_case lin = {name[1], run_linear, &s};
+		const char *what = tls ? "sni route" : "route";
+
+		if (set_make(&s, LB_ROUTE_FLAT_RULES, tls, &rng) != 0) {
+			fprintf(out, "route: the flat block disagrees or "
+				     "failed to build\n");
+			set_free(&s);
+			return;
+		}
+		snprintf(name[0], sizeof(name[0]), "%s flat, %u rules", what,
+			 LB_ROUTE_FLAT_RULES);
+		snprintf(name[1], sizeof(name[1]), "%s linear, %u rules", what,
+			 LB_ROUTE_FLAT_RULES);
+		lb_bench_pair(out, &flat, &lin, 100000, rounds);
 		set_free(&s);
 	}
 	{

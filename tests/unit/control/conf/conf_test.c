@@ -49,66 +49,7 @@ names_no_maglev(char *buf, size_t len, const char *sep)
 	return snprintf(buf, len, "adaptive%srr%swrr", sep, sep);
 }
 
-struct fx {
-	struct lb_cmd_reg *r;
-	struct lb_conf *c;
-	struct lb_cmd_out o;
-};
-
-static struct fx *
-fx_new(lb_conf_sched_known_fn *fn)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	assert_non_null(f);
-	f->r = lb_cmd_reg_create();
-	f->c = lb_conf_create(fn);
-	assert_non_null(f->r);
-	assert_non_null(f->c);
-	assert_int_equal(lb_conf_register(f->c, f->r), 0);
-	lb_cmd_out_init(&f->o);
-	return f;
-}
-
-static void
-fx_free(struct fx *f)
-{
-	lb_cmd_out_free(&f->o);
-	lb_conf_free(f->c);
-	lb_cmd_reg_free(f->r);
-	free(f);
-}
-
-static int
-run(struct fx *f, const char *line)
-{
-	lb_cmd_out_reset(&f->o);
-	return lb_cmd_exec_line(f->r, line, &f->o);
-}
-
-static void
-ok(struct fx *f, const char *line)
-{
-	int rc = run(f, line);
-
-	NOTE_IF(rc != 0, "'%s' failed: %s\n", line, f->o.errmsg);
-	assert_int_equal(rc, 0);
-}
-
-/* Saved text of the configuration; the caller frees it. */
-static char *
-saved(const struct lb_conf *c)
-{
-	struct lb_cmd_out o;
-	char *s;
-
-	lb_cmd_out_init(&o);
-	assert_int_equal(lb_conf_save(c, &o), 0);
-	s = strdup(lb_cmd_out_text(&o));
-	assert_non_null(s);
-	lb_cmd_out_free(&o);
-	return s;
-}
+#include "conf_fx.h"
 
 static int
 apply_text(struct fx *f, const char *text, const char *name,
@@ -869,7 +810,7 @@ static const struct bad_case bad_cases[] = {
 	  "weight 65536 out of range 1..65535" },
 	{ "backend add tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: backend add PROTO VIP:PORT IP:PORT "
-	  "[weight W]" },
+	  "[weight W] [pool NAME]" },
 	{ "backend set tcp 192.0.2.10:80 10.1.0.11:8080", -EINVAL,
 	  "missing 'weight W'; usage: backend set PROTO VIP:PORT IP:PORT "
 	  "weight W" },
@@ -1740,7 +1681,9 @@ static const char *const conf_paths[] = {
 	"route del",	  "route list",	    "snat add",	     "snat del",
 	"snat list",	  "service add",    "service set",   "service del",
 	"backend add",	  "backend del",    "backend drain", "backend undrain",
-	"backend set",	  "save",
+	"backend set",	  "save",	    "pool add",	     "pool del",
+	"pool list",	  "rule add",	    "rule del",	     "rule default",
+	"rule list",
 };
 
 static void

@@ -412,6 +412,40 @@ test_service_list_show(void **state)
 	assert_string_equal(dstr(c->ctl.data, "service.backends_list.1.state"),
 			    "draining");
 	assert_true(json_is_null(dget(c->ctl.data, "service.check")));
+	/* Without pools or rules: no pools line, the own pool in JSON. */
+	assert_null(strstr(t, "pools:"));
+	assert_int_equal(json_array_size(dget(c->ctl.data, "service.pools")),
+			 1);
+	assert_string_equal(dstr(c->ctl.data, "service.pools.0.name"),
+			    "default");
+	assert_int_equal(dint(c->ctl.data, "service.pools.0.weight_sum"), 4);
+	assert_string_equal(dstr(c->ctl.data, "service.rule_default"),
+			    "pool default");
+	run(c, "service set tcp 10.11.0.100:443 synproxy on", 0);
+	run(c, "pool add tcp 10.11.0.100:443 api sched rr", 0);
+	run(c, "backend add tcp 10.11.0.100:443 10.12.0.31:443 pool api "
+	       "weight 5",
+	    0);
+	run(c, "rule add tcp 10.11.0.100:443 sni a.example pool api", 0);
+	run(c, "rule default tcp 10.11.0.100:443 refuse rst", 0);
+	t = run(c, "service show tcp 10.11.0.100:443", 0);
+	assert_non_null(strstr(t, "  pools: default (adaptive, 0 backends), "
+				  "api (rr, 1 backend); 1 rule, default "
+				  "refuse rst\n"));
+	assert_string_equal(dstr(c->ctl.data, "service.pools.1.name"), "api");
+	assert_int_equal(dint(c->ctl.data, "service.pools.1.weight_sum"), 5);
+	assert_string_equal(dstr(c->ctl.data, "service.rules.0"),
+			    "sni a.example pool api");
+	assert_string_equal(dstr(c->ctl.data, "service.rule_default"),
+			    "refuse rst");
+	run(c, "backend list tcp 10.11.0.100:443", 0);
+	assert_string_equal(dstr(c->ctl.data, "backends.0.pool"), "api");
+	/* Its backend takes no new flow: 0 of 1 in `service list`. */
+	t = run(c, "service list", 0);
+	assert_non_null(strstr(t, "tcp 10.11.0.100:443"));
+	assert_string_equal(row(t, 3, buf),
+			    "tcp 10.11.0.100:443 adaptive active 0/1 0 0 0 0/0 "
+			    "0/0");
 	run(c, "service set tcp 10.11.0.100:80 check http check-path /hz "
 	       "check-rise 3",
 	    0);

@@ -150,8 +150,12 @@ test_attached(void **state)
 	fx_run(f, "service add tcp 10.11.0.100:80 http");
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.11:80");
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.12:80 weight 4");
+	fx_run(f, "pool add tcp 10.11.0.100:80 api");
 	fx_run(f, "service add udp 10.11.0.100:53 sched wrr");
 	fx_run(f, "backend add udp 10.11.0.100:53 10.12.0.13:53 weight 2");
+	fx_run(f, "pool add udp 10.11.0.100:53 dns");
+	fx_run(f, "backend add udp 10.11.0.100:53 10.12.0.14:53 pool dns "
+		  "weight 3");
 	fx_publish(f);
 	fx_bind_ctl(f, &ctl);
 	ctl.view = lb_view_create(f->shm);
@@ -228,6 +232,19 @@ test_attached(void **state)
 		       "direction=\"to_client\"} 999");
 	ASSERT_LINE(t, "lb_service_backends{service=\"udp 10.11.0.100:53\","
 		       "state=\"removed\"} 1");
+	ASSERT_LINE(t, "lb_pool_backends{service=\"tcp 10.11.0.100:80\","
+		       "pool=\"default\"} 2");
+	ASSERT_LINE(t, "lb_pool_weight_sum{service=\"tcp 10.11.0.100:80\","
+		       "pool=\"default\"} 5");
+	ASSERT_LINE(t, "lb_pool_backends{service=\"tcp 10.11.0.100:80\","
+		       "pool=\"api\"} 0");
+	ASSERT_LINE(t, "lb_pool_backends{service=\"udp 10.11.0.100:53\","
+		       "pool=\"dns\"} 1");
+	ASSERT_LINE(t, "lb_pool_weight_sum{service=\"udp 10.11.0.100:53\","
+		       "pool=\"dns\"} 3");
+	/* The deleted backend has left its pool, if not the table. */
+	ASSERT_LINE(t, "lb_pool_backends{service=\"udp 10.11.0.100:53\","
+		       "pool=\"default\"} 0");
 	ASSERT_LINE(t, "lb_backend_flows_total{service=\"tcp 10.11.0.100:80\","
 		       "backend=\"10.12.0.11:80\"} 15");
 	ASSERT_LINE(t, "lb_backend_flows_active{service=\"tcp "

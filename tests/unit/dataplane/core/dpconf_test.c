@@ -16,6 +16,7 @@
 #include "lb/conf.h"
 #include "lb/dpconf.h"
 #include "lb/sched.h"
+#include "route_rules.h"
 
 static const char *const lines[] = {
 	"addr add 10.11.0.1/24 port 0",
@@ -752,6 +753,101 @@ test_sched_registry(void **state)
 	free(d);
 }
 
+/*
+ * Pools in the table: each backend carries its pool, each pool its name,
+ * scheduler, members and weights, the rules are compiled; only the
+ * service's own pool takes new flows. A service without pools has one
+ * pool, all its backends in it, and no rules.
+ */
+static void
+test_pools(void **state)
+{
+	static const char *const more[] = {
+		"service add tcp 10.11.0.101:443 synproxy on",
+		"pool add tcp 10.11.0.101:443 api sched rr",
+		"pool add tcp 10.11.0.101:443 tls",
+		"backend add tcp 10.11.0.101:443 10.12.0.31:443",
+		"backend add tcp 10.11.0.101:443 10.12.0.32:443 pool api "
+		"weight 4",
+		"backend add tcp 10.11.0.101:443 10.12.0.33:443 pool api",
+		"backend add tcp 10.11.0.101:443 10.12.0.34:443 pool tls",
+		"rule add tcp 10.11.0.101:443 sni a.example pool tls",
+		"rule add tcp 10.11.0.101:443 host a.example pool api",
+		"rule default tcp 10.11.0.101:443 refuse 404",
+	};
+	struct fx *f = fx_new();
+	struct lb_dpconf *d, *d2;
+	const struct lb_dpconf_svc *v;
+	const struct lb_dpconf_pools *rt;
+	int s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		run(f, more[i]);
+	d = compile(f, NULL);
+	s = lb_dpconf_svc_find(d, 6, ip("10.11.0.100"), htons(80));
+	v = &d->svc[s];
+	rt = &d->pools[s];
+	assert_int_equal(rt->nb_pool, 1);
+	assert_string_equal(rt->pool[0].name, "default");
+	assert_string_equal(rt->pool[0].sched, "rr");
+	assert_int_equal(rt->pool[0].nb_be, 2);
+	assert_int_equal(rt->pool[0].weight_sum, 4);
+	assert_int_equal(rt->rules.n, 0);
+	assert_int_equal(rt->rules.def.what, LB_ROUTE_POOL);
+	assert_int_equal(rt->rules.def.pool, 0);
+
+	s = lb_dpconf_svc_find(d, 6, ip("10.11.0.101"), htons(443));
+	assert_true(s >= 0);
+	v = &d->svc[s];
+	rt = &d->pools[s];
+	assert_int_equal(rt->nb_pool, 3);
+	assert_string_equal(rt->pool[0].sched, "adaptive");
+	assert_string_equal(rt->pool[1].name, "api");
+	assert_string_equal(rt->pool[1].sched, "rr");
+	assert_string_equal(rt->pool[2].name, "tls");
+	assert_int_equal(rt->pool[1].nb_be, 2);
+	assert_int_equal(rt->pool[1].weight_sum, 5);
+	assert_int_equal(rt->pool[2].nb_be, 1);
+	assert_int_equal(v->be[0].pool, 0);
+	assert_int_equal(v->be[1].pool, 1);
+	assert_int_equal(v->be[2].pool, 1);
+	assert_int_equal(v->be[3].pool, 2);
+	assert_true(lb_dpconf_be_eligible(v, 0));
+	for (uint32_t b = 1; b < 4; b++)
+		assert_false(lb_dpconf_be_eligible(v, b));
+	assert_int_equal(rt->rules.n, 2);
+	assert_int_equal(rt->rules.nb_tls, 1);
+	assert_int_equal(rt->rules.act[0].pool, 2);
+	assert_int_equal(rt->rules.act[1].pool, 1);
+	assert_int_equal(rt->rules.def.what, LB_ROUTE_REFUSE_404);
+
+	/* A worker's copy holds the backends' pools and the header
+	 * database's fields, not the pools' names nor the rules. */
+	assert_true(LB_DPCONF_WORKER_COPY >=
+		    offsetof(struct lb_dpconf, hdr_len) + sizeof(d->hdr_len));
+	assert_int_equal(LB_DPCONF_WORKER_COPY + sizeof(d->pools),
+			 sizeof(struct lb_dpconf));
+
+	/* Deleting a pool moves the later ones down; the backends keep
+	 * their slots and follow their pool. */
+	run(f, "rule del tcp 10.11.0.101:443 2");
+	run(f, "backend del tcp 10.11.0.101:443 10.12.0.32:443");
+	run(f, "backend del tcp 10.11.0.101:443 10.12.0.33:443");
+	run(f, "pool del tcp 10.11.0.101:443 api");
+	d2 = compile(f, d);
+	v = &d2->svc[s];
+	rt = &d2->pools[s];
+	assert_int_equal(rt->nb_pool, 2);
+	assert_string_equal(rt->pool[1].name, "tls");
+	assert_int_equal(v->be[3].pool, 1);
+	assert_int_equal(rt->rules.act[0].pool, 1);
+	assert_false(lb_dpconf_be_eligible(v, 3));
+	free(d);
+	free(d2);
+	fx_free(f);
+}
+
 int
 main(void)
 {
@@ -766,6 +862,7 @@ main(void)
 		cmocka_unit_test(test_ip6_stable_slots),
 		cmocka_unit_test(test_ip6_snat_drain),
 		cmocka_unit_test(test_sched_registry),
+		cmocka_unit_test(test_pools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -454,6 +454,86 @@ test_random(void **state)
 	lb_route_table_free(t);
 }
 
+/*
+ * The flat block gives the table's answers, from a copy of itself (it
+ * holds no pointer), and refuses what does not fit its fixed room.
+ */
+static void
+test_flat(void **state)
+{
+	static struct lb_route_flat f, g;
+	struct lb_route_rule r[LB_ROUTE_FLAT_RULES + 1];
+	struct lb_route_action d = {LB_ROUTE_REFUSE_404, 0}, a;
+	struct lb_route_table *t;
+	struct lb_http_req q;
+	char err[128];
+
+	(void)state;
+	t = compile(rules_text, NELEM(rules_text), "default refuse 404", r);
+	assert_non_null(t);
+	assert_int_equal(lb_route_flat_compile(r, NELEM(rules_text), &d, &f),
+			 0);
+	memcpy(&g, &f, sizeof(g));
+	memset(&f, 0xa5, sizeof(f));
+	for (unsigned int i = 0; i < NELEM(sni_rows); i++)
+		assert_int_equal(lb_route_flat_match_sni(&g, sni_rows[i].sni,
+							 strlen(sni_rows[i].sni)),
+				 sni_rows[i].rule);
+	for (unsigned int i = 0; i < NELEM(http_rows); i++) {
+		const char *h = http_rows[i].req;
+
+		assert_int_equal(lb_http_head((const uint8_t *)h, strlen(h),
+					      LB_HTTP_HEAD_MAX, &q),
+				 LB_HTTP_HEAD_FOUND);
+		assert_int_equal(lb_route_flat_match_http(&g, &q),
+				 http_rows[i].rule);
+		a = lb_route_flat_action_of(&g, http_rows[i].rule);
+		assert_int_equal(a.what,
+				 lb_route_action_of(t, http_rows[i].rule).what);
+		assert_int_equal(a.pool,
+				 lb_route_action_of(t, http_rows[i].rule).pool);
+	}
+	lb_route_table_free(t);
+	/* A block with counts that do not add up (torn, never compiled)
+	 * matches nothing and refuses. */
+	g.nb_http++;
+	assert_int_equal(lb_route_flat_match_sni(&g, "api.example.com", 15),
+			 LB_ROUTE_NO_RULE);
+	assert_int_equal(lb_route_flat_action_of(&g, 0).what, LB_ROUTE_RST);
+
+	/* Room: LB_ROUTE_FLAT_RULES rules fit, one more does not, and a
+	 * refused compile leaves the block as it was. */
+	for (unsigned int i = 0; i <= LB_ROUTE_FLAT_RULES; i++)
+		assert_int_equal(lb_route_parse("sni a.example pool web", pools,
+						NELEM(pools), &r[i], &d, err,
+						sizeof(err)),
+				 LB_ROUTE_LINE_RULE);
+	d = (struct lb_route_action){LB_ROUTE_RST, 0};
+	assert_int_equal(lb_route_flat_compile(r, LB_ROUTE_FLAT_RULES, &d, &f),
+			 0);
+	assert_int_equal(f.n, LB_ROUTE_FLAT_RULES);
+	memcpy(&g, &f, sizeof(g));
+	assert_int_equal(lb_route_flat_compile(r, LB_ROUTE_FLAT_RULES + 1, &d,
+					       &f),
+			 -EINVAL);
+	assert_memory_equal(&g, &f, sizeof(f));
+	/* Strings over the room: 32 paths of 200 bytes. */
+	memset(err, 0, sizeof(err));
+	for (unsigned int i = 0; i < LB_ROUTE_FLAT_RULES; i++) {
+		r[i].proto = LB_ROUTE_HTTP;
+		r[i].name_cmp = LB_ROUTE_ANY;
+		r[i].name_len = 0;
+		r[i].path_cmp = LB_ROUTE_PREFIX;
+		memset(r[i].path, 'a', 200);
+		r[i].path[0] = '/';
+		r[i].path[200] = '\0';
+		r[i].path_len = 200;
+	}
+	assert_int_equal(lb_route_flat_compile(r, LB_ROUTE_FLAT_RULES, &d, &f),
+			 -ENOSPC);
+	assert_memory_equal(&g, &f, sizeof(f));
+}
+
 int
 main(void)
 {
@@ -463,6 +543,7 @@ main(void)
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_create_bounds),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_flat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The commands of a service's pools and content routing rules: `pool
+ * add|del|list` and `rule add|del|default|list`. Rules are not `route`:
+ * that word names the IP routes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conf_priv.h"
+
+static const struct lb_cmd_opt sched_opt[] = {
+	{"sched", LB_CMD_OPT_WORD, 0, LB_CONF_SCHED_LEN},
+};
+
+static int
+cmd_pool_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc_key k;
+	struct lb_cmd_optval v;
+	int rc;
+
+	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
+	if (rc == 0)
+		rc = lb_conf_parse_key(argv, &k, out);
+	if (rc == 0)
+		rc = lb_cmd_parse_opts(argc - 3, argv + 3, sched_opt, 1, &v,
+				       out);
+	if (rc != 0)
+		return rc;
+	return lb_conf_pool_add(ctx, &k, argv[2], v.set ? v.str : NULL, out);
+}
+
+static int
+cmd_pool_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc_key k;
+	int rc;
+
+	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
+	if (rc == 0)
+		rc = lb_conf_parse_key(argv, &k, out);
+	if (rc != 0)
+		return rc;
+	return lb_conf_pool_del(ctx, &k, argv[2], out);
+}
+
+/* The service a list command names (its only two words), or NULL with
+ * the error. */
+static const struct lb_conf_svc *
+svc_arg(struct lb_conf *c, int argc, char **argv, struct lb_cmd_out *out,
+	int *rc)
+{
+	struct lb_conf_svc_key k;
+
+	*rc = lb_cmd_want_args(out, argc, argv, 2, 2);
+	if (*rc == 0)
+		*rc = lb_conf_parse_key(argv, &k, out);
+	return *rc == 0 ? lb_conf_svc_or_error(c, &k, out, rc) : NULL;
+}
+
+static int
+cmd_pool_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	const struct lb_conf_svc *sv;
+	uint32_t nb;
+	uint64_t wsum;
+	int rc;
+
+	sv = svc_arg(ctx, argc, argv, out, &rc);
+	if (sv == NULL)
+		return rc;
+	rc = lb_cmd_printf(out, "%-32s %-12s %8s %10s\n", "POOL", "SCHED",
+			   "BACKENDS", "WEIGHTS");
+	for (unsigned int i = 0; i <= sv->nb_pool && rc == 0; i++) {
+		lb_conf_pool_sum(sv, i, &nb, &wsum);
+		rc = lb_cmd_printf(out, "%-32s %-12s %8u %10llu\n",
+				   i == 0 ? LB_CONF_POOL_DEFAULT
+					  : sv->pool[i - 1].name,
+				   i == 0 ? sv->opts.sched
+					  : sv->pool[i - 1].sched,
+				   nb, (unsigned long long)wsum);
+	}
+	return rc;
+}
+
+/* The words from @p argv[@p from] on, joined by one space. */
+static int
+join(int argc, char **argv, int from, char *buf, size_t len,
+     struct lb_cmd_out *out)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = from; i < argc; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i > from ? " " : "",
+				 argv[i]);
+
+		if (n < 0 || (size_t)n >= len - at)
+			return lb_cmd_error(out, -EINVAL, "rule too long (at "
+					    "most %zu bytes)", len - 1);
+		at += (size_t)n;
+	}
+	return 0;
+}
+
+static int
+cmd_rule_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	char text[LB_CONF_RULE_LEN + 1];
+	struct lb_conf_svc_key k;
+	uint64_t at = 0;
+	int rc, from = 2;
+
+	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
+	if (rc == 0)
+		rc = lb_conf_parse_key(argv, &k, out);
+	if (rc == 0 && strcmp(argv[2], "at") == 0) {
+		if (argc < 5)
+			return lb_cmd_error(out, -EINVAL,
+					    "expected at N and a rule");
+		rc = lb_cmd_parse_u64(argv[3], "rule number", 1,
+				      LB_CONF_MAX_RULES, &at, out);
+		from = 4;
+	}
+	if (rc == 0)
+		rc = join(argc, argv, from, text, sizeof(text), out);
+	if (rc != 0)
+		return rc;
+	if (strncmp(text, "default", 7) == 0 &&
+	    (text[7] == ' ' || text[7] == '\0'))
+		return lb_cmd_error(out, -EINVAL, "a default is set with "
+				    "`rule default`");
+	return lb_conf_rule_add(ctx, &k, (unsigned int)at, text, out);
+}
+
+static int
+cmd_rule_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc_key k;
+	uint64_t n;
+	int rc;
+
+	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
+	if (rc == 0)
+		rc = lb_conf_parse_key(argv, &k, out);
+	if (rc == 0)
+		rc = lb_cmd_parse_u64(argv[2], "rule number", 1,
+				      LB_CONF_MAX_RULES, &n, out);
+	if (rc != 0)
+		return rc;
+	return lb_conf_rule_del(ctx, &k, (unsigned int)n, out);
+}
+
+static int
+cmd_rule_default(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	char text[LB_CONF_RULE_DEF_LEN + 1];
+	struct lb_conf_svc_key k;
+	int rc;
+
+	rc = lb_cmd_want_args(out, argc, argv, 4, 4);
+	if (rc == 0)
+		rc = lb_conf_parse_key(argv, &k, out);
+	if (rc == 0)
+		rc = join(argc, argv, 2, text, sizeof(text), out);
+	if (rc != 0)
+		return rc;
+	return lb_conf_rule_default(ctx, &k, text, out);
+}
+
+static int
+cmd_rule_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	const struct lb_conf_svc *sv;
+	int rc;
+
+	sv = svc_arg(ctx, argc, argv, out, &rc);
+	if (sv == NULL)
+		return rc;
+	rc = lb_cmd_printf(out, "%3s  %s\n", "N", "RULE");
+	for (unsigned int i = 0; i < sv->nb_rule && rc == 0; i++)
+		rc = lb_cmd_printf(out, "%3u  %s\n", i + 1, sv->rule[i]);
+	if (rc == 0)
+		rc = lb_cmd_printf(out, "%3s  default %s\n", "-",
+				   sv->rule_def[0] != '\0'
+					   ? sv->rule_def
+					   : "pool " LB_CONF_POOL_DEFAULT);
+	return rc;
+}
+
+#define SVC_ARGS "PROTO VIP:PORT"
+
+const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS] = {
+	{
+		.path = "pool add",
+		.synopsis = SVC_ARGS " NAME [sched NAME]",
+		.help = "Add a named pool of backends to a service",
+		.long_help =
+			"A service without pools has one, its own, named "
+			"`default` in rules:\nits backends and its "
+			"`sched` option. A named pool has its own\n"
+			"scheduler (`sched`, default adaptive) over the "
+			"backends added to it\nwith `backend add ... pool "
+			"NAME`, each with its weight, health check\nand "
+			"feedback. New connections go to the service's "
+			"own pool only;\ncontent routing rules (`rule add`) "
+			"will send them to the others\nonce the dataplane "
+			"binds connections after their first data.\n\n"
+			"A name is a letter, then letters, digits, `-`, `_` "
+			"or `.`, at most 31\nbytes. At most 15 named pools "
+			"per service.\n\n"
+			"Example: `pool add tcp 192.0.2.10:443 api sched "
+			"rr`",
+		.fn = cmd_pool_add,
+	},
+	{
+		.path = "pool del",
+		.synopsis = SVC_ARGS " NAME",
+		.help = "Delete a named pool of a service",
+		.long_help = "Refused while a backend is in the pool or a "
+			     "rule, or the rules'\ndefault, sends to it.",
+		.fn = cmd_pool_del,
+	},
+	{
+		.path = "pool list",
+		.synopsis = SVC_ARGS,
+		.help = "List a service's pools: scheduler, backends, weights",
+		.long_help = "The service's own pool first (`default`, with "
+			     "the service's scheduler),\nthen the named "
+			     "pools; WEIGHTS is the sum of the weights of "
+			     "the\npool's backends.",
+		.fn = cmd_pool_list,
+	},
+	{
+		.path = "rule add",
+		.synopsis = SVC_ARGS " [at N] RULE",
+		.help = "Add a content routing rule to a service",
+		.long_help =
+			"RULE is one of\n\n"
+			"- `sni NAME pool POOL`: the server name of a TLS "
+			"ClientHello;\n"
+			"- `[method M] [host NAME] [path P | path-prefix P] "
+			"pool POOL`: an\nHTTP/1.x request's method, Host "
+			"and path.\n\n"
+			"NAME is a host name or `*.` and a suffix; P starts "
+			"with `/`. Rules\nare tried in order, the first "
+			"that matches chooses the pool\n(`default` is the "
+			"service's own); `at N` inserts the rule at place\n"
+			"N, else it goes last. At most 32 rules per service, "
+			"their names,\npaths and methods 4096 bytes in all.\n\n"
+			"The service must be tcp with `synproxy on`: the "
+			"pool is chosen from\nthe first data, which the "
+			"worker sees after its own handshake with\nthe "
+			"client. The dataplane does not apply rules yet "
+			"(docs/configuration.md,\n\"Content routing\").\n\n"
+			"Example: `rule add tcp 192.0.2.10:443 sni "
+			"api.example.com pool api`",
+		.fn = cmd_rule_add,
+	},
+	{
+		.path = "rule del",
+		.synopsis = SVC_ARGS " N",
+		.help = "Delete rule N (as `rule list` numbers them)",
+		.long_help = NULL,
+		.fn = cmd_rule_del,
+	},
+	{
+		.path = "rule default",
+		.synopsis = SVC_ARGS " pool POOL | refuse rst|404|421",
+		.help = "Set what happens when no rule matches",
+		.long_help =
+			"`pool POOL` sends the connection to that pool "
+			"(`pool default`, the\nservice's own, is what a "
+			"service without rules does); `refuse`\nanswers "
+			"with a RST, or an HTTP request with a 404 or a 421 "
+			"(a TLS\nconnection gets a RST).",
+		.fn = cmd_rule_default,
+	},
+	{
+		.path = "rule list",
+		.synopsis = SVC_ARGS,
+		.help = "List a service's rules in order, and the default",
+		.long_help = NULL,
+		.fn = cmd_rule_list,
+	},
+};
+
+static const struct lb_cmd_table pool_table = {
+	.name = "pool",
+	.ctx = "conf",
+	.defs = lb_conf_pool_cmds,
+	.n = LB_CONF_POOL_NB_CMDS,
+};
+LB_CMD_REGISTER(pool_table);

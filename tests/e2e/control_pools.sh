@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A service's named pools and content routing rules through lbctl,
+# against a running dataplane:
+#   - `pool add`, `backend add ... pool`, `rule add|default` are
+#     published (the table's generation moves on) and shown by `pool
+#     list`, `rule list`, the JSON of `service show` and /metrics;
+#   - until the worker binds connections after their first data, new
+#     connections reach the service's own pool only: every request is
+#     answered by be1, none by be2 of the named pool `api`; moving be1
+#     into a pool leaves the service without a backend for new
+#     connections, moving it back restores them;
+#   - bad input (unknown pool, pool in use, too many rules, rules on a
+#     UDP service or without `synproxy on`, `synproxy off` under rules)
+#     is refused with its one line and changes nothing;
+#   - `save`, the state file and a restarted lb-control keep the pools
+#     and the rules.
+# shellcheck disable=SC2016 # check evaluates its quoted conditions
+# shellcheck disable=SC2086 # $SVC ("tcp VIP:PORT") is two words on purpose
+# shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+e2e_init control_pools
+e2e_need_control
+
+SVC="tcp $VIP:80"
+USVC="udp $VIP:53"
+BE1=$(be_addr 1):80
+BE2=$(be_addr 2):80
+
+ctl_two_up
+ctl_do service add $SVC sched rr synproxy on >/dev/null
+ctl_do backend add $SVC "$BE1" >/dev/null
+check "the service answers" vip_wait 20
+gen0=$(tel /lb/stats -k conf_gen)
+
+ctl_do pool add $SVC api sched rr >/dev/null
+ctl_do pool add $SVC static >/dev/null
+ctl_do backend add $SVC "$BE2" pool api weight 3 >/dev/null
+ctl_do rule add $SVC host api.example.com pool api >/dev/null
+ctl_do rule add $SVC at 1 path-prefix /static/ pool static >/dev/null
+ctl_do rule add $SVC sni api.example.com pool api >/dev/null
+ctl_do rule default $SVC refuse 404 >/dev/null
+ctl_do service add $USVC >/dev/null
+for _ in $(seq 100); do
+	gen1=$(tel /lb/stats -k conf_gen)
+	[ "$gen1" -gt "$gen0" ] && break
+	sleep 0.2
+done
+check "pools and rules are published (table generation $gen0 -> $gen1)" \
+	'[ "$gen1" -gt "$gen0" ]'
+
+# ---- what the dataplane does with them ----------------------------------------
+
+# answers N: who answered N requests, one line each.
+answers() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		ip netns exec "$NS_CLI" curl -s --connect-timeout 2 \
+			--max-time 4 -H "Host: api.example.com" \
+			"http://$VIP/static/x" || echo "fail"
+	done
+}
+answers 20 >"$E2E_TMP/answers"
+check "20 requests, all answered by be1 (own pool): $(sort "$E2E_TMP/answers" | uniq -c | tr '\n' ' ')" \
+	'[ "$(grep -c "^be1$" "$E2E_TMP/answers")" -eq 20 ]'
+
+# be1 moved to the pool static: the own pool is empty, no request is
+# answered, not even by be2 or be1 in their named pools.
+ctl_do backend del $SVC "$BE1" >/dev/null
+ctl_do backend add $SVC "$BE1" pool static >/dev/null
+sleep 1
+answers 3 >"$E2E_TMP/answers2"
+check "own pool empty: no answer ($(tr '\n' ' ' <"$E2E_TMP/answers2"))" \
+	'! grep -q "^be" "$E2E_TMP/answers2"'
+ctl_do backend del $SVC "$BE1" >/dev/null
+ctl_do backend add $SVC "$BE1" >/dev/null
+check "be1 back in the own pool: the service answers" vip_wait 20
+
+# ---- what lbctl, the API and /metrics show ------------------------------------
+
+ctl_do pool list $SVC >"$E2E_TMP/pools"
+sed 's/^/    /' "$E2E_TMP/pools"
+check "pool list: the own pool, rr, be1" \
+	'has "^default  *rr  *1  *1$" <"$E2E_TMP/pools"'
+check "pool list: api, rr, be2 at weight 3" \
+	'has "^api  *rr  *1  *3$" <"$E2E_TMP/pools"'
+check "pool list: static, adaptive, empty" \
+	'has "^static  *adaptive  *0  *0$" <"$E2E_TMP/pools"'
+ctl_do rule list $SVC >"$E2E_TMP/rules"
+sed 's/^/    /' "$E2E_TMP/rules"
+check "rule list: the rules in order, then the default" \
+	'diff -u - "$E2E_TMP/rules" <<EOF
+  N  RULE
+  1  path-prefix /static/ pool static
+  2  host api.example.com pool api
+  3  sni api.example.com pool api
+  -  default refuse 404
+EOF'
+ctl_json "$E2E_TMP/show.json" service show $SVC
+pj=$(jq_get "$E2E_TMP/show.json" \
+	'[[p["name"], p["sched"], p["backends"], p["weight_sum"]]
+	  for p in d["service"]["pools"]]')
+check "JSON: the pools, their scheduler, members and weights ($pj)" \
+	'[ "$pj" = "[[\"default\", \"rr\", 1, 1], [\"api\", \"rr\", 1, 3], [\"static\", \"adaptive\", 0, 0]]" ]'
+rj=$(jq_get "$E2E_TMP/show.json" \
+	'd["service"]["rules"] + [d["service"]["rule_default"]]')
+check "JSON: the rules and the default ($rj)" \
+	'[ "$rj" = "[\"path-prefix /static/ pool static\", \"host api.example.com pool api\", \"sni api.example.com pool api\", \"refuse 404\"]" ]'
+ctl_json "$E2E_TMP/be.json" backend list $SVC
+bj=$(jq_get "$E2E_TMP/be.json" \
+	'sorted([b["backend"], b["pool"]] for b in d["backends"])')
+check "JSON: each backend's pool ($bj)" \
+	'[ "$bj" = "[[\"$BE1\", \"default\"], [\"$BE2\", \"api\"]]" ]'
+if [ -n "${CTL_METRICS:-}" ]; then
+	check "/metrics: the api pool's backends" \
+		'metrics | has -F "lb_pool_backends{service=\"$SVC\",pool=\"api\"} 1"'
+	check "/metrics: the api pool's weights" \
+		'metrics | has -F "lb_pool_weight_sum{service=\"$SVC\",pool=\"api\"} 3"'
+	check "/metrics: the own pool" \
+		'metrics | has -F "lb_pool_backends{service=\"$SVC\",pool=\"default\"} 1"'
+fi
+
+# ---- bad input ------------------------------------------------------------
+
+ctl_bad "no pool nope in $SVC (pool add first)" \
+	backend add $SVC "$(be_addr 3):80" pool nope
+ctl_bad "pool api already exists in $SVC" pool add $SVC api
+ctl_bad "invalid pool name '9x': a letter, then letters, digits, '-', '_' or '.', at most 31 bytes" \
+	pool add $SVC 9x
+ctl_bad "unknown scheduler 'fastest'; expected one of adaptive, maglev, rr, wrr" \
+	pool add $SVC x sched fastest
+ctl_bad "pool api of $SVC is used by rule 2: delete that rule first" \
+	pool del $SVC api
+ctl_bad "pool default of $SVC is the service's own pool: it cannot be deleted" \
+	pool del $SVC default
+ctl_bad "no pool nope in $SVC" pool del $SVC nope
+ctl_bad "rule 'sni a.example pool nope': no pool nope" \
+	rule add $SVC sni a.example pool nope
+ctl_bad "rule 'sni a.example path /x pool api': sni cannot go with host, path, path-prefix or method" \
+	rule add $SVC sni a.example path /x pool api
+ctl_bad "at 9 out of range 1..4" rule add $SVC at 9 sni b.example pool api
+ctl_bad "no rule 7 in $SVC (3 rules)" rule del $SVC 7
+ctl_bad "rule default: default takes pool POOL or refuse rst|404|421" \
+	rule default $SVC refuse 500
+ctl_bad "$USVC: rules route tcp services only" \
+	rule add $USVC sni a.example pool default
+ctl_bad "$SVC: rules need \`synproxy on\` (the pool is chosen from the first data, after the worker's own handshake)" \
+	service set $SVC synproxy off
+for i in $(seq 4 32); do
+	ctl_do rule add $SVC sni "h$i.example" pool api >/dev/null
+done
+ctl_bad "too many rules (limit 32)" rule add $SVC sni h33.example pool api
+for i in $(seq 4 32); do
+	ctl_do rule del $SVC 4 >/dev/null
+done
+
+# ---- save, the state file, a restart --------------------------------------
+
+ctl_restart_same
+check "save holds the pools, the pool of each backend and the rules" \
+	'has -Fx "pool add $SVC api sched rr" <"$E2E_TMP/save0" &&
+	 has -Fx "pool add $SVC static" <"$E2E_TMP/save0" &&
+	 has -Fx "backend add $SVC $BE2 weight 3 pool api" <"$E2E_TMP/save0" &&
+	 has -Fx "rule add $SVC path-prefix /static/ pool static" \
+		<"$E2E_TMP/save0" &&
+	 has -Fx "rule default $SVC refuse 404" <"$E2E_TMP/save0"'
+answers 6 >"$E2E_TMP/answers3"
+check "after the restart, be1 alone answers" \
+	'[ "$(grep -c "^be1$" "$E2E_TMP/answers3")" -eq 6 ]'
+ctl_stop
+check "lb-control exits 0 on SIGTERM (status $CTL_RC)" [ "$CTL_RC" = 0 ]
+e2e_finish
