@@ -52,6 +52,12 @@ def _num(cell):
     return float(c) * scale
 
 
+def fmt(v):
+    """A figure as the report shows it: atomics per admission are often
+    far below one, ns and bytes are not."""
+    return "%.4f" % v if abs(v) < 1 else "%.1f" % v
+
+
 def parse(text):
     """Each row's figure, in the report's order, by (test, size)."""
     got, head = {}, None
@@ -116,8 +122,9 @@ def pairs_table(a, b):
                                          min(ratio), max(ratio))
         else:
             rs = "- | -"
-        lines.append("| %s | %s | %.1f | %.1f | %s |" % (
-            k[0], k[1], statistics.median(ra), statistics.median(rb), rs))
+        lines.append("| %s | %s | %s | %s | %s |" % (
+            k[0], k[1], fmt(statistics.median(ra)),
+            fmt(statistics.median(rb)), rs))
     return keys, "\n".join(lines)
 
 
@@ -129,14 +136,15 @@ def delta_table(prev, cur):
         if k in prev:
             p = prev[k]
             ratio = "%.2f" % (v / p) if p > 0 and v >= 0 else "-"
-            lines.append("| %s | %s | %.1f | %.1f | %s |" % (
-                k[0], k[1], p, v, ratio))
+            lines.append("| %s | %s | %s | %s | %s |" % (
+                k[0], k[1], fmt(p), fmt(v), ratio))
         else:
-            lines.append("| %s | %s | - | %.1f | new row |" % (k[0], k[1], v))
+            lines.append("| %s | %s | - | %s | new row |" % (k[0], k[1],
+                                                            fmt(v)))
     gone = [k for k in prev if k not in cur]
     for k in gone:
-        lines.append("| %s | %s | %.1f | - | not run |" % (k[0], k[1],
-                                                          prev[k]))
+        lines.append("| %s | %s | %s | - | not run |" % (k[0], k[1],
+                                                        fmt(prev[k])))
     return "\n".join(lines)
 
 

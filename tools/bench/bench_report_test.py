@@ -155,6 +155,9 @@ def main():
               in out.stdout, out.stdout)
         check("pairs: table saved", os.path.exists(saved) and
               "adm (atomics/admission)" in open(saved).read())
+        check("pairs: atomics shown below one",
+              "| adm (atomics/admission) | svc | 0.0007 | 0.0007 | 1.00 |"
+              in out.stdout, out.stdout)
         out = subprocess.run([sys.executable, tool, "frob"],
                              capture_output=True, text=True)
         check("unknown command: usage, status 2", out.returncode == 2 and
