@@ -118,6 +118,7 @@ int
 dpb_bench_setup(struct bench *b)
 {
 	int socket = (int)rte_socket_id();
+	unsigned int nb_q;
 	int port;
 
 	b->hz = rte_get_tsc_hz();
@@ -133,8 +134,9 @@ dpb_bench_setup(struct bench *b)
 	}
 	b->pool = rte_pktmbuf_pool_create("dpb_mbufs", NB_MBUFS, MBUF_CACHE, 0,
 					  RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-	/* Two queues: the tests run one worker on queue 0; rdr adds a
-	 * second worker, on queue 1. */
+	/* The tests run one worker on queue 0; rdr adds a second worker, on
+	 * queue 1. The port has the second queue only when rdr runs, so
+	 * that the other tests' rig is the one they were recorded on. */
 	for (unsigned int q = 0; q < 2; q++) {
 		char name[RTE_RING_NAMESIZE];
 
@@ -153,7 +155,8 @@ dpb_bench_setup(struct bench *b)
 			rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	port = rte_eth_from_rings("dpb0", b->rxq, 2, b->txq, 2,
+	nb_q = b->tests & (1u << T_RDR) ? 2 : 1;
+	port = rte_eth_from_rings("dpb0", b->rxq, nb_q, b->txq, nb_q,
 				  (unsigned int)socket);
 	if (port != 0) {
 		fprintf(stderr, "lb-dpbench: ring port: got %d, need 0\n",
@@ -178,7 +181,7 @@ dpb_bench_setup(struct bench *b)
 	b->dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
 	b->dp.idle_us = 0;
 	b->dp.flows = TABLE_FLOWS;
-	if (lb_port_setup(b->port, 2, b->pool, RING_SIZE, RING_SIZE,
+	if (lb_port_setup(b->port, nb_q, b->pool, RING_SIZE, RING_SIZE,
 			  &b->dp.port[0]) != 0)
 		return -EIO;
 
