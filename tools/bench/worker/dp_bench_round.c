@@ -611,7 +611,6 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 		 * time counted as the generator's. */
 		if (rd->split) {
 			unsigned int k = lb_worker_poll(b->w_rx);
-
 			uint64_t d = rte_rdtsc() - t0;
 
 			/* A poll the host paused is left out, as the
