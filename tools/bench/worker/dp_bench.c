@@ -32,6 +32,10 @@
  * and one response segment with X-SPL; rounds of the http service
  * alternate with rounds of the plain one, both on the worker, and the
  * generator drains the feedback ring as lb-control would.
+ * And, only when asked (--tests rdr), the redirect ring between two
+ * workers: replies of flows worker 1 owns, on its own queue or on worker
+ * 0's, which hands them over (dp_bench_rdr.c); both workers on the
+ * forwarder lcore, or with --rdr-split worker 0 on the generator's.
  * Flows of est and mix are opened through the worker itself (SYN,
  * SYN-ACK, ACK) before the rounds; neighbours are static, so every round
  * measures the steady state. Every round checks that each packet sent
@@ -48,7 +52,8 @@
  *
  * usage: lb-dpbench [EAL options --] [--seconds S] [--rounds N]
  *                   [--flows N[,N...]] [--l7-flows N[,N...]]
- *                   [--tests est,mix,new,l7,adm,src,conn] [--l7-governor]
+ *                   [--tests est,mix,new,l7,adm,src,conn,rdr]
+ *                   [--l7-governor] [--rdr-split]
  *                   [--src-budget off|RATE[/BURST]] [--conn-timeout MS]
  * Without EAL options it runs on lcores 0-1 with hugepages when enough
  * are free (--in-memory), else with --no-huge -m 1024.
@@ -57,6 +62,7 @@
 #include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +86,7 @@
 
 const char *const dpb_test_names[T_MAX] = {"est", "mix", "new", "l7",
 					   "adm", "src", "synp",
-					   "conn", "est6", "new6"};
+					   "conn", "rdr", "est6", "new6"};
 const char *const dpb_test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
@@ -91,6 +97,8 @@ const char *const dpb_test_what[T_MAX] = {
 	"new connections through the SYN proxy: a cookie per SYN, a flow "
 	"per ACK proving one, vs the plain SYN path",
 	"whole connections at steady state, a full table expiring",
+	"replies through another worker's queue and the redirect ring, vs "
+	"on the owner's own queue",
 	"IPv6 established flows (fnat66), client -> backend",
 	"IPv6 new flows (fnat66), every packet a SYN of a new client tuple",
 };
@@ -109,10 +117,12 @@ usage(FILE *f)
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
 		"  --tests LIST      est, mix, new, l7, adm, src, synp, conn, "
-		"est6, new6\n"
+		"rdr, est6, new6\n"
 		"                    (default est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
+		"  --rdr-split       rdr: the receiving worker runs on the "
+		"generator's lcore, the owner alone on the forwarder's\n"
 		"  --src-budget off|RATE[/BURST]  the workers' budget of new "
 		"flows per source (default lb-dataplane's)\n"
 		"  --conn-timeout MS conn: timeout of a closed connection "
@@ -188,6 +198,7 @@ parse_args(struct bench *b, int argc, char **argv)
 		{"l7-flows", required_argument, NULL, 'l'},
 		{"tests", required_argument, NULL, 't'},
 		{"l7-governor", no_argument, NULL, 'g'},
+		{"rdr-split", no_argument, NULL, 'R'},
 		{"src-budget", required_argument, NULL, 'b'},
 		{"conn-timeout", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
@@ -250,6 +261,9 @@ parse_args(struct bench *b, int argc, char **argv)
 			break;
 		case 'g':
 			b->l7_gov = 1;
+			break;
+		case 'R':
+			b->rdr_split = 1;
 			break;
 		case 'b':
 			if (lb_src_budget_parse(optarg, &b->dp.src_budget) !=
@@ -329,6 +343,70 @@ print_args(const char *what, int argc, char **argv)
 	printf("\n");
 }
 
+/*
+ * rdr: what a reply handed from the worker whose queue it reached to the
+ * worker that owns its flow costs, both workers' work together.
+ */
+static void
+rdr_print(const struct bench *b)
+{
+	if (b->nb_rdr_rows == 0)
+		return;
+	printf("\nrdr: replies of flows that worker 1 owns, arriving at its "
+	       "own queue or at worker 0's (handed over through the "
+	       "redirect ring); %s (+ns/redirected and redirected/own Mpps: "
+	       "medians of the per-round pairs)\n\n",
+	       b->rdr_split ? "worker 0 on the generator's lcore, worker 1 "
+			      "alone on the forwarder's (+ns: worker 1's "
+			      "part; receiver: worker 0's)"
+			    : "both workers on the forwarder lcore");
+	printf("| flows | own queue Mpps | redirected Mpps | redirected/own "
+	       "| own queue ns/pkt | redirected ns/pkt | +ns/redirected | "
+	       "receiver ns/pkt | checks |\n");
+	printf("|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+	for (unsigned int i = 0; i < b->nb_rdr_rows; i++) {
+		const struct rdr_row *r = &b->rdr_rows[i];
+		char rx[16] = "-";
+
+		if (b->rdr_split)
+			snprintf(rx, sizeof(rx), "%.1f", r->rx_ns);
+		printf("| %u | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %s | "
+		       "%s |\n",
+		       r->flows, r->direct_mpps, r->rdr_mpps, r->ratio,
+		       r->direct_ns, r->rdr_ns, r->extra_ns, rx,
+		       r->problems == 0 ? "ok" : "FAILED");
+	}
+}
+
+/*
+ * What a throttle key costs: its slot in the shared table (one per key
+ * for every worker) and its bucket in a worker's local table, measured
+ * as the heap a local table of the default size takes.
+ */
+static void
+adm_mem_print(const struct bench *b)
+{
+	static struct lb_admit_stats st;
+	struct mallinfo2 m0, m1;
+	struct lb_admit_lc *lc;
+	size_t local;
+
+	m0 = mallinfo2();
+	lc = lb_admit_lc_create(b->admit_sh, LB_ADMIT_LOCAL_DEFAULT, &st, NULL,
+				0);
+	m1 = mallinfo2();
+	if (lc == NULL)
+		return;
+	local = (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd);
+	lb_admit_lc_free(lc);
+	printf("admission key: %.1f bytes per key in the shared table (%u "
+	       "slots), %.1f bytes per key in a worker's local table (%u "
+	       "keys, heap measured)\n",
+	       (double)lb_admit_shm_size(LB_ADMIT_SHM_SLOTS_DEFAULT) /
+		       LB_ADMIT_SHM_SLOTS_DEFAULT,
+	       LB_ADMIT_SHM_SLOTS_DEFAULT, (double)local / LB_ADMIT_LOCAL_DEFAULT,
+	       LB_ADMIT_LOCAL_DEFAULT);
+}
 static void
 print_summary(const struct bench *b)
 {
@@ -341,6 +419,7 @@ print_summary(const struct bench *b)
 	printf("\nflow table: %zu bytes for %u flows, %.1f bytes per flow\n",
 	       lb_flow_table_mem_size(TABLE_FLOWS), TABLE_FLOWS,
 	       (double)lb_flow_table_mem_size(TABLE_FLOWS) / TABLE_FLOWS);
+	adm_mem_print(b);
 	printf("\nSummary (%s; medians over %u rounds of %.2f s; lb/bare and "
 	       "own ns/pkt are medians of the per-round pairs; lb busy: "
 	       "share of the worker's time in polls that moved packets)\n\n",
@@ -402,6 +481,7 @@ l7:
 		       r->off_ns, r->on_ns, r->extra_ns, r->atomics,
 		       r->problems == 0 ? "ok" : "FAILED");
 	}
+	rdr_print(b);
 	if (b->nb_l7_rows == 0)
 		return;
 	printf("\nl7: the same worker and exchanges, service `http` vs plain "
@@ -521,7 +601,7 @@ run_tests6(struct bench *b)
 static int
 run_tests(struct bench *b)
 {
-	if (b->tests & ((1u << T_EST) | (1u << T_MIX))) {
+	if (b->tests & ((1u << T_EST) | (1u << T_MIX) | (1u << T_RDR))) {
 		uint32_t most = 0;
 
 		for (unsigned int i = 0; i < b->nb_sizes; i++)
@@ -529,6 +609,8 @@ run_tests(struct bench *b)
 		b->rec = calloc(most, sizeof(*b->rec));
 		if (b->rec == NULL)
 			return -ENOMEM;
+	}
+	if (b->tests & ((1u << T_EST) | (1u << T_MIX))) {
 		for (unsigned int i = 0; i < b->nb_sizes; i++) {
 			if (dpb_flows_open(b, b->sizes[i]) != 0)
 				return -1;
@@ -562,6 +644,11 @@ run_tests(struct bench *b)
 		return -1;
 	if ((b->tests & (1u << T_CONN)) && dpb_run_conn(b) != 0)
 		return -1;
+	/* Last: it leaves no worker behind. */
+	for (unsigned int i = 0; i < b->nb_sizes; i++)
+		if ((b->tests & (1u << T_RDR)) &&
+		    dpb_run_rdr(b, b->sizes[i]) != 0)
+			return -1;
 	return 0;
 }
 
@@ -605,6 +692,9 @@ main(int argc, char **argv)
 			ret = EXIT_FAILURE;
 	if (b.has_conn_row && b.conn_row.problems != 0)
 		ret = EXIT_FAILURE;
+	for (unsigned int i = 0; i < b.nb_rdr_rows; i++)
+		if (b.rdr_rows[i].problems != 0)
+			ret = EXIT_FAILURE;
 out:
 	dpb_bench_teardown(&b);
 	rte_eal_cleanup();

@@ -65,11 +65,11 @@
 #define L7_FRAME_MAX 512u
 #define L7_SVC_HTTP 0
 #define L7_SVC_PLAIN 1
-#define L7_MAX_FLOWS 100000u /* per service; about 3.3 KB each */
+#define L7_MAX_FLOWS 100000u /* per service; under 1 KB each (printed) */
 #define FB_BURST 64u
 
 enum test {
-	T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_CONN,
+	T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_CONN, T_RDR,
 	T_EST6, T_NEW6, /* IPv6: dp_bench6.c */
 	T_MAX
 };
@@ -194,6 +194,10 @@ struct res {
 	/* conn: connections completed per second; the worker's table
 	 * every 1/CONN_SAMPLE_HZ s from the round's start */
 	double cps;
+	/* rdr: packets the receiving worker handed to the owner */
+	uint64_t redirected;
+	/* rdr --rdr-split: the receiving worker's busy ns per packet */
+	double rx_ns, rx_burst; /* and its packets per such poll */
 	uint32_t occ[CONN_SAMPLES];
 	unsigned int nb_occ;
 	unsigned int problems;
@@ -230,6 +234,14 @@ struct adm_row {
 	unsigned int problems;
 };
 
+/* rdr: the owner's replies from its own queue vs through the ring. */
+struct rdr_row {
+	uint32_t flows;
+	double direct_mpps, rdr_mpps, direct_ns, rdr_ns, extra_ns, ratio;
+	double rx_ns; /* --rdr-split: the receiving worker's, on its lcore */
+	unsigned int problems;
+};
+
 struct row {
 	enum test test;
 	uint32_t flows;
@@ -248,11 +260,17 @@ struct bench {
 	unsigned int tests; /* bit per enum test */
 
 	struct rte_mempool *pool;
-	struct rte_ring *rxr, *txr;
+	struct rte_ring *rxr, *txr; /* the queue the worker polls */
+	struct rte_ring *rxq[2], *txq[2]; /* the port's two queues */
 	uint16_t port;
 	unsigned int fwd_lcore;
 	struct lb_dp dp;
 	struct lb_worker *w;
+	uint16_t wid; /* the worker under test's id (queue) */
+	/* rdr: the worker whose queue the redirected replies arrive at,
+	 * polled in the same loop as w, which owns their flows */
+	struct lb_worker *w_rx;
+	int rdr_split; /* --rdr-split: w_rx polled by the generator's loop */
 
 	uint8_t port_mac[6], gw_mac[6], be_mac[NB_BES][6];
 	uint32_t vip, be_ip[NB_BES]; /* network order */
@@ -287,6 +305,10 @@ struct bench {
 	struct lb_admit_shm *admit_sh;
 	struct adm_row adm_rows[2];
 	unsigned int nb_adm_rows;
+
+	/* rdr */
+	struct rdr_row rdr_rows[MAX_SIZES];
+	unsigned int nb_rdr_rows;
 
 	/* conn: its table (one service, short timeouts), frames, records */
 	struct lb_dpconf *conf_conn;
@@ -341,6 +363,8 @@ int dpb_l7_csums_ok(const uint8_t *f, uint32_t len);
 
 /** Replaces the worker with a fresh one with static neighbours. */
 int dpb_worker_new(struct bench *b);
+/** A worker of id @p wid with static neighbours, or NULL. */
+struct lb_worker *dpb_worker_make(struct bench *b, uint16_t wid);
 /** Prints what the worker counted since @p st0 that a clean run has not.
  * @return how many such counters. */
 unsigned int dpb_worker_report(const struct lb_worker *w,
@@ -384,6 +408,9 @@ int dpb_run_adm(struct bench *b, enum lb_admit_key key);
 /** src: new flows with the budget per source off and on. */
 int dpb_run_src(struct bench *b);
 int dpb_run_synp(struct bench *b);
+/** rdr: replies on the queue of a worker that does not own their flow
+ * (handed over through the redirect ring) vs on the owner's own queue. */
+int dpb_run_rdr(struct bench *b, uint32_t nb_flows);
 
 /* ---- conn: dp_bench_conn.c ---- */
 

@@ -16,30 +16,47 @@
 #include "dp_bench_frame.h"
 #include "neigh.h"
 
+struct lb_worker *
+dpb_worker_make(struct bench *b, uint16_t wid)
+{
+	struct lb_worker *w = lb_worker_create(&b->dp, wid, b->fwd_lcore);
+	int rc;
+
+	if (w == NULL) {
+		fprintf(stderr, "lb-dpbench: cannot create worker %u\n", wid);
+		return NULL;
+	}
+	/* Static neighbours: the measured path never waits for ARP. */
+	rc = lb_neigh_set_static(w->neigh, htonl(IP_GW), b->gw_mac);
+	for (uint32_t i = 0; i < NB_BES && rc == 0; i++)
+		rc = lb_neigh_set_static(w->neigh, b->be_ip[i], b->be_mac[i]);
+	if (rc != 0) {
+		fprintf(stderr, "lb-dpbench: static neighbour: %s\n",
+			strerror(-rc));
+		lb_worker_free(w);
+		return NULL;
+	}
+	return w;
+}
+
 int
 dpb_worker_new(struct bench *b)
 {
-	int rc;
-
 	lb_worker_free(b->w);
-	b->dp.w[0] = NULL;
-	b->w = lb_worker_create(&b->dp, 0, b->fwd_lcore);
-	if (b->w == NULL) {
-		fprintf(stderr, "lb-dpbench: cannot create the worker\n");
+	b->dp.w[b->wid] = NULL;
+	b->w = dpb_worker_make(b, b->wid);
+	if (b->w == NULL)
 		return -ENOMEM;
+	b->dp.w[b->wid] = b->w;
+	if (b->conf6 != NULL) {
+		int rc = dpb6_statics(b);
+
+		if (rc != 0)
+			fprintf(stderr, "lb-dpbench: static neighbour: %s\n",
+				strerror(-rc));
+		return rc;
 	}
-	b->dp.w[0] = b->w;
-	/* Static neighbours: the measured path never waits for ARP. */
-	rc = lb_neigh_set_static(b->w->neigh, htonl(IP_GW), b->gw_mac);
-	for (uint32_t i = 0; i < NB_BES && rc == 0; i++)
-		rc = lb_neigh_set_static(b->w->neigh, b->be_ip[i],
-					 b->be_mac[i]);
-	if (rc == 0 && b->conf6 != NULL)
-		rc = dpb6_statics(b);
-	if (rc != 0)
-		fprintf(stderr, "lb-dpbench: static neighbour: %s\n",
-			strerror(-rc));
-	return rc;
+	return 0;
 }
 
 /* Prints what the worker counted since @p st0 that a clean run has not. */
@@ -79,7 +96,8 @@ dpb_worker_report(const struct lb_worker *w, const struct lb_worker_stats *st0,
 	ODD(rst_sent, "RSTs sent");
 	ODD(idle_probes, "expired idle flows probed");
 	ODD(rst_no_flow, "RSTs for segments without a flow");
-	ODD(redirect_out, "redirected packets");
+	if (t != T_RDR)
+		ODD(redirect_out, "redirected packets");
 	ODD(arp_requests, "ARP requests");
 	ODD(icmp_translated, "ICMP translated");
 	ODD(src_budget.dropped, "new flows over their source's budget");

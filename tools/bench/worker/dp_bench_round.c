@@ -46,6 +46,7 @@ struct fwd {
 	int phase; /* written by the generator, __atomic */
 	uint16_t port;
 	struct lb_worker *w; /* NULL: bare forwarder */
+	struct lb_worker *w_rx; /* rdr: polled before w in the same loop */
 	uint64_t stall_tsc;  /* a gap this long: the lcore lost the CPU */
 	uint64_t iters;	     /* loop iterations, __atomic */
 	struct meter m;
@@ -170,7 +171,7 @@ gen_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 			    htonl((uint32_t)c & ~REPLY_BIT));
 		return;
 	}
-	if (g->test == T_MIX && (g->odd ^= 1) == 0) {
+	if (g->test == T_RDR || (g->test == T_MIX && (g->odd ^= 1) == 0)) {
 		const struct flow_rec *r;
 
 		i = gen_next(g, &g->rcur);
@@ -247,7 +248,7 @@ check_out(const struct bench *b, const uint8_t *f, enum test t)
 			return "SYN not answered with a SYN-ACK";
 		return NULL;
 	}
-	if (t == T_MIX && (x.seq & REPLY_BIT)) {
+	if ((t == T_MIX || t == T_RDR) && (x.seq & REPLY_BIT)) {
 		i = x.seq & ~REPLY_BIT;
 		if (i >= b->nb_rec)
 			return "reply of an unknown flow";
@@ -421,9 +422,20 @@ fwd_worker(struct fwd *f)
 
 		if (ph == PH_STOP)
 			break;
-		n = lb_worker_poll(f->w);
-		if (n == 0)
-			continue;
+		/* rdr: the packets are those the owner handled, whether
+		 * from its own queue or from its redirect ring; the time is
+		 * both workers'. */
+		if (f->w_rx != NULL) {
+			unsigned int n_rx = lb_worker_poll(f->w_rx);
+
+			n = lb_worker_poll(f->w);
+			if (n + n_rx == 0)
+				continue;
+		} else {
+			n = lb_worker_poll(f->w);
+			if (n == 0)
+				continue;
+		}
 		lap_end(f, t0, n);
 	}
 	return 0;
@@ -465,7 +477,9 @@ adm_count(const struct lb_worker *w, uint64_t *pass, uint64_t *atomics,
 /* What the generator's side of one round keeps, from launch to verdict. */
 struct round {
 	struct fwd f;
-	struct lb_worker_stats st0;
+	struct lb_worker_stats st0, st0_rx;
+	int split; /* rdr --rdr-split: the generator polls w_rx */
+	uint64_t rx_busy, rx_pkts, rx_polls; /* its polls that moved some */
 	uint64_t in, out, bad, left, gen_busy, gen_pkts;
 	uint64_t resps0, followed0;
 	uint64_t conns0, conns1, bad0; /* conn: g->conns, g->bad */
@@ -489,6 +503,10 @@ round_start(struct bench *b, struct gen *g, struct round *rd, struct res *r)
 	if (rd->worker) {
 		rd->f.w = b->w;
 		rd->st0 = b->w->st;
+		rd->f.w_rx = b->rdr_split ? NULL : b->w_rx;
+		if (b->w_rx != NULL)
+			rd->st0_rx = b->w_rx->st;
+		rd->split = b->w_rx != NULL && b->rdr_split;
 	}
 	if (rd->l7) {
 		while (fb_drain(b) > 0)
@@ -561,7 +579,9 @@ round_drained(struct bench *b, struct round *rd, unsigned int n, uint64_t t,
 
 	if (rd->out >= rd->in)
 		return 1;
-	if (n > 0 || !rte_ring_empty(b->rxr))
+	/* rdr: the owner may still have replies in its redirect ring. */
+	if (n > 0 || !rte_ring_empty(b->rxr) ||
+	    (b->w_rx != NULL && !rte_ring_empty(b->w->redirect)))
 		*it_empty = UINT64_MAX;
 	else if (*it_empty == UINT64_MAX)
 		*it_empty = it;
@@ -598,6 +618,22 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 	for (;;) {
 		uint64_t t0 = rte_rdtsc();
 
+		/* rdr --rdr-split: the receiving worker on this lcore, its
+		 * time counted as the generator's. */
+		if (rd->split) {
+			unsigned int k = lb_worker_poll(b->w_rx);
+			uint64_t d = rte_rdtsc() - t0;
+
+			/* A poll the host paused is left out, as the
+			 * forwarder's are (lap_end()). */
+			if (k > 0 && phase == PH_MEASURE &&
+			    d <= rd->f.stall_tsc) {
+				rd->rx_busy += d;
+				rd->rx_pkts += k;
+				rd->rx_polls++;
+			}
+			t0 = rte_rdtsc();
+		}
 		n = rte_ring_sc_dequeue_burst(b->txr, (void **)m, LB_BURST,
 					      NULL);
 		if (n > 0 && rd->worker)
@@ -674,6 +710,12 @@ round_stop(struct bench *b, struct round *rd)
 		rd->left += n;
 		rte_pktmbuf_free_bulk(m, n);
 	}
+	while (b->w_rx != NULL &&
+	       (n = rte_ring_sc_dequeue_burst(b->w->redirect, (void **)m,
+					      IN_FLIGHT, NULL)) > 0) {
+		rd->left += n;
+		rte_pktmbuf_free_bulk(m, n);
+	}
 }
 
 /* The round's rates, from the forwarder's snapshots and the generator's. */
@@ -699,6 +741,11 @@ round_rates(struct bench *b, const struct round *rd, struct res *r)
 	}
 	if (rd->worker)
 		adm_count(b->w, &r->adm_pass, &r->adm_atomics, 0);
+	if (rd->rx_pkts > 0) {
+		r->rx_ns = (double)rd->rx_busy * 1e9 / (double)b->hz /
+			   (double)rd->rx_pkts;
+		r->rx_burst = (double)rd->rx_pkts / (double)rd->rx_polls;
+	}
 	if (rd->gen_pkts > 0)
 		r->gen_ns = (double)rd->gen_busy * 1e9 / (double)b->hz /
 			    (double)rd->gen_pkts;
@@ -774,6 +821,12 @@ round_verify(struct bench *b, struct gen *g, const struct round *rd,
 	if (rd->worker)
 		r->problems += dpb_worker_report(b->w, &rd->st0, g->test,
 						 "round");
+	if (rd->worker && b->w_rx != NULL) {
+		r->problems += dpb_worker_report(b->w_rx, &rd->st0_rx, g->test,
+						 "round (receiving worker)");
+		r->redirected = b->w_rx->st.redirect_out -
+				rd->st0_rx.redirect_out;
+	}
 	if (rd->l7)
 		round_verify_l7(b, g, rd, r);
 }

@@ -126,6 +126,7 @@ int
 dpb_bench_setup(struct bench *b)
 {
 	int socket = (int)rte_socket_id();
+	unsigned int nb_q;
 	int port;
 
 	b->hz = rte_get_tsc_hz();
@@ -141,16 +142,29 @@ dpb_bench_setup(struct bench *b)
 	}
 	b->pool = rte_pktmbuf_pool_create("dpb_mbufs", NB_MBUFS, MBUF_CACHE, 0,
 					  RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-	b->rxr = rte_ring_create("dpb_rx", RING_SIZE, socket,
-				 RING_F_SP_ENQ | RING_F_SC_DEQ);
-	b->txr = rte_ring_create("dpb_tx", RING_SIZE, socket,
-				 RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (b->pool == NULL || b->rxr == NULL || b->txr == NULL) {
+	/* The tests run one worker on queue 0; rdr adds a second worker, on
+	 * queue 1. The port has the second queue only when rdr runs, so
+	 * that the other tests' rig is the one they were recorded on. */
+	for (unsigned int q = 0; q < 2; q++) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "dpb_rx%u", q);
+		b->rxq[q] = rte_ring_create(name, RING_SIZE, socket,
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "dpb_tx%u", q);
+		b->txq[q] = rte_ring_create(name, RING_SIZE, socket,
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	}
+	b->rxr = b->rxq[0];
+	b->txr = b->txq[0];
+	if (b->pool == NULL || b->rxq[0] == NULL || b->rxq[1] == NULL ||
+	    b->txq[0] == NULL || b->txq[1] == NULL) {
 		fprintf(stderr, "lb-dpbench: mbufs or rings: %s\n",
 			rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	port = rte_eth_from_rings("dpb0", &b->rxr, 1, &b->txr, 1,
+	nb_q = b->tests & (1u << T_RDR) ? 2 : 1;
+	port = rte_eth_from_rings("dpb0", b->rxq, nb_q, b->txq, nb_q,
 				  (unsigned int)socket);
 	if (port != 0) {
 		fprintf(stderr, "lb-dpbench: ring port: got %d, need 0\n",
@@ -175,7 +189,7 @@ dpb_bench_setup(struct bench *b)
 	b->dp.hash_seed = rte_rdtsc() * 0x9e3779b97f4a7c15ULL;
 	b->dp.idle_us = 0;
 	b->dp.flows = TABLE_FLOWS;
-	if (lb_port_setup(b->port, 1, b->pool, RING_SIZE, RING_SIZE,
+	if (lb_port_setup(b->port, nb_q, b->pool, RING_SIZE, RING_SIZE,
 			  &b->dp.port[0]) != 0)
 		return -EIO;
 
@@ -244,8 +258,10 @@ dpb_bench_teardown(struct bench *b)
 	b->w = NULL;
 	if (b->dp.port[0].nb_queues > 0)
 		lb_port_close(b->port);
-	rte_ring_free(b->rxr);
-	rte_ring_free(b->txr);
+	for (unsigned int q = 0; q < 2; q++) {
+		rte_ring_free(b->rxq[q]);
+		rte_ring_free(b->txq[q]);
+	}
 	rte_mempool_free(b->pool);
 	rte_free(b->conf_l4);
 	rte_free(b->conf_l7);
