@@ -266,6 +266,9 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* admission (admit-rate), as IPv4's L4 services */
+	if (lb_worker_admit6_reject(w, m, s, orig->src, now))
+		return;
 	lb_flow6_key(w->ft, &k, orig);
 	if (w->sched[s] == NULL ||
 	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),

@@ -266,6 +266,28 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 }
 
 /*
+ * admit_reject() for an IPv6 service, at layer 4 as its flows are: the
+ * same buckets, counters and negative cache, keyed by the client's
+ * address or its /prefix6 (lb_admit_check6()). Neither a reject record
+ * (lb-control's automatic deny holds IPv4 prefixes) nor a RST
+ * (`admit-reject rst` is refused on IPv6 services): the SYN is dropped.
+ */
+bool
+lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
+			const uint8_t client[16], uint64_t now)
+{
+	const struct lb_admit_conf *a = &w->conf->svc[svc_idx].opts.admit;
+
+	if (a->rate == 0 || w->admit == NULL)
+		return false;
+	if (!lb_admit_rejected(lb_admit_check6(w->admit, (uint16_t)svc_idx, a,
+					       client, 0, now)))
+		return false;
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+/*
  * The client's ACK completes the handshake (syn_recv to established):
  * only now does an http flow take an entry of the L7 pool. Taken at the
  * backend's SYN-ACK, entries were held for syn_recv's timeout by

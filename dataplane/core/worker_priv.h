@@ -73,6 +73,11 @@ void lb_worker_fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		   const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now);
 void lb_worker_rst_client(struct lb_worker *w, struct rte_mbuf *m,
 			  uint64_t now);
+/* Admission of a new flow of IPv6 service @p svc_idx from @p client;
+ * true when refused (@p m freed). */
+bool lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m,
+			     int svc_idx, const uint8_t client[16],
+			     uint64_t now);
 void lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m,
 		       struct lb_pkt *pkt, uint32_t b, uint64_t rate,
 		       uint64_t now);

@@ -20,6 +20,7 @@
 #include <rte_malloc.h>
 
 #include "harness.h"
+#include "lb/admit.h"
 #include "pkt_parse6.h"
 
 #define POOL_SIZE 2047
@@ -818,9 +819,11 @@ test_vlan(void **state)
 
 /* The dataplane of env6() whose IPv6 services have one backend each,
  * the host on port 1, with @p nb workers, each knowing the client and
- * that host; @p sb, when not NULL, the budget of new flows per source. */
+ * that host; @p sb, when not NULL, the budget of new flows per source;
+ * @p ac, when not NULL, the TCP service's admission settings. */
 static struct ph_env *
-env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
+env66_opt(void **state, uint16_t nb, const struct lb_src_budget_conf *sb,
+	  const struct lb_admit_conf *ac)
 {
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
@@ -844,6 +847,14 @@ env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
 	e->dp.flows = FLOWS;
 	if (sb != NULL)
 		e->dp.src_budget = *sb;
+	if (ac != NULL) {
+		d->svc[d->nb_svc - 2].opts.admit = *ac;
+		e->admit_mem = rte_zmalloc("pkt6_admit",
+					   lb_admit_shm_size(64), 64);
+		assert_non_null(e->admit_mem);
+		e->dp.admit = lb_admit_shm_init(e->admit_mem, 64);
+		assert_non_null(e->dp.admit);
+	}
 	ph_env_start(e, nb);
 	take_all(e, got, n);
 	for (uint16_t q = 0; q < nb; q++) {
@@ -865,7 +876,7 @@ env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
 static struct ph_env *
 env66_n(void **state, uint16_t nb)
 {
-	return env66_sb(state, nb, NULL);
+	return env66_opt(state, nb, NULL, NULL);
 }
 
 static struct ph_env *
@@ -1003,6 +1014,23 @@ test_fnat66_tcp(void **state)
 	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
 }
 
+/* Client SYN @p in sent again from 2001:db8:@p net::@p host port
+ * @p sport: how many frames reached the backend (none may go back to
+ * the client). */
+static unsigned int
+syn_from(struct ph_env *e, struct pb_dg6 *in, uint16_t net, uint16_t host,
+	 uint16_t sport)
+{
+	struct pb_frame f;
+
+	pb_ip6(in->src, 0x2001, 0xdb8, net, host);
+	in->l4.sport = sport;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, in);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "frames to the client");
+	return ph_take(e, 1, 0, NULL, 0);
+}
+
 /*
  * IPv6 sources have the budget of new flows IPv4 sources have, each /64
  * one source: a SYN flood from one /64 (new ports, new interface ids)
@@ -1014,34 +1042,73 @@ test_fnat66_src_budget(void **state)
 {
 	const struct lb_src_budget_conf sb = {.rate = 1, .burst = 3,
 					      .prefix = 32, .sources = 64};
-	struct ph_env *e = env66_sb(state, 1, &sb);
+	struct ph_env *e = env66_opt(state, 1, &sb, NULL);
 	uint8_t vip[16], snat[16], c[16];
 	unsigned int fwd = 0;
 	struct pb_frame f;
 	struct pb_dg6 in;
 
 	client_syn(&in, &f, vip, snat, c);
-	for (uint16_t i = 0; i < 8; i++) {
-		/* Ports and interface ids change; the /64 does not. */
-		pb_ip6(in.src, 0x2001, 0xdb8, 1, (uint16_t)(7 + (i & 1) * 0x100));
-		in.l4.sport = (uint16_t)(CPORT6 + i);
-		pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-		ph_rx(e, 0, &f);
-		fwd += ph_take(e, 1, 0, NULL, 0);
-		CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "frames to the client");
-	}
+	/* Ports and interface ids change; the /64 does not. */
+	for (uint16_t i = 0; i < 8; i++)
+		fwd += syn_from(e, &in, 1, (uint16_t)(7 + (i & 1) * 0x100),
+				(uint16_t)(CPORT6 + i));
 	CHECK_EQ(fwd, 3, "SYNs of one /64 forwarded: its burst");
 	CHECK_EQ(e->w->st.src_budget.dropped, 5, "dropped over budget");
 	CHECK_EQ(e->w->st.flows_created, 3, "flows created");
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
 		 3, "SNAT ports held");
-	/* Another /64. */
-	pb_ip6(in.src, 0x2001, 0xdb8, 5, 7);
-	in.l4.sport = CPORT6;
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-	ph_rx(e, 0, &f);
-	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "another /64's SYN forwarded");
+	CHECK_EQ(syn_from(e, &in, 5, 7, CPORT6), 1,
+		 "another /64's SYN forwarded");
 	CHECK_EQ(e->w->st.src_budget.dropped, 5, "nothing more dropped");
+}
+
+/*
+ * Admission of new IPv6 flows, one per second per /64 (admit-key prefix,
+ * admit-prefix6 left at 64): the first SYN of a /64 is forwarded, the
+ * next ones from other addresses of that /64 are dropped without a flow
+ * or a SNAT port (empty bucket, then the negative cache), counted for
+ * the key class and the service; another /64 has its own bucket.
+ */
+static void
+test_fnat66_admit(void **state)
+{
+	struct lb_admit_conf ac;
+	struct ph_env *e;
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+	int s;
+
+	lb_admit_conf_default(&ac);
+	ac.rate = 1;
+	ac.burst = 1;
+	ac.key = LB_ADMIT_KEY_PREFIX;
+	e = env66_opt(state, 1, NULL, &ac);
+	s = (int)e->dp.conf->nb_svc - 2;
+	client_syn(&in, &f, vip, snat, c);
+	for (uint16_t i = 0; i < 3; i++)
+		CHECK_EQ(syn_from(e, &in, 1, (uint16_t)(7 + i * 0x100),
+				  (uint16_t)(CPORT6 + i)),
+			 i == 0 ? 1 : 0, "SYNs of one /64 to the backend");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_PASS], 1,
+		 "admitted");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_REJ_EMPTY], 1,
+		 "refused: bucket empty");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_REJ_NEG], 1,
+		 "refused: negative cache");
+	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_REJ_EMPTY], 1,
+		 "the service's refusals");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 1, "SNAT ports held");
+	/* Another /64, its own bucket. */
+	CHECK_EQ(syn_from(e, &in, 5, 7, CPORT6), 1,
+		 "another /64's SYN forwarded");
+	CHECK_EQ(e->w->st.flows_created, 2, "flows");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_PASS], 2,
+		 "admitted");
+	ph_check_no_drops(e->w, "IPv6 admission");
 }
 
 /* The TCP service of @p d on Maglev over three routed IPv6 backends on
@@ -1302,6 +1369,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_vlan, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_maglev, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
