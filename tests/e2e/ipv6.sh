@@ -33,13 +33,6 @@ TOL=${E2E_RR_TOL:-3}
 DRAIN=${E2E_DRAIN_TIMEOUT:-20}
 URL6="http://[$VIP6]/"
 
-# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (lib.sh keeps it
-# off everywhere else), the address usable at once.
-v6_on() {
-	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
-	ip -n "$1" addr add "$3" dev "$2" nodad
-}
-
 topo_up 2
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
 for i in 1 2; do
@@ -51,11 +44,8 @@ for i in 1 2; do
 done
 
 conf=$E2E_TMP/lb.conf
-conf_ports "$conf"
+conf_ports6 "$conf"
 cat >>"$conf" <<EOF
-addr add $LB_ADDR6_CLI/64 port 0
-addr add $LB_ADDR6_BE/64 port 1
-snat add $LB_SNAT6 port 1
 service add tcp [$VIP6]:80 sched rr
 backend add tcp [$VIP6]:80 [$(be_addr6 1)]:80
 backend add tcp [$VIP6]:80 [$(be_addr6 2)]:80
