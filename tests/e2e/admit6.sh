@@ -84,6 +84,13 @@ e2e_log "lbctl service show: pass $pass, rejected $rej; clients: $adm admitted"
 check "lbctl: passed >= admitted by the clients ($pass >= $adm)" \
 	'[ "$pass" -ge "$adm" ]'
 check "lbctl: refusals counted ($rej)" '[ "$rej" -gt 0 ]'
+check "lbctl service show: key prefix, admit-prefix6 64" \
+	'[ "$(jq_get "$E2E_TMP/show" "d[\"service\"][\"admit\"][\"key\"]")" = prefix ] &&
+	 [ "$(jq_get "$E2E_TMP/show" "d[\"service\"][\"admit\"][\"prefix6\"]")" = 64 ]'
+
+ctl_do service show tcp "$EP6" >"$E2E_TMP/show.txt"
+check "lbctl service show: the key is the /64" \
+	'grep -q "key prefix/64," "$E2E_TMP/show.txt"'
 
 ctl_bad "tcp $EP6: admit-reject rst is not available on IPv6 services (a refused SYN is dropped)" \
 	service set tcp "$EP6" admit-reject rst
