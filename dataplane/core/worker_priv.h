@@ -60,8 +60,14 @@ void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
 /* worker6.c: IPv6 frames, from the ethertype on. */
 void lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m,
 			   uint64_t now);
-/* The end of IPv6 flow @p f (expiry, reclaim): its SNAT port, counts. */
-void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f);
+/* The end of IPv6 flow @p f (expiry, reclaim): counts, and with
+ * @p release its SNAT port and SYN copy (else a trial keeps them). */
+void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
+			    int release);
+/* The next trial of IPv6 trial @p t, towards backend @p be, from its SYN
+ * copy. @return 0, or a negative errno with the copy kept. */
+int lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,
+			  uint32_t be, uint64_t now);
 /* The active IPv6 SNAT addresses of @p c as w->snat6 knows them. */
 uint32_t lb_worker_snat6_active(const struct lb_worker *w,
 				const struct lb_dpconf *c, uint32_t *keys);

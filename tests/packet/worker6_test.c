@@ -933,6 +933,24 @@ client_syn(struct pb_dg6 *in, struct pb_frame *f, uint8_t vip[16],
 	pb_ipv6_frame(f, mac_port[0], mac_c, in);
 }
 
+/* The backend's SYN-ACK from @p bport to SNAT port @p sport, and what
+ * the client gets of it, byte for byte. */
+static void
+backend_synack(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
+	       uint16_t sport, const uint8_t vip[16], const uint8_t c[16])
+{
+	struct pb_frame f, want;
+	struct pb_dg6 in, out;
+
+	seg6(&in, A_PEER1, bport, snat, sport, PB_PROTO_TCP, PB_SYN | PB_ACK,
+	     5000, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, "SYN-ACK to the client");
+}
+
 /*
  * A client's connection through the TCP VIP, both ways, byte for byte:
  * SNAT address and a port of the worker's slice towards the backend, the
@@ -962,13 +980,7 @@ test_fnat66_tcp(void **state)
 	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
 	ph_expect_same(&got, &want, "SYN to the backend");
 
-	seg6(&in, A_PEER1, BPORT6, snat, sport, PB_PROTO_TCP,
-	     PB_SYN | PB_ACK, 5000, 1001, 64);
-	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
-	ph_rx(e, 1, &f);
-	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
-	ph_expect_frame(e, 0, 0, &want, "SYN-ACK to the client");
+	backend_synack(e, BPORT6, snat, sport, vip, c);
 
 	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK, 1001,
 	     5001, 64);
@@ -1176,9 +1188,17 @@ test_fnat66_maglev(void **state)
 	}
 	for (int b = 1; b <= 3; b++)
 		CHECK_EQ(by[b] > N / 6, 1, "each backend has a share");
-	/* The flows go, their tuples come again after backend 1 left. */
-	lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull, N + 16,
-		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	/* The flows go, their tuples come again after backend 1 left. An
+	 * unanswered SYN's flow expiring is a failed trial, sent to the
+	 * next backend until each had one (test_fnat66_retry). */
+	for (int r = 0; r < 4; r++) {
+		lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+			       N + 16, e->w->ft->reaper,
+			       e->w->ft->reaper_ctx);
+		ph_poll_all(e);
+		ph_take(e, 1, 0, NULL, 0);
+	}
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies released");
 	d = ph_table_next(e);
 	maglev3(d, 0);
 	ph_table_publish(e, d);
@@ -1193,6 +1213,91 @@ test_fnat66_maglev(void **state)
 	}
 	/* Maglev's disruption is small, not zero: a few per cent. */
 	CHECK_EQ(moved * 10 < kept, 1, "the other backends kept their clients");
+}
+
+/* The TCP SYN on port 1 to the backends: its backend port (host order),
+ * and the SNAT port in @p sport. */
+static uint16_t
+syn_out(struct ph_env *e, uint16_t *sport, const char *what)
+{
+	struct pb_frame got;
+
+	ph_expect_one(e, 1, 0, &got, what);
+	CHECK_EQ(got.b[ETH + 40 + 13], PB_SYN, "a SYN");
+	*sport = pb_get16(got.b + ETH + 40);
+	return pb_get16(got.b + ETH + 40 + 2);
+}
+
+/*
+ * Retries over IPv6 (adaptive-request-dispatch-paper, Algorithm 2): the
+ * TCP service on rr over two backends (one host, two ports). A backend
+ * that refuses the SYN with a RST has the client's SYN, from its copy,
+ * sent to the other one, whose SYN-ACK reaches the client: one flow, one
+ * retry, one error on the refusing backend, the copy released. A SYN
+ * nobody answers is retried when its flow times out, and once each
+ * backend had its trial the copy goes (no deferred queue for IPv6: the
+ * client's retransmission starts again).
+ */
+static void
+test_fnat66_retry(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_dpconf_svc *v = &d->svc[d->nb_svc - 2];
+	uint8_t vip[16], snat[16], c[16];
+	uint16_t p1, p2, sp1, sp2, q1, q2;
+	int s = (int)d->nb_svc - 2;
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	v->be[1] = v->be[0];
+	v->be[1].port = htons(BPORT6 + 1);
+	v->nb_be = 2;
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p1 = syn_out(e, &sp1, "first trial");
+	/* The backend refuses. */
+	seg6(&in, A_PEER1, p1, snat, sp1, PB_PROTO_TCP, PB_RST | PB_ACK, 0,
+	     1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	p2 = syn_out(e, &sp2, "second trial");
+	CHECK_EQ(p1 != p2 && (p1 == BPORT6 || p2 == BPORT6), 1,
+		 "the other backend");
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "nothing to the client yet");
+	CHECK_EQ(e->w->st.syn_retries, 1, "retries");
+	CHECK_EQ(e->w->bst[s][p1 - BPORT6].errors, 1, "failed trials");
+	/* The other one accepts. */
+	backend_synack(e, p2, snat, sp2, vip, c);
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 1, "the refused trial's SNAT port freed");
+
+	/* Silence: the SYN timeout fails each trial in turn. */
+	client_syn(&in, &f, vip, snat, c);
+	in.l4.sport = CPORT6 + 1;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	q1 = syn_out(e, &sp1, "silent first trial");
+	lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull, 16,
+		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	ph_poll_all(e);
+	q2 = syn_out(e, &sp2, "after the SYN timeout");
+	CHECK_EQ(q1 != q2, 1, "the other backend");
+	CHECK_EQ(e->w->st.syn_retries, 2, "retries");
+	lb_flow_expire(e->w->ft, ph_now_ns(e) + 2 * 86400000000000ull, 16,
+		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	ph_poll_all(e);
+	ph_expect_quiet(e, "every backend had its trial");
+	CHECK_EQ(e->w->st.syn_retries, 2, "no more retries");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 0, "no SNAT port held");
 }
 
 /* A datagram through the UDP VIP and its answer, byte for byte. */
@@ -1370,6 +1475,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_maglev, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
