@@ -327,6 +327,41 @@ lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,
 	return 0;
 }
 
+enum lb_deferq_verdict
+lb_worker_deferq6_due(struct lb_worker *w, uint32_t hold, struct rte_mbuf *m,
+		      uint64_t now)
+{
+	struct lb_flow6_tuple o;
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	struct lb_pkt6 pkt;
+	uint32_t be;
+	int s = -1;
+
+	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+	    LB_PKT6_OK) {
+		tuple6_of(&pkt, &o);
+		s = lb_dpconf6_svc_find(&w->svc6, w->conf, pkt.proto, pkt.dst,
+					pkt.dport);
+	}
+	if (s < 0 || lb_flow6_lookup(w->ft, w->f6, &o, &dir) != LB_FLOW_NONE) {
+		/* Service gone, or the client got through already. */
+		rte_pktmbuf_free(m);
+		lb_worker_hold_release(w, hold);
+		return LB_DEFERQ_DONE;
+	}
+	lb_flow6_key(w->ft, &k, &o);
+	if (w->sched[s] == NULL ||
+	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
+			    &w->rng, &be) != 0 ||
+	    flow6_start(w, m, &pkt, s, &o, be, hold, 0, now) != 0) {
+		rte_pktmbuf_free(m);
+		return LB_DEFERQ_KEEP;
+	}
+	w->st.flows_created++;
+	return LB_DEFERQ_DONE;
+}
+
 /*
  * The backend's answer to trial flow @p f (entry @p idx) in SYN_SENT: a
  * RST fails the trial, which goes on to the next backend with the SYN
@@ -399,6 +434,16 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	if (w->sched[s] == NULL ||
 	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
 			    &w->rng, &be) != 0) {
+		/* No backend to try: the SYN waits, as an IPv4 one. */
+		if (pkt->proto == LB_IPPROTO_TCP && w->deferq[s] != NULL) {
+			struct lb_trial t = {.orig = k, .svc = (uint16_t)s,
+					     .hold = lb_worker_hold_put(w, m)};
+
+			rte_pktmbuf_free(m);
+			if (t.hold != LB_HOLD_NONE)
+				lb_worker_defer_or_rst(w, &t, now);
+			return;
+		}
 		drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}

@@ -68,6 +68,11 @@ void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
  * copy. @return 0, or a negative errno with the copy kept. */
 int lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,
 			  uint32_t be, uint64_t now);
+/* An IPv6 SYN copy @p hold due in its deferred queue, @p m a copy of it
+ * to send (taken): lb_worker_on_deferq()'s verdict. */
+enum lb_deferq_verdict lb_worker_deferq6_due(struct lb_worker *w,
+					     uint32_t hold, struct rte_mbuf *m,
+					     uint64_t now);
 /* The active IPv6 SNAT addresses of @p c as w->snat6 knows them. */
 uint32_t lb_worker_snat6_active(const struct lb_worker *w,
 				const struct lb_dpconf *c, uint32_t *keys);

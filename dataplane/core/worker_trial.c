@@ -255,8 +255,8 @@ trial_port_free(struct lb_worker *w, const struct lb_trial *t)
 /*
  * The next trial of IPv6 trial @p t on backend @p next, from a fresh
  * SNAT port; when none can start, or every trial failed, the SYN copy
- * goes: IPv6 has no deferred queue and no RST of ours yet, and the
- * client's retransmitted SYN starts a new flow.
+ * waits in the deferred queue as an IPv4 one does (at its expiry it is
+ * dropped: no RST of ours for IPv6 yet).
  */
 static void
 trial6_next(struct lb_worker *w, struct lb_trial *t, uint32_t next,
@@ -267,7 +267,7 @@ trial6_next(struct lb_worker *w, struct lb_trial *t, uint32_t next,
 		w->st.syn_retries++;
 		return;
 	}
-	lb_worker_hold_release(w, t->hold);
+	lb_worker_defer_or_rst(w, t, now);
 }
 
 /*
@@ -389,11 +389,8 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 		if (m == NULL)
 			return LB_DEFERQ_KEEP;
 		if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
-		    LB_PKT_IPV4) {
-			rte_pktmbuf_free(m);
-			lb_worker_hold_release(w, hold);
-			return LB_DEFERQ_DONE;
-		}
+		    LB_PKT_IPV4)
+			return lb_worker_deferq6_due(w, hold, m, now);
 		svc = lb_dpconf_svc_find(w->conf, pkt.proto, pkt.dst,
 					 pkt.dport);
 		lb_flow_key_set(&k, pkt.src, pkt.dst, pkt.sport, pkt.dport,

@@ -115,6 +115,9 @@ conf6(struct lb_dpconf *d)
 	v->vport = htons(TCP6_PORT);
 	addr(v->vip6, A_VIP);
 	v->opts = d->svc[0].opts;
+	/* A SYN no backend takes is dropped (no_backend), and one every
+	 * backend refused let go: test_fnat66_deferq queues them. */
+	v->opts.deferq_len = 0;
 	v = &d->svc[s + 1];
 	memset(v, 0, sizeof(*v));
 	v->state = LB_SVC_ACTIVE;
@@ -1228,6 +1231,29 @@ syn_out(struct ph_env *e, uint16_t *sport, const char *what)
 	return pb_get16(got.b + ETH + 40 + 2);
 }
 
+/* Table @p d in force on every worker. */
+static void
+publish(struct ph_env *e, struct lb_dpconf *d)
+{
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+}
+
+/* The backend on @p bport refuses the SYN from SNAT port @p sport. */
+static void
+backend_refuses(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
+		uint16_t sport)
+{
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	seg6(&in, A_PEER1, bport, snat, sport, PB_PROTO_TCP, PB_RST | PB_ACK,
+	     0, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+}
+
 /*
  * Retries over IPv6 (adaptive-request-dispatch-paper, Algorithm 2): the
  * TCP service on rr over two backends (one host, two ports). A backend
@@ -1235,7 +1261,7 @@ syn_out(struct ph_env *e, uint16_t *sport, const char *what)
  * sent to the other one, whose SYN-ACK reaches the client: one flow, one
  * retry, one error on the refusing backend, the copy released. A SYN
  * nobody answers is retried when its flow times out, and once each
- * backend had its trial the copy goes (no deferred queue for IPv6: the
+ * backend had its trial the copy goes (with no deferred queue, the
  * client's retransmission starts again).
  */
 static void
@@ -1253,18 +1279,12 @@ test_fnat66_retry(void **state)
 	v->be[1] = v->be[0];
 	v->be[1].port = htons(BPORT6 + 1);
 	v->nb_be = 2;
-	ph_table_publish(e, d);
-	for (int i = 0; i < 50; i++)
-		ph_poll_all(e);
+	publish(e, d);
 
 	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
 	p1 = syn_out(e, &sp1, "first trial");
-	/* The backend refuses. */
-	seg6(&in, A_PEER1, p1, snat, sp1, PB_PROTO_TCP, PB_RST | PB_ACK, 0,
-	     1001, 64);
-	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
-	ph_rx(e, 1, &f);
+	backend_refuses(e, p1, snat, sp1);
 	p2 = syn_out(e, &sp2, "second trial");
 	CHECK_EQ(p1 != p2 && (p1 == BPORT6 || p2 == BPORT6), 1,
 		 "the other backend");
@@ -1298,6 +1318,53 @@ test_fnat66_retry(void **state)
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
 		 0, "no SNAT port held");
+}
+
+/*
+ * The deferred queue over IPv6: the TCP service's one backend refuses
+ * the SYN, the copy waits (retry gap 50 ms) and is sent again, from a
+ * new flow, once the gap is over; the backend accepts it this time and
+ * the client gets its SYN-ACK.
+ */
+static void
+test_fnat66_deferq(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_conf_svc_opts *o = &d->svc[d->nb_svc - 2].opts;
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, got;
+	struct pb_dg6 in;
+	uint16_t p, sp;
+	uint64_t t0;
+	unsigned int n = 0;
+
+	o->deferq_len = 16;
+	o->retry_gap_ns = 50000000ull;
+	o->expiry_ns = 5000000000ull;
+	publish(e, d);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p = syn_out(e, &sp, "first trial");
+	t0 = ph_now_ns(e);
+	backend_refuses(e, p, snat, sp);
+	ph_expect_quiet(e, "the only backend refused");
+	CHECK_EQ(e->w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 1, "its copy kept");
+	/* The retry gap, polled through. */
+	while (n == 0 && ph_now_ns(e) - t0 < 2000000000ull) {
+		ph_poll_all(e);
+		n = ph_take(e, 1, 0, &got, 1);
+	}
+	CHECK_EQ(n, 1, "the queued SYN sent again");
+	CHECK_EQ(ph_now_ns(e) - t0 >= 50000000ull, 1, "after the retry gap");
+	CHECK_EQ(got.b[ETH + 40 + 13], PB_SYN, "a SYN");
+	CHECK_EQ(e->w->st.flows_created, 2, "flows: the first trial's and "
+		 "the queue's");
+	backend_synack(e, p, snat, pb_get16(got.b + ETH + 40), vip, c);
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	ph_check_no_drops(e->w, "deferred queue");
 }
 
 /* A datagram through the UDP VIP and its answer, byte for byte. */
@@ -1476,6 +1543,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_deferq, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_maglev, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),
