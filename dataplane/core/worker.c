@@ -123,7 +123,6 @@ static void
 on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 {
 	struct lb_worker *w = arg;
-
 	int v6 = lb_flow_is6(f), keep;
 
 	(void)idx;

@@ -4,7 +4,9 @@
  * ethertype, so an IPv4 frame pays nothing for them. Neighbour discovery
  * for our addresses, echo for our addresses and VIPs, fnat66 for TCP and
  * UDP with the ICMPv6 errors about its flows, and the drops with their
- * reasons.
+ * reasons. New flows are admitted and their TCP trials retried and
+ * deferred by IPv4's code (worker_client.c, worker_trial.c), which asks
+ * this file only for what depends on the family.
  */
 #include "worker_priv.h"
 

@@ -253,17 +253,18 @@ trial_port_free(struct lb_worker *w, const struct lb_trial *t)
 }
 
 /*
- * The next trial of IPv6 trial @p t on backend @p next, from a fresh
- * SNAT port; when none can start, or every trial failed, the SYN copy
- * waits in the deferred queue as an IPv4 one does (at its expiry it is
- * dropped: no RST of ours for IPv6 yet).
+ * The next trial of IPv6 trial @p t on backend @p next (UINT32_MAX: no
+ * more trials), from a fresh SNAT port; when none can start, or every
+ * trial failed, the SYN copy waits in the deferred queue as an IPv4 one
+ * does (at its expiry it is dropped: no RST of ours for IPv6 yet).
  */
 static void
 trial6_next(struct lb_worker *w, struct lb_trial *t, uint32_t next,
-	    bool more, uint64_t now)
+	    uint64_t now)
 {
 	trial_port_free(w, t);
-	if (more && lb_worker_trial6_next(w, t, next, now) == 0) {
+	if (next != UINT32_MAX &&
+	    lb_worker_trial6_next(w, t, next, now) == 0) {
 		w->st.syn_retries++;
 		return;
 	}
@@ -301,10 +302,12 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 		return;
 	}
 	if (unlikely(trial_is6(t))) {
-		bool more = t->trials < trial_limit(svc) &&
-			    ops->next(st, t->be, &next) == 0;
-
-		trial6_next(w, t, next, more, now);
+		trial6_next(w, t,
+			    t->trials < trial_limit(svc) &&
+					    ops->next(st, t->be, &next) == 0
+				    ? next
+				    : UINT32_MAX,
+			    now);
 		return;
 	}
 	if (t->trials < trial_limit(svc) &&
