@@ -36,10 +36,10 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 
 /*
  * What the dataplane does for an IPv6 service: full NAT to IPv6 backends
- * (fnat66), one trial per new flow, the per-source budget, admission of
- * new flows (admit-rate). The options that would need more (HTTP
- * following and what rests on it, the SYN proxy, the PROXY protocol, an
- * IPv6 RST for a refused SYN) are refused rather than
+ * (fnat66), trials and the deferred queue, the per-source budget,
+ * admission of new flows (admit-rate). The options that would need more
+ * (HTTP following and what rests on it, the SYN proxy, the PROXY
+ * protocol) are refused rather than
  * accepted and silently not applied: a limit an IPv6 client could walk
  * past is worse than none the operator knows of.
  */
@@ -52,14 +52,6 @@ ip6_opts_check(const struct lb_conf_svc_key *key,
 
 	if (key->af != LB_CONF_AF_INET6)
 		return 0;
-	/* An IPv6 SYN refused by admission is dropped: the dataplane
-	 * makes no IPv6 RST. */
-	if (o->admit.reject == LB_ADMIT_REJECT_RST)
-		return lb_cmd_error(out, -EOPNOTSUPP,
-				    "%s: admit-reject rst is not available "
-				    "on IPv6 services (a refused SYN is "
-				    "dropped)",
-				    lb_conf_key_str(key, s));
 	if (o->http)
 		what = "http";
 	else if (o->gov[LB_CONF_GOV_ON] != 0)

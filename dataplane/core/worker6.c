@@ -236,6 +236,28 @@ src64_key(const struct lb_worker *w, const uint8_t *src)
 	return lb_flow6_fold(w->ft, p);
 }
 
+void
+lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+{
+	struct lb_pkt6 pkt;
+	uint8_t peer[16];
+	int len = -EINVAL;
+
+	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+	    LB_PKT6_OK) {
+		memcpy(peer, pkt.src, 16);
+		len = lb_nat6_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m),
+				      &pkt);
+	}
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
+	w->st.rst_sent++;
+	lb_worker_route_out6(w, m, peer, now);
+}
+
 /* ---- trials: retries on the next backend (worker_trial.c) ---- */
 
 /*

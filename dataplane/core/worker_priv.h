@@ -64,6 +64,10 @@ void lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m,
  * @p release its SNAT port and SYN copy (else a trial keeps them). */
 void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
 			    int release);
+/* lb_worker_rst_client() for an IPv6 segment (a SYN refused by
+ * admission, a queued SYN at its expiry). */
+void lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m,
+			   uint64_t now);
 /* The next trial of IPv6 trial @p t, towards backend @p be, from its SYN
  * copy. @return 0, or a negative errno with the copy kept. */
 int lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,

@@ -11,7 +11,8 @@
 #   - at the same time a client in another /64 (routed through the
 #     client host), under the limit, has every connection admitted;
 #   - lbctl's verdicts of the service agree with what the clients saw;
-#   - admit-reject rst is refused on the IPv6 service, with no change.
+#   - with admit-reject rst the refused SYNs are answered with a RST
+#     (the client's attempts are refused, none times out).
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
 set -euo pipefail
@@ -92,7 +93,15 @@ ctl_do service show tcp "$EP6" >"$E2E_TMP/show.txt"
 check "lbctl service show: the key is the /64" \
 	'grep -q "key prefix/64," "$E2E_TMP/show.txt"'
 
-ctl_bad "tcp $EP6: admit-reject rst is not available on IPv6 services (a refused SYN is dropped)" \
-	service set tcp "$EP6" admit-reject rst
+# ---- admit-reject rst ----
+ctl_do service set tcp "$EP6" admit-reject rst admit-rate 10 admit-burst 1
+sleep 1
+admit_gen "$A1" "$EP6" 100 2 "$E2E_TMP/rst"
+e2e_log "rst mode, 10/s, 100/s offered for 2 s: $(cat "$E2E_TMP/rst")"
+check "rst mode: refused attempts get a RST, none times out" \
+	'[ "$(jf "$E2E_TMP/rst" refused)" -gt 100 ] &&
+	 [ "$(jf "$E2E_TMP/rst" timeout)" = 0 ]'
+check "rst mode: about 10/s admitted (10..40 in 2 s)" \
+	'[ "$(jf "$E2E_TMP/rst" ok)" -ge 10 ] && [ "$(jf "$E2E_TMP/rst" ok)" -le 40 ]'
 
 e2e_finish

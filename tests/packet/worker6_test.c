@@ -1231,6 +1231,23 @@ syn_out(struct ph_env *e, uint16_t *sport, const char *what)
 	return pb_get16(got.b + ETH + 40 + 2);
 }
 
+/* The RST the VIP sends client port @p cport for its SYN (sequence
+ * 1000), byte for byte. */
+static void
+expect_client_rst(struct ph_env *e, const uint8_t c[16], uint16_t cport,
+		  const char *what)
+{
+	struct pb_frame want;
+	struct pb_dg6 out;
+
+	seg6(&out, A_VIP, TCP6_PORT, c, cport, PB_PROTO_TCP, PB_RST | PB_ACK,
+	     0, 1001, 64);
+	out.l4.win = 0;
+	out.l4.plen = 0;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, what);
+}
+
 /* Table @p d in force on every worker. */
 static void
 publish(struct ph_env *e, struct lb_dpconf *d)
@@ -1261,8 +1278,7 @@ backend_refuses(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
  * sent to the other one, whose SYN-ACK reaches the client: one flow, one
  * retry, one error on the refusing backend, the copy released. A SYN
  * nobody answers is retried when its flow times out, and once each
- * backend had its trial the copy goes (with no deferred queue, the
- * client's retransmission starts again).
+ * backend had its trial the client gets a RST (no deferred queue).
  */
 static void
 test_fnat66_retry(void **state)
@@ -1313,7 +1329,9 @@ test_fnat66_retry(void **state)
 	lb_flow_expire(e->w->ft, ph_now_ns(e) + 2 * 86400000000000ull, 16,
 		       e->w->ft->reaper, e->w->ft->reaper_ctx);
 	ph_poll_all(e);
-	ph_expect_quiet(e, "every backend had its trial");
+	/* No deferred queue: the client hears of it at once. */
+	expect_client_rst(e, c, CPORT6 + 1, "every backend had its trial");
+	ph_expect_quiet(e, "nothing else");
 	CHECK_EQ(e->w->st.syn_retries, 2, "no more retries");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
@@ -1365,6 +1383,34 @@ test_fnat66_deferq(void **state)
 	backend_synack(e, p, snat, pb_get16(got.b + ETH + 40), vip, c);
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
 	ph_check_no_drops(e->w, "deferred queue");
+}
+
+/*
+ * admit-reject rst over IPv6: a client over its bucket (one connection,
+ * admit-key client) has its next SYN answered with a RST from the VIP,
+ * byte for byte, and no flow.
+ */
+static void
+test_fnat66_admit_rst(void **state)
+{
+	const struct lb_admit_conf ac = {.rate = 1,
+					 .burst = 1,
+					 .key = LB_ADMIT_KEY_CLIENT,
+					 .reject = LB_ADMIT_REJECT_RST};
+	struct ph_env *e = env66_opt(state, 1, NULL, &ac);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "the first SYN forwarded");
+	in.l4.sport = CPORT6 + 1;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	expect_client_rst(e, c, CPORT6 + 1, "the refused SYN's RST");
+	CHECK_EQ(e->w->st.rst_sent, 1, "RSTs");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows");
 }
 
 /* A datagram through the UDP VIP and its answer, byte for byte. */
@@ -1544,6 +1590,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_deferq, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_admit_rst, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_maglev, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_ipv4_backend, ph_teardown),

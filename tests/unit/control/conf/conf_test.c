@@ -1403,10 +1403,10 @@ static const struct good_case good6_cases[] = {
 	  "service add tcp [2001:db8:ff::10]:443 sched maglev retries 2\n",
 	  NULL },
 	{ "service set tcp [2001:db8:ff::10]:443 admit-rate 100 admit-key "
-	  "prefix admit-prefix6 48",
+	  "prefix admit-prefix6 48 admit-reject rst",
 	  1,
 	  "service add tcp [2001:db8:ff::10]:443 sched maglev admit-rate 100 "
-	  "admit-key prefix admit-prefix6 48\n",
+	  "admit-key prefix admit-prefix6 48 admit-reject rst\n",
 	  NULL },
 	{ "service del tcp [2001:db8:ff::10]:443", 1, NULL,
 	  "[2001:db8:ff::10]:443" },
@@ -1586,11 +1586,6 @@ static const struct bad_case bad6_cases[] = {
 	  -EOPNOTSUPP,
 	  "tcp [2001:db8:ff::10]:443: proxy-protocol is not available on IPv6 "
 	  "services (they are forwarded at layer 4 only)" },
-	{ "service set tcp [2001:db8:ff::10]:443 admit-rate 100 "
-	  "admit-reject rst",
-	  -EOPNOTSUPP,
-	  "tcp [2001:db8:ff::10]:443: admit-reject rst is not available on "
-	  "IPv6 services (a refused SYN is dropped)" },
 	{ "service set tcp [2001:db8:ff::10]:443 admit-prefix6 129", -ERANGE,
 	  "admit-prefix6 129 out of range 1..128" },
 	/* duplicates and missing entries */
