@@ -36,9 +36,10 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 
 /*
  * What the dataplane does for an IPv6 service: full NAT to IPv6 backends
- * (fnat66), one trial per new flow, the per-source budget. The options
- * that would need more (HTTP following and what rests on it, request
- * admission, the SYN proxy, the PROXY protocol) are refused rather than
+ * (fnat66), trials and the deferred queue, the per-source budget,
+ * admission of new flows (admit-rate). The options that would need more
+ * (HTTP following and what rests on it, the SYN proxy, the PROXY
+ * protocol) are refused rather than
  * accepted and silently not applied: a limit an IPv6 client could walk
  * past is worse than none the operator knows of.
  */
@@ -53,8 +54,6 @@ ip6_opts_check(const struct lb_conf_svc_key *key,
 		return 0;
 	if (o->http)
 		what = "http";
-	else if (o->admit.rate != 0)
-		what = "admit-rate";
 	else if (o->gov[LB_CONF_GOV_ON] != 0)
 		what = "governor";
 	else if (o->synp.mode != LB_CONF_SYNP_OFF)

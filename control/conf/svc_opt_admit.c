@@ -100,6 +100,14 @@ admit_check(const struct lb_svc_opt_ctx *x, const struct lb_conf_svc_opts *o,
 		.help = text,                                                  \
 	}
 
+/* A client prefix length, of one family's addresses. */
+#define PREFIX_ROW(kw, f, hi, dflt, text)                                      \
+	{                                                                      \
+		.name = kw, .owner = "admit", .type = LB_SVC_OPT_UINT,         \
+		LB_SVC_OPT_FIELD(admit.f), .min = 1, .max = hi, .def = dflt,   \
+		.arg = "N", .help = text,                                      \
+	}
+
 static const struct lb_svc_opt admit_opts[] = {
 	{
 		.name = "admit-rate",
@@ -125,17 +133,10 @@ static const struct lb_svc_opt admit_opts[] = {
 	ENUM_ROW("admit-key", key, lb_admit_key_names,
 		 "what a bucket is kept for; `client` and `prefix` buckets "
 		 "are shared by services with the same admit settings"),
-	{
-		.name = "admit-prefix",
-		.owner = "admit",
-		.type = LB_SVC_OPT_UINT,
-		LB_SVC_OPT_FIELD(admit.prefix),
-		.min = 1,
-		.max = 32,
-		.def = LB_ADMIT_PREFIX_DEFAULT,
-		.arg = "N",
-		.help = "prefix length for `admit-key prefix`",
-	},
+	PREFIX_ROW("admit-prefix", prefix, 32, LB_ADMIT_PREFIX_DEFAULT,
+		   "prefix length for `admit-key prefix` on IPv4 services"),
+	PREFIX_ROW("admit-prefix6", prefix6, 128, LB_ADMIT_PREFIX6_DEFAULT,
+		   "prefix length for `admit-key prefix` on IPv6 services"),
 	ENUM_ROW("admit-reject", reject, lb_admit_reject_names,
 		 "a rejected SYN is dropped or answered with a RST"),
 	ENUM_ROW("admit-cluster", cluster, lb_admit_cluster_names,

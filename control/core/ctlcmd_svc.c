@@ -60,6 +60,7 @@ struct svc_row {
 	unsigned int nb_named; /* of which not draining, in named pools */
 	int slot;
 	bool rt;
+	bool v6; /* an IPv6 service: its clients' prefix is admit-prefix6 */
 	struct lb_view_svc v;
 };
 
@@ -71,6 +72,7 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	lb_ctlcmd_key_str(&sv->key, r->svc);
 	r->opts = &sv->opts;
 	r->cs = sv;
+	r->v6 = sv->key.af == LB_CONF_AF_INET6;
 	r->state = "active";
 	r->nb_conf = sv->nb_be;
 	for (unsigned int j = 0; j < sv->nb_be; j++) {
@@ -95,6 +97,7 @@ svc_row_deleted(const struct lb_ctl *ctl, int s, struct svc_row *r)
 	k = lb_view_svc_key(&r->v);
 	lb_ctlcmd_key_str(&k, r->svc);
 	r->opts = r->v.opts;
+	r->v6 = k.af == LB_CONF_AF_INET6;
 	r->state = "deleted";
 }
 
@@ -138,6 +141,7 @@ admit_json(const struct svc_row *r)
 		bad |= jset_u64(j, "burst", a->rate ? lb_admit_burst(a) : 0);
 		bad |= jset_str(j, "key", NAME_OF(lb_admit_key_names, a->key));
 		bad |= jset_u64(j, "prefix", a->prefix);
+		bad |= jset_u64(j, "prefix6", a->prefix6);
 		bad |= jset_str(j, "reject",
 				NAME_OF(lb_admit_reject_names, a->reject));
 		bad |= jset_str(j, "cluster",
@@ -407,7 +411,7 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 		"; table full %" PRIu64 " times\n",
 		a->rate, a->rate != 0 ? lb_admit_burst(a) : 0,
 		NAME_OF(lb_admit_key_names, a->key),
-		a->prefix,
+		r->v6 ? a->prefix6 : a->prefix,
 		NAME_OF(lb_admit_reject_names, a->reject),
 		NAME_OF(lb_admit_cluster_names, a->cluster),
 		NAME_OF(lb_admit_full_names, a->full),

@@ -68,7 +68,8 @@ key_base(const uint64_t secret[2], uint16_t svc, const struct lb_admit_conf *c)
 	x = mix(secret[0] ^ c->rate);
 	x = mix(x ^ c->burst);
 	return mix(x ^ ((uint64_t)c->key | (uint64_t)c->prefix << 8 |
-			(uint64_t)c->cluster << 16 | scope << 24));
+			(uint64_t)c->cluster << 16 | scope << 24 |
+			(uint64_t)c->prefix6 << 48));
 }
 
 /* The key material of a check: client, its prefix, or the rank. */
@@ -87,6 +88,47 @@ key_material(const struct lb_admit_conf *c, uint32_t client, uint8_t prio)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The key material of an IPv6 client, or of its prefix of prefix6 bits
+ * (default /64): both halves keyed with the table's secret, so nobody
+ * can pick an address whose material equals another's, and the top bit
+ * set, so it is never an IPv4 client's, prefix's or rank's material
+ * (below 2^32) nor the overflow bucket's. Client and prefix buckets are
+ * shared between services of either family with the same settings.
+ */
+static inline uint64_t
+key_material6(const uint64_t secret[2], const struct lb_admit_conf *c,
+	      const uint8_t ip[16], uint8_t prio)
+{
+	unsigned int len = c->prefix6 != 0 ? c->prefix6
+					   : LB_ADMIT_PREFIX6_DEFAULT;
+	uint64_t h = 0, l = 0;
+
+	switch (c->key) {
+	case LB_ADMIT_KEY_CLIENT:
+	case LB_ADMIT_KEY_CLIENT_SVC:
+		len = 128;
+		break;
+	case LB_ADMIT_KEY_PREFIX:
+		break;
+	case LB_ADMIT_KEY_PRIO:
+		return prio;
+	default:
+		return 0;
+	}
+	for (unsigned int i = 0; i < 8; i++) {
+		h = h << 8 | ip[i];
+		l = l << 8 | ip[8 + i];
+	}
+	if (len < 64) {
+		h &= ~(UINT64_MAX >> len);
+		l = 0;
+	} else if (len < 128) {
+		l &= ~(UINT64_MAX >> (len - 64));
+	}
+	return mix(mix(secret[1] ^ h) ^ l) | 1ULL << 63;
 }
 
 /* Two rounds, each keyed (the base carries secret[0]; @p k1 is
@@ -497,20 +539,11 @@ borrow(struct lb_admit_lc *lc, struct lb_tb_local *l, uint16_t svc,
 	return take_from(lc, l, e, now_ns);
 }
 
-enum lb_admit_verdict
-lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
-	       const struct lb_admit_conf *c, uint32_t client, uint8_t prio,
-	       uint64_t now_ns)
+/* The service's key base, kept while checks come for the same service
+ * and settings (a burst's flows mostly do). */
+static inline void
+base_of(struct lb_admit_lc *lc, uint16_t svc, const struct lb_admit_conf *c)
 {
-	enum lb_admit_verdict v;
-	struct lb_tb_local *l;
-	struct lb_tb_evicted ev;
-	uint64_t key;
-	uint8_t cls;
-
-	if (lc == NULL || c == NULL || c->rate == 0)
-		return LB_ADMIT_PASS;
-	cls = c->key < LB_ADMIT_KEY_MAX ? c->key : LB_ADMIT_KEY_SVC;
 	if (svc != lc->last_svc || !lb_admit_conf_eq(c, &lc->last_c)) {
 		lc->last_svc = svc;
 		lc->last_c = *c;
@@ -519,8 +552,22 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 					 OVF_MATERIAL);
 		lc->last_key = 0;
 	}
-	key = key_final(lc->last_base, lc->sh->secret[1],
-			key_material(c, client, prio));
+}
+
+/* A check whose key material @p m is known; @p client is what the
+ * shared entry records of it. */
+static inline enum lb_admit_verdict
+check(struct lb_admit_lc *lc, uint16_t svc, const struct lb_admit_conf *c,
+      uint64_t m, uint32_t client, uint64_t now_ns)
+{
+	enum lb_admit_verdict v;
+	struct lb_tb_local *l;
+	struct lb_tb_evicted ev;
+	uint64_t key;
+	uint8_t cls;
+
+	cls = c->key < LB_ADMIT_KEY_MAX ? c->key : LB_ADMIT_KEY_SVC;
+	key = key_final(lc->last_base, lc->sh->secret[1], m);
 	if (key == lc->last_key) {
 		l = lc->last_l;
 	} else {
@@ -551,4 +598,30 @@ lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 	if (svc < lc->nb_svc)
 		lc->svc_st[svc].n[v]++;
 	return v;
+}
+
+enum lb_admit_verdict
+lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
+	       const struct lb_admit_conf *c, uint32_t client, uint8_t prio,
+	       uint64_t now_ns)
+{
+	if (lc == NULL || c == NULL || c->rate == 0)
+		return LB_ADMIT_PASS;
+	base_of(lc, svc, c);
+	return check(lc, svc, c, key_material(c, client, prio), client,
+		     now_ns);
+}
+
+enum lb_admit_verdict
+lb_admit_check6(struct lb_admit_lc *lc, uint16_t svc,
+		const struct lb_admit_conf *c, const uint8_t client[16],
+		uint8_t prio, uint64_t now_ns)
+{
+	uint64_t m;
+
+	if (lc == NULL || c == NULL || c->rate == 0 || client == NULL)
+		return LB_ADMIT_PASS;
+	base_of(lc, svc, c);
+	m = key_material6(lc->sh->secret, c, client, prio);
+	return check(lc, svc, c, m, (uint32_t)m, now_ns);
 }

@@ -123,25 +123,25 @@ static void
 on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 {
 	struct lb_worker *w = arg;
+	int v6 = lb_flow_is6(f), keep;
 
 	(void)idx;
-	if (lb_flow_is6(f)) {
-		lb_worker_flow6_forget(w, f);
-		return;
+	if (!v6) {
+		idle_probe(w, f);
+		if (f->state == LB_FLOW_UDP_UNREPLIED)
+			w->st.udp_unreplied++;
 	}
-	idle_probe(w, f);
-	if (f->state == LB_FLOW_UDP_UNREPLIED)
-		w->st.udp_unreplied++;
 	/* A SYN the backend never answered: that trial failed. The retry
 	 * waits until the table is done with the flow (an expiry pass, or
 	 * the insert that reclaimed it): the end of expire(). */
-	if (f->state == LB_FLOW_SYN_SENT && f->l7 != LB_HOLD_NONE &&
-	    w->nb_pending < LB_EXPIRE_PENDING) {
+	keep = f->state == LB_FLOW_SYN_SENT && f->l7 != LB_HOLD_NONE &&
+	       w->nb_pending < LB_EXPIRE_PENDING;
+	if (keep)
 		trial_snapshot(f, &w->pending[w->nb_pending++]);
-		lb_worker_flow_forget(w, f, 0, 0);
-		return;
-	}
-	lb_worker_flow_forget(w, f, 1, 1);
+	if (v6)
+		lb_worker_flow6_forget(w, f, !keep);
+	else
+		lb_worker_flow_forget(w, f, !keep, !keep);
 }
 
 /*

@@ -4,7 +4,9 @@
  * ethertype, so an IPv4 frame pays nothing for them. Neighbour discovery
  * for our addresses, echo for our addresses and VIPs, fnat66 for TCP and
  * UDP with the ICMPv6 errors about its flows, and the drops with their
- * reasons.
+ * reasons. New flows are admitted and their TCP trials retried and
+ * deferred by IPv4's code (worker_client.c, worker_trial.c), which asks
+ * this file only for what depends on the family.
  */
 #include "worker_priv.h"
 
@@ -185,7 +187,8 @@ snat6_taken(void *arg, uint32_t key, uint16_t port)
 }
 
 void
-lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f)
+lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
+		       int release)
 {
 	if (f->svc < LB_CONF_MAX_SVCS && f->be < LB_CONF_MAX_BES)
 		w->bst[f->svc][f->be].active--;
@@ -193,6 +196,10 @@ lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f)
 	       (uint64_t)f->pkts[0] + f->pkts[1]);
 	if (f->state == LB_FLOW_UDP_UNREPLIED)
 		w->st.udp_unreplied++;
+	if (!release)
+		return;
+	if (f->state == LB_FLOW_SYN_SENT)
+		lb_worker_hold_release(w, f->l7);
 	/* fnat64's port is of the IPv4 slice. */
 	lb_snat_port_free(lb_flow_is64(f) ? w->snat : w->snat6,
 			  f->key[LB_FLOW_DIR_REPLY].dst,
@@ -240,18 +247,196 @@ src64_key(const struct lb_worker *w, const uint8_t *src)
 	return lb_flow6_fold(w->ft, p);
 }
 
-/* A new flow of IPv6 service @p s to an IPv6 backend (fnat66). */
+void
+lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
+{
+	struct lb_pkt6 pkt;
+	uint8_t peer[16];
+	int len = -EINVAL;
+
+	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+	    LB_PKT6_OK) {
+		memcpy(peer, pkt.src, 16);
+		len = lb_nat6_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m),
+				      &pkt);
+	}
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
+	w->st.rst_sent++;
+	lb_worker_route_out6(w, m, peer, now);
+}
+
+/* ---- trials: retries on the next backend (worker_trial.c) ---- */
+
+/*
+ * Trial @p trials + 1 of a new flow of IPv6 service @p s: a SNAT port
+ * towards backend @p be, the flow with its SYN copy @p hold, and @p m
+ * sent there. @return 0, or a negative errno (-EAFNOSUPPORT: an IPv4
+ * backend; -EADDRNOTAVAIL: no SNAT port) with @p m untouched.
+ */
+static int
+flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	    int s, const struct lb_flow6_tuple *orig, uint32_t be,
+	    uint32_t hold, uint32_t trials, uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[s];
+	struct lb_flow6_tuple reply;
+	struct snat6_dst d = {.w = w, .be = &svc->be[be], .proto = pkt->proto};
+	struct lb_flow *f;
+	const uint8_t *ip;
+	uint32_t key;
+	uint16_t port;
+	int idx;
+
+	if (svc->be[be].af != LB_CONF_AF_INET6)
+		return -EAFNOSUPPORT;
+	if (lb_snat_port_alloc(w->snat6, snat6_taken, &d, &key, &port) != 0)
+		return -EADDRNOTAVAIL;
+	ip = snat6_addr(w, key);
+	if (ip == NULL) {
+		lb_snat_port_free(w->snat6, key, port);
+		return -EADDRNOTAVAIL;
+	}
+	memset(&reply, 0, sizeof(reply));
+	memcpy(reply.src, svc->be[be].ip6, 16);
+	memcpy(reply.dst, ip, 16);
+	reply.sport = svc->be[be].port;
+	reply.dport = port;
+	reply.proto = pkt->proto;
+	idx = lb_flow6_insert(w->ft, w->f6, orig, &reply, (uint16_t)s, be,
+			      now);
+	if (idx < 0) {
+		lb_snat_port_free(w->snat6, key, port);
+		return idx;
+	}
+	f = &lb_flow_entries(w->ft)[idx];
+	f->l7 = hold;
+	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
+			     ((trials + 1) << TRIALS_SHIFT));
+	w->bst[s][be].flows++;
+	w->bst[s][be].active++;
+	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+		      now);
+	fwd6(w, m, pkt, (uint32_t)idx, LB_FLOW_DIR_ORIG, now);
+	return 0;
+}
+
+static void
+tuple6_of(const struct lb_pkt6 *pkt, struct lb_flow6_tuple *t)
+{
+	memset(t, 0, sizeof(*t));
+	memcpy(t->src, pkt->src, 16);
+	memcpy(t->dst, pkt->dst, 16);
+	t->sport = pkt->sport;
+	t->dport = pkt->dport;
+	t->proto = pkt->proto;
+}
+
+int
+lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,
+		      uint32_t be, uint64_t now)
+{
+	struct lb_flow6_tuple o;
+	struct rte_mbuf *m;
+	struct lb_pkt6 pkt;
+
+	m = rte_pktmbuf_copy(w->hold[t->hold], w->dp->pool, 0, UINT32_MAX);
+	if (m == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return -ENOMEM;
+	}
+	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+	    LB_PKT6_OK) {
+		rte_pktmbuf_free(m);
+		return -EINVAL;
+	}
+	tuple6_of(&pkt, &o);
+	if (flow6_start(w, m, &pkt, t->svc, &o, be, t->hold, t->trials,
+			now) != 0) {
+		rte_pktmbuf_free(m);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+enum lb_deferq_verdict
+lb_worker_deferq6_due(struct lb_worker *w, uint32_t hold, struct rte_mbuf *m,
+		      uint64_t now)
+{
+	struct lb_flow6_tuple o;
+	struct lb_flow_key k;
+	enum lb_flow_dir dir;
+	struct lb_pkt6 pkt;
+	uint32_t be;
+	int s = -1;
+
+	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+	    LB_PKT6_OK) {
+		tuple6_of(&pkt, &o);
+		s = lb_dpconf6_svc_find(&w->svc6, w->conf, pkt.proto, pkt.dst,
+					pkt.dport);
+	}
+	if (s < 0 || lb_flow6_lookup(w->ft, w->f6, &o, &dir) != LB_FLOW_NONE) {
+		/* Service gone, or the client got through already. */
+		rte_pktmbuf_free(m);
+		lb_worker_hold_release(w, hold);
+		return LB_DEFERQ_DONE;
+	}
+	lb_flow6_key(w->ft, &k, &o);
+	if (w->sched[s] == NULL ||
+	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
+			    &w->rng, &be) != 0 ||
+	    flow6_start(w, m, &pkt, s, &o, be, hold, 0, now) != 0) {
+		rte_pktmbuf_free(m);
+		return LB_DEFERQ_KEEP;
+	}
+	w->st.flows_created++;
+	return LB_DEFERQ_DONE;
+}
+
+/*
+ * The backend's answer to trial flow @p f (entry @p idx) in SYN_SENT: a
+ * RST fails the trial, which goes on to the next backend with the SYN
+ * copy (@p m consumed, true); a SYN-ACK is the trial's success.
+ */
+static bool
+trial6_answer(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+	      struct rte_mbuf *m, const struct lb_pkt6 *pkt, uint64_t now)
+{
+	struct lb_trial t;
+
+	if (pkt->tcp_flags & LB_TCP_RST) {
+		trial_snapshot(f, &t);
+		lb_worker_flow6_forget(w, f, 0);
+		lb_flow_delete(w->ft, idx);
+		rte_pktmbuf_free(m);
+		lb_worker_trial_failed(w, &t, now);
+		return true;
+	}
+	if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+		    (LB_TCP_SYN | LB_TCP_ACK) &&
+	    w->sched[f->svc] != NULL) {
+		w->ops[f->svc]->result(w->sched[f->svc], f->be, true);
+		lb_worker_trial_feedback(w, f->svc, f->be, true);
+	}
+	return false;
+}
+
+/* ---- new flows ---- */
+
+/* A new flow of IPv6 service @p s to an IPv6 backend (fnat66): its
+ * first trial, a TCP SYN copied for the next ones. */
 static void
 flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	  int s, const struct lb_flow6_tuple *orig, uint64_t now)
 {
 	const struct lb_dpconf_svc *svc = &w->conf->svc[s];
-	struct lb_flow6_tuple reply;
-	struct snat6_dst d;
+	uint32_t be, hold = LB_HOLD_NONE;
 	struct lb_flow_key k;
-	uint32_t be, key;
-	uint16_t port;
-	int idx;
+	int rc;
 
 	/* Only what opens a connection opens a flow. */
 	if (pkt->proto == LB_IPPROTO_TCP &&
@@ -277,10 +462,23 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* admission (admit-rate), as IPv4's L4 services */
+	if (lb_worker_admit6_reject(w, m, s, orig->src, now))
+		return;
 	lb_flow6_key(w->ft, &k, orig);
 	if (w->sched[s] == NULL ||
 	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
 			    &w->rng, &be) != 0) {
+		/* No backend to try: the SYN waits, as an IPv4 one. */
+		if (pkt->proto == LB_IPPROTO_TCP && w->deferq[s] != NULL) {
+			struct lb_trial t = {.orig = k, .svc = (uint16_t)s,
+					     .hold = lb_worker_hold_put(w, m)};
+
+			rte_pktmbuf_free(m);
+			if (t.hold != LB_HOLD_NONE)
+				lb_worker_defer_or_rst(w, &t, now);
+			return;
+		}
 		drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}
@@ -292,35 +490,18 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 			drop(w, m, (enum lb_drop)why);
 		return;
 	}
-	d.w = w;
-	d.be = &svc->be[be];
-	d.proto = pkt->proto;
-	if (lb_snat_port_alloc(w->snat6, snat6_taken, &d, &key, &port) != 0 ||
-	    snat6_addr(w, key) == NULL) {
-		drop(w, m, LB_DROP_SNAT_FULL);
+	if (pkt->proto == LB_IPPROTO_TCP)
+		hold = lb_worker_hold_put(w, m);
+	rc = flow6_start(w, m, pkt, s, orig, be, hold, 0, now);
+	if (rc != 0) {
+		lb_worker_hold_release(w, hold);
+		drop(w, m, rc == -EADDRNOTAVAIL ? LB_DROP_SNAT_FULL
+			   : rc == -ENOSPC	 ? LB_DROP_FLOW_FULL
+			   : rc == -EAFNOSUPPORT ? LB_DROP_IP6_UNSERVED
+						 : LB_DROP_NO_FLOW);
 		return;
 	}
-	memset(&reply, 0, sizeof(reply));
-	memcpy(reply.src, svc->be[be].ip6, 16);
-	memcpy(reply.dst, snat6_addr(w, key), 16);
-	reply.sport = svc->be[be].port;
-	reply.dport = port;
-	reply.proto = pkt->proto;
-	idx = lb_flow6_insert(w->ft, w->f6, orig, &reply, (uint16_t)s, be,
-			      now);
-	if (idx < 0) {
-		lb_snat_port_free(w->snat6, key, port);
-		drop(w, m, idx == -ENOSPC ? LB_DROP_FLOW_FULL
-					  : LB_DROP_NO_FLOW);
-		return;
-	}
-	lb_flow_entries(w->ft)[idx].l7 = LB_L7_NONE;
 	w->st.flows_created++;
-	w->bst[s][be].flows++;
-	w->bst[s][be].active++;
-	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
-		      now);
-	fwd6(w, m, pkt, (uint32_t)idx, LB_FLOW_DIR_ORIG, now);
 }
 
 /* A packet to an IPv6 VIP (client side) or SNAT address (backend side):
@@ -331,14 +512,10 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 {
 	struct lb_flow6_tuple t;
 	enum lb_flow_dir dir;
+	struct lb_flow *f;
 	uint32_t idx;
 
-	memset(&t, 0, sizeof(t));
-	memcpy(t.src, pkt->src, 16);
-	memcpy(t.dst, pkt->dst, 16);
-	t.sport = pkt->sport;
-	t.dport = pkt->dport;
-	t.proto = pkt->proto;
+	tuple6_of(pkt, &t);
 	idx = lb_flow6_lookup(w->ft, w->f6, &t, &dir);
 	if (idx != LB_FLOW_NONE) {
 		/* A packet of the side it did not come from is a spoof. */
@@ -351,7 +528,18 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
 			return;
 		}
-		lb_flow_touch(w->ft, idx, dir, pkt->tcp_flags, now);
+		f = &lb_flow_entries(w->ft)[idx];
+		if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
+		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
+		    trial6_answer(w, f, idx, m, pkt, now))
+			return;
+		/* The SYN copy goes as the flow leaves SYN_SENT; a
+		 * retransmitted SYN leaves the trial's timer, which measures
+		 * the backend's silence, alone. */
+		if (!(f->state == LB_FLOW_SYN_SENT &&
+		      dir == LB_FLOW_DIR_ORIG &&
+		      (pkt->tcp_flags & LB_TCP_SYN)))
+			flow_touch(w, f, idx, dir, pkt->tcp_flags, now);
 		fwd6(w, m, pkt, idx, dir, now);
 		return;
 	}

@@ -78,7 +78,7 @@ lb_worker_rst_client(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 
 	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
 	    LB_PKT_IPV4) {
-		rte_pktmbuf_free(m);
+		lb_worker_rst_client6(w, m, now);
 		return;
 	}
 	if (rst_reply(w, m, &pkt, now) == 0)
@@ -260,6 +260,31 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 				      client, 0, 0);
 	if (a->reject == LB_ADMIT_REJECT_RST && svc->proto == LB_IPPROTO_TCP)
 		lb_worker_rst_client(w, m, now);
+	else
+		rte_pktmbuf_free(m);
+	return true;
+}
+
+/*
+ * admit_reject() for an IPv6 service, at layer 4 as its flows are: the
+ * same buckets, counters and negative cache, keyed by the client's
+ * address or its /prefix6 (lb_admit_check6()), the same RST or drop. No
+ * reject record: lb-control's automatic deny holds IPv4 prefixes.
+ */
+bool
+lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
+			const uint8_t client[16], uint64_t now)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
+	const struct lb_admit_conf *a = &svc->opts.admit;
+
+	if (a->rate == 0 || w->admit == NULL)
+		return false;
+	if (!lb_admit_rejected(lb_admit_check6(w->admit, (uint16_t)svc_idx, a,
+					       client, 0, now)))
+		return false;
+	if (a->reject == LB_ADMIT_REJECT_RST && svc->proto == LB_IPPROTO_TCP)
+		lb_worker_rst_client6(w, m, now);
 	else
 		rte_pktmbuf_free(m);
 	return true;

@@ -60,8 +60,23 @@ void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,
 /* worker6.c: IPv6 frames, from the ethertype on. */
 void lb_worker_handle_ipv6(struct lb_worker *w, struct rte_mbuf *m,
 			   uint64_t now);
-/* The end of IPv6 flow @p f (expiry, reclaim): its SNAT port, counts. */
-void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f);
+/* The end of IPv6 flow @p f (expiry, reclaim): counts, and with
+ * @p release its SNAT port and SYN copy (else a trial keeps them). */
+void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
+			    int release);
+/* lb_worker_rst_client() for an IPv6 segment (a SYN refused by
+ * admission, a queued SYN at its expiry). */
+void lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m,
+			   uint64_t now);
+/* The next trial of IPv6 trial @p t, towards backend @p be, from its SYN
+ * copy. @return 0, or a negative errno with the copy kept. */
+int lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,
+			  uint32_t be, uint64_t now);
+/* An IPv6 SYN copy @p hold due in its deferred queue, @p m a copy of it
+ * to send (taken): lb_worker_on_deferq()'s verdict. */
+enum lb_deferq_verdict lb_worker_deferq6_due(struct lb_worker *w,
+					     uint32_t hold, struct rte_mbuf *m,
+					     uint64_t now);
 /* The active IPv6 SNAT addresses of @p c as w->snat6 knows them. */
 uint32_t lb_worker_snat6_active(const struct lb_worker *w,
 				const struct lb_dpconf *c, uint32_t *keys);
@@ -103,6 +118,11 @@ void lb_worker_fwd(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		   const struct lb_flow *f, enum lb_flow_dir dir, uint64_t now);
 void lb_worker_rst_client(struct lb_worker *w, struct rte_mbuf *m,
 			  uint64_t now);
+/* Admission of a new flow of IPv6 service @p svc_idx from @p client;
+ * true when refused (@p m freed). */
+bool lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m,
+			     int svc_idx, const uint8_t client[16],
+			     uint64_t now);
 void lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m,
 		       struct lb_pkt *pkt, uint32_t b, uint64_t rate,
 		       uint64_t now);

@@ -238,6 +238,39 @@ trial_limit(const struct lb_dpconf_svc *svc)
 	return n < MAX_TRIALS ? n : MAX_TRIALS;
 }
 
+/* An IPv6 flow's trial (worker6.c): its folded key says so. */
+static inline bool
+trial_is6(const struct lb_trial *t)
+{
+	return t->orig.pad[0] == LB_FLOW_FAM6;
+}
+
+static void
+trial_port_free(struct lb_worker *w, const struct lb_trial *t)
+{
+	lb_snat_port_free(trial_is6(t) ? w->snat6 : w->snat, t->snat_ip,
+			  t->snat_port);
+}
+
+/*
+ * The next trial of IPv6 trial @p t on backend @p next (UINT32_MAX: no
+ * more trials), from a fresh SNAT port; when none can start, or every
+ * trial failed, the SYN copy waits in the deferred queue as an IPv4 one
+ * does (at its expiry it is dropped: no RST of ours for IPv6 yet).
+ */
+static void
+trial6_next(struct lb_worker *w, struct lb_trial *t, uint32_t next,
+	    uint64_t now)
+{
+	trial_port_free(w, t);
+	if (next != UINT32_MAX &&
+	    lb_worker_trial6_next(w, t, next, now) == 0) {
+		w->st.syn_retries++;
+		return;
+	}
+	lb_worker_defer_or_rst(w, t, now);
+}
+
 /*
  * Trial t->trials failed on t->be (its flow is gone, its SNAT port and SYN
  * copy are in @p t): Algorithm 2 moves to the next backend round-robin;
@@ -257,7 +290,7 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	if (st == NULL || t->be >= svc->nb_be) {
 		/* The service went away with the new table: no retry. */
 		lb_worker_hold_release(w, t->hold);
-		lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+		trial_port_free(w, t);
 		return;
 	}
 	ops->result(st, t->be, false);
@@ -265,7 +298,16 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	if (t->hold == LB_HOLD_NONE) {
 		/* Nothing to resend: the client's own retransmission will
 		 * start a new flow. */
-		lb_snat_port_free(w->snat, t->snat_ip, t->snat_port);
+		trial_port_free(w, t);
+		return;
+	}
+	if (unlikely(trial_is6(t))) {
+		trial6_next(w, t,
+			    t->trials < trial_limit(svc) &&
+					    ops->next(st, t->be, &next) == 0
+				    ? next
+				    : UINT32_MAX,
+			    now);
 		return;
 	}
 	if (t->trials < trial_limit(svc) &&
@@ -350,11 +392,8 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 		if (m == NULL)
 			return LB_DEFERQ_KEEP;
 		if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
-		    LB_PKT_IPV4) {
-			rte_pktmbuf_free(m);
-			lb_worker_hold_release(w, hold);
-			return LB_DEFERQ_DONE;
-		}
+		    LB_PKT_IPV4)
+			return lb_worker_deferq6_due(w, hold, m, now);
 		svc = lb_dpconf_svc_find(w->conf, pkt.proto, pkt.dst,
 					 pkt.dport);
 		lb_flow_key_set(&k, pkt.src, pkt.dst, pkt.sport, pkt.dport,

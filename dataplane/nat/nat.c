@@ -590,21 +590,10 @@ lb_nat_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt *pkt)
 		return -EINVAL;
 	ip = frame + pkt->l3_off;
 	th = frame + pkt->l4_off;
-	flags = th[13];
-	if (flags & LB_TCP_RST)
+	flags = lb_nat_rst_numbers(th, pkt->payload_len, &seq, &ack);
+	if (flags == 0)
 		return -EINVAL;
 	read_tuple(ip, th, &o);
-	if (flags & LB_TCP_ACK) {
-		seq = rd32(th + 8);
-		ack = 0;
-		flags = LB_TCP_RST;
-	} else {
-		/* SEG.LEN: the data, plus one for SYN and one for FIN. */
-		ack = rd32(th + 4) + pkt->payload_len + !!(flags & LB_TCP_SYN) +
-		      !!(flags & LB_TCP_FIN);
-		seq = 0;
-		flags = LB_TCP_RST | LB_TCP_ACK;
-	}
 
 	swap_macs(frame);
 	/* Everything needed was read: the TCP header moves over any IP

@@ -53,6 +53,40 @@
 /** TTL of the packets the module originates (Linux ip_default_ttl). */
 #define LB_NAT_TTL_DEFAULT 64
 
+/** A 32-bit field of a header at @p p, host order. */
+static inline uint32_t
+lb_nat_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/**
+ * RFC 793's "Reset Generation" for the segment of TCP header @p th with
+ * @p data_len bytes of data, for either IP version: the RST's sequence
+ * and acknowledgement numbers (host order) in @p seq and @p ack.
+ * @return its flags; 0 for a RST, which gets none.
+ */
+static inline uint8_t
+lb_nat_rst_numbers(const uint8_t *th, uint32_t data_len, uint32_t *seq,
+		   uint32_t *ack)
+{
+	uint8_t flags = th[13];
+
+	if (flags & LB_TCP_RST)
+		return 0;
+	if (flags & LB_TCP_ACK) {
+		*seq = lb_nat_be32(th + 8);
+		*ack = 0;
+		return LB_TCP_RST;
+	}
+	/* SEG.LEN: the data, plus one for SYN and one for FIN. */
+	*ack = lb_nat_be32(th + 4) + data_len + !!(flags & LB_TCP_SYN) +
+	       !!(flags & LB_TCP_FIN);
+	*seq = 0;
+	return LB_TCP_RST | LB_TCP_ACK;
+}
+
 /** Smallest Ethernet frame without FCS; built ARP frames are padded. */
 #define LB_NAT_FRAME_MIN 60
 

@@ -8,6 +8,7 @@
 
 #include "bytes.h"
 #include "csum.h"
+#include "nat.h"
 #include "nat6.h"
 
 #define ETHER_HDR_LEN 14
@@ -106,6 +107,68 @@ lb_nat6_hop_dec(uint8_t *frame, struct lb_pkt6 *pkt)
 	ip[7]--;
 	pkt->hop_limit = ip[7];
 	return 0;
+}
+
+int
+lb_nat6_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt6 *pkt)
+{
+	uint8_t a[2][16], mac[6], *ip, *th, flags;
+	uint16_t sport, dport;
+	uint32_t end, seq, ack;
+
+	if (frame == NULL || pkt == NULL)
+		return -EINVAL;
+	if (pkt->proto != LB_IPPROTO_TCP)
+		return -EPROTONOSUPPORT;
+	end = pkt6_end(pkt);
+	th = frame + pkt->l4_off;
+	if (end == 0 || end > len ||
+	    (flags = lb_nat_rst_numbers(th, pkt->payload_len, &seq, &ack)) ==
+		    0)
+		return -EINVAL;
+	ip = frame + pkt->l3_off;
+	memcpy(a[0], ip + 8, 16);
+	memcpy(a[1], ip + 24, 16);
+	sport = rd16_raw(th);
+	dport = rd16_raw(th + 2);
+	memcpy(mac, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, mac, 6);
+	/* Everything needed was read: the reply has no extension header,
+	 * so its TCP header may land over them. */
+	memset(ip, 0, LB_IPV6_HDR_LEN + TCP_MIN_HDR);
+	ip[0] = 0x60;
+	wr16(ip + 4, TCP_MIN_HDR);
+	ip[6] = LB_IPPROTO_TCP;
+	ip[7] = LB_NAT_TTL_DEFAULT;
+	memcpy(ip + 8, a[1], 16);
+	memcpy(ip + 24, a[0], 16);
+	th = ip + LB_IPV6_HDR_LEN;
+	wr16_raw(th, dport);
+	wr16_raw(th + 2, sport);
+	wr32(th + 4, seq);
+	wr32(th + 8, ack);
+	th[12] = (TCP_MIN_HDR / 4) << 4;
+	th[13] = flags;
+	wr16_raw(th + TCP_CSUM_OFF,
+		 (uint16_t)~lb_csum_fold(lb_csum_partial(
+			 th, TCP_MIN_HDR,
+			 lb_pkt6_pseudo_sum(a[1], a[0], TCP_MIN_HDR,
+					    LB_IPPROTO_TCP))));
+	pkt->l4_off = (uint16_t)(pkt->l3_off + LB_IPV6_HDR_LEN);
+	pkt->payload_off = (uint16_t)(pkt->l4_off + TCP_MIN_HDR);
+	pkt->payload_len = 0;
+	pkt->ip_plen = TCP_MIN_HDR;
+	pkt->frag_hdr = 0;
+	pkt->n_ext = 0;
+	pkt->flags = 0;
+	pkt->tcp_flags = flags;
+	pkt->hop_limit = LB_NAT_TTL_DEFAULT;
+	memcpy(pkt->src, a[1], 16);
+	memcpy(pkt->dst, a[0], 16);
+	pkt->sport = dport;
+	pkt->dport = sport;
+	return pkt->payload_off;
 }
 
 int

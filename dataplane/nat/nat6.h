@@ -60,6 +60,18 @@ int lb_nat6_rewrite(uint8_t *frame, struct lb_pkt6 *pkt, const uint8_t *new_src,
 int lb_nat6_hop_dec(uint8_t *frame, struct lb_pkt6 *pkt);
 
 /**
+ * RFC 793's RST answering the TCP segment of @p pkt (never a RST), as
+ * lb_nat_tcp_rst() makes it for IPv4, in place: MACs swapped, a fresh
+ * IPv6 header (hop limit LB_NAT_TTL_DEFAULT, no extension header) from
+ * the segment's destination back to its source, a 20-byte TCP header
+ * with a computed checksum. @p pkt is updated to describe it.
+ *
+ * @return the length of the new frame; -EINVAL on NULL, a RST or a
+ *   @p pkt that does not fit @p len; -EPROTONOSUPPORT for other than TCP.
+ */
+int lb_nat6_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt6 *pkt);
+
+/**
  * fnat64 towards the backend: the IPv6 frame at @p buf + @p off (of
  * @p len bytes) becomes an IPv4 one from @p src:@p sport to
  * @p dst:@p dport. The Ethernet header (and 802.1Q tag) is kept with the

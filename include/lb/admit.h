@@ -140,6 +140,17 @@ enum lb_admit_verdict lb_admit_check(struct lb_admit_lc *lc, uint16_t svc,
 				     uint32_t client, uint8_t prio,
 				     uint64_t now_ns);
 
+/**
+ * lb_admit_check() for a client of an IPv6 service, @p client its
+ * address (network order): `admit-key client` keeps a bucket per
+ * address, `prefix` per prefix of the settings' prefix6 bits (default
+ * /64). Their buckets never share a key with an IPv4 client's.
+ */
+enum lb_admit_verdict lb_admit_check6(struct lb_admit_lc *lc, uint16_t svc,
+				      const struct lb_admit_conf *c,
+				      const uint8_t client[16], uint8_t prio,
+				      uint64_t now_ns);
+
 /** Local buckets present in @p lc. */
 uint32_t lb_admit_lc_keys(const struct lb_admit_lc *lc);
 

@@ -69,6 +69,9 @@ enum lb_admit_unfollow {
 #define LB_ADMIT_RATE_MAX 100000000ULL
 #define LB_ADMIT_BURST_MAX 100000000ULL
 #define LB_ADMIT_PREFIX_DEFAULT 24u
+/** IPv6 clients' prefix length: a /64 is what one host or one site's
+ * link is handed, so it is the unit a source controls. */
+#define LB_ADMIT_PREFIX6_DEFAULT 64u
 
 struct lb_admit_conf {
 	uint64_t rate;	 /**< tokens per second; 0 = no admission control */
@@ -79,6 +82,9 @@ struct lb_admit_conf {
 	uint8_t cluster; /**< enum lb_admit_cluster */
 	uint8_t full;	 /**< enum lb_admit_full */
 	uint8_t unfollow; /**< enum lb_admit_unfollow */
+	/** LB_ADMIT_KEY_PREFIX on IPv6 services: prefix length 1..128;
+	 * 0 (a table written without it) means the default. */
+	uint8_t prefix6;
 };
 
 /** Most client prefixes a service trusts with X-Priority (prio-trust). */
@@ -150,6 +156,7 @@ lb_admit_conf_default(struct lb_admit_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->prefix = LB_ADMIT_PREFIX_DEFAULT;
+	c->prefix6 = LB_ADMIT_PREFIX6_DEFAULT;
 }
 
 /** Index of @p s in @p names[0..n-1], or @p n when absent (the check
@@ -204,6 +211,8 @@ lb_admit_conf_error(const struct lb_admit_conf *c)
 		return "unfollowable: expected refuse or admit-flow";
 	if (c->prefix < 1 || c->prefix > 32)
 		return "admit-prefix: out of range 1..32";
+	if (c->prefix6 > 128)
+		return "admit-prefix6: out of range 1..128";
 	if (c->rate > LB_ADMIT_RATE_MAX || c->burst > LB_ADMIT_BURST_MAX)
 		return "admit-rate or admit-burst: above 100000000";
 	if (c->rate == 0 && (c->burst != 0 || c->cluster != 0))
@@ -222,7 +231,7 @@ lb_admit_conf_eq(const struct lb_admit_conf *a, const struct lb_admit_conf *b)
 	return a->rate == b->rate && a->burst == b->burst && a->key == b->key &&
 	       a->prefix == b->prefix && a->reject == b->reject &&
 	       a->cluster == b->cluster && a->full == b->full &&
-	       a->unfollow == b->unfollow;
+	       a->unfollow == b->unfollow && a->prefix6 == b->prefix6;
 }
 
 #endif /* LB_ADMIT_CONF_H */

@@ -4,6 +4,8 @@
 
   connrate.py --target A:P --src A --rate R --seconds S [--timeout T]
 
+(IPv6: --target [A]:P and an IPv6 --src.)
+
 Opens R new connections per second (evenly paced, non-blocking) from
 address A to the target for S seconds; each connection that completes is
 closed at once. Prints one JSON line: attempts, ok (handshake completed),
@@ -21,7 +23,7 @@ import time
 
 def hostport(s):
     host, _, port = s.rpartition(":")
-    return host, int(port)
+    return host.strip("[]"), int(port)
 
 
 def main():
@@ -32,6 +34,7 @@ def main():
     ap.add_argument("--seconds", type=float, required=True)
     ap.add_argument("--timeout", type=float, default=2.0)
     a = ap.parse_args()
+    fam = socket.AF_INET6 if ":" in a.src else socket.AF_INET
 
     sel = selectors.DefaultSelector()
     res = {"attempts": 0, "ok": 0, "refused": 0, "timeout": 0, "other": 0}
@@ -43,7 +46,7 @@ def main():
     while True:
         now = time.monotonic()
         while nxt <= now and nxt < end:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s = socket.socket(fam, socket.SOCK_STREAM)
             s.setblocking(False)
             # No SYN retransmission may turn a dropped SYN into a late
             # success: the deadline below decides.

@@ -17,9 +17,10 @@
 #   - the IPv6 SNAT address moved under keep-alive load (snat add, snat
 #     del): the connections on the old one go on without an error, new
 #     ones come from the new one;
-#   - one backend's nginx stopped under load: IPv6 services have one
-#     trial per new flow, so its new connections fail until it is
-#     drained; then every new connection is answered by the other;
+#   - one backend's nginx stopped under load: before it is drained, the
+#     SYNs its kernel refuses are tried again on the other backend, so
+#     every new connection is answered (syn_retries counts them); once
+#     drained, every new connection is answered by the other;
 #   - the flows drain, the dataplane exits 0 on SIGTERM.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 # shellcheck disable=SC2086 # $bad is a command line, split on purpose
@@ -46,11 +47,8 @@ for i in 1 2; do
 done
 
 conf=$E2E_TMP/lb.conf
-conf_ports "$conf"
+conf_ports6 "$conf"
 cat >>"$conf" <<EOF
-addr add $LB_ADDR6_CLI/64 port 0
-addr add $LB_ADDR6_BE/64 port 1
-snat add $LB_SNAT6 port 1
 service add tcp [$VIP6]:80 sched rr
 backend add tcp [$VIP6]:80 [$(be_addr6 1)]:80
 backend add tcp [$VIP6]:80 [$(be_addr6 2)]:80
@@ -181,13 +179,22 @@ check "the backends saw the new SNAT address ($SNAT6B, $n closed)" \
 # ---- a backend failing under load ---------------------------------------------
 
 # Keep-alive: a flood of short connections would also bring SNAT ports
-# round onto tuples the backends still hold in TIME_WAIT, which an IPv4
-# flow's next trial hides and an IPv6 flow (one trial) does not.
+# round onto tuples the backends still hold in TIME_WAIT.
 wrk_run "$URL6" 6 1 10 "$E2E_TMP/wrkf" >"$E2E_TMP/wrkf.sum" &
 wf=$!
 sleep 2
+tel_save /lb/stats "$E2E_TMP/statsk0"
 be_kill 2
-sleep 1
+http_seq "$URL6" 20 "$E2E_TMP/seqk"
+t=$(http_tally "$E2E_TMP/seqk")
+tel_save /lb/stats "$E2E_TMP/statsk1"
+r=$(($(jget "$E2E_TMP/statsk1" /lb/stats syn_retries) -
+	$(jget "$E2E_TMP/statsk0" /lb/stats syn_retries)))
+e2e_log "20 sequential requests with be2 stopped, not drained: $t;" \
+	"$r SYN(s) tried again"
+[ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seqk"
+check "be2 stopped: 20/20 new connections answered, its refusals tried again on be1 ($r)" \
+	'[ "$(field ok "$t")" = 20 ] && [ "$(field be1 "$t")" = 20 ] && [ "$r" -gt 0 ]'
 ctl_do backend drain tcp "[$VIP6]:80" "[$(be_addr6 2)]:80" >/dev/null
 wait "$wf" || true
 e2e_log "wrk keep-alive while be2 stopped, then drained:" \

@@ -607,6 +607,13 @@ dp_stop() {
 	return "$DP_RC"
 }
 
+# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (topo_up keeps
+# it off everywhere else), the address usable at once.
+v6_on() {
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
+	ip -n "$1" addr add "$3" dev "$2" nodad
+}
+
 # conf_ports FILE: the start of every dataplane config: the dataplane's
 # address on each port and its SNAT address on the backend side, an
 # address of its own so that ARP for a SNAT-only address is exercised
@@ -616,6 +623,17 @@ conf_ports() {
 addr add $LB_ADDR_CLI/24 port 0
 addr add $LB_ADDR_BE/24 port 1
 snat add $LB_SNAT port 1
+EOF
+}
+
+# conf_ports6 FILE: conf_ports with the IPv6 address of each port and an
+# IPv6 SNAT address on the backend side.
+conf_ports6() {
+	conf_ports "$1"
+	cat >>"$1" <<EOF
+addr add $LB_ADDR6_CLI/64 port 0
+addr add $LB_ADDR6_BE/64 port 1
+snat add $LB_SNAT6 port 1
 EOF
 }
 

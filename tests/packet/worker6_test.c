@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "icmp6.h"
+#include "lb/admit.h"
 #include "pkt_parse6.h"
 
 #define POOL_SIZE 2047
@@ -115,6 +116,9 @@ conf6(struct lb_dpconf *d)
 	v->vport = htons(TCP6_PORT);
 	addr(v->vip6, A_VIP);
 	v->opts = d->svc[0].opts;
+	/* A SYN no backend takes is dropped (no_backend), and one every
+	 * backend refused let go: test_fnat66_deferq queues them. */
+	v->opts.deferq_len = 0;
 	v = &d->svc[s + 1];
 	memset(v, 0, sizeof(*v));
 	v->state = LB_SVC_ACTIVE;
@@ -819,9 +823,11 @@ test_vlan(void **state)
 
 /* The dataplane of env6() whose IPv6 services have one backend each,
  * the host on port 1, with @p nb workers, each knowing the client and
- * that host; @p sb, when not NULL, the budget of new flows per source. */
+ * that host; @p sb, when not NULL, the budget of new flows per source;
+ * @p ac, when not NULL, the TCP service's admission settings. */
 static struct ph_env *
-env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
+env66_opt(void **state, uint16_t nb, const struct lb_src_budget_conf *sb,
+	  const struct lb_admit_conf *ac)
 {
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
@@ -845,6 +851,14 @@ env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
 	e->dp.flows = FLOWS;
 	if (sb != NULL)
 		e->dp.src_budget = *sb;
+	if (ac != NULL) {
+		d->svc[d->nb_svc - 2].opts.admit = *ac;
+		e->admit_mem = rte_zmalloc("pkt6_admit",
+					   lb_admit_shm_size(64), 64);
+		assert_non_null(e->admit_mem);
+		e->dp.admit = lb_admit_shm_init(e->admit_mem, 64);
+		assert_non_null(e->dp.admit);
+	}
 	ph_env_start(e, nb);
 	take_all(e, got, n);
 	for (uint16_t q = 0; q < nb; q++) {
@@ -866,7 +880,7 @@ env66_sb(void **state, uint16_t nb, const struct lb_src_budget_conf *sb)
 static struct ph_env *
 env66_n(void **state, uint16_t nb)
 {
-	return env66_sb(state, nb, NULL);
+	return env66_opt(state, nb, NULL, NULL);
 }
 
 static struct ph_env *
@@ -923,6 +937,24 @@ client_syn(struct pb_dg6 *in, struct pb_frame *f, uint8_t vip[16],
 	pb_ipv6_frame(f, mac_port[0], mac_c, in);
 }
 
+/* The backend's SYN-ACK from @p bport to SNAT port @p sport, and what
+ * the client gets of it, byte for byte. */
+static void
+backend_synack(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
+	       uint16_t sport, const uint8_t vip[16], const uint8_t c[16])
+{
+	struct pb_frame f, want;
+	struct pb_dg6 in, out;
+
+	seg6(&in, A_PEER1, bport, snat, sport, PB_PROTO_TCP, PB_SYN | PB_ACK,
+	     5000, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, "SYN-ACK to the client");
+}
+
 /*
  * A client's connection through the TCP VIP, both ways, byte for byte:
  * SNAT address and a port of the worker's slice towards the backend, the
@@ -952,13 +984,7 @@ test_fnat66_tcp(void **state)
 	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
 	ph_expect_same(&got, &want, "SYN to the backend");
 
-	seg6(&in, A_PEER1, BPORT6, snat, sport, PB_PROTO_TCP,
-	     PB_SYN | PB_ACK, 5000, 1001, 64);
-	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
-	ph_rx(e, 1, &f);
-	seg6_out(&out, &in, vip, TCP6_PORT, c, CPORT6);
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
-	ph_expect_frame(e, 0, 0, &want, "SYN-ACK to the client");
+	backend_synack(e, BPORT6, snat, sport, vip, c);
 
 	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK, 1001,
 	     5001, 64);
@@ -1004,6 +1030,23 @@ test_fnat66_tcp(void **state)
 	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
 }
 
+/* Client SYN @p in sent again from 2001:db8:@p net::@p host port
+ * @p sport: how many frames reached the backend (none may go back to
+ * the client). */
+static unsigned int
+syn_from(struct ph_env *e, struct pb_dg6 *in, uint16_t net, uint16_t host,
+	 uint16_t sport)
+{
+	struct pb_frame f;
+
+	pb_ip6(in->src, 0x2001, 0xdb8, net, host);
+	in->l4.sport = sport;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, in);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "frames to the client");
+	return ph_take(e, 1, 0, NULL, 0);
+}
+
 /*
  * IPv6 sources have the budget of new flows IPv4 sources have, each /64
  * one source: a SYN flood from one /64 (new ports, new interface ids)
@@ -1015,34 +1058,73 @@ test_fnat66_src_budget(void **state)
 {
 	const struct lb_src_budget_conf sb = {.rate = 1, .burst = 3,
 					      .prefix = 32, .sources = 64};
-	struct ph_env *e = env66_sb(state, 1, &sb);
+	struct ph_env *e = env66_opt(state, 1, &sb, NULL);
 	uint8_t vip[16], snat[16], c[16];
 	unsigned int fwd = 0;
 	struct pb_frame f;
 	struct pb_dg6 in;
 
 	client_syn(&in, &f, vip, snat, c);
-	for (uint16_t i = 0; i < 8; i++) {
-		/* Ports and interface ids change; the /64 does not. */
-		pb_ip6(in.src, 0x2001, 0xdb8, 1, (uint16_t)(7 + (i & 1) * 0x100));
-		in.l4.sport = (uint16_t)(CPORT6 + i);
-		pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-		ph_rx(e, 0, &f);
-		fwd += ph_take(e, 1, 0, NULL, 0);
-		CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "frames to the client");
-	}
+	/* Ports and interface ids change; the /64 does not. */
+	for (uint16_t i = 0; i < 8; i++)
+		fwd += syn_from(e, &in, 1, (uint16_t)(7 + (i & 1) * 0x100),
+				(uint16_t)(CPORT6 + i));
 	CHECK_EQ(fwd, 3, "SYNs of one /64 forwarded: its burst");
 	CHECK_EQ(e->w->st.src_budget.dropped, 5, "dropped over budget");
 	CHECK_EQ(e->w->st.flows_created, 3, "flows created");
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
 		 3, "SNAT ports held");
-	/* Another /64. */
-	pb_ip6(in.src, 0x2001, 0xdb8, 5, 7);
-	in.l4.sport = CPORT6;
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-	ph_rx(e, 0, &f);
-	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "another /64's SYN forwarded");
+	CHECK_EQ(syn_from(e, &in, 5, 7, CPORT6), 1,
+		 "another /64's SYN forwarded");
 	CHECK_EQ(e->w->st.src_budget.dropped, 5, "nothing more dropped");
+}
+
+/*
+ * Admission of new IPv6 flows, one per second per /64 (admit-key prefix,
+ * admit-prefix6 left at 64): the first SYN of a /64 is forwarded, the
+ * next ones from other addresses of that /64 are dropped without a flow
+ * or a SNAT port (empty bucket, then the negative cache), counted for
+ * the key class and the service; another /64 has its own bucket.
+ */
+static void
+test_fnat66_admit(void **state)
+{
+	struct lb_admit_conf ac;
+	struct ph_env *e;
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+	int s;
+
+	lb_admit_conf_default(&ac);
+	ac.rate = 1;
+	ac.burst = 1;
+	ac.key = LB_ADMIT_KEY_PREFIX;
+	e = env66_opt(state, 1, NULL, &ac);
+	s = (int)e->dp.conf->nb_svc - 2;
+	client_syn(&in, &f, vip, snat, c);
+	for (uint16_t i = 0; i < 3; i++)
+		CHECK_EQ(syn_from(e, &in, 1, (uint16_t)(7 + i * 0x100),
+				  (uint16_t)(CPORT6 + i)),
+			 i == 0 ? 1 : 0, "SYNs of one /64 to the backend");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_PASS], 1,
+		 "admitted");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_REJ_EMPTY], 1,
+		 "refused: bucket empty");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_REJ_NEG], 1,
+		 "refused: negative cache");
+	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_REJ_EMPTY], 1,
+		 "the service's refusals");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 1, "SNAT ports held");
+	/* Another /64, its own bucket. */
+	CHECK_EQ(syn_from(e, &in, 5, 7, CPORT6), 1,
+		 "another /64's SYN forwarded");
+	CHECK_EQ(e->w->st.flows_created, 2, "flows");
+	CHECK_EQ(e->w->st.admit.n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_PASS], 2,
+		 "admitted");
+	ph_check_no_drops(e->w, "IPv6 admission");
 }
 
 /* The TCP service of @p d on Maglev over three routed IPv6 backends on
@@ -1110,9 +1192,17 @@ test_fnat66_maglev(void **state)
 	}
 	for (int b = 1; b <= 3; b++)
 		CHECK_EQ(by[b] > N / 6, 1, "each backend has a share");
-	/* The flows go, their tuples come again after backend 1 left. */
-	lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull, N + 16,
-		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	/* The flows go, their tuples come again after backend 1 left. An
+	 * unanswered SYN's flow expiring is a failed trial, sent to the
+	 * next backend until each had one (test_fnat66_retry). */
+	for (int r = 0; r < 4; r++) {
+		lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+			       N + 16, e->w->ft->reaper,
+			       e->w->ft->reaper_ctx);
+		ph_poll_all(e);
+		ph_take(e, 1, 0, NULL, 0);
+	}
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies released");
 	d = ph_table_next(e);
 	maglev3(d, 0);
 	ph_table_publish(e, d);
@@ -1127,6 +1217,201 @@ test_fnat66_maglev(void **state)
 	}
 	/* Maglev's disruption is small, not zero: a few per cent. */
 	CHECK_EQ(moved * 10 < kept, 1, "the other backends kept their clients");
+}
+
+/* The TCP SYN on port 1 to the backends: its backend port (host order),
+ * and the SNAT port in @p sport. */
+static uint16_t
+syn_out(struct ph_env *e, uint16_t *sport, const char *what)
+{
+	struct pb_frame got;
+
+	ph_expect_one(e, 1, 0, &got, what);
+	CHECK_EQ(got.b[ETH + 40 + 13], PB_SYN, "a SYN");
+	*sport = pb_get16(got.b + ETH + 40);
+	return pb_get16(got.b + ETH + 40 + 2);
+}
+
+/* The RST the VIP sends client port @p cport for its SYN (sequence
+ * 1000), byte for byte. */
+static void
+expect_client_rst(struct ph_env *e, const uint8_t c[16], uint16_t cport,
+		  const char *what)
+{
+	struct pb_frame want;
+	struct pb_dg6 out;
+
+	seg6(&out, A_VIP, TCP6_PORT, c, cport, PB_PROTO_TCP, PB_RST | PB_ACK,
+	     0, 1001, 64);
+	out.l4.win = 0;
+	out.l4.plen = 0;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(e, 0, 0, &want, what);
+}
+
+/* Table @p d in force on every worker. */
+static void
+publish(struct ph_env *e, struct lb_dpconf *d)
+{
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+}
+
+/* The backend on @p bport refuses the SYN from SNAT port @p sport. */
+static void
+backend_refuses(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
+		uint16_t sport)
+{
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	seg6(&in, A_PEER1, bport, snat, sport, PB_PROTO_TCP, PB_RST | PB_ACK,
+	     0, 1001, 64);
+	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
+	ph_rx(e, 1, &f);
+}
+
+/*
+ * Retries over IPv6 (adaptive-request-dispatch-paper, Algorithm 2): the
+ * TCP service on rr over two backends (one host, two ports). A backend
+ * that refuses the SYN with a RST has the client's SYN, from its copy,
+ * sent to the other one, whose SYN-ACK reaches the client: one flow, one
+ * retry, one error on the refusing backend, the copy released. A SYN
+ * nobody answers is retried when its flow times out, and once each
+ * backend had its trial the client gets a RST (no deferred queue).
+ */
+static void
+test_fnat66_retry(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_dpconf_svc *v = &d->svc[d->nb_svc - 2];
+	uint8_t vip[16], snat[16], c[16];
+	uint16_t p1, p2, sp1, sp2, q1, q2;
+	int s = (int)d->nb_svc - 2;
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	v->be[1] = v->be[0];
+	v->be[1].port = htons(BPORT6 + 1);
+	v->nb_be = 2;
+	publish(e, d);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p1 = syn_out(e, &sp1, "first trial");
+	backend_refuses(e, p1, snat, sp1);
+	p2 = syn_out(e, &sp2, "second trial");
+	CHECK_EQ(p1 != p2 && (p1 == BPORT6 || p2 == BPORT6), 1,
+		 "the other backend");
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "nothing to the client yet");
+	CHECK_EQ(e->w->st.syn_retries, 1, "retries");
+	CHECK_EQ(e->w->bst[s][p1 - BPORT6].errors, 1, "failed trials");
+	/* The other one accepts. */
+	backend_synack(e, p2, snat, sp2, vip, c);
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 1, "the refused trial's SNAT port freed");
+
+	/* Silence: the SYN timeout fails each trial in turn. */
+	client_syn(&in, &f, vip, snat, c);
+	in.l4.sport = CPORT6 + 1;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	q1 = syn_out(e, &sp1, "silent first trial");
+	lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull, 16,
+		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	ph_poll_all(e);
+	q2 = syn_out(e, &sp2, "after the SYN timeout");
+	CHECK_EQ(q1 != q2, 1, "the other backend");
+	CHECK_EQ(e->w->st.syn_retries, 2, "retries");
+	lb_flow_expire(e->w->ft, ph_now_ns(e) + 2 * 86400000000000ull, 16,
+		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	ph_poll_all(e);
+	/* No deferred queue: the client hears of it at once. */
+	expect_client_rst(e, c, CPORT6 + 1, "every backend had its trial");
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.syn_retries, 2, "no more retries");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 0, "no SNAT port held");
+}
+
+/*
+ * The deferred queue over IPv6: the TCP service's one backend refuses
+ * the SYN, the copy waits (retry gap 50 ms) and is sent again, from a
+ * new flow, once the gap is over; the backend accepts it this time and
+ * the client gets its SYN-ACK.
+ */
+static void
+test_fnat66_deferq(void **state)
+{
+	struct ph_env *e = env66(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_conf_svc_opts *o = &d->svc[d->nb_svc - 2].opts;
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, got;
+	struct pb_dg6 in;
+	uint16_t p, sp;
+	uint64_t t0;
+	unsigned int n = 0;
+
+	o->deferq_len = 16;
+	o->retry_gap_ns = 50000000ull;
+	o->expiry_ns = 5000000000ull;
+	publish(e, d);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p = syn_out(e, &sp, "first trial");
+	t0 = ph_now_ns(e);
+	backend_refuses(e, p, snat, sp);
+	ph_expect_quiet(e, "the only backend refused");
+	CHECK_EQ(e->w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 1, "its copy kept");
+	/* The retry gap, polled through. */
+	while (n == 0 && ph_now_ns(e) - t0 < 2000000000ull) {
+		ph_poll_all(e);
+		n = ph_take(e, 1, 0, &got, 1);
+	}
+	CHECK_EQ(n, 1, "the queued SYN sent again");
+	CHECK_EQ(ph_now_ns(e) - t0 >= 50000000ull, 1, "after the retry gap");
+	CHECK_EQ(got.b[ETH + 40 + 13], PB_SYN, "a SYN");
+	CHECK_EQ(e->w->st.flows_created, 2, "flows: the first trial's and "
+		 "the queue's");
+	backend_synack(e, p, snat, pb_get16(got.b + ETH + 40), vip, c);
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	ph_check_no_drops(e->w, "deferred queue");
+}
+
+/*
+ * admit-reject rst over IPv6: a client over its bucket (one connection,
+ * admit-key client) has its next SYN answered with a RST from the VIP,
+ * byte for byte, and no flow.
+ */
+static void
+test_fnat66_admit_rst(void **state)
+{
+	const struct lb_admit_conf ac = {.rate = 1,
+					 .burst = 1,
+					 .key = LB_ADMIT_KEY_CLIENT,
+					 .reject = LB_ADMIT_REJECT_RST};
+	struct ph_env *e = env66_opt(state, 1, NULL, &ac);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "the first SYN forwarded");
+	in.l4.sport = CPORT6 + 1;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	expect_client_rst(e, c, CPORT6 + 1, "the refused SYN's RST");
+	CHECK_EQ(e->w->st.rst_sent, 1, "RSTs");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows");
 }
 
 /* A datagram through the UDP VIP and its answer, byte for byte. */
@@ -2339,6 +2624,10 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_vlan, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_deferq, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_admit_rst, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_maglev, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),

@@ -1343,6 +1343,12 @@ static const struct good_case good6_cases[] = {
 	{ "service set tcp [2001:db8:ff::10]:443 retries 2", 1,
 	  "service add tcp [2001:db8:ff::10]:443 sched maglev retries 2\n",
 	  NULL },
+	{ "service set tcp [2001:db8:ff::10]:443 admit-rate 100 admit-key "
+	  "prefix admit-prefix6 48 admit-reject rst",
+	  1,
+	  "service add tcp [2001:db8:ff::10]:443 sched maglev admit-rate 100 "
+	  "admit-key prefix admit-prefix6 48 admit-reject rst\n",
+	  NULL },
 	{ "service del tcp [2001:db8:ff::10]:443", 1, NULL,
 	  "[2001:db8:ff::10]:443" },
 	/* fnat64: an IPv4 backend beside the IPv6 ones */
@@ -1521,9 +1527,8 @@ static const struct bad_case bad6_cases[] = {
 	  -EOPNOTSUPP,
 	  "tcp [2001:db8:ff::10]:443: proxy-protocol is not available on IPv6 "
 	  "services (they are forwarded at layer 4 only)" },
-	{ "service set tcp [2001:db8:ff::10]:443 admit-rate 100", -EOPNOTSUPP,
-	  "tcp [2001:db8:ff::10]:443: admit-rate is not available on IPv6 "
-	  "services (they are forwarded at layer 4 only)" },
+	{ "service set tcp [2001:db8:ff::10]:443 admit-prefix6 129", -ERANGE,
+	  "admit-prefix6 129 out of range 1..128" },
 	/* duplicates and missing entries */
 	{ "addr add 2001:db8::1/48 port 0", -EEXIST,
 	  "address 2001:db8::1 already exists (2001:db8::1/64 port 0)" },

@@ -58,6 +58,7 @@ static const char *const order[] = {
 	"admit-burst",
 	"admit-key",
 	"admit-prefix",
+	"admit-prefix6",
 	"admit-reject",
 	"admit-cluster",
 	"admit-full",

@@ -103,6 +103,11 @@ test_conf_check(void **state)
 	c.prefix = 0;
 	assert_non_null(lb_admit_conf_error(&c));
 	lb_admit_conf_default(&c);
+	c.prefix6 = 129;
+	assert_non_null(lb_admit_conf_error(&c));
+	c.prefix6 = 0; /* a table of before: the default */
+	assert_null(lb_admit_conf_error(&c));
+	lb_admit_conf_default(&c);
 	c.burst = 5; /* a burst without a rate */
 	assert_non_null(lb_admit_conf_error(&c));
 	c.rate = 3; /* small rates get a burst of 1 */
@@ -282,6 +287,75 @@ test_negative_cache(void **state)
 	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_EMPTY],
 			 1);
 	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_NEG], 2);
+	fx_free(f);
+}
+
+/* @p a with bit @p n (0: the first of the address) flipped. */
+static const uint8_t *
+flip(const uint8_t a[16], unsigned int n, uint8_t out[16])
+{
+	memcpy(out, a, 16);
+	out[n / 8] ^= (uint8_t)(0x80u >> n % 8);
+	return out;
+}
+
+/*
+ * IPv6 clients, one token per key and no refill in the test's instant:
+ * `prefix` keeps a bucket per /admit-prefix6 (/64 by default), so an
+ * address differing from a spent one only after the prefix is refused
+ * and one differing in the prefix's last bit is not; `client` keeps one
+ * per address. An IPv6 key is never the IPv4 key of equal settings.
+ */
+static void
+test_ipv6_keys(void **state)
+{
+	static const uint8_t lens[] = {1, 8, 48, 56, 64, 100, 127, 128};
+	static const uint8_t a[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2,
+				      0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc,
+				      0xde, 0xf0};
+	struct fx *f = fx_new(1024, 64, 1);
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_PREFIX, 1, 1);
+	uint8_t x[16] = {0};
+
+	(void)state;
+	assert_int_equal(c.prefix6, 64);
+	/* ::/64 and the IPv4 0.0.0.0/24 each get their token */
+	assert_int_equal(lb_admit_check6(f->lc[0], 0, &c, x, 0, 0),
+			 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_check(f->lc[0], 0, &c, 0, 0, 0),
+			 LB_ADMIT_PASS);
+	for (size_t i = 0; i < sizeof(lens); i++) {
+		c.prefix6 = lens[i];
+		assert_int_equal(lb_admit_check6(f->lc[0], 0, &c, a, 0, 0),
+				 LB_ADMIT_PASS);
+		if (lens[i] < 128)
+			assert_int_equal(lb_admit_check6(f->lc[0], 0, &c,
+							 flip(a, lens[i], x),
+							 0, 0),
+					 LB_ADMIT_REJ_EMPTY);
+		assert_int_equal(lb_admit_check6(f->lc[0], 0, &c,
+						 flip(a, lens[i] - 1u, x), 0,
+						 0),
+				 LB_ADMIT_PASS);
+	}
+	/* client: the last bit makes another client */
+	c.key = LB_ADMIT_KEY_CLIENT;
+	assert_int_equal(lb_admit_check6(f->lc[0], 0, &c, a, 0, 0),
+			 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_check6(f->lc[0], 0, &c, flip(a, 127, x), 0,
+					 0),
+			 LB_ADMIT_PASS);
+	assert_int_equal(lb_admit_check6(f->lc[0], 0, &c, a, 0, 0),
+			 LB_ADMIT_REJ_EMPTY);
+	/* counted by key class, as for IPv4 */
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_PREFIX][LB_ADMIT_REJ_EMPTY],
+			 sizeof(lens) - 1);
+	assert_int_equal(f->st[0].n[LB_ADMIT_KEY_CLIENT][LB_ADMIT_REJ_EMPTY],
+			 1);
+	/* no settings, no admission */
+	c.rate = 0;
+	assert_int_equal(lb_admit_check6(f->lc[0], 0, &c, a, 0, 0),
+			 LB_ADMIT_PASS);
 	fx_free(f);
 }
 
@@ -761,6 +835,7 @@ main(void)
 		cmocka_unit_test(test_rate_one_worker),
 		cmocka_unit_test(test_negative_cache),
 		cmocka_unit_test(test_client_isolation),
+		cmocka_unit_test(test_ipv6_keys),
 		cmocka_unit_test(test_two_workers_share),
 		cmocka_unit_test(test_atomics_per_admission),
 		cmocka_unit_test(test_cluster_bucket),

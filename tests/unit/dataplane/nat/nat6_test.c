@@ -115,6 +115,92 @@ build6(struct buf *x, int vlan, uint32_t n_ext, uint8_t proto,
 }
 
 static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+/*
+ * The RST answering a segment, as RFC 793 builds it: a SYN of 0 bytes
+ * (behind two extension headers, tagged) gets RST|ACK acknowledging
+ * ISN + 1 from sequence 0; a data segment with ACK gets a bare RST at
+ * its acknowledgement number. Either way a 40 + 20 byte packet back to the
+ * sender, no extension header, hop limit 64, a checksum that verifies,
+ * and a frame the parser takes. A RST and a datagram get none.
+ */
+static void
+test_tcp_rst6(void **state)
+{
+	static const struct {
+		int vlan;
+		uint32_t n_ext, data;
+		uint8_t flags, want;
+		uint32_t want_seq, want_ack;
+	} cs[] = {
+		{1, 2, 0, LB_TCP_SYN, LB_TCP_RST | LB_TCP_ACK, 0, 1001},
+		{0, 0, 7, LB_TCP_ACK | LB_TCP_PSH, LB_TCP_RST, 5000, 0},
+	};
+	struct lb_pkt6 p;
+	struct buf x;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		uint32_t l3 = cs[i].vlan ? 18 : 14;
+		uint8_t *f, *th;
+		int n;
+
+		build6(&x, cs[i].vlan, cs[i].n_ext, LB_IPPROTO_TCP,
+		       cs[i].data);
+		f = x.b + x.off;
+		th = f + l3 + 40 + cs[i].n_ext * 8;
+		th[13] = cs[i].flags;
+		put32(th + 4, 1000);
+		put32(th + 8, 5000);
+		put16(th + 16, 0);
+		put16(th + 16, full_l4_csum(f, l3, (uint32_t)(th - f), x.len,
+					    LB_IPPROTO_TCP));
+		assert_int_equal(lb_pkt6_parse(f, x.len, &p), LB_PKT6_OK);
+		n = lb_nat6_tcp_rst(f, x.len, &p);
+		assert_int_equal(n, l3 + 40 + 20);
+		assert_memory_equal(f, "\x02\0\0\0\0\x01\x02\0\0\0\0\x02", 12);
+		assert_int_equal(f[l3], 0x60);
+		assert_int_equal(get16(f + l3 + 4), 20);
+		assert_int_equal(f[l3 + 6], LB_IPPROTO_TCP);
+		assert_int_equal(f[l3 + 7], 64);
+		assert_memory_equal(f + l3 + 8, V6, 16);
+		assert_memory_equal(f + l3 + 24, C6, 16);
+		th = f + l3 + 40;
+		assert_int_equal(get16(th), 443);
+		assert_int_equal(get16(th + 2), 40000);
+		assert_int_equal(get32(th + 4), cs[i].want_seq);
+		assert_int_equal(get32(th + 8), cs[i].want_ack);
+		assert_int_equal(th[12], 5 << 4);
+		assert_int_equal(th[13], cs[i].want);
+		assert_int_equal(get16(th + 16),
+				 full_l4_csum(f, l3, l3 + 40, (uint32_t)n,
+					      LB_IPPROTO_TCP));
+		assert_int_equal(p.tcp_flags, cs[i].want);
+		assert_int_equal(p.l4_off, l3 + 40);
+		assert_memory_equal(p.src, V6, 16);
+		assert_int_equal(lb_pkt6_parse(f, (uint32_t)n, &p), LB_PKT6_OK);
+		assert_true(lb_pkt6_l4_csum_ok(f, &p));
+		/* Never a RST for a RST. */
+		assert_int_equal(lb_nat6_tcp_rst(f, (uint32_t)n, &p), -EINVAL);
+	}
+	build6(&x, 0, 0, LB_IPPROTO_UDP, 4);
+	assert_int_equal(lb_pkt6_parse(x.b + x.off, x.len, &p), LB_PKT6_OK);
+	assert_int_equal(lb_nat6_tcp_rst(x.b + x.off, x.len, &p),
+			 -EPROTONOSUPPORT);
+}
+
+static void
 ip4_fix_csum(uint8_t *ip)
 {
 	uint32_t ihl = (ip[0] & 0xfu) * 4;
@@ -595,6 +681,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rewrite66),
+		cmocka_unit_test(test_tcp_rst6),
 		cmocka_unit_test(test_rewrite66_random),
 		cmocka_unit_test(test_rewrite66_refused),
 		cmocka_unit_test(test_hop_dec),
