@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -700,6 +701,71 @@ lb_steerctl_stats(void *arg, json_t *d, struct lb_cmd_out *out)
 	return rc;
 }
 
+static int
+count_rule(const struct lb_steer_rule *r, void *arg)
+{
+	(void)r;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int
+count_rule6(const struct lb_steer_rule6 *r, void *arg)
+{
+	(void)r;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int
+count_acl(const struct lb_steer_acl *a, void *arg)
+{
+	(void)a;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int
+count_acl6(const struct lb_steer_acl6 *a, void *arg)
+{
+	(void)a;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/* Rules and ACL entries of each family in the maps now; a family the
+ * pins lack (maps of a version without IPv6) is left out. */
+static int
+family_gauges(struct lb_steerctl *sc, struct lb_cmd_out *out)
+{
+	uint64_t rules[2] = {0, 0}, acl[2] = {0, 0};
+	bool have[2];
+	struct lb_prom_label l[2] = {{"family", "ipv4"}, {"family", "ipv6"}};
+	int rc;
+
+	have[0] = lb_steer_rule_walk(sc->s, count_rule, &rules[0]) == 0 &&
+		  lb_steer_acl_walk(sc->s, count_acl, &acl[0]) == 0;
+	have[1] = lb_steer_rule6_walk(sc->s, count_rule6, &rules[1]) == 0 &&
+		  lb_steer_acl6_walk(sc->s, count_acl6, &acl[1]) == 0;
+	rc = lb_prom_family(out, "lb_xdp_rules", "gauge",
+			    "Steering rules in the XDP maps, by address "
+			    "family.");
+	for (int f = 0; f < 2 && rc == 0; f++)
+		if (have[f])
+			rc = lb_prom_u64(out, "lb_xdp_rules", &l[f], 1,
+					 rules[f]);
+	if (rc == 0)
+		rc = lb_prom_family(out, "lb_xdp_acl_entries", "gauge",
+				    "Source ACL entries in the XDP maps, by "
+				    "address family (expired ones until "
+				    "collected).");
+	for (int f = 0; f < 2 && rc == 0; f++)
+		if (have[f])
+			rc = lb_prom_u64(out, "lb_xdp_acl_entries", &l[f], 1,
+					 acl[f]);
+	return rc;
+}
+
 int
 lb_steerctl_metrics(void *arg, struct lb_cmd_out *out)
 {
@@ -733,6 +799,8 @@ lb_steerctl_metrics(void *arg, struct lb_cmd_out *out)
 						       : st.ctr[c].packets);
 		}
 	}
+	if (rc == 0)
+		rc = family_gauges(sc, out);
 	if (rc != 0 || sc->autod == NULL)
 		return rc;
 	rc = lb_prom_family(out, "lb_xdp_acl_auto_denies_total", "counter",

@@ -391,6 +391,13 @@ test_commands6(void **state)
 			"prefix")),
 		"2001:db8:66::/64");
 
+	lb_cmd_out_reset(&f->out);
+	assert_int_equal(lb_steerctl_metrics(f->sc, &f->out), 0);
+	t = lb_cmd_out_text(&f->out);
+	assert_non_null(strstr(t, "lb_xdp_acl_entries{family=\"ipv4\"} 1\n"));
+	assert_non_null(strstr(t, "lb_xdp_acl_entries{family=\"ipv6\"} 3\n"));
+	assert_non_null(strstr(t, "lb_xdp_rules{family=\"ipv6\"} 0\n"));
+
 	assert_int_equal(run(f, "acl del 2001:db8:66::/64"), 0);
 	assert_int_equal(entry6(f, "2001:db8:66::", 64, NULL, &n), -ENOENT);
 	assert_int_equal(n, 2);
@@ -424,6 +431,7 @@ test_sync6(void **state)
 	struct lb_dpconf *c = calloc(1, sizeof(*c));
 	uint8_t host[1][16];
 	struct count6 n = {0};
+	struct lb_cmd_out o;
 
 	assert_non_null(c);
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8::50", host[0]), 1);
@@ -451,6 +459,14 @@ test_sync6(void **state)
 	assert_int_equal(n.whole, 2); /* ::10 and ::1 */
 	assert_int_equal(n.port, 1);  /* ::50 tcp 443 */
 	assert_int_equal(n.range, 2); /* ::50 SNAT tcp and udp */
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_steerctl_metrics(f->sc, &o), 0);
+	/* the two whole-address rules, the port rule and the two ranges */
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_xdp_rules{family=\"ipv6\"} 5\n"));
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_xdp_rules{family=\"ipv4\"} 1\n"));
+	lb_cmd_out_free(&o);
 
 	/* the VIP on ::10 goes, the rest stays */
 	c->svc[0].state = LB_SVC_EMPTY;
