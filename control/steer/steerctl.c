@@ -590,9 +590,9 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.synopsis = PREFIX_ARG " [expires DURATION] [lb-only]",
 		.help = "Drop a source prefix in the NIC's driver (XDP)",
 		.long_help =
-			"PREFIX is a.b.c.d/LEN or an address (a /32); IPv6 "
-			"prefixes are refused.\nEvery "
-			"IPv4 packet from it is\ndropped by the XDP steering "
+			"PREFIX is a.b.c.d/LEN, IPV6/LEN (up to /128) or an "
+			"address (a /32 or a\n/128); host bits must be zero. "
+			"Every packet from it is\ndropped by the XDP steering "
 			"program before the kernel or the dataplane\nsees it, "
 			"the host's own traffic included; with `lb-only`, "
 			"only what would\ngo to the dataplane (VIPs, SNAT "
@@ -613,7 +613,9 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.help = "Exempt a source prefix from the denies that cover it",
 		.long_help =
 			"An allow entry lifts the deny of a shorter prefix "
-			"(deny 10.0.0.0/8, allow\n10.1.2.0/24) and replaces a "
+			"of its family (deny\n10.0.0.0/8, allow 10.1.2.0/24; "
+			"deny 2001:db8::/32, allow\n2001:db8:1::/48) and "
+			"replaces a "
 			"deny of the same prefix. Automatic denies\nnever "
 			"override it. `acl del` removes it.",
 		.fn = cmd_allow,
@@ -629,12 +631,13 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.synopsis = "",
 		.help = "Show the source ACL and the automatic deny",
 		.long_help =
-			"Each entry: prefix, action (deny, deny-lb, allow), "
-			"origin (manual: acl\ndeny or allow; auto: a source "
-			"the admission control kept rejecting) and\nwhen it "
-			"expires. Expired entries are removed within a "
-			"second. Then the\nautomatic deny's settings "
-			"(lb-control --acl-auto) and counters.",
+			"IPv4 entries first, then IPv6. Each entry: prefix, "
+			"action (deny,\ndeny-lb, allow), origin (manual: acl "
+			"deny or allow; auto: a source the\nadmission control "
+			"kept rejecting) and when it expires. Expired entries "
+			"are\nremoved within a second. Then the automatic "
+			"deny's settings (lb-control\n--acl-auto) and "
+			"counters.",
 		.fn = cmd_list,
 	},
 };
