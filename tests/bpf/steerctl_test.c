@@ -88,11 +88,13 @@ run(struct fx *f, const char *line)
 	return lb_cmd_exec_line(f->reg, line, &f->out);
 }
 
-/* The entry of exactly @p pfx/@p len, or -ENOENT. */
+/* The entry of exactly @p pfx/@p len, or -ENOENT; either family. */
 struct find {
 	uint32_t prefix;
+	uint8_t prefix6[16];
 	uint8_t len;
-	struct lb_steer_acl found;
+	struct lb_steer_acl *out;   /* may be NULL */
+	struct lb_steer_acl6 *out6; /* may be NULL */
 	int n, hit;
 };
 
@@ -103,27 +105,60 @@ find_cb(const struct lb_steer_acl *a, void *arg)
 
 	x->n++;
 	if (a->prefix == x->prefix && a->prefixlen == x->len) {
-		x->found = *a;
+		if (x->out != NULL)
+			*x->out = *a;
 		x->hit = 1;
 	}
 	return 0;
 }
 
 static int
+find6_cb(const struct lb_steer_acl6 *a, void *arg)
+{
+	struct find *x = arg;
+
+	x->n++;
+	if (memcmp(a->prefix, x->prefix6, 16) == 0 && a->prefixlen == x->len) {
+		if (x->out6 != NULL)
+			*x->out6 = *a;
+		x->hit = 1;
+	}
+	return 0;
+}
+
+static int
+entry_any(struct fx *f, const char *pfx, uint8_t len, struct find *x,
+	  int *total)
+{
+	x->len = len;
+	if (strchr(pfx, ':') != NULL) {
+		assert_int_equal(inet_pton(AF_INET6, pfx, x->prefix6), 1);
+		assert_int_equal(lb_steer_acl6_walk(f->s, find6_cb, x), 0);
+	} else {
+		assert_int_equal(inet_pton(AF_INET, pfx, &x->prefix), 1);
+		assert_int_equal(lb_steer_acl_walk(f->s, find_cb, x), 0);
+	}
+	if (total != NULL)
+		*total = x->n;
+	return x->hit ? 0 : -ENOENT;
+}
+
+static int
 entry(struct fx *f, const char *pfx, uint8_t len, struct lb_steer_acl *a,
       int *total)
 {
-	struct find x = {.len = len};
+	struct find x = {.out = a};
 
-	assert_int_equal(inet_pton(AF_INET, pfx, &x.prefix), 1);
-	assert_int_equal(lb_steer_acl_walk(f->s, find_cb, &x), 0);
-	if (total != NULL)
-		*total = x.n;
-	if (!x.hit)
-		return -ENOENT;
-	if (a != NULL)
-		*a = x.found;
-	return 0;
+	return entry_any(f, pfx, len, &x, total);
+}
+
+static int
+entry6(struct fx *f, const char *pfx, uint8_t len, struct lb_steer_acl6 *a,
+       int *total)
+{
+	struct find x = {.out6 = a};
+
+	return entry_any(f, pfx, len, &x, total);
 }
 
 static void
@@ -289,43 +324,6 @@ test_sync_stats(void **state)
 }
 
 /* ---- IPv6 ---- */
-
-struct find6 {
-	uint8_t prefix[16];
-	uint8_t len;
-	struct lb_steer_acl6 found;
-	int n, hit;
-};
-
-static int
-find6_cb(const struct lb_steer_acl6 *a, void *arg)
-{
-	struct find6 *x = arg;
-
-	x->n++;
-	if (memcmp(a->prefix, x->prefix, 16) == 0 && a->prefixlen == x->len) {
-		x->found = *a;
-		x->hit = 1;
-	}
-	return 0;
-}
-
-static int
-entry6(struct fx *f, const char *pfx, uint8_t len, struct lb_steer_acl6 *a,
-       int *total)
-{
-	struct find6 x = {.len = len};
-
-	assert_int_equal(inet_pton(AF_INET6, pfx, x.prefix), 1);
-	assert_int_equal(lb_steer_acl6_walk(f->s, find6_cb, &x), 0);
-	if (total != NULL)
-		*total = x.n;
-	if (!x.hit)
-		return -ENOENT;
-	if (a != NULL)
-		*a = x.found;
-	return 0;
-}
 
 /* IPv6 prefixes go to acl_v6, IPv4 ones stay in acl_v4; bad ones change
  * nothing. */

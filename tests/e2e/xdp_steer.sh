@@ -280,44 +280,38 @@ steer rules | sort >"$E2E_TMP/rules"
 check "lb-control left the rules as they were" \
 	'diff <(want_rules) "$E2E_TMP/rules" >&2'
 
+# live_service VIP HOST BACKEND SRC ALL: a service added through
+# lb-control on VIP (HOST: VIP as in a URL) gets its whole-address rule
+# (ALL: the rule's protocol column as a regex) and is answered from SRC;
+# deleted, it loses the rule once its flows ran out.
+live_service() {
+	# shellcheck disable=SC2034 # all is read by check's condition
+	local vip=$1 ep=$2 be=$3 src=$4 all=$5 n=0 gone=0 i
+	ctl_do service add tcp "$ep:80" sched rr
+	ctl_do backend add tcp "$ep:80" "$be:80"
+	check "a service added on $vip gets its rule" \
+		'steer rules | grep -Eq "^$vip +$all +vip"'
+	for i in 1 2 3; do
+		[[ $(get "http://$ep/" "$src") =~ ^0\ 200\ be[0-9]+$ ]] &&
+			n=$((n + 1))
+	done
+	check "and is answered through the program ($n/3)" [ "$n" = 3 ]
+	ctl_do service del tcp "$ep:80"
+	for ((i = 0; i < 150; i++)); do
+		steer rules | has "^$vip " || { gone=1; break; }
+		sleep 0.2
+	done
+	check "a service deleted loses its rule once its flows ran out" \
+		[ "$gone" = 1 ]
+}
+
 VIP2=$CLI_NET.101
-ctl_do service add tcp "$VIP2:80" sched rr
-ctl_do backend add tcp "$VIP2:80" "$(be_addr 1):80"
-check "a service added gets its rule" \
-	'steer rules | grep -Eq "^$VIP2 +all\+arp +vip"'
 ip -n "$NS_CLI" neigh replace "$VIP2" lladdr "$(if_mac "$NS_LB" "$IF_P0")" \
 	dev "$IF_CLI" nud permanent
-n=0
-for i in 1 2 3; do
-	[[ $(get "http://$VIP2/" "$CLI1") =~ ^0\ 200\ be[0-9]+$ ]] && n=$((n + 1))
-done
-check "and is answered through the program ($n/3)" [ "$n" = 3 ]
-ctl_do service del tcp "$VIP2:80"
-gone=0
-for ((i = 0; i < 150; i++)); do
-	steer rules | has "^$VIP2 " || { gone=1; break; }
-	sleep 0.2
-done
-check "a service deleted loses its rule once its flows ran out" \
-	[ "$gone" = 1 ]
-
+live_service "$VIP2" "$VIP2" "$(be_addr 1)" "$CLI1" 'all\+arp'
+# IPv6: into steer_rules6, the VIP resolved by neighbour discovery.
 VIP62=$CLI_NET6::101
-ctl_do service add tcp "[$VIP62]:80" sched rr
-ctl_do backend add tcp "[$VIP62]:80" "[$(be_addr6 1)]:80"
-check "an IPv6 service added gets its rule in steer_rules6" \
-	'steer rules | grep -Eq "^$VIP62 +all\+nd +vip"'
-n=0
-for i in 1 2 3; do
-	[[ $(get "http://[$VIP62]/" "$CLI61") =~ ^0\ 200\ be[0-9]+$ ]] && n=$((n + 1))
-done
-check "and is answered through the program, resolved by ND ($n/3)" [ "$n" = 3 ]
-ctl_do service del tcp "[$VIP62]:80"
-gone=0
-for ((i = 0; i < 150; i++)); do
-	steer rules | has "^$VIP62 " || { gone=1; break; }
-	sleep 0.2
-done
-check "an IPv6 service deleted loses its rule" [ "$gone" = 1 ]
+live_service "$VIP62" "[$VIP62]" "[$(be_addr6 1)]" "$CLI61" 'all\+nd'
 check "the other IPv6 rules stay" \
 	'[ "$(steer rules | grep -c ":")" = 5 ]'
 
@@ -392,14 +386,22 @@ check "acl allow: the datagrams reach the dataplane again ($r)" \
 	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
 ctl_do acl deny "$CLI2"
 
+# refused BAD...: `acl deny BAD` is refused with a message, for each BAD
+# (its words separate arguments).
+refused() {
+	local bad rc out
+	for bad in "$@"; do
+		rc=0
+		# shellcheck disable=SC2086 # the words of $bad are arguments
+		out=$(ctl acl deny $bad 2>&1) || rc=$?
+		check "acl deny $bad is refused ($out)" \
+			'[ "$rc" != 0 ] && [ -n "$out" ]'
+	done
+}
+
 # Refused, and nothing changed.
-for bad in "$CLI2/16" "10.11.0.300" "$CLI2 expires 90" "$CLI2 expires 9000h" \
-	"$CLI2 forever"; do
-	rc=0
-	# shellcheck disable=SC2086 # the words of $bad are separate arguments
-	out=$(ctl acl deny $bad 2>&1) || rc=$?
-	check "acl deny $bad is refused ($out)" '[ "$rc" != 0 ] && [ -n "$out" ]'
-done
+refused "$CLI2/16" "10.11.0.300" "$CLI2 expires 90" "$CLI2 expires 9000h" \
+	"$CLI2 forever"
 rc=0
 out=$(ctl acl del "$CLI_NET.77" 2>&1) || rc=$?
 check "acl del of a prefix without an entry is refused ($out)" \
@@ -466,11 +468,7 @@ check "acl list shows the IPv6 entry" \
 ctl_json "$E2E_TMP/acl6.json" acl list
 v=$(jq_get "$E2E_TMP/acl6.json" '[e["prefix"] for e in d["entries"]]')
 check "acl list --json has it ($v)" 'printf "%s" "$v" | has "$DENY_NET6::/64"'
-for bad in "$CLI62/64" "$DENY_NET6::/129" "$DENY_NET6::g/64" "$DENY_NET6:::2"; do
-	rc=0
-	out=$(ctl acl deny "$bad" 2>&1) || rc=$?
-	check "acl deny $bad is refused ($out)" '[ "$rc" != 0 ] && [ -n "$out" ]'
-done
+refused "$CLI62/64" "$DENY_NET6::/129" "$DENY_NET6::g/64" "$DENY_NET6:::2"
 rc=0
 out=$(ctl acl del "$DENY_NET6::/48" 2>&1) || rc=$?
 check "acl del of an IPv6 prefix without an entry is refused ($out)" \
