@@ -262,9 +262,9 @@ lb_xdp_sync(const struct lb_dpconf *c)
 		rc = lb_steer_sync_dpconf(xp.s[p], c, xp.host, xp.nb_host,
 					  &res);
 		if (rc == 0)
-			rc = lb_steer_sync6_dpconf(xp.s[p], c,
-						   (const uint8_t(*)[16])xp.host6,
-						   xp.nb_host6, &res6);
+			rc = lb_steer_sync6_dpconf(
+				xp.s[p], c, (const uint8_t(*)[16])xp.host6,
+				xp.nb_host6, &res6);
 		if (rc == -EOPNOTSUPP)
 			rc = 0; /* maps pinned without IPv6 */
 		if (rc != 0)

@@ -378,7 +378,8 @@ test_commands6(void **state)
 	t = lb_cmd_out_text(&f->out);
 	assert_non_null(strstr(t, "2001:db8:66::/64"));
 	assert_true(strstr(t, "10.0.0.0/8") < strstr(t, "2001:db8::7/128"));
-	assert_true(strstr(t, "2001:db8::7/128") < strstr(t, "2001:db8:66::/64"));
+	assert_true(strstr(t, "2001:db8::7/128") <
+		    strstr(t, "2001:db8:66::/64"));
 	assert_true(strstr(t, "2001:db8:66::/64") <
 		    strstr(t, "2001:db8:66::1/128"));
 	assert_int_equal(json_array_size(json_object_get(f->data, "entries")),

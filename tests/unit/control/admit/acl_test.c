@@ -36,7 +36,8 @@ struct row {
 
 static const struct row rows[] = {
 	{"address", DENY, "10.1.2.3", 0, 0x0a010203, 32, 0, false, NULL, NULL},
-	{"prefix", DENY, "10.1.0.0/16", 0, 0x0a010000, 16, 0, false, NULL, NULL},
+	{"prefix", DENY, "10.1.0.0/16", 0, 0x0a010000, 16, 0, false, NULL,
+	 NULL},
 	{"expiry", DENY, "10.1.2.3 expires 90s", 0, 0x0a010203, 32, 90 * S,
 	 false, NULL, NULL},
 	{"lb-only and expiry in any order", DENY,
