@@ -4,6 +4,7 @@
  * table (control/admit/acl.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,25 @@
 static int
 parse_prefix(const char *s, struct lb_acl_req *r, struct lb_cmd_out *out)
 {
-	/* The XDP program's acl_v4 map is keyed by IPv4 prefixes. */
-	if (strchr(s, ':') != NULL)
-		return lb_cmd_error(out, -EINVAL,
-				    "IPv6 prefix '%s' not supported: the ACL "
-				    "holds IPv4 prefixes",
-				    s);
-	if (strchr(s, '/') != NULL || strcmp(s, "default") == 0)
-		return lb_cmd_parse_prefix(s, &r->prefix, &r->len, out);
-	r->len = 32;
-	return lb_cmd_parse_ipv4(s, &r->prefix, out);
+	bool host = strchr(s, '/') == NULL && strcmp(s, "default") != 0;
+	struct lb_conf_ip ip;
+	int rc;
+
+	if (host)
+		rc = lb_cmd_parse_ip(s, &ip, out);
+	else
+		rc = lb_cmd_parse_ip_prefix(s, &ip, &r->len, out);
+	if (rc != 0)
+		return rc;
+	r->af = ip.af;
+	if (ip.af == LB_CONF_AF_INET6)
+		memcpy(r->prefix6, ip.ip6, sizeof(r->prefix6));
+	else
+		r->prefix = ip.ip;
+	/* A bare address is a host: /32 or /128. */
+	if (host)
+		r->len = ip.af == LB_CONF_AF_INET6 ? 128 : 32;
+	return 0;
 }
 
 enum { OPT_EXPIRES, OPT_LB_ONLY, NB_OPTS };

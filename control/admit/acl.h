@@ -7,7 +7,8 @@
  * The source ACL's policy in lb-control, without BPF: the arguments of
  * `lbctl acl deny|allow|del`, and the automatic deny of sources that the
  * admission control keeps rejecting (docs/xdp.md). control/steer/steerctl.c
- * applies both to the XDP program's acl_v4 map.
+ * applies both to the XDP program's acl_v4 and acl_v6 maps (the automatic
+ * deny to IPv4 sources: only they have reject records, include/lb/fb.h).
  *
  * Automatic deny: each LB_FB_REJECT record (a source's throttle key
  * entering a worker's negative cache) counts against its source prefix.
@@ -24,8 +25,10 @@
 
 /** What `acl deny|allow|del` asks for. */
 struct lb_acl_req {
-	uint32_t prefix; /**< host order, host bits zero */
-	uint8_t len;
+	uint8_t af;	     /**< enum lb_conf_af: prefix or prefix6 */
+	uint32_t prefix;     /**< IPv4, host order, host bits zero */
+	uint8_t prefix6[16]; /**< IPv6, host bits zero */
+	uint8_t len;	     /**< 0..32, IPv6 0..128 */
 	uint64_t ttl_ns; /**< 0: for ever */
 	bool lb_only;	 /**< deny only what the dataplane would get */
 };
@@ -35,7 +38,8 @@ struct lb_acl_req {
 
 /**
  * Arguments of `acl deny`: PREFIX [expires DURATION] [lb-only]. PREFIX
- * is a.b.c.d/LEN or a bare address (/32).
+ * is a.b.c.d/LEN, IPV6/LEN (LEN up to 128), or a bare address (/32,
+ * /128); host bits must be zero.
  * @return 0, or -EINVAL / -ERANGE with the message in @p out.
  */
 int lb_acl_parse_deny(int argc, char **argv, struct lb_acl_req *r,

@@ -54,6 +54,9 @@ lb_control_steer_attach(struct lb_control *m)
 	const struct lb_shm *shm = m->pub.shm;
 	int rc;
 
+	lb_steerctl_set_host6(m->steer, (const uint8_t(*)[16])shm->steer_host6,
+			      RTE_MIN(shm->steer_nb_host6,
+				      LB_SHM_STEER_HOST_MAX));
 	rc = lb_steerctl_attach(
 		m->steer, shm->steer_pin, shm->steer_host,
 		RTE_MIN(shm->steer_nb_host, LB_SHM_STEER_HOST_MAX));

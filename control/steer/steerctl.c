@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ struct lb_steerctl {
 	char pin_dir[256];
 	uint32_t host[64];
 	size_t nb_host;
+	uint8_t host6[64][16];
+	size_t nb_host6;
 	struct lb_acl_auto *autod; /* NULL: off */
 	json_t **data;
 	/* automatic deny, beyond the table's own counters */
@@ -136,15 +139,35 @@ lb_steerctl_attached(const struct lb_steerctl *sc)
 }
 
 int
+lb_steerctl_set_host6(struct lb_steerctl *sc, const uint8_t (*host)[16],
+		      size_t nb_host)
+{
+	if (sc == NULL || nb_host > 64 || (host == NULL && nb_host > 0))
+		return -EINVAL;
+	sc->nb_host6 = nb_host;
+	if (nb_host > 0)
+		memcpy(sc->host6, host, nb_host * sizeof(*host));
+	return 0;
+}
+
+int
 lb_steerctl_sync(struct lb_steerctl *sc, const struct lb_dpconf *c)
 {
-	int rc;
+	int rc, rc6;
 
 	if (sc == NULL || c == NULL)
 		return -EINVAL;
 	if (sc->s == NULL)
 		return 0;
 	rc = lb_steer_sync_dpconf(sc->s, c, sc->host, sc->nb_host, NULL);
+	/* Maps pinned by a version without IPv6 have no steer_rules6:
+	 * nothing to keep in step there. */
+	rc6 = lb_steer_sync6_dpconf(sc->s, c, (const uint8_t(*)[16])sc->host6,
+				    sc->nb_host6, NULL);
+	if (rc6 == -EOPNOTSUPP)
+		rc6 = 0;
+	if (rc == 0)
+		rc = rc6;
 	if (rc != 0)
 		sc->sync_errors++;
 	return rc;
@@ -255,29 +278,55 @@ need_maps(struct lb_steerctl *sc, struct lb_cmd_out *out)
 	return sc->s != NULL ? 0 : lb_cmd_error(out, -ENODEV, NO_MAPS_MSG);
 }
 
+/* The request's prefix as lb_cmd_fmt_ip_prefix() writes it. */
+static char *
+req_fmt(const struct lb_acl_req *r, char *buf)
+{
+	struct lb_conf_ip ip = lb_conf_ip_of(r->af, r->prefix, r->prefix6);
+
+	return lb_cmd_fmt_ip_prefix(&ip, r->len, buf);
+}
+
 static int
 acl_put(struct lb_steerctl *sc, const struct lb_acl_req *r,
 	enum lb_steer_acl_action action, struct lb_cmd_out *out)
 {
-	char p[LB_CMD_ADDR_STRLEN];
-	struct lb_steer_acl a = {
-		.prefix = htonl(r->prefix),
-		.prefixlen = r->len,
-		.action = action,
-		.origin = LB_STEER_ACL_MANUAL,
-	};
+	char p[LB_CMD_IP_ADDR_STRLEN];
+	uint64_t expires = r->ttl_ns != 0 ? lb_steer_now_ns() + r->ttl_ns : 0;
 	int rc;
 
-	if (r->ttl_ns != 0)
-		a.expires_ns = lb_steer_now_ns() + r->ttl_ns;
-	rc = lb_steer_acl_put(sc->s, &a);
+	if (r->af == LB_CONF_AF_INET6) {
+		struct lb_steer_acl6 a = {
+			.prefixlen = r->len,
+			.action = action,
+			.expires_ns = expires,
+			.origin = LB_STEER_ACL_MANUAL,
+		};
+
+		memcpy(a.prefix, r->prefix6, sizeof(a.prefix));
+		rc = lb_steer_acl6_put(sc->s, &a);
+	} else {
+		struct lb_steer_acl a = {
+			.prefix = htonl(r->prefix),
+			.prefixlen = r->len,
+			.action = action,
+			.expires_ns = expires,
+			.origin = LB_STEER_ACL_MANUAL,
+		};
+
+		rc = lb_steer_acl_put(sc->s, &a);
+	}
 	if (rc == -E2BIG)
 		return lb_cmd_error(out, rc, "the ACL is full; nothing changed");
+	if (rc == -EOPNOTSUPP)
+		return lb_cmd_error(out, rc,
+				    "the pinned maps have no IPv6 ACL (a "
+				    "dataplane without IPv6 steering pinned "
+				    "them); nothing changed");
 	if (rc != 0)
 		return lb_cmd_error(out, rc, "cannot set %s: %s",
-				    lb_cmd_fmt_prefix(r->prefix, r->len, p),
-				    strerror(-rc));
-	if (sc->autod != NULL)
+				    req_fmt(r, p), strerror(-rc));
+	if (sc->autod != NULL && r->af != LB_CONF_AF_INET6)
 		lb_acl_auto_forget(sc->autod, r->prefix, r->len);
 	return 0;
 }
@@ -316,7 +365,7 @@ static int
 cmd_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_steerctl *sc = ctx;
-	char p[LB_CMD_ADDR_STRLEN];
+	char p[LB_CMD_IP_ADDR_STRLEN];
 	struct lb_acl_req r;
 	int rc = lb_acl_parse_del(argc, argv, &r, out);
 
@@ -324,29 +373,40 @@ cmd_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		rc = need_maps(sc, out);
 	if (rc != 0)
 		return rc;
-	rc = lb_steer_acl_del(sc->s, htonl(r.prefix), r.len);
-	if (rc == -ENOENT)
-		return lb_cmd_error(out, rc, "no ACL entry for %s",
-				    lb_cmd_fmt_prefix(r.prefix, r.len, p));
+	if (r.af == LB_CONF_AF_INET6)
+		rc = lb_steer_acl6_del(sc->s, r.prefix6, r.len);
+	else
+		rc = lb_steer_acl_del(sc->s, htonl(r.prefix), r.len);
+	if (rc == -ENOENT || rc == -EOPNOTSUPP)
+		return lb_cmd_error(out, -ENOENT, "no ACL entry for %s",
+				    req_fmt(&r, p));
 	if (rc != 0)
 		return lb_cmd_error(out, rc, "cannot remove %s: %s",
-				    lb_cmd_fmt_prefix(r.prefix, r.len, p),
-				    strerror(-rc));
-	if (sc->autod != NULL)
+				    req_fmt(&r, p), strerror(-rc));
+	if (sc->autod != NULL && r.af != LB_CONF_AF_INET6)
 		lb_acl_auto_forget(sc->autod, r.prefix, r.len);
 	return 0;
 }
 
+/* An entry of either ACL, for the listing. */
+struct entry {
+	struct lb_conf_ip ip;
+	uint8_t len;
+	enum lb_steer_acl_action action;
+	uint64_t expires_ns;
+	enum lb_steer_acl_origin origin;
+};
+
 struct entries {
-	struct lb_steer_acl *e;
+	struct entry *e;
 	size_t n, cap;
 };
 
 static int
-collect(const struct lb_steer_acl *a, void *arg)
+push_entry(struct entries *l, struct lb_conf_ip ip, uint8_t len,
+	   enum lb_steer_acl_action action, uint64_t expires_ns,
+	   enum lb_steer_acl_origin origin)
 {
-	struct entries *l = arg;
-
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
 		void *p = realloc(l->e, cap * sizeof(*l->e));
@@ -356,19 +416,40 @@ collect(const struct lb_steer_acl *a, void *arg)
 		l->e = p;
 		l->cap = cap;
 	}
-	l->e[l->n++] = *a;
+	l->e[l->n++] = (struct entry){ip, len, action, expires_ns, origin};
 	return 0;
 }
 
 static int
+collect(const struct lb_steer_acl *a, void *arg)
+{
+	return push_entry(arg, lb_conf_ip4(ntohl(a->prefix)), a->prefixlen,
+			  a->action, a->expires_ns, a->origin);
+}
+
+static int
+collect6(const struct lb_steer_acl6 *a, void *arg)
+{
+	return push_entry(arg, lb_conf_ip_of(LB_CONF_AF_INET6, 0, a->prefix),
+			  a->prefixlen, a->action, a->expires_ns, a->origin);
+}
+
+/* IPv4 first, then IPv6; by address, then length. */
+static int
 by_prefix(const void *x, const void *y)
 {
-	const struct lb_steer_acl *a = x, *b = y;
-	uint32_t pa = ntohl(a->prefix), pb = ntohl(b->prefix);
+	const struct entry *a = x, *b = y;
+	int c;
 
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
-	return (int)a->prefixlen - (int)b->prefixlen;
+	if (a->ip.af != b->ip.af)
+		return a->ip.af < b->ip.af ? -1 : 1;
+	if (a->ip.af == LB_CONF_AF_INET6)
+		c = memcmp(a->ip.ip6, b->ip.ip6, sizeof(a->ip.ip6));
+	else
+		c = a->ip.ip < b->ip.ip ? -1 : a->ip.ip > b->ip.ip;
+	if (c != 0)
+		return c;
+	return (int)a->len - (int)b->len;
 }
 
 static const char *
@@ -438,6 +519,11 @@ cmd_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	if (rc != 0)
 		return rc;
 	rc = lb_steer_acl_walk(sc->s, collect, &l);
+	if (rc == 0) {
+		rc = lb_steer_acl6_walk(sc->s, collect6, &l);
+		if (rc == -EOPNOTSUPP)
+			rc = 0; /* maps pinned without IPv6 */
+	}
 	if (rc != 0) {
 		free(l.e);
 		return lb_cmd_error(out, rc, "cannot read the ACL: %s",
@@ -452,11 +538,11 @@ cmd_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 		rc = lb_cmd_printf(out, "%-18s %-8s %-7s %s\n", "PREFIX",
 				   "ACTION", "ORIGIN", "EXPIRES");
 	for (size_t i = 0; i < l.n && rc == 0; i++) {
-		const struct lb_steer_acl *e = &l.e[i];
-		char p[LB_CMD_ADDR_STRLEN], dur[LB_CMD_DURATION_STRLEN + 4];
+		const struct entry *e = &l.e[i];
+		char p[LB_CMD_IP_ADDR_STRLEN], dur[LB_CMD_DURATION_STRLEN + 4];
 		json_t *je;
 
-		lb_cmd_fmt_prefix(ntohl(e->prefix), e->prefixlen, p);
+		lb_cmd_fmt_ip_prefix(&e->ip, e->len, p);
 		if (e->expires_ns == 0)
 			snprintf(dur, sizeof(dur), "never");
 		else if (e->expires_ns <= now)
@@ -504,9 +590,9 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.synopsis = PREFIX_ARG " [expires DURATION] [lb-only]",
 		.help = "Drop a source prefix in the NIC's driver (XDP)",
 		.long_help =
-			"PREFIX is a.b.c.d/LEN or an address (a /32); IPv6 "
-			"prefixes are refused.\nEvery "
-			"IPv4 packet from it is\ndropped by the XDP steering "
+			"PREFIX is a.b.c.d/LEN, IPV6/LEN (up to /128) or an "
+			"address (a /32 or a\n/128); host bits must be zero. "
+			"Every packet from it is\ndropped by the XDP steering "
 			"program before the kernel or the dataplane\nsees it, "
 			"the host's own traffic included; with `lb-only`, "
 			"only what would\ngo to the dataplane (VIPs, SNAT "
@@ -527,7 +613,9 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.help = "Exempt a source prefix from the denies that cover it",
 		.long_help =
 			"An allow entry lifts the deny of a shorter prefix "
-			"(deny 10.0.0.0/8, allow\n10.1.2.0/24) and replaces a "
+			"of its family (deny\n10.0.0.0/8, allow 10.1.2.0/24; "
+			"deny 2001:db8::/32, allow\n2001:db8:1::/48) and "
+			"replaces a "
 			"deny of the same prefix. Automatic denies\nnever "
 			"override it. `acl del` removes it.",
 		.fn = cmd_allow,
@@ -543,12 +631,13 @@ static const struct lb_cmd_def acl_cmds[] = {
 		.synopsis = "",
 		.help = "Show the source ACL and the automatic deny",
 		.long_help =
-			"Each entry: prefix, action (deny, deny-lb, allow), "
-			"origin (manual: acl\ndeny or allow; auto: a source "
-			"the admission control kept rejecting) and\nwhen it "
-			"expires. Expired entries are removed within a "
-			"second. Then the\nautomatic deny's settings "
-			"(lb-control --acl-auto) and counters.",
+			"IPv4 entries first, then IPv6. Each entry: prefix, "
+			"action (deny,\ndeny-lb, allow), origin (manual: acl "
+			"deny or allow; auto: a source the\nadmission control "
+			"kept rejecting) and when it expires. Expired entries "
+			"are\nremoved within a second. Then the automatic "
+			"deny's settings (lb-control\n--acl-auto) and "
+			"counters.",
 		.fn = cmd_list,
 	},
 };
@@ -615,6 +704,71 @@ lb_steerctl_stats(void *arg, json_t *d, struct lb_cmd_out *out)
 	return rc;
 }
 
+static int
+count_rule(const struct lb_steer_rule *r, void *arg)
+{
+	(void)r;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int
+count_rule6(const struct lb_steer_rule6 *r, void *arg)
+{
+	(void)r;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int
+count_acl(const struct lb_steer_acl *a, void *arg)
+{
+	(void)a;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int
+count_acl6(const struct lb_steer_acl6 *a, void *arg)
+{
+	(void)a;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/* Rules and ACL entries of each family in the maps now; a family the
+ * pins lack (maps of a version without IPv6) is left out. */
+static int
+family_gauges(struct lb_steerctl *sc, struct lb_cmd_out *out)
+{
+	uint64_t rules[2] = {0, 0}, acl[2] = {0, 0};
+	bool have[2];
+	struct lb_prom_label l[2] = {{"family", "ipv4"}, {"family", "ipv6"}};
+	int rc;
+
+	have[0] = lb_steer_rule_walk(sc->s, count_rule, &rules[0]) == 0 &&
+		  lb_steer_acl_walk(sc->s, count_acl, &acl[0]) == 0;
+	have[1] = lb_steer_rule6_walk(sc->s, count_rule6, &rules[1]) == 0 &&
+		  lb_steer_acl6_walk(sc->s, count_acl6, &acl[1]) == 0;
+	rc = lb_prom_family(out, "lb_xdp_rules", "gauge",
+			    "Steering rules in the XDP maps, by address "
+			    "family.");
+	for (int f = 0; f < 2 && rc == 0; f++)
+		if (have[f])
+			rc = lb_prom_u64(out, "lb_xdp_rules", &l[f], 1,
+					 rules[f]);
+	if (rc == 0)
+		rc = lb_prom_family(out, "lb_xdp_acl_entries", "gauge",
+				    "Source ACL entries in the XDP maps, by "
+				    "address family (expired ones until "
+				    "collected).");
+	for (int f = 0; f < 2 && rc == 0; f++)
+		if (have[f])
+			rc = lb_prom_u64(out, "lb_xdp_acl_entries", &l[f], 1,
+					 acl[f]);
+	return rc;
+}
+
 int
 lb_steerctl_metrics(void *arg, struct lb_cmd_out *out)
 {
@@ -648,6 +802,8 @@ lb_steerctl_metrics(void *arg, struct lb_cmd_out *out)
 						       : st.ctr[c].packets);
 		}
 	}
+	if (rc == 0)
+		rc = family_gauges(sc, out);
 	if (rc != 0 || sc->autod == NULL)
 		return rc;
 	rc = lb_prom_family(out, "lb_xdp_acl_auto_denies_total", "counter",

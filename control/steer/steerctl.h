@@ -9,7 +9,8 @@
  * every published table, runs the source ACL (`lbctl acl ...`, automatic
  * denies of sources the admission control keeps rejecting, collection of
  * expired entries) and shows the program's counters in `lbctl stats` and
- * /metrics.
+ * /metrics. Both families: steer_rules and acl_v4 for IPv4, steer_rules6
+ * and acl_v6 for IPv6.
  *
  * The ACL lives in the pinned map itself: it outlives lb-control and the
  * dataplane, and a restarted lb-control finds it there (automatic denies
@@ -59,6 +60,14 @@ int lb_steerctl_attach(struct lb_steerctl *sc, const char *pin_dir,
  * the module's from now on. */
 int lb_steerctl_attach_handle(struct lb_steerctl *sc, struct lb_steer *s,
 			      const uint32_t *host, size_t nb_host);
+
+/**
+ * The host's IPv6 addresses on the steered interfaces (at most 64), for
+ * the IPv6 rules as @p host of lb_steerctl_attach() is for IPv4's; kept
+ * across attaches.
+ */
+int lb_steerctl_set_host6(struct lb_steerctl *sc, const uint8_t (*host)[16],
+			  size_t nb_host);
 
 /** Lets go of the maps (the dataplane went away). */
 void lb_steerctl_detach(struct lb_steerctl *sc);

@@ -37,6 +37,8 @@ static struct {
 	uint32_t nb_if;
 	uint32_t host[LB_SHM_STEER_HOST_MAX]; /* the kernel's addresses there */
 	uint32_t nb_host;
+	uint8_t host6[LB_SHM_STEER_HOST_MAX][16];
+	uint32_t nb_host6;
 } xp = {.obj_fd = -1};
 
 /* The devargs of a --vdev of net_af_xdp (its alias eth_af_xdp too) that
@@ -235,33 +237,44 @@ lb_xdp_port_started(uint16_t port_id)
 void
 lb_xdp_sync(const struct lb_dpconf *c)
 {
-	int n;
+	int n, n6;
 
 	/* The addresses the host keeps on these interfaces: taken once,
 	 * and published, so that lb-control's rules are the same. */
 	n = lb_steer_host_addrs(xp.ifindex, xp.nb_if, xp.host,
 				LB_SHM_STEER_HOST_MAX);
-	if (n < 0) {
+	n6 = lb_steer_host_addrs6(xp.ifindex, xp.nb_if, xp.host6,
+				  LB_SHM_STEER_HOST_MAX);
+	if (n < 0 || n6 < 0) {
 		LOG(ERR, "cannot read the interfaces' addresses: %s",
-		    strerror(-n));
-		n = 0;
+		    strerror(n < 0 ? -n : -n6));
+		n = n < 0 ? 0 : n;
+		n6 = n6 < 0 ? 0 : n6;
 	}
 	xp.nb_host = (uint32_t)n;
+	xp.nb_host6 = (uint32_t)n6;
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++) {
-		struct lb_steer_sync_res res;
+		struct lb_steer_sync_res res, res6 = {0};
 		int rc;
 
 		if (xp.s[p] == NULL)
 			continue;
 		rc = lb_steer_sync_dpconf(xp.s[p], c, xp.host, xp.nb_host,
 					  &res);
+		if (rc == 0)
+			rc = lb_steer_sync6_dpconf(
+				xp.s[p], c, (const uint8_t(*)[16])xp.host6,
+				xp.nb_host6, &res6);
+		if (rc == -EOPNOTSUPP)
+			rc = 0; /* maps pinned without IPv6 */
 		if (rc != 0)
 			LOG(ERR, "port %u: steering rules: %s", p,
 			    strerror(-rc));
 		else
 			LOG(INFO, "port %u: steering rules: %u added, %u "
-				  "removed, %u kept",
-			    p, res.added, res.removed, res.kept);
+				  "removed, %u kept (IPv6: %u, %u, %u)",
+			    p, res.added, res.removed, res.kept, res6.added,
+			    res6.removed, res6.kept);
 	}
 }
 
@@ -272,6 +285,8 @@ lb_xdp_publish(struct lb_shm *shm)
 		 xp.pinned ? xp.pin_dir : "");
 	shm->steer_nb_host = xp.nb_host;
 	memcpy(shm->steer_host, xp.host, sizeof(xp.host));
+	shm->steer_nb_host6 = xp.nb_host6;
+	memcpy(shm->steer_host6, xp.host6, sizeof(xp.host6));
 }
 
 void

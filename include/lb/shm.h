@@ -241,6 +241,9 @@ struct lb_shm {
 	 * (include/lb/steer_sync.h). */
 	uint32_t steer_nb_host;
 	uint32_t steer_host[LB_SHM_STEER_HOST_MAX];
+	/** The same for IPv6 (link-local addresses included). */
+	uint32_t steer_nb_host6;
+	uint8_t steer_host6[LB_SHM_STEER_HOST_MAX][16];
 	struct lb_shm_worker *w[LB_SHM_MAX_WORKERS];
 	/** Governor multiplier M per service slot of the published table
 	 * (a double's bits; lb-control writes, workers read, relaxed). */

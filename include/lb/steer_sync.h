@@ -18,6 +18,10 @@
  * and answers ARP for it). Services removed from the configuration whose
  * flows still run (LB_SVC_DELETED) keep their rules until their slot is
  * freed, so a drain finishes.
+ *
+ * IPv6 is the same with its own map (steer_rules6): the IPv6 `addr`
+ * and `snat` addresses and the IPv6 services' VIPs, whole unless the
+ * host has the address on a steered interface.
  */
 
 #include <stddef.h>
@@ -73,5 +77,26 @@ int lb_steer_sync(struct lb_steer *s, const struct lb_steer_rule *want,
 int lb_steer_sync_dpconf(struct lb_steer *s, const struct lb_dpconf *c,
 			 const uint32_t *host, size_t nb_host,
 			 struct lb_steer_sync_res *res);
+
+/* ---- IPv6 (steer_rules6) ---- */
+
+/** lb_steer_rules_of() for IPv6: @p host are the host's IPv6 addresses
+ * (lb_steer_host_addrs6()); room for LB_STEER_SYNC_MAX in @p out. */
+size_t lb_steer_rules6_of(const struct lb_dpconf *c, const uint8_t (*host)[16],
+			  size_t nb_host, struct lb_steer_rule6 *out);
+
+/** lb_steer_host_addrs() for IPv6 (link-local ones included). */
+int lb_steer_host_addrs6(const int *ifindex, size_t nb_if, uint8_t (*out)[16],
+			 size_t max);
+
+/** lb_steer_sync() for steer_rules6; -EOPNOTSUPP on maps pinned without
+ * IPv6. */
+int lb_steer_sync6(struct lb_steer *s, const struct lb_steer_rule6 *want,
+		   size_t n, struct lb_steer_sync_res *res);
+
+/** lb_steer_rules6_of(), then lb_steer_sync6(). */
+int lb_steer_sync6_dpconf(struct lb_steer *s, const struct lb_dpconf *c,
+			  const uint8_t (*host)[16], size_t nb_host,
+			  struct lb_steer_sync_res *res);
 
 #endif /* LB_STEER_SYNC_H */

@@ -88,11 +88,13 @@ run(struct fx *f, const char *line)
 	return lb_cmd_exec_line(f->reg, line, &f->out);
 }
 
-/* The entry of exactly @p pfx/@p len, or -ENOENT. */
+/* The entry of exactly @p pfx/@p len, or -ENOENT; either family. */
 struct find {
 	uint32_t prefix;
+	uint8_t prefix6[16];
 	uint8_t len;
-	struct lb_steer_acl found;
+	struct lb_steer_acl *out;   /* may be NULL */
+	struct lb_steer_acl6 *out6; /* may be NULL */
 	int n, hit;
 };
 
@@ -103,27 +105,60 @@ find_cb(const struct lb_steer_acl *a, void *arg)
 
 	x->n++;
 	if (a->prefix == x->prefix && a->prefixlen == x->len) {
-		x->found = *a;
+		if (x->out != NULL)
+			*x->out = *a;
 		x->hit = 1;
 	}
 	return 0;
 }
 
 static int
+find6_cb(const struct lb_steer_acl6 *a, void *arg)
+{
+	struct find *x = arg;
+
+	x->n++;
+	if (memcmp(a->prefix, x->prefix6, 16) == 0 && a->prefixlen == x->len) {
+		if (x->out6 != NULL)
+			*x->out6 = *a;
+		x->hit = 1;
+	}
+	return 0;
+}
+
+static int
+entry_any(struct fx *f, const char *pfx, uint8_t len, struct find *x,
+	  int *total)
+{
+	x->len = len;
+	if (strchr(pfx, ':') != NULL) {
+		assert_int_equal(inet_pton(AF_INET6, pfx, x->prefix6), 1);
+		assert_int_equal(lb_steer_acl6_walk(f->s, find6_cb, x), 0);
+	} else {
+		assert_int_equal(inet_pton(AF_INET, pfx, &x->prefix), 1);
+		assert_int_equal(lb_steer_acl_walk(f->s, find_cb, x), 0);
+	}
+	if (total != NULL)
+		*total = x->n;
+	return x->hit ? 0 : -ENOENT;
+}
+
+static int
 entry(struct fx *f, const char *pfx, uint8_t len, struct lb_steer_acl *a,
       int *total)
 {
-	struct find x = {.len = len};
+	struct find x = {.out = a};
 
-	assert_int_equal(inet_pton(AF_INET, pfx, &x.prefix), 1);
-	assert_int_equal(lb_steer_acl_walk(f->s, find_cb, &x), 0);
-	if (total != NULL)
-		*total = x.n;
-	if (!x.hit)
-		return -ENOENT;
-	if (a != NULL)
-		*a = x.found;
-	return 0;
+	return entry_any(f, pfx, len, &x, total);
+}
+
+static int
+entry6(struct fx *f, const char *pfx, uint8_t len, struct lb_steer_acl6 *a,
+       int *total)
+{
+	struct find x = {.out6 = a};
+
+	return entry_any(f, pfx, len, &x, total);
 }
 
 static void
@@ -288,6 +323,167 @@ test_sync_stats(void **state)
 	free(c);
 }
 
+/* ---- IPv6 ---- */
+
+/* IPv6 prefixes go to acl_v6, IPv4 ones stay in acl_v4; bad ones change
+ * nothing. */
+static void
+test_commands6(void **state)
+{
+	struct fx *f = *state;
+	struct lb_steer_acl6 a;
+	const char *t;
+	int n;
+
+	assert_int_equal(run(f, "acl deny 2001:db8:66::/64 expires 90s"), 0);
+	assert_int_equal(entry6(f, "2001:db8:66::", 64, &a, NULL), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_DENY);
+	assert_int_equal(a.origin, LB_STEER_ACL_MANUAL);
+	assert_int_not_equal(a.expires_ns, 0);
+	assert_int_equal(run(f, "acl deny 2001:db8::7 lb-only"), 0);
+	assert_int_equal(entry6(f, "2001:db8::7", 128, &a, NULL), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_DENY_LB);
+	assert_int_equal(run(f, "acl allow 2001:db8:66::1/128"), 0);
+	assert_int_equal(run(f, "acl deny 10.0.0.0/8"), 0);
+	assert_int_equal(entry6(f, "2001:db8:66::1", 128, &a, &n), 0);
+	assert_int_equal(a.action, LB_STEER_ACL_ALLOW);
+	assert_int_equal(n, 3);
+	assert_int_equal(entry(f, "10.0.0.0", 8, NULL, &n), 0);
+	assert_int_equal(n, 1);
+
+	/* the longest live entry decides, as in the program */
+	{
+		uint8_t src[16];
+
+		inet_pton(AF_INET6, "2001:db8:66::2", src);
+		assert_int_equal(lb_steer_acl6_match(f->s, src,
+						     lb_steer_now_ns(), &a),
+				 0);
+		assert_int_equal(a.prefixlen, 64);
+	}
+
+	/* refused, nothing changed */
+	assert_int_equal(run(f, "acl deny 2001:db8:66::1/64"), -EINVAL);
+	assert_non_null(strstr(lb_cmd_out_errmsg(&f->out), "host bits"));
+	assert_int_equal(run(f, "acl deny 2001:db8::/129"), -ERANGE);
+	assert_int_equal(run(f, "acl deny 2001:db8::g/64"), -EINVAL);
+	assert_int_equal(run(f, "acl del 2001:db8:67::/64"), -ENOENT);
+	assert_non_null(strstr(lb_cmd_out_errmsg(&f->out),
+			       "no ACL entry for 2001:db8:67::/64"));
+	assert_int_equal(entry6(f, "2001:db8::7", 128, NULL, &n), 0);
+	assert_int_equal(n, 3);
+
+	/* list: IPv4 first, then IPv6 by address */
+	assert_int_equal(run(f, "acl list"), 0);
+	t = lb_cmd_out_text(&f->out);
+	assert_non_null(strstr(t, "2001:db8:66::/64"));
+	assert_true(strstr(t, "10.0.0.0/8") < strstr(t, "2001:db8::7/128"));
+	assert_true(strstr(t, "2001:db8::7/128") <
+		    strstr(t, "2001:db8:66::/64"));
+	assert_true(strstr(t, "2001:db8:66::/64") <
+		    strstr(t, "2001:db8:66::1/128"));
+	assert_int_equal(json_array_size(json_object_get(f->data, "entries")),
+			 4);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(f->data, "entries"), 2),
+			"prefix")),
+		"2001:db8:66::/64");
+
+	lb_cmd_out_reset(&f->out);
+	assert_int_equal(lb_steerctl_metrics(f->sc, &f->out), 0);
+	t = lb_cmd_out_text(&f->out);
+	assert_non_null(strstr(t, "lb_xdp_acl_entries{family=\"ipv4\"} 1\n"));
+	assert_non_null(strstr(t, "lb_xdp_acl_entries{family=\"ipv6\"} 3\n"));
+	assert_non_null(strstr(t, "lb_xdp_rules{family=\"ipv6\"} 0\n"));
+
+	assert_int_equal(run(f, "acl del 2001:db8:66::/64"), 0);
+	assert_int_equal(entry6(f, "2001:db8:66::", 64, NULL, &n), -ENOENT);
+	assert_int_equal(n, 2);
+}
+
+struct count6 {
+	int whole, port, range;
+};
+
+static int
+count6_cb(const struct lb_steer_rule6 *r, void *arg)
+{
+	struct count6 *c = arg;
+
+	if (r->proto == 0)
+		c->whole++;
+	else if (r->port_min == r->port_max)
+		c->port++;
+	else
+		c->range++;
+	return 0;
+}
+
+/* steer_rules6 follows the table: IPv6 VIPs, SNAT and own addresses;
+ * whole unless the host has the address; gone when the table drops
+ * them. */
+static void
+test_sync6(void **state)
+{
+	struct fx *f = *state;
+	struct lb_dpconf *c = calloc(1, sizeof(*c));
+	uint8_t host[1][16];
+	struct count6 n = {0};
+	struct lb_cmd_out o;
+
+	assert_non_null(c);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::50", host[0]), 1);
+	assert_int_equal(lb_steerctl_set_host6(f->sc, host, 1), 0);
+	assert_int_equal(lb_steerctl_set_host6(f->sc, host, 65), -EINVAL);
+	c->nb_svc = 3;
+	c->svc[0].state = LB_SVC_ACTIVE;
+	c->svc[0].proto = 6;
+	c->svc[0].af = LB_CONF_AF_INET6;
+	inet_pton(AF_INET6, "2001:db8::10", c->svc[0].vip6);
+	c->svc[0].vport = htons(80);
+	c->svc[1] = c->svc[0];
+	inet_pton(AF_INET6, "2001:db8::50", c->svc[1].vip6);
+	c->svc[1].vport = htons(443);
+	c->svc[2].state = LB_SVC_ACTIVE;
+	c->svc[2].proto = 6;
+	c->svc[2].vip = htonl(0xc0000264);
+	c->svc[2].vport = htons(80);
+	c->nb_addr6 = 1;
+	inet_pton(AF_INET6, "2001:db8::1", c->addr6[0].ip);
+	c->nb_snat6 = 1;
+	inet_pton(AF_INET6, "2001:db8::50", c->snat6[0].ip);
+	assert_int_equal(lb_steerctl_sync(f->sc, c), 0);
+	assert_int_equal(lb_steer_rule6_walk(f->s, count6_cb, &n), 0);
+	assert_int_equal(n.whole, 2); /* ::10 and ::1 */
+	assert_int_equal(n.port, 1);  /* ::50 tcp 443 */
+	assert_int_equal(n.range, 2); /* ::50 SNAT tcp and udp */
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_steerctl_metrics(f->sc, &o), 0);
+	/* the two whole-address rules, the port rule and the two ranges */
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_xdp_rules{family=\"ipv6\"} 5\n"));
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_xdp_rules{family=\"ipv4\"} 1\n"));
+	lb_cmd_out_free(&o);
+
+	/* the VIP on ::10 goes, the rest stays */
+	c->svc[0].state = LB_SVC_EMPTY;
+	assert_int_equal(lb_steerctl_sync(f->sc, c), 0);
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(lb_steer_rule6_walk(f->s, count6_cb, &n), 0);
+	assert_int_equal(n.whole, 1);
+	assert_int_equal(n.port + n.range, 3);
+
+	/* an empty table: nothing */
+	memset(c, 0, sizeof(*c));
+	assert_int_equal(lb_steerctl_sync(f->sc, c), 0);
+	memset(&n, 0, sizeof(n));
+	assert_int_equal(lb_steer_rule6_walk(f->s, count6_cb, &n), 0);
+	assert_int_equal(n.whole + n.port + n.range, 0);
+	free(c);
+}
+
 static int
 quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -305,6 +501,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_auto, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_stats, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_commands6, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sync6, setup, teardown),
 	};
 
 	if (geteuid() != 0) {

@@ -26,6 +26,14 @@
 #   - automatic deny (lb-control --acl-auto): a client that the admission
 #     control keeps rejecting is denied (lb-only) in the driver, listed as
 #     auto, and heard again when the deny expires;
+#   - IPv6 beside it: the IPv6 VIP, addresses and SNAT address get
+#     whole-address rules in steer_rules6 (neighbour discovery for them
+#     steered too), a service on a kernel IPv6 address of the shared
+#     port a port rule; HTTP over IPv6 to both is answered; lb-control
+#     adds and removes an IPv6 service's rule; `lbctl acl deny` of an
+#     IPv6 /64 drops its sources' datagrams in the driver (drop_deny)
+#     while another IPv6 client and IPv4 go on; bad IPv6 prefixes are
+#     refused and change nothing;
 #   - the ACL outlives a restart of lb-control and of the dataplane; a
 #     restarted dataplane adopts the pinned maps and adds no rule twice.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
@@ -53,6 +61,12 @@ e2e_need_tools nsenter
 E2E_PMD=net_af_xdp
 E2E_KEEP_MOUNTS=1
 HOST_ADDR=$CLI_NET.50 # the kernel's own address on the shared veth
+HOST_ADDR6=$CLI_NET6::50 # and its IPv6 one
+CLI61=$(cli_addr6 1)
+# The second IPv6 client's source, in a /64 of its own for `acl deny`;
+# only its datagrams are sent, no answer is awaited.
+DENY_NET6=2001:db8:13
+CLI62=$DENY_NET6::2
 HOST_PORT=8080
 PIN=/sys/fs/bpf/sluice/$DP_PREFIX
 
@@ -103,7 +117,7 @@ xdp_prog_of() {
 # 3 s) on a loaded machine; a denied request costs that long.
 get() {
 	local out rc=0
-	out=$(ip netns exec "$NS_CLI" curl -sS --connect-timeout 3.5 \
+	out=$(ip netns exec "$NS_CLI" curl -gsS --connect-timeout 3.5 \
 		--max-time 8 ${2:+--interface "$2"} -w ' %{http_code}' "$1" \
 		2>/dev/null) || rc=$?
 	echo "$rc ${out##* } $(echo "${out% *}" | tr -d '\r\n ')"
@@ -125,14 +139,25 @@ mixed() {
 	echo "vip=$v shared=$s host=$h"
 }
 
-# flood SRC N: N UDP datagrams from SRC to the VIP, one per source port.
+# flood SRC N: N UDP datagrams from SRC to the VIP (the IPv6 VIP for an
+# IPv6 SRC), one per source port.
 flood() {
+	local t=$VIP:53
+	[[ $1 == *:* ]] && t=[$VIP6]:53
 	ip netns exec "$NS_CLI" "$PY" "$E2E_DIR/nettool.py" udp-probe \
-		--target "$VIP:53" --src "$1" --count "$2" --timeout 0.01 \
+		--target "$t" --src "$1" --count "$2" --timeout 0.01 \
 		>/dev/null 2>&1 || true
 }
 
 topo_up 1 2
+# IPv6 on the client's link, the backend's and, for the kernel's own
+# address, the shared port: before the dataplane starts, which reads the
+# host's addresses once.
+v6_on "$NS_CLI" "$IF_CLI" "$CLI61/64"
+ip -n "$NS_CLI" addr add "$CLI62/64" dev "$IF_CLI" nodad
+v6_on "$(ns_be 1)" "$(if_be 1)" "$(be_addr6 1)/64"
+v6_on "$NS_LB" "$IF_P0" "$HOST_ADDR6/64"
+export BE_LISTEN6=1
 be_start 1
 CLI1=$(cli_addr 1)
 CLI2=$(cli_addr 2)
@@ -150,6 +175,13 @@ service add tcp $VIP:80 sched rr
 backend add tcp $VIP:80 $(be_addr 1):80
 service add tcp $HOST_ADDR:81 sched rr
 backend add tcp $HOST_ADDR:81 $(be_addr 1):80
+addr add $LB_ADDR6_CLI/64 port 0
+addr add $LB_ADDR6_BE/64 port 1
+snat add $LB_SNAT6 port 1
+service add tcp [$VIP6]:80 sched rr
+backend add tcp [$VIP6]:80 [$(be_addr6 1)]:80
+service add tcp [$HOST_ADDR6]:81 sched rr
+backend add tcp [$HOST_ADDR6]:81 [$(be_addr6 1)]:80
 EOF
 dp_start_shared "$conf"
 
@@ -160,7 +192,8 @@ p1=$(xdp_prog_of "$IF_P1")
 check "the dataplane attached the steering program to both ports ($p0, $p1)" \
 	'[ "$p0" = lb_steer ] && [ "$p1" = lb_steer ]'
 check "its maps are pinned in $PIN" \
-	'[ -e "$PIN/steer_rules" ] && [ -e "$PIN/acl_v4" ] && [ -e "$PIN/counters" ]'
+	'[ -e "$PIN/steer_rules" ] && [ -e "$PIN/acl_v4" ] && [ -e "$PIN/counters" ] &&
+	 [ -e "$PIN/steer_rules6" ] && [ -e "$PIN/acl_v6" ]'
 steer rules | sort >"$E2E_TMP/rules"
 e2e_log "rules from the boot configuration:"
 sed 's/^/    /' "$E2E_TMP/rules"
@@ -170,9 +203,14 @@ want_rules() {
 		"$LB_ADDR_CLI" all+arp "" local \
 		"$LB_ADDR_BE" all+arp "" local \
 		"$LB_SNAT" all+arp "" snat \
-		"$HOST_ADDR" tcp 81 vip | sort
+		"$HOST_ADDR" tcp 81 vip \
+		"$VIP6" all+nd "" vip \
+		"$LB_ADDR6_CLI" all+nd "" local \
+		"$LB_ADDR6_BE" all+nd "" local \
+		"$LB_SNAT6" all+nd "" snat \
+		"$HOST_ADDR6" tcp 81 vip | sort
 }
-check "the rules are those of the configuration, the host's port 8080 not" \
+check "the rules (IPv4 and IPv6) are the configuration's, the host's port 8080 not" \
 	'diff <(want_rules) "$E2E_TMP/rules" >&2'
 check "the dataplane says where the maps are" \
 	'grep -q "steering program adopted (maps $PIN)" "$DP_LOG"'
@@ -205,6 +243,34 @@ check "pass counted the host's frames ($(counter pass))" \
 check "xsk_arp counted ARP for our addresses ($(counter xsk_arp))" \
 	'[ "$(counter xsk_arp)" -ge 1 ]'
 
+# ---- IPv6 through the program ------------------------------------------------
+
+# The client resolves the IPv6 VIP by neighbour discovery, steered to
+# the dataplane; HOST_ADDR6 by the kernel, which has it (only port 81
+# is steered).
+v0=$(counter xsk_vip)
+a0=$(counter xsk_arp)
+for ((i = 0; i < 5; i++)); do
+	r=$(get "http://[$VIP6]/" "$CLI61")
+	e2e_log "warm-up request to [$VIP6]: $r"
+	[[ $r =~ ^0\ 200 ]] && break
+done
+n=0
+m=0
+for ((i = 0; i < 10; i++)); do
+	[[ $(get "http://[$VIP6]/" "$CLI61") =~ ^0\ 200\ be1$ ]] && n=$((n + 1))
+	[[ $(get "http://[$HOST_ADDR6]:81/" "$CLI61") =~ ^0\ 200\ be1$ ]] &&
+		m=$((m + 1))
+done
+check "10/10 requests to the IPv6 VIP answered through the program ($n)" \
+	[ "$n" = 10 ]
+check "10/10 requests to the kernel's IPv6 address, port 81, answered ($m)" \
+	[ "$m" = 10 ]
+check "xsk_vip counted them ($v0 -> $(counter xsk_vip))" \
+	'[ "$(counter xsk_vip)" -ge $((v0 + 60)) ]'
+check "xsk_arp counted neighbour discovery for the VIP ($a0 -> $(counter xsk_arp))" \
+	'[ "$(counter xsk_arp)" -gt "$a0" ]'
+
 # ---- lb-control keeps the maps -----------------------------------------------
 
 ctl_start --acl-auto "3/10s,ttl=8s"
@@ -214,26 +280,40 @@ steer rules | sort >"$E2E_TMP/rules"
 check "lb-control left the rules as they were" \
 	'diff <(want_rules) "$E2E_TMP/rules" >&2'
 
+# live_service VIP HOST BACKEND SRC ALL: a service added through
+# lb-control on VIP (HOST: VIP as in a URL) gets its whole-address rule
+# (ALL: the rule's protocol column as a regex) and is answered from SRC;
+# deleted, it loses the rule once its flows ran out.
+live_service() {
+	# shellcheck disable=SC2034 # all is read by check's condition
+	local vip=$1 ep=$2 be=$3 src=$4 all=$5 n=0 gone=0 i
+	ctl_do service add tcp "$ep:80" sched rr
+	ctl_do backend add tcp "$ep:80" "$be:80"
+	check "a service added on $vip gets its rule" \
+		'steer rules | grep -Eq "^$vip +$all +vip"'
+	for i in 1 2 3; do
+		[[ $(get "http://$ep/" "$src") =~ ^0\ 200\ be[0-9]+$ ]] &&
+			n=$((n + 1))
+	done
+	check "and is answered through the program ($n/3)" [ "$n" = 3 ]
+	ctl_do service del tcp "$ep:80"
+	for ((i = 0; i < 150; i++)); do
+		steer rules | has "^$vip " || { gone=1; break; }
+		sleep 0.2
+	done
+	check "a service deleted loses its rule once its flows ran out" \
+		[ "$gone" = 1 ]
+}
+
 VIP2=$CLI_NET.101
-ctl_do service add tcp "$VIP2:80" sched rr
-ctl_do backend add tcp "$VIP2:80" "$(be_addr 1):80"
-check "a service added gets its rule" \
-	'steer rules | grep -Eq "^$VIP2 +all\+arp +vip"'
 ip -n "$NS_CLI" neigh replace "$VIP2" lladdr "$(if_mac "$NS_LB" "$IF_P0")" \
 	dev "$IF_CLI" nud permanent
-n=0
-for i in 1 2 3; do
-	[[ $(get "http://$VIP2/" "$CLI1") =~ ^0\ 200\ be[0-9]+$ ]] && n=$((n + 1))
-done
-check "and is answered through the program ($n/3)" [ "$n" = 3 ]
-ctl_do service del tcp "$VIP2:80"
-gone=0
-for ((i = 0; i < 150; i++)); do
-	steer rules | has "^$VIP2 " || { gone=1; break; }
-	sleep 0.2
-done
-check "a service deleted loses its rule once its flows ran out" \
-	[ "$gone" = 1 ]
+live_service "$VIP2" "$VIP2" "$(be_addr 1)" "$CLI1" 'all\+arp'
+# IPv6: into steer_rules6, the VIP resolved by neighbour discovery.
+VIP62=$CLI_NET6::101
+live_service "$VIP62" "[$VIP62]" "[$(be_addr6 1)]" "$CLI61" 'all\+nd'
+check "the other IPv6 rules stay" \
+	'[ "$(steer rules | grep -c ":")" = 5 ]'
 
 ctl stats >"$E2E_TMP/stats.txt"
 check "lbctl stats shows the program's counters" \
@@ -306,14 +386,22 @@ check "acl allow: the datagrams reach the dataplane again ($r)" \
 	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
 ctl_do acl deny "$CLI2"
 
+# refused BAD...: `acl deny BAD` is refused with a message, for each BAD
+# (its words separate arguments).
+refused() {
+	local bad rc out
+	for bad in "$@"; do
+		rc=0
+		# shellcheck disable=SC2086 # the words of $bad are arguments
+		out=$(ctl acl deny $bad 2>&1) || rc=$?
+		check "acl deny $bad is refused ($out)" \
+			'[ "$rc" != 0 ] && [ -n "$out" ]'
+	done
+}
+
 # Refused, and nothing changed.
-for bad in "$CLI2/16" "10.11.0.300" "$CLI2 expires 90" "$CLI2 expires 9000h" \
-	"$CLI2 forever"; do
-	rc=0
-	# shellcheck disable=SC2086 # the words of $bad are separate arguments
-	out=$(ctl acl deny $bad 2>&1) || rc=$?
-	check "acl deny $bad is refused ($out)" '[ "$rc" != 0 ] && [ -n "$out" ]'
-done
+refused "$CLI2/16" "10.11.0.300" "$CLI2 expires 90" "$CLI2 expires 9000h" \
+	"$CLI2 forever"
 rc=0
 out=$(ctl acl del "$CLI_NET.77" 2>&1) || rc=$?
 check "acl del of a prefix without an entry is refused ($out)" \
@@ -354,6 +442,49 @@ check "expired: both answer $CLI2 again ($r)" \
 sleep 1.5
 check "lb-control removed the expired entry" \
 	'! ctl acl list | has "^$CLI2/"'
+
+# ---- source ACL, IPv6 -----------------------------------------------------------
+
+ip -n "$NS_CLI" -6 neigh replace "$VIP6" lladdr "$mac0" dev "$IF_CLI" \
+	nud permanent
+r=$(acl_flood "$CLI62" 100)
+e2e_log "no ACL entry, 100 datagrams from $CLI62: $r"
+check "without an entry the IPv6 datagrams reach the dataplane ($r)" \
+	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
+ctl_do acl deny "$DENY_NET6::/64"
+r=$(acl_flood "$CLI62" 100)
+e2e_log "acl deny $DENY_NET6::/64, 100 datagrams from $CLI62: $r"
+check "IPv6 /64 denied: its datagrams die in the driver (drop_deny +$(field drop "$r"))" \
+	'[ "$(field drop "$r")" -ge 100 ]'
+check "IPv6 /64 denied: the dataplane's rx stays still (+$(field rx "$r"))" \
+	'[ "$(field rx "$r")" -le 5 ]'
+r=$(get "http://[$VIP6]/" "$CLI61")
+check "another IPv6 client is answered ($r)" '[[ $r =~ ^0\ 200\ be1$ ]]'
+r=$(mixed 1 "$CLI1")
+check "IPv4 is not affected ($r)" '[ "$r" = "vip=1 shared=1 host=1" ]'
+ctl acl list >"$E2E_TMP/acl6.txt"
+check "acl list shows the IPv6 entry" \
+	'grep -Eq "^$DENY_NET6::/64 +deny +manual +never$" "$E2E_TMP/acl6.txt"'
+ctl_json "$E2E_TMP/acl6.json" acl list
+v=$(jq_get "$E2E_TMP/acl6.json" '[e["prefix"] for e in d["entries"]]')
+check "acl list --json has it ($v)" 'printf "%s" "$v" | has "$DENY_NET6::/64"'
+refused "$CLI62/64" "$DENY_NET6::/129" "$DENY_NET6::g/64" "$DENY_NET6:::2"
+rc=0
+out=$(ctl acl del "$DENY_NET6::/48" 2>&1) || rc=$?
+check "acl del of an IPv6 prefix without an entry is refused ($out)" \
+	'[ "$rc" != 0 ]'
+check "the refused commands changed nothing" \
+	'ctl acl list | diff "$E2E_TMP/acl6.txt" - >&2'
+ctl_do acl allow "$CLI62"
+r=$(acl_flood "$CLI62" 100)
+check "acl allow of the /128 lifts the /64's deny ($r)" \
+	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
+ctl_do acl del "$CLI62"
+ctl_do acl del "$DENY_NET6::/64"
+r=$(acl_flood "$CLI62" 100)
+check "acl del: the IPv6 datagrams reach the dataplane again ($r)" \
+	'[ "$(field rx "$r")" -ge 100 ] && [ "$(field drop "$r")" = 0 ]'
+check "no IPv6 entry is left" '! ctl acl list | has "^$DENY_NET6:"'
 
 # ---- automatic deny ------------------------------------------------------------
 
@@ -423,7 +554,7 @@ check "without the dataplane the host service answers ($r)" \
 : >"$DP_LOG"
 dp_start_shared "$conf"
 check "the restarted dataplane kept the pinned rules, added none" \
-	'grep -q "steering rules: 0 added, 0 removed, 5 kept" "$DP_LOG"'
+	'grep -q "steering rules: 0 added, 0 removed, 5 kept (IPv6: 0, 0, 5)" "$DP_LOG"'
 r=$(mixed 3 "$CLI1")
 e2e_log "restarted: $r"
 check "the pinned rules steer again ($r)" '[ "$r" = "vip=3 shared=3 host=3" ]'

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include <cmocka.h>
 
 #include "acl.h"
@@ -29,50 +31,62 @@ struct row {
 	uint64_t ttl_ns;
 	bool lb_only;
 	const char *err; /* part of the message */
+	const char *v6;	 /* the IPv6 prefix expected, when rc is 0 */
 };
 
 static const struct row rows[] = {
-	{"address", DENY, "10.1.2.3", 0, 0x0a010203, 32, 0, false, NULL},
-	{"prefix", DENY, "10.1.0.0/16", 0, 0x0a010000, 16, 0, false, NULL},
+	{"address", DENY, "10.1.2.3", 0, 0x0a010203, 32, 0, false, NULL, NULL},
+	{"prefix", DENY, "10.1.0.0/16", 0, 0x0a010000, 16, 0, false, NULL,
+	 NULL},
 	{"expiry", DENY, "10.1.2.3 expires 90s", 0, 0x0a010203, 32, 90 * S,
-	 false, NULL},
+	 false, NULL, NULL},
 	{"lb-only and expiry in any order", DENY,
 	 "10.0.0.0/8 lb-only expires 500ms", 0, 0x0a000000, 8, 500 * MS,
-	 true, NULL},
-	{"default", DENY, "default", 0, 0, 0, 0, false, NULL},
+	 true, NULL, NULL},
+	{"default", DENY, "default", 0, 0, 0, 0, false, NULL, NULL},
 	{"allow with expiry", ALLOW, "192.168.1.0/24 expires 1m", 0,
-	 0xc0a80100, 24, 60 * S, false, NULL},
-	{"del", DEL, "10.1.2.3/32", 0, 0x0a010203, 32, 0, false, NULL},
-	{"no prefix", DENY, "", -EINVAL, 0, 0, 0, false, "help"},
+	 0xc0a80100, 24, 60 * S, false, NULL, NULL},
+	{"del", DEL, "10.1.2.3/32", 0, 0x0a010203, 32, 0, false, NULL, NULL},
+	{"no prefix", DENY, "", -EINVAL, 0, 0, 0, false, "help", NULL},
 	{"host bits", DENY, "10.1.2.3/16", -EINVAL, 0, 0, 0, false,
-	 "host bits"},
+	 "host bits", NULL},
 	{"bad address", DENY, "10.1.2.300", -EINVAL, 0, 0, 0, false,
-	 "invalid IPv4"},
+	 "invalid IPv4", NULL},
 	{"length", DENY, "10.0.0.0/33", -ERANGE, 0, 0, 0, false,
-	 "out of range"},
-	{"IPv6 prefix", DENY, "2001:db8::/32", -EINVAL, 0, 0, 0, false,
-	 "IPv6 prefix '2001:db8::/32' not supported: the ACL holds IPv4 "
-	 "prefixes"},
-	{"IPv6 address", ALLOW, "2001:db8::1", -EINVAL, 0, 0, 0, false,
-	 "IPv6 prefix '2001:db8::1' not supported"},
-	{"IPv6 del", DEL, "::/0", -EINVAL, 0, 0, 0, false,
-	 "IPv6 prefix '::/0' not supported"},
+	 "out of range", NULL},
+	{"IPv6 prefix", DENY, "2001:db8:7::/48 lb-only", 0, 0, 48, 0, true,
+	 NULL, "2001:db8:7::"},
+	{"IPv6 address is a /128", ALLOW, "2001:db8::1 expires 2m", 0, 0,
+	 128, 120 * S, false, NULL, "2001:db8::1"},
+	{"IPv6 default", DEL, "::/0", 0, 0, 0, 0, false, NULL, "::"},
+	{"IPv6 /128", DENY, "2001:db8::9/128", 0, 0, 128, 0, false, NULL,
+	 "2001:db8::9"},
+	{"IPv6 host bits", DENY, "2001:db8::1/64", -EINVAL, 0, 0, 0, false,
+	 "host bits set; the network is 2001:db8::/64", NULL},
+	{"IPv6 length", DENY, "2001:db8::/129", -ERANGE, 0, 0, 0, false,
+	 "out of range 0..128", NULL},
+	{"IPv6 garbage", DENY, "2001:db8::zz/64", -EINVAL, 0, 0, 0, false,
+	 "invalid prefix", NULL},
+	{"IPv6 address garbage", DEL, "2001:::1", -EINVAL, 0, 0, 0, false,
+	 "invalid IPv6 address", NULL},
+	{"IPv6 without length", DENY, "2001:db8::/", -EINVAL, 0, 0, 0, false,
+	 "invalid prefix", NULL},
 	{"expiry without unit", DENY, "10.1.2.3 expires 90", -EINVAL, 0, 0,
-	 0, false, "expires"},
+	 0, false, "expires", NULL},
 	{"expiry too short", DENY, "10.1.2.3 expires 10us", -ERANGE, 0, 0, 0,
-	 false, "expires"},
+	 false, "expires", NULL},
 	{"expiry too long", DENY, "10.1.2.3 expires 9000h", -ERANGE, 0, 0, 0,
-	 false, "expires"},
+	 false, "expires", NULL},
 	{"expiry twice", DENY, "10.1.2.3 expires 1s expires 2s", -EINVAL, 0,
-	 0, 0, false, "twice"},
+	 0, 0, false, "twice", NULL},
 	{"unknown option", DENY, "10.1.2.3 forever", -EINVAL, 0, 0, 0, false,
-	 "unknown option"},
+	 "unknown option", NULL},
 	{"allow has no lb-only", ALLOW, "10.1.2.3 lb-only", -EINVAL, 0, 0, 0,
-	 false, "unknown option"},
+	 false, "unknown option", NULL},
 	{"del takes no expiry", DEL, "10.1.2.3 expires 1s", -EINVAL, 0, 0, 0,
-	 false, "unexpected argument"},
+	 false, "unexpected argument", NULL},
 	{"two prefixes", DENY, "10.1.2.3 10.1.2.4", -EINVAL, 0, 0, 0, false,
-	 "unknown option"},
+	 "unknown option", NULL},
 };
 
 static void
@@ -100,6 +114,15 @@ test_parse(void **state)
 		if (rc != w->rc)
 			fail_msg("%s: rc %d, want %d (%s)", w->desc, rc, w->rc,
 				 lb_cmd_out_errmsg(&out));
+		if (rc == 0 && w->v6 != NULL) {
+			uint8_t a[16];
+
+			assert_int_equal(inet_pton(AF_INET6, w->v6, a), 1);
+			assert_int_equal(r.af, LB_CONF_AF_INET6);
+			assert_memory_equal(r.prefix6, a, 16);
+		} else if (rc == 0) {
+			assert_int_equal(r.af, LB_CONF_AF_INET);
+		}
 		if (rc == 0) {
 			assert_int_equal(r.prefix, w->prefix);
 			assert_int_equal(r.len, w->len);
