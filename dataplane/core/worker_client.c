@@ -425,6 +425,10 @@ synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct rte_mbuf *s;
 	struct lb_pkt spkt;
 
+	/* A connection that waits for the bytes that choose its pool. */
+	if (unlikely(w->bind_svc >> svc_idx & 1) &&
+	    lb_worker_bind_seg(w, m, pkt, k, now))
+		return true;
 	if (pkt->tcp_flags & (LB_TCP_RST | LB_TCP_SYN))
 		return false;
 	if (q != NULL && lb_deferq_depth(q) > 0 &&
@@ -439,6 +443,12 @@ synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return true;
 	if (admit_reject(w, m, pkt, svc_idx, now))
 		return true;
+	if (unlikely(w->bind_svc >> svc_idx & 1)) {
+		/* Content routing: the backend once the first bytes say
+		 * which pool (worker_bind.c). */
+		lb_worker_bind_open(w, m, pkt, svc_idx, k, &sc, &so, now);
+		return true;
+	}
 	s = lb_worker_synp_syn_of(w, m, pkt, &so, &sc, &spkt);
 	if (s == NULL) {
 		/* Its data, sent again, proves the cookie once more. */

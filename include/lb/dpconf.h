@@ -104,13 +104,21 @@ bool lb_dpconf_snat6_gc_due(const struct lb_dpconf *d,
  * Whether backend @p be of service @p s takes new flows: those of the
  * service's own pool only. A backend of a named pool gets a connection
  * only when content routing chooses its pool, which needs the first
- * data of the connection (delayed binding), not the SYN.
+ * data of the connection (delayed binding), not the SYN: for that
+ * connection, lb_dpconf_be_eligible_pool() with the pool chosen.
  */
+static inline bool
+lb_dpconf_be_eligible_pool(const struct lb_dpconf_svc *s, uint32_t be,
+			   uint32_t pool)
+{
+	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE &&
+	       s->be[be].health == LB_BE_HEALTH_UP && s->be[be].pool == pool;
+}
+
 static inline bool
 lb_dpconf_be_eligible(const struct lb_dpconf_svc *s, uint32_t be)
 {
-	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE &&
-	       s->be[be].health == LB_BE_HEALTH_UP && s->be[be].pool == 0;
+	return lb_dpconf_be_eligible_pool(s, be, 0);
 }
 
 static inline uint32_t
