@@ -71,7 +71,9 @@ routed() {
 	check "$1 requests for $2$3: all by $4 ($(sort "$E2E_TMP/answers" |
 		uniq -c | tr '\n' ' '))" [ "$got" -eq "$1" ]
 }
-# Settles once a table change reached the worker: N tries at most.
+# settle HOST PATH WHO: true once a request for HOST and PATH is
+# answered by WHO (a table change reached the worker), within 10 s.
+# shellcheck disable=SC2317 # called through check
 settle() {
 	local i
 	for ((i = 0; i < 50; i++)); do
