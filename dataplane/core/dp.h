@@ -160,6 +160,9 @@ _Static_assert(sizeof(struct lb_synp_conn) == 28,
 #define LB_BIND_SEGS 8u
 /** Connections one worker keeps waiting at once. */
 #define LB_BIND_CAP 1024u
+/** Frames the waiting connections of one worker keep at most, all
+ * together (lb-dataplane's mbuf pool has room for them). */
+#define LB_BIND_MBUFS 2048u
 /** Buckets of the waiting connections' index (a power of two). */
 #define LB_BIND_BUCKETS 2048u
 #define LB_BIND_NONE UINT32_MAX
@@ -301,6 +304,7 @@ struct lb_worker {
 	uint32_t *bind_head;	     /**< [LB_BIND_BUCKETS] */
 	uint32_t *bind_free;
 	uint32_t bind_nfree;
+	uint32_t bind_mbufs; /**< frames they keep (LB_BIND_MBUFS) */
 	uint32_t bind_old, bind_new; /**< the age list's ends */
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;

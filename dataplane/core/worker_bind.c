@@ -71,11 +71,13 @@ bind_unlink(struct lb_worker *w, uint32_t i)
 	b->prev = b->next = b->hnext = LB_BIND_NONE;
 }
 
+/* Slot @p i is free again; its frames are gone or the caller's. */
 static void
 bind_put(struct lb_worker *w, uint32_t i)
 {
 	struct lb_bind *b = &w->bind[i];
 
+	w->bind_mbufs -= b->nseg + (b->ack != NULL);
 	if (b->state == LB_BIND_WAIT)
 		bind_unlink(w, i);
 	b->state = LB_BIND_FREE;
@@ -109,7 +111,6 @@ lb_worker_bind_out(struct lb_worker *w, uint32_t i, struct rte_mbuf **seg)
 	b = &w->bind[i];
 	n = b->nseg;
 	memcpy(seg, b->seg, n * sizeof(*seg));
-	b->nseg = 0;
 	rte_pktmbuf_free(b->ack);
 	bind_put(w, i);
 	return n;
@@ -130,6 +131,8 @@ bind_rst(struct lb_worker *w, uint32_t i, uint64_t now)
 		m = b->ack;
 		b->ack = NULL;
 	}
+	if (m != NULL)
+		w->bind_mbufs--;
 	lb_worker_bind_free(w, i);
 	if (m != NULL)
 		lb_worker_synp_rst_to(w, m, seq, now);
@@ -227,9 +230,15 @@ bind_connect(struct lb_worker *w, uint32_t i, uint32_t pool, uint64_t now)
 	struct lb_trial t = {.orig = b->key, .svc = b->svc,
 			     .hold = LB_HOLD_NONE};
 	struct lb_pkt rpkt, spkt;
+	enum lb_flow_dir dir;
 	uint32_t be;
 	int rc;
 
+	if (lb_flow_lookup(w->ft, &b->key, &dir) != LB_FLOW_NONE) {
+		/* The client got through another way meanwhile. */
+		lb_worker_bind_free(w, i);
+		return;
+	}
 	if (pool_pick(w, b->svc, pool, &be) != 0) {
 		w->st.bind_gaveup[LB_BIND_GU_NO_BACKEND]++;
 		w->st.drop[LB_DROP_NO_BACKEND]++;
@@ -390,6 +399,12 @@ bind_store(struct lb_worker *w, struct lb_bind *b, struct rte_mbuf *m,
 		rte_pktmbuf_free(m);
 		return TAKEN;
 	}
+	if (w->bind_mbufs >= LB_BIND_MBUFS) {
+		/* The worker keeps enough: sent again, later. */
+		w->st.synp_held_dropped++;
+		rte_pktmbuf_free(m);
+		return TAKEN;
+	}
 	off = next - seq;
 	if (m->nb_segs > 1 || b->nseg == LB_BIND_SEGS ||
 	    b->len + (len - off) > LB_BIND_BYTES)
@@ -397,6 +412,7 @@ bind_store(struct lb_worker *w, struct lb_bind *b, struct rte_mbuf *m,
 	memcpy(b->buf + b->len, fr + pkt->payload_off + off, len - off);
 	b->len += len - off;
 	b->seg[b->nseg++] = m;
+	w->bind_mbufs++;
 	w->st.synp_held++;
 	return STORED;
 }
@@ -493,7 +509,13 @@ lb_worker_bind_open(struct lb_worker *w, struct rte_mbuf *m,
 	w->bind_new = i;
 	w->st.bind_waits++;
 	if (pkt->payload_len == 0 && !(pkt->tcp_flags & LB_TCP_FIN)) {
-		b->ack = m;
+		/* Kept to answer the client should nothing else come. */
+		if (w->bind_mbufs < LB_BIND_MBUFS) {
+			b->ack = m;
+			w->bind_mbufs++;
+		} else {
+			rte_pktmbuf_free(m);
+		}
 		return;
 	}
 	bind_feed(w, i, m, pkt, now);
@@ -554,6 +576,14 @@ lb_worker_bind_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 		svc |= 1ull << s;
 	}
 	w->bind_svc = svc;
+	/* Connections of a service that routes no more are let go: the
+	 * client's first data, sent again, proves its cookie and starts
+	 * the flow the way of the service now. */
+	for (uint32_t i = w->bind_old, n; i != LB_BIND_NONE; i = n) {
+		n = w->bind[i].next;
+		if (!(svc >> w->bind[i].svc & 1))
+			lb_worker_bind_free(w, i);
+	}
 }
 
 int

@@ -4913,6 +4913,7 @@ test_bind_host(void **state)
 	bind_synack(e, &c, 1, &len);
 	CHECK_EQ(w->st.bind_routed, 2, "routed");
 	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
+	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
 	ph_env_close(e, 1);
 }
 
@@ -5059,7 +5060,44 @@ test_bind_giveup(void **state)
 	CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
 	CHECK_EQ(o.dst, IP_C, "to the client");
 	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
+	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing left held");
+	ph_env_close(e, 1);
+}
+
+/*
+ * The rules go while a connection waits: it is let go, and its data,
+ * sent again, proves the cookie and starts a flow to the service's own
+ * pool, as on a service without rules.
+ */
+static void
+test_bind_rules_gone(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48540, 0);
+	struct lb_dpconf *d;
+	uint32_t cookie;
+	int be;
+
+	learn_all(e);
+	cookie = bind_handshake(e, &c);
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP - 1, "the connection waits");
+	d = ph_table_next(e);
+	d->pools[SVC_TCP].rules.n = 0;
+	d->pools[SVC_TCP].rules.nb_tls = 0;
+	d->pools[SVC_TCP].rules.nb_http = 0;
+	ph_table_publish(e, d);
+	ph_poll(e, 0);
+	CHECK_EQ(w->bind_svc, 0, "no service routes");
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "let go");
+	CHECK_EQ(w->bind_mbufs, 0, "no frame kept");
+	bind_send(e, &c, cookie, 0, req_api, len);
+	be = syn_out(e, &c, "SYN from the data's cookie");
+	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
+	bind_synack(e, &c, 1, &len);
+	CHECK_EQ(w->st.bind_routed, 0, "nothing routed");
 	ph_env_close(e, 1);
 }
 
@@ -5530,6 +5568,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_split, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_sni, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_giveup, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,
