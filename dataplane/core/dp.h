@@ -173,6 +173,8 @@ _Static_assert(sizeof(struct lb_synp_conn) == 28,
 #define LB_BIND_FREE 0
 #define LB_BIND_WAIT 1	/**< reading the first bytes */
 #define LB_BIND_BOUND 2 /**< its segments wait with a SYN copy */
+#define LB_BIND_DONE 3	/**< answered (404, 421) and closed: its
+			 * client's last segments are taken in */
 
 struct lb_bind {
 	struct lb_flow_key key; /**< the client's tuple, to the VIP */
@@ -182,6 +184,7 @@ struct lb_bind {
 	uint32_t prev, next; /**< the waiting ones, oldest first */
 	uint32_t hnext;	     /**< the index's chain */
 	uint32_t len;	     /**< bytes of buf: the stream from its start */
+	uint32_t fin_seq; /**< LB_BIND_DONE: after the answer and its FIN */
 	uint16_t svc;
 	uint16_t pool;
 	uint8_t state;

@@ -78,7 +78,7 @@ bind_put(struct lb_worker *w, uint32_t i)
 	struct lb_bind *b = &w->bind[i];
 
 	w->bind_mbufs -= b->nseg + (b->ack != NULL);
-	if (b->state == LB_BIND_WAIT)
+	if (b->state != LB_BIND_BOUND)
 		bind_unlink(w, i);
 	b->state = LB_BIND_FREE;
 	b->nseg = 0;
@@ -283,18 +283,108 @@ bind_connect(struct lb_worker *w, uint32_t i, uint32_t pool, uint64_t now)
 	w->st.bind_routed++;
 }
 
-/* What rule action @p a says of connection @p i. */
+static const char ans_404[] = "HTTP/1.1 404 Not Found\r\n"
+			      "Content-Type: text/plain\r\n"
+			      "Content-Length: 10\r\n"
+			      "Connection: close\r\n\r\n"
+			      "Not Found\n";
+static const char ans_421[] = "HTTP/1.1 421 Misdirected Request\r\n"
+			      "Content-Type: text/plain\r\n"
+			      "Content-Length: 20\r\n"
+			      "Connection: close\r\n\r\n"
+			      "Misdirected Request\n";
+
+/* The window field of what the worker sends the client itself: room for
+ * its last segments, in whatever scale it reads it. */
+#define DONE_WIN 1024
+
+/* Sends client frame @p m of connection @p b back to it as a segment of
+ * the worker's own. */
 static void
-bind_act(struct lb_worker *w, uint32_t i, struct lb_route_action a,
-	 uint64_t now)
+bind_reply(struct lb_worker *w, const struct lb_bind *b, struct rte_mbuf *m,
+	   uint32_t seq, uint32_t ack, uint8_t flags, const void *data,
+	   uint16_t len, uint64_t now)
 {
-	if (a.what != LB_ROUTE_POOL) {
-		/* 404 and 421 are answered with a RST too, for now. */
-		w->st.bind_refused++;
-		bind_rst(w, i, now);
+	struct lb_flow f = {.key[LB_FLOW_DIR_ORIG] = b->key};
+	struct lb_pkt pkt;
+
+	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
+	    LB_PKT_IPV4) {
+		rte_pktmbuf_free(m);
 		return;
 	}
-	bind_connect(w, i, a.pool, now);
+	lb_worker_seg_send(w, &f, m, pkt.l3_off, true, seq, ack, flags,
+			   DONE_WIN, data, len, now);
+}
+
+/*
+ * Connection @p i, an HTTP request, refused with an answer: the answer
+ * and a FIN in the server's first sequence numbers, acknowledging the
+ * request. The slot stays until the wait ends, to take in the client's
+ * last segments (a RST for them would race with the answer) and
+ * acknowledge its FIN.
+ */
+static void
+bind_answer(struct lb_worker *w, uint32_t i, const char *ans, uint16_t len,
+	    uint64_t now)
+{
+	struct lb_bind *b = &w->bind[i];
+	struct rte_mbuf *m = b->seg[--b->nseg];
+
+	w->bind_mbufs--;
+	for (unsigned int s = 0; s < b->nseg; s++)
+		rte_pktmbuf_free(b->seg[s]);
+	rte_pktmbuf_free(b->ack);
+	w->bind_mbufs -= b->nseg + (b->ack != NULL);
+	b->nseg = 0;
+	b->ack = NULL;
+	b->state = LB_BIND_DONE;
+	b->fin_seq = b->sc.cookie + 1 + len + 1;
+	bind_reply(w, b, m, b->sc.cookie + 1, b->sc.seq + b->len,
+		   LB_TCP_ACK | LB_TCP_PSH | LB_TCP_FIN, ans, len, now);
+}
+
+/* What rule action @p a says of connection @p i, whose first bytes are
+ * an HTTP request when @p http. */
+static void
+bind_act(struct lb_worker *w, uint32_t i, struct lb_route_action a,
+	 bool http, uint64_t now)
+{
+	if (a.what == LB_ROUTE_POOL) {
+		bind_connect(w, i, a.pool, now);
+		return;
+	}
+	w->st.bind_refused++;
+	if (http && w->bind[i].nseg > 0 && a.what == LB_ROUTE_REFUSE_404)
+		bind_answer(w, i, ans_404, sizeof(ans_404) - 1, now);
+	else if (http && w->bind[i].nseg > 0 &&
+		 a.what == LB_ROUTE_REFUSE_421)
+		bind_answer(w, i, ans_421, sizeof(ans_421) - 1, now);
+	else
+		bind_rst(w, i, now);
+}
+
+/* A client segment @p m of connection @p i, answered and closed: its
+ * FIN is acknowledged, the rest taken in. */
+static void
+bind_done_seg(struct lb_worker *w, uint32_t i, struct rte_mbuf *m,
+	      const struct lb_pkt *pkt, uint64_t now)
+{
+	struct lb_bind *b = &w->bind[i];
+	uint32_t seq = tcp_word(frame_of(m), pkt, 4);
+
+	if (pkt->tcp_flags & LB_TCP_RST) {
+		rte_pktmbuf_free(m);
+		lb_worker_bind_free(w, i);
+		return;
+	}
+	if (!(pkt->tcp_flags & LB_TCP_FIN)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	bind_reply(w, b, m, b->fin_seq, seq + pkt->payload_len + 1,
+		   LB_TCP_ACK, NULL, 0, now);
+	lb_worker_bind_free(w, i);
 }
 
 /* Connection @p i given up for @p why: the default action, or a RST
@@ -311,7 +401,7 @@ bind_giveup(struct lb_worker *w, uint32_t i, enum lb_bind_giveup why,
 	bind_act(w, i,
 		 lb_route_flat_action_of(&w->route[w->bind[i].svc],
 					 LB_ROUTE_NO_RULE),
-		 now);
+		 false, now);
 }
 
 /* Reads the prefix of connection @p i again; acts once it decides. */
@@ -334,7 +424,7 @@ bind_decide(struct lb_worker *w, uint32_t i, uint64_t now)
 					       v == LB_TLS_SNI_FOUND ?
 						       th.sni_len :
 						       0);
-		bind_act(w, i, lb_route_flat_action_of(rf, rule), now);
+		bind_act(w, i, lb_route_flat_action_of(rf, rule), false, now);
 		return;
 	case LB_TLS_SNI_TOO_LONG:
 		bind_giveup(w, i, LB_BIND_GU_LIMIT, now);
@@ -350,7 +440,7 @@ bind_decide(struct lb_worker *w, uint32_t i, uint64_t now)
 		return;
 	case LB_HTTP_HEAD_FOUND:
 		rule = lb_route_flat_match_http(rf, &q);
-		bind_act(w, i, lb_route_flat_action_of(rf, rule), now);
+		bind_act(w, i, lb_route_flat_action_of(rf, rule), true, now);
 		return;
 	case LB_HTTP_HEAD_NOT_HTTP:
 		bind_giveup(w, i, LB_BIND_GU_UNKNOWN, now);
@@ -424,6 +514,10 @@ bind_feed(struct lb_worker *w, uint32_t i, struct rte_mbuf *m,
 {
 	struct lb_bind *b = &w->bind[i];
 
+	if (b->state == LB_BIND_DONE) {
+		bind_done_seg(w, i, m, pkt, now);
+		return;
+	}
 	if (pkt->tcp_flags & LB_TCP_RST) {
 		/* No backend has heard of it: nothing to pass on. */
 		rte_pktmbuf_free(m);
@@ -547,7 +641,10 @@ lb_worker_bind_house(struct lb_worker *w, uint64_t now)
 				 w->bind_old != LB_BIND_NONE &&
 				 now - w->bind[w->bind_old].since >= wait;
 	     n++)
-		bind_giveup(w, w->bind_old, LB_BIND_GU_TIMEOUT, now);
+		if (w->bind[w->bind_old].state == LB_BIND_DONE)
+			lb_worker_bind_free(w, w->bind_old);
+		else
+			bind_giveup(w, w->bind_old, LB_BIND_GU_TIMEOUT, now);
 }
 
 /* Whether rules @p f route anything: some rule, or a default other than

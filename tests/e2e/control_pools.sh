@@ -8,7 +8,8 @@
 #     list`, `rule list`, the JSON of `service show` and /metrics;
 #   - the worker binds each connection after its request head: Host
 #     api.example.com reaches be2 in pool `api`, other hosts get the
-#     refusing default (a RST), or be1 with a default to the own pool;
+#     refusing default (a 404 answer), or be1 with a default to the own
+#     pool;
 #     /static/ goes first to the pool `static`, refused while it is
 #     empty, answered by be1 once be1 is moved there;
 #   - bad input (unknown pool, pool in use, too many rules, rules on a
@@ -84,7 +85,7 @@ settle() {
 }
 
 routed 10 api.example.com /x be2
-routed 3 www.example.com / fail
+routed 3 www.example.com / "Not Found"
 # The first rule wins: /static/ of api.example.com goes to the empty
 # pool static, and is refused.
 routed 3 api.example.com /static/x fail
@@ -92,7 +93,8 @@ ctl_do rule default $SVC pool default >/dev/null
 check "a default to the own pool is taken up" settle www.example.com / be1
 routed 10 www.example.com / be1
 ctl_do rule default $SVC refuse 404 >/dev/null
-check "the refusing default is taken up" settle www.example.com / fail
+check "the refusing default is taken up" \
+	settle www.example.com / "Not Found"
 
 # be1 moved to the pool static: /static/ reaches it, the own pool is
 # empty.

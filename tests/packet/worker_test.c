@@ -5101,6 +5101,82 @@ test_bind_rules_gone(void **state)
 	ph_env_close(e, 1);
 }
 
+/*
+ * A default that refuses with 404 (then 421): a request no rule matches
+ * gets the answer and a FIN in the server's first numbers, acknowledging
+ * the request; the client's FIN is acknowledged and nothing is left. A
+ * ClientHello refused so gets a RST.
+ */
+static void
+test_bind_refuse_http(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_www);
+	static const uint8_t kind[2] = {LB_ROUTE_REFUSE_404,
+					LB_ROUTE_REFUSE_421};
+	static const char *const line[2] = {"HTTP/1.1 404 ", "HTTP/1.1 421 "};
+	struct pb_frame in, got;
+	struct lb_dpconf *d;
+	struct seg_out o;
+	uint8_t hello[256];
+	uint32_t cookie;
+
+	learn_all(e);
+	for (int k = 0; k < 2; k++) {
+		struct conn c = tcp_conn((uint16_t)(48550 + k), 0);
+		struct seg s;
+		struct lb_pkt pkt;
+
+		d = ph_table_next(e);
+		d->pools[SVC_TCP].rules.def.what = kind[k];
+		ph_table_publish(e, d);
+		cookie = bind_handshake(e, &c);
+		bind_send(e, &c, cookie, 0, req_www, len);
+		ph_expect_one(e, 0, 0, &got, "the answer");
+		seg_read(&got, &o, "the answer");
+		CHECK_EQ(o.flags, PB_ACK | PB_PSH | PB_FIN, "answer and FIN");
+		CHECK_EQ(o.seq, cookie + 1, "the server's first byte");
+		CHECK_EQ(o.ack, BIND_ISS + 1 + len, "the request acknowledged");
+		CHECK_EQ(o.src, IP_VIP, "from the VIP");
+		assert_int_equal(lb_pkt_parse(got.b, got.len, &pkt),
+				 LB_PKT_IPV4);
+		if (memcmp(got.b + pkt.payload_off, line[k], 13) != 0)
+			fail_msg("the answer starts with '%.13s'",
+				 (const char *)got.b + pkt.payload_off);
+		s = (struct seg){.what = "client FIN", .dir = TO_BE,
+				 .flags = PB_FIN | PB_ACK,
+				 .seq = BIND_ISS + 1 + len,
+				 .ack = o.seq + o.plen + 1};
+		seg_frame(&in, &c, &s, 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_one(e, 0, 0, &got, "ACK of the FIN");
+		seg_read(&got, &o, "ACK of the FIN");
+		CHECK_EQ(o.flags, PB_ACK, "an ACK");
+		CHECK_EQ(o.ack, BIND_ISS + 2 + len, "acknowledges the FIN");
+		CHECK_EQ(o.seq, s.ack, "after our FIN");
+		CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "nothing left");
+		CHECK_EQ(w->bind_mbufs, 0, "no frame left");
+	}
+	CHECK_EQ(w->st.bind_refused, 2, "refusals");
+
+	{
+		struct conn c = tcp_conn(48560, 0);
+		uint16_t n = client_hello(hello, "nope.test");
+
+		cookie = bind_handshake(e, &c);
+		bind_send(e, &c, cookie, 0, hello, n);
+		ph_expect_one(e, 0, 0, &got, "RST to the TLS client");
+		seg_read(&got, &o, "RST");
+		CHECK_EQ(o.flags, PB_RST, "a RST");
+		CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
+	}
+	CHECK_EQ(w->st.bind_refused, 3, "refusals");
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "nothing left");
+	ph_env_close(e, 1);
+}
+
 
 /* ---- PROXY protocol ------------------------------------------------------ */
 
@@ -5569,6 +5645,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_sni, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_giveup, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,
