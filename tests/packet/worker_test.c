@@ -5177,6 +5177,54 @@ test_bind_refuse_http(void **state)
 	ph_env_close(e, 1);
 }
 
+/*
+ * Every trial of a routed connection refused, with a deferred queue: its
+ * SYNs go to the backends of its pool only, and the retry from the queue
+ * too.
+ */
+static void
+test_bind_deferred(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48570, 0);
+	struct lb_dpconf *d;
+	struct pb_frame in;
+	uint64_t end;
+	uint32_t cookie;
+	int be, n = 0;
+
+	learn_all(e);
+	d = ph_table_next(e);
+	d->svc[SVC_TCP].opts.deferq_len = 8;
+	d->svc[SVC_TCP].opts.retry_gap_ns = 10000000ull; /* 10 ms */
+	d->svc[SVC_TCP].opts.expiry_ns = 10000000000ull;
+	ph_table_publish(e, d);
+	cookie = bind_handshake(e, &c);
+	bind_send(e, &c, cookie, 0, req_api, len);
+	while (w->st.deferred == 0) {
+		if (++n > 8)
+			fail_msg("%d SYNs and not deferred", n);
+		be = syn_out(e, &c, "SYN of a trial");
+		CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+		backend_rst(&in, &c, BIND_ISS);
+		ph_inject(e, 1, 0, &in);
+		ph_poll(e, 0);
+	}
+	ph_expect_quiet(e, "deferred");
+	/* The queue's retry starts a flow of its own. */
+	end = ph_now_ns(e) + 10000000000ull;
+	while (w->st.flows_created < 2 && ph_now_ns(e) < end) {
+		usleep(1000);
+		ph_poll(e, 0);
+	}
+	be = syn_out(e, &c, "SYN retried from the queue");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api again");
+	bind_synack(e, &c, 1, &len);
+	ph_env_close(e, 1);
+}
+
 
 /* ---- PROXY protocol ------------------------------------------------------ */
 
@@ -5646,6 +5694,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_giveup, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_deferred, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,
