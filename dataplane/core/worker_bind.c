@@ -489,6 +489,11 @@ bind_store(struct lb_worker *w, struct lb_bind *b, struct rte_mbuf *m,
 		rte_pktmbuf_free(m);
 		return TAKEN;
 	}
+	/* Its bytes choose the pool: they must be the client's. */
+	if (unlikely(!l4_csum_ok(m, pkt))) {
+		drop(w, m, LB_DROP_L4_CSUM);
+		return TAKEN;
+	}
 	if (w->bind_mbufs >= LB_BIND_MBUFS) {
 		/* The worker keeps enough: sent again, later. */
 		w->st.synp_held_dropped++;

@@ -320,24 +320,6 @@ reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
 }
 
 /*
- * Whether the TCP or UDP checksum of @p m verifies: the port's word when
- * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
- */
-static inline bool
-l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
-{
-	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
-	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
-	case RTE_MBUF_F_RX_L4_CKSUM_NONE: /* data verified, field not */
-		return true;
-	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
-		return false;
-	default:
-		return lb_pkt_l4_csum_ok(frame_of(m), pkt);
-	}
-}
-
-/*
  * Whether the first packet of a flow may create it; counts and frees it
  * otherwise. A packet from one of our own addresses (a land attack: the
  * backend's answer would go from the VIP to the VIP) or with a checksum

@@ -326,6 +326,24 @@ frame_of(struct rte_mbuf *m)
 	return rte_pktmbuf_mtod(m, uint8_t *);
 }
 
+/*
+ * Whether the TCP or UDP checksum of @p m verifies: the port's word when
+ * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
+ */
+static inline bool
+l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE: /* data verified, field not */
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		return lb_pkt_l4_csum_ok(frame_of(m), pkt);
+	}
+}
+
 /* What we have no use for but is addressed to a local address is the
  * kernel's, through the exception path when it is on (exc.h). */
 static inline void

@@ -4918,9 +4918,10 @@ test_bind_host(void **state)
 }
 
 /*
- * The same head in three segments, the first sent twice: nothing goes
- * to a backend before its end, the copy is dropped, and all three reach
- * the backend after its SYN-ACK.
+ * The same head in three segments, the first sent twice and the second
+ * damaged once: nothing goes to a backend before its end, the copy and
+ * the damaged one are dropped, and all three reach the backend after its
+ * SYN-ACK.
  */
 static void
 test_bind_split(void **state)
@@ -4939,6 +4940,19 @@ test_bind_split(void **state)
 	bind_send(e, &c, cookie, 0, req_api, len[0]);
 	ph_expect_quiet(e, "the part sent again");
 	CHECK_EQ(w->st.bind_dup, 1, "dropped as a copy");
+	{
+		/* The next piece, damaged on the way: not read, not kept. */
+		uint64_t bad = w->st.drop[LB_DROP_L4_CSUM];
+		struct pb_frame in;
+
+		data_frame(&in, &c, BIND_ISS + 1 + len[0], cookie + 1,
+			   req_api + len[0], len[1]);
+		in.b[in.len - 1] ^= 0x20;
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, "a damaged segment");
+		CHECK_EQ(w->st.drop[LB_DROP_L4_CSUM], bad + 1, "dropped");
+	}
 	bind_send(e, &c, cookie, len[0], req_api + len[0], len[1]);
 	ph_expect_quiet(e, "no Host yet");
 	bind_send(e, &c, cookie, len[0] + len[1], req_api + len[0] + len[1],
