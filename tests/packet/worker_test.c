@@ -4087,8 +4087,8 @@ static const char *const conf_pools[] = {
 };
 
 /*
- * Until content routing binds connections after their first data, new
- * connections go to the service's own pool only: no SYN, first or
+ * Without rules, a service with named pools sends new connections to
+ * its own pool only, scheduled at their SYN: no SYN, first or
  * retried after a RST, reaches a backend of a named pool, and with the
  * own pool empty a SYN waits in the deferred queue rather than go there.
  */
