@@ -49,6 +49,31 @@ static const struct {
 	W(synp_held_dropped),
 	W(synp_auto_on),
 	W(synp_auto_off),
+	W(bind_waits),
+	W(bind_routed),
+	W(bind_refused),
+	W(bind_dup),
+	{"bind_gaveup_timeout",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_TIMEOUT * sizeof(uint64_t)},
+	{"bind_gaveup_limit",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_LIMIT * sizeof(uint64_t)},
+	{"bind_gaveup_unknown",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_UNKNOWN * sizeof(uint64_t)},
+	{"bind_gaveup_malformed",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_MALFORMED * sizeof(uint64_t)},
+	{"bind_gaveup_closed",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_CLOSED * sizeof(uint64_t)},
+	{"bind_gaveup_full",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_FULL * sizeof(uint64_t)},
+	{"bind_gaveup_no_backend",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_NO_BACKEND * sizeof(uint64_t)},
 	W(redirect_out),
 	W(redirect_in),
 	W(arp_replies),

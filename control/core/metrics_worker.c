@@ -66,6 +66,42 @@ static const struct {
 	  "Times synproxy auto turned on for a service on a worker."),
 	W("synproxy_auto_off", synp_auto_off,
 	  "Times synproxy auto turned off again."),
+	W("bind_waits", bind_waits,
+	  "Connections that waited for the first bytes choosing their pool."),
+	W("bind_routed", bind_routed,
+	  "Connections given a pool and a backend by their first bytes."),
+	W("bind_refused", bind_refused,
+	  "Connections refused by a routing rule or the default (RST)."),
+	W("bind_dup", bind_dup,
+	  "Client segments already kept while waiting, dropped."),
+	{"lb_bind_gaveup_timeout_total",
+	 "Connections given up while waiting: no decision within the wait.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_TIMEOUT * sizeof(uint64_t)},
+	{"lb_bind_gaveup_limit_total",
+	 "Connections given up while waiting: over the bytes or segments kept.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_LIMIT * sizeof(uint64_t)},
+	{"lb_bind_gaveup_unknown_total",
+	 "Connections given up while waiting: neither TLS nor HTTP/1.x.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_UNKNOWN * sizeof(uint64_t)},
+	{"lb_bind_gaveup_malformed_total",
+	 "Connections given up while waiting: a broken ClientHello or request head.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_MALFORMED * sizeof(uint64_t)},
+	{"lb_bind_gaveup_closed_total",
+	 "Connections given up while waiting: the client reset or closed first.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_CLOSED * sizeof(uint64_t)},
+	{"lb_bind_gaveup_full_total",
+	 "Connections given up while waiting: no room to wait.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_FULL * sizeof(uint64_t)},
+	{"lb_bind_gaveup_no_backend_total",
+	 "Connections given up while waiting: no backend in the pool chosen.",
+	 offsetof(struct lb_worker_stats, bind_gaveup) +
+		 LB_BIND_GU_NO_BACKEND * sizeof(uint64_t)},
 	W("redirect_out", redirect_out,
 	  "Replies handed to the worker that owns their flow."),
 	W("redirect_in", redirect_in, "Replies received from other workers."),

@@ -27,6 +27,7 @@
 #include "l7_reject.h"
 #include "neigh.h"
 #include "lb/pkt_parse.h"
+#include "lb/route_flat-t.h"
 #include "lb/rng.h"
 #include "lb/shm.h"
 #include "lb/snat.h"
@@ -148,6 +149,53 @@ _Static_assert(sizeof(struct lb_synp_conn) == 28,
 #define LB_SYNP_PEND 1 /**< the backend's handshake runs */
 #define LB_SYNP_ON 2   /**< spliced: segments are translated */
 
+/*
+ * Delayed binding (worker_bind.c): a connection of a service with content
+ * routing rules, established with the client by the SYN proxy, waits here
+ * for its first bytes before a pool and a backend are chosen. Bounded:
+ * LB_BIND_BYTES bytes in at most LB_BIND_SEGS segments, and a wait of
+ * dp->bind_wait_ns.
+ */
+#define LB_BIND_BYTES 4096u
+#define LB_BIND_SEGS 8u
+/** Connections one worker keeps waiting at once. */
+#define LB_BIND_CAP 1024u
+/** Frames the waiting connections of one worker keep at most, all
+ * together (lb-dataplane's mbuf pool has room for them). */
+#define LB_BIND_MBUFS 2048u
+/** Buckets of the waiting connections' index (a power of two). */
+#define LB_BIND_BUCKETS 2048u
+#define LB_BIND_NONE UINT32_MAX
+/** A SYN copy's `data` naming a binding slot instead of one segment. */
+#define LB_HOLD_BIND 0x80000000u
+
+/** States of struct lb_bind. */
+#define LB_BIND_FREE 0
+#define LB_BIND_WAIT 1	/**< reading the first bytes */
+#define LB_BIND_BOUND 2 /**< its segments wait with a SYN copy */
+#define LB_BIND_DONE 3	/**< answered (404, 421) and closed: its
+			 * client's last segments are taken in */
+
+struct lb_bind {
+	struct lb_flow_key key; /**< the client's tuple, to the VIP */
+	struct lb_synp_conn sc;
+	struct lb_syncookie_opts so;
+	uint64_t since;
+	uint32_t prev, next; /**< the waiting ones, oldest first */
+	uint32_t hnext;	     /**< the index's chain */
+	uint32_t len;	     /**< bytes of buf: the stream from its start */
+	uint32_t fin_seq; /**< LB_BIND_DONE: after the answer and its FIN */
+	uint16_t svc;
+	uint16_t pool;
+	uint8_t state;
+	uint8_t nseg;
+	/** The client's ACK without data, kept to answer it (a RST) when
+	 * no segment is; NULL once data came. */
+	struct rte_mbuf *ack;
+	struct rte_mbuf *seg[LB_BIND_SEGS]; /**< in sequence order */
+	uint8_t buf[LB_BIND_BYTES];
+};
+
 /* `synproxy auto` of one service slot on one worker (worker_synp.c). */
 struct lb_synp_auto {
 	uint32_t syns;	    /**< SYNs of the current second */
@@ -250,6 +298,17 @@ struct lb_worker {
 	uint64_t synp_epoch;
 	struct lb_synp_auto synp_auto[LB_CONF_MAX_SVCS];
 	struct lb_syncookie_secrets synp_keys;
+	/* Delayed binding (worker_bind.c): the service slots with rules,
+	 * their rules and pools' counts (copied at each switch), the
+	 * waiting connections, their index and age list. */
+	uint64_t bind_svc;
+	struct lb_route_flat *route; /**< [LB_CONF_MAX_SVCS] */
+	struct lb_bind *bind;	     /**< [LB_BIND_CAP] */
+	uint32_t *bind_head;	     /**< [LB_BIND_BUCKETS] */
+	uint32_t *bind_free;
+	uint32_t bind_nfree;
+	uint32_t bind_mbufs; /**< frames they keep (LB_BIND_MBUFS) */
+	uint32_t bind_old, bind_new; /**< the age list's ends */
 	/* SYN copies kept for retries, indexed by flow->l7 */
 	struct rte_mbuf **hold;
 	uint32_t *hold_free;
@@ -315,6 +374,9 @@ struct lb_dp {
 	/** First resend delay of an unacknowledged PROXY header (then
 	 * twice and four times it); 0: 200 ms. */
 	uint64_t pp_rto_ns;
+	/** Longest a connection of a service with content routing rules
+	 * waits for the bytes that choose its pool; 0: 3 s. */
+	uint64_t bind_wait_ns;
 	volatile int quit;
 	/** Ports of each SNAT address the workers share (--snat-ports);
 	 * both 0 for the default, LB_SNAT_PORT_MIN_DEFAULT..MAX_DEFAULT. */

@@ -550,7 +550,7 @@ main(int argc, char **argv)
 	dp.rng_seed = seeds.rng;
 
 	nb_mbufs = dp.nb_ports * nw * (NB_RXD + NB_TXD + LB_BURST) +
-		   nw * (4096 + 4096 + 2 * MBUF_CACHE) + 4096;
+		   nw * (4096 + 4096 + LB_BIND_MBUFS + 2 * MBUF_CACHE) + 4096;
 	if (exc_prefix != NULL) /* the taps' queues and the rings */
 		nb_mbufs += dp.nb_ports * 512 + nw * 2048;
 	dp.pool = rte_pktmbuf_pool_create("lb_mbufs", nb_mbufs, MBUF_CACHE, 0,

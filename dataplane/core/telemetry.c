@@ -141,6 +141,17 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "synp_held_dropped", sum.synp_held_dropped);
 	add_u64(d, "synp_auto_on", sum.synp_auto_on);
 	add_u64(d, "synp_auto_off", sum.synp_auto_off);
+	add_u64(d, "bind_waits", sum.bind_waits);
+	add_u64(d, "bind_routed", sum.bind_routed);
+	add_u64(d, "bind_refused", sum.bind_refused);
+	add_u64(d, "bind_dup", sum.bind_dup);
+	add_u64(d, "bind_gaveup_timeout", sum.bind_gaveup[LB_BIND_GU_TIMEOUT]);
+	add_u64(d, "bind_gaveup_limit", sum.bind_gaveup[LB_BIND_GU_LIMIT]);
+	add_u64(d, "bind_gaveup_unknown", sum.bind_gaveup[LB_BIND_GU_UNKNOWN]);
+	add_u64(d, "bind_gaveup_malformed", sum.bind_gaveup[LB_BIND_GU_MALFORMED]);
+	add_u64(d, "bind_gaveup_closed", sum.bind_gaveup[LB_BIND_GU_CLOSED]);
+	add_u64(d, "bind_gaveup_full", sum.bind_gaveup[LB_BIND_GU_FULL]);
+	add_u64(d, "bind_gaveup_no_backend", sum.bind_gaveup[LB_BIND_GU_NO_BACKEND]);
 	add_u64(d, "src_budget_dropped", sum.src_budget.dropped);
 	add_u64(d, "src_budget_evicted", sum.src_budget.evicted);
 	add_u64(d, "redirect_out", sum.redirect_out);

@@ -225,6 +225,8 @@ housekeeping(struct lb_worker *w, uint64_t now)
 		w->st.l7_blocks_lost = ls.blocks_lost;
 	}
 	lb_worker_synp_house(w, now);
+	if (unlikely(w->bind_old != LB_BIND_NONE))
+		lb_worker_bind_house(w, now);
 	if (unlikely(w->pp_used))
 		lb_worker_pp_house(w, now);
 	for (uint32_t s = 0; s < nsvc; s++)
@@ -428,6 +430,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->pp);
 	rte_free(w->synp);
 	rte_free(w->synp_hold);
+	lb_worker_bind_fini(w);
 	rte_free(w->snat);
 	rte_free(w->snat6);
 	if (w->neigh != NULL)
@@ -587,6 +590,10 @@ rings_alloc(struct lb_worker *w, int socket)
 	    w->conf_buf[1] == NULL || w->hold == NULL ||
 	    w->hold_free == NULL || w->hold_since == NULL ||
 	    w->synp_hold == NULL) {
+		LOG(ERR, "worker %u: out of memory", wid);
+		return -ENOMEM;
+	}
+	if (lb_worker_bind_init(w, socket) != 0) {
 		LOG(ERR, "worker %u: out of memory", wid);
 		return -ENOMEM;
 	}

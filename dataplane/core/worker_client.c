@@ -345,24 +345,6 @@ reopens(const struct lb_flow *f, const struct lb_pkt *pkt)
 }
 
 /*
- * Whether the TCP or UDP checksum of @p m verifies: the port's word when
- * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
- */
-static inline bool
-l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
-{
-	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
-	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
-	case RTE_MBUF_F_RX_L4_CKSUM_NONE: /* data verified, field not */
-		return true;
-	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
-		return false;
-	default:
-		return lb_pkt_l4_csum_ok(frame_of(m), pkt);
-	}
-}
-
-/*
  * Whether the first packet of a flow may create it; counts and frees it
  * otherwise. A packet from one of our own addresses (a land attack: the
  * backend's answer would go from the VIP to the VIP) or with a checksum
@@ -450,6 +432,10 @@ synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 	struct rte_mbuf *s;
 	struct lb_pkt spkt;
 
+	/* A connection that waits for the bytes that choose its pool. */
+	if (unlikely(w->bind_svc >> svc_idx & 1) &&
+	    lb_worker_bind_seg(w, m, pkt, k, now))
+		return true;
 	if (pkt->tcp_flags & (LB_TCP_RST | LB_TCP_SYN))
 		return false;
 	if (q != NULL && lb_deferq_depth(q) > 0 &&
@@ -464,6 +450,12 @@ synp_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return true;
 	if (admit_reject(w, m, pkt, svc_idx, now))
 		return true;
+	if (unlikely(w->bind_svc >> svc_idx & 1)) {
+		/* Content routing: the backend once the first bytes say
+		 * which pool (worker_bind.c). */
+		lb_worker_bind_open(w, m, pkt, svc_idx, k, &sc, &so, now);
+		return true;
+	}
 	s = lb_worker_synp_syn_of(w, m, pkt, &so, &sc, &spkt);
 	if (s == NULL) {
 		/* Its data, sent again, proves the cookie once more. */

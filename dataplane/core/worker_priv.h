@@ -245,6 +245,10 @@ void lb_worker_synp_release(struct lb_worker *w, uint32_t hold);
 /* RST to the client of SYN copy @p hold if it is the proxy's, releasing
  * the copy and what waits with it; false (nothing done) otherwise. */
 bool lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now);
+/* Turns client frame @p m into a RST at sequence number @p seq back to
+ * its sender, consuming it. */
+void lb_worker_synp_rst_to(struct lb_worker *w, struct rte_mbuf *m,
+			   uint32_t seq, uint64_t now);
 bool lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 			  struct rte_mbuf *m, const struct lb_pkt *pkt);
 void lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
@@ -255,6 +259,40 @@ void lb_worker_synp_house(struct lb_worker *w, uint64_t now);
 /* Counts a SYN of service slot @p s whose proxy is not off; `auto`
  * turns the proxy on the moment the counts reach its thresholds. */
 void lb_worker_synp_auto_syn(struct lb_worker *w, uint32_t s, uint64_t now);
+
+/* worker_bind.c: delayed binding (content routing). */
+/* A client segment @p m without a flow: true when it was a waiting
+ * connection's (taken). */
+bool lb_worker_bind_seg(struct lb_worker *w, struct rte_mbuf *m,
+			const struct lb_pkt *pkt, const struct lb_flow_key *k,
+			uint64_t now);
+/* The ACK @p m proved its cookie on a service with rules: the connection
+ * waits for its first bytes. Consumes @p m. */
+void lb_worker_bind_open(struct lb_worker *w, struct rte_mbuf *m,
+			 const struct lb_pkt *pkt, int svc_idx,
+			 const struct lb_flow_key *k,
+			 const struct lb_synp_conn *sc,
+			 const struct lb_syncookie_opts *so, uint64_t now);
+/* A client segment while the backend's handshake of bound connection
+ * @p d (a SYN copy's data) runs: false when @p d is no binding. */
+bool lb_worker_bind_early(struct lb_worker *w, uint32_t d, struct rte_mbuf *m,
+			  const struct lb_pkt *pkt);
+/* The segments of slot @p i to the caller, in order; the slot is free. */
+unsigned int lb_worker_bind_out(struct lb_worker *w, uint32_t i,
+				struct rte_mbuf **seg);
+void lb_worker_bind_free(struct lb_worker *w, uint32_t i);
+/* The next backend after @p be in the pool of the connection of SYN copy
+ * @p hold: -ENOENT when it has none (not bound by content), -EAGAIN when
+ * the pool has no other. */
+int lb_worker_bind_next(struct lb_worker *w, uint32_t hold, uint32_t s,
+			uint32_t be, uint32_t *next);
+/* A backend of that pool, for a deferred connection; errors as above. */
+int lb_worker_bind_pick(struct lb_worker *w, uint32_t hold, uint32_t s,
+			uint32_t *be);
+void lb_worker_bind_house(struct lb_worker *w, uint64_t now);
+void lb_worker_bind_switch(struct lb_worker *w, const struct lb_dpconf *pub);
+int lb_worker_bind_init(struct lb_worker *w, int socket);
+void lb_worker_bind_fini(struct lb_worker *w);
 
 /* worker_neigh.c: ARP, neighbours, the way out of a frame. */
 void lb_worker_send_arp_request(struct lb_worker *w, uint16_t port,
@@ -306,6 +344,24 @@ static inline uint8_t *
 frame_of(struct rte_mbuf *m)
 {
 	return rte_pktmbuf_mtod(m, uint8_t *);
+}
+
+/*
+ * Whether the TCP or UDP checksum of @p m verifies: the port's word when
+ * it checked (RTE_ETH_RX_OFFLOAD_*_CKSUM, lb_port_setup()), else our own.
+ */
+static inline bool
+l4_csum_ok(struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	switch (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE: /* data verified, field not */
+		return true;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return false;
+	default:
+		return lb_pkt_l4_csum_ok(frame_of(m), pkt);
+	}
 }
 
 /* What we have no use for but is addressed to a local address is the

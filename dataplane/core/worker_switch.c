@@ -349,7 +349,8 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	 * into it across polls. The copy of the previous table stays for
 	 * comparison. The new table is in place before anything that may
 	 * send (a deferred queue's RSTs route through it). Not the pools'
-	 * and rules' part, which the worker does not read. */
+	 * and rules' part: lb_worker_bind_switch() copies the rules of the
+	 * services that have some. */
 	memcpy(c, pub, LB_DPCONF_WORKER_COPY);
 	w->conf_pub = pub;
 	w->conf = c;
@@ -410,6 +411,7 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	lb_worker_l7_switch(w, pub);
 	snat_switch(w, c);
 	lb_worker_synp_switch(w);
+	lb_worker_bind_switch(w, pub);
 	w->st.conf_switches++;
 	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
 }

@@ -257,7 +257,10 @@ lb_worker_synp_release(struct lb_worker *w, uint32_t hold)
 
 	h->state = LB_SYNP_NONE;
 	h->data = LB_HOLD_NONE;
-	lb_worker_hold_release(w, d);
+	if (d != LB_HOLD_NONE && (d & LB_HOLD_BIND))
+		lb_worker_bind_free(w, d & ~LB_HOLD_BIND);
+	else
+		lb_worker_hold_release(w, d);
 }
 
 void
@@ -277,28 +280,36 @@ lb_worker_synp_flow(struct lb_worker *w, uint32_t idx, uint32_t hold,
 bool
 lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now)
 {
-	struct lb_nat_tcp_hdr h = {.flags = LB_TCP_RST};
 	struct rte_mbuf *m;
-	struct lb_pkt pkt;
+	uint32_t seq;
 
 	if (hold >= w->hold_cap || w->synp_hold[hold].state != LB_SYNP_PEND)
 		return false;
 	/* The client is established: the RST carries the sequence number
 	 * it expects, in the SYN copy's frame turned around. */
-	h.seq = w->synp_hold[hold].cookie + 1;
+	seq = w->synp_hold[hold].cookie + 1;
 	lb_worker_synp_release(w, hold);
 	m = lb_worker_hold_out(w, hold);
-	if (m == NULL)
-		return true;
+	if (m != NULL)
+		lb_worker_synp_rst_to(w, m, seq, now);
+	return true;
+}
+
+void
+lb_worker_synp_rst_to(struct lb_worker *w, struct rte_mbuf *m, uint32_t seq,
+		      uint64_t now)
+{
+	struct lb_nat_tcp_hdr h = {.flags = LB_TCP_RST, .seq = seq};
+	struct lb_pkt pkt;
+
 	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
 		    LB_PKT_IPV4 ||
 	    !seg_rewrite(w, m, &pkt, true, &h)) {
 		rte_pktmbuf_free(m);
-		return true;
+		return;
 	}
 	w->st.rst_sent++;
 	lb_worker_route_out(w, m, pkt.dst, now);
-	return true;
 }
 
 bool
@@ -318,6 +329,8 @@ lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 		rte_pktmbuf_free(m);
 		return true;
 	}
+	if (h != NULL && lb_worker_bind_early(w, h->data, m, pkt))
+		return true;
 	if (h != NULL && h->data == LB_HOLD_NONE &&
 	    (h->data = lb_worker_hold_take(w, m)) != LB_HOLD_NONE) {
 		w->st.synp_held++;
@@ -399,14 +412,21 @@ lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	struct lb_synp_conn *sc = &w->synp[idx];
 	struct lb_tcp_track *trk = &w->trk[idx];
 	uint32_t isn = tcp_word(frame_of(m), pkt, 4);
-	struct rte_mbuf *d = NULL;
+	struct rte_mbuf *d[LB_BIND_SEGS];
+	unsigned int nd = 0;
 	struct lb_pkt dpkt;
 	struct lb_tcp_opts bo;
 	int svc = f->svc;
 
 	if (f->l7 < w->hold_cap && w->synp_hold[f->l7].state == LB_SYNP_PEND) {
-		d = lb_worker_hold_out(w, w->synp_hold[f->l7].data);
+		uint32_t data = w->synp_hold[f->l7].data;
+
 		w->synp_hold[f->l7].data = LB_HOLD_NONE;
+		/* Delayed binding kept several segments, in order. */
+		if (data != LB_HOLD_NONE && (data & LB_HOLD_BIND))
+			nd = lb_worker_bind_out(w, data & ~LB_HOLD_BIND, d);
+		else if ((d[0] = lb_worker_hold_out(w, data)) != NULL)
+			nd = 1;
 	}
 	opts_of(frame_of(m), pkt, &bo);
 	/* The client's TSecr echoes the TSval of its SYN-ACK. */
@@ -429,12 +449,12 @@ lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 		replay(w, m, pkt, svc, now);
 	else
 		rte_pktmbuf_free(m);
-	if (d != NULL) {
-		if (lb_pkt_parse(frame_of(d), rte_pktmbuf_data_len(d),
+	for (unsigned int i = 0; i < nd; i++) {
+		if (lb_pkt_parse(frame_of(d[i]), rte_pktmbuf_data_len(d[i]),
 				 &dpkt) == LB_PKT_IPV4)
-			replay(w, d, &dpkt, svc, now);
+			replay(w, d[i], &dpkt, svc, now);
 		else
-			rte_pktmbuf_free(d);
+			rte_pktmbuf_free(d[i]);
 	}
 }
 

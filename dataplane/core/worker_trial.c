@@ -285,6 +285,7 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 	struct rte_mbuf *m;
 	struct lb_pkt pkt;
 	uint32_t next;
+	int rc;
 
 	w->bst[t->svc][t->be].errors++;
 	if (st == NULL || t->be >= svc->nb_be) {
@@ -310,8 +311,10 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 			    now);
 		return;
 	}
-	if (t->trials < trial_limit(svc) &&
-	    ops->next(st, t->be, &next) == 0) {
+	rc = lb_worker_bind_next(w, t->hold, t->svc, t->be, &next);
+	if (rc == -ENOENT)
+		rc = ops->next(st, t->be, &next);
+	if (t->trials < trial_limit(svc) && rc == 0) {
 		if (snat_retake(w, t, next, now) != 0) {
 			lb_worker_defer_or_rst(w, t, now);
 			return;
@@ -408,11 +411,18 @@ lb_worker_on_deferq(enum lb_deferq_event ev, const struct lb_deferq_entry *e,
 			struct lb_trial t = { .orig = k, .svc = (uint16_t)svc,
 					   .hold = hold };
 			uint32_t be;
+			/* A connection bound by its content stays in its
+			 * pool. */
+			int rc = lb_worker_bind_pick(w, hold, (uint32_t)svc,
+						     &be);
 
+			if (rc == -ENOENT && w->sched[svc] != NULL)
+				rc = w->ops[svc]->pick(
+					w->sched[svc],
+					lb_flow_hash(w->dp->hash_seed, &k),
+					&w->rng, &be);
 			if (w->sched[svc] == NULL || w->snat == NULL ||
-			    w->ops[svc]->pick(w->sched[svc],
-					   lb_flow_hash(w->dp->hash_seed, &k),
-					   &w->rng, &be) != 0 ||
+			    rc != 0 ||
 			    lb_worker_snat_take(w, &t, be, now) != 0) {
 				rte_pktmbuf_free(m);
 				return LB_DEFERQ_KEEP;

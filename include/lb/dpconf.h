@@ -100,17 +100,26 @@ unsigned int lb_dpconf_snat6_keep(struct lb_dpconf *d,
 bool lb_dpconf_snat6_gc_due(const struct lb_dpconf *d,
 			    lb_dpconf_snat6_busy_fn *busy, void *ctx);
 
+/** Whether backend @p be of service @p s takes new flows of pool
+ * @p pool: those content routing sends there (delayed binding). */
+static inline bool
+lb_dpconf_be_eligible_pool(const struct lb_dpconf_svc *s, uint32_t be,
+			   uint32_t pool)
+{
+	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE &&
+	       s->be[be].health == LB_BE_HEALTH_UP && s->be[be].pool == pool;
+}
+
 /**
- * Whether backend @p be of service @p s takes new flows: those of the
- * service's own pool only. A backend of a named pool gets a connection
- * only when content routing chooses its pool, which needs the first
- * data of the connection (delayed binding), not the SYN.
+ * Whether backend @p be of service @p s takes new flows chosen at their
+ * SYN: those of the service's own pool only. A backend of a named pool
+ * gets a connection only when content routing chooses its pool, which
+ * needs the first data of the connection, not the SYN.
  */
 static inline bool
 lb_dpconf_be_eligible(const struct lb_dpconf_svc *s, uint32_t be)
 {
-	return be < s->nb_be && s->be[be].state == LB_BE_ACTIVE &&
-	       s->be[be].health == LB_BE_HEALTH_UP && s->be[be].pool == 0;
+	return lb_dpconf_be_eligible_pool(s, be, 0);
 }
 
 static inline uint32_t

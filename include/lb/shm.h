@@ -52,6 +52,21 @@
 #define LB_SHM_BOOT_CONF_MAX (64u * 1024u)
 #define LB_FB_RING_SIZE 16384u
 
+/**
+ * Why delayed binding gave up reading a connection's first bytes
+ * (lb_worker_stats.bind_gaveup; docs/dataplane.md, "Delayed binding").
+ */
+enum lb_bind_giveup {
+	LB_BIND_GU_TIMEOUT,    /**< no decision within the wait */
+	LB_BIND_GU_LIMIT,      /**< over the bytes or segments kept */
+	LB_BIND_GU_UNKNOWN,    /**< neither TLS nor HTTP/1.x */
+	LB_BIND_GU_MALFORMED,  /**< a broken ClientHello or request head */
+	LB_BIND_GU_CLOSED,     /**< the client reset or closed first */
+	LB_BIND_GU_FULL,       /**< no room to wait: dropped, sent again */
+	LB_BIND_GU_NO_BACKEND, /**< the chosen pool had no backend to take it */
+	LB_BIND_GU_MAX,
+};
+
 struct rte_rcu_qsbr;
 struct rte_ring;
 struct lb_flow_table;
@@ -132,6 +147,12 @@ struct lb_worker_stats {
 	uint64_t synp_held_dropped; /**< client segments dropped meanwhile */
 	uint64_t synp_auto_on;	    /**< `auto` turned on for a service */
 	uint64_t synp_auto_off;	    /**< and off again */
+	/* Delayed binding (docs/dataplane.md, "Delayed binding") */
+	uint64_t bind_waits;   /**< connections that waited for first bytes */
+	uint64_t bind_routed;  /**< given a pool and a backend */
+	uint64_t bind_refused; /**< refused by a rule or the default (RST) */
+	uint64_t bind_dup;     /**< client segments already kept, dropped */
+	uint64_t bind_gaveup[LB_BIND_GU_MAX]; /**< by enum lb_bind_giveup */
 	/* Expiry (docs/dataplane.md#flow-expiry). Gauges, refreshed by
 	 * housekeeping: flows timed out that expiry has not reached yet
 	 * (counted up to LB_OVERDUE_SCAN), and of them those holding a SNAT

@@ -467,7 +467,9 @@ wait_listen() {
 # BE_LISTEN6 set, on its IPv6 address (be_addr6) too. With a
 # delay, nginx proxies to a local server that sleeps first. BE_LOCATIONS,
 # when set, goes into the server block as it is (@DIR@ stands for the
-# backend's directory), for tests that need more locations.
+# backend's directory), for tests that need more locations. With
+# BE_TLS set, it listens on port 443 with TLS too, with a self-signed
+# certificate whose subject is CN=beI.
 be_start() {
 	local i=$1 status=${2:-200} delay=${3:-0} ns dir addr loc
 	ns=$(ns_be "$i")
@@ -483,6 +485,12 @@ be_start() {
 		loc="proxy_pass http://127.0.0.1:8080;"
 	else
 		loc="return $status \"be$i\\n\";"
+	fi
+	if [ -n "${BE_TLS:-}" ]; then
+		openssl req -x509 -newkey rsa:2048 -nodes -days 1 \
+			-subj "/CN=be$i" -keyout "$dir/key.pem" \
+			-out "$dir/cert.pem" >"$dir/openssl.log" 2>&1 ||
+			die "be$i: no certificate: $(tail -n 2 "$dir/openssl.log")"
 	fi
 	cat >"$dir/nginx.conf" <<EOF
 user nobody nogroup;
@@ -504,6 +512,8 @@ http {
 	server {
 		listen $addr:80 backlog=4096;
 		${BE_LISTEN6:+listen [$(be_addr6 "$i")]:80 backlog=4096;}
+		${BE_TLS:+listen $addr:443 ssl; ssl_certificate $dir/cert.pem;}
+		${BE_TLS:+ssl_certificate_key $dir/key.pem;}
 		location / {
 			$loc
 		}
@@ -516,6 +526,8 @@ EOF
 		die "be$i: nginx did not start: $(tail -n 5 "$dir/error.log")"
 	wait_listen "$ns" tcp "$addr:80" ||
 		die "be$i: nginx is not listening on $addr:80"
+	[ -z "${BE_TLS:-}" ] || wait_listen "$ns" tcp "$addr:443" ||
+		die "be$i: nginx is not listening on $addr:443"
 }
 
 # be_kill I: stops backend I's nginx; its namespace and address stay, so

@@ -39,6 +39,7 @@
 
 #include "harness.h"
 #include "nat.h"
+#include "route_rules.h"
 #include "tcp_opts.h"
 
 #define POOL_SIZE 8191
@@ -4086,8 +4087,8 @@ static const char *const conf_pools[] = {
 };
 
 /*
- * Until content routing binds connections after their first data, new
- * connections go to the service's own pool only: no SYN, first or
+ * Without rules, a service with named pools sends new connections to
+ * its own pool only, scheduled at their SYN: no SYN, first or
  * retried after a RST, reaches a backend of a named pool, and with the
  * own pool empty a SYN waits in the deferred queue rather than go there.
  */
@@ -4760,6 +4761,485 @@ test_synproxy_on_then_auto(void **state)
 	poll_until(e, &w->st.synp_auto_on, 1, "auto on");
 }
 
+/* ---- delayed binding ----------------------------------------------------- */
+
+/* Backends 1 and 3 in pool api, 0 and 2 in the service's own; requests
+ * for api.example.com, and TLS for it, go to api. */
+static const char *const conf_bind[] = {
+	"service set tcp 203.0.113.10:80 synproxy on deferq 0",
+	"pool add tcp 203.0.113.10:80 api sched rr",
+	"backend del tcp 203.0.113.10:80 10.1.0.21:8080",
+	"backend add tcp 203.0.113.10:80 10.1.0.21:8080 pool api",
+	"backend add tcp 203.0.113.10:80 10.1.0.23:8080 pool api",
+	"rule add tcp 203.0.113.10:80 host api.example.com pool api",
+	"rule add tcp 203.0.113.10:80 sni api.example.com pool api",
+	NULL,
+};
+
+#define BIND_ISS 5000u
+#define BIND_IRS 70000u
+
+/* A client segment of @c carrying @p len bytes of @p data. */
+static void
+data_frame(struct pb_frame *f, const struct conn *c, uint32_t seq,
+	   uint32_t ack, const void *data, uint16_t len)
+{
+	const struct seg s = {.what = "client data", .dir = TO_BE,
+			      .flags = PB_ACK | PB_PSH, .seq = seq,
+			      .ack = ack, .plen = len};
+	struct pb_dg d;
+
+	seg_dg(&d, c, &s, 0);
+	d.data = data;
+	pb_ipv4_frame(f, mac_port[0], c->cmac, &d);
+}
+
+/* The SYN proxy's handshake of @p c, its ACK without data: the cookie. */
+static uint32_t
+bind_handshake(struct ph_env *e, const struct conn *c)
+{
+	const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
+	struct seg s = {.what = "client SYN", .dir = TO_BE, .flags = PB_SYN,
+			.seq = BIND_ISS};
+	struct pb_frame in, got;
+	struct seg_out o;
+	uint32_t cookie;
+
+	opt_frame(&in, c, &s, mss, 4, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 0, 0, &got, "SYN-ACK");
+	seg_read(&got, &o, "SYN-ACK");
+	cookie = o.seq;
+	s = (struct seg){.what = "client ACK", .dir = TO_BE, .flags = PB_ACK,
+			 .seq = BIND_ISS + 1, .ack = cookie + 1};
+	seg_frame(&in, c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_quiet(e, "no backend before the first bytes");
+	return cookie;
+}
+
+/* Sends @p len bytes of @p p at stream offset @p off of @p c. */
+static void
+bind_send(struct ph_env *e, const struct conn *c, uint32_t cookie,
+	  uint32_t off, const void *p, uint16_t len)
+{
+	struct pb_frame in;
+
+	data_frame(&in, c, BIND_ISS + 1 + off, cookie + 1, p, len);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+}
+
+/* The backend @p c reached answers: the client's ACK, then the @p n
+ * segments kept, of @p len[i] bytes each, in order, reach it. */
+static void
+bind_synack(struct ph_env *e, struct conn *c, unsigned int n,
+	    const uint16_t *len)
+{
+	const uint8_t mss[4] = {2, 4, 0x05, 0xb4};
+	struct seg s = {.what = "backend SYN-ACK", .dir = TO_C,
+			.flags = PB_SYN | PB_ACK, .seq = BIND_IRS,
+			.ack = BIND_ISS + 1};
+	struct pb_frame in, got[LB_BIND_SEGS + 2];
+	uint32_t seq = BIND_ISS + 1;
+	struct seg_out o;
+
+	opt_frame(&in, c, &s, mss, 4, 0);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), n + 1);
+	ph_expect_quiet(e, "the client hears nothing of it");
+	seg_read(&got[0], &o, "the client's ACK");
+	CHECK_EQ(o.flags, PB_ACK, "first the ACK");
+	CHECK_EQ(o.ack, BIND_IRS + 1, "in the backend's numbers");
+	for (unsigned int i = 0; i < n; i++) {
+		seg_read(&got[i + 1], &o, "a segment kept");
+		CHECK_EQ(o.dst, c->bip, "to the backend");
+		CHECK_EQ(o.seq, seq, "in order");
+		CHECK_EQ(o.plen, len[i], "whole");
+		seq += len[i];
+	}
+}
+
+static const char req_api[] = "GET /v1/users HTTP/1.1\r\n"
+			      "Host: api.example.com\r\n"
+			      "Accept: */*\r\n\r\n";
+static const char req_www[] = "GET / HTTP/1.1\r\n"
+			      "Host: www.example.com\r\n\r\n";
+
+/*
+ * A request in one segment goes to the pool its Host names, another
+ * Host to the service's own pool; the backend of the pool that refuses
+ * hands the connection to the next backend of the same pool.
+ */
+static void
+test_bind_host(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48500, 0);
+	struct pb_frame in;
+	uint32_t cookie;
+	int be, be2;
+
+	learn_all(e);
+	cookie = bind_handshake(e, &c);
+	CHECK_EQ(w->st.bind_waits, 1, "the connection waits");
+	CHECK_EQ(w->st.flows_created, 0, "no flow yet");
+	bind_send(e, &c, cookie, 0, req_api, len);
+	be = syn_out(e, &c, "SYN to the api pool");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+	CHECK_EQ(w->st.bind_routed, 1, "routed");
+
+	/* It refuses: the other backend of api gets the same SYN. */
+	backend_rst(&in, &c, BIND_ISS);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	be2 = syn_out(e, &c, "SYN retried");
+	CHECK_EQ(be2, be == 1 ? 3 : 1, "the next backend of api");
+	bind_synack(e, &c, 1, &len);
+	CHECK_EQ(w->st.synp_handshakes, 1, "spliced");
+
+	/* Another Host: the service's own pool. */
+	c = tcp_conn(48501, 0);
+	cookie = bind_handshake(e, &c);
+	len = (uint16_t)strlen(req_www);
+	bind_send(e, &c, cookie, 0, req_www, len);
+	be = syn_out(e, &c, "SYN to the own pool");
+	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
+	bind_synack(e, &c, 1, &len);
+	CHECK_EQ(w->st.bind_routed, 2, "routed");
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
+	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
+	ph_env_close(e, 1);
+}
+
+/*
+ * The same head in three segments, the first sent twice and the second
+ * damaged once: nothing goes to a backend before its end, the copy and
+ * the damaged one are dropped, and all three reach the backend after its
+ * SYN-ACK.
+ */
+static void
+test_bind_split(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	const uint16_t len[3] = {10, 20, (uint16_t)(strlen(req_api) - 30)};
+	struct conn c = tcp_conn(48510, 0);
+	uint32_t cookie;
+	int be;
+
+	learn_all(e);
+	cookie = bind_handshake(e, &c);
+	bind_send(e, &c, cookie, 0, req_api, len[0]);
+	ph_expect_quiet(e, "a part of the request line");
+	bind_send(e, &c, cookie, 0, req_api, len[0]);
+	ph_expect_quiet(e, "the part sent again");
+	CHECK_EQ(w->st.bind_dup, 1, "dropped as a copy");
+	{
+		/* The next piece, damaged on the way: not read, not kept. */
+		uint64_t bad = w->st.drop[LB_DROP_L4_CSUM];
+		struct pb_frame in;
+
+		data_frame(&in, &c, BIND_ISS + 1 + len[0], cookie + 1,
+			   req_api + len[0], len[1]);
+		in.b[in.len - 1] ^= 0x20;
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_quiet(e, "a damaged segment");
+		CHECK_EQ(w->st.drop[LB_DROP_L4_CSUM], bad + 1, "dropped");
+	}
+	bind_send(e, &c, cookie, len[0], req_api + len[0], len[1]);
+	ph_expect_quiet(e, "no Host yet");
+	bind_send(e, &c, cookie, len[0] + len[1], req_api + len[0] + len[1],
+		  len[2]);
+	be = syn_out(e, &c, "SYN at the end of the head");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+	bind_synack(e, &c, 3, len);
+	CHECK_EQ(w->st.bind_routed, 1, "routed");
+	ph_env_close(e, 1);
+}
+
+/* A TLS 1.3 ClientHello asking for @p name, in @p out; its length. */
+static uint16_t
+client_hello(uint8_t *out, const char *name)
+{
+	uint16_t nl = (uint16_t)strlen(name), ext = (uint16_t)(nl + 9);
+	uint16_t body = (uint16_t)(2 + 32 + 1 + 4 + 2 + 2 + ext), n = 0;
+
+	out[n++] = 22, out[n++] = 3, out[n++] = 1;
+	pb_put16(out + n, (uint16_t)(body + 4)), n += 2;
+	out[n++] = 1, out[n++] = 0;
+	pb_put16(out + n, body), n += 2;
+	out[n++] = 3, out[n++] = 3;
+	memset(out + n, 0x5a, 32), n += 32;
+	out[n++] = 0;			   /* session id */
+	pb_put16(out + n, 2), n += 2;	   /* cipher suites */
+	out[n++] = 0x13, out[n++] = 0x01;
+	out[n++] = 1, out[n++] = 0;	   /* compression */
+	pb_put16(out + n, ext), n += 2;	   /* extensions */
+	pb_put16(out + n, 0), n += 2;	   /* server_name */
+	pb_put16(out + n, (uint16_t)(nl + 5)), n += 2;
+	pb_put16(out + n, (uint16_t)(nl + 3)), n += 2;
+	out[n++] = 0;
+	pb_put16(out + n, nl), n += 2;
+	memcpy(out + n, name, nl), n += nl;
+	return n;
+}
+
+/* A ClientHello is routed by its SNI, in two segments. */
+static void
+test_bind_sni(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48520, 0);
+	uint8_t hello[256];
+	uint16_t len[2];
+	uint32_t cookie;
+	int be;
+
+	learn_all(e);
+	len[0] = 40;
+	len[1] = (uint16_t)(client_hello(hello, "API.example.com") - len[0]);
+	cookie = bind_handshake(e, &c);
+	bind_send(e, &c, cookie, 0, hello, len[0]);
+	ph_expect_quiet(e, "a part of the ClientHello");
+	bind_send(e, &c, cookie, len[0], hello + len[0], len[1]);
+	be = syn_out(e, &c, "SYN at the end of the ClientHello");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+	bind_synack(e, &c, 2, len);
+	CHECK_EQ(w->st.bind_routed, 1, "routed");
+	ph_env_close(e, 1);
+}
+
+/*
+ * A client that never sends: given up after the wait, counted, and the
+ * default (the own pool) applies. One that sends more than is kept
+ * without a decision: given up too, and a default that refuses answers
+ * with a RST where the client expects it.
+ */
+static void
+test_bind_giveup(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48530, 0);
+	char pad[1000];
+	struct pb_frame got;
+	struct lb_dpconf *d;
+	struct seg_out o;
+	uint64_t end;
+	uint32_t cookie;
+	int be;
+
+	learn_all(e);
+	e->dp.bind_wait_ns = 20000000ull; /* 20 ms */
+	bind_handshake(e, &c);
+	end = ph_now_ns(e) + 10000000000ull;
+	while (w->st.bind_gaveup[LB_BIND_GU_TIMEOUT] == 0 &&
+	       ph_now_ns(e) < end) {
+		ph_poll(e, 0);
+		usleep(1000);
+	}
+	CHECK_EQ(w->st.bind_gaveup[LB_BIND_GU_TIMEOUT], 1, "timed out");
+	be = syn_out(e, &c, "SYN of the default");
+	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
+	bind_synack(e, &c, 0, NULL);
+
+	/* The default refuses; a head that does not end within the bound. */
+	e->dp.bind_wait_ns = 0;
+	d = ph_table_next(e);
+	d->pools[SVC_TCP].rules.def.what = LB_ROUTE_RST;
+	ph_table_publish(e, d);
+	c = tcp_conn(48531, 0);
+	cookie = bind_handshake(e, &c);
+	memset(pad, 'a', sizeof(pad));
+	memcpy(pad, "GET / HTTP/1.1\r\nX-Pad: ", 23);
+	bind_send(e, &c, cookie, 0, pad, sizeof(pad));
+	memcpy(pad, "b", 1);
+	for (uint32_t k = 1; k < 4; k++)
+		bind_send(e, &c, cookie, k * sizeof(pad), pad, sizeof(pad));
+	ph_expect_quiet(e, "4000 bytes kept, no decision");
+	bind_send(e, &c, cookie, 4 * sizeof(pad), pad, sizeof(pad));
+	CHECK_EQ(w->st.bind_gaveup[LB_BIND_GU_LIMIT], 1, "over the bound");
+	CHECK_EQ(w->st.bind_refused, 1, "the default refuses");
+	ph_expect_one(e, 0, 0, &got, "RST to the client");
+	seg_read(&got, &o, "RST");
+	CHECK_EQ(o.flags, PB_RST, "a RST");
+	CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
+	CHECK_EQ(o.dst, IP_C, "to the client");
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
+	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing left held");
+	ph_env_close(e, 1);
+}
+
+/*
+ * The rules go while a connection waits: it is let go, and its data,
+ * sent again, proves the cookie and starts a flow to the service's own
+ * pool, as on a service without rules.
+ */
+static void
+test_bind_rules_gone(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48540, 0);
+	struct lb_dpconf *d;
+	uint32_t cookie;
+	int be;
+
+	learn_all(e);
+	cookie = bind_handshake(e, &c);
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP - 1, "the connection waits");
+	d = ph_table_next(e);
+	d->pools[SVC_TCP].rules.n = 0;
+	d->pools[SVC_TCP].rules.nb_tls = 0;
+	d->pools[SVC_TCP].rules.nb_http = 0;
+	ph_table_publish(e, d);
+	ph_poll(e, 0);
+	CHECK_EQ(w->bind_svc, 0, "no service routes");
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "let go");
+	CHECK_EQ(w->bind_mbufs, 0, "no frame kept");
+	bind_send(e, &c, cookie, 0, req_api, len);
+	be = syn_out(e, &c, "SYN from the data's cookie");
+	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
+	bind_synack(e, &c, 1, &len);
+	CHECK_EQ(w->st.bind_routed, 0, "nothing routed");
+	ph_env_close(e, 1);
+}
+
+/*
+ * A default that refuses with 404 (then 421): a request no rule matches
+ * gets the answer and a FIN in the server's first numbers, acknowledging
+ * the request; the client's FIN is acknowledged and nothing is left. A
+ * ClientHello refused so gets a RST.
+ */
+static void
+test_bind_refuse_http(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_www);
+	static const uint8_t kind[2] = {LB_ROUTE_REFUSE_404,
+					LB_ROUTE_REFUSE_421};
+	static const char *const line[2] = {"HTTP/1.1 404 ", "HTTP/1.1 421 "};
+	struct pb_frame in, got;
+	struct lb_dpconf *d;
+	struct seg_out o;
+	uint8_t hello[256];
+	uint32_t cookie;
+
+	learn_all(e);
+	for (int k = 0; k < 2; k++) {
+		struct conn c = tcp_conn((uint16_t)(48550 + k), 0);
+		struct seg s;
+		struct lb_pkt pkt;
+
+		d = ph_table_next(e);
+		d->pools[SVC_TCP].rules.def.what = kind[k];
+		ph_table_publish(e, d);
+		cookie = bind_handshake(e, &c);
+		bind_send(e, &c, cookie, 0, req_www, len);
+		ph_expect_one(e, 0, 0, &got, "the answer");
+		seg_read(&got, &o, "the answer");
+		CHECK_EQ(o.flags, PB_ACK | PB_PSH | PB_FIN, "answer and FIN");
+		CHECK_EQ(o.seq, cookie + 1, "the server's first byte");
+		CHECK_EQ(o.ack, BIND_ISS + 1 + len, "the request acknowledged");
+		CHECK_EQ(o.src, IP_VIP, "from the VIP");
+		assert_int_equal(lb_pkt_parse(got.b, got.len, &pkt),
+				 LB_PKT_IPV4);
+		if (memcmp(got.b + pkt.payload_off, line[k], 13) != 0)
+			fail_msg("the answer starts with '%.13s'",
+				 (const char *)got.b + pkt.payload_off);
+		s = (struct seg){.what = "client FIN", .dir = TO_BE,
+				 .flags = PB_FIN | PB_ACK,
+				 .seq = BIND_ISS + 1 + len,
+				 .ack = o.seq + o.plen + 1};
+		seg_frame(&in, &c, &s, 0);
+		ph_inject(e, 0, 0, &in);
+		ph_poll(e, 0);
+		ph_expect_one(e, 0, 0, &got, "ACK of the FIN");
+		seg_read(&got, &o, "ACK of the FIN");
+		CHECK_EQ(o.flags, PB_ACK, "an ACK");
+		CHECK_EQ(o.ack, BIND_ISS + 2 + len, "acknowledges the FIN");
+		CHECK_EQ(o.seq, s.ack, "after our FIN");
+		CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "nothing left");
+		CHECK_EQ(w->bind_mbufs, 0, "no frame left");
+	}
+	CHECK_EQ(w->st.bind_refused, 2, "refusals");
+
+	{
+		struct conn c = tcp_conn(48560, 0);
+		uint16_t n = client_hello(hello, "nope.test");
+
+		cookie = bind_handshake(e, &c);
+		bind_send(e, &c, cookie, 0, hello, n);
+		ph_expect_one(e, 0, 0, &got, "RST to the TLS client");
+		seg_read(&got, &o, "RST");
+		CHECK_EQ(o.flags, PB_RST, "a RST");
+		CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
+	}
+	CHECK_EQ(w->st.bind_refused, 3, "refusals");
+	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "nothing left");
+	ph_env_close(e, 1);
+}
+
+/*
+ * Every trial of a routed connection refused, with a deferred queue: its
+ * SYNs go to the backends of its pool only, and the retry from the queue
+ * too.
+ */
+static void
+test_bind_deferred(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48570, 0);
+	struct lb_dpconf *d;
+	struct pb_frame in;
+	uint64_t end;
+	uint32_t cookie;
+	int be, n = 0;
+
+	learn_all(e);
+	d = ph_table_next(e);
+	d->svc[SVC_TCP].opts.deferq_len = 8;
+	d->svc[SVC_TCP].opts.retry_gap_ns = 10000000ull; /* 10 ms */
+	d->svc[SVC_TCP].opts.expiry_ns = 10000000000ull;
+	ph_table_publish(e, d);
+	cookie = bind_handshake(e, &c);
+	bind_send(e, &c, cookie, 0, req_api, len);
+	while (w->st.deferred == 0) {
+		if (++n > 8)
+			fail_msg("%d SYNs and not deferred", n);
+		be = syn_out(e, &c, "SYN of a trial");
+		CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+		backend_rst(&in, &c, BIND_ISS);
+		ph_inject(e, 1, 0, &in);
+		ph_poll(e, 0);
+	}
+	ph_expect_quiet(e, "deferred");
+	/* The queue's retry starts a flow of its own. */
+	end = ph_now_ns(e) + 10000000000ull;
+	while (w->st.flows_created < 2 && ph_now_ns(e) < end) {
+		usleep(1000);
+		ph_poll(e, 0);
+	}
+	be = syn_out(e, &c, "SYN retried from the queue");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api again");
+	bind_synack(e, &c, 1, &len);
+	ph_env_close(e, 1);
+}
+
+
 /* ---- PROXY protocol ------------------------------------------------------ */
 
 static const char *const conf_pp_v1[] = {
@@ -5222,6 +5702,13 @@ main(int argc, char **argv)
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy_on_then_auto,
 					  ph_teardown),
+		cmocka_unit_test_teardown(test_bind_host, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_split, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_sni, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_giveup, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_deferred, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,

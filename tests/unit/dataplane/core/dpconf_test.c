@@ -816,6 +816,13 @@ test_pools(void **state)
 	assert_true(lb_dpconf_be_eligible(v, 0));
 	for (uint32_t b = 1; b < 4; b++)
 		assert_false(lb_dpconf_be_eligible(v, b));
+	/* A connection delayed binding sends to a pool may take its
+	 * backends, and those only. */
+	for (uint32_t b = 0; b < 4; b++)
+		for (uint32_t p = 0; p < 3; p++)
+			assert_int_equal(lb_dpconf_be_eligible_pool(v, b, p),
+					 v->be[b].pool == p);
+	assert_false(lb_dpconf_be_eligible_pool(v, 4, 0));
 	assert_int_equal(rt->rules.n, 2);
 	assert_int_equal(rt->rules.nb_tls, 1);
 	assert_int_equal(rt->rules.act[0].pool, 2);
