@@ -216,6 +216,8 @@ struct lb_worker {
 	struct lb_l7_rej *rej;
 	uint32_t nb_rej; /**< entries of @c rej: the pool size at creation */
 	uint32_t adm_client; /**< client (host order) of the segment fed */
+	/** The IPv6 client of the segment fed, or NULL for an IPv4 one. */
+	const uint8_t *adm_client6;
 	uint64_t adm_now;    /**< and its time, for the request's buckets */
 	/** The admission callback stopped the entry being fed: a throttled
 	 * request it could not refuse alone (docs/admission.md). */
