@@ -1058,18 +1058,23 @@ static struct lb_hdr_db *hdb6;
 /*
  * env66() with the TCP service following HTTP (its feedback as IPv4's),
  * and, with @p ac, its requests admitted one by one by those settings
- * (refused with 429, Retry-After 7).
+ * (refused with 429, Retry-After 7), or with @p gov by the governor
+ * (503).
  */
 static struct ph_env *
-env66_http(void **state, const struct lb_admit_conf *ac)
+env66_http(void **state, const struct lb_admit_conf *ac, bool gov)
 {
 	struct ph_env *e = env66_build(state, NULL, ac);
 	struct lb_conf_svc_opts *o = &e->dp.conf->svc[e->dp.conf->nb_svc - 2].opts;
 
+	/* The governor answers 503, its requests of rank 3. */
+	o->gov[LB_CONF_GOV_ON] = gov;
+	o->gov[LB_CONF_GOV_PRIO] = 3;
+
 	o->http = true;
 	/* A scheduler that keeps count of the backend's errors. */
 	snprintf(o->sched, sizeof(o->sched), "adaptive");
-	o->gov[LB_CONF_GOV_STATUS] = 429;
+	o->gov[LB_CONF_GOV_STATUS] = gov ? 503 : 429;
 	o->gov[LB_CONF_GOV_RETRY] = 7;
 	e->dp.hdb = hdb6;
 	e->dp.l7_flows = 16;
@@ -1193,7 +1198,7 @@ http6_round(struct http6 *h, const char *req, const char *resp,
 static void
 test_fnat66_http_follow(void **state)
 {
-	struct ph_env *e = env66_http(state, NULL);
+	struct ph_env *e = env66_http(state, NULL, false);
 	int s = (int)e->dp.conf->nb_svc - 2;
 	struct lb_fb r[8];
 	struct http6 h;
@@ -1227,77 +1232,125 @@ test_fnat66_http_follow(void **state)
 }
 
 /*
- * A request over the service's rate gets the 429 in the server's name:
- * an IPv6 segment from the VIP to the client, answer and FIN, checksums
- * as pktbuild.c computes them, and the backend reset at the first octet
- * of the request it never got.
+ * Request @p text, sent by the client of @p h, is refused with
+ * @p status in the server's name: an IPv6 segment from the VIP to the
+ * client, answer and FIN, checksums as pktbuild.c computes them, and
+ * the backend reset at the first octet of the request it never got.
+ * Then the client's ACK of the answer and its FIN are taken in the
+ * server's place and acknowledged, nothing to the backend.
  */
+static void
+expect_refused(struct http6 *h, const char *text, uint16_t status)
+{
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
+	struct pb_frame f, want, rst;
+	struct pb_dg6 in, out;
+	char ans[LB_L7_REJECT_HTTP_MAX];
+	uint32_t req = h->cnxt, fin;
+	int len;
+
+	http6_send(h, true, text, 0, &in, &f);
+	seg6(&out, A_PEER1, 0, h->be, BPORT6, PB_PROTO_TCP, PB_RST, req, 0,
+	     64);
+	memcpy(out.src, h->snat, 16);
+	out.l4.sport = h->sport;
+	out.l4.win = 0;
+	out.l4.plen = 0;
+	pb_ipv6_frame(&rst, mac_peer1, mac_port[1], &out);
+
+	len = lb_l7_reject_http(ans, sizeof(ans), status, 7);
+	assert_true(len > 0);
+	seg6(&out, A_C, TCP6_PORT, h->c, CPORT6, PB_PROTO_TCP,
+	     PB_ACK | PB_PSH | PB_FIN, h->bnxt, h->cnxt, 64);
+	memcpy(out.src, h->vip, 16);
+	out.l4.data = (const uint8_t *)ans;
+	out.l4.plen = (uint16_t)len;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	/* Both leave in the poll that took the request. */
+	take_all(h->e, got, n);
+	CHECK_EQ(n[1], 1, "one frame to the backend");
+	ph_expect_same(&got[1][0], &rst, "RST to the backend");
+	CHECK_EQ(n[0], 1, "one frame to the client");
+	ph_expect_same(&got[0][0], &want, "the answer to the client");
+
+	fin = h->bnxt + (uint32_t)len + 1;
+	seg6(&in, A_C, CPORT6, h->vip, TCP6_PORT, PB_PROTO_TCP,
+	     PB_ACK | PB_FIN, h->cnxt, fin, 64);
+	in.l4.plen = 0;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(h->e, 0, &f);
+	seg6(&out, A_C, TCP6_PORT, h->c, CPORT6, PB_PROTO_TCP, PB_ACK, fin,
+	     h->cnxt + 1, 64);
+	memcpy(out.src, h->vip, 16);
+	out.l4.plen = 0;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(h->e, 0, 0, &want, "ACK of the client's FIN");
+	ph_expect_quiet(h->e, "nothing more");
+}
+
+/* A request over the service's requests/s (admit-rate, keyed by the
+ * IPv6 client) gets the 429. */
 static void
 test_fnat66_http_refuse(void **state)
 {
 	struct lb_admit_conf ac;
-	static struct pb_frame got[NB_PORTS][4];
-	unsigned int n[NB_PORTS];
 	struct ph_env *e;
-	struct pb_frame f, want, rst;
-	struct pb_dg6 in, out;
-	char ans[LB_L7_REJECT_HTTP_MAX];
 	struct http6 h;
-	uint32_t req;
-	int s, len;
+	int s;
 
 	lb_admit_conf_default(&ac);
 	ac.rate = 1;
 	ac.burst = 1;
-	e = env66_http(state, &ac);
+	e = env66_http(state, &ac, false);
 	s = (int)e->dp.conf->nb_svc - 2;
 	http6_open(e, &h);
 	CHECK_EQ(e->w->st.flows_created, 1, "not refused as a flow");
 	http6_pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
 	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
 		   "response");
-	req = h.cnxt;
-	http6_send(&h, true, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 0, &in, &f);
-
-	seg6(&out, A_PEER1, 0, h.be, BPORT6, PB_PROTO_TCP, PB_RST, req, 0, 64);
-	memcpy(out.src, h.snat, 16);
-	out.l4.sport = h.sport;
-	out.l4.win = 0;
-	out.l4.plen = 0;
-	pb_ipv6_frame(&rst, mac_peer1, mac_port[1], &out);
-
-	len = lb_l7_reject_http(ans, sizeof(ans), 429, 7);
-	assert_true(len > 0);
-	seg6(&out, A_C, TCP6_PORT, h.c, CPORT6, PB_PROTO_TCP,
-	     PB_ACK | PB_PSH | PB_FIN, h.bnxt, h.cnxt, 64);
-	memcpy(out.src, h.vip, 16);
-	out.l4.data = (const uint8_t *)ans;
-	out.l4.plen = (uint16_t)len;
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
-	/* Both leave in the poll that took the request. */
-	take_all(e, got, n);
-	CHECK_EQ(n[1], 1, "one frame to the backend");
-	ph_expect_same(&got[1][0], &rst, "RST to the backend");
-	CHECK_EQ(n[0], 1, "one frame to the client");
-	ph_expect_same(&got[0][0], &want, "429 to the client");
-	assert_non_null(memmem(want.b, want.len, "HTTP/1.1 429 ", 13));
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 429);
 	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
 	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_PASS], 1, "one admitted");
+}
 
-	/* The client's ACK of the answer and its FIN: taken in the server's
-	 * place, acknowledged, nothing to the backend. */
-	seg6(&in, A_C, CPORT6, h.vip, TCP6_PORT, PB_PROTO_TCP,
-	     PB_ACK | PB_FIN, h.cnxt, h.bnxt + (uint32_t)len + 1, 64);
-	in.l4.plen = 0;
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-	ph_rx(e, 0, &f);
-	seg6(&out, A_C, TCP6_PORT, h.c, CPORT6, PB_PROTO_TCP, PB_ACK,
-	     h.bnxt + (uint32_t)len + 1, h.cnxt + 1, 64);
-	memcpy(out.src, h.vip, 16);
-	out.l4.plen = 0;
-	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
-	ph_expect_frame(e, 0, 0, &want, "ACK of the client's FIN");
-	ph_expect_quiet(e, "nothing more");
+/*
+ * The governor throttles an IPv6 client's request (multiplier 100: every
+ * rank from 1 with certainty, as lb-control would publish it under
+ * overload) with a 503; a request split over two segments is held until
+ * its header block ends, then goes on whole, both segments in order.
+ */
+static void
+test_fnat66_http_governor(void **state)
+{
+	struct ph_env *e = env66_http(state, NULL, true);
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct pb_frame f, want, got[2];
+	struct pb_dg6 in[2], out;
+	struct http6 h;
+	double m = 100.0;
+	uint64_t b;
+
+	http6_open(e, &h);
+	/* Not throttled (M 0): held, then released. */
+	http6_send(&h, true, "GET / HTTP/1.1\r\n", 0, &in[0], &f);
+	ph_expect_quiet(e, "the first half held");
+	http6_send(&h, true, "Host: a\r\n\r\n", 0, &in[1], &f);
+	CHECK_EQ(ph_take(e, 1, 0, got, 2), 2, "both halves to the backend");
+	for (int i = 0; i < 2; i++) {
+		seg6_out(&out, &in[i], h.snat, h.sport, h.be, BPORT6);
+		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+		ph_expect_same(&got[i], &want, i == 0 ? "held half" : "last");
+	}
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.l7_held, 1, "one segment held");
+	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		   "response");
+	memcpy(&b, &m, sizeof(b));
+	atomic_store(&e->gov_m[s], b);
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 503);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "governor");
+	CHECK_EQ(e->w->st.gov[s].throttled[3], 1, "throttled rank 3");
 }
 
 /* Client SYN @p in sent again from 2001:db8:@p net::@p host port
@@ -2924,6 +2977,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_http_follow,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_http_refuse,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_http_governor,
 					  ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
