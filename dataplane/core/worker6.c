@@ -215,9 +215,9 @@ lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
  * leaves with the reverse of the other direction's tuple, whose whole
  * addresses the flow's side record holds.
  */
-void
-lb_worker_fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
-	       uint32_t idx, enum lb_flow_dir dir, uint64_t now)
+static inline void
+fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+     uint32_t idx, enum lb_flow_dir dir, uint64_t now)
 {
 	const struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
 	const struct lb_flow_key *k = &f->key[!dir];
@@ -238,6 +238,14 @@ lb_worker_fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		return;
 	}
 	lb_worker_route_out6(w, m, to, now);
+}
+
+/* fwd6() for the L7 hooks (worker_l7.c): held segments going on. */
+void
+lb_worker_fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	       uint32_t idx, enum lb_flow_dir dir, uint64_t now)
+{
+	fwd6(w, m, pkt, idx, dir, now);
 }
 
 /* The budget key of an IPv6 source: its /64, folded under the flow
@@ -324,7 +332,7 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
 		      now);
-	lb_worker_fwd6(w, m, pkt, (uint32_t)idx, LB_FLOW_DIR_ORIG, now);
+	fwd6(w, m, pkt, (uint32_t)idx, LB_FLOW_DIR_ORIG, now);
 	return 0;
 }
 
@@ -455,9 +463,9 @@ lb_worker_view6(const uint8_t *frame, uint32_t len, struct lb_pkt6 *p6,
  * completes the handshake, then each segment fed to it (through an
  * IPv4-shaped view of its offsets, lb_worker_view6()), with the
  * admission of each request; the table is touched here (the caller
- * did not).
+ * did not). Not inlined: fnat66()'s plain flows pay only the test.
  */
-static void
+static __rte_noinline void
 follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 	struct lb_flow *f, uint32_t idx, enum lb_flow_dir dir, uint64_t now)
 {
@@ -502,7 +510,7 @@ follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 	if (dir == LB_FLOW_DIR_ORIG && v != LB_L7_PASS &&
 	    lb_worker_l7_admission(w, f, idx, m, &pkt, v, now))
 		return;
-	lb_worker_fwd6(w, m, p6, idx, dir, now);
+	fwd6(w, m, p6, idx, dir, now);
 	/* The last response before a refused pipelined request: the
 	 * answer follows it. */
 	if (dir == LB_FLOW_DIR_REPLY && v == LB_L7_REJECT)
@@ -634,7 +642,7 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		      dir == LB_FLOW_DIR_ORIG &&
 		      (pkt->tcp_flags & LB_TCP_SYN)))
 			flow_touch(w, f, idx, dir, pkt->tcp_flags, now);
-		lb_worker_fwd6(w, m, pkt, idx, dir, now);
+		fwd6(w, m, pkt, idx, dir, now);
 		return;
 	}
 	if (s < 0) {
