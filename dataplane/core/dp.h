@@ -216,12 +216,13 @@ struct lb_worker {
 	struct lb_l7_rej *rej;
 	uint32_t nb_rej; /**< entries of @c rej: the pool size at creation */
 	uint32_t adm_client; /**< client (host order) of the segment fed */
-	/** The IPv6 client of the segment fed, or NULL for an IPv4 one. */
-	const uint8_t *adm_client6;
 	uint64_t adm_now;    /**< and its time, for the request's buckets */
 	/** The admission callback stopped the entry being fed: a throttled
 	 * request it could not refuse alone (docs/admission.md). */
 	bool adm_stop;
+	/** The IPv6 flow (its entry + 1) of the segment fed, or 0 for an
+	 * IPv4 one (in adm_stop's padding: the layout is unchanged). */
+	uint32_t adm_flow6;
 	struct lb_admit_lc *admit; /**< NULL: no admission control */
 	/** New flows per client source (src_budget.h); NULL: off. */
 	struct lb_src_budget *srcb;

@@ -284,7 +284,7 @@ lb_worker_l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 		return LB_L7_PASS;
 	/* What a request's admission needs besides its header block. */
 	w->adm_client = rte_be_to_cpu_32(pkt->src);
-	w->adm_client6 = client6_of(w, f);
+	w->adm_flow6 = lb_flow_is6(f) ? flow_idx(w, f) + 1 : 0;
 	w->adm_now = now;
 	rc = lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
 			   frame + pkt->payload_off, pkt->payload_len,
@@ -300,33 +300,6 @@ lb_worker_l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 		return LB_L7_PASS;
 	}
 	return rc;
-}
-
-/*
- * The client's ACK completes the handshake (syn_recv to established):
- * only now does an http flow take an entry of the L7 pool. Taken at the
- * backend's SYN-ACK, entries were held for syn_recv's timeout by
- * half-open handshakes, which spoofed SYNs open at will. The ACK's
- * sequence number @p cli_isn is the client's ISN + 1 and its
- * acknowledgement @p srv_isn the backend's ISN + 1: where each
- * direction's bytes start. It runs before the ACK is followed, which may
- * carry the first bytes of a request. @return false when the pool had no
- * entry for the flow.
- */
-bool
-lb_worker_l7_open(struct lb_worker *w, struct lb_flow *f, uint32_t cli_isn,
-		  uint32_t srv_isn)
-{
-	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
-
-	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
-		return true;
-	f->l7 = lb_l7_open(w->l7, cli_isn, srv_isn,
-			   (uint32_t)f->svc << 16 | f->be, f->svc);
-	if (f->l7 == LB_L7_NONE)
-		return false;
-	lb_l7_gate(w->l7, f->l7, lb_worker_l7_gated(svc));
-	return true;
 }
 
 static double
@@ -418,12 +391,16 @@ lb_worker_on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
 	/* The trusted prefixes are IPv4 ones: an IPv6 client's own rank
 	 * never counts. */
-	bool own = rq->has_prio && w->adm_client6 == NULL &&
+	const uint8_t *client6 =
+		w->adm_flow6 != 0
+			? w->f6[w->adm_flow6 - 1].a[LB_FLOW_DIR_ORIG][0]
+			: NULL;
+	bool own = rq->has_prio && client6 == NULL &&
 		   lb_admit_trusted(&o->prio_trust, w->adm_client);
 	unsigned int rank = own ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX)
 				: (unsigned int)o->gov[LB_CONF_GOV_PRIO];
 	int why = lb_worker_l7_decide(w, svc, rank, w->adm_client,
-				      w->adm_client6, w->adm_now);
+				      client6, w->adm_now);
 
 	if (why == LB_L7_REJ_MAX)
 		return false;
