@@ -268,6 +268,9 @@ struct lb_worker {
 	/** The admission callback stopped the entry being fed: a throttled
 	 * request it could not refuse alone (docs/admission.md). */
 	bool adm_stop;
+	/** The IPv6 flow (its entry + 1) of the segment fed, or 0 for an
+	 * IPv4 one (in adm_stop's padding: the layout is unchanged). */
+	uint32_t adm_flow6;
 	struct lb_admit_lc *admit; /**< NULL: no admission control */
 	/** New flows per client source (src_budget.h); NULL: off. */
 	struct lb_src_budget *srcb;

@@ -198,8 +198,12 @@ lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
 		w->st.udp_unreplied++;
 	if (!release)
 		return;
-	if (f->state == LB_FLOW_SYN_SENT)
+	if (f->state == LB_FLOW_SYN_SENT) {
 		lb_worker_hold_release(w, f->l7);
+	} else if (f->l7 != LB_L7_NONE && w->l7 != NULL) {
+		lb_worker_gate_end(w, NULL, f->l7, false, 0);
+		lb_l7_close(w->l7, f->l7);
+	}
 	/* fnat64's port is of the IPv4 slice. */
 	lb_snat_port_free(lb_flow_is64(f) ? w->snat : w->snat6,
 			  f->key[LB_FLOW_DIR_REPLY].dst,
@@ -211,7 +215,7 @@ lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
  * leaves with the reverse of the other direction's tuple, whose whole
  * addresses the flow's side record holds.
  */
-static void
+static inline void
 fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
      uint32_t idx, enum lb_flow_dir dir, uint64_t now)
 {
@@ -234,6 +238,14 @@ fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		return;
 	}
 	lb_worker_route_out6(w, m, to, now);
+}
+
+/* fwd6() for the L7 hooks (worker_l7.c): held segments going on. */
+void
+lb_worker_fwd6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	       uint32_t idx, enum lb_flow_dir dir, uint64_t now)
+{
+	fwd6(w, m, pkt, idx, dir, now);
 }
 
 /* The budget key of an IPv6 source: its /64, folded under the flow
@@ -419,10 +431,91 @@ trial6_answer(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
 		    (LB_TCP_SYN | LB_TCP_ACK) &&
 	    w->sched[f->svc] != NULL) {
-		w->ops[f->svc]->result(w->sched[f->svc], f->be, true);
+		/* On http services the responses judge the backend, as
+		 * IPv4's (worker_backend.c). */
+		if (!w->conf->svc[f->svc].opts.http)
+			w->ops[f->svc]->result(w->sched[f->svc], f->be, true);
 		lb_worker_trial_feedback(w, f->svc, f->be, true);
 	}
 	return false;
+}
+
+/* ---- HTTP following (worker_l7.c) ---- */
+
+int
+lb_worker_view6(const uint8_t *frame, uint32_t len, struct lb_pkt6 *p6,
+		struct lb_pkt *pkt)
+{
+	if (lb_pkt6_parse(frame, len, p6) != LB_PKT6_OK)
+		return -EINVAL;
+	*pkt = (struct lb_pkt){.l3_off = p6->l3_off, .l4_off = p6->l4_off,
+			       .payload_off = p6->payload_off,
+			       .payload_len = p6->payload_len,
+			       .proto = p6->proto, .tcp_flags = p6->tcp_flags,
+			       .sport = p6->sport, .dport = p6->dport};
+	return 0;
+}
+
+/*
+ * A TCP segment of fnat66 flow @p f (entry @p idx) past SYN_SENT, as
+ * lb_worker_from_client() and lb_worker_from_backend() take an IPv4 one
+ * when the flow is followed: the follower entry at the client's ACK that
+ * completes the handshake, then each segment fed to it (through an
+ * IPv4-shaped view of its offsets, lb_worker_view6()), with the
+ * admission of each request; the table is touched here (the caller
+ * did not). Not inlined: fnat66()'s plain flows pay only the test.
+ */
+static __rte_noinline void
+follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
+	struct lb_flow *f, uint32_t idx, enum lb_flow_dir dir, uint64_t now)
+{
+	uint8_t *fr = frame_of(m);
+	uint8_t fl = p6->tcp_flags;
+	struct lb_l7_rej *r;
+	struct lb_pkt pkt;
+	int v;
+
+	if (lb_worker_view6(fr, rte_pktmbuf_data_len(m), p6, &pkt) != 0) {
+		drop(w, m, LB_DROP_IP6_UNSERVED);
+		return;
+	}
+	if (f->state == LB_FLOW_SYN_RECV && dir == LB_FLOW_DIR_ORIG &&
+	    (fl & (LB_TCP_SYN | LB_TCP_RST | LB_TCP_FIN | LB_TCP_ACK)) ==
+		    LB_TCP_ACK &&
+	    !lb_worker_l7_open(w, f, tcp_word(fr, &pkt, 4),
+			       tcp_word(fr, &pkt, 8)) &&
+	    lb_worker_l7_no_entry(w, f, idx, m, &pkt, now))
+		return;
+	r = f->l7 != LB_L7_NONE ? rej_of(w, f->l7) : NULL;
+	if (r != NULL && r->state == LB_L7_RJ_DONE) {
+		/* Refused: we stand in for the server; what the backend
+		 * still says goes nowhere. */
+		if (dir == LB_FLOW_DIR_ORIG) {
+			lb_worker_rej_client(w, f, r, m, &pkt, now);
+		} else {
+			w->st.l7_rej_absorbed++;
+			rte_pktmbuf_free(m);
+		}
+		return;
+	}
+	v = f->l7 == LB_L7_NONE
+		    ? LB_L7_PASS
+		    : lb_worker_l7_follow(w, f, dir, fr, &pkt, now);
+	if (dir == LB_FLOW_DIR_REPLY && v == L7_RESET) {
+		lb_flow_touch(w->ft, idx, dir, LB_TCP_RST, now);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	flow_touch(w, f, idx, dir, fl, now);
+	if (dir == LB_FLOW_DIR_ORIG && v != LB_L7_PASS &&
+	    lb_worker_l7_admission(w, f, idx, m, &pkt, v, now))
+		return;
+	fwd6(w, m, p6, idx, dir, now);
+	/* The last response before a refused pipelined request: the
+	 * answer follows it. */
+	if (dir == LB_FLOW_DIR_REPLY && v == LB_L7_REJECT)
+		lb_worker_l7_refuse_late(w, f, idx, now);
+	l7_closed(w, f);
 }
 
 /* ---- new flows ---- */
@@ -533,6 +626,15 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
 		    trial6_answer(w, f, idx, m, pkt, now))
 			return;
+		/* An http flow past its trial (worker_l7.c). */
+		if (unlikely(f->l7 != LB_L7_NONE ||
+			     f->state == LB_FLOW_SYN_RECV) &&
+		    f->state != LB_FLOW_SYN_SENT &&
+		    pkt->proto == LB_IPPROTO_TCP &&
+		    w->conf->svc[f->svc].opts.http) {
+			follow6(w, m, pkt, f, idx, dir, now);
+			return;
+		}
 		/* The SYN copy goes as the flow leaves SYN_SENT; a
 		 * retransmitted SYN leaves the trial's timer, which measures
 		 * the backend's silence, alone. */

@@ -232,21 +232,8 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 	enum lb_admit_verdict v;
 
 	if (unlikely(svc->opts.http && w->l7 == NULL &&
-		     lb_worker_l7_gated(svc))) {
-		/* No follower pool (--l7-flows 0): no request of the flow
-		 * can be admitted, as when the pool is empty. */
-		if (a->unfollow == LB_ADMIT_UNF_FLOW &&
-		    lb_worker_l7_decide(
-			    w, (uint32_t)svc_idx,
-			    (unsigned int)svc->opts.gov[LB_CONF_GOV_PRIO],
-			    client, now) == LB_L7_REJ_MAX) {
-			w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
-			return false;
-		}
-		w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
-		lb_worker_rst_client(w, m, now);
-		return true;
-	}
+		     lb_worker_l7_gated(svc)))
+		return lb_worker_l7_nopool(w, m, svc_idx, client, NULL, now);
 	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
 		return false;
 	v = lb_admit_check(w->admit, (uint16_t)svc_idx, a, client, 0, now);
@@ -278,7 +265,11 @@ lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
 	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
 	const struct lb_admit_conf *a = &svc->opts.admit;
 
-	if (a->rate == 0 || w->admit == NULL)
+	/* http services admit per request (worker_l7.c), as IPv4's. */
+	if (unlikely(svc->opts.http && w->l7 == NULL &&
+		     lb_worker_l7_gated(svc)))
+		return lb_worker_l7_nopool(w, m, svc_idx, 0, client, now);
+	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
 		return false;
 	if (!lb_admit_rejected(lb_admit_check6(w->admit, (uint16_t)svc_idx, a,
 					       client, 0, now)))
@@ -290,29 +281,13 @@ lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
 	return true;
 }
 
-/*
- * The client's ACK completes the handshake (syn_recv to established):
- * only now does an http flow take an entry of the L7 pool. Taken at the
- * backend's SYN-ACK, entries were held for syn_recv's timeout by
- * half-open handshakes, which spoofed SYNs open at will. The ACK's
- * sequence number is the client's ISN + 1 and its acknowledgement the
- * backend's ISN + 1: where each direction's bytes start. It runs before
- * the ACK is followed, which may carry the first bytes of a request.
- */
+/* lb_worker_l7_open() at the client's ACK @p pkt. */
 static inline bool
 l7_open(struct lb_worker *w, struct lb_flow *f, const uint8_t *fr,
 	const struct lb_pkt *pkt)
 {
-	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
-
-	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
-		return true;
-	f->l7 = lb_l7_open(w->l7, tcp_word(fr, pkt, 4), tcp_word(fr, pkt, 8),
-			   (uint32_t)f->svc << 16 | f->be, f->svc);
-	if (f->l7 == LB_L7_NONE)
-		return false;
-	lb_l7_gate(w->l7, f->l7, lb_worker_l7_gated(svc));
-	return true;
+	return lb_worker_l7_open(w, f, tcp_word(fr, pkt, 4),
+				 tcp_word(fr, pkt, 8));
 }
 
 /*

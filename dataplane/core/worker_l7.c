@@ -7,6 +7,8 @@
  */
 #include "worker_priv.h"
 
+#include "pkt_parse6.h"
+
 static inline uint64_t
 f64_bits(double d)
 {
@@ -96,6 +98,27 @@ lb_worker_on_l7_inflight(void *owner, uint32_t tag, int delta)
 	w->bst[tag >> 16][tag & 0xffff].inflight += delta;
 }
 
+static inline uint32_t
+flow_idx(struct lb_worker *w, const struct lb_flow *f)
+{
+	return (uint32_t)(f - lb_flow_entries(w->ft));
+}
+
+/*
+ * Client segment @p m of flow @p f as the follower reads it: IPv4, or an
+ * IPv6 one (its header in @p p6) seen through lb_worker_view6().
+ */
+static bool
+held_parse(const struct lb_flow *f, struct rte_mbuf *m, struct lb_pkt *pkt,
+	   struct lb_pkt6 *p6)
+{
+	if (lb_flow_is6(f))
+		return lb_worker_view6(frame_of(m), rte_pktmbuf_data_len(m),
+				       p6, pkt) == 0;
+	return lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), pkt) ==
+	       LB_PKT_IPV4;
+}
+
 /*
  * Ends the admission state of L7 entry @p l7: segments held for a
  * decision go on to the backend (@p flush: the flow goes on unfollowed)
@@ -111,14 +134,16 @@ lb_worker_gate_end(struct lb_worker *w, const struct lb_flow *f, uint32_t l7,
 		return;
 	for (unsigned int i = 0; i < r->nheld; i++) {
 		struct rte_mbuf *m = r->held[i];
+		struct lb_pkt6 p6;
 		struct lb_pkt pkt;
 
-		if (flush && f != NULL &&
-		    lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
-			    LB_PKT_IPV4)
-			lb_worker_fwd(w, m, &pkt, f, LB_FLOW_DIR_ORIG, now);
-		else
+		if (!flush || f == NULL || !held_parse(f, m, &pkt, &p6))
 			rte_pktmbuf_free(m);
+		else if (lb_flow_is6(f))
+			lb_worker_fwd6(w, m, &p6, flow_idx(w, f),
+				       LB_FLOW_DIR_ORIG, now);
+		else
+			lb_worker_fwd(w, m, &pkt, f, LB_FLOW_DIR_ORIG, now);
 	}
 	memset(r, 0, offsetof(struct lb_l7_rej, held));
 }
@@ -146,6 +171,14 @@ rej_send_new(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
 		rej_send(w, f, m, l3, to_client, seq, ack, flags, NULL, 0, now);
 }
 
+/* The IPv6 client of flow @p f, or NULL for an IPv4 flow. */
+static inline const uint8_t *
+client6_of(struct lb_worker *w, const struct lb_flow *f)
+{
+	return lb_flow_is6(f) ? w->f6[flow_idx(w, f)].a[LB_FLOW_DIR_ORIG][0]
+			      : NULL;
+}
+
 /*
  * A gated flow of service @p f->svc is not (or no longer) followed: its
  * requests would escape admission. `unfollowable admit-flow` charges it
@@ -168,7 +201,7 @@ l7_fallback(struct lb_worker *w, const struct lb_flow *f, const uint8_t *frame,
 	if (o->admit.unfollow == LB_ADMIT_UNF_FLOW &&
 	    lb_worker_l7_decide(w, f->svc,
 				(unsigned int)o->gov[LB_CONF_GOV_PRIO], client,
-				now) == LB_L7_REJ_MAX) {
+				client6_of(w, f), now) == LB_L7_REJ_MAX) {
 		w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
 		return false;
 	}
@@ -251,6 +284,7 @@ lb_worker_l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 		return LB_L7_PASS;
 	/* What a request's admission needs besides its header block. */
 	w->adm_client = rte_be_to_cpu_32(pkt->src);
+	w->adm_flow6 = lb_flow_is6(f) ? flow_idx(w, f) + 1 : 0;
 	w->adm_now = now;
 	rc = lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
 			   frame + pkt->payload_off, pkt->payload_len,
@@ -289,15 +323,18 @@ lb_worker_l7_gated(const struct lb_dpconf_svc *svc)
 }
 
 /*
- * One request of rank @p rank from @p client (host order): the governor
- * by rank, then the service's requests/s token buckets (a throttled
- * request takes no token). @return the refusal's enum lb_l7_rej_reason,
- * or LB_L7_REJ_MAX when admitted.
+ * One request of rank @p rank from @p client (host order), or from IPv6
+ * client @p client6 when set: the governor by rank, then the service's
+ * requests/s token buckets (a throttled request takes no token).
+ * @return the refusal's enum lb_l7_rej_reason, or LB_L7_REJ_MAX when
+ * admitted.
  */
 int
 lb_worker_l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
-		    uint32_t client, uint64_t now)
+		    uint32_t client, const uint8_t *client6, uint64_t now)
 {
+	enum lb_admit_verdict v;
+
 	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
 	const uint64_t *g = o->gov;
 
@@ -305,11 +342,39 @@ lb_worker_l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
 	    lb_gov_decide(gov_m(w, svc), rank, &w->rng, &w->st.gov[svc]) !=
 		    LB_GOV_ADMIT)
 		return LB_L7_REJ_GOVERNOR;
-	if (o->admit.rate != 0 && w->admit != NULL &&
-	    lb_admit_rejected(lb_admit_check(w->admit, (uint16_t)svc, &o->admit,
-					     client, (uint8_t)rank, now)))
-		return LB_L7_REJ_RATE;
-	return LB_L7_REJ_MAX;
+	if (o->admit.rate == 0 || w->admit == NULL)
+		return LB_L7_REJ_MAX;
+	v = client6 != NULL
+		    ? lb_admit_check6(w->admit, (uint16_t)svc, &o->admit,
+				      client6, (uint8_t)rank, now)
+		    : lb_admit_check(w->admit, (uint16_t)svc, &o->admit, client,
+				     (uint8_t)rank, now);
+	return lb_admit_rejected(v) ? LB_L7_REJ_RATE : LB_L7_REJ_MAX;
+}
+
+/*
+ * A new flow of gated http service @p svc_idx on a worker without a
+ * follower pool (--l7-flows 0): no request of it could be admitted, as
+ * when the pool is empty, so `unfollowable admit-flow` charges the flow
+ * as one request of the service's default rank and anything else resets
+ * the client. @return true when @p m was answered with the RST.
+ */
+bool
+lb_worker_l7_nopool(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
+		    uint32_t client, const uint8_t *client6, uint64_t now)
+{
+	const struct lb_conf_svc_opts *o = &w->conf->svc[svc_idx].opts;
+
+	if (o->admit.unfollow == LB_ADMIT_UNF_FLOW &&
+	    lb_worker_l7_decide(w, (uint32_t)svc_idx,
+				(unsigned int)o->gov[LB_CONF_GOV_PRIO], client,
+				client6, now) == LB_L7_REJ_MAX) {
+		w->st.l7_unfollowed[LB_L7_UNF_ADMITTED]++;
+		return false;
+	}
+	w->st.l7_unfollowed[LB_L7_UNF_RESET]++;
+	lb_worker_rst_client(w, m, now);
+	return true;
 }
 
 /*
@@ -324,11 +389,18 @@ lb_worker_on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 	struct lb_worker *w = owner;
 	uint32_t svc = tag >> 16;
 	const struct lb_conf_svc_opts *o = &w->conf->svc[svc].opts;
-	bool own =
-		rq->has_prio && lb_admit_trusted(&o->prio_trust, w->adm_client);
+	/* The trusted prefixes are IPv4 ones: an IPv6 client's own rank
+	 * never counts. */
+	const uint8_t *client6 =
+		w->adm_flow6 != 0
+			? w->f6[w->adm_flow6 - 1].a[LB_FLOW_DIR_ORIG][0]
+			: NULL;
+	bool own = rq->has_prio && client6 == NULL &&
+		   lb_admit_trusted(&o->prio_trust, w->adm_client);
 	unsigned int rank = own ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX)
 				: (unsigned int)o->gov[LB_CONF_GOV_PRIO];
-	int why = lb_worker_l7_decide(w, svc, rank, w->adm_client, w->adm_now);
+	int why = lb_worker_l7_decide(w, svc, rank, w->adm_client,
+				      client6, w->adm_now);
 
 	if (why == LB_L7_REJ_MAX)
 		return false;
@@ -389,6 +461,15 @@ lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 	};
 	int n;
 
+	if (lb_flow_is6(f)) {
+		const uint8_t(*a)[16] =
+			w->f6[flow_idx(w, f)]
+				.a[to_client ? LB_FLOW_DIR_ORIG
+					     : LB_FLOW_DIR_REPLY];
+
+		sg.src6 = a[1];
+		sg.dst6 = a[0];
+	}
 	n = lb_l7_reject_seg(frame_of(m),
 			     rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
 			     l3_off, &sg);
@@ -398,7 +479,10 @@ lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 	}
 	m->data_len = (uint16_t)n;
 	m->pkt_len = (uint32_t)n;
-	lb_worker_route_out(w, m, sg.dst, now);
+	if (sg.dst6 != NULL)
+		lb_worker_route_out6(w, m, sg.dst6, now);
+	else
+		lb_worker_route_out(w, m, sg.dst, now);
 }
 
 /* A segment of a refused flow: the backend, reset, gets no window. */
@@ -474,6 +558,7 @@ lb_worker_l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 {
 	struct lb_l7_rej *r = rej_of(w, f->l7);
 	struct rte_mbuf *m;
+	struct lb_pkt6 p6;
 	struct lb_pkt pkt;
 
 	if (r == NULL || r->nheld == 0)
@@ -481,8 +566,7 @@ lb_worker_l7_refuse_late(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	m = r->held[0];
 	memmove(&r->held[0], &r->held[1], (r->nheld - 1u) * sizeof(r->held[0]));
 	r->nheld--;
-	if (lb_pkt_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
-	    LB_PKT_IPV4) {
+	if (!held_parse(f, m, &pkt, &p6)) {
 		rte_pktmbuf_free(m);
 		return;
 	}

@@ -178,7 +178,9 @@ int lb_worker_l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 			uint64_t now);
 bool lb_worker_l7_gated(const struct lb_dpconf_svc *svc);
 int lb_worker_l7_decide(struct lb_worker *w, uint32_t svc, unsigned int rank,
-			uint32_t client, uint64_t now);
+			uint32_t client, const uint8_t *client6, uint64_t now);
+bool lb_worker_l7_nopool(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
+			 uint32_t client, const uint8_t *client6, uint64_t now);
 bool lb_worker_on_l7_admit(void *owner, uint32_t tag,
 			   const struct lb_l7_req *rq);
 /* A fresh mbuf holding the first @p l3 bytes (link header) of @p frame,
@@ -200,6 +202,43 @@ bool lb_worker_l7_admission(struct lb_worker *w, struct lb_flow *f,
 bool lb_worker_l7_no_entry(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			   struct rte_mbuf *m, const struct lb_pkt *pkt,
 			   uint64_t now);
+
+/*
+ * The client's ACK completes the handshake (syn_recv to established):
+ * only now does an http flow take an entry of the L7 pool. Taken at the
+ * backend's SYN-ACK, entries were held for syn_recv's timeout by
+ * half-open handshakes, which spoofed SYNs open at will. The ACK's
+ * sequence number @p cli_isn is the client's ISN + 1 and its
+ * acknowledgement @p srv_isn the backend's ISN + 1: where each
+ * direction's bytes start. It runs before the ACK is followed, which may
+ * carry the first bytes of a request. @return false when the pool had no
+ * entry for the flow.
+ */
+static inline bool
+lb_worker_l7_open(struct lb_worker *w, struct lb_flow *f, uint32_t cli_isn,
+		  uint32_t srv_isn)
+{
+	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
+
+	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
+		return true;
+	f->l7 = lb_l7_open(w->l7, cli_isn, srv_isn,
+			   (uint32_t)f->svc << 16 | f->be, f->svc);
+	if (f->l7 == LB_L7_NONE)
+		return false;
+	lb_l7_gate(w->l7, f->l7, lb_worker_l7_gated(svc));
+	return true;
+}
+
+/* worker6.c: IPv6 frames through the L7 hooks above. */
+/* Parses the IPv6 frame at @p frame into @p p6 and gives its TCP
+ * offsets, flags and ports as an lb_pkt (no addresses) in @p pkt, the
+ * view the family-blind L7 hooks read. @return 0 or -EINVAL. */
+int lb_worker_view6(const uint8_t *frame, uint32_t len, struct lb_pkt6 *p6,
+		    struct lb_pkt *pkt);
+void lb_worker_fwd6(struct lb_worker *w, struct rte_mbuf *m,
+		    struct lb_pkt6 *pkt, uint32_t idx, enum lb_flow_dir dir,
+		    uint64_t now);
 
 /* worker_pp.c: the PROXY protocol header and the offsets it makes. */
 void lb_worker_pp_open(struct lb_worker *w, const struct lb_flow *f,

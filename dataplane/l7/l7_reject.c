@@ -13,6 +13,7 @@
 #include "l7_reject.h"
 
 #define IP_HDR 20u
+#define IP6_HDR 40u
 #define TCP_HDR 20u
 #define TTL 64u
 #define PROTO_TCP 6u
@@ -59,34 +60,66 @@ lb_l7_reject_http(char *buf, size_t cap, uint16_t status,
 	return n;
 }
 
-int
-lb_l7_reject_seg(uint8_t *frame, uint32_t cap, uint32_t l3_off,
-		 const struct lb_l7_rej_seg *s)
+/* The network header of @p s at @p ip; @return its length, the sum of
+ * the TCP pseudo-header of @p tcp_len octets in @p sum. */
+static uint32_t
+seg_l3(uint8_t *ip, const struct lb_l7_rej_seg *s, uint16_t tcp_len,
+       uint32_t *sum)
 {
-	uint32_t total, sum;
-	uint8_t pseudo[12];
-	uint8_t *ip, *th;
+	uint8_t pseudo[40];
 
-	if (frame == NULL || s == NULL || (s->len > 0 && s->data == NULL))
-		return -EINVAL;
-	total = l3_off + IP_HDR + TCP_HDR + s->len;
-	if (total > cap)
-		return -ENOSPC;
-	ip = frame + l3_off;
-	th = ip + IP_HDR;
-	/* The payload may already sit where it goes: move, not copy. */
-	if (s->len > 0)
-		memmove(th + TCP_HDR, s->data, s->len);
-	memset(ip, 0, IP_HDR + TCP_HDR);
+	if (s->src6 != NULL) {
+		memset(ip, 0, IP6_HDR);
+		ip[0] = 0x60;
+		wr16(ip + 4, tcp_len);
+		ip[6] = PROTO_TCP;
+		ip[7] = TTL;
+		memcpy(ip + 8, s->src6, 16);
+		memcpy(ip + 24, s->dst6, 16);
+		/* RFC 8200 8.1: addresses, upper-layer length, next header */
+		memcpy(pseudo, ip + 8, 32);
+		wr32(pseudo + 32, tcp_len);
+		wr32(pseudo + 36, PROTO_TCP);
+		*sum = lb_csum_partial(pseudo, 40, 0);
+		return IP6_HDR;
+	}
+	memset(ip, 0, IP_HDR);
 	ip[0] = 0x45;
-	wr16(ip + 2, (uint16_t)(IP_HDR + TCP_HDR + s->len));
+	wr16(ip + 2, (uint16_t)(IP_HDR + tcp_len));
 	wr16(ip + 6, 0x4000); /* DF */
 	ip[8] = TTL;
 	ip[9] = PROTO_TCP;
 	wr32_raw(ip + 12, s->src);
 	wr32_raw(ip + 16, s->dst);
 	wr16_raw(ip + 10, lb_csum(ip, IP_HDR));
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = PROTO_TCP;
+	wr16(pseudo + 10, tcp_len);
+	*sum = lb_csum_partial(pseudo, 12, 0);
+	return IP_HDR;
+}
 
+int
+lb_l7_reject_seg(uint8_t *frame, uint32_t cap, uint32_t l3_off,
+		 const struct lb_l7_rej_seg *s)
+{
+	uint32_t total, sum, l3;
+	uint8_t *th;
+
+	if (frame == NULL || s == NULL || (s->len > 0 && s->data == NULL) ||
+	    (s->src6 != NULL && s->dst6 == NULL))
+		return -EINVAL;
+	l3 = s->src6 != NULL ? IP6_HDR : IP_HDR;
+	total = l3_off + l3 + TCP_HDR + s->len;
+	if (total > cap)
+		return -ENOSPC;
+	th = frame + l3_off + l3;
+	/* The payload may already sit where it goes: move, not copy. */
+	if (s->len > 0)
+		memmove(th + TCP_HDR, s->data, s->len);
+	memset(th, 0, TCP_HDR);
+	seg_l3(frame + l3_off, s, (uint16_t)(TCP_HDR + s->len), &sum);
 	wr16_raw(th, s->sport);
 	wr16_raw(th + 2, s->dport);
 	wr32(th + 4, s->seq);
@@ -94,11 +127,6 @@ lb_l7_reject_seg(uint8_t *frame, uint32_t cap, uint32_t l3_off,
 	th[12] = (TCP_HDR / 4) << 4;
 	th[13] = s->flags;
 	wr16(th + 14, s->win);
-	memcpy(pseudo, ip + 12, 8);
-	pseudo[8] = 0;
-	pseudo[9] = PROTO_TCP;
-	wr16(pseudo + 10, (uint16_t)(TCP_HDR + s->len));
-	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
 	sum = lb_csum_partial(th, TCP_HDR + s->len, sum);
 	wr16_raw(th + 16, (uint16_t)~lb_csum_fold(sum));
 	return (int)total;

@@ -18,7 +18,7 @@
  * the flow expires: the client's FIN is acknowledged, a segment that shows
  * the client did not get the answer gets it again.
  *
- * This module is pure: it writes the answer, writes IPv4/TCP segments into
+ * This module is pure: it writes the answer, writes IPv4 or IPv6 TCP segments into
  * a frame buffer, and keeps the sequence numbers of one refused flow. The
  * worker owns the mbufs.
  */
@@ -43,10 +43,13 @@ int lb_l7_reject_http(char *buf, size_t cap, uint16_t status,
 		      uint32_t retry_after);
 
 /**
- * Writes an IPv4 header (no options, DF, TTL 64, id 0) and a TCP header
- * (no options) at @p frame + @p l3_off, followed by the payload, with both
- * checksums. What precedes @p l3_off (the Ethernet header) is left alone.
- * @return the frame length (@p l3_off + 40 + payload), -EINVAL or -ENOSPC.
+ * Writes an IPv4 header (no options, DF, TTL 64, id 0), or with
+ * @p s->src6 an IPv6 one (no extension header, hop limit 64), and a TCP
+ * header (no options) at @p frame + @p l3_off, followed by the payload,
+ * with the checksums. What precedes @p l3_off (the Ethernet header) is
+ * left alone: the caller's frame names the family in its ethertype.
+ * @return the frame length (@p l3_off + 40 or 60 + payload), -EINVAL or
+ *   -ENOSPC.
  */
 int lb_l7_reject_seg(uint8_t *frame, uint32_t cap, uint32_t l3_off,
 		     const struct lb_l7_rej_seg *s);

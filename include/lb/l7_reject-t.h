@@ -56,9 +56,14 @@ struct lb_l7_rej {
 	void *held[LB_L7_HOLD_MAX]; /**< held segments, oldest first */
 };
 
-/** An IPv4/TCP segment to write; addresses and ports in network order. */
+/**
+ * A TCP segment to write; addresses and ports in network order. An IPv4
+ * one between @p src and @p dst, or, when @p src6 is set, an IPv6 one
+ * between @p src6 and @p dst6.
+ */
 struct lb_l7_rej_seg {
 	uint32_t src, dst;
+	const uint8_t *src6, *dst6;
 	uint16_t sport, dport;
 	uint32_t seq, ack; /**< host order */
 	uint8_t flags;	   /**< TCP flags */

@@ -37,41 +37,9 @@ inst_opts() {
 	echo --delay-ms "${DELAY[$1]}" --bench-ms "${BENCH[$1]}"
 }
 
-# probe_round R: three requests through the VIP on new connections, one
-# per backend (rr); saves each answer's X-SPL as $E2E_TMP/probe.R.NAME,
-# NAME being the instance's name, which is the body of its answer.
-probe_round() {
-	local r=$1 out name spl
-	for _ in 1 2 3; do
-		out=$(ip netns exec "$NS_CLI" curl -sS -D - --max-time 5 \
-			-H "Connection: close" "http://$VIP/" | tr -d '\r')
-		name=$(printf '%s\n' "$out" | tail -n 1)
-		spl=$(printf '%s\n' "$out" |
-			awk -F': *' 'tolower($1) == "x-spl" { print $2 }')
-		[ -n "$name" ] && [ -n "$spl" ] &&
-			printf '%s\n' "$spl" >"$E2E_TMP/probe.$r.$name"
-	done
-}
-
-# lbctl_spl FILE ADDR: the latest SPL of backend ADDR in a saved
-# `lbctl --json backend list`.
-lbctl_spl() {
-	jq_get "$1" "[x['l7']['spl'] for x in d['backends'] if x['backend'] == '$2'][0]"
-}
-
-# spl_caught_up R: whether lbctl shows, for every backend, the X-SPL of
-# its answer in probe round R (the feedback ring is merged on lb-control's
-# next tick). Saves the list it read as $E2E_TMP/probe.R.json.
-spl_caught_up() {
-	local r=$1 i want got
-	ctl_json "$E2E_TMP/probe.$r.json" backend list
-	for i in 1 2 3; do
-		want=$(cat "$E2E_TMP/probe.$r.be$i" 2>/dev/null) || return 1
-		got=$(lbctl_spl "$E2E_TMP/probe.$r.json" "$(be_addr "$i"):80")
-		awk -v g="$got" -v w="$want" 'BEGIN {
-			d = g - w; if (d < 0) d = -d; exit !(g != "-" && d <= 0.00006) }' ||
-			return 1
-	done
+# be4 I: backend I as lbctl names it.
+be4() {
+	echo "$(be_addr "$1"):80"
 }
 
 # share FILE0 FILE1 ADDR: ADDR's share of the new flows between two saved
@@ -113,19 +81,10 @@ dp_start_shared "$conf"
 ctl_start
 
 # ---- keep-alive: SPL per backend, one record per response ----
-e2e_log "wrk keep-alive for ${SECS}s through the VIP"
-wrk_run "http://$VIP/" "$SECS" 1 6 "$E2E_TMP/ka.wrk" >"$E2E_TMP/ka.sum"
-e2e_log "wrk: $(cat "$E2E_TMP/ka.sum")"
-check "keep-alive wrk completed requests without errors" \
-	'grep -q "socket_errors=0 non2xx=0" "$E2E_TMP/ka.sum" &&
-	 ! grep -q "requests=0 " "$E2E_TMP/ka.sum"'
-sleep 0.5 # a few ticks: every ring drained
+inst_keepalive "http://$VIP/" "$SECS"
 f=$E2E_TMP/ka.json
-ctl_json "$f" backend list
-ctl backend list >"$E2E_TMP/ka.txt"
-e2e_log "$(cat "$E2E_TMP/ka.txt")"
 for i in 1 2 3; do
-	b=$(be_addr "$i"):80
+	b=$(be4 "$i")
 	resp=$(jq_get "$f" "[x['http_responses'] for x in d['backends'] if x['backend'] == '$b'][0]")
 	recs=$(jq_get "$f" "[x['l7']['spl_records'] for x in d['backends'] if x['backend'] == '$b'][0]")
 	p50=$(jq_get "$f" "[x['l7']['p50_ms'] for x in d['backends'] if x['backend'] == '$b'][0]")
@@ -143,20 +102,7 @@ done
 # at a time, and the order of the instances' delays is judged on their
 # medians.
 for r in 1 2 3; do
-	probe_round "$r"
-	for _ in $(seq 1 40); do
-		spl_caught_up "$r" && break
-		sleep 0.25
-	done
-	for i in 1 2 3; do
-		want=$(cat "$E2E_TMP/probe.$r.be$i" 2>/dev/null || echo -)
-		got=$(lbctl_spl "$E2E_TMP/probe.$r.json" "$(be_addr "$i"):80")
-		e2e_log "round $r, be$i: X-SPL $want, lbctl $got"
-		check "round $r, be$i: lbctl's SPL ($got) is the one it sent last ($want)" \
-			"awk -v g='$got' -v w='$want' 'BEGIN {
-				d = g - w; if (d < 0) d = -d
-				exit !(w != \"-\" && g != \"-\" && d <= 0.00006) }'"
-	done
+	inst_spl_round "$r" "http://$VIP/" be4
 done
 for i in 1 2 3; do
 	SPL[i]=$(cat "$E2E_TMP"/probe.[123].be"$i" 2>/dev/null | sort -g | sed -n 2p)

@@ -1276,6 +1276,93 @@ inst_start() {
 		die "be$i: lb-instance did not start"
 }
 
+# inst_need: INSTANCE is lb-instance ($LB_INSTANCE, else this build's);
+# the test is skipped when it is not built.
+inst_need() {
+	INSTANCE=${LB_INSTANCE:-$LB_BUILD_DIR/tools/instance/lb-instance}
+	[ -x "$INSTANCE" ] || e2e_skip "lb-instance is not built ($INSTANCE)"
+}
+
+# inst_probe_round R URL: three requests to URL from the client on new
+# connections, one per backend of an rr service of three lb-instances;
+# saves each answer's X-SPL as $E2E_TMP/probe.R.NAME, NAME being the
+# instance's name, which is the body of its answer.
+inst_probe_round() {
+	local r=$1 url=$2 out name spl
+	for _ in 1 2 3; do
+		out=$(ip netns exec "$NS_CLI" curl -sS -D - --max-time 5 \
+			-H "Connection: close" "$url" | tr -d '\r')
+		name=$(printf '%s\n' "$out" | tail -n 1)
+		spl=$(printf '%s\n' "$out" |
+			awk -F': *' 'tolower($1) == "x-spl" { print $2 }')
+		[ -n "$name" ] && [ -n "$spl" ] &&
+			printf '%s\n' "$spl" >"$E2E_TMP/probe.$r.$name"
+	done
+}
+
+# inst_keepalive URL SECS: wrk with keep-alive (one thread, six
+# connections) to URL for SECS seconds, checked to end without errors;
+# after a few ticks of lb-control (every ring drained) the backend list
+# is saved as $E2E_TMP/ka.json and logged.
+inst_keepalive() {
+	e2e_log "wrk keep-alive for ${2}s through $1"
+	wrk_run "$1" "$2" 1 6 "$E2E_TMP/ka.wrk" >"$E2E_TMP/ka.sum"
+	e2e_log "wrk: $(cat "$E2E_TMP/ka.sum")"
+	check "keep-alive wrk completed requests without errors" \
+		'grep -q "socket_errors=0 non2xx=0" "$E2E_TMP/ka.sum" &&
+		 ! grep -q "requests=0 " "$E2E_TMP/ka.sum"'
+	sleep 0.5
+	ctl_json "$E2E_TMP/ka.json" backend list
+	ctl backend list >"$E2E_TMP/ka.txt"
+	e2e_log "$(cat "$E2E_TMP/ka.txt")"
+}
+
+# inst_spl_of FILE BE: the latest SPL of backend BE in a saved `lbctl
+# --json backend list`.
+inst_spl_of() {
+	jq_get "$1" "[x['l7']['spl'] for x in d['backends'] if x['backend'] == '$2'][0]"
+}
+
+# spl_same GOT WANT: whether lbctl's SPL is the X-SPL sent (to the
+# precision lbctl prints).
+spl_same() {
+	awk -v g="$1" -v w="$2" 'BEGIN {
+		d = g - w; if (d < 0) d = -d
+		exit !(w != "-" && w != "" && g != "-" && d <= 0.00006) }'
+}
+
+# inst_spl_caught_up R BE_FN: whether lbctl shows, for every backend,
+# the X-SPL of its answer in probe round R (the feedback ring is merged
+# on lb-control's next tick); BE_FN I names backend I as lbctl does.
+# Saves the list it read as $E2E_TMP/probe.R.json.
+inst_spl_caught_up() {
+	local r=$1 fn=$2 i
+	ctl_json "$E2E_TMP/probe.$r.json" backend list
+	for i in 1 2 3; do
+		spl_same "$(inst_spl_of "$E2E_TMP/probe.$r.json" "$("$fn" "$i")")" \
+			"$(cat "$E2E_TMP/probe.$r.be$i" 2>/dev/null)" || return 1
+	done
+}
+
+# inst_spl_round R URL BE_FN: probe round R (inst_probe_round), waited
+# for, then checked: the SPL lbctl shows for each backend is the X-SPL
+# of the answer it gave in the round.
+inst_spl_round() {
+	local r=$1 url=$2 fn=$3 i want got
+	inst_probe_round "$r" "$url"
+	for _ in $(seq 1 40); do
+		inst_spl_caught_up "$r" "$fn" && break
+		sleep 0.25
+	done
+	for i in 1 2 3; do
+		want=$(cat "$E2E_TMP/probe.$r.be$i" 2>/dev/null || echo -)
+		got=$(inst_spl_of "$E2E_TMP/probe.$r.json" "$("$fn" "$i")")
+		e2e_log "round $r, be$i: X-SPL $want, lbctl $got"
+		check "round $r, be$i: lbctl's SPL ($got) is the one it sent last ($want)" \
+			"spl_same '$got' '$want'"
+	done
+}
+
 # inst_stop I: stops backend I's lb-instance (SIGTERM) and reaps it.
 inst_stop() {
 	local v="INST_PID$1"

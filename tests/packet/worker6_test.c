@@ -18,10 +18,15 @@
 #include <cmocka.h>
 
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "harness.h"
 #include "icmp6.h"
 #include "lb/admit.h"
+#include "lb/fb.h"
+#include "lb/hdr_conf.h"
+#include "lb/hdr_scan.h"
+#include "l7_reject.h"
 #include "pkt_parse6.h"
 
 #define POOL_SIZE 2047
@@ -826,13 +831,11 @@ test_vlan(void **state)
  * that host; @p sb, when not NULL, the budget of new flows per source;
  * @p ac, when not NULL, the TCP service's admission settings. */
 static struct ph_env *
-env66_opt(void **state, uint16_t nb, const struct lb_src_budget_conf *sb,
-	  const struct lb_admit_conf *ac)
+env66_build(void **state, const struct lb_src_budget_conf *sb,
+	    const struct lb_admit_conf *ac)
 {
 	struct ph_env *e = ph_env_new(state);
 	const char *const *sets[1] = {conf4};
-	static struct pb_frame got[NB_PORTS][4];
-	unsigned int n[NB_PORTS];
 	struct lb_dpconf *d;
 
 	d = e->dp.conf = ph_conf_compile(e, sets, 1, NULL);
@@ -859,6 +862,17 @@ env66_opt(void **state, uint16_t nb, const struct lb_src_budget_conf *sb,
 		e->dp.admit = lb_admit_shm_init(e->admit_mem, 64);
 		assert_non_null(e->dp.admit);
 	}
+	return e;
+}
+
+/* Starts env66_build()'s dataplane with @p nb workers, each knowing the
+ * client and the host on port 1. */
+static struct ph_env *
+env66_go(struct ph_env *e, uint16_t nb)
+{
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
+
 	ph_env_start(e, nb);
 	take_all(e, got, n);
 	for (uint16_t q = 0; q < nb; q++) {
@@ -875,6 +889,13 @@ env66_opt(void **state, uint16_t nb, const struct lb_src_budget_conf *sb,
 	}
 	ph_expect_quiet(e, "advertisements taken in");
 	return e;
+}
+
+static struct ph_env *
+env66_opt(void **state, uint16_t nb, const struct lb_src_budget_conf *sb,
+	  const struct lb_admit_conf *ac)
+{
+	return env66_go(env66_build(state, sb, ac), nb);
 }
 
 static struct ph_env *
@@ -1028,6 +1049,308 @@ test_fnat66_tcp(void **state)
 				   lb_flow6_fold(e->w->ft, snat)),
 		 0, "SNAT port free");
 	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/* ---- HTTP following over fnat66 (worker_l7.c) ---- */
+
+static struct lb_hdr_db *hdb6;
+
+/*
+ * env66() with the TCP service following HTTP (its feedback as IPv4's),
+ * and, with @p ac, its requests admitted one by one by those settings
+ * (refused with 429, Retry-After 7), or with @p gov by the governor
+ * (503).
+ */
+static struct ph_env *
+env66_http(void **state, const struct lb_admit_conf *ac, bool gov)
+{
+	struct ph_env *e = env66_build(state, NULL, ac);
+	struct lb_conf_svc_opts *o = &e->dp.conf->svc[e->dp.conf->nb_svc - 2].opts;
+
+	/* The governor answers 503, its requests of rank 3. */
+	o->gov[LB_CONF_GOV_ON] = gov;
+	o->gov[LB_CONF_GOV_PRIO] = 3;
+
+	o->http = true;
+	/* A scheduler that keeps count of the backend's errors. */
+	snprintf(o->sched, sizeof(o->sched), "adaptive");
+	o->gov[LB_CONF_GOV_STATUS] = gov ? 503 : 429;
+	o->gov[LB_CONF_GOV_RETRY] = 7;
+	e->dp.hdb = hdb6;
+	e->dp.l7_flows = 16;
+	e->dp.gov_m = e->gov_m;
+	env66_go(e, 1);
+	assert_non_null(e->w->l7);
+	return e;
+}
+
+/* One side of a followed connection: what it sends next. */
+struct http6 {
+	struct ph_env *e;
+	uint8_t vip[16], snat[16], c[16], be[16];
+	uint16_t sport;
+	uint32_t cnxt, bnxt;
+};
+
+/* The handshake through the VIP, the client's ACK carrying nothing. */
+static void
+http6_open(struct ph_env *e, struct http6 *h)
+{
+	struct pb_frame f, got;
+	struct pb_dg6 in;
+
+	memset(h, 0, sizeof(*h));
+	h->e = e;
+	client_syn(&in, &f, h->vip, h->snat, h->c);
+	addr(h->be, A_PEER1);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	h->sport = pb_get16(got.b + ETH + 40);
+	backend_synack(e, BPORT6, h->snat, h->sport, h->vip, h->c);
+	h->cnxt = 1001;
+	h->bnxt = 5001;
+	seg6(&in, A_C, CPORT6, h->vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK,
+	     h->cnxt, h->bnxt, 64);
+	in.l4.plen = 0;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_one(e, 1, 0, &got, "ACK to the backend");
+}
+
+/* @p text from the client (@p to_be) or the backend, with its FIN when
+ * @p fin; @p in gets the segment sent. */
+static void
+http6_send(struct http6 *h, bool to_be, const char *text, uint8_t fin,
+	   struct pb_dg6 *in, struct pb_frame *f)
+{
+	uint16_t len = (uint16_t)strlen(text);
+
+	if (to_be)
+		seg6(in, A_C, CPORT6, h->vip, TCP6_PORT, PB_PROTO_TCP,
+		     PB_ACK | PB_PSH | fin, h->cnxt, h->bnxt, 64);
+	else
+		seg6(in, A_PEER1, BPORT6, h->snat, h->sport, PB_PROTO_TCP,
+		     PB_ACK | PB_PSH | fin, h->bnxt, h->cnxt, 64);
+	in->l4.data = (const uint8_t *)text;
+	in->l4.plen = len;
+	if (to_be) {
+		pb_ipv6_frame(f, mac_port[0], mac_c, in);
+		h->cnxt += len;
+	} else {
+		pb_ipv6_frame(f, mac_port[1], mac_peer1, in);
+		h->bnxt += len;
+	}
+	ph_rx(h->e, to_be ? 0 : 1, f);
+}
+
+/* @p text sent and forwarded, byte for byte, to the other side. */
+static void
+http6_pass(struct http6 *h, bool to_be, const char *text, const char *what)
+{
+	struct pb_frame f, want;
+	struct pb_dg6 in, out;
+
+	http6_send(h, to_be, text, 0, &in, &f);
+	if (to_be) {
+		seg6_out(&out, &in, h->snat, h->sport, h->be, BPORT6);
+		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	} else {
+		seg6_out(&out, &in, h->vip, TCP6_PORT, h->c, CPORT6);
+		pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	}
+	ph_expect_frame(h->e, to_be ? 1 : 0, 0, &want, what);
+}
+
+/* The L7 records in the worker's ring (at most @p max). */
+static unsigned int
+fb6_take(struct ph_env *e, struct lb_fb *r, unsigned int max)
+{
+	struct lb_fb tmp[64];
+	unsigned int n = 0, k;
+
+	while ((k = rte_ring_sc_dequeue_burst_elem(
+			e->w->fb, tmp, sizeof(tmp[0]), NELEM(tmp), NULL)) > 0)
+		for (unsigned int i = 0; i < k; i++)
+			if ((tmp[i].kind == LB_FB_HTTP ||
+			     tmp[i].kind == LB_FB_SPL) &&
+			    n < max)
+				r[n++] = tmp[i];
+	return n;
+}
+
+/* Request @p req and response @p resp through, byte for byte; the L7
+ * records they gave in @p r. */
+static unsigned int
+http6_round(struct http6 *h, const char *req, const char *resp,
+	    struct lb_fb *r, unsigned int max)
+{
+	http6_pass(h, true, req, "request");
+	http6_pass(h, false, resp, "response");
+	return fb6_take(h->e, r, max);
+}
+
+/*
+ * An HTTP exchange followed over fnat66: request and response go
+ * through unchanged but for the addresses, the response's status and
+ * the backend's X-SPL reach the feedback ring; a 503 counts as the
+ * backend's error.
+ */
+static void
+test_fnat66_http_follow(void **state)
+{
+	struct ph_env *e = env66_http(state, NULL, false);
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct lb_fb r[8];
+	struct http6 h;
+	double spl;
+	unsigned int n;
+
+	http6_open(e, &h);
+	n = http6_round(&h, "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+			"X-SPL: 0.75\r\n\r\nok",
+			r, NELEM(r));
+	CHECK_EQ(n, 2, "HTTP and SPL records");
+	CHECK_EQ(r[0].kind, LB_FB_HTTP, "HTTP record");
+	CHECK_EQ(r[0].u32, 200, "status");
+	CHECK_EQ(r[0].svc, s, "its service");
+	CHECK_EQ(r[0].be, 0, "its backend");
+	CHECK_EQ(r[1].kind, LB_FB_SPL, "SPL record");
+	memcpy(&spl, &r[1].v, sizeof(spl));
+	assert_true(spl == 0.75);
+
+	n = http6_round(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+			"HTTP/1.1 503 Service Unavailable\r\n"
+			"Content-Length: 0\r\n\r\n",
+			r, NELEM(r));
+	CHECK_EQ(n, 1, "an HTTP record, no SPL");
+	CHECK_EQ(r[0].u32, 503, "status");
+	CHECK_EQ(e->w->bst[s][0].http_responses, 2, "responses");
+	CHECK_EQ(e->w->bst[s][0].http_5xx, 1, "5xx counted");
+	CHECK_EQ(e->w->bst[s][0].sched_errors, 1, "an error to the scheduler");
+	ph_check_no_drops(e->w, "followed fnat66");
+}
+
+/*
+ * Request @p text, sent by the client of @p h, is refused with
+ * @p status in the server's name: an IPv6 segment from the VIP to the
+ * client, answer and FIN, checksums as pktbuild.c computes them, and
+ * the backend reset at the first octet of the request it never got.
+ * Then the client's ACK of the answer and its FIN are taken in the
+ * server's place and acknowledged, nothing to the backend.
+ */
+static void
+expect_refused(struct http6 *h, const char *text, uint16_t status)
+{
+	static struct pb_frame got[NB_PORTS][4];
+	unsigned int n[NB_PORTS];
+	struct pb_frame f, want, rst;
+	struct pb_dg6 in, out;
+	char ans[LB_L7_REJECT_HTTP_MAX];
+	uint32_t req = h->cnxt, fin;
+	int len;
+
+	http6_send(h, true, text, 0, &in, &f);
+	seg6(&out, A_PEER1, 0, h->be, BPORT6, PB_PROTO_TCP, PB_RST, req, 0,
+	     64);
+	memcpy(out.src, h->snat, 16);
+	out.l4.sport = h->sport;
+	out.l4.win = 0;
+	out.l4.plen = 0;
+	pb_ipv6_frame(&rst, mac_peer1, mac_port[1], &out);
+
+	len = lb_l7_reject_http(ans, sizeof(ans), status, 7);
+	assert_true(len > 0);
+	seg6(&out, A_C, TCP6_PORT, h->c, CPORT6, PB_PROTO_TCP,
+	     PB_ACK | PB_PSH | PB_FIN, h->bnxt, h->cnxt, 64);
+	memcpy(out.src, h->vip, 16);
+	out.l4.data = (const uint8_t *)ans;
+	out.l4.plen = (uint16_t)len;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	/* Both leave in the poll that took the request. */
+	take_all(h->e, got, n);
+	CHECK_EQ(n[1], 1, "one frame to the backend");
+	ph_expect_same(&got[1][0], &rst, "RST to the backend");
+	CHECK_EQ(n[0], 1, "one frame to the client");
+	ph_expect_same(&got[0][0], &want, "the answer to the client");
+
+	fin = h->bnxt + (uint32_t)len + 1;
+	seg6(&in, A_C, CPORT6, h->vip, TCP6_PORT, PB_PROTO_TCP,
+	     PB_ACK | PB_FIN, h->cnxt, fin, 64);
+	in.l4.plen = 0;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(h->e, 0, &f);
+	seg6(&out, A_C, TCP6_PORT, h->c, CPORT6, PB_PROTO_TCP, PB_ACK, fin,
+	     h->cnxt + 1, 64);
+	memcpy(out.src, h->vip, 16);
+	out.l4.plen = 0;
+	pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+	ph_expect_frame(h->e, 0, 0, &want, "ACK of the client's FIN");
+	ph_expect_quiet(h->e, "nothing more");
+}
+
+/* A request over the service's requests/s (admit-rate, keyed by the
+ * IPv6 client) gets the 429. */
+static void
+test_fnat66_http_refuse(void **state)
+{
+	struct lb_admit_conf ac;
+	struct ph_env *e;
+	struct http6 h;
+	int s;
+
+	lb_admit_conf_default(&ac);
+	ac.rate = 1;
+	ac.burst = 1;
+	e = env66_http(state, &ac, false);
+	s = (int)e->dp.conf->nb_svc - 2;
+	http6_open(e, &h);
+	CHECK_EQ(e->w->st.flows_created, 1, "not refused as a flow");
+	http6_pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
+	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		   "response");
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 429);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
+	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_PASS], 1, "one admitted");
+}
+
+/*
+ * The governor throttles an IPv6 client's request (multiplier 100: every
+ * rank from 1 with certainty, as lb-control would publish it under
+ * overload) with a 503; a request split over two segments is held until
+ * its header block ends, then goes on whole, both segments in order.
+ */
+static void
+test_fnat66_http_governor(void **state)
+{
+	struct ph_env *e = env66_http(state, NULL, true);
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct pb_frame f, want, got[2];
+	struct pb_dg6 in[2], out;
+	struct http6 h;
+	double m = 100.0;
+	uint64_t b;
+
+	http6_open(e, &h);
+	/* Not throttled (M 0): held, then released. */
+	http6_send(&h, true, "GET / HTTP/1.1\r\n", 0, &in[0], &f);
+	ph_expect_quiet(e, "the first half held");
+	http6_send(&h, true, "Host: a\r\n\r\n", 0, &in[1], &f);
+	CHECK_EQ(ph_take(e, 1, 0, got, 2), 2, "both halves to the backend");
+	for (int i = 0; i < 2; i++) {
+		seg6_out(&out, &in[i], h.snat, h.sport, h.be, BPORT6);
+		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+		ph_expect_same(&got[i], &want, i == 0 ? "held half" : "last");
+	}
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.l7_held, 1, "one segment held");
+	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		   "response");
+	memcpy(&b, &m, sizeof(b));
+	atomic_store(&e->gov_m[s], b);
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 503);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "governor");
+	CHECK_EQ(e->w->st.gov[s].throttled[3], 1, "throttled rank 3");
 }
 
 /* Client SYN @p in sent again from 2001:db8:@p net::@p host port
@@ -2651,13 +2974,24 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_nd_shared, ph_teardown),
 		cmocka_unit_test_teardown(test_neigh_view, ph_teardown),
 		cmocka_unit_test_teardown(test_exception6, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_http_follow,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_http_refuse,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_http_governor,
+					  ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {&table6};
 	struct CMUnitTest *all;
 	size_t n = 0;
+	struct lb_hdr_cfg hc;
 	int rc;
 
 	(void)argc;
+	lb_hdr_cfg_default(&hc);
+	hdb6 = lb_hdr_db_compile(&hc);
+	if (hdb6 == NULL)
+		return EXIT_FAILURE;
 	all = ph_tests(tests, NELEM(tests), tables, NELEM(tables), &n);
 	if (all == NULL || ph_eal_init(argv[0], "lbpkt6", POOL_SIZE) != 0) {
 		ph_tests_free(all, n, NELEM(tests));
@@ -2666,5 +3000,6 @@ main(int argc, char **argv)
 	rc = _cmocka_run_group_tests("packet6", all, n, NULL, NULL);
 	ph_eal_fini();
 	ph_tests_free(all, n, NELEM(tests));
+	lb_hdr_db_free(hdb6);
 	return rc;
 }

@@ -1517,9 +1517,6 @@ static const struct bad_case bad6_cases[] = {
 	  "backend [2001:db8:1::30]:443 is IPv6 but tcp 192.0.2.10:443 is "
 	  "IPv4: an IPv4 service takes IPv4 backends only" },
 	/* what an IPv6 service does not have */
-	{ "service set tcp [2001:db8:ff::10]:443 http on", -EOPNOTSUPP,
-	  "tcp [2001:db8:ff::10]:443: http is not available on IPv6 services "
-	  "(they are forwarded at layer 4 only)" },
 	{ "service add tcp [2001:db8:ff::30]:80 synproxy on", -EOPNOTSUPP,
 	  "tcp [2001:db8:ff::30]:80: synproxy is not available on IPv6 "
 	  "services (they are forwarded at layer 4 only)" },
@@ -1572,6 +1569,63 @@ test_ip6_bad_commands(void **state)
 {
 	(void)state;
 	bad_rows(dual_fx(), dual_conf, bad6_cases, NELEM(bad6_cases));
+}
+
+/*
+ * HTTP following and the governor on an IPv6 service: taken with IPv6
+ * backends (fnat66), refused with an IPv4 one (fnat64 flows are not
+ * followed) either way round, the configuration unchanged.
+ */
+static void
+test_ip6_http(void **state)
+{
+	struct fx *f = dual_fx();
+	char *before;
+
+	(void)state;
+	assert_int_equal(run(f, "service set tcp [2001:db8:ff::10]:443 "
+				"http on governor on reject-status 429"),
+			 0);
+	before = saved(f->c);
+	NOTE_IF(strstr(before, " http") == NULL, "%s", before);
+	assert_non_null(strstr(before, "governor on"));
+	assert_int_equal(run(f, "backend add tcp [2001:db8:ff::10]:443 "
+				"10.0.0.12:8443"),
+			 -EOPNOTSUPP);
+	assert_string_equal(f->o.errmsg,
+			    "backend 10.0.0.12:8443 is IPv4 but tcp "
+			    "[2001:db8:ff::10]:443 follows HTTP: fnat64 flows "
+			    "are forwarded at layer 4 only (set http off "
+			    "first)");
+	{
+		char *after = saved(f->c);
+
+		assert_string_equal(after, before);
+		free(after);
+	}
+	free(before);
+	fx_free(f);
+
+	f = dual_fx();
+	assert_int_equal(run(f, "backend add tcp [2001:db8:ff::10]:443 "
+				"10.0.0.12:8443"),
+			 0);
+	before = saved(f->c);
+	assert_int_equal(run(f, "service set tcp [2001:db8:ff::10]:443 "
+				"http on"),
+			 -EOPNOTSUPP);
+	assert_string_equal(f->o.errmsg,
+			    "tcp [2001:db8:ff::10]:443: http is not available "
+			    "with IPv4 backend 10.0.0.12:8443 (fnat64 flows "
+			    "are forwarded at layer 4 only)");
+	{
+		char *after = saved(f->c);
+
+		assert_string_equal(after, before);
+		free(after);
+	}
+	free(before);
+	fx_free(f);
 }
 
 /* The C interface: keys and backends are told apart by family. */
@@ -1975,6 +2029,7 @@ main(void)
 		cmocka_unit_test(test_ip6_roundtrip),
 		cmocka_unit_test(test_ip6_good_commands),
 		cmocka_unit_test(test_ip6_bad_commands),
+		cmocka_unit_test(test_ip6_http),
 		cmocka_unit_test(test_ip6_c_interface),
 		cmocka_unit_test(test_save_quotes_and_long_lines),
 		cmocka_unit_test(test_generation),

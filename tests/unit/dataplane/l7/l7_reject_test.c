@@ -81,17 +81,11 @@ rd32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
-static void
-test_segment(void **state)
+/* A segment from port 80 to 40000 carrying @p pay, its addresses unset. */
+static struct lb_l7_rej_seg
+seg_of(const char *pay)
 {
-	uint8_t f[256];
-	uint8_t pseudo[12];
-	const uint8_t eth[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 8, 0};
-	const char pay[] = "hello";
-	/* 192.0.2.1:80 -> 198.51.100.7:40000, network order */
-	struct lb_l7_rej_seg s = {
-		.src = __builtin_bswap32(0xc0000201),
-		.dst = __builtin_bswap32(0xc6336407),
+	return (struct lb_l7_rej_seg){
 		.sport = __builtin_bswap16(80),
 		.dport = __builtin_bswap16(40000),
 		.seq = 0x89abcdef,
@@ -99,17 +93,59 @@ test_segment(void **state)
 		.flags = 0x19,
 		.win = 65535,
 		.data = pay,
-		.len = 5,
+		.len = (uint16_t)strlen(pay),
 	};
-	uint32_t sum;
+}
+
+/* The TCP header and payload seg_of() gave at @p th, and its checksum
+ * with the pseudo-header @p pseudo as a receiver checks it. */
+static void
+check_tcp(const uint8_t *th, const uint8_t *pseudo, size_t plen)
+{
+	assert_int_equal(rd16(th), 80);
+	assert_int_equal(rd16(th + 2), 40000);
+	assert_int_equal(rd32(th + 4), 0x89abcdef);
+	assert_int_equal(rd32(th + 8), 0x01020304);
+	assert_int_equal(th[12], 0x50);
+	assert_int_equal(th[13], 0x19);
+	assert_int_equal(rd16(th + 14), 65535);
+	assert_memory_equal(th + 20, "hello", 5);
+	assert_int_equal(lb_csum_fold(lb_csum_partial(
+				 th, 25, lb_csum_partial(pseudo, plen, 0))),
+			 0xffff);
+}
+
+/* @p s written after link header @p eth into @p f (filled with 0xee
+ * first), which it leaves alone. @return lb_l7_reject_seg()'s length. */
+static int
+write_seg(uint8_t *f, size_t cap, const uint8_t eth[14],
+	  const struct lb_l7_rej_seg *s)
+{
+	int n;
+
+	memset(f, 0xee, cap);
+	memcpy(f, eth, 14);
+	n = lb_l7_reject_seg(f, (uint32_t)cap, 14, s);
+	assert_memory_equal(f, eth, 14);
+	return n;
+}
+
+static void
+test_segment(void **state)
+{
+	uint8_t f[256];
+	uint8_t pseudo[12];
+	const uint8_t eth[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 8, 0};
+	struct lb_l7_rej_seg s = seg_of("hello");
+	const char *pay = "hello";
 	int n;
 
 	(void)state;
-	memset(f, 0xee, sizeof(f));
-	memcpy(f, eth, sizeof(eth));
-	n = lb_l7_reject_seg(f, sizeof(f), 14, &s);
+	/* 192.0.2.1:80 -> 198.51.100.7:40000, network order */
+	s.src = __builtin_bswap32(0xc0000201);
+	s.dst = __builtin_bswap32(0xc6336407);
+	n = write_seg(f, sizeof(f), eth, &s);
 	assert_int_equal(n, 14 + 20 + 20 + 5);
-	assert_memory_equal(f, eth, sizeof(eth));
 	assert_int_equal(f[14], 0x45);
 	assert_int_equal(rd16(f + 16), 45);
 	assert_int_equal(rd16(f + 20), 0x4000);
@@ -119,23 +155,13 @@ test_segment(void **state)
 	assert_int_equal(rd32(f + 30), 0xc6336407);
 	/* A receiver's check: the header sums to 0xffff. */
 	assert_int_equal(lb_csum(f + 14, 20), 0);
-	assert_int_equal(rd16(f + 34), 80);
-	assert_int_equal(rd16(f + 36), 40000);
-	assert_int_equal(rd32(f + 38), 0x89abcdef);
-	assert_int_equal(rd32(f + 42), 0x01020304);
-	assert_int_equal(f[46], 0x50);
-	assert_int_equal(f[47], 0x19);
-	assert_int_equal(rd16(f + 48), 65535);
 	assert_int_equal(rd16(f + 52), 0);
-	assert_memory_equal(f + 54, pay, 5);
 	memcpy(pseudo, f + 26, 8);
 	pseudo[8] = 0;
 	pseudo[9] = 6;
 	pseudo[10] = 0;
 	pseudo[11] = 25;
-	sum = lb_csum_partial(pseudo, sizeof(pseudo), 0);
-	assert_int_equal(lb_csum_fold(lb_csum_partial(f + 34, 25, sum)),
-			 0xffff);
+	check_tcp(f + 34, pseudo, sizeof(pseudo));
 	/* Too small a frame, missing payload. */
 	assert_int_equal(lb_l7_reject_seg(f, 58, 14, &s), -ENOSPC);
 	s.data = NULL;
@@ -144,6 +170,40 @@ test_segment(void **state)
 	s.data = f + 54;
 	assert_int_equal(lb_l7_reject_seg(f, sizeof(f), 14, &s), n);
 	assert_memory_equal(f + 54, pay, 5);
+}
+
+/* An IPv6 segment: the header a receiver takes, the checksum over the
+ * IPv6 pseudo-header (RFC 8200 8.1). */
+static void
+test_segment6(void **state)
+{
+	uint8_t f[256], pseudo[40];
+	const uint8_t eth[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+				 0x86, 0xdd};
+	const uint8_t vip[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1};
+	const uint8_t cli[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 7};
+	struct lb_l7_rej_seg s = seg_of("hello");
+	int n;
+
+	(void)state;
+	s.src6 = vip;
+	s.dst6 = cli;
+	n = write_seg(f, sizeof(f), eth, &s);
+	assert_int_equal(n, 14 + 40 + 20 + 5);
+	assert_int_equal(f[14], 0x60);
+	assert_int_equal(rd16(f + 18), 25);
+	assert_int_equal(f[20], 6);
+	assert_int_equal(f[21], 64);
+	assert_memory_equal(f + 22, vip, 16);
+	assert_memory_equal(f + 38, cli, 16);
+	/* Refused before a byte is written: one octet short, no
+	 * destination. */
+	assert_int_equal(lb_l7_reject_seg(f, 78, 14, &s), -ENOSPC);
+	s.dst6 = NULL;
+	assert_int_equal(lb_l7_reject_seg(f, sizeof(f), 14, &s), -EINVAL);
+	memcpy(pseudo, f + 22, 32);
+	memcpy(pseudo + 32, (const uint8_t[8]){0, 0, 0, 25, 0, 0, 0, 6}, 8);
+	check_tcp(f + 54, pseudo, sizeof(pseudo));
 }
 
 static void
@@ -234,6 +294,7 @@ main(void)
 		cmocka_unit_test(test_answer_429),
 		cmocka_unit_test(test_answer_errors),
 		cmocka_unit_test(test_segment),
+		cmocka_unit_test(test_segment6),
 		cmocka_unit_test(test_refuse_seq),
 		cmocka_unit_test(test_client_fin),
 		cmocka_unit_test(test_client_data_and_loss),
