@@ -207,6 +207,14 @@ struct lb_synp_auto {
 	uint8_t mode;
 };
 
+/** A named pool's scheduler state, and what it was built for. */
+struct lb_pool_sched {
+	void *st;
+	const struct lb_sched_ops *ops;
+	char name[LB_CONF_POOL_NAME_LEN + 1];
+	char sched[LB_CONF_SCHED_LEN + 1];
+};
+
 struct lb_worker {
 	struct lb_dp *dp;
 	uint16_t wid;
@@ -242,6 +250,14 @@ struct lb_worker {
 	/** Service slots whose scheduler is still being built, one bit
 	 * each: a slice per poll, between bursts (sched_build_slice()). */
 	uint64_t sched_todo;
+	/** The schedulers of the named pools of services that route by
+	 * content, [slot][pool - 1] (NULL: none); the same layout as
+	 * sched[] and ops[] (worker_switch.c). */
+	struct lb_pool_sched (*psched)[LB_CONF_MAX_POOLS];
+	/** Service slots with a pool scheduler still being built, and of
+	 * each the pools: built after the services' own, a slice a poll. */
+	uint64_t pool_todo;
+	uint16_t pool_todo_of[LB_CONF_MAX_SVCS];
 	struct lb_deferq *deferq[LB_CONF_MAX_SVCS];
 	struct lb_be_stats (*bst)[LB_CONF_MAX_BES]; /**< [svc slot][be slot] */
 	struct rte_ring *fb;    /**< feedback to lb-control */

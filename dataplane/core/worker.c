@@ -268,10 +268,23 @@ _Static_assert(LB_CONF_MAX_SVCS <= 64, "sched_todo has one bit per slot");
 static void
 sched_build_slice(struct lb_worker *w, uint32_t budget)
 {
-	uint32_t s = (uint32_t)__builtin_ctzll(w->sched_todo);
+	uint32_t s, p;
+	struct lb_pool_sched *ps;
 
-	if (w->ops[s] == NULL || w->ops[s]->build(w->sched[s], budget) == 0)
-		w->sched_todo &= ~(1ull << s);
+	if (w->sched_todo != 0) {
+		s = (uint32_t)__builtin_ctzll(w->sched_todo);
+		if (w->ops[s] == NULL ||
+		    w->ops[s]->build(w->sched[s], budget) == 0)
+			w->sched_todo &= ~(1ull << s);
+		return;
+	}
+	s = (uint32_t)__builtin_ctzll(w->pool_todo);
+	p = (uint32_t)__builtin_ctz(w->pool_todo_of[s]);
+	ps = &w->psched[s][p];
+	if (ps->ops == NULL || ps->ops->build(ps->st, budget) == 0)
+		w->pool_todo_of[s] &= (uint16_t)~(1u << p);
+	if (w->pool_todo_of[s] == 0)
+		w->pool_todo &= ~(1ull << s);
 }
 
 /* The longest a poll spent on tables and builds: @p tsc this time. */
@@ -344,7 +357,7 @@ lb_worker_poll(struct lb_worker *w)
 	fb_flush(w);
 	/* Schedulers a switch left to build: a slice per poll, after the
 	 * bursts, so forwarding goes on while they are built. */
-	if (unlikely(w->sched_todo != 0)) {
+	if (unlikely((w->sched_todo | w->pool_todo) != 0)) {
 		uint64_t t0 = rte_rdtsc();
 
 		sched_build_slice(w, SCHED_SLICE);
@@ -373,7 +386,8 @@ lb_worker_main(void *arg)
 	}
 	while (!dp->quit) {
 		/* Pending builds keep it awake, to be done soon. */
-		if (lb_worker_poll(w) != 0 || w->sched_todo != 0) {
+		if (lb_worker_poll(w) != 0 ||
+		    (w->sched_todo | w->pool_todo) != 0) {
 			w->idle_loops = 0;
 			sleep_us = 1;
 			continue;
@@ -413,6 +427,11 @@ lb_worker_free(struct lb_worker *w)
 		if (w->sched[s] != NULL)
 			w->ops[s]->destroy(w->sched[s]);
 		lb_deferq_free(w->deferq[s]);
+		for (uint32_t p = 0; p < LB_CONF_MAX_POOLS && w->psched != NULL;
+		     p++)
+			if (w->psched[s][p].st != NULL)
+				w->psched[s][p].ops->destroy(
+					w->psched[s][p].st);
 	}
 	for (uint32_t i = 0; i < w->hold_cap && w->hold != NULL; i++)
 		if (w->hold[i] != NULL)
@@ -421,6 +440,7 @@ lb_worker_free(struct lb_worker *w)
 	rte_free(w->hold_free);
 	rte_free(w->hold_since);
 	rte_free(w->bst);
+	rte_free(w->psched);
 	rte_free(w->conf_buf[0]);
 	rte_free(w->conf_buf[1]);
 	rte_free(w->ft);
@@ -571,6 +591,9 @@ rings_alloc(struct lb_worker *w, int socket)
 	w->bst = rte_zmalloc_socket(
 		"lb_bst", sizeof(*w->bst) * LB_CONF_MAX_SVCS,
 		RTE_CACHE_LINE_SIZE, socket);
+	w->psched = rte_zmalloc_socket(
+		"lb_psched", sizeof(*w->psched) * LB_CONF_MAX_SVCS,
+		RTE_CACHE_LINE_SIZE, socket);
 	for (int i = 0; i < 2; i++)
 		w->conf_buf[i] = rte_zmalloc_socket(
 			"lb_conf", sizeof(struct lb_dpconf),
@@ -586,7 +609,8 @@ rings_alloc(struct lb_worker *w, int socket)
 		"lb_hold", HOLD_CAP * sizeof(*w->synp_hold), 0, socket);
 	if (w->neigh == NULL || w->neigh6 == NULL || w->redirect == NULL ||
 	    w->neigh_in == NULL || w->neigh_view == NULL ||
-	    w->fb == NULL || w->bst == NULL || w->conf_buf[0] == NULL ||
+	    w->fb == NULL || w->bst == NULL || w->psched == NULL ||
+	    w->conf_buf[0] == NULL ||
 	    w->conf_buf[1] == NULL || w->hold == NULL ||
 	    w->hold_free == NULL || w->hold_since == NULL ||
 	    w->synp_hold == NULL) {
@@ -704,7 +728,7 @@ lb_worker_create(struct lb_dp *dp, uint16_t wid, unsigned int lcore)
 	lb_flow_set_reaper(w->ft, on_expire, w);
 	/* Not yet in the packet loop: the first schedulers are complete
 	 * before the first packet. */
-	while (w->sched_todo != 0)
+	while ((w->sched_todo | w->pool_todo) != 0)
 		sched_build_slice(w, UINT32_MAX);
 	w->st.conf_switches = 0;
 	return w;

@@ -77,9 +77,13 @@ lb_worker_from_backend(struct lb_worker *w, struct rte_mbuf *m,
 				 * backend: counting the handshake as a
 				 * success would wipe the errors its 5xx
 				 * answers record. */
-				if (!svc->opts.http)
-					w->ops[f->svc]->result(
-						w->sched[f->svc], f->be, true);
+				if (!svc->opts.http) {
+					const struct lb_sched_ops *ops;
+					void *st = lb_worker_sched_of(
+						w, f->svc, f->be, &ops);
+
+					ops->result(st, f->be, true);
+				}
 				lb_worker_trial_feedback(w, f->svc, f->be,
 							 true);
 			}

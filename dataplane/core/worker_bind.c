@@ -139,17 +139,26 @@ bind_rst(struct lb_worker *w, uint32_t i, uint64_t now)
 }
 
 /*
- * A backend of pool @p pool of service slot @p s: a weighted random pick
- * among its backends that take new flows. The pool's own scheduler, as
- * configured, is not run here: content routing chooses among a few
- * backends, and a pick by weight costs one pass over the slots.
+ * A backend of pool @p pool of service slot @p s for the client of flow
+ * hash @p hash: the pool's own scheduler (the service's for its own
+ * pool), or, when it has none (its build failed), a weighted random pick
+ * among the pool's backends that take new flows.
  */
 static int
-pool_pick(struct lb_worker *w, uint32_t s, uint32_t pool, uint32_t *be)
+pool_pick(struct lb_worker *w, uint32_t s, uint32_t pool, uint64_t hash,
+	  uint32_t *be)
 {
 	const struct lb_dpconf_svc *v = &w->conf->svc[s];
+	const struct lb_sched_ops *ops = w->ops[s];
+	void *st = w->sched[s];
 	uint64_t sum = 0, r;
 
+	if (pool != 0 && pool <= LB_CONF_MAX_POOLS) {
+		ops = w->psched[s][pool - 1].ops;
+		st = w->psched[s][pool - 1].st;
+	}
+	if (st != NULL)
+		return ops->pick(st, hash, &w->rng, be);
 	for (uint32_t b = 0; b < v->nb_be; b++)
 		if (lb_dpconf_be_eligible_pool(v, b, pool))
 			sum += v->be[b].weight ? v->be[b].weight : 1;
@@ -195,6 +204,12 @@ lb_worker_bind_next(struct lb_worker *w, uint32_t hold, uint32_t s,
 
 	if (pool < 0)
 		return -ENOENT;
+	if (pool > 0 && pool <= (int)LB_CONF_MAX_POOLS &&
+	    w->psched[s][pool - 1].st != NULL) {
+		const struct lb_pool_sched *ps = &w->psched[s][pool - 1];
+
+		return ps->ops->next(ps->st, be, next) == 0 ? 0 : -EAGAIN;
+	}
 	for (uint32_t k = 1; k <= v->nb_be; k++) {
 		uint32_t b = (be + k) % v->nb_be;
 
@@ -211,10 +226,15 @@ lb_worker_bind_pick(struct lb_worker *w, uint32_t hold, uint32_t s,
 		    uint32_t *be)
 {
 	int pool = hold_pool(w, hold);
+	const struct lb_bind *b;
 
 	if (pool < 0)
 		return -ENOENT;
-	return pool_pick(w, s, (uint32_t)pool, be) == 0 ? 0 : -EAGAIN;
+	b = &w->bind[w->synp_hold[hold].data & ~LB_HOLD_BIND];
+	if (pool_pick(w, s, (uint32_t)pool,
+		      lb_flow_hash(w->dp->hash_seed, &b->key), be) != 0)
+		return -EAGAIN;
+	return 0;
 }
 
 /*
@@ -239,7 +259,8 @@ bind_connect(struct lb_worker *w, uint32_t i, uint32_t pool, uint64_t now)
 		lb_worker_bind_free(w, i);
 		return;
 	}
-	if (pool_pick(w, b->svc, pool, &be) != 0) {
+	if (pool_pick(w, b->svc, pool, lb_flow_hash(w->dp->hash_seed, &b->key),
+		      &be) != 0) {
 		w->st.bind_gaveup[LB_BIND_GU_NO_BACKEND]++;
 		w->st.drop[LB_DROP_NO_BACKEND]++;
 		bind_rst(w, i, now);

@@ -46,8 +46,11 @@ lb_worker_on_l7_obs(void *owner, uint32_t tag, const struct lb_l7_obs *o)
 		b->http_5xx++;
 	if (w->sched[svc] != NULL && be < w->conf->svc[svc].nb_be &&
 	    !o->err_excluded) {
-		w->ops[svc]->result(w->sched[svc], be, !err);
-		b->sched_errors = w->ops[svc]->errors(w->sched[svc], be);
+		const struct lb_sched_ops *ops;
+		void *st = lb_worker_sched_of(w, svc, be, &ops);
+
+		ops->result(st, be, !err);
+		b->sched_errors = ops->errors(st, be);
 	}
 	if (o->timed)
 		flags |= LB_FB_F_TIMED;

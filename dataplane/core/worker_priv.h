@@ -329,6 +329,28 @@ int lb_worker_bind_next(struct lb_worker *w, uint32_t hold, uint32_t s,
 int lb_worker_bind_pick(struct lb_worker *w, uint32_t hold, uint32_t s,
 			uint32_t *be);
 void lb_worker_bind_house(struct lb_worker *w, uint64_t now);
+
+/*
+ * The scheduler that weighs backend @p be of service slot @p s, its
+ * operations in @p *ops: its named pool's when the pool has one (the
+ * service routes by content), else the service's own. Trials' outcomes
+ * and HTTP answers go there, so that a pool's error-adaptive weights
+ * learn from its members. NULL when neither exists.
+ */
+static inline void *
+lb_worker_sched_of(const struct lb_worker *w, uint32_t s, uint32_t be,
+		   const struct lb_sched_ops **ops)
+{
+	uint32_t p = be < LB_CONF_MAX_BES ? w->conf->svc[s].be[be].pool : 0;
+
+	if (p != 0 && p <= LB_CONF_MAX_POOLS &&
+	    w->psched[s][p - 1].st != NULL) {
+		*ops = w->psched[s][p - 1].ops;
+		return w->psched[s][p - 1].st;
+	}
+	*ops = w->ops[s];
+	return w->sched[s];
+}
 void lb_worker_bind_switch(struct lb_worker *w, const struct lb_dpconf *pub);
 int lb_worker_bind_init(struct lb_worker *w, int socket);
 void lb_worker_bind_fini(struct lb_worker *w);

@@ -71,18 +71,28 @@ be_recovered(const struct lb_dpconf_be *o, const struct lb_dpconf_be *n)
 	       (o->health == LB_BE_HEALTH_DOWN && n->health == LB_BE_HEALTH_UP);
 }
 
+/* Whether backend @p b of @p v takes new flows of pool @p pool, as the
+ * schedulers see it: for the service's own (0), at their SYN. */
+static bool
+be_eligible(const struct lb_dpconf_svc *v, uint32_t b, uint32_t pool)
+{
+	return pool == 0 ? lb_dpconf_be_eligible(v, b) :
+			   lb_dpconf_be_eligible_pool(v, b, pool);
+}
+
 /*
- * Whether service @p b needs the scheduler state built for @p a: the same
- * scheduler and guards, and the same backends, weights, eligibility and
+ * Whether pool @p p of service @p b (0: the service's own) needs the
+ * scheduler state built for it in @p a: the same guards, and the same
+ * backends (for a named pool, members), weights, eligibility and
  * health. A Maglev table takes milliseconds to build: rebuilding every
  * scheduler at every table change would stall a worker with ten of them
  * for tens of milliseconds, and lose what adaptive states learnt.
  */
 static bool
-same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
+same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b,
+	   uint32_t p)
 {
 	if (a->state != b->state || a->nb_be != b->nb_be ||
-	    strcmp(a->opts.sched, b->opts.sched) != 0 ||
 	    a->opts.err_memory != b->opts.err_memory ||
 	    a->opts.min_volume != b->opts.min_volume ||
 	    a->opts.max_eject != b->opts.max_eject ||
@@ -91,81 +101,164 @@ same_sched(const struct lb_dpconf_svc *a, const struct lb_dpconf_svc *b)
 	for (uint32_t i = 0; i < a->nb_be; i++) {
 		const struct lb_dpconf_be *x = &a->be[i], *y = &b->be[i];
 
+		if (p != 0 && x->pool != p && y->pool != p)
+			continue;
 		if (x->ip != y->ip || x->af != y->af ||
 		    memcmp(x->ip6, y->ip6, sizeof(x->ip6)) != 0 ||
 		    x->port != y->port ||
 		    x->weight != y->weight || x->health != y->health ||
 		    x->up_gen != y->up_gen ||
-		    lb_dpconf_be_eligible(a, i) != lb_dpconf_be_eligible(b, i))
+		    (p != 0 && x->pool != y->pool) ||
+		    be_eligible(a, i, p) != be_eligible(b, i, p))
 			return false;
 	}
 	return true;
 }
 
 /*
+ * A scheduler named @p name for pool @p pool of service @p v (slot
+ * @p s), over all its backend slots, those of other pools not eligible,
+ * so that backend indexes are slots everywhere. @p *st and @p *ops hold
+ * the state it replaces (of @p old, the same service in the previous
+ * table, or NULL): backends that keep their slot and pool keep the error
+ * counts this worker learnt about them, unless their health check
+ * brought them back up. NULL in both when the service takes no flows.
+ */
+static void
+sched_remake(struct lb_worker *w, const struct lb_dpconf_svc *v,
+	     const struct lb_dpconf_svc *old, uint32_t s, uint32_t pool,
+	     const char *name, void **st, const struct lb_sched_ops **ops)
+{
+	const struct lb_sched_ops *nops = NULL;
+	struct lb_sched_be be[LB_CONF_MAX_BES];
+	void *nst = NULL;
+
+	if (v->state == LB_SVC_ACTIVE && v->nb_be > 0)
+		nops = lb_sched_find(name);
+	if (nops != NULL) {
+		for (uint32_t b = 0; b < v->nb_be; b++)
+			be[b] = (struct lb_sched_be){
+				be_id(&v->be[b]),
+				v->be[b].weight ? v->be[b].weight : 1,
+				be_eligible(v, b, pool)
+			};
+		nst = nops->create(be, v->nb_be);
+		if (nst != NULL && nops->guard != NULL &&
+		    nops->guard(nst, &(struct lb_sched_guard){
+					     v->opts.err_memory,
+					     v->opts.min_volume,
+					     v->opts.max_eject,
+					     v->opts.panic}) != 0) {
+			nops->destroy(nst);
+			nst = NULL;
+			errno = ERANGE;
+		}
+		if (nst == NULL)
+			LOG(ERR, "worker %u: scheduler %s of slot %u pool %u: "
+				 "%s; the pool takes no new flows",
+			    w->wid, nops->name, s, pool, strerror(errno));
+	}
+	if (nst != NULL && old != NULL && *st != NULL && *ops == nops) {
+		for (uint32_t b = 0; b < v->nb_be && b < old->nb_be; b++)
+			if (same_be(&old->be[b], &v->be[b]) &&
+			    old->be[b].pool == v->be[b].pool &&
+			    !be_recovered(&old->be[b], &v->be[b]))
+				nops->set_errors(nst, b,
+						 (*ops)->errors(*st, b));
+		if (nops->inherit != NULL)
+			nops->inherit(nst, *st);
+	}
+	if (*st != NULL)
+		(*ops)->destroy(*st);
+	*st = nst;
+	*ops = nst != NULL ? nops : NULL;
+}
+
+/*
  * Scheduler state for service slot @p s of table @p c. A service the
- * scheduler sees unchanged keeps its state. Otherwise backends that keep
- * their slot keep the error counts this worker learnt about them, unless
- * their health check brought them back up. A scheduler with a costly
- * build (ops->build) is built in slices between bursts, answering from
- * the lookup of the state it replaces meanwhile.
+ * scheduler sees unchanged keeps its state, else sched_remake(). A
+ * scheduler with a costly build (ops->build) is built in slices between
+ * bursts, answering from the lookup of the state it replaces meanwhile.
  */
 static void
 svc_sched_rebuild(struct lb_worker *w, const struct lb_dpconf *c, uint32_t s,
 		  const struct lb_dpconf_svc *old)
 {
 	const struct lb_dpconf_svc *v = &c->svc[s];
-	const struct lb_sched_ops *ops = NULL;
-	struct lb_sched_be be[LB_CONF_MAX_BES];
-	void *st = NULL;
 
-	if (old != NULL && w->sched[s] != NULL && same_sched(old, v))
+	if (old != NULL && w->sched[s] != NULL &&
+	    strcmp(old->opts.sched, v->opts.sched) == 0 && same_sched(old, v, 0))
 		return;
-	if (v->state == LB_SVC_ACTIVE && v->nb_be > 0)
-		ops = lb_sched_find(v->opts.sched);
-	if (ops != NULL) {
-		for (uint32_t b = 0; b < v->nb_be; b++)
-			be[b] = (struct lb_sched_be){
-				be_id(&v->be[b]),
-				v->be[b].weight ? v->be[b].weight : 1,
-				lb_dpconf_be_eligible(v, b)
-			};
-		st = ops->create(be, v->nb_be);
-		if (st != NULL && ops->guard != NULL &&
-		    ops->guard(st, &(struct lb_sched_guard){
-					   v->opts.err_memory, v->opts.min_volume,
-					   v->opts.max_eject, v->opts.panic}) != 0) {
-			ops->destroy(st);
-			st = NULL;
-			errno = ERANGE;
-		}
-		if (st == NULL)
-			LOG(ERR, "worker %u: scheduler %s of slot %u: %s; the "
-				 "service takes no new flows",
-			    w->wid, ops->name, s, strerror(errno));
-	}
-	if (st != NULL && old != NULL && w->sched[s] != NULL &&
-	    w->ops[s] == ops) {
-		for (uint32_t b = 0; b < v->nb_be && b < old->nb_be; b++)
-			if (same_be(&old->be[b], &v->be[b]) &&
-			    !be_recovered(&old->be[b], &v->be[b]))
-				ops->set_errors(st, b,
-						w->ops[s]->errors(w->sched[s],
-								  b));
-		if (ops->inherit != NULL)
-			ops->inherit(st, w->sched[s]);
-	}
-	if (w->sched[s] != NULL)
-		w->ops[s]->destroy(w->sched[s]);
-	w->sched[s] = st;
-	w->ops[s] = st != NULL ? ops : NULL;
+	sched_remake(w, v, old, s, 0, v->opts.sched, &w->sched[s], &w->ops[s]);
 	/* What lb-control shows is what the new state weighs with. */
 	for (uint32_t b = 0; b < v->nb_be; b++)
-		w->bst[s][b].sched_errors = st != NULL ? ops->errors(st, b) : 0;
-	if (st != NULL && ops->build != NULL)
+		w->bst[s][b].sched_errors =
+			w->sched[s] != NULL ? w->ops[s]->errors(w->sched[s], b)
+					    : 0;
+	if (w->sched[s] != NULL && w->ops[s]->build != NULL)
 		w->sched_todo |= 1ull << s;
 	else
 		w->sched_todo &= ~(1ull << s);
+}
+
+/*
+ * The schedulers of the named pools of slot @p s (table @p c, pools and
+ * rules in @p pub), for a service that routes by content (w->bind_svc):
+ * each over its members, with its own scheduler name. A pool whose name,
+ * scheduler and members stayed keeps its state, whatever other pools of
+ * the service did; one that came to another index is another pool.
+ */
+static void
+svc_pools_rebuild(struct lb_worker *w, const struct lb_dpconf *c,
+		  const struct lb_dpconf *pub, uint32_t s,
+		  const struct lb_dpconf_svc *old)
+{
+	const struct lb_dpconf_svc *v = &c->svc[s];
+	const struct lb_dpconf_pools *pp = &pub->pools[s];
+	uint32_t nb = 0;
+
+	if (s < c->nb_svc && (w->bind_svc >> s & 1) && pp->nb_pool > 1)
+		nb = RTE_MIN(pp->nb_pool - 1, LB_CONF_MAX_POOLS);
+	for (uint32_t p = 0; p < LB_CONF_MAX_POOLS; p++) {
+		struct lb_pool_sched *ps = &w->psched[s][p];
+		const struct lb_dpconf_pool *dp = &pp->pool[p + 1];
+		bool named = p < nb &&
+			     strcmp(ps->name, dp->name) == 0 &&
+			     strcmp(ps->sched, dp->sched) == 0;
+
+		if (p >= nb) {
+			if (ps->st != NULL)
+				ps->ops->destroy(ps->st);
+			memset(ps, 0, sizeof(*ps));
+			w->pool_todo_of[s] &= (uint16_t)~(1u << p);
+			continue;
+		}
+		if (named && old != NULL && ps->st != NULL &&
+		    same_sched(old, v, p + 1))
+			continue;
+		sched_remake(w, v, named ? old : NULL, s, p + 1, dp->sched,
+			     &ps->st, &ps->ops);
+		snprintf(ps->name, sizeof(ps->name), "%s", dp->name);
+		snprintf(ps->sched, sizeof(ps->sched), "%s", dp->sched);
+		if (ps->st != NULL && ps->ops->build != NULL)
+			w->pool_todo_of[s] |= (uint16_t)(1u << p);
+		else
+			w->pool_todo_of[s] &= (uint16_t)~(1u << p);
+	}
+	if (w->pool_todo_of[s] != 0)
+		w->pool_todo |= 1ull << s;
+	else
+		w->pool_todo &= ~(1ull << s);
+	/* What lb-control shows of a pool's member is what its pool's
+	 * scheduler weighs with. */
+	for (uint32_t b = 0; nb > 0 && b < v->nb_be; b++) {
+		uint32_t p = v->be[b].pool;
+
+		if (p != 0 && p <= nb && w->psched[s][p - 1].st != NULL)
+			w->bst[s][b].sched_errors =
+				w->psched[s][p - 1].ops->errors(
+					w->psched[s][p - 1].st, b);
+	}
 }
 
 /* The deferred queue of slot @p s: kept while its settings stay. */
@@ -412,6 +505,16 @@ lb_worker_switch(struct lb_worker *w, const struct lb_dpconf *pub)
 	snat_switch(w, c);
 	lb_worker_synp_switch(w);
 	lb_worker_bind_switch(w, pub);
+	/* After the rules: which services route decides which pools get a
+	 * scheduler of their own. */
+	for (uint32_t s = 0; s < LB_CONF_MAX_SVCS; s++) {
+		const struct lb_dpconf_svc *old = NULL;
+
+		if (prev != NULL && s < prev->nb_svc && s < c->nb_svc &&
+		    same_svc(&prev->svc[s], &c->svc[s]))
+			old = &prev->svc[s];
+		svc_pools_rebuild(w, c, pub, s, old);
+	}
 	w->st.conf_switches++;
 	atomic_store_explicit(&w->sh.conf_gen, c->gen, memory_order_release);
 }

@@ -74,7 +74,9 @@ void
 lb_worker_trial_feedback(struct lb_worker *w, uint32_t svc, uint32_t be,
 			 bool ok)
 {
-	uint32_t errs = w->ops[svc]->errors(w->sched[svc], be);
+	const struct lb_sched_ops *ops;
+	void *st = lb_worker_sched_of(w, svc, be, &ops);
+	uint32_t errs = ops->errors(st, be);
 
 	w->bst[svc][be].sched_errors = errs;
 	fb_put(w, ok ? LB_FB_TRIAL_OK : LB_FB_TRIAL_FAIL, svc, be, errs, 0);
@@ -294,7 +296,12 @@ lb_worker_trial_failed(struct lb_worker *w, struct lb_trial *t, uint64_t now)
 		trial_port_free(w, t);
 		return;
 	}
-	ops->result(st, t->be, false);
+	{
+		const struct lb_sched_ops *bops;
+		void *bst = lb_worker_sched_of(w, t->svc, t->be, &bops);
+
+		bops->result(bst, t->be, false);
+	}
 	lb_worker_trial_feedback(w, t->svc, t->be, false);
 	if (t->hold == LB_HOLD_NONE) {
 		/* Nothing to resend: the client's own retransmission will

@@ -5239,6 +5239,196 @@ test_bind_deferred(void **state)
 	ph_env_close(e, 1);
 }
 
+/* ---- pool schedulers ----------------------------------------------------- */
+
+/* Backends 1 and 3 in pool api (scheduler @p sched), 2 in pool img
+ * (rr), 0 the service's own (adaptive); Hosts choose the pools. */
+#define CONF_POOL_SCHED(sched)                                               \
+	{                                                                    \
+		"service set tcp 203.0.113.10:80 synproxy on deferq 0 "      \
+		"sched adaptive",                                            \
+		"pool add tcp 203.0.113.10:80 api sched " sched,             \
+		"pool add tcp 203.0.113.10:80 img sched rr",                 \
+		"backend del tcp 203.0.113.10:80 10.1.0.21:8080",            \
+		"backend add tcp 203.0.113.10:80 10.1.0.21:8080 pool api",   \
+		"backend add tcp 203.0.113.10:80 10.1.0.23:8080 pool api",   \
+		"backend del tcp 203.0.113.10:80 10.1.0.22:8080",            \
+		"backend add tcp 203.0.113.10:80 10.1.0.22:8080 pool img",   \
+		"rule add tcp 203.0.113.10:80 host api.example.com pool api", \
+		"rule add tcp 203.0.113.10:80 host img.example.com pool img", \
+		NULL,                                                        \
+	}
+
+static const char *const conf_pool_rr[] = CONF_POOL_SCHED("rr");
+static const char *const conf_pool_maglev[] = CONF_POOL_SCHED("maglev");
+static const char *const conf_pool_adaptive[] = CONF_POOL_SCHED("adaptive");
+
+static const char req_img[] = "GET /logo.png HTTP/1.1\r\n"
+			      "Host: img.example.com\r\n\r\n";
+
+/* The slot of TCP backend @p i (IP_BE(i)) in the worker's table. */
+static uint32_t
+be_slot(const struct lb_worker *w, int i)
+{
+	const struct lb_dpconf_svc *v = &w->conf->svc[SVC_TCP];
+
+	for (uint32_t b = 0; b < v->nb_be; b++)
+		if (v->be[b].ip == htonl(IP_BE(i)) &&
+		    v->be[b].state != LB_BE_EMPTY)
+			return b;
+	fail_msg("backend %d not in the table", i);
+	return 0;
+}
+
+/* Request @p req on a new connection from @p cport, bound by content:
+ * the backend its SYN reached, the connection left waiting for it. */
+static int
+pool_request(struct ph_env *e, struct conn *c, uint16_t cport,
+	     const char *req)
+{
+	uint32_t cookie;
+
+	*c = tcp_conn(cport, 0);
+	cookie = bind_handshake(e, c);
+	bind_send(e, c, cookie, 0, req, (uint16_t)strlen(req));
+	return syn_out(e, c, "SYN to a pool");
+}
+
+/* The pool's scheduler state in @p w, checked to be @p name's. */
+static const struct lb_pool_sched *
+pool_state(const struct lb_worker *w, uint32_t pool, const char *name)
+{
+	const struct lb_pool_sched *ps = &w->psched[SVC_TCP][pool - 1];
+
+	assert_non_null(ps->st);
+	assert_string_equal(ps->ops->name, name);
+	return ps;
+}
+
+/* A pool with `sched rr` gives its backends the connections in turn. */
+static void
+test_pool_sched_rr(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pool_rr);
+	uint16_t len = (uint16_t)strlen(req_api);
+	int prev = -1, seen[4] = {0, 0, 0, 0};
+	struct conn c;
+
+	learn_all(e);
+	pool_state(e->dp.w[0], 1, "rr");
+	for (uint16_t k = 0; k < 8; k++) {
+		int be = pool_request(e, &c, (uint16_t)(48600 + k), req_api);
+
+		CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+		if (prev >= 0)
+			CHECK_EQ(be != prev, 1, "the other backend's turn");
+		prev = be;
+		seen[be]++;
+		bind_synack(e, &c, 1, &len);
+	}
+	CHECK_EQ(seen[1], 4, "backend 1's turns");
+	CHECK_EQ(seen[3], 4, "backend 3's turns");
+	ph_env_close(e, 1);
+}
+
+/* A pool with `sched maglev` sends each client tuple where the pool's
+ * Maglev table says, which is the same on every worker and host. */
+static void
+test_pool_sched_maglev(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pool_maglev);
+	struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	const struct lb_pool_sched *ps;
+	struct conn c;
+
+	learn_all(e);
+	ps = pool_state(w, 1, "maglev");
+	CHECK_EQ(w->pool_todo, 0, "pool tables built before the start");
+	for (uint16_t k = 0; k < 16; k++) {
+		uint16_t cport = (uint16_t)(48700 + 7 * k);
+		struct lb_flow_key key;
+		uint32_t want;
+		int be;
+
+		lb_flow_key_set(&key, htonl(IP_C), htonl(IP_VIP), htons(cport),
+				htons(VPORT), PB_PROTO_TCP);
+		assert_int_equal(ps->ops->pick(ps->st,
+					       lb_flow_hash(e->dp.hash_seed,
+							    &key),
+					       &w->rng, &want),
+				 0);
+		be = pool_request(e, &c, cport, req_api);
+		CHECK_EQ(be_slot(w, be), want, "the backend Maglev names");
+		bind_synack(e, &c, 1, &len);
+	}
+	ph_env_close(e, 1);
+}
+
+/*
+ * A backend of an `adaptive` pool that refuses gets the error in its
+ * pool's state (the weight it is picked with), not in the service's; a
+ * table that changes only another pool keeps that state, and one that
+ * changes this pool carries the errors of the backends that stay.
+ */
+static void
+test_pool_sched_adaptive(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_pool_adaptive);
+	struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	const struct lb_pool_sched *api;
+	void *api_st, *img_st;
+	struct lb_dpconf *d;
+	struct pb_frame in;
+	uint32_t slot, errs;
+	struct conn c;
+	int be, be2;
+
+	learn_all(e);
+	api = pool_state(w, 1, "adaptive");
+	pool_state(w, 2, "rr");
+	be = pool_request(e, &c, 48800, req_api);
+	slot = be_slot(w, be);
+	CHECK_EQ(api->ops->errors(api->st, slot), 0, "no error yet");
+	backend_rst(&in, &c, BIND_ISS);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	be2 = syn_out(e, &c, "SYN retried");
+	CHECK_EQ(be2, be == 1 ? 3 : 1, "the other backend of api");
+	bind_synack(e, &c, 1, &len);
+	errs = api->ops->errors(api->st, slot);
+	if (errs == 0)
+		fail_msg("the refusal left no error in the pool's state");
+	CHECK_EQ(w->bst[SVC_TCP][slot].sched_errors, errs, "errors shown");
+	CHECK_EQ(sched_errors_of(w, SVC_TCP, slot), 0,
+		 "nothing in the service's own state");
+
+	/* Another pool's member weighs more: api keeps its state. */
+	api_st = api->st;
+	img_st = w->psched[SVC_TCP][1].st;
+	d = ph_table_next(e);
+	d->svc[SVC_TCP].be[be_slot(w, 2)].weight = 7;
+	ph_table_publish(e, d);
+	CHECK_EQ(w->psched[SVC_TCP][0].st == api_st, 1, "api state kept");
+	CHECK_EQ(w->psched[SVC_TCP][1].st != img_st, 1, "img state rebuilt");
+	CHECK_EQ(api->ops->errors(api->st, slot), errs, "errors kept");
+
+	/* Its own other member weighs more: rebuilt, the errors carried. */
+	d = ph_table_next(e);
+	d->svc[SVC_TCP].be[be_slot(w, be2)].weight = 3;
+	ph_table_publish(e, d);
+	api = pool_state(w, 1, "adaptive");
+	CHECK_EQ(api->st != api_st, 1, "api state rebuilt");
+	CHECK_EQ(api->ops->errors(api->st, slot), errs, "errors carried");
+
+	/* The img pool's request goes to its one backend. */
+	len = (uint16_t)strlen(req_img);
+	CHECK_EQ(pool_request(e, &c, 48801, req_img), 2, "img's backend");
+	bind_synack(e, &c, 1, &len);
+	ph_env_close(e, 1);
+}
+
 
 /* ---- PROXY protocol ------------------------------------------------------ */
 
@@ -5709,6 +5899,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_deferred, ph_teardown),
+		cmocka_unit_test_teardown(test_pool_sched_rr, ph_teardown),
+		cmocka_unit_test_teardown(test_pool_sched_maglev, ph_teardown),
+		cmocka_unit_test_teardown(test_pool_sched_adaptive, ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,

@@ -17,12 +17,17 @@
  * table change (idle), the noise of this host. Reported per case: the
  * longest poll (us) and the number of polls longer than 1 ms.
  *
- * usage: lb-switchbench [--rounds N] [--window MS]
+ * With --pools N (1..15) each service routes by content to N named
+ * Maglev pools besides its own: the worker then builds a Maglev table per
+ * pool too, and a weight change rebuilds only the pool it is in.
+ *
+ * usage: lb-switchbench [--rounds N] [--window MS] [--pools N]
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +86,33 @@ sched_known(const char *name)
 	return lb_sched_find(name) != NULL;
 }
 
-/* Ten Maglev services with 16 backends each, the first table. */
+/* Named pools of each service (--pools): 0, none. */
+static unsigned int nb_pools;
+
+/* One lb-control command line, formatted; 0 or its error, printed. */
+static int
+cmd(struct lb_cmd_reg *reg, struct lb_cmd_out *out, const char *fmt, ...)
+{
+	char line[160];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	lb_cmd_out_reset(out);
+	rc = lb_cmd_exec_line(reg, line, out);
+	if (rc != 0)
+		fprintf(stderr, "lb-switchbench: '%s': %s\n", line,
+			lb_cmd_out_errmsg(out));
+	return rc;
+}
+
+/*
+ * Ten Maglev services with 16 backends each, the first table. With
+ * --pools N, each routes by content (SYN proxy, one Host rule a pool)
+ * to N named Maglev pools, backend b in pool b % (N + 1) (0: its own).
+ */
 static struct lb_dpconf *
 conf_first(void)
 {
@@ -89,37 +120,47 @@ conf_first(void)
 	struct lb_conf *conf = lb_conf_create(sched_known);
 	struct lb_dpconf *d = rte_zmalloc("swb_conf", sizeof(*d), 0);
 	struct lb_cmd_out out;
-	char line[128], err[256];
+	char err[256];
 	int rc = reg != NULL && conf != NULL && d != NULL ? 0 : -ENOMEM;
 
 	if (rc == 0)
 		rc = lb_conf_register(conf, reg);
 	lb_cmd_out_init(&out);
-	for (unsigned int k = 0; rc == 0 && k < 2 + NB_SVCS * (1 + NB_BES);
-	     k++) {
-		unsigned int s = k < 2 ? 0 : (k - 2) / (1 + NB_BES);
-		unsigned int b = k < 2 ? 0 : (k - 2) % (1 + NB_BES);
+	if (rc == 0)
+		rc = cmd(reg, &out, "addr add 10.0.0.1/16 port 0");
+	if (rc == 0)
+		rc = cmd(reg, &out, "snat add 10.0.2.1 port 0");
+	for (unsigned int s = 0; rc == 0 && s < NB_SVCS; s++) {
+		unsigned int v = 10 + s;
 
-		if (k == 0)
-			snprintf(line, sizeof(line),
-				 "addr add 10.0.0.1/16 port 0");
-		else if (k == 1)
-			snprintf(line, sizeof(line),
-				 "snat add 10.0.2.1 port 0");
-		else if (b == 0)
-			snprintf(line, sizeof(line),
-				 "service add tcp 10.0.100.%u:80 sched maglev",
-				 10 + s);
-		else
-			snprintf(line, sizeof(line),
-				 "backend add tcp 10.0.100.%u:80 "
-				 "10.0.1.%u:8080",
-				 10 + s, b);
-		lb_cmd_out_reset(&out);
-		rc = lb_cmd_exec_line(reg, line, &out);
-		if (rc != 0)
-			fprintf(stderr, "lb-switchbench: '%s': %s\n", line,
-				lb_cmd_out_errmsg(&out));
+		rc = cmd(reg, &out, "service add tcp 10.0.100.%u:80 sched maglev",
+			 v);
+		if (rc == 0 && nb_pools > 0)
+			rc = cmd(reg, &out,
+				 "service set tcp 10.0.100.%u:80 synproxy on", v);
+		for (unsigned int p = 1; rc == 0 && p <= nb_pools; p++)
+			rc = cmd(reg, &out,
+				 "pool add tcp 10.0.100.%u:80 p%u sched maglev",
+				 v, p);
+		for (unsigned int b = 1; rc == 0 && b <= NB_BES; b++) {
+			unsigned int p = nb_pools > 0 ? b % (nb_pools + 1) : 0;
+
+			if (p == 0)
+				rc = cmd(reg, &out,
+					 "backend add tcp 10.0.100.%u:80 "
+					 "10.0.1.%u:8080",
+					 v, b);
+			else
+				rc = cmd(reg, &out,
+					 "backend add tcp 10.0.100.%u:80 "
+					 "10.0.1.%u:8080 pool p%u",
+					 v, b, p);
+		}
+		for (unsigned int p = 1; rc == 0 && p <= nb_pools; p++)
+			rc = cmd(reg, &out,
+				 "rule add tcp 10.0.100.%u:80 host "
+				 "p%u.example.com pool p%u",
+				 v, p, p);
 	}
 	if (rc == 0) {
 		rc = lb_dpconf_build(d, conf, err, sizeof(err));
@@ -261,6 +302,7 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"rounds", required_argument, NULL, 'r'},
 		{"window", required_argument, NULL, 'w'},
+		{"pools", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -285,15 +327,19 @@ main(int argc, char **argv)
 			rounds = (unsigned int)strtoul(optarg, NULL, 10);
 		else if (o == 'w')
 			window_ms = (unsigned int)strtoul(optarg, NULL, 10);
+		else if (o == 'p')
+			nb_pools = (unsigned int)strtoul(optarg, NULL, 10);
 		else {
 			printf("usage: lb-switchbench [--rounds N (1..%u)] "
-			       "[--window MS]\n",
-			       MAX_ROUNDS);
+			       "[--window MS] [--pools N (0..%u)]\n",
+			       MAX_ROUNDS, LB_CONF_MAX_POOLS);
 			return o == 'h' ? EXIT_SUCCESS : EXIT_FAILURE;
 		}
 	}
-	if (rounds == 0 || rounds > MAX_ROUNDS || window_ms == 0) {
-		fprintf(stderr, "lb-switchbench: bad --rounds or --window\n");
+	if (rounds == 0 || rounds > MAX_ROUNDS || window_ms == 0 ||
+	    nb_pools > LB_CONF_MAX_POOLS) {
+		fprintf(stderr,
+			"lb-switchbench: bad --rounds, --window or --pools\n");
 		return EXIT_FAILURE;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -306,8 +352,9 @@ main(int argc, char **argv)
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	if (dp_setup(&dp) != 0)
 		goto out;
-	printf("%u Maglev services x %u backends, window %u ms, %u rounds\n",
-	       NB_SVCS, NB_BES, window_ms, rounds);
+	printf("%u Maglev services x %u backends, %u Maglev pools each, "
+	       "window %u ms, %u rounds\n",
+	       NB_SVCS, NB_BES, nb_pools, window_ms, rounds);
 	printf("round  idle_max_us idle_slow  one_max_us one_slow  all_max_us "
 	       "all_slow\n");
 	for (unsigned int r = 0; r < rounds; r++) {
