@@ -130,6 +130,9 @@ dpb_run_bind(struct bench *b)
 				rc = dpb_run_round(b, &g, 1, out);
 			if (rc == 0 && r > 0) {
 				out->problems += bind_report(b->w, s);
+				if (out->problems > 0)
+					printf("  (round %u, %s side)\n", r,
+					       side_name[s]);
 				problems += out->problems;
 				cps[s][r - 1] = out->cps;
 				ns[s][r - 1] = ns_per_conn(out);
