@@ -426,6 +426,19 @@ end
 EOF
 }
 
+# dp_warm: a request of each name through the routed service before the
+# runs. A fresh dataplane has not resolved the backends yet, and a routed
+# connection whose SYN to its backend is lost meanwhile waits for the
+# SYN's retry (its client's retransmissions are taken as duplicates): in
+# whichever run came first, a few connections of wrk's would time out.
+dp_warm() {
+	local h
+	for h in "${ROUTE_HOSTS[@]}"; do
+		ip netns exec "$NS_CLI" curl -s -m 5 -o /dev/null -H "Host: $h" \
+			"http://$VIP:$PORT_sluice_route/" || true
+	done
+}
+
 # run_phase INDEX KIND: every contender of the phase, keep-alive runs
 # then close runs, the order reversed on odd phases.
 run_phase() {
@@ -436,6 +449,7 @@ run_phase() {
 		dp_conf "$E2E_TMP/lb.conf" "$idx"
 		dp_start "$E2E_TMP/lb.conf" >>"$E2E_TMP/dp_start.log"
 		idle_cpu "D$idx" sluice-l4
+		dp_warm
 	else
 		mapfile -t list < <(only_keep "${K_CONTENDERS[@]}")
 		kernel_addrs on
