@@ -27,8 +27,7 @@
 
 #include "dp_bench_frame.h"
 
-static const char *const side_name[BIND_SIDES] = {"l4", "synproxy",
-						  "routed"};
+static const char *const side_name[BIND_SIDES] = {"l4", "synproxy", "routed"};
 
 /* The three tables and the requests; conn's frames and records. */
 static int
@@ -121,7 +120,8 @@ dpb_run_bind(struct bench *b)
 	       BIND_HOSTS, b->creq_len, b->conn_timeout_ms, g.warm_s);
 	for (unsigned int r = 0; r <= b->rounds && rc == 0; r++) {
 		for (unsigned int k = 0; k < BIND_SIDES && rc == 0; k++) {
-			enum bind_side s = (enum bind_side)((k + r) % BIND_SIDES);
+			enum bind_side s =
+				(enum bind_side)((k + r) % BIND_SIDES);
 			struct res *out = r == 0 ? &warm : &res[s][r - 1];
 
 			b->dp.conf = b->conf_bind[s];
@@ -144,14 +144,13 @@ dpb_run_bind(struct bench *b)
 			       "routed/l4 routed/synproxy (ns/conn)\n");
 		if (r == 0 || rc != 0)
 			continue;
-		rl4[r - 1] = ns[BIND_L4][r - 1] > 0
-				     ? ns[BIND_ROUTED][r - 1] /
-					       ns[BIND_L4][r - 1]
-				     : 0;
-		rsp[r - 1] = ns[BIND_SYNP][r - 1] > 0
-				     ? ns[BIND_ROUTED][r - 1] /
-					       ns[BIND_SYNP][r - 1]
-				     : 0;
+		rl4[r - 1] = ns[BIND_L4][r - 1] > 0 ? ns[BIND_ROUTED][r - 1] /
+							      ns[BIND_L4][r - 1]
+						    : 0;
+		rsp[r - 1] =
+			ns[BIND_SYNP][r - 1] > 0
+				? ns[BIND_ROUTED][r - 1] / ns[BIND_SYNP][r - 1]
+				: 0;
 		printf("%5u | %14.0f %7.0f | %15.0f %7.0f | %14.0f %7.0f | "
 		       "%9.2f %15.2f\n",
 		       r, cps[BIND_L4][r - 1], ns[BIND_L4][r - 1],
