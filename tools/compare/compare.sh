@@ -4,16 +4,28 @@
 #
 #   tools/compare/compare.sh [--rounds N] [--seconds S] [--threads T]
 #                            [--conns C] [--csv FILE] [--keep DIR]
+#                            [--only LIST]
 #
 # Root required. Client namespace, LB namespace, switch, three nginx
-# backends (tests/e2e/lib.sh). Five contenders take the LB namespace one
+# backends (tests/e2e/lib.sh). Seven contenders take the LB namespace one
 # at a time, each behind its own VIP port:
 #
-#   sluice-l4     lb-dataplane on the harness's AF_PACKET ports, rr, :80
-#   sluice-http   the same process, a second service in http mode, :8080
-#   haproxy-tcp   HAProxy, mode tcp, roundrobin, :81
-#   haproxy-http  HAProxy, mode http, roundrobin, :8081
-#   nginx-stream  nginx's stream proxy, round robin, :82
+#   sluice-l4      lb-dataplane on the harness's AF_PACKET ports, rr, :80
+#   sluice-http    the same process, a second service in http mode, :8080
+#   sluice-route   the same process, a third service, synproxy on, content
+#                  routing: Host api.example.com to pool api (backend 2),
+#                  any other to the service's own pool (backend 1), :8082
+#   haproxy-tcp    HAProxy, mode tcp, roundrobin, :81
+#   haproxy-http   HAProxy, mode http, roundrobin, :8081
+#   haproxy-route  HAProxy, mode http, the same routing by hdr(host), :8083
+#   nginx-stream   nginx's stream proxy, round robin, :82
+#
+# The two routing contenders get requests with a Host header: wrk's first
+# thread sends api.example.com, the others www.example.com, so each
+# connection keeps one name (Sluice routes a connection by its first
+# request, HAProxy every request: with one name per connection both send
+# the same requests to the same backend). --only LIST (comma-separated)
+# runs those contenders alone, sluice-l4 always with them.
 #
 # The dataplane needs veths without kernel addresses; the proxies need the
 # VIP and a backend-side address on them. So the run alternates two
@@ -52,6 +64,7 @@ THREADS=2
 CONNS=32
 CSV_OUT=
 KEEP_DIR=
+ONLY=
 
 usage() {
 	sed -n '4,5p' "$0" | sed 's/^# *//'
@@ -66,6 +79,7 @@ while [ $# -gt 0 ]; do
 	-c | --conns) CONNS=$2; shift 2 ;;
 	--csv) CSV_OUT=$2; shift 2 ;;
 	--keep) KEEP_DIR=$2; shift 2 ;;
+	--only) ONLY=$2; shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) usage 2 >&2 ;;
 	esac
@@ -77,8 +91,24 @@ PORT_sluice_http=8080
 PORT_haproxy_tcp=81
 PORT_haproxy_http=8081
 PORT_nginx_stream=82
-D_CONTENDERS=(sluice-l4 sluice-http)
-K_CONTENDERS=(haproxy-tcp haproxy-http nginx-stream)
+PORT_sluice_route=8082
+PORT_haproxy_route=8083
+D_CONTENDERS=(sluice-l4 sluice-http sluice-route)
+K_CONTENDERS=(haproxy-tcp haproxy-http haproxy-route nginx-stream)
+# The routing contenders' hosts; backend 2 serves the first, backend 1
+# the other.
+ROUTE_HOSTS=(api.example.com www.example.com)
+
+# only_keep NAME...: those of the names --only lists (all without it).
+only_keep() {
+	local who
+	for who in "$@"; do
+		if [ -z "$ONLY" ] || [ "$who" = sluice-l4 ] ||
+			[[ ",$ONLY," == *",$who,"* ]]; then
+			echo "$who"
+		fi
+	done
+}
 NGINX_STREAM_MOD=/usr/lib/nginx/modules/ngx_stream_module.so
 
 HAPROXY_PID=
@@ -188,6 +218,11 @@ dp_conf() {
 			echo "backend add tcp $VIP:$PORT_sluice_l4 $(be_addr "$i"):80"
 			echo "backend add tcp $VIP:$PORT_sluice_http $(be_addr "$i"):80"
 		done
+		echo "service add tcp $VIP:$PORT_sluice_route sched rr synproxy on"
+		echo "backend add tcp $VIP:$PORT_sluice_route $(be_addr 1):80"
+		echo "pool add tcp $VIP:$PORT_sluice_route api"
+		echo "backend add tcp $VIP:$PORT_sluice_route $(be_addr 2):80 pool api"
+		echo "rule add tcp $VIP:$PORT_sluice_route host ${ROUTE_HOSTS[0]} pool api"
 	} >"$conf"
 }
 
@@ -215,6 +250,20 @@ frontend http_in
 	mode http
 	bind $VIP:$PORT_haproxy_http
 	default_backend be_http
+
+frontend route_in
+	mode http
+	bind $VIP:$PORT_haproxy_route
+	use_backend be_api if { hdr(host) -i ${ROUTE_HOSTS[0]} }
+	default_backend be_www
+
+backend be_api
+	mode http
+	server be2 $(be_addr 2):80
+
+backend be_www
+	mode http
+	server be1 $(be_addr 1):80
 
 backend be_tcp
 	mode tcp
@@ -308,6 +357,7 @@ run_one() {
 	out=$E2E_TMP/wrk-$phase-$who-$mode.txt
 	url="http://$VIP:$(port_of "$who")/"
 	[ "$mode" = ka ] || hdr=(-H "Connection: close")
+	[ "${who#*-}" != route ] || hdr+=(-s "$E2E_TMP/hosts.lua")
 	read -r -a pids <<<"$(pids_of "$who")"
 	[ "${who%%-*}" != sluice ] || s0=$(idle_sleeps)
 	c0=$(proc_ticks "${pids[@]}")
@@ -356,18 +406,52 @@ idle_cpu() {
 	echo "$phase,$who,idle,0,0,0,0,0,$(((c1 - c0) * 1000 / HZ)),0,$(((t1 - t0) / 1000000)),0" >>"$CSV"
 }
 
+# hosts_lua FILE: wrk's script of the routing contenders, one Host per
+# thread (its connections keep it), the first thread's the routed one.
+hosts_lua() {
+	cat >"$1" <<EOF
+local hosts = { "${ROUTE_HOSTS[0]}", "${ROUTE_HOSTS[1]}" }
+local n = 0
+function setup(thread)
+	n = n + 1
+	thread:set("host", hosts[n == 1 and 1 or 2])
+end
+function init(args)
+	wrk.headers["Host"] = host
+	req = wrk.format()
+end
+function request()
+	return req
+end
+EOF
+}
+
+# dp_warm: a request of each name through the routed service before the
+# runs. A fresh dataplane has not resolved the backends yet, and a routed
+# connection whose SYN to its backend is lost meanwhile waits for the
+# SYN's retry (its client's retransmissions are taken as duplicates): in
+# whichever run came first, a few connections of wrk's would time out.
+dp_warm() {
+	local h
+	for h in "${ROUTE_HOSTS[@]}"; do
+		ip netns exec "$NS_CLI" curl -s -m 5 -o /dev/null -H "Host: $h" \
+			"http://$VIP:$PORT_sluice_route/" || true
+	done
+}
+
 # run_phase INDEX KIND: every contender of the phase, keep-alive runs
 # then close runs, the order reversed on odd phases.
 run_phase() {
 	local idx=$1 kind=$2 list=() rev=() who mode i
 	if [ "$kind" = D ]; then
-		list=("${D_CONTENDERS[@]}")
+		mapfile -t list < <(only_keep "${D_CONTENDERS[@]}")
 		kernel_addrs off
 		dp_conf "$E2E_TMP/lb.conf" "$idx"
 		dp_start "$E2E_TMP/lb.conf" >>"$E2E_TMP/dp_start.log"
 		idle_cpu "D$idx" sluice-l4
+		dp_warm
 	else
-		list=("${K_CONTENDERS[@]}")
+		mapfile -t list < <(only_keep "${K_CONTENDERS[@]}")
 		kernel_addrs on
 		idle_cpu "K$idx" haproxy-tcp
 		idle_cpu "K$idx" nginx-stream
@@ -408,8 +492,8 @@ def med(xs):
 
 l4 = {(r["phase"], r["mode"]): r["rps"] for r in rows
       if r["who"] == "sluice-l4" and r["mode"] != "idle"}
-order = ["sluice-l4", "sluice-http", "haproxy-tcp", "haproxy-http",
-         "nginx-stream"]
+order = ["sluice-l4", "sluice-http", "sluice-route", "haproxy-tcp",
+         "haproxy-http", "haproxy-route", "nginx-stream"]
 
 def ratio(r):
     if r["who"] == "sluice-l4":
@@ -443,6 +527,26 @@ for mode, label in (("ka", "keep-alive"), ("close", "Connection: close")):
                   med([r["cpu_ms"] / 1000 / r["req"] * 1e5 for r in ok]),
                   med([r["host_ms"] / 1000 / r["req"] * 1e5 for r in ok]),
                   sum(r["err"] for r in rs), len(rs)))
+
+# Routed by Sluice against routed by HAProxy, as the K contenders against
+# sluice-l4: each K phase's run against the geometric mean of the D
+# phases either side of it.
+route = {(r["phase"], r["mode"]): r["rps"] for r in rows
+         if r["who"] == "sluice-route"}
+for mode, label in (("ka", "keep-alive"), ("close", "Connection: close")):
+    rr = []
+    for r in rows:
+        if r["who"] != "haproxy-route" or r["mode"] != mode or not r["rps"]:
+            continue
+        k = int(r["phase"][1:])
+        a, b = route.get(("D%d" % k, mode)), route.get(("D%d" % (k + 1), mode))
+        if a and b:
+            rr.append(math.sqrt(a * b) / r["rps"])
+    if rr:
+        print()
+        print("sluice-route / haproxy-route, %s: median %.2f over %d "
+              "phases (%s)" % (label, med(rr), len(rr),
+                               " ".join("%.2f" % x for x in rr)))
 
 idle = {}
 for r in rows:
@@ -482,6 +586,7 @@ ip netns exec "$NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65000" \
 	net.ipv4.tcp_tw_reuse=1
 ip netns exec "$NS_LB" sysctl -qw net.ipv4.ip_local_port_range="1024 65000" \
 	net.ipv4.tcp_tw_reuse=1 net.ipv4.ip_nonlocal_bind=1
+hosts_lua "$E2E_TMP/hosts.lua"
 haproxy_start
 nginx_stream_start
 

@@ -86,7 +86,8 @@
 
 const char *const dpb_test_names[T_MAX] = {"est", "mix", "new", "l7",
 					   "adm", "src", "synp",
-					   "conn", "rdr", "est6", "new6"};
+					   "conn", "rdr", "bind", "est6",
+					   "new6"};
 const char *const dpb_test_what[T_MAX] = {
 	"established flows, client -> backend",
 	"established flows, half client -> backend, half replies",
@@ -99,6 +100,9 @@ const char *const dpb_test_what[T_MAX] = {
 	"whole connections at steady state, a full table expiring",
 	"replies through another worker's queue and the redirect ring, vs "
 	"on the owner's own queue",
+	"whole connections routed by their request's Host (delayed "
+	"binding), vs the same on a plain SYN-proxy service and on a plain "
+	"L4 service",
 	"IPv6 established flows (fnat66), client -> backend",
 	"IPv6 new flows (fnat66), every packet a SYN of a new client tuple",
 };
@@ -117,7 +121,7 @@ usage(FILE *f)
 		"  --l7-flows N[,N...] flows on each l7 service, 1..%u each "
 		"(default 1000,10000)\n"
 		"  --tests LIST      est, mix, new, l7, adm, src, synp, conn, "
-		"rdr, est6, new6\n"
+		"rdr, bind, est6, new6\n"
 		"                    (default est,mix,new)\n"
 		"  --l7-governor     the l7 service admits each request "
 		"(governor on)\n"
@@ -179,7 +183,7 @@ parse_tests(struct bench *b, const char *arg)
 			fprintf(stderr,
 				"lb-dpbench: --tests: unknown '%s' "
 				"(est, mix, new, l7, adm, src, synp, conn, "
-				"est6, new6)\n",
+				"rdr, bind, est6, new6)\n",
 				tok);
 			return -EINVAL;
 		}
@@ -643,6 +647,8 @@ run_tests(struct bench *b)
 	if ((b->tests & (1u << T_SYNP)) && dpb_run_synp(b) != 0)
 		return -1;
 	if ((b->tests & (1u << T_CONN)) && dpb_run_conn(b) != 0)
+		return -1;
+	if ((b->tests & (1u << T_BIND)) && dpb_run_bind(b) != 0)
 		return -1;
 	/* Last: it leaves no worker behind. */
 	for (unsigned int i = 0; i < b->nb_sizes; i++)

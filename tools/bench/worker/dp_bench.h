@@ -70,6 +70,7 @@
 
 enum test {
 	T_EST, T_MIX, T_NEW, T_L7, T_ADM, T_SRC, T_SYNP, T_CONN, T_RDR,
+	T_BIND, /* dp_bench_bind.c */
 	T_EST6, T_NEW6, /* IPv6: dp_bench6.c */
 	T_MAX
 };
@@ -90,6 +91,15 @@ is_new_test(enum test t)
 #define CONN_TIMEOUT_MS 500u
 static const char conn_req[] = "GET /\n";
 static const char conn_resp[] = "200 ok";
+
+/* bind: the hosts its requests name, BIND_HOSTS of them, all of one
+ * length; h0 matches no rule (the service's own pool), hN pool pN. */
+#define BIND_HOSTS 4u
+#define BIND_IN_FLIGHT 512u /* half the worker's waiting slots */
+static const char bind_req_fmt[] = "GET / HTTP/1.1\r\nHost: h%u.example.com"
+				   "\r\n\r\n";
+/* The three services of bind, one table each. */
+enum bind_side { BIND_L4, BIND_SYNP, BIND_ROUTED, BIND_SIDES };
 
 extern const char *const dpb_test_names[T_MAX];
 extern const char *const dpb_test_what[T_MAX];
@@ -176,6 +186,7 @@ struct gen {
 	uint64_t conns;	  /* connections completed (both FINs through) */
 	uint64_t bad;	  /* outputs that are no step of a connection */
 	const char *why;  /* the first of them */
+	uint32_t in_flight; /* mbufs circulating; 0: IN_FLIGHT */
 };
 
 struct res {
@@ -208,6 +219,7 @@ struct conn_rec {
 	uint32_t snat_ip;   /* network order */
 	uint16_t snat_port; /* network order */
 	uint16_t be;
+	uint32_t cy; /* bind: the client's SYN-ACK's seq, host order */
 };
 
 struct conn_row {
@@ -318,6 +330,13 @@ struct bench {
 	struct l7_tmpl tc_synack[NB_BES], tc_resp[NB_BES], tc_finb[NB_BES];
 	struct conn_rec *crec;
 	uint64_t conn_ctr; /* connections started, all rounds */
+	/* bind: the client's ACK carries its request (one of tb_req, of
+	 * creq_len bytes), the SYN-ACK it answers is recorded, and the
+	 * worker's own ACKs to backends are taken out of the round. */
+	int conn_bind;
+	uint32_t creq_len;
+	struct l7_tmpl tb_req[BIND_HOSTS];
+	struct lb_dpconf *conf_bind[BIND_SIDES];
 	struct conn_row conn_row;
 	int has_conn_row;
 
@@ -419,6 +438,14 @@ int dpb_conn_setup(struct bench *b);
 /** conn: whole connections at steady state, worker vs bare forwarder. */
 int dpb_run_conn(struct bench *b);
 
+/* ---- bind: dp_bench_bind.c ---- */
+
+/** bind: connections routed by their Host vs the same connections on a
+ * plain SYN-proxy service and on a plain L4 service. */
+int dpb_run_bind(struct bench *b);
+/** Frees bind's tables. */
+void dpb_bind_teardown(struct bench *b);
+
 /* ---- IPv6: dp_bench6.c ---- */
 
 /** The IPv6 table and frames. */
@@ -444,7 +471,8 @@ int dpb_bench_setup(struct bench *b);
 int dpb_conf_compile(const struct lb_conf *c, struct lb_dpconf **out_conf,
 		     const char *what);
 /** The table of the forwarding tests (@p kind 0), l7 (1: plain http, 2:
- * http with governor) or conn (3). */
+ * http with governor), conn (3), or bind's SYN-proxy service without (4)
+ * and with (5) content routing rules. */
 int dpb_conf_build(const struct bench *b, int kind,
 		   struct lb_dpconf **out_conf);
 int dpb_l7_setup(struct bench *b);

@@ -28,6 +28,7 @@ dpb_conn_setup(struct bench *b)
 	if (b->crec == NULL)
 		return -ENOMEM;
 	b->conn_vip = htonl(IP_VIP_CONN);
+	b->creq_len = sizeof(conn_req) - 1;
 	dpb_l7_tmpl_init(&b->tc_syn, b->port_mac, b->gw_mac, LB_TCP_SYN, "", 0);
 	dpb_l7_tmpl_init(&b->tc_ack, b->port_mac, b->gw_mac, LB_TCP_ACK, "", 0);
 	dpb_l7_tmpl_init(&b->tc_req, b->port_mac, b->gw_mac,

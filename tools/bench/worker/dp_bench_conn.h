@@ -30,7 +30,7 @@
 
 #include "dp_bench_frame.h"
 
-#define CONN_REQ_LEN ((uint32_t)sizeof(conn_req) - 1)
+#define CONN_REQ_LEN (b->creq_len)
 #define CONN_RESP_LEN ((uint32_t)sizeof(conn_resp) - 1)
 #define CONN_Y_FLIP 0x80000000u
 
@@ -183,13 +183,23 @@ conn_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 		goto restart;
 	}
 	if (fl & LB_TCP_SYN) {
-		conn_client(b, m, &b->tc_ack, c, conn_x(c) + 1, conn_y(c) + 1);
+		if (b->conn_bind) {
+			/* The cookie's (or the backend's) first number. */
+			b->crec[c & (CONN_SLOTS - 1)].cy = seq;
+			conn_client(b, m, &b->tb_req[c % BIND_HOSTS], c,
+				    conn_x(c) + 1, seq + 1);
+		} else {
+			conn_client(b, m, &b->tc_ack, c, conn_x(c) + 1,
+				    conn_y(c) + 1);
+		}
 	} else if (fl & LB_TCP_FIN) {
 		g->conns++;
 		conn_start(b, m);
 	} else if (ntohs(iplen) > 40) {
 		conn_client(b, m, &b->tc_fin, c, conn_x(c) + 1 + CONN_REQ_LEN,
-			    conn_y(c) + 1 + CONN_RESP_LEN);
+			    (b->conn_bind ? b->crec[c & (CONN_SLOTS - 1)].cy
+					  : conn_y(c)) +
+				    1 + CONN_RESP_LEN);
 	} else {
 		conn_bad(g, "backend segment of no step");
 		goto restart;
@@ -197,6 +207,28 @@ conn_fill(struct bench *b, struct gen *g, struct rte_mbuf *m)
 	return;
 restart:
 	conn_start(b, m);
+}
+
+/*
+ * bind: whether frame @p m is the worker's own ACK of a backend's
+ * SYN-ACK (the SYN proxy completing the backend's handshake before it
+ * sends what it held), the one output per connection no input matches.
+ */
+static inline int
+conn_own_ack(const struct bench *b, const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t src, pl;
+	uint16_t iplen;
+
+	if (!b->conn_bind)
+		return 0;
+	memcpy(&src, f + OFF_SRC, 4);
+	memcpy(&iplen, f + OFF_IP + 2, 2);
+	pl = ntohs(iplen) - (uint32_t)(f[OFF_IP] & 0xf) * 4 -
+	     (uint32_t)(f[OFF_TCP + 12] >> 4) * 4;
+	return ntohl(src) - IP_SNAT < NB_SNATS &&
+	       f[OFF_TCP + 13] == LB_TCP_ACK && pl == 0;
 }
 
 #endif /* LB_DP_BENCH_CONN_H */

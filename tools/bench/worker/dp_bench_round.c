@@ -498,6 +498,7 @@ static int
 round_start(struct bench *b, struct gen *g, struct round *rd, struct res *r)
 {
 	struct rte_mbuf **m = round_m;
+	unsigned int nf = g->in_flight ? g->in_flight : IN_FLIGHT;
 
 	memset(r, 0, sizeof(*r));
 	if (rd->worker) {
@@ -516,21 +517,39 @@ round_start(struct bench *b, struct gen *g, struct round *rd, struct res *r)
 	g->made = 0;
 	g->worker = rd->worker;
 	rd->bad0 = g->bad;
-	if (rte_pktmbuf_alloc_bulk(b->pool, m, IN_FLIGHT) != 0)
+	if (rte_pktmbuf_alloc_bulk(b->pool, m, nf) != 0)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < IN_FLIGHT; i++) {
+	for (unsigned int i = 0; i < nf; i++) {
 		if (g->test == T_CONN)
 			conn_start(b, m[i]);
 		else
 			gen_fill(b, g, m[i]);
 	}
-	rd->in = rte_ring_sp_enqueue_burst(b->rxr, (void **)m, IN_FLIGHT, NULL);
-	if (rd->in < IN_FLIGHT)
-		rte_pktmbuf_free_bulk(&m[rd->in],
-				      IN_FLIGHT - (unsigned int)rd->in);
+	rd->in = rte_ring_sp_enqueue_burst(b->rxr, (void **)m, nf, NULL);
+	if (rd->in < nf)
+		rte_pktmbuf_free_bulk(&m[rd->in], nf - (unsigned int)rd->in);
 	if (rte_eal_remote_launch(fwd_main, &rd->f, b->fwd_lcore) != 0)
 		return -EBUSY;
 	return 0;
+}
+
+/*
+ * bind: frees the worker's own ACKs to backends among the @p n outputs
+ * in @p m (conn_own_ack()), which no input matches: what stays, as
+ * counted, is one output per input. @return the outputs left.
+ */
+static inline unsigned int
+round_own_acks(struct bench *b, struct rte_mbuf **m, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (conn_own_ack(b, m[i]))
+			rte_pktmbuf_free(m[i]);
+		else
+			m[k++] = m[i];
+	}
+	return k;
 }
 
 /* Checks every CHECK_EVERY-th of the @p n outputs in @p m. */
@@ -636,6 +655,8 @@ round_generate(struct bench *b, struct gen *g, struct round *rd,
 		}
 		n = rte_ring_sc_dequeue_burst(b->txr, (void **)m, LB_BURST,
 					      NULL);
+		if (b->conn_bind && g->test == T_CONN)
+			n = round_own_acks(b, m, n);
 		if (n > 0 && rd->worker)
 			round_check_outs(b, g, rd, m, n);
 		rd->out += n;

@@ -48,6 +48,37 @@ dpb_conf_compile(const struct lb_conf *c, struct lb_dpconf **out_conf,
  * that of conn: one service whose closed connections time out after
  * --conn-timeout.
  */
+/*
+ * bind's routed service: the NB_BES backends split among BIND_HOSTS
+ * pools, the service's own and pN for host hN (N >= 1), a rule each; h0
+ * falls through every rule to the service's own pool.
+ */
+static int
+bind_pools(struct lb_conf *c, const struct lb_conf_svc_key *key,
+	   struct lb_cmd_out *out)
+{
+	const uint32_t per = NB_BES / BIND_HOSTS;
+	char pool[16], rule[64];
+	int rc = 0;
+
+	for (uint32_t h = 0; h < BIND_HOSTS && rc == 0; h++) {
+		snprintf(pool, sizeof(pool), "p%u", h);
+		if (h > 0)
+			rc = lb_conf_pool_add(c, key, pool, NULL, out);
+		for (uint32_t i = h * per; i < (h + 1) * per && rc == 0; i++) {
+			struct lb_conf_ip ip = lb_conf_ip4(IP_BE + i);
+
+			rc = lb_conf_be_add_pool(c, key, &ip, BE_PORT, 1,
+						 h > 0 ? pool : NULL, out);
+		}
+		snprintf(rule, sizeof(rule), "host h%u.example.com pool %s", h,
+			 pool);
+		if (h > 0 && rc == 0)
+			rc = lb_conf_rule_add(c, key, 0, rule, out);
+	}
+	return rc;
+}
+
 int
 dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 {
@@ -58,6 +89,7 @@ dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 		.vip = IP_VIP_L4, .port = VPORT};
 	struct lb_conf_svc_opts o;
 	struct lb_cmd_out out;
+	bool routed = false;
 	int rc = -ENOMEM;
 
 	lb_cmd_out_init(&out);
@@ -71,7 +103,7 @@ dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 		rc = lb_conf_route_add(c, NET_CLIENTS, 15, IP_GW, 0, &out);
 	for (uint32_t i = 0; i < NB_SNATS && rc == 0; i++)
 		rc = lb_conf_snat_add(c, IP_SNAT + i, 0, &out);
-	if (l7 == 3) {
+	if (l7 >= 3) {
 		/* The states of a closed connection: what fills the table.
 		 * A connection under way keeps the defaults, so that the
 		 * host pausing this process never times it out. */
@@ -83,6 +115,9 @@ dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 		key.vip = IP_VIP_CONN;
 		for (size_t i = 0; i < RTE_DIM(st); i++)
 			o.flow[st[i]] = (uint64_t)b->conn_timeout_ms * 1000000;
+		if (l7 >= 4)
+			o.synp.mode = LB_CONF_SYNP_ON;
+		routed = l7 == 5;
 		l7 = 0;
 	} else if (l7) {
 		key.vip = IP_VIP_L7;
@@ -93,8 +128,10 @@ dpb_conf_build(const struct bench *b, int l7, struct lb_dpconf **out_conf)
 	}
 	if (rc == 0)
 		rc = lb_conf_svc_add(c, &key, &o, &out);
-	for (uint32_t i = 0; i < NB_BES && rc == 0; i++)
+	for (uint32_t i = 0; i < NB_BES && rc == 0 && !routed; i++)
 		rc = lb_conf_be_add(c, &key, IP_BE + i, BE_PORT, 1, &out);
+	if (rc == 0 && routed)
+		rc = bind_pools(c, &key, &out);
 	o.http = false;
 	o.gov[LB_CONF_GOV_ON] = 0;
 	if (rc == 0 && l7)
@@ -266,6 +303,7 @@ dpb_bench_teardown(struct bench *b)
 	rte_free(b->conf_l4);
 	rte_free(b->conf_l7);
 	rte_free(b->conf_conn);
+	dpb_bind_teardown(b);
 	rte_free(b->conf6);
 	free(b->rec6);
 	free(b->crec);
