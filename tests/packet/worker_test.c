@@ -4893,6 +4893,8 @@ test_bind_host(void **state)
 	be = syn_out(e, &c, "SYN to the api pool");
 	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
 	CHECK_EQ(w->st.bind_routed, 1, "routed");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 1, "a hit of the host rule");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][LB_ROUTE_FLAT_RULES], 0, "none default");
 
 	/* It refuses: the other backend of api gets the same SYN. */
 	backend_rst(&in, &c, BIND_ISS);
@@ -4912,6 +4914,9 @@ test_bind_host(void **state)
 	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
 	bind_synack(e, &c, 1, &len);
 	CHECK_EQ(w->st.bind_routed, 2, "routed");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][LB_ROUTE_FLAT_RULES], 1, "a default hit");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 1, "the host rule's hits the same");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][1], 0, "the sni rule hit by none");
 	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
 	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
 	ph_env_close(e, 1);
@@ -5014,6 +5019,8 @@ test_bind_sni(void **state)
 	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
 	bind_synack(e, &c, 2, len);
 	CHECK_EQ(w->st.bind_routed, 1, "routed");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][1], 1, "a hit of the sni rule");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 0, "none of the host rule");
 	ph_env_close(e, 1);
 }
 
@@ -5049,6 +5056,8 @@ test_bind_giveup(void **state)
 	CHECK_EQ(w->st.bind_gaveup[LB_BIND_GU_TIMEOUT], 1, "timed out");
 	be = syn_out(e, &c, "SYN of the default");
 	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][LB_ROUTE_FLAT_RULES], 1,
+		 "the default counted for the connection given up");
 	bind_synack(e, &c, 0, NULL);
 
 	/* The default refuses; a head that does not end within the bound. */
