@@ -47,6 +47,13 @@ lb_conf_set_sched_names(struct lb_conf *c, lb_conf_sched_names_fn *names)
 }
 
 void
+lb_conf_set_rule_hits(struct lb_conf *c, lb_conf_rule_hits_fn *fn, void *arg)
+{
+	c->rule_hits = fn;
+	c->rule_hits_arg = arg;
+}
+
+void
 lb_conf_free(struct lb_conf *c)
 {
 	free(c);

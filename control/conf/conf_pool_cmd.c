@@ -5,6 +5,8 @@
  * that word names the IP routes.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -170,23 +172,46 @@ cmd_rule_default(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	return lb_conf_rule_default(ctx, &k, text, out);
 }
 
+static void
+hits_str(bool counted, uint64_t n, char *buf, size_t len)
+{
+	if (counted)
+		snprintf(buf, len, "%" PRIu64, n);
+	else
+		snprintf(buf, len, "-");
+}
+
 static int
 cmd_rule_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
+	const struct lb_conf *c = ctx;
 	const struct lb_conf_svc *sv;
+	uint64_t hits[LB_CONF_MAX_RULES + 1];
+	char h[24];
+	bool counted;
 	int rc;
 
 	sv = svc_arg(ctx, argc, argv, out, &rc);
 	if (sv == NULL)
 		return rc;
-	rc = lb_cmd_printf(out, "%3s  %s\n", "N", "RULE");
-	for (unsigned int i = 0; i < sv->nb_rule && rc == 0; i++)
-		rc = lb_cmd_printf(out, "%3u  %s\n", i + 1, sv->rule[i]);
-	if (rc == 0)
-		rc = lb_cmd_printf(out, "%3s  default %s\n", "-",
+	/* Counted by the workers; without a dataplane there is nothing to
+	 * show, which a 0 would hide. */
+	counted = c->rule_hits != NULL && sv->nb_rule <= LB_CONF_MAX_RULES &&
+		  c->rule_hits(c->rule_hits_arg, &sv->key, hits,
+			       sv->nb_rule) == 0;
+	rc = lb_cmd_printf(out, "%3s  %10s  %s\n", "N", "HITS", "RULE");
+	for (unsigned int i = 0; i < sv->nb_rule && rc == 0; i++) {
+		hits_str(counted, hits[i], h, sizeof(h));
+		rc = lb_cmd_printf(out, "%3u  %10s  %s\n", i + 1, h,
+				   sv->rule[i]);
+	}
+	if (rc == 0) {
+		hits_str(counted, hits[sv->nb_rule], h, sizeof(h));
+		rc = lb_cmd_printf(out, "%3s  %10s  default %s\n", "-", h,
 				   sv->rule_def[0] != '\0'
 					   ? sv->rule_def
 					   : "pool " LB_CONF_POOL_DEFAULT);
+	}
 	return rc;
 }
 
@@ -283,7 +308,16 @@ const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS] = {
 		.path = "rule list",
 		.synopsis = SVC_ARGS,
 		.help = "List a service's rules in order, and the default",
-		.long_help = NULL,
+		.long_help =
+			"HITS is the connections each rule, and the default, "
+			"decided,\nsummed over the workers (`-` while no "
+			"dataplane is attached\nor the service is not in its "
+			"table yet). They are counted by\nthe rule's place: "
+			"after `rule del` or `rule add ... at N` the\nrules "
+			"behind it go on from the totals of their new "
+			"numbers.\nThe same counts: `rule_hits` and "
+			"`rule_default_hits` in the\nJSON of `service show`, "
+			"`lb_rule_hits_total` in /metrics.",
 		.fn = cmd_rule_list,
 	},
 };

@@ -27,6 +27,8 @@
 struct lb_conf {
 	lb_conf_sched_known_fn *sched_known;
 	lb_conf_sched_names_fn *sched_names;
+	lb_conf_rule_hits_fn *rule_hits; /**< for `rule list`, or NULL */
+	void *rule_hits_arg;
 	uint64_t gen;
 	unsigned int nb_addr;
 	unsigned int nb_route;

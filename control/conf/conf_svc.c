@@ -495,6 +495,8 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 			    sizeof(((struct lb_conf *)NULL)->svc);
 	lb_conf_sched_known_fn *known;
 	lb_conf_sched_names_fn *names;
+	lb_conf_rule_hits_fn *hits;
+	void *hits_arg;
 	uint64_t gen;
 
 	if (dst == NULL || src == NULL)
@@ -503,6 +505,8 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 		return 0;
 	known = dst->sched_known;
 	names = dst->sched_names;
+	hits = dst->rule_hits;
+	hits_arg = dst->rule_hits_arg;
 	gen = dst->gen;
 	/* Only the entries in use: the whole structure is a few hundred KiB,
 	 * mostly empty backend slots, and lb-control copies it around every
@@ -520,6 +524,8 @@ lb_conf_copy(struct lb_conf *dst, const struct lb_conf *src)
 			       src->svc[i].nb_be * sizeof(src->svc[i].be[0]));
 	dst->sched_known = known;
 	dst->sched_names = names;
+	dst->rule_hits = hits;
+	dst->rule_hits_arg = hits_arg;
 	dst->gen = gen + 1;
 	return 0;
 }

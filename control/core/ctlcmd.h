@@ -93,6 +93,14 @@ char *lb_ctlcmd_key_str(const struct lb_conf_svc_key *k, char *buf);
 int lb_ctlcmd_svc_slot(const struct lb_ctl *ctl,
 		       const struct lb_conf_svc_key *k);
 
+/**
+ * lb_conf_rule_hits_fn of lb-control (@p arg its struct lb_ctl): the
+ * workers' rule_hits of the service's slot, summed. -ENOTCONN without a
+ * dataplane, -ENOENT for a service not in the published table.
+ */
+int lb_ctlcmd_rule_hits(void *arg, const struct lb_conf_svc_key *k,
+			uint64_t *hits, unsigned int n);
+
 /** Slot of service @p k of either family in @p c in @p state, or -1
  * (IPv6 services are not in the table's IPv4 hash: a scan). */
 int lb_ctlcmd_svc_slot_in(const struct lb_dpconf *c,

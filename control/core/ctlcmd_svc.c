@@ -52,6 +52,9 @@ jset_flow_opts(json_t *j, const struct lb_conf_svc_opts *o)
 
 struct svc_row {
 	char svc[LB_CTLCMD_SVC_STRLEN];
+	/* its rules' hits, then the default's, when hits_ok */
+	bool hits_ok;
+	uint64_t hits[LB_CONF_MAX_RULES + 1];
 	const struct lb_conf_svc_opts *opts;
 	const struct lb_conf_svc *cs; /* configured: its pools and rules */
 	const char *state;
@@ -84,6 +87,28 @@ svc_row_conf(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 		lb_view_svc_get(ctl->view, (uint32_t)r->slot, &r->v) == 0;
 	if (!r->rt && ctl->view != NULL)
 		r->state = "pending";
+	r->hits_ok = sv->nb_rule <= LB_CONF_MAX_RULES &&
+		     lb_ctlcmd_rule_hits((void *)(uintptr_t)ctl, &sv->key,
+					 r->hits, sv->nb_rule) == 0;
+}
+
+int
+lb_ctlcmd_rule_hits(void *arg, const struct lb_conf_svc_key *k,
+		    uint64_t *hits, unsigned int n)
+{
+	const struct lb_ctl *ctl = arg;
+	const struct lb_shm *shm;
+	int s;
+
+	if (ctl == NULL || ctl->view == NULL)
+		return -ENOTCONN;
+	shm = lb_view_shm(ctl->view);
+	s = lb_ctlcmd_svc_slot(ctl, k);
+	if (shm == NULL || s < 0 || (uint32_t)s >= LB_CONF_MAX_SVCS ||
+	    n > LB_ROUTE_FLAT_RULES)
+		return -ENOENT;
+	lb_view_rule_hits(shm, (uint32_t)s, hits, n);
+	return 0;
 }
 
 static void
@@ -199,11 +224,38 @@ check_json(const struct lb_conf_check *k)
 	return o;
 }
 
+/* The hits of the rules, in their order, and of the default; null
+ * without a dataplane that counts them. */
+static int
+jset_hits(json_t *j, const struct svc_row *r)
+{
+	unsigned int n = r->cs->nb_rule;
+	json_t *a;
+	int bad = 0;
+
+	if (!r->hits_ok)
+		return jset(j, "rule_hits", json_null()) |
+		       jset(j, "rule_default_hits", json_null());
+	a = json_array();
+	if (a == NULL)
+		return -1;
+	for (unsigned int i = 0; i < n && !bad; i++)
+		bad |= json_array_append_new(a, json_integer((json_int_t)
+							     r->hits[i])) != 0;
+	if (bad) {
+		json_decref(a);
+		return -1;
+	}
+	return jset(j, "rule_hits", a) | jset_u64(j, "rule_default_hits",
+						  r->hits[n]);
+}
+
 /* The pools of a service, its own first, and its rules: each pool's
  * scheduler, members and weight sum; the rules' text in order. */
 static int
-jset_pools(json_t *j, const struct lb_conf_svc *cs)
+jset_pools(json_t *j, const struct svc_row *r)
 {
+	const struct lb_conf_svc *cs = r->cs;
 	json_t *pools = json_array(), *rules = json_array();
 	int bad = pools == NULL || rules == NULL;
 
@@ -237,7 +289,7 @@ jset_pools(json_t *j, const struct lb_conf_svc *cs)
 	bad |= jset_str(j, "rule_default",
 			cs->rule_def[0] != '\0' ? cs->rule_def
 						: "pool " LB_CONF_POOL_DEFAULT);
-	return bad;
+	return bad | jset_hits(j, r);
 }
 
 static json_t *
@@ -275,7 +327,7 @@ svc_json(const struct svc_row *r)
 		bad |= jset(j, "check", check_json(&o->check));
 	}
 	if (r->cs != NULL)
-		bad |= jset_pools(j, r->cs);
+		bad |= jset_pools(j, r);
 	bad |= jset_u64(j, "backends", r->nb_conf);
 	bad |= jset_u64(j, "backends_draining", r->nb_drain);
 	bad |= jset_u64(j, "backends_removed",

@@ -145,6 +145,7 @@ lb_control_setup(struct lb_control *m)
 		return -ENOMEM;
 	lb_conf_set_sched_names(m->ctl.conf, lb_sched_names);
 	lb_conf_set_sched_names(m->backup, lb_sched_names);
+	lb_conf_set_rule_hits(m->ctl.conf, lb_ctlcmd_rule_hits, &m->ctl);
 	m->ctl.as = lb_as_create(m->ctl.conf);
 	if (m->ctl.as == NULL)
 		return -ENOMEM;

@@ -14,6 +14,7 @@
 
 #include "autoscale.h"
 #include "metrics_priv.h"
+#include "route_rules.h"
 
 /* ---- lb-control ---- */
 
@@ -233,6 +234,38 @@ pool_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 	return rc;
 }
 
+/* Each content routing rule of each service that routes: the
+ * connections it sent, and those the default took. */
+static int
+rule_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
+{
+	struct lb_prom_label l[2] = {{"service", NULL}, {"rule", NULL}};
+	char num[12];
+	int rc;
+
+	rc = lb_prom_family(o, "lb_rule_hits_total", "counter",
+			    "Connections a content routing rule decided, by "
+			    "its number in `rule list`, or the default.");
+	for (unsigned int k = 0; k < s->nsvc && rc == 0; k++) {
+		const struct lb_metrics_svc *x = &s->svc[k];
+
+		if (!x->routes)
+			continue;
+		l[0].value = x->svc;
+		l[1].value = num;
+		for (uint32_t r = 0; r < x->nb_rule && rc == 0; r++) {
+			snprintf(num, sizeof(num), "%u", r + 1);
+			rc = lb_prom_u64(o, "lb_rule_hits_total", l, 2,
+					 x->hits[r]);
+		}
+		l[1].value = "default";
+		if (rc == 0)
+			rc = lb_prom_u64(o, "lb_rule_hits_total", l, 2,
+					 x->hits[x->nb_rule]);
+	}
+	return rc;
+}
+
 static int
 svc_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 {
@@ -300,6 +333,8 @@ svc_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 	}
 	if (rc == 0)
 		rc = pool_fams(s, o);
+	if (rc == 0)
+		rc = rule_fams(s, o);
 	return rc;
 }
 
@@ -559,6 +594,22 @@ be_l7_fams(const struct lb_metrics_snap *s, struct lb_cmd_out *o)
 
 /* ---- snapshot ---- */
 
+/* The rules of service slot @p i and their hits, summed over the
+ * workers. A service routes by content when it has rules, or a default
+ * other than its own pool (as the workers decide). */
+static void
+rule_hits(const struct lb_metrics_snap *s, const struct lb_dpconf *c,
+	  uint32_t i, struct lb_metrics_svc *x)
+{
+	const struct lb_route_flat *f = &c->pools[i].rules;
+
+	x->nb_rule = f->n <= LB_ROUTE_FLAT_RULES ? f->n : 0;
+	x->routes = x->nb_rule > 0 || f->def.what != LB_ROUTE_POOL ||
+		    f->def.pool != 0;
+	if (x->routes)
+		lb_view_rule_hits(s->shm, i, x->hits, x->nb_rule);
+}
+
 static int
 snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 {
@@ -592,6 +643,7 @@ snap_take(const struct lb_ctl *ctl, struct lb_metrics_snap *s)
 				     : 0;
 		memcpy(x->pool, c->pools[i].pool,
 		       x->nb_pool * sizeof(x->pool[0]));
+		rule_hits(s, c, i, x);
 		s->nsvc++;
 		for (uint32_t b = 0; b < c->svc[i].nb_be && s->nbe < nbe; b++) {
 			struct lb_metrics_be *y = &s->be[s->nbe];

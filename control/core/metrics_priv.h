@@ -33,6 +33,12 @@ struct lb_metrics_svc {
 	/** Its pools in the published table, its own first. */
 	uint32_t nb_pool;
 	struct lb_dpconf_pool pool[LB_CONF_MAX_POOLS + 1];
+	/** Whether it routes by content: its rules in the published table
+	 * and the hits of each, then the default's (hits[nb_rule]), over
+	 * the workers. */
+	bool routes;
+	uint32_t nb_rule;
+	uint64_t hits[LB_SHM_RULE_HITS];
 };
 
 struct lb_metrics_snap {

@@ -616,6 +616,26 @@ lb_view_stats_sum(const struct lb_shm *shm, struct lb_worker_stats *sum)
 	}
 }
 
+void
+lb_view_rule_hits(const struct lb_shm *shm, uint32_t slot, uint64_t *hits,
+		  unsigned int n)
+{
+	uint32_t nw = nb_workers(shm);
+
+	if (n > LB_ROUTE_FLAT_RULES)
+		n = LB_ROUTE_FLAT_RULES;
+	memset(hits, 0, (n + 1) * sizeof(hits[0]));
+	if (slot >= LB_CONF_MAX_SVCS)
+		return;
+	for (uint32_t w = 0; w < nw; w++) {
+		const uint64_t *h = shm->w[w]->st->rule_hits[slot];
+
+		for (unsigned int r = 0; r < n; r++)
+			hits[r] += h[r];
+		hits[n] += h[LB_ROUTE_FLAT_RULES];
+	}
+}
+
 bool
 lb_view_busy(void *ctx, uint32_t svc, uint32_t be)
 {

@@ -182,6 +182,14 @@ const struct lb_view_fb *lb_view_fb_stats(const struct lb_view *v,
 void lb_view_stats_sum(const struct lb_shm *shm, struct lb_worker_stats *sum);
 
 /**
+ * The content routing hits of table slot @p slot summed over the
+ * workers: @p hits[r] for its first @p n rules (at most
+ * LB_ROUTE_FLAT_RULES), @p hits[n] for its default.
+ */
+void lb_view_rule_hits(const struct lb_shm *shm, uint32_t slot,
+		       uint64_t *hits, unsigned int n);
+
+/**
  * Whether flows still use backend @p be of service slot @p svc (any of
  * its backends when @p be is UINT32_MAX): the sum over the workers of
  * their active flows there. @p ctx is the const struct lb_shm; the

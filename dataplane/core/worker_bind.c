@@ -408,6 +408,18 @@ bind_done_seg(struct lb_worker *w, uint32_t i, struct rte_mbuf *m,
 	lb_worker_bind_free(w, i);
 }
 
+/* Counts what decided for connection @p i: rule @p rule or the default
+ * (LB_ROUTE_NO_RULE). */
+static inline void
+rule_hit(struct lb_worker *w, uint32_t i, int rule)
+{
+	uint32_t r = rule >= 0 && (uint32_t)rule < LB_ROUTE_FLAT_RULES
+			     ? (uint32_t)rule
+			     : LB_ROUTE_FLAT_RULES;
+
+	w->st.rule_hits[w->bind[i].svc][r]++;
+}
+
 /* Connection @p i given up for @p why: the default action, or a RST
  * for a stream that is broken TLS or HTTP. */
 static void
@@ -419,6 +431,7 @@ bind_giveup(struct lb_worker *w, uint32_t i, enum lb_bind_giveup why,
 		bind_rst(w, i, now);
 		return;
 	}
+	rule_hit(w, i, LB_ROUTE_NO_RULE);
 	bind_act(w, i,
 		 lb_route_flat_action_of(&w->route[w->bind[i].svc],
 					 LB_ROUTE_NO_RULE),
@@ -445,6 +458,7 @@ bind_decide(struct lb_worker *w, uint32_t i, uint64_t now)
 					       v == LB_TLS_SNI_FOUND ?
 						       th.sni_len :
 						       0);
+		rule_hit(w, i, rule);
 		bind_act(w, i, lb_route_flat_action_of(rf, rule), false, now);
 		return;
 	case LB_TLS_SNI_TOO_LONG:
@@ -461,6 +475,7 @@ bind_decide(struct lb_worker *w, uint32_t i, uint64_t now)
 		return;
 	case LB_HTTP_HEAD_FOUND:
 		rule = lb_route_flat_match_http(rf, &q);
+		rule_hit(w, i, rule);
 		bind_act(w, i, lb_route_flat_action_of(rf, rule), true, now);
 		return;
 	case LB_HTTP_HEAD_NOT_HTTP:

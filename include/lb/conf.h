@@ -162,6 +162,18 @@ typedef int lb_conf_sched_known_fn(const char *name);
  */
 typedef int lb_conf_sched_names_fn(char *buf, size_t len, const char *sep);
 
+struct lb_conf_svc_key;
+
+/**
+ * The hits of service @p k's content routing rules as the workers count
+ * them: @p hits[r] for rule r (0-based, in list order) for r < @p n, and
+ * @p hits[n] for the default (@p n + 1 counters).
+ * @return 0, or a negative errno when nothing counts them (no dataplane
+ * attached, a service not yet published).
+ */
+typedef int lb_conf_rule_hits_fn(void *arg, const struct lb_conf_svc_key *k,
+				 uint64_t *hits, unsigned int n);
+
 struct lb_conf;
 
 /**
@@ -177,6 +189,14 @@ struct lb_conf *lb_conf_create(lb_conf_sched_known_fn *sched_known);
  * and by the configurations validation makes.
  */
 void lb_conf_set_sched_names(struct lb_conf *c, lb_conf_sched_names_fn *names);
+
+/**
+ * Makes `rule list` show each rule's hits, from @p fn called with
+ * @p arg (NULL: a "-" for each). Kept by lb_conf_copy() into the copy's
+ * destination, as the scheduler hooks are.
+ */
+void lb_conf_set_rule_hits(struct lb_conf *c, lb_conf_rule_hits_fn *fn,
+			   void *arg);
 
 void lb_conf_free(struct lb_conf *c);
 

@@ -36,15 +36,19 @@
 #include "lb/l7_reject-t.h"
 #include "lb/neigh-t.h"
 #include "lb/pkt_parse-t.h"
+#include "lb/route_flat-t.h"
 #include "lb/src_budget-t.h"
 
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 18u
+#define LB_SHM_LAYOUT_VERSION 19u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
+/** Counters of struct lb_worker_stats.rule_hits per service: its rules
+ * and the default. */
+#define LB_SHM_RULE_HITS (LB_ROUTE_FLAT_RULES + 1u)
 #define LB_SHM_MAX_PORTS 4u
 /** Room for the IPv6 parser's verdicts (LB_PKT6_VERDICT_MAX, checked
  * where both are seen). */
@@ -181,6 +185,11 @@ struct lb_worker_stats {
 	uint64_t nat64_in;  /**< IPv4 replies translated to IPv6 clients */
 	uint64_t nat64_mss_adjusted; /**< backends' SYN MSS lowered by 20 */
 	uint64_t icmp64_translated;  /**< ICMP errors carried across versions */
+	/** Content routing decisions per service slot: [r] those rule r
+	 * (0-based, in the published order) made, [LB_ROUTE_FLAT_RULES]
+	 * those the default made. Last: the hot counters above keep their
+	 * cache lines. */
+	uint64_t rule_hits[LB_CONF_MAX_SVCS][LB_SHM_RULE_HITS];
 };
 
 /** One backend slot as one worker saw it. */

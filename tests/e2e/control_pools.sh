@@ -128,13 +128,16 @@ check "pool list: static, adaptive, empty" \
 ctl_do rule list $SVC >"$E2E_TMP/rules"
 sed 's/^/    /' "$E2E_TMP/rules"
 check "rule list: the rules in order, then the default" \
-	'diff -u - "$E2E_TMP/rules" <<EOF
-  N  RULE
-  1  path-prefix /static/ pool static
-  2  host api.example.com pool api
-  3  sni api.example.com pool api
-  -  default refuse 404
-EOF'
+	'awk "{ \$2 = \"\"; print }" "$E2E_TMP/rules" | diff -u - <(cat <<EOF
+N  RULE
+1  path-prefix /static/ pool static
+2  host api.example.com pool api
+3  sni api.example.com pool api
+-  default refuse 404
+EOF
+)'
+check "rule list: the hits of each rule and of the default" \
+	'[ "$(awk "NR > 1 && \$2 ~ /^[0-9]+\$/" "$E2E_TMP/rules" | wc -l)" = 4 ]'
 ctl_json "$E2E_TMP/show.json" service show $SVC
 pj=$(jq_get "$E2E_TMP/show.json" \
 	'[[p["name"], p["sched"], p["backends"], p["weight_sum"]]
@@ -145,6 +148,10 @@ rj=$(jq_get "$E2E_TMP/show.json" \
 	'd["service"]["rules"] + [d["service"]["rule_default"]]')
 check "JSON: the rules and the default ($rj)" \
 	'[ "$rj" = "[\"path-prefix /static/ pool static\", \"host api.example.com pool api\", \"sni api.example.com pool api\", \"refuse 404\"]" ]'
+hj=$(jq_get "$E2E_TMP/show.json" \
+	'[len(d["service"]["rule_hits"]), d["service"]["rule_default_hits"] >= 0]')
+check "JSON: a hit count for each rule and the default ($hj)" \
+	'[ "$hj" = "[3, true]" ]'
 ctl_json "$E2E_TMP/be.json" backend list $SVC
 bj=$(jq_get "$E2E_TMP/be.json" \
 	'sorted([b["backend"], b["pool"]] for b in d["backends"])')
@@ -157,6 +164,9 @@ if [ -n "${CTL_METRICS:-}" ]; then
 		'metrics | has -F "lb_pool_weight_sum{service=\"$SVC\",pool=\"api\"} 3"'
 	check "/metrics: the own pool" \
 		'metrics | has -F "lb_pool_backends{service=\"$SVC\",pool=\"default\"} 1"'
+	check "/metrics: the hits of rule 3 and of the default" \
+		'metrics | has -F "lb_rule_hits_total{service=\"$SVC\",rule=\"3\"}" &&
+		 metrics | has -F "lb_rule_hits_total{service=\"$SVC\",rule=\"default\"}"'
 fi
 
 # ---- bad input ------------------------------------------------------------

@@ -38,6 +38,8 @@
 #include <rte_ring.h>
 
 #include "harness.h"
+#include "lb/hdr_conf.h"
+#include "lb/hdr_scan.h"
 #include "nat.h"
 #include "route_rules.h"
 #include "tcp_opts.h"
@@ -4869,6 +4871,80 @@ static const char req_api[] = "GET /v1/users HTTP/1.1\r\n"
 static const char req_www[] = "GET / HTTP/1.1\r\n"
 			      "Host: www.example.com\r\n\r\n";
 
+/* conf_bind on an http service: its flows are followed. */
+static const char *const conf_bind_http[] = {
+	"service set tcp 203.0.113.10:80 synproxy on deferq 0 http on",
+	"pool add tcp 203.0.113.10:80 api sched rr",
+	"backend del tcp 203.0.113.10:80 10.1.0.21:8080",
+	"backend add tcp 203.0.113.10:80 10.1.0.21:8080 pool api",
+	"backend add tcp 203.0.113.10:80 10.1.0.23:8080 pool api",
+	"rule add tcp 203.0.113.10:80 host api.example.com pool api",
+	NULL,
+};
+
+/*
+ * A routed connection of an http service is followed from its first
+ * request: the response of the backend its pool gave reaches the
+ * client and counts as that backend's, in its own numbers.
+ */
+static void
+test_bind_followed(void **state)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\n"
+				   "Content-Length: 0\r\n\r\n";
+	struct ph_env *e = ph_env_new(state);
+	const struct lb_worker *w;
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48540, 0);
+	struct seg s = {.what = "the backend's response", .dir = TO_C,
+			.flags = PB_ACK | PB_PSH, .seq = BIND_IRS + 1,
+			.ack = BIND_ISS + 1 + len,
+			.plen = (uint16_t)strlen(resp)};
+	struct pb_frame in, got;
+	struct pb_dg d;
+	struct seg_out o;
+	struct lb_hdr_cfg hc;
+	struct lb_hdr_db *hdb;
+	uint64_t n = 0;
+	uint32_t cookie;
+	int be;
+
+	lb_hdr_cfg_default(&hc);
+	hdb = lb_hdr_db_compile(&hc);
+	assert_non_null(hdb);
+	load_conf(e, conf_bind_http);
+	e->dp.flows = FLOWS;
+	e->dp.hdb = hdb;
+	e->dp.l7_flows = 16;
+	e->dp.pp_rto_ns = 3600000000000ull;
+	ph_env_start(e, 1);
+	w = e->dp.w[0];
+	learn_all(e);
+	cookie = bind_handshake(e, &c);
+	bind_send(e, &c, cookie, 0, req_api, len);
+	be = syn_out(e, &c, "SYN to the api pool");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+	bind_synack(e, &c, 1, &len);
+	assert_non_null(w->l7);
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 1, "a hit of the host rule");
+
+	seg_dg(&d, &c, &s, 0);
+	d.data = (const uint8_t *)resp;
+	pb_ipv4_frame(&in, mac_port[1], c.bmac, &d);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	assert_int_equal(ph_take(e, 0, 0, &got, 1), 1);
+	seg_read(&got, &o, "the response to the client");
+	CHECK_EQ(o.dst, c.cip, "to the client");
+	CHECK_EQ(o.plen, s.plen, "whole");
+	for (unsigned int b = 0; b < LB_CONF_MAX_BES; b++)
+		n += w->bst[SVC_TCP][b].http_responses;
+	CHECK_EQ(n, 1, "a response counted");
+	CHECK_EQ(w->st.l7_stopped, 0, "followed to the end");
+	ph_env_close(e, 1);
+	lb_hdr_db_free(hdb);
+}
+
 /*
  * A request in one segment goes to the pool its Host names, another
  * Host to the service's own pool; the backend of the pool that refuses
@@ -4893,6 +4969,8 @@ test_bind_host(void **state)
 	be = syn_out(e, &c, "SYN to the api pool");
 	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
 	CHECK_EQ(w->st.bind_routed, 1, "routed");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 1, "a hit of the host rule");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][LB_ROUTE_FLAT_RULES], 0, "none default");
 
 	/* It refuses: the other backend of api gets the same SYN. */
 	backend_rst(&in, &c, BIND_ISS);
@@ -4912,6 +4990,9 @@ test_bind_host(void **state)
 	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
 	bind_synack(e, &c, 1, &len);
 	CHECK_EQ(w->st.bind_routed, 2, "routed");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][LB_ROUTE_FLAT_RULES], 1, "a default hit");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 1, "the host rule's hits the same");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][1], 0, "the sni rule hit by none");
 	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
 	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
 	ph_env_close(e, 1);
@@ -5014,6 +5095,8 @@ test_bind_sni(void **state)
 	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
 	bind_synack(e, &c, 2, len);
 	CHECK_EQ(w->st.bind_routed, 1, "routed");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][1], 1, "a hit of the sni rule");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 0, "none of the host rule");
 	ph_env_close(e, 1);
 }
 
@@ -5049,6 +5132,8 @@ test_bind_giveup(void **state)
 	CHECK_EQ(w->st.bind_gaveup[LB_BIND_GU_TIMEOUT], 1, "timed out");
 	be = syn_out(e, &c, "SYN of the default");
 	CHECK_EQ(be == 0 || be == 2, 1, "a backend of the own pool");
+	CHECK_EQ(w->st.rule_hits[SVC_TCP][LB_ROUTE_FLAT_RULES], 1,
+		 "the default counted for the connection given up");
 	bind_synack(e, &c, 0, NULL);
 
 	/* The default refuses; a head that does not end within the bound. */
@@ -5898,6 +5983,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_giveup, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_followed, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_deferred, ph_teardown),
 		cmocka_unit_test_teardown(test_pool_sched_rr, ph_teardown),
 		cmocka_unit_test_teardown(test_pool_sched_maglev, ph_teardown),

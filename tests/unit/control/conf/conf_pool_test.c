@@ -356,12 +356,12 @@ test_lists(void **state)
 		"   1\n");
 	ok(f, "rule list " SVC);
 	assert_string_equal(f->o.text,
-			    "  N  RULE\n"
-			    "  1  sni api.example.com pool tls-a\n"
-			    "  2  path-prefix /static/ pool static\n"
-			    "  3  host api.example.com path-prefix /v1/ pool "
-			    "api\n"
-			    "  -  default refuse 421\n");
+			    "  N        HITS  RULE\n"
+			    "  1           -  sni api.example.com pool tls-a\n"
+			    "  2           -  path-prefix /static/ pool static\n"
+			    "  3           -  host api.example.com path-prefix "
+			    "/v1/ pool api\n"
+			    "  -           -  default refuse 421\n");
 	fx_free(f);
 }
 

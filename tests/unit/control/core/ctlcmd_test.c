@@ -363,6 +363,7 @@ test_service_list_show(void **state)
 	struct ctl_fx *f = c->f;
 	char buf[512];
 	const char *t;
+	long long slot;
 
 	(void)state;
 	fx_bst(f, 0, 0, 0)->flows = 3;
@@ -438,6 +439,27 @@ test_service_list_show(void **state)
 			    "sni a.example pool api");
 	assert_string_equal(dstr(c->ctl.data, "service.rule_default"),
 			    "refuse rst");
+	/* The hits of its rule and default, summed over the workers, in
+	 * JSON and in `rule list`; those of another slot not. */
+	slot = dint(c->ctl.data, "service.slot");
+	assert_int_equal(dint(c->ctl.data, "service.rule_hits.0"), 0);
+	f->st[0].rule_hits[slot][0] = 5;
+	f->st[1].rule_hits[slot][0] = 1;
+	f->st[1].rule_hits[slot][LB_ROUTE_FLAT_RULES] = 2;
+	f->st[1].rule_hits[slot == 0 ? 1 : 0][0] = 100;
+	t = run(c, "service show tcp 10.11.0.100:443", 0);
+	assert_int_equal(dint(c->ctl.data, "service.rule_hits.0"), 6);
+	assert_int_equal(dint(c->ctl.data, "service.rule_default_hits"), 2);
+	lb_conf_set_rule_hits(f->conf, lb_ctlcmd_rule_hits, &c->ctl);
+	t = run(c, "rule list tcp 10.11.0.100:443", 0);
+	assert_string_equal(t, "  N        HITS  RULE\n"
+			       "  1           6  sni a.example pool api\n"
+			       "  -           2  default refuse rst\n");
+	lb_conf_set_rule_hits(f->conf, NULL, NULL);
+	t = run(c, "rule list tcp 10.11.0.100:443", 0);
+	assert_string_equal(t, "  N        HITS  RULE\n"
+			       "  1           -  sni a.example pool api\n"
+			       "  -           -  default refuse rst\n");
 	run(c, "backend list tcp 10.11.0.100:443", 0);
 	assert_string_equal(dstr(c->ctl.data, "backends.0.pool"), "api");
 	/* Its backend takes no new flow: 0 of 1 in `service list`. */

@@ -151,6 +151,9 @@ test_attached(void **state)
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.11:80");
 	fx_run(f, "backend add tcp 10.11.0.100:80 10.12.0.12:80 weight 4");
 	fx_run(f, "pool add tcp 10.11.0.100:80 api");
+	fx_run(f, "service set tcp 10.11.0.100:80 synproxy on");
+	fx_run(f, "rule add tcp 10.11.0.100:80 host api.example.com pool api");
+	fx_run(f, "rule add tcp 10.11.0.100:80 path-prefix /v2/ pool api");
 	fx_run(f, "service add udp 10.11.0.100:53 sched wrr");
 	fx_run(f, "backend add udp 10.11.0.100:53 10.12.0.13:53 weight 2");
 	fx_run(f, "pool add udp 10.11.0.100:53 dns");
@@ -167,6 +170,9 @@ test_attached(void **state)
 	f->st[1].expire_max_ns = 1500;
 	f->st[0].flows_reclaimed = 11;
 	f->st[1].drop[LB_DROP_NO_ROUTE] = 3;
+	f->st[0].rule_hits[0][0] = 4;
+	f->st[1].rule_hits[0][0] = 3;
+	f->st[1].rule_hits[0][LB_ROUTE_FLAT_RULES] = 2;
 	f->ft[1].stats.flows = 5;
 	fx_bst(f, 0, 0, 0)->flows = 10;
 	fx_bst(f, 1, 0, 0)->flows = 5;
@@ -287,6 +293,15 @@ test_attached(void **state)
 		       "10.11.0.100:80\",decision=\"noop\"} 1");
 	ASSERT_LINE(t, "lb_service_spl_decision{service=\"tcp "
 		       "10.11.0.100:80\",decision=\"increment\"} 0");
+	/* Rule hits over both workers, by the numbers of `rule list`. */
+	ASSERT_LINE(t, "lb_rule_hits_total{service=\"tcp 10.11.0.100:80\","
+		       "rule=\"1\"} 7");
+	ASSERT_LINE(t, "lb_rule_hits_total{service=\"tcp 10.11.0.100:80\","
+		       "rule=\"2\"} 0");
+	ASSERT_LINE(t, "lb_rule_hits_total{service=\"tcp 10.11.0.100:80\","
+		       "rule=\"default\"} 2");
+	/* A service without rules routes nothing: no rule lines. */
+	assert_null(strstr(t, "lb_rule_hits_total{service=\"udp"));
 	/* Not an http service: no L7 families. */
 	assert_null(strstr(t, "lb_service_spl_load{service=\"udp"));
 	lb_cmd_out_free(&o);
