@@ -47,6 +47,7 @@ static const struct {
 	W(synp_handshakes),
 	W(synp_held),
 	W(synp_held_dropped),
+	W(synp_syn_again),
 	W(synp_auto_on),
 	W(synp_auto_off),
 	W(bind_waits),

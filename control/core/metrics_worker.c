@@ -62,6 +62,9 @@ static const struct {
 	  "Client segments held while the backend handshake ran."),
 	W("synproxy_held_dropped", synp_held_dropped,
 	  "Client segments dropped while the backend handshake ran."),
+	W("synproxy_syn_again", synp_syn_again,
+	  "SYNs sent to a backend again because the client sent again what "
+	  "its handshake was to carry."),
 	W("synproxy_auto_on", synp_auto_on,
 	  "Times synproxy auto turned on for a service on a worker."),
 	W("synproxy_auto_off", synp_auto_off,

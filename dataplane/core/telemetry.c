@@ -139,6 +139,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "synp_handshakes", sum.synp_handshakes);
 	add_u64(d, "synp_held", sum.synp_held);
 	add_u64(d, "synp_held_dropped", sum.synp_held_dropped);
+	add_u64(d, "synp_syn_again", sum.synp_syn_again);
 	add_u64(d, "synp_auto_on", sum.synp_auto_on);
 	add_u64(d, "synp_auto_off", sum.synp_auto_off);
 	add_u64(d, "bind_waits", sum.bind_waits);

@@ -493,6 +493,7 @@ bind_decide(struct lb_worker *w, uint32_t i, uint64_t now)
 enum store {
 	STORED,	 /* new bytes kept */
 	TAKEN,	 /* nothing new: dropped, counted */
+	AGAIN,	 /* bytes already kept, sent again: dropped, counted */
 	OVER,	 /* over the bounds: @p m still the caller's */
 };
 
@@ -518,7 +519,7 @@ bind_store(struct lb_worker *w, struct lb_bind *b, struct rte_mbuf *m,
 	if ((int32_t)(seq + len - next) <= 0) {
 		w->st.bind_dup++;
 		rte_pktmbuf_free(m);
-		return TAKEN;
+		return AGAIN;
 	}
 	if ((int32_t)(seq - next) > 0) {
 		w->st.synp_held_dropped++;
@@ -570,6 +571,7 @@ bind_feed(struct lb_worker *w, uint32_t i, struct rte_mbuf *m,
 	case STORED:
 		break;
 	case TAKEN:
+	case AGAIN:
 		return;
 	case OVER:
 		/* Dropped; sent again, it reaches the backend chosen. */
@@ -656,20 +658,22 @@ lb_worker_bind_open(struct lb_worker *w, struct rte_mbuf *m,
 	bind_feed(w, i, m, pkt, now);
 }
 
-bool
+int
 lb_worker_bind_early(struct lb_worker *w, uint32_t d, struct rte_mbuf *m,
 		     const struct lb_pkt *pkt)
 {
 	uint32_t i = d & ~LB_HOLD_BIND;
+	enum store st;
 
 	if (!bind_data(d) || i >= LB_BIND_CAP ||
 	    w->bind[i].state != LB_BIND_BOUND)
-		return false;
-	if (bind_store(w, &w->bind[i], m, pkt) == OVER) {
+		return 0;
+	st = bind_store(w, &w->bind[i], m, pkt);
+	if (st == OVER) {
 		w->st.synp_held_dropped++;
 		rte_pktmbuf_free(m);
 	}
-	return true;
+	return st == AGAIN ? 2 : 1;
 }
 
 void

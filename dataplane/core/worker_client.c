@@ -481,7 +481,7 @@ lb_worker_from_client(struct lb_worker *w, struct rte_mbuf *m,
 	 * backend has not seen it (counting it would make the backend's
 	 * SYN-ACK look stale to the sequence checks). */
 	if (unlikely(f->state == LB_FLOW_SYN_SENT) && synp_holds(w, f, idx) &&
-	    lb_worker_synp_early(w, f, m, pkt))
+	    lb_worker_synp_early(w, f, m, pkt, now))
 		return;
 	fl = tcp_check(w, f, idx, LB_FLOW_DIR_ORIG, m, pkt, now);
 	if (fl < 0)

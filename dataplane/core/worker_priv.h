@@ -289,7 +289,8 @@ bool lb_worker_synp_rst(struct lb_worker *w, uint32_t hold, uint64_t now);
 void lb_worker_synp_rst_to(struct lb_worker *w, struct rte_mbuf *m,
 			   uint32_t seq, uint64_t now);
 bool lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
-			  struct rte_mbuf *m, const struct lb_pkt *pkt);
+			  struct rte_mbuf *m, const struct lb_pkt *pkt,
+			  uint64_t now);
 void lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			 struct rte_mbuf *m, struct lb_pkt *pkt, uint64_t now);
 int lb_worker_synp_init(struct lb_worker *w);
@@ -313,9 +314,11 @@ void lb_worker_bind_open(struct lb_worker *w, struct rte_mbuf *m,
 			 const struct lb_synp_conn *sc,
 			 const struct lb_syncookie_opts *so, uint64_t now);
 /* A client segment while the backend's handshake of bound connection
- * @p d (a SYN copy's data) runs: false when @p d is no binding. */
-bool lb_worker_bind_early(struct lb_worker *w, uint32_t d, struct rte_mbuf *m,
-			  const struct lb_pkt *pkt);
+ * @p d (a SYN copy's data) runs: 0 when @p d is no binding, 2 when the
+ * segment brought only bytes already kept (the client sent it again),
+ * 1 otherwise; the segment is taken unless 0. */
+int lb_worker_bind_early(struct lb_worker *w, uint32_t d, struct rte_mbuf *m,
+			 const struct lb_pkt *pkt);
 /* The segments of slot @p i to the caller, in order; the slot is free. */
 unsigned int lb_worker_bind_out(struct lb_worker *w, uint32_t i,
 				struct rte_mbuf **seg);

@@ -312,10 +312,61 @@ lb_worker_synp_rst_to(struct lb_worker *w, struct rte_mbuf *m, uint32_t seq,
 	lb_worker_route_out(w, m, pkt.dst, now);
 }
 
+/*
+ * The SYN made from the cookie of flow @p f, sent to its backend again:
+ * the client sent again what the backend's handshake is to carry, so
+ * that SYN may be lost (a neighbour not yet resolved drops what it cannot
+ * park), and a backend retransmits nothing it never got. The client's
+ * retransmissions set the pace, as its own SYNs do on a plain flow; the
+ * trial's timer, which measures the backend's silence, is left alone.
+ */
+static void
+syn_again(struct lb_worker *w, const struct lb_flow *f, uint64_t now)
+{
+	struct rte_mbuf *s;
+	struct lb_pkt spkt;
+
+	if (f->l7 >= w->hold_cap || w->hold[f->l7] == NULL)
+		return;
+	s = rte_pktmbuf_copy(w->hold[f->l7], w->dp->pool, 0, UINT32_MAX);
+	if (s == NULL) {
+		w->st.drop[LB_DROP_NOMBUF]++;
+		return;
+	}
+	if (lb_pkt_parse(frame_of(s), rte_pktmbuf_data_len(s), &spkt) !=
+	    LB_PKT_IPV4) {
+		rte_pktmbuf_free(s);
+		return;
+	}
+	w->st.synp_syn_again++;
+	lb_worker_fwd(w, s, &spkt, f, LB_FLOW_DIR_ORIG, now);
+}
+
+/* Whether client segment @p pkt starts where the one held in @p h does:
+ * the client sent it again. */
+static bool
+held_again(const struct lb_worker *w, const struct lb_synp_conn *h,
+	   const struct rte_mbuf *m, const struct lb_pkt *pkt)
+{
+	struct lb_pkt hp;
+	const struct rte_mbuf *k;
+
+	if (h->data >= w->hold_cap || (k = w->hold[h->data]) == NULL ||
+	    lb_pkt_parse(rte_pktmbuf_mtod(k, const uint8_t *),
+			 rte_pktmbuf_data_len(k), &hp) != LB_PKT_IPV4 ||
+	    hp.proto != LB_IPPROTO_TCP)
+		return false;
+	return memcmp(rte_pktmbuf_mtod(k, const uint8_t *) + hp.l4_off + 4,
+		      rte_pktmbuf_mtod(m, const uint8_t *) + pkt->l4_off + 4,
+		      4) == 0;
+}
+
 bool
 lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
-		     struct rte_mbuf *m, const struct lb_pkt *pkt)
+		     struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
 {
+	int r;
+
 	struct lb_synp_conn *h = f->l7 < w->hold_cap &&
 						 w->synp_hold[f->l7].state ==
 							 LB_SYNP_PEND ?
@@ -329,13 +380,18 @@ lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (h != NULL && lb_worker_bind_early(w, h->data, m, pkt))
+	if (h != NULL && (r = lb_worker_bind_early(w, h->data, m, pkt)) != 0) {
+		if (r == 2)
+			syn_again(w, f, now);
 		return true;
+	}
 	if (h != NULL && h->data == LB_HOLD_NONE &&
 	    (h->data = lb_worker_hold_take(w, m)) != LB_HOLD_NONE) {
 		w->st.synp_held++;
 		return true;
 	}
+	if (h != NULL && held_again(w, h, m, pkt))
+		syn_again(w, f, now);
 	/* The client sends it again, as it would a segment lost. */
 	w->st.synp_held_dropped++;
 	rte_pktmbuf_free(m);

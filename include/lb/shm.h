@@ -42,7 +42,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 19u
+#define LB_SHM_LAYOUT_VERSION 20u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -149,6 +149,9 @@ struct lb_worker_stats {
 	uint64_t synp_handshakes;   /**< backend handshakes completed */
 	uint64_t synp_held;	    /**< client segments held meanwhile */
 	uint64_t synp_held_dropped; /**< client segments dropped meanwhile */
+	/** SYNs sent to the backend again: the client sent again what the
+	 * backend's handshake was to carry. */
+	uint64_t synp_syn_again;
 	uint64_t synp_auto_on;	    /**< `auto` turned on for a service */
 	uint64_t synp_auto_off;	    /**< and off again */
 	/* Delayed binding (docs/dataplane.md, "Delayed binding") */

@@ -4567,6 +4567,21 @@ test_synproxy_trials(void **state)
 	ph_expect_quiet(e, "data held while the backend answers");
 	CHECK_EQ(w->st.synp_held, 1, "the ACK's data held");
 	CHECK_EQ(w->st.synp_held_dropped, 2, "segments beyond it dropped");
+	/* The held data sent again: the backend may never have had the
+	 * SYN, so it goes again, to the same backend. */
+	s = (struct seg){.what = "the held data again", .dir = TO_BE,
+			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
+			 .ack = cookie + 1, .plen = 20};
+	seg_frame(&in, &c, &s, 0);
+	ph_inject(e, 0, 0, &in);
+	ph_poll(e, 0);
+	ph_expect_one(e, 1, 0, &got[0], "the SYN again");
+	seg_read(&got[0], &o, "the SYN again");
+	CHECK_EQ(o.dst, IP_BE(0), "to backend 0 still");
+	CHECK_EQ(o.seq, iss, "the same SYN");
+	CHECK_EQ(o.sport, c.sport, "from the same SNAT port");
+	CHECK_EQ(w->st.synp_syn_again, 1, "synp_syn_again");
+	CHECK_EQ(w->st.synp_held_dropped, 3, "the copy dropped");
 
 	/* Backend 0 refuses: backend 1 gets the same SYN. */
 	s = (struct seg){.what = "backend 0 RST", .dir = TO_C,
@@ -4995,6 +5010,40 @@ test_bind_host(void **state)
 	CHECK_EQ(w->st.rule_hits[SVC_TCP][1], 0, "the sni rule hit by none");
 	CHECK_EQ(w->bind_nfree, LB_BIND_CAP, "no slot left taken");
 	CHECK_EQ(w->bind_mbufs, 0, "no frame left kept");
+	ph_env_close(e, 1);
+}
+
+/*
+ * The SYN to the backend is lost (a neighbour not yet resolved drops
+ * what it cannot park): the client's request, sent again, sends the SYN
+ * again to the same backend, from the same SNAT port, and once the
+ * backend answers the request reaches it once. Before, the copy was
+ * dropped as a duplicate and the connection waited for the SYN timeout.
+ */
+static void
+test_bind_syn_again(void **state)
+{
+	struct ph_env *e = env_up(state, 1, FLOWS, conf_bind);
+	const struct lb_worker *w = e->dp.w[0];
+	uint16_t len = (uint16_t)strlen(req_api);
+	struct conn c = tcp_conn(48505, 0);
+	uint32_t cookie;
+	uint16_t sport;
+	int be;
+
+	learn_all(e);
+	cookie = bind_handshake(e, &c);
+	bind_send(e, &c, cookie, 0, req_api, len);
+	be = syn_out(e, &c, "the SYN, lost on its way");
+	sport = c.sport;
+	bind_send(e, &c, cookie, 0, req_api, len);
+	CHECK_EQ(syn_out(e, &c, "the SYN again"), be, "to the same backend");
+	CHECK_EQ(c.sport, sport, "from the same SNAT port");
+	CHECK_EQ(w->st.synp_syn_again, 1, "synp_syn_again");
+	CHECK_EQ(w->st.bind_dup, 1, "the request's copy counted");
+	CHECK_EQ(w->st.syn_retries, 0, "no trial failed");
+	bind_synack(e, &c, 1, &len);
+	CHECK_EQ(w->st.synp_handshakes, 1, "spliced");
 	ph_env_close(e, 1);
 }
 
@@ -5978,6 +6027,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_synproxy_on_then_auto,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_bind_host, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_syn_again, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_split, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_sni, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_giveup, ph_teardown),
