@@ -54,6 +54,8 @@ static const struct {
 	W(bind_routed),
 	W(bind_refused),
 	W(bind_dup),
+	W(rebind_kept),
+	W(rebind_unchecked),
 	{"bind_gaveup_timeout",
 	 offsetof(struct lb_worker_stats, bind_gaveup) +
 		 LB_BIND_GU_TIMEOUT * sizeof(uint64_t)},

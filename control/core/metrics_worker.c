@@ -77,6 +77,12 @@ static const struct {
 	  "Connections refused by a routing rule or the default (RST)."),
 	W("bind_dup", bind_dup,
 	  "Client segments already kept while waiting, dropped."),
+	W("rebind_kept", rebind_kept,
+	  "Later requests of a routed keep-alive connection that the rules "
+	  "would give another pool, kept on the first."),
+	W("rebind_unchecked", rebind_unchecked,
+	  "Later request heads of a routed connection the rules could not "
+	  "read again (cut by segments, invalid)."),
 	{"lb_bind_gaveup_timeout_total",
 	 "Connections given up while waiting: no decision within the wait.",
 	 offsetof(struct lb_worker_stats, bind_gaveup) +

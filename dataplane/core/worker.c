@@ -661,6 +661,7 @@ l7_alloc(struct lb_worker *w, unsigned int lcore)
 			return -ENOMEM;
 		}
 		lb_l7_set_admit(w->l7, lb_worker_on_l7_admit);
+		lb_l7_set_head(w->l7, lb_worker_on_l7_head);
 	}
 
 	if (dp->admit != NULL) {

@@ -692,6 +692,39 @@ lb_worker_bind_house(struct lb_worker *w, uint64_t now)
 			bind_giveup(w, w->bind_old, LB_BIND_GU_TIMEOUT, now);
 }
 
+/*
+ * A later request head of a routed keep-alive connection (l7.h): the
+ * rules read it again. One that would choose another pool than the one
+ * the connection's backend is in stays where it is (`rebind off`,
+ * docs/dataplane.md "Keep-alive"): counted, as is a head the rules could
+ * not read (cut by segments, or not a valid head).
+ */
+void
+lb_worker_on_l7_head(void *owner, uint32_t tag, uint32_t entry,
+		     const uint8_t *head, size_t len)
+{
+	struct lb_worker *w = owner;
+	uint32_t s = tag >> 16, be = tag & 0xffffu;
+	const struct lb_dpconf_svc *v;
+	struct lb_route_action a;
+	struct lb_http_req q;
+
+	(void)entry;
+	if (s >= LB_CONF_MAX_SVCS || !(w->bind_svc >> s & 1))
+		return;
+	v = &w->conf->svc[s];
+	if (head == NULL || be >= v->nb_be ||
+	    lb_http_head(head, len, len, &q) != LB_HTTP_HEAD_FOUND) {
+		w->st.rebind_unchecked++;
+		return;
+	}
+	a = lb_route_flat_action_of(&w->route[s],
+				    lb_route_flat_match_http(&w->route[s], &q));
+	if (a.what == LB_ROUTE_POOL && a.pool == v->be[be].pool)
+		return;
+	w->st.rebind_kept++;
+}
+
 /* Whether rules @p f route anything: some rule, or a default other than
  * the service's own pool. */
 static bool

@@ -227,6 +227,9 @@ lb_worker_l7_open(struct lb_worker *w, struct lb_flow *f, uint32_t cli_isn,
 	if (f->l7 == LB_L7_NONE)
 		return false;
 	lb_l7_gate(w->l7, f->l7, lb_worker_l7_gated(svc));
+	/* A routed connection's later requests are read by the rules
+	 * again (lb_worker_on_l7_head()). */
+	lb_l7_heads(w->l7, f->l7, f->svc < 64 && (w->bind_svc >> f->svc & 1));
 	return true;
 }
 
@@ -326,6 +329,8 @@ void lb_worker_bind_free(struct lb_worker *w, uint32_t i);
 /* The next backend after @p be in the pool of the connection of SYN copy
  * @p hold: -ENOENT when it has none (not bound by content), -EAGAIN when
  * the pool has no other. */
+void lb_worker_on_l7_head(void *owner, uint32_t tag, uint32_t entry,
+			  const uint8_t *head, size_t len);
 int lb_worker_bind_next(struct lb_worker *w, uint32_t hold, uint32_t s,
 			uint32_t be, uint32_t *next);
 /* A backend of that pool, for a deferred connection; errors as above. */

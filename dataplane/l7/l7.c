@@ -60,6 +60,7 @@ struct entry {
 	uint8_t ex_cand;            /* prefixes still matching */
 	bool used;
 	bool stopped;
+	uint8_t heads; /* each request head goes to the head callback */
 	uint8_t gate_on;
 	uint8_t armed;    /* this segment starts at a request boundary */
 	uint8_t gate;     /* enum gate */
@@ -90,6 +91,7 @@ struct lb_l7_pool {
 	lb_l7_obs_fn obs;
 	lb_l7_inflight_fn inflight;
 	lb_l7_admit_fn admit;
+	lb_l7_head_fn head;
 	void *owner;
 	/* The piece of a header block that the segment being fed holds, not
 	 * yet scanned: scanned whole in block mode if the block ends in the
@@ -306,6 +308,21 @@ req_head_bytes(void *ctx, const struct lb_http_follow_req *rq,
 	head_bytes(ctx, 0, b, n);
 }
 
+/* The request head that just ended, to the head callback: whole when one
+ * segment held it, else (cut, its bytes gone with earlier segments)
+ * none. */
+static void
+head_give(struct entry *e)
+{
+	struct lb_l7_pool *p = e->pool;
+	bool whole = e->strm[0] == LB_L7_NONE && !e->lost[0] && p->pend != NULL;
+
+	if (p->head == NULL)
+		return;
+	p->head(p->owner, e->tag, (uint32_t)(e - p->e), whole ? p->pend : NULL,
+		whole ? p->pend_len : 0);
+}
+
 static void
 req_head_end(void *ctx, const struct lb_http_follow_req *rq)
 {
@@ -318,6 +335,8 @@ req_head_end(void *ctx, const struct lb_http_follow_req *rq)
 	memset(ri, 0, sizeof(*ri));
 	ri->seq = rq->seq;
 	ri->excluded = target_excluded(e, &e->pool->excl[e->map]);
+	if (e->heads)
+		head_give(e);
 	if (!head_end(e, 0, &r)) {
 		gate_ask(e, rq->seq, NULL, false);
 		return;
@@ -659,6 +678,7 @@ lb_l7_open(struct lb_l7_pool *p, uint32_t client_seq, uint32_t backend_seq,
 	e->ex_cand = 0;
 	e->used = true;
 	e->stopped = false;
+	e->heads = 0;
 	e->gate_on = 0;
 	e->armed = 0;
 	e->gate = G_NONE;
@@ -796,6 +816,19 @@ void
 lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn)
 {
 	p->admit = fn;
+}
+
+void
+lb_l7_set_head(struct lb_l7_pool *p, lb_l7_head_fn fn)
+{
+	p->head = fn;
+}
+
+void
+lb_l7_heads(struct lb_l7_pool *p, uint32_t idx, bool on)
+{
+	if (idx < p->capacity && p->e[idx].used)
+		p->e[idx].heads = on;
 }
 
 void

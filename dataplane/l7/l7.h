@@ -218,6 +218,22 @@ typedef bool (*lb_l7_admit_fn)(void *owner, uint32_t tag,
 void lb_l7_set_admit(struct lb_l7_pool *p, lb_l7_admit_fn fn);
 
 /**
+ * Receives each request head of a flow whose heads are watched
+ * (lb_l7_heads()), start line to empty line, before its admission is
+ * asked: @p head and @p len, valid during the call only, or NULL and 0
+ * when segments cut the head (its first pieces are gone).
+ */
+typedef void (*lb_l7_head_fn)(void *owner, uint32_t tag, uint32_t entry,
+			      const uint8_t *head, size_t len);
+
+/** Sets the head callback of the pool (NULL: no heads given). */
+void lb_l7_set_head(struct lb_l7_pool *p, lb_l7_head_fn fn);
+
+/** Watches the request heads of entry @p idx or not (not after
+ * lb_l7_open()). */
+void lb_l7_heads(struct lb_l7_pool *p, uint32_t idx, bool on);
+
+/**
  * From the admission callback: stops following entry @p idx. The segment
  * being fed returns -EPROTO, its octets do not count as sent, and no
  * later request of it is asked about.

@@ -42,7 +42,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 20u
+#define LB_SHM_LAYOUT_VERSION 21u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -160,6 +160,12 @@ struct lb_worker_stats {
 	uint64_t bind_refused; /**< refused by a rule or the default (RST) */
 	uint64_t bind_dup;     /**< client segments already kept, dropped */
 	uint64_t bind_gaveup[LB_BIND_GU_MAX]; /**< by enum lb_bind_giveup */
+	/** Later requests of a routed keep-alive connection that the rules
+	 * would give another pool: kept on the first (`rebind off`). */
+	uint64_t rebind_kept;
+	/** Later request heads the rules could not read again (cut by
+	 * segments, invalid): kept on the first pool unchecked. */
+	uint64_t rebind_unchecked;
 	/* Expiry (docs/dataplane.md#flow-expiry). Gauges, refreshed by
 	 * housekeeping: flows timed out that expiry has not reached yet
 	 * (counted up to LB_OVERDUE_SCAN), and of them those holding a SNAT

@@ -4897,6 +4897,72 @@ static const char *const conf_bind_http[] = {
 	NULL,
 };
 
+/* A worker on conf_bind_http, following with header database @p hdb. */
+static struct ph_env *
+bind_http_up(void **state, struct lb_hdr_db **hdb)
+{
+	struct ph_env *e = ph_env_new(state);
+	struct lb_hdr_cfg hc;
+
+	lb_hdr_cfg_default(&hc);
+	*hdb = lb_hdr_db_compile(&hc);
+	assert_non_null(*hdb);
+	load_conf(e, conf_bind_http);
+	e->dp.flows = FLOWS;
+	e->dp.hdb = *hdb;
+	e->dp.l7_flows = 16;
+	e->dp.pp_rto_ns = 3600000000000ull;
+	ph_env_start(e, 1);
+	learn_all(e);
+	return e;
+}
+
+/* Connection @p c sends req_api, routed to pool api and spliced: the
+ * cookie. */
+static uint32_t
+bind_http_api(struct ph_env *e, struct conn *c)
+{
+	uint16_t len = (uint16_t)strlen(req_api);
+	uint32_t cookie = bind_handshake(e, c);
+	int be;
+
+	bind_send(e, c, cookie, 0, req_api, len);
+	be = syn_out(e, c, "SYN to the api pool");
+	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
+	bind_synack(e, c, 1, &len);
+	return cookie;
+}
+
+static const char resp_empty[] = "HTTP/1.1 200 OK\r\n"
+				 "Content-Length: 0\r\n\r\n";
+
+/* The backend of @p c sends resp_empty at @p seq, acknowledging @p ack:
+ * it reaches the client whole. */
+static void
+bind_http_answer(struct ph_env *e, const struct conn *c, uint32_t seq,
+		 uint32_t ack)
+{
+	struct seg s = {.what = "the backend's response",
+			.dir = TO_C,
+			.flags = PB_ACK | PB_PSH,
+			.seq = seq,
+			.ack = ack,
+			.plen = (uint16_t)strlen(resp_empty)};
+	struct pb_frame in, got;
+	struct seg_out o;
+	struct pb_dg d;
+
+	seg_dg(&d, c, &s, 0);
+	d.data = (const uint8_t *)resp_empty;
+	pb_ipv4_frame(&in, mac_port[1], c->bmac, &d);
+	ph_inject(e, 1, 0, &in);
+	ph_poll(e, 0);
+	assert_int_equal(ph_take(e, 0, 0, &got, 1), 1);
+	seg_read(&got, &o, "the response to the client");
+	CHECK_EQ(o.dst, c->cip, "to the client");
+	CHECK_EQ(o.plen, s.plen, "whole");
+}
+
 /*
  * A routed connection of an http service is followed from its first
  * request: the response of the backend its pool gave reaches the
@@ -4905,56 +4971,65 @@ static const char *const conf_bind_http[] = {
 static void
 test_bind_followed(void **state)
 {
-	static const char resp[] = "HTTP/1.1 200 OK\r\n"
-				   "Content-Length: 0\r\n\r\n";
-	struct ph_env *e = ph_env_new(state);
-	const struct lb_worker *w;
-	uint16_t len = (uint16_t)strlen(req_api);
-	struct conn c = tcp_conn(48540, 0);
-	struct seg s = {.what = "the backend's response", .dir = TO_C,
-			.flags = PB_ACK | PB_PSH, .seq = BIND_IRS + 1,
-			.ack = BIND_ISS + 1 + len,
-			.plen = (uint16_t)strlen(resp)};
-	struct pb_frame in, got;
-	struct pb_dg d;
-	struct seg_out o;
-	struct lb_hdr_cfg hc;
 	struct lb_hdr_db *hdb;
+	struct ph_env *e = bind_http_up(state, &hdb);
+	const struct lb_worker *w = e->dp.w[0];
+	struct conn c = tcp_conn(48540, 0);
 	uint64_t n = 0;
-	uint32_t cookie;
-	int be;
 
-	lb_hdr_cfg_default(&hc);
-	hdb = lb_hdr_db_compile(&hc);
-	assert_non_null(hdb);
-	load_conf(e, conf_bind_http);
-	e->dp.flows = FLOWS;
-	e->dp.hdb = hdb;
-	e->dp.l7_flows = 16;
-	e->dp.pp_rto_ns = 3600000000000ull;
-	ph_env_start(e, 1);
-	w = e->dp.w[0];
-	learn_all(e);
-	cookie = bind_handshake(e, &c);
-	bind_send(e, &c, cookie, 0, req_api, len);
-	be = syn_out(e, &c, "SYN to the api pool");
-	CHECK_EQ(be == 1 || be == 3, 1, "a backend of pool api");
-	bind_synack(e, &c, 1, &len);
+	bind_http_api(e, &c);
 	assert_non_null(w->l7);
 	CHECK_EQ(w->st.rule_hits[SVC_TCP][0], 1, "a hit of the host rule");
-
-	seg_dg(&d, &c, &s, 0);
-	d.data = (const uint8_t *)resp;
-	pb_ipv4_frame(&in, mac_port[1], c.bmac, &d);
-	ph_inject(e, 1, 0, &in);
-	ph_poll(e, 0);
-	assert_int_equal(ph_take(e, 0, 0, &got, 1), 1);
-	seg_read(&got, &o, "the response to the client");
-	CHECK_EQ(o.dst, c.cip, "to the client");
-	CHECK_EQ(o.plen, s.plen, "whole");
+	bind_http_answer(e, &c, BIND_IRS + 1,
+			 BIND_ISS + 1 + (uint32_t)strlen(req_api));
 	for (unsigned int b = 0; b < LB_CONF_MAX_BES; b++)
 		n += w->bst[SVC_TCP][b].http_responses;
 	CHECK_EQ(n, 1, "a response counted");
+	CHECK_EQ(w->st.l7_stopped, 0, "followed to the end");
+	ph_env_close(e, 1);
+	lb_hdr_db_free(hdb);
+}
+
+/*
+ * Keep-alive on a routed connection: a later request whose Host the
+ * rules would give another pool stays on the backend the first chose
+ * (`rebind off`) and counts; one the same pool would take does not.
+ */
+static void
+test_bind_rebind_kept(void **state)
+{
+	struct lb_hdr_db *hdb;
+	struct ph_env *e = bind_http_up(state, &hdb);
+	const struct lb_worker *w = e->dp.w[0];
+	uint32_t len = (uint32_t)strlen(req_api);
+	uint32_t len2 = (uint32_t)strlen(req_www);
+	uint32_t rl = (uint32_t)strlen(resp_empty);
+	struct conn c = tcp_conn(48545, 0);
+	struct pb_frame got;
+	struct seg_out o;
+	uint32_t cookie;
+
+	cookie = bind_http_api(e, &c);
+	bind_http_answer(e, &c, BIND_IRS + 1, BIND_ISS + 1 + len);
+	CHECK_EQ(w->st.rebind_kept, 0, "the first request chose the pool");
+
+	/* www.example.com would go to the own pool: it stays on api. */
+	bind_send(e, &c, cookie, len, req_www, (uint16_t)len2);
+	ph_expect_one(e, 1, 0, &got, "the second request");
+	seg_read(&got, &o, "the second request");
+	CHECK_EQ(o.dst, c.bip, "to the first request's backend");
+	CHECK_EQ(o.seq, BIND_ISS + 1 + len, "after the first");
+	CHECK_EQ(o.plen, len2, "whole");
+	CHECK_EQ(w->st.rebind_kept, 1, "a request kept on its pool");
+	CHECK_EQ(w->st.rebind_unchecked, 0, "its head read whole");
+
+	/* Its response, then api again: the same pool, nothing counted. */
+	bind_http_answer(e, &c, BIND_IRS + 1 + rl, BIND_ISS + 1 + len + len2);
+	bind_send(e, &c, cookie, len + len2, req_api, (uint16_t)len);
+	ph_expect_one(e, 1, 0, &got, "the third request");
+	seg_read(&got, &o, "the third request");
+	CHECK_EQ(o.dst, c.bip, "to the same backend");
+	CHECK_EQ(w->st.rebind_kept, 1, "the api pool's request not counted");
 	CHECK_EQ(w->st.l7_stopped, 0, "followed to the end");
 	ph_env_close(e, 1);
 	lb_hdr_db_free(hdb);
@@ -6034,10 +6109,12 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_rules_gone, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_followed, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_rebind_kept, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_deferred, ph_teardown),
 		cmocka_unit_test_teardown(test_pool_sched_rr, ph_teardown),
 		cmocka_unit_test_teardown(test_pool_sched_maglev, ph_teardown),
-		cmocka_unit_test_teardown(test_pool_sched_adaptive, ph_teardown),
+		cmocka_unit_test_teardown(test_pool_sched_adaptive,
+					  ph_teardown),
 	};
 	static const struct ph_table *const tables[] = {
 		&arp_table,   &base_table, &bad_table,	 &drop_table,

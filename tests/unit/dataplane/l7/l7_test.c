@@ -572,6 +572,73 @@ seg(struct lb_l7_pool *p, uint32_t idx, int dir, uint32_t seq, const char *s,
 			     0);
 }
 
+/* What the head callback got. */
+static struct {
+	unsigned int calls, cut;
+	uint32_t tag, entry;
+	char last[128];
+} heads;
+
+static void
+on_head(void *owner, uint32_t tag, uint32_t entry, const uint8_t *h, size_t n)
+{
+	(void)owner;
+	heads.calls++;
+	heads.tag = tag;
+	heads.entry = entry;
+	if (h == NULL) {
+		assert_int_equal(n, 0);
+		heads.cut++;
+		return;
+	}
+	assert_true(n < sizeof(heads.last));
+	memcpy(heads.last, h, n);
+	heads.last[n] = '\0';
+}
+
+/* Watched request heads reach the callback whole, start line to empty
+ * line, one per request, even two in one segment; a head cut by a
+ * segment comes as none; unwatched entries and responses give nothing. */
+static void
+test_heads(void **state)
+{
+	struct sink s = {0};
+	struct lb_l7_pool *p =
+		lb_l7_pool_create(2, db, scratch, NULL, on_obs, NULL, &s);
+	uint32_t l1 = (uint32_t)strlen(req1), l2 = (uint32_t)strlen(req2);
+	uint32_t lr = (uint32_t)strlen(resp2), idx, c = 100, b = 900;
+	char both[256];
+
+	(void)state;
+	assert_non_null(p);
+	memset(&heads, 0, sizeof(heads));
+	lb_l7_set_head(p, on_head);
+	idx = lb_l7_open(p, c, b, 9, 0);
+	c = feed(p, idx, 0, c, req2, l2, 0);
+	b = feed(p, idx, 1, b, resp2, lr, 0);
+	assert_int_equal(heads.calls, 0);
+	lb_l7_heads(p, idx, true);
+	memcpy(both, req1, l1);
+	memcpy(both + l1, req2, l2);
+	both[l1 + l2] = '\0';
+	c = feed(p, idx, 0, c, both, l1 + l2, 0);
+	assert_int_equal(heads.calls, 2);
+	assert_int_equal(heads.cut, 0);
+	assert_string_equal(heads.last, req2);
+	assert_int_equal(heads.tag, 9);
+	assert_int_equal(heads.entry, idx);
+	b = feed(p, idx, 1, b, resp2, lr, 0);
+	b = feed(p, idx, 1, b, resp2, lr, 0);
+	assert_int_equal(heads.calls, 2);
+	c = feed(p, idx, 0, c, req1, 10, 0);
+	assert_int_equal(heads.calls, 3);
+	assert_int_equal(heads.cut, 1);
+	lb_l7_heads(p, idx, false);
+	c = feed(p, idx, 0, c, req2, l2, 0);
+	assert_int_equal(heads.calls, 3);
+	lb_l7_pool_free(p);
+}
+
 /* The gate's verdicts: pass in one segment, hold then release, a repeat
  * while holding, a pipelined request that cannot be refused, a refusal
  * and its sequence numbers, a decision forced before the head ends. */
@@ -683,6 +750,7 @@ main(void)
 		cmocka_unit_test(test_set_db_and_maps),
 		cmocka_unit_test(test_error_exclusion),
 		cmocka_unit_test(test_gate),
+		cmocka_unit_test(test_heads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
