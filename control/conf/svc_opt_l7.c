@@ -115,6 +115,12 @@ l7_check(const struct lb_svc_opt_ctx *x, const struct lb_conf_svc_opts *o,
 	 struct lb_cmd_out *out)
 {
 	(void)x;
+	/* Only the HTTP follower sees the requests after the first. */
+	if (o->rebind != LB_CONF_REBIND_OFF && !o->http)
+		return lb_cmd_error(out, -EINVAL,
+				    "rebind close needs http on: only a "
+				    "followed connection's later requests "
+				    "are read");
 	for (int h = 1; h < LB_CONF_HDR_NB; h++)
 		for (int k = 0; k < h; k++)
 			if (strcasecmp(o->hdr[k], o->hdr[h]) == 0)
@@ -138,6 +144,11 @@ l7_check(const struct lb_svc_opt_ctx *x, const struct lb_conf_svc_opts *o,
 			"for the same kind of value",                          \
 		.check = hdr_check,                                            \
 	}
+
+static const char *const rebind_names[LB_CONF_REBIND_MAX] = {
+	[LB_CONF_REBIND_OFF] = "off",
+	[LB_CONF_REBIND_CLOSE] = "close",
+};
 
 static const struct lb_svc_opt l7_opts[] = {
 	HDR_ROW(SPL, "spl-header", "X-SPL",
@@ -187,6 +198,18 @@ static const struct lb_svc_opt l7_opts[] = {
 		.arg = "DUR",
 		.help = "expected response time of requests without "
 			"X-Expect-Ms, in whole ms (0: none)",
+	},
+	{
+		.name = "rebind",
+		.owner = "l7",
+		.type = LB_SVC_OPT_ENUM,
+		LB_SVC_OPT_FIELD(rebind),
+		LB_SVC_OPT_NAMES(rebind_names),
+		.help = "a later request of a keep-alive connection that the "
+			"rules would give another pool: `off` keeps it on the "
+			"first pool, `close` answers it with a 421 and "
+			"Connection: close so that the client connects again "
+			"(needs `http on`)",
 	},
 };
 

@@ -55,6 +55,7 @@ static const struct {
 	W(bind_refused),
 	W(bind_dup),
 	W(rebind_kept),
+	W(rebind_closed),
 	W(rebind_unchecked),
 	{"bind_gaveup_timeout",
 	 offsetof(struct lb_worker_stats, bind_gaveup) +

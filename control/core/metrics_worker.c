@@ -80,6 +80,9 @@ static const struct {
 	W("rebind_kept", rebind_kept,
 	  "Later requests of a routed keep-alive connection that the rules "
 	  "would give another pool, kept on the first."),
+	W("rebind_closed", rebind_closed,
+	  "Later requests of a routed connection that the rules would give "
+	  "another pool, answered with a 421 and Connection: close."),
 	W("rebind_unchecked", rebind_unchecked,
 	  "Later request heads of a routed connection the rules could not "
 	  "read again (cut by segments, invalid)."),

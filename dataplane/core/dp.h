@@ -321,6 +321,10 @@ struct lb_worker {
 	 * their rules and pools' counts (copied at each switch), the
 	 * waiting connections, their index and age list. */
 	uint64_t bind_svc;
+	/* The entry + 1 of the request head that the rules just gave
+	 * another pool under `rebind close`, for the admission that
+	 * follows (lb_worker_on_l7_head()); 0: none. */
+	uint32_t rebind_hit;
 	struct lb_route_flat *route; /**< [LB_CONF_MAX_SVCS] */
 	struct lb_bind *bind;	     /**< [LB_BIND_CAP] */
 	uint32_t *bind_head;	     /**< [LB_BIND_BUCKETS] */

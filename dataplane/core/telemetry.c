@@ -147,6 +147,7 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_u64(d, "bind_refused", sum.bind_refused);
 	add_u64(d, "bind_dup", sum.bind_dup);
 	add_u64(d, "rebind_kept", sum.rebind_kept);
+	add_u64(d, "rebind_closed", sum.rebind_closed);
 	add_u64(d, "rebind_unchecked", sum.rebind_unchecked);
 	add_u64(d, "bind_gaveup_timeout", sum.bind_gaveup[LB_BIND_GU_TIMEOUT]);
 	add_u64(d, "bind_gaveup_limit", sum.bind_gaveup[LB_BIND_GU_LIMIT]);

@@ -696,8 +696,9 @@ lb_worker_bind_house(struct lb_worker *w, uint64_t now)
  * A later request head of a routed keep-alive connection (l7.h): the
  * rules read it again. One that would choose another pool than the one
  * the connection's backend is in stays where it is (`rebind off`,
- * docs/dataplane.md "Keep-alive"): counted, as is a head the rules could
- * not read (cut by segments, or not a valid head).
+ * docs/dataplane.md "Delayed binding"), or is refused by the admission
+ * asked right after (`rebind close`); a head the rules could not read
+ * (cut by segments, or not a valid head) is counted and goes on.
  */
 void
 lb_worker_on_l7_head(void *owner, uint32_t tag, uint32_t entry,
@@ -709,7 +710,7 @@ lb_worker_on_l7_head(void *owner, uint32_t tag, uint32_t entry,
 	struct lb_route_action a;
 	struct lb_http_req q;
 
-	(void)entry;
+	lb_worker_rebind_done(w);
 	if (s >= LB_CONF_MAX_SVCS || !(w->bind_svc >> s & 1))
 		return;
 	v = &w->conf->svc[s];
@@ -722,7 +723,10 @@ lb_worker_on_l7_head(void *owner, uint32_t tag, uint32_t entry,
 				    lb_route_flat_match_http(&w->route[s], &q));
 	if (a.what == LB_ROUTE_POOL && a.pool == v->be[be].pool)
 		return;
-	w->st.rebind_kept++;
+	if (v->opts.rebind == LB_CONF_REBIND_CLOSE)
+		w->rebind_hit = entry + 1; /* lb_worker_on_l7_admit() */
+	else
+		w->st.rebind_kept++;
 }
 
 /* Whether rules @p f route anything: some rule, or a default other than

@@ -292,6 +292,7 @@ lb_worker_l7_follow(struct lb_worker *w, struct lb_flow *f, int dir,
 	rc = lb_l7_segment(w->l7, f->l7, dir, tcp_word(frame, pkt, 4),
 			   frame + pkt->payload_off, pkt->payload_len,
 			   (pkt->tcp_flags & LB_TCP_FIN) != 0, now);
+	lb_worker_rebind_done(w);
 	if (rc < 0) {
 		w->st.l7_stopped++;
 		if (unlikely(lb_worker_l7_unfollowed(w, f, dir, frame, pkt,
@@ -386,6 +387,10 @@ lb_worker_l7_nopool(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
  * is never throttled, so a client choosing its own rank would choose to
  * be exempt.
  */
+/* The reason of a request refused by `rebind close`: none of the
+ * admission's (enum lb_l7_rej_reason), counted in rebind_closed. */
+#define REJ_REBIND LB_L7_REJ_MAX
+
 bool
 lb_worker_on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 {
@@ -402,9 +407,18 @@ lb_worker_on_l7_admit(void *owner, uint32_t tag, const struct lb_l7_req *rq)
 		   lb_admit_trusted(&o->prio_trust, w->adm_client);
 	unsigned int rank = own ? RTE_MIN(rq->prio, LB_GOV_RANK_MAX)
 				: (unsigned int)o->gov[LB_CONF_GOV_PRIO];
-	int why = lb_worker_l7_decide(w, svc, rank, w->adm_client,
-				      client6, w->adm_now);
+	int why;
 
+	if (w->rebind_hit == rq->entry + 1 && rq->can_refuse &&
+	    rej_of(w, rq->entry) != NULL) {
+		w->rebind_hit = 0;
+		w->rej[rq->entry].reason = REJ_REBIND;
+		return true;
+	}
+	if (!lb_worker_l7_gated(&w->conf->svc[svc]))
+		return false;
+	why = lb_worker_l7_decide(w, svc, rank, w->adm_client, client6,
+				  w->adm_now);
 	if (why == LB_L7_REJ_MAX)
 		return false;
 	if (!rq->can_refuse) {
@@ -524,6 +538,8 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 {
 	struct lb_l7_rej *r = rej_of(w, f->l7);
 	const uint64_t *g = w->conf->svc[f->svc].opts.gov;
+	uint16_t status = (uint16_t)g[LB_CONF_GOV_STATUS];
+	uint32_t retry = (uint32_t)g[LB_CONF_GOV_RETRY];
 	uint32_t cli_nxt, srv_nxt, req_seq, l3 = pkt->l3_off;
 	bool fin = (pkt->tcp_flags & LB_TCP_FIN) != 0;
 	char ans[LB_L7_REJECT_HTTP_MAX];
@@ -537,13 +553,22 @@ l7_refuse(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	for (unsigned int i = 0; i < r->nheld; i++)
 		rte_pktmbuf_free(r->held[i]);
 	r->nheld = 0;
-	n = lb_l7_reject_http(ans, sizeof(ans), (uint16_t)g[LB_CONF_GOV_STATUS],
-			      (uint32_t)g[LB_CONF_GOV_RETRY]);
-	lb_l7_rej_refuse(r, (enum lb_l7_rej_reason)r->reason,
-			 (uint16_t)g[LB_CONF_GOV_STATUS],
-			 (uint32_t)g[LB_CONF_GOV_RETRY], srv_nxt, cli_nxt, fin,
-			 (uint16_t)(n > 0 ? n : 0));
-	w->st.l7_refused[r->reason]++;
+	if (r->reason == REJ_REBIND) {
+		status = 421;
+		retry = 0;
+		w->st.rebind_closed++;
+	} else {
+		w->st.l7_refused[r->reason]++;
+	}
+	/* Spliced (a PROXY header): the follower counts in the client's
+	 * numbers (backend segments are translated before it sees them),
+	 * the RST goes out in the backend's. */
+	if (unlikely(w->pp_used) && (w->pp[idx].state != LB_PP_NONE ||
+				     w->synp[idx].state == LB_SYNP_ON))
+		req_seq += w->spl[idx].seq[LB_FLOW_DIR_ORIG];
+	n = lb_l7_reject_http(ans, sizeof(ans), status, retry);
+	lb_l7_rej_refuse(r, (enum lb_l7_rej_reason)r->reason, status, retry,
+			 srv_nxt, cli_nxt, fin, (uint16_t)(n > 0 ? n : 0));
 	rej_send_new(w, f, frame_of(m), l3, false, req_seq, 0, LB_TCP_RST, now);
 	rej_answer(w, f, m, l3, r, now);
 	/* Both sides are closed as far as the table goes: the flow lives

@@ -219,6 +219,7 @@ lb_worker_l7_open(struct lb_worker *w, struct lb_flow *f, uint32_t cli_isn,
 		  uint32_t srv_isn)
 {
 	const struct lb_dpconf_svc *svc = &w->conf->svc[f->svc];
+	bool routed;
 
 	if (w->l7 == NULL || !svc->opts.http || f->l7 != LB_L7_NONE)
 		return true;
@@ -226,10 +227,15 @@ lb_worker_l7_open(struct lb_worker *w, struct lb_flow *f, uint32_t cli_isn,
 			   (uint32_t)f->svc << 16 | f->be, f->svc);
 	if (f->l7 == LB_L7_NONE)
 		return false;
-	lb_l7_gate(w->l7, f->l7, lb_worker_l7_gated(svc));
 	/* A routed connection's later requests are read by the rules
-	 * again (lb_worker_on_l7_head()). */
-	lb_l7_heads(w->l7, f->l7, f->svc < 64 && (w->bind_svc >> f->svc & 1));
+	 * again (lb_worker_on_l7_head()); under `rebind close` one may be
+	 * refused, which the gate does. */
+	routed = f->svc < 64 && (w->bind_svc >> f->svc & 1);
+	lb_l7_gate(
+		w->l7, f->l7,
+		lb_worker_l7_gated(svc) ||
+			(routed && svc->opts.rebind == LB_CONF_REBIND_CLOSE));
+	lb_l7_heads(w->l7, f->l7, routed);
 	return true;
 }
 
@@ -331,6 +337,18 @@ void lb_worker_bind_free(struct lb_worker *w, uint32_t i);
  * the pool has no other. */
 void lb_worker_on_l7_head(void *owner, uint32_t tag, uint32_t entry,
 			  const uint8_t *head, size_t len);
+
+/* A request that `rebind close` would refuse and the gate did not (it
+ * shares its segment with an earlier request, or was let through before
+ * its head ended): it went on to the first pool. */
+static inline void
+lb_worker_rebind_done(struct lb_worker *w)
+{
+	if (unlikely(w->rebind_hit != 0)) {
+		w->st.rebind_kept++;
+		w->rebind_hit = 0;
+	}
+}
 int lb_worker_bind_next(struct lb_worker *w, uint32_t hold, uint32_t s,
 			uint32_t be, uint32_t *next);
 /* A backend of that pool, for a deferred connection; errors as above. */

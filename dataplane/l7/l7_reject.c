@@ -28,6 +28,8 @@ lb_l7_reject_phrase(uint16_t status)
 		return "Service Unavailable";
 	case 429:
 		return "Too Many Requests";
+	case 421:
+		return "Misdirected Request";
 	default:
 		return NULL;
 	}
@@ -45,16 +47,27 @@ lb_l7_reject_http(char *buf, size_t cap, uint16_t status,
 		return -EINVAL;
 	blen = snprintf(body, sizeof(body), "%s\n", phrase);
 	/* Connection: close, since the flow ends with this answer (RFC 9112
-	 * 9.6); Retry-After in delay-seconds (RFC 9110 10.2.3). */
-	n = snprintf(buf, cap,
-		     "HTTP/1.1 %u %s\r\n"
-		     "Content-Type: text/plain\r\n"
-		     "Content-Length: %d\r\n"
-		     "Retry-After: %u\r\n"
-		     "Connection: close\r\n"
-		     "\r\n"
-		     "%s",
-		     status, phrase, blen, retry_after, body);
+	 * 9.6); Retry-After in delay-seconds (RFC 9110 10.2.3), but not on
+	 * a 421: the client is to connect again now, not to wait. */
+	if (status == 421)
+		n = snprintf(buf, cap,
+			     "HTTP/1.1 %u %s\r\n"
+			     "Content-Type: text/plain\r\n"
+			     "Content-Length: %d\r\n"
+			     "Connection: close\r\n"
+			     "\r\n"
+			     "%s",
+			     status, phrase, blen, body);
+	else
+		n = snprintf(buf, cap,
+			     "HTTP/1.1 %u %s\r\n"
+			     "Content-Type: text/plain\r\n"
+			     "Content-Length: %d\r\n"
+			     "Retry-After: %u\r\n"
+			     "Connection: close\r\n"
+			     "\r\n"
+			     "%s",
+			     status, phrase, blen, retry_after, body);
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;
 	return n;

@@ -29,14 +29,15 @@
 
 #include "lb/l7_reject-t.h"
 
-/** Reason phrase of @p status (503, 429), or NULL for another status. */
+/** Reason phrase of @p status (503, 429, 421), or NULL for another
+ * status. */
 const char *lb_l7_reject_phrase(uint16_t status);
 
 /**
  * Writes the answer to a refused request into @p buf: status line,
- * Content-Type, Content-Length, Retry-After @p retry_after, Connection:
- * close, then a one-line body.
- * @return its length, or -EINVAL (NULL, status other than 503/429) or
+ * Content-Type, Content-Length, Retry-After @p retry_after (none on a
+ * 421), Connection: close, then a one-line body.
+ * @return its length, or -EINVAL (NULL, status other than 503/429/421) or
  *   -ENOSPC (@p cap too small).
  */
 int lb_l7_reject_http(char *buf, size_t cap, uint16_t status,

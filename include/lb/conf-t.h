@@ -329,6 +329,14 @@ struct lb_conf_svc_key {
 enum lb_conf_gov_opt { LB_CONF_GOV_LIST(LB_CONF_GOV_ENUM) LB_CONF_GOV_NB };
 #undef LB_CONF_GOV_ENUM
 
+/** `rebind`: a later request of a routed keep-alive connection that the
+ * rules would give another pool (docs/dataplane.md "Delayed binding"). */
+enum lb_conf_rebind {
+	LB_CONF_REBIND_OFF = 0, /**< it stays on the first pool */
+	LB_CONF_REBIND_CLOSE,	/**< a 421 with Connection: close answers it */
+	LB_CONF_REBIND_MAX,
+};
+
 /**
  * A service's options; lb_conf_svc_opts_default() gives the defaults.
  * Each member is described by a row of lb/svc_opt.h (its keyword, range,
@@ -367,6 +375,7 @@ struct lb_conf_svc_opts {
 	/** PROXY protocol header to the backends: enum lb_conf_pp. */
 	uint8_t proxy_proto;
 	struct lb_conf_synp synp; /**< the SYN proxy */
+	uint8_t rebind;		  /**< enum lb_conf_rebind */
 };
 
 struct lb_conf_be {

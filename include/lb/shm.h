@@ -42,7 +42,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 21u
+#define LB_SHM_LAYOUT_VERSION 22u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u
@@ -166,6 +166,9 @@ struct lb_worker_stats {
 	/** Later request heads the rules could not read again (cut by
 	 * segments, invalid): kept on the first pool unchecked. */
 	uint64_t rebind_unchecked;
+	/** Of those the rules would give another pool, answered with a 421
+	 * and Connection: close (`rebind close`). */
+	uint64_t rebind_closed;
 	/* Expiry (docs/dataplane.md#flow-expiry). Gauges, refreshed by
 	 * housekeeping: flows timed out that expiry has not reached yet
 	 * (counted up to LB_OVERDUE_SCAN), and of them those holding a SNAT

@@ -4897,17 +4897,24 @@ static const char *const conf_bind_http[] = {
 	NULL,
 };
 
-/* A worker on conf_bind_http, following with header database @p hdb. */
+/* A worker on conf_bind_http, following with header database @p hdb;
+ * @p more, when not NULL, is one more line of configuration. */
 static struct ph_env *
-bind_http_up(void **state, struct lb_hdr_db **hdb)
+bind_http_up(void **state, struct lb_hdr_db **hdb, const char *more)
 {
 	struct ph_env *e = ph_env_new(state);
+	const char *lines[NELEM(conf_bind_http) + 1];
+	unsigned int n = 0;
 	struct lb_hdr_cfg hc;
 
+	for (; conf_bind_http[n] != NULL; n++)
+		lines[n] = conf_bind_http[n];
+	lines[n++] = more;
+	lines[n] = NULL;
 	lb_hdr_cfg_default(&hc);
 	*hdb = lb_hdr_db_compile(&hc);
 	assert_non_null(*hdb);
-	load_conf(e, conf_bind_http);
+	load_conf(e, lines);
 	e->dp.flows = FLOWS;
 	e->dp.hdb = *hdb;
 	e->dp.l7_flows = 16;
@@ -4972,7 +4979,7 @@ static void
 test_bind_followed(void **state)
 {
 	struct lb_hdr_db *hdb;
-	struct ph_env *e = bind_http_up(state, &hdb);
+	struct ph_env *e = bind_http_up(state, &hdb, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	struct conn c = tcp_conn(48540, 0);
 	uint64_t n = 0;
@@ -4999,7 +5006,7 @@ static void
 test_bind_rebind_kept(void **state)
 {
 	struct lb_hdr_db *hdb;
-	struct ph_env *e = bind_http_up(state, &hdb);
+	struct ph_env *e = bind_http_up(state, &hdb, NULL);
 	const struct lb_worker *w = e->dp.w[0];
 	uint32_t len = (uint32_t)strlen(req_api);
 	uint32_t len2 = (uint32_t)strlen(req_www);
@@ -5031,6 +5038,83 @@ test_bind_rebind_kept(void **state)
 	CHECK_EQ(o.dst, c.bip, "to the same backend");
 	CHECK_EQ(w->st.rebind_kept, 1, "the api pool's request not counted");
 	CHECK_EQ(w->st.l7_stopped, 0, "followed to the end");
+	ph_env_close(e, 1);
+	lb_hdr_db_free(hdb);
+}
+
+/*
+ * `rebind close`: a later request whose Host the rules would give
+ * another pool, in a segment of its own, never reaches the backend,
+ * which gets a RST at its first octet; the client gets a 421 with
+ * Connection: close and a FIN, in its own numbers (the SYN proxy's
+ * cookie, past the responses).
+ */
+static void
+test_bind_rebind_close(void **state)
+{
+	static const char ans_421[] = "HTTP/1.1 421 Misdirected Request\r\n"
+				      "Content-Type: text/plain\r\n"
+				      "Content-Length: 20\r\n"
+				      "Connection: close\r\n"
+				      "\r\n"
+				      "Misdirected Request\n";
+	struct lb_hdr_db *hdb;
+	struct ph_env *e = bind_http_up(
+		state, &hdb, "service set tcp 203.0.113.10:80 rebind close");
+	const struct lb_worker *w = e->dp.w[0];
+	uint32_t len = (uint32_t)strlen(req_api);
+	uint32_t len2 = (uint32_t)strlen(req_www);
+	uint32_t rl = (uint32_t)strlen(resp_empty);
+	struct conn c = tcp_conn(48546, 0);
+	struct pb_frame got;
+	struct seg_out o;
+	struct lb_pkt pkt;
+	uint32_t cookie;
+
+	char two[256];
+	uint32_t off;
+
+	cookie = bind_http_api(e, &c);
+	bind_http_answer(e, &c, BIND_IRS + 1, BIND_ISS + 1 + len);
+	/* Behind api in one segment, www cannot be answered apart: it goes
+	 * on to the first backend. */
+	assert_true(len + len2 <= sizeof(two));
+	memcpy(two, req_api, len);
+	memcpy(two + len, req_www, len2);
+	bind_send(e, &c, cookie, len, two, (uint16_t)(len + len2));
+	ph_expect_one(e, 1, 0, &got, "the pipelined requests");
+	seg_read(&got, &o, "the pipelined requests");
+	CHECK_EQ(o.plen, len + len2, "both");
+	CHECK_EQ(w->st.rebind_kept, 1, "www kept behind api");
+	CHECK_EQ(w->st.rebind_closed, 0, "none closed");
+	bind_http_answer(e, &c, BIND_IRS + 1 + rl,
+			 BIND_ISS + 1 + 2 * len + len2);
+	bind_http_answer(e, &c, BIND_IRS + 1 + 2 * rl,
+			 BIND_ISS + 1 + 2 * len + len2);
+	off = 2 * len + len2;
+	/* www alone: refused. */
+	bind_send(e, &c, cookie, off, req_www, (uint16_t)len2);
+	assert_int_equal(ph_take(e, 1, 0, &got, 1), 1);
+	seg_read(&got, &o, "the backend's RST");
+	CHECK_EQ(o.dst, c.bip, "to the first request's backend");
+	CHECK_EQ(o.flags & PB_RST, PB_RST, "a RST");
+	CHECK_EQ(o.plen, 0, "nothing of the request");
+	CHECK_EQ(o.seq, BIND_ISS + 1 + off, "at the request's first octet");
+	assert_int_equal(ph_take(e, 0, 0, &got, 1), 1);
+	ph_expect_quiet(e, "nothing else");
+	seg_read(&got, &o, "the answer");
+	CHECK_EQ(o.dst, c.cip, "to the client");
+	CHECK_EQ(o.flags & PB_FIN, PB_FIN, "with a FIN");
+	CHECK_EQ(o.seq, cookie + 1 + 3 * rl, "in the client's numbers");
+	CHECK_EQ(o.ack, BIND_ISS + 1 + off + len2, "the request taken");
+	CHECK_EQ(o.plen, strlen(ans_421), "the 421");
+	assert_int_equal(lb_pkt_parse(got.b, got.len, &pkt), LB_PKT_IPV4);
+	assert_memory_equal(got.b + pkt.payload_off, ans_421, strlen(ans_421));
+	CHECK_EQ(w->st.rebind_closed, 1, "a request closed");
+	CHECK_EQ(w->st.rebind_kept, 1, "no more kept");
+	CHECK_EQ(w->st.l7_refused[LB_L7_REJ_GOVERNOR] +
+			 w->st.l7_refused[LB_L7_REJ_RATE],
+		 0, "no admission refusal");
 	ph_env_close(e, 1);
 	lb_hdr_db_free(hdb);
 }
@@ -6110,6 +6194,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_bind_refuse_http, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_followed, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_rebind_kept, ph_teardown),
+		cmocka_unit_test_teardown(test_bind_rebind_close, ph_teardown),
 		cmocka_unit_test_teardown(test_bind_deferred, ph_teardown),
 		cmocka_unit_test_teardown(test_pool_sched_rr, ph_teardown),
 		cmocka_unit_test_teardown(test_pool_sched_maglev, ph_teardown),

@@ -701,6 +701,11 @@ static const struct bad_case bad_cases[] = {
 	  "http needs a tcp service" },
 	{ "service add tcp 192.0.2.11:80 governor on", -EINVAL,
 	  "governor needs http" },
+	{ "service add tcp 192.0.2.11:80 rebind close", -EINVAL,
+	  "rebind close needs http on: only a followed connection's later "
+	  "requests are read" },
+	{ "service add tcp 192.0.2.11:80 http rebind again", -EINVAL,
+	  "rebind: expected off or close" },
 	{ "service add tcp 192.0.2.11:80 http reject-status 500", -EINVAL,
 	  "reject-status must be 503 or 429" },
 	{ "service add tcp 192.0.2.11:80 http gov-raise 2 gov-release 3",
@@ -776,7 +781,7 @@ static const struct bad_case bad_cases[] = {
 	  "gov-calm, gov-min-samples, default-priority, reject-status, "
 	  "retry-after, spl-header, spl-time-header, priority-header, "
 	  "expect-header, orca-header, errors, error-exclude, default-expect, "
-	  "err-memory, min-volume, max-eject, panic, ..." },
+	  "rebind, err-memory, min-volume, ..." },
 	{ "service add tcp 192.0.2.11:80 http on", -EINVAL,
 	  "unknown option 'on'; expected sched, http, retries, deferq, "
 	  "retry-gap, expiry, syn-timeout, governor, gov-ideal-rate, "
@@ -784,7 +789,7 @@ static const struct bad_case bad_cases[] = {
 	  "gov-calm, gov-min-samples, default-priority, reject-status, "
 	  "retry-after, spl-header, spl-time-header, priority-header, "
 	  "expect-header, orca-header, errors, error-exclude, default-expect, "
-	  "err-memory, min-volume, max-eject, panic, ..." },
+	  "rebind, err-memory, min-volume, ..." },
 	{ "service set tcp 192.0.2.10:80", -EINVAL,
 	  "missing argument; usage: service set PROTO VIP:PORT OPTION "
 	  "VALUE..." },
@@ -1061,6 +1066,7 @@ test_save_quotes_and_long_lines(void **state)
 	}
 	snprintf(line + w, sizeof(line) - w, "\"");
 	ok(a, line);
+	ok(a, "service set tcp 192.0.2.12:80 http on rebind close");
 	ok(a, "service set tcp 192.0.2.12:80 default-expect 1500ms "
 	      "admit-rate 123456 admit-burst 23456 admit-key prefix "
 	      "admit-prefix 17 admit-reject rst");

@@ -50,6 +50,7 @@ static const char *const order[] = {
 	"errors",
 	"error-exclude",
 	"default-expect",
+	"rebind",
 	"err-memory",
 	"min-volume",
 	"max-eject",

@@ -55,6 +55,26 @@ test_answer_429(void **state)
 	assert_true(strlen(want) < LB_L7_REJECT_HTTP_MAX);
 }
 
+/* `rebind close`: the client is to connect again at once, so no
+ * Retry-After whatever is passed. */
+static void
+test_answer_421(void **state)
+{
+	static const char want[] = "HTTP/1.1 421 Misdirected Request\r\n"
+				   "Content-Type: text/plain\r\n"
+				   "Content-Length: 20\r\n"
+				   "Connection: close\r\n"
+				   "\r\n"
+				   "Misdirected Request\n";
+	char buf[LB_L7_REJECT_HTTP_MAX];
+
+	(void)state;
+	assert_int_equal(lb_l7_reject_http(buf, sizeof(buf), 421, 5),
+			 (int)strlen(want));
+	assert_memory_equal(buf, want, strlen(want));
+	assert_int_equal(lb_l7_reject_http(buf, 60, 421, 0), -ENOSPC);
+}
+
 static void
 test_answer_errors(void **state)
 {
@@ -292,6 +312,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_503),
 		cmocka_unit_test(test_answer_429),
+		cmocka_unit_test(test_answer_421),
 		cmocka_unit_test(test_answer_errors),
 		cmocka_unit_test(test_segment),
 		cmocka_unit_test(test_segment6),
