@@ -324,6 +324,9 @@ svc_json(const struct svc_row *r)
 		bad |= jset_str(j, "errors", o->errors);
 		bad |= jset_str(j, "error_exclude", o->err_exclude);
 		bad |= jset_u64(j, "default_expect_ms", o->default_expect_ms);
+		bad |= jset_str(j, "rebind",
+				o->rebind == LB_CONF_REBIND_CLOSE ? "close"
+								  : "off");
 		bad |= jset(j, "check", check_json(&o->check));
 	}
 	if (r->cs != NULL)
@@ -493,11 +496,14 @@ pools_text(const struct lb_conf_svc *cs, struct lb_cmd_out *out)
 				   n, n == 1 ? "" : "s");
 	}
 	if (rc == 0)
-		rc = lb_cmd_printf(out, "; %u rule%s, default %s\n",
+		rc = lb_cmd_printf(out, "; %u rule%s, default %s%s\n",
 				   cs->nb_rule, cs->nb_rule == 1 ? "" : "s",
 				   cs->rule_def[0] != '\0'
 					   ? cs->rule_def
-					   : "pool " LB_CONF_POOL_DEFAULT);
+					   : "pool " LB_CONF_POOL_DEFAULT,
+				   cs->opts.rebind == LB_CONF_REBIND_CLOSE
+					   ? "; rebind close"
+					   : "");
 	return rc;
 }
 

@@ -422,6 +422,7 @@ test_service_list_show(void **state)
 	assert_int_equal(dint(c->ctl.data, "service.pools.0.weight_sum"), 4);
 	assert_string_equal(dstr(c->ctl.data, "service.rule_default"),
 			    "pool default");
+	assert_string_equal(dstr(c->ctl.data, "service.rebind"), "off");
 	run(c, "service set tcp 10.11.0.100:443 synproxy on", 0);
 	run(c, "pool add tcp 10.11.0.100:443 api sched rr", 0);
 	run(c, "backend add tcp 10.11.0.100:443 10.12.0.31:443 pool api "
@@ -439,6 +440,11 @@ test_service_list_show(void **state)
 			    "sni a.example pool api");
 	assert_string_equal(dstr(c->ctl.data, "service.rule_default"),
 			    "refuse rst");
+	run(c, "service set tcp 10.11.0.100:443 http on rebind close", 0);
+	t = run(c, "service show tcp 10.11.0.100:443", 0);
+	assert_non_null(strstr(t, "1 rule, default refuse rst; rebind "
+				  "close\n"));
+	assert_string_equal(dstr(c->ctl.data, "service.rebind"), "close");
 	/* The hits of its rule and default, summed over the workers, in
 	 * JSON and in `rule list`; those of another slot not. */
 	slot = dint(c->ctl.data, "service.slot");
