@@ -1595,6 +1595,41 @@ backend_refuses(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
 	ph_rx(e, 1, &f);
 }
 
+/* client_syn() from client port @p cport, arriving on port 0. */
+static void
+client_syn_rx(struct ph_env *e, struct pb_dg6 *in, struct pb_frame *f,
+	      uint8_t vip[16], uint8_t snat[16], uint8_t c[16], uint16_t cport)
+{
+	client_syn(in, f, vip, snat, c);
+	in->l4.sport = cport;
+	pb_ipv6_frame(f, mac_port[0], mac_c, in);
+	ph_rx(e, 0, f);
+}
+
+/* Worker 0's flows @p days days on: the SYN timeout of every trial under
+ * way, and the retries it starts. */
+static void
+syn_timeout(struct ph_env *e, unsigned int days)
+{
+	lb_flow_expire(e->w->ft, ph_now_ns(e) + days * 86400000000000ull, 16,
+		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	ph_poll_all(e);
+}
+
+/* The SYN timeout fails the last trial of client port @p cport: no
+ * deferred queue, so the client hears of it at once, and no retry
+ * beyond the @p retries counted. */
+static void
+last_trial_fails(struct ph_env *e, const uint8_t c[16], uint16_t cport,
+		 uint64_t retries)
+{
+	syn_timeout(e, 2);
+	expect_client_rst(e, c, cport, "every backend had its trial");
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.syn_retries, retries, "no more retries");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+}
+
 /*
  * Retries over IPv6 (adaptive-request-dispatch-paper, Algorithm 2): the
  * TCP service on rr over two backends (one host, two ports). A backend
@@ -1639,27 +1674,44 @@ test_fnat66_retry(void **state)
 		 1, "the refused trial's SNAT port freed");
 
 	/* Silence: the SYN timeout fails each trial in turn. */
-	client_syn(&in, &f, vip, snat, c);
-	in.l4.sport = CPORT6 + 1;
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-	ph_rx(e, 0, &f);
+	client_syn_rx(e, &in, &f, vip, snat, c, CPORT6 + 1);
 	q1 = syn_out(e, &sp1, "silent first trial");
-	lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull, 16,
-		       e->w->ft->reaper, e->w->ft->reaper_ctx);
-	ph_poll_all(e);
+	syn_timeout(e, 1);
 	q2 = syn_out(e, &sp2, "after the SYN timeout");
 	CHECK_EQ(q1 != q2, 1, "the other backend");
 	CHECK_EQ(e->w->st.syn_retries, 2, "retries");
-	lb_flow_expire(e->w->ft, ph_now_ns(e) + 2 * 86400000000000ull, 16,
-		       e->w->ft->reaper, e->w->ft->reaper_ctx);
-	ph_poll_all(e);
-	/* No deferred queue: the client hears of it at once. */
-	expect_client_rst(e, c, CPORT6 + 1, "every backend had its trial");
-	ph_expect_quiet(e, "nothing else");
-	CHECK_EQ(e->w->st.syn_retries, 2, "no more retries");
-	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	last_trial_fails(e, c, CPORT6 + 1, 2);
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
 		 0, "no SNAT port held");
+}
+
+/* The TCP service's deferred queue: 16 long, a retry gap of 50 ms, an
+ * expiry of 5 s. */
+static void
+deferq_on(struct ph_env *e)
+{
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_conf_svc_opts *o = &d->svc[d->nb_svc - 2].opts;
+
+	o->deferq_len = 16;
+	o->retry_gap_ns = 50000000ull;
+	o->expiry_ns = 5000000000ull;
+	publish(e, d);
+}
+
+/* The retry gap since @p t0 polled through, until a frame is sent to
+ * the backends (copied to @p got) or 2 s have passed: how many were. */
+static unsigned int
+retry_gap_out(struct ph_env *e, uint64_t t0, struct pb_frame *got)
+{
+	unsigned int n = 0;
+
+	while (n == 0 && ph_now_ns(e) - t0 < 2000000000ull) {
+		ph_poll_all(e);
+		n = ph_take(e, 1, 0, got, 1);
+	}
+	CHECK_EQ(ph_now_ns(e) - t0 >= 50000000ull, 1, "after the retry gap");
+	return n;
 }
 
 /*
@@ -1672,19 +1724,14 @@ static void
 test_fnat66_deferq(void **state)
 {
 	struct ph_env *e = env66(state);
-	struct lb_dpconf *d = ph_table_next(e);
-	struct lb_conf_svc_opts *o = &d->svc[d->nb_svc - 2].opts;
 	uint8_t vip[16], snat[16], c[16];
 	struct pb_frame f, got;
 	struct pb_dg6 in;
 	uint16_t p, sp;
 	uint64_t t0;
-	unsigned int n = 0;
+	unsigned int n;
 
-	o->deferq_len = 16;
-	o->retry_gap_ns = 50000000ull;
-	o->expiry_ns = 5000000000ull;
-	publish(e, d);
+	deferq_on(e);
 
 	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
@@ -1694,13 +1741,8 @@ test_fnat66_deferq(void **state)
 	ph_expect_quiet(e, "the only backend refused");
 	CHECK_EQ(e->w->st.deferred, 1, "SYNs queued");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 1, "its copy kept");
-	/* The retry gap, polled through. */
-	while (n == 0 && ph_now_ns(e) - t0 < 2000000000ull) {
-		ph_poll_all(e);
-		n = ph_take(e, 1, 0, &got, 1);
-	}
+	n = retry_gap_out(e, t0, &got);
 	CHECK_EQ(n, 1, "the queued SYN sent again");
-	CHECK_EQ(ph_now_ns(e) - t0 >= 50000000ull, 1, "after the retry gap");
 	CHECK_EQ(got.b[ETH + 40 + 13], PB_SYN, "a SYN");
 	CHECK_EQ(e->w->st.flows_created, 2, "flows: the first trial's and "
 		 "the queue's");
@@ -2379,6 +2421,221 @@ test_fnat64_client_too_big(void **state)
 	ph_check_no_drops(e->w, "client's packet too big");
 }
 
+/* @p got is the SYN to an IPv4 backend that fnat64 makes of the
+ * client's @p in, byte for byte: its backend port (host order), its SNAT
+ * port in @p sport. */
+static uint16_t
+syn4_check(const struct pb_frame *got, const struct pb_dg6 *in,
+	   uint16_t *sport, const char *what)
+{
+	struct pb_frame want;
+	struct pb_dg o;
+	uint16_t bport;
+
+	CHECK_EQ(pb_get16(got->b + 12), 0x0800, "an IPv4 SYN");
+	*sport = pb_get16(got->b + ETH + 20);
+	bport = pb_get16(got->b + ETH + 22);
+	to4(&o, in, *sport, bport);
+	pb_ipv4_frame(&want, mac_be4, mac_port[1], &o);
+	ph_expect_same(got, &want, what);
+	return bport;
+}
+
+/* The one frame sent is syn4_check()'s SYN. */
+static uint16_t
+syn4_out(struct ph_env *e, const struct pb_dg6 *in, uint16_t *sport,
+	 const char *what)
+{
+	struct pb_frame got;
+
+	ph_expect_one(e, 1, 0, &got, what);
+	return syn4_check(&got, in, sport, what);
+}
+
+/* The IPv4 backend on @p bport refuses the SYN from SNAT port @p sport. */
+static void
+backend4_refuses(struct ph_env *e, uint16_t bport, uint16_t sport)
+{
+	struct pb_frame f;
+	struct pb_dg b;
+
+	from4(&b, bport, sport, PB_PROTO_TCP, PB_RST | PB_ACK, 0, 1001);
+	b.plen = 0;
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+}
+
+/*
+ * Retries of fnat64 flows: the TCP service on rr over two IPv4 backends
+ * (one host, two ports). The one that refuses the SYN with a RST has the
+ * client's SYN, from its IPv6 copy, translated again for the other one,
+ * whose SYN-ACK reaches the client: one flow, one retry, one error on the
+ * refusing backend, the copy released, the refused trial's port given
+ * back to the IPv4 slice it came from. A SYN nobody answers is retried
+ * when its flow times out, and once each backend had its trial the
+ * client gets a RST from the VIP.
+ */
+static void
+test_fnat64_retry(void **state)
+{
+	struct ph_env *e = env64(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	int s = (int)d->nb_svc - 2;
+	uint8_t vip[16], snat[16], c[16];
+	uint16_t p1, p2, sp1, sp2, q1, q2;
+	struct pb_frame f;
+	struct pb_dg6 in;
+	struct pb_dg b;
+
+	be4_set(d, (uint32_t)s, 1, BPORT6 + 1);
+	publish(e, d);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p1 = syn4_out(e, &in, &sp1, "first trial");
+	backend4_refuses(e, p1, sp1);
+	p2 = syn4_out(e, &in, &sp2, "second trial");
+	CHECK_EQ(p1 != p2 && (p1 == BPORT6 || p2 == BPORT6), 1,
+		 "the other backend");
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "nothing to the client yet");
+	CHECK_EQ(e->w->st.syn_retries, 1, "retries");
+	CHECK_EQ(e->w->bst[s][p1 - BPORT6].errors, 1, "failed trials");
+	CHECK_EQ(e->w->st.nat64_in, 0, "the RST not passed on");
+	from4(&b, p2, sp2, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, vip, TCP6_PORT, 0, "SYN-ACK of the other backend");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), 1,
+		 "the refused trial's IPv4 port freed");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	CHECK_EQ(e->w->snat6->stats.bad_free, 0, "nothing freed as IPv6");
+
+	/* Silence: the SYN timeout fails each trial in turn. */
+	client_syn_rx(e, &in, &f, vip, snat, c, CPORT6 + 1);
+	q1 = syn4_out(e, &in, &sp1, "silent first trial");
+	/* The client's own retransmission does not restart the timer. */
+	ph_rx(e, 0, &f);
+	CHECK_EQ(syn4_out(e, &in, &sp2, "retransmitted SYN"), q1,
+		 "to the same backend");
+	syn_timeout(e, 1);
+	q2 = syn4_out(e, &in, &sp2, "after the SYN timeout");
+	CHECK_EQ(q1 != q2, 1, "the other backend");
+	CHECK_EQ(e->w->st.syn_retries, 2, "retries");
+	last_trial_fails(e, c, CPORT6 + 1, 2);
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	CHECK_EQ(e->w->snat6->stats.bad_free, 0, "nothing freed as IPv6");
+}
+
+/*
+ * A mixed pool (an IPv6 and an IPv4 backend, rr): a trial refused by
+ * one family goes on to the backend of the other, an fnat66 flow after
+ * an fnat64 one and the other way round, each SYN-ACK reaching its
+ * client over IPv6 and each refused port freed in its own slice.
+ */
+static void
+test_fnat64_mixed_retry(void **state)
+{
+	struct ph_env *e = env64_mixed(state, true);
+	uint8_t vip[16], snat[16], c[16];
+	unsigned int to4_from6 = 0, to6_from4 = 0;
+	int s = (int)e->dp.conf->nb_svc - 2;
+
+	for (uint16_t i = 0; i < 4; i++) {
+		uint16_t cport = (uint16_t)(CPORT6 + i), sport;
+		struct pb_frame f, got;
+		struct pb_dg6 in;
+		bool first4;
+
+		client_syn_rx(e, &in, &f, vip, snat, c, cport);
+		ph_expect_one(e, 1, 0, &got, "first trial");
+		first4 = pb_get16(got.b + 12) == 0x0800;
+		if (first4) {
+			backend4_refuses(e, BPORT6,
+					 pb_get16(got.b + ETH + 20));
+			ph_expect_one(e, 1, 0, &got, "second trial");
+			CHECK_EQ(pb_get16(got.b + 12), 0x86dd, "over IPv6");
+			to6_from4++;
+		} else {
+			backend_refuses(e, BPORT6, snat,
+					pb_get16(got.b + ETH + 40));
+			syn4_out(e, &in, &sport, "second trial, as IPv4");
+			to4_from6++;
+		}
+		if (first4) {
+			struct pb_dg6 r;
+
+			seg6(&r, A_PEER1, BPORT6, snat,
+			     pb_get16(got.b + ETH + 40), PB_PROTO_TCP,
+			     PB_SYN | PB_ACK, 7, 1001, 64);
+			pb_ipv6_frame(&f, mac_port[1], mac_peer1, &r);
+		} else {
+			struct pb_dg b;
+
+			from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK,
+			      7, 1001);
+			pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+		}
+		ph_rx(e, 1, &f);
+		ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
+		CHECK_EQ(pb_get16(got.b + 12), 0x86dd, "over IPv6");
+		CHECK_EQ(pb_get16(got.b + ETH + 40 + 2), cport, "to its client");
+	}
+	CHECK_EQ(to4_from6 > 0 && to6_from4 > 0, 1, "both ways");
+	CHECK_EQ(e->w->st.syn_retries, 4, "retries");
+	CHECK_EQ(e->w->st.flows_created, 4, "flows created");
+	CHECK_EQ(e->w->bst[s][0].errors, to4_from6, "IPv6 backend's errors");
+	CHECK_EQ(e->w->bst[s][1].errors, to6_from4, "IPv4 backend's errors");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), to4_from6,
+		 "IPv4 ports of the flows that stayed");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 to6_from4, "IPv6 ports of the flows that stayed");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "IPv4 frees where taken");
+	CHECK_EQ(e->w->snat6->stats.bad_free, 0, "IPv6 frees where taken");
+	ph_check_no_drops(e->w, "mixed retries");
+}
+
+/*
+ * The deferred queue of an fnat64 flow: the one IPv4 backend refuses
+ * the SYN, its copy waits (retry gap 50 ms) and is translated again from
+ * a new flow once the gap is over; the backend accepts it this time and
+ * the client gets its SYN-ACK.
+ */
+static void
+test_fnat64_deferq(void **state)
+{
+	struct ph_env *e = env64(state);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, got;
+	struct pb_dg6 in;
+	struct pb_dg b;
+	uint16_t p, sp;
+	uint64_t t0;
+
+	deferq_on(e);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p = syn4_out(e, &in, &sp, "first trial");
+	t0 = ph_now_ns(e);
+	backend4_refuses(e, p, sp);
+	ph_expect_quiet(e, "the only backend refused");
+	CHECK_EQ(e->w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 1, "its copy kept");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), 0,
+		 "no IPv4 port held while queued");
+	CHECK_EQ(retry_gap_out(e, t0, &got), 1, "the queued SYN sent again");
+	CHECK_EQ(syn4_check(&got, &in, &sp, "queued SYN, as IPv4"), p,
+		 "to the backend");
+	CHECK_EQ(e->w->st.flows_created, 2, "flows: the first trial's and "
+		 "the queue's");
+	from4(&b, p, sp, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, vip, TCP6_PORT, 0, "SYN-ACK to the client");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	ph_check_no_drops(e->w, "fnat64 deferred queue");
+}
+
 /* Two workers: the IPv4 reply reaches the worker that does not own its
  * IPv4 SNAT port, which hands it over; the owner translates it. */
 static void
@@ -2959,6 +3216,10 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat64_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_frag_needed, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_mixed, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_retry, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_mixed_retry,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_deferq, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_client_too_big,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
