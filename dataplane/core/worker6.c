@@ -453,7 +453,8 @@ lb_worker_view6(const uint8_t *frame, uint32_t len, struct lb_pkt6 *p6,
 }
 
 /*
- * A TCP segment of fnat66 flow @p f (entry @p idx) past SYN_SENT, as
+ * A TCP segment of fnat66 flow @p f (entry @p idx) past SYN_SENT, or a
+ * client's one of an fnat64 flow, as
  * lb_worker_from_client() and lb_worker_from_backend() take an IPv4 one
  * when the flow is followed: the follower entry at the client's ACK that
  * completes the handshake, then each segment fed to it (through an
@@ -506,7 +507,12 @@ follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 	if (dir == LB_FLOW_DIR_ORIG && v != LB_L7_PASS &&
 	    lb_worker_l7_admission(w, f, idx, m, &pkt, v, now))
 		return;
-	fwd6(w, m, p6, idx, dir, now);
+	/* An fnat64 flow's client segments leave as IPv4 (its backend's
+	 * come through worker64.c, never here). */
+	if (lb_flow_is64(f))
+		lb_worker_fnat64_out(w, m, p6, idx, now);
+	else
+		fwd6(w, m, p6, idx, dir, now);
 	/* The last response before a refused pipelined request: the
 	 * answer follows it. */
 	if (dir == LB_FLOW_DIR_REPLY && v == LB_L7_REJECT)
@@ -603,23 +609,24 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			drop(w, m, LB_DROP_NO_FLOW);
 			return;
 		}
-		/* fnat64 (worker64.c): its replies come as IPv4. */
-		if (lb_flow_is64(&lb_flow_entries(w->ft)[idx])) {
-			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
-			return;
-		}
 		f = &lb_flow_entries(w->ft)[idx];
 		if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
 		    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
 			return;
-		/* An http flow past its trial (worker_l7.c). */
+		/* An http flow past its trial (worker_l7.c), fnat66 or
+		 * fnat64. */
 		if (unlikely(f->l7 != LB_L7_NONE ||
 			     f->state == LB_FLOW_SYN_RECV) &&
 		    f->state != LB_FLOW_SYN_SENT &&
 		    pkt->proto == LB_IPPROTO_TCP &&
 		    w->conf->svc[f->svc].opts.http) {
 			follow6(w, m, pkt, f, idx, dir, now);
+			return;
+		}
+		/* fnat64 (worker64.c): its replies come as IPv4. */
+		if (lb_flow_is64(f)) {
+			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
 			return;
 		}
 		/* The SYN copy goes as the flow leaves SYN_SENT; a

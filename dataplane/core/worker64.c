@@ -58,6 +58,13 @@ to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 }
 
 void
+lb_worker_fnat64_out(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt6 *pkt, uint32_t idx, uint64_t now)
+{
+	to_backend(w, m, pkt, &lb_flow_entries(w->ft)[idx], now);
+}
+
+void
 lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
 		     struct lb_pkt6 *pkt, uint32_t idx, uint64_t now)
 {
@@ -104,6 +111,36 @@ lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
 }
 
 /*
+ * The backend's segment @p m of followed fnat64 flow @p f (entry @p idx),
+ * fed to its follower (worker_l7.c) before its headers change, as
+ * lb_worker_from_backend() feeds an IPv4 flow's. @return the verdict,
+ * or -1 when @p m was taken (the flow refused or reset by us). Not
+ * inlined: unfollowed flows pay only the test.
+ */
+static __rte_noinline int
+follow_reply(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	     struct lb_flow *f, uint32_t idx, uint64_t now)
+{
+	const struct lb_l7_rej *r = rej_of(w, f->l7);
+	int v;
+
+	if (r != NULL && r->state == LB_L7_RJ_DONE) {
+		/* Refused: we stand in for the server. */
+		w->st.l7_rej_absorbed++;
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	v = lb_worker_l7_follow(w, f, LB_FLOW_DIR_REPLY, frame_of(m), pkt,
+				now);
+	if (v == L7_RESET) {
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, LB_TCP_RST, now);
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	return v;
+}
+
+/*
  * Backend to client: the IPv4 reply @p m of fnat64 flow @p idx becomes
  * the IPv6 packet from the VIP. The backend's SYN-ACK has its MSS
  * lowered by the 20 bytes IPv6's header adds (lb_nat46_mss_adjust()).
@@ -117,13 +154,18 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	const uint8_t(*a)[16] = w->f6[idx].a[LB_FLOW_DIR_ORIG];
 	struct lb_be_stats *b = &w->bst[f->svc][f->be];
 	struct lb_pkt6 out;
-	int off;
+	int off, v = LB_L7_PASS;
 
 	/* The backend's answer to a trial (worker6.c): a RST sends the
 	 * SYN copy on to the next backend, of either family. */
 	if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
 	    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
+		return;
+	/* Past SYN_SENT, l7 is the follower's entry, not the SYN copy. */
+	if (unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    (v = follow_reply(w, m, pkt, f, idx, now)) < 0)
 		return;
 	/* Leaving SYN_SENT releases the SYN copy. */
 	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
@@ -150,6 +192,11 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 		w->st.nat64_mss_adjusted++;
 	w->st.nat64_in++;
 	lb_worker_route_out6(w, m, a[0], now);
+	/* The last response before a refused pipelined request: the
+	 * answer follows it. */
+	if (unlikely(v == LB_L7_REJECT))
+		lb_worker_l7_refuse_late(w, f, idx, now);
+	l7_closed(w, f);
 }
 
 /*

@@ -92,6 +92,10 @@ int lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
 			   struct lb_pkt6 *pkt, int s, uint32_t be,
 			   const struct lb_flow6_tuple *orig, uint32_t hold,
 			   uint32_t trials, uint64_t now);
+/* The client's packet @p m of fnat64 flow @p idx, to its backend, the
+ * flow already touched (the follower's: worker6.c, worker_l7.c). */
+void lb_worker_fnat64_out(struct lb_worker *w, struct rte_mbuf *m,
+			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);
 /* The client's packet @p m of fnat64 flow @p idx, to its backend. */
 void lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);

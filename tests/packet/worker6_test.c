@@ -1178,69 +1178,36 @@ fb6_take(struct ph_env *e, struct lb_fb *r, unsigned int max)
 	return n;
 }
 
-/* Request @p req and response @p resp through, byte for byte; the L7
- * records they gave in @p r. */
-static unsigned int
-http6_round(struct http6 *h, const char *req, const char *resp,
-	    struct lb_fb *r, unsigned int max)
-{
-	http6_pass(h, true, req, "request");
-	http6_pass(h, false, resp, "response");
-	return fb6_take(h->e, r, max);
-}
+/* Each test of HTTP following runs over fnat66 and fnat64 (below, by
+ * the fnat64 helpers). */
+static void http_follow(void **state, bool be4);
+static void http_refuse_rate(void **state, bool be4);
+static void http_governor(void **state, bool be4);
 
 /*
  * An HTTP exchange followed over fnat66: request and response go
  * through unchanged but for the addresses, the response's status and
  * the backend's X-SPL reach the feedback ring; a 503 counts as the
- * backend's error.
+ * backend's error (http_follow()).
  */
 static void
 test_fnat66_http_follow(void **state)
 {
-	struct ph_env *e = env66_http(state, NULL, false);
-	int s = (int)e->dp.conf->nb_svc - 2;
-	struct lb_fb r[8];
-	struct http6 h;
-	double spl;
-	unsigned int n;
-
-	http6_open(e, &h);
-	n = http6_round(&h, "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
-			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
-			"X-SPL: 0.75\r\n\r\nok",
-			r, NELEM(r));
-	CHECK_EQ(n, 2, "HTTP and SPL records");
-	CHECK_EQ(r[0].kind, LB_FB_HTTP, "HTTP record");
-	CHECK_EQ(r[0].u32, 200, "status");
-	CHECK_EQ(r[0].svc, s, "its service");
-	CHECK_EQ(r[0].be, 0, "its backend");
-	CHECK_EQ(r[1].kind, LB_FB_SPL, "SPL record");
-	memcpy(&spl, &r[1].v, sizeof(spl));
-	assert_true(spl == 0.75);
-
-	n = http6_round(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
-			"HTTP/1.1 503 Service Unavailable\r\n"
-			"Content-Length: 0\r\n\r\n",
-			r, NELEM(r));
-	CHECK_EQ(n, 1, "an HTTP record, no SPL");
-	CHECK_EQ(r[0].u32, 503, "status");
-	CHECK_EQ(e->w->bst[s][0].http_responses, 2, "responses");
-	CHECK_EQ(e->w->bst[s][0].http_5xx, 1, "5xx counted");
-	CHECK_EQ(e->w->bst[s][0].sched_errors, 1, "an error to the scheduler");
-	ph_check_no_drops(e->w, "followed fnat66");
+	http_follow(state, false);
 }
 
 /*
  * Request @p text, sent by the client of @p h, is refused with
  * @p status in the server's name: an IPv6 segment from the VIP to the
  * client, answer and FIN, checksums as pktbuild.c computes them, and
- * the backend reset at the first octet of the request it never got.
- * Then the client's ACK of the answer and its FIN are taken in the
- * server's place and acknowledged, nothing to the backend.
+ * the backend reset at the first octet of the request it never got
+ * (by @p rst4 when it is IPv4, else by an IPv6 RST). Then the client's ACK of the answer and its
+ * FIN are taken in the server's place and acknowledged, nothing to the
+ * backend.
  */
 static void
-expect_refused(struct http6 *h, const char *text, uint16_t status)
+expect_refused(struct http6 *h, const char *text, uint16_t status,
+	       const struct pb_frame *rst4)
 {
 	static struct pb_frame got[NB_PORTS][4];
 	unsigned int n[NB_PORTS];
@@ -1258,6 +1225,8 @@ expect_refused(struct http6 *h, const char *text, uint16_t status)
 	out.l4.win = 0;
 	out.l4.plen = 0;
 	pb_ipv6_frame(&rst, mac_peer1, mac_port[1], &out);
+	if (rst4 != NULL)
+		rst = *rst4;
 
 	len = lb_l7_reject_http(ans, sizeof(ans), status, 7);
 	assert_true(len > 0);
@@ -1290,67 +1259,19 @@ expect_refused(struct http6 *h, const char *text, uint16_t status)
 }
 
 /* A request over the service's requests/s (admit-rate, keyed by the
- * IPv6 client) gets the 429. */
+ * IPv6 client) gets the 429 (http_refuse_rate()). */
 static void
 test_fnat66_http_refuse(void **state)
 {
-	struct lb_admit_conf ac;
-	struct ph_env *e;
-	struct http6 h;
-	int s;
-
-	lb_admit_conf_default(&ac);
-	ac.rate = 1;
-	ac.burst = 1;
-	e = env66_http(state, &ac, false);
-	s = (int)e->dp.conf->nb_svc - 2;
-	http6_open(e, &h);
-	CHECK_EQ(e->w->st.flows_created, 1, "not refused as a flow");
-	http6_pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
-	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-		   "response");
-	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 429);
-	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
-	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_PASS], 1, "one admitted");
+	http_refuse_rate(state, false);
 }
 
-/*
- * The governor throttles an IPv6 client's request (multiplier 100: every
- * rank from 1 with certainty, as lb-control would publish it under
- * overload) with a 503; a request split over two segments is held until
- * its header block ends, then goes on whole, both segments in order.
- */
+/* The governor's 503 and the held halves of a request over fnat66
+ * (http_governor()). */
 static void
 test_fnat66_http_governor(void **state)
 {
-	struct ph_env *e = env66_http(state, NULL, true);
-	int s = (int)e->dp.conf->nb_svc - 2;
-	struct pb_frame f, want, got[2];
-	struct pb_dg6 in[2], out;
-	struct http6 h;
-	double m = 100.0;
-	uint64_t b;
-
-	http6_open(e, &h);
-	/* Not throttled (M 0): held, then released. */
-	http6_send(&h, true, "GET / HTTP/1.1\r\n", 0, &in[0], &f);
-	ph_expect_quiet(e, "the first half held");
-	http6_send(&h, true, "Host: a\r\n\r\n", 0, &in[1], &f);
-	CHECK_EQ(ph_take(e, 1, 0, got, 2), 2, "both halves to the backend");
-	for (int i = 0; i < 2; i++) {
-		seg6_out(&out, &in[i], h.snat, h.sport, h.be, BPORT6);
-		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
-		ph_expect_same(&got[i], &want, i == 0 ? "held half" : "last");
-	}
-	ph_expect_quiet(e, "nothing else");
-	CHECK_EQ(e->w->st.l7_held, 1, "one segment held");
-	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-		   "response");
-	memcpy(&b, &m, sizeof(b));
-	atomic_store(&e->gov_m[s], b);
-	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 503);
-	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "governor");
-	CHECK_EQ(e->w->st.gov[s].throttled[3], 1, "throttled rank 3");
+	http_governor(state, false);
 }
 
 /* Client SYN @p in sent again from 2001:db8:@p net::@p host port
@@ -2636,6 +2557,251 @@ test_fnat64_deferq(void **state)
 	ph_check_no_drops(e->w, "fnat64 deferred queue");
 }
 
+/* ---- HTTP following over fnat64 ---- */
+
+/* env66_http() whose TCP service's backend is the IPv4 one instead. */
+static struct ph_env *
+env64_http(void **state, const struct lb_admit_conf *ac, bool gov)
+{
+	struct ph_env *e = env66_http(state, ac, gov);
+	struct lb_dpconf *d = ph_table_next(e);
+
+	be4_set(d, d->nb_svc - 2, 0, BPORT6);
+	publish(e, d);
+	learn4(e);
+	return e;
+}
+
+/* The handshake through the VIP to the IPv4 backend, byte for byte, the
+ * client's ACK carrying nothing; @p h then sends over IPv6 as an fnat66
+ * client does (http6_send()). */
+static void
+http64_open(struct ph_env *e, struct http6 *h)
+{
+	struct pb_frame f;
+	struct pb_dg6 in;
+	struct pb_dg b;
+
+	memset(h, 0, sizeof(*h));
+	h->e = e;
+	client_syn(&in, &f, h->vip, h->snat, h->c);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(syn4_out(e, &in, &h->sport, "SYN to the IPv4 backend"),
+		 BPORT6, "to its port");
+	from4(&b, BPORT6, h->sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, h->vip, TCP6_PORT, 0, "SYN-ACK to the client");
+	h->cnxt = 1001;
+	h->bnxt = 5001;
+	seg6(&in, A_C, CPORT6, h->vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK,
+	     h->cnxt, h->bnxt, 64);
+	in.l4.plen = 0;
+	c2b(e, &in, h->sport, BPORT6, "ACK to the backend");
+}
+
+/* @p text from the IPv6 client (@p to_be) or the IPv4 backend,
+ * translated byte for byte for the other side. */
+static void
+http64_pass(struct http6 *h, bool to_be, const char *text, const char *what)
+{
+	uint16_t len = (uint16_t)strlen(text);
+	struct pb_frame f, want;
+	struct pb_dg b;
+
+	if (to_be) {
+		struct pb_dg6 in;
+
+		http6_send(h, true, text, 0, &in, &f);
+		to4(&b, &in, h->sport, BPORT6);
+		pb_ipv4_frame(&want, mac_be4, mac_port[1], &b);
+		ph_expect_frame(h->e, 1, 0, &want, what);
+		return;
+	}
+	from4(&b, BPORT6, h->sport, PB_PROTO_TCP, PB_ACK | PB_PSH, h->bnxt,
+	      h->cnxt);
+	b.data = (const uint8_t *)text;
+	b.plen = len;
+	h->bnxt += len;
+	b2c(h->e, &b, h->vip, TCP6_PORT, 0, what);
+}
+
+/* The RST that resets the IPv4 backend of @p h at the request it never
+ * got: from the SNAT address, don't-fragment. */
+static void
+rst4(const struct http6 *h, struct pb_frame *rst)
+{
+	struct pb_dg b;
+
+	from4(&b, h->sport, BPORT6, PB_PROTO_TCP, PB_RST, h->cnxt, 0);
+	b.src = IP_SNAT;
+	b.dst = IP_BE4;
+	b.frag = PB_IP_DF;
+	b.win = 0;
+	b.plen = 0;
+	pb_ipv4_frame(rst, mac_be4, mac_port[1], &b);
+}
+
+/*
+ * An HTTP exchange followed over fnat66, or over fnat64 when @p be4 (an
+ * IPv6 client, an IPv4 backend): request and response through byte for
+ * byte, the response's status and the backend's X-SPL in the feedback
+ * ring with the service and backend, a 503 counted as the backend's
+ * error.
+ */
+static void
+http_follow(void **state, bool be4)
+{
+	struct ph_env *e = be4 ? env64_http(state, NULL, false)
+			       : env66_http(state, NULL, false);
+	void (*pass)(struct http6 *, bool, const char *, const char *) =
+		be4 ? http64_pass : http6_pass;
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct lb_fb r[8];
+	struct http6 h;
+	double spl;
+	unsigned int n;
+
+	if (be4)
+		http64_open(e, &h);
+	else
+		http6_open(e, &h);
+	pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
+	pass(&h, false,
+	     "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	     "X-SPL: 0.75\r\n\r\nok",
+	     "response");
+	n = fb6_take(e, r, NELEM(r));
+	CHECK_EQ(n, 2, "HTTP and SPL records");
+	CHECK_EQ(r[0].kind, LB_FB_HTTP, "HTTP record");
+	CHECK_EQ(r[0].u32, 200, "status");
+	CHECK_EQ(r[0].svc, s, "its service");
+	CHECK_EQ(r[0].be, 0, "its backend");
+	CHECK_EQ(r[1].kind, LB_FB_SPL, "SPL record");
+	memcpy(&spl, &r[1].v, sizeof(spl));
+	assert_true(spl == 0.75);
+
+	pass(&h, true, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", "second request");
+	pass(&h, false,
+	     "HTTP/1.1 503 Service Unavailable\r\n"
+	     "Content-Length: 0\r\n\r\n",
+	     "second response");
+	n = fb6_take(e, r, NELEM(r));
+	CHECK_EQ(n, 1, "an HTTP record, no SPL");
+	CHECK_EQ(r[0].u32, 503, "status");
+	CHECK_EQ(e->w->bst[s][0].http_responses, 2, "responses");
+	CHECK_EQ(e->w->bst[s][0].http_5xx, 1, "5xx counted");
+	CHECK_EQ(e->w->bst[s][0].sched_errors, 1, "an error to the scheduler");
+	ph_check_no_drops(e->w, be4 ? "followed fnat64" : "followed fnat66");
+}
+
+static void
+test_fnat64_http_follow(void **state)
+{
+	http_follow(state, true);
+}
+
+/*
+ * A request over the service's requests/s (admit-rate 1, keyed by the
+ * IPv6 client) gets the 429 over IPv6; the backend gets a RST from the
+ * SNAT address, IPv4 with don't-fragment over fnat64 (@p be4).
+ */
+static void
+http_refuse_rate(void **state, bool be4)
+{
+	void (*pass)(struct http6 *, bool, const char *, const char *) =
+		be4 ? http64_pass : http6_pass;
+	struct lb_admit_conf ac;
+	struct pb_frame rst;
+	struct ph_env *e;
+	struct http6 h;
+	int s;
+
+	lb_admit_conf_default(&ac);
+	ac.rate = 1;
+	ac.burst = 1;
+	e = be4 ? env64_http(state, &ac, false) : env66_http(state, &ac, false);
+	s = (int)e->dp.conf->nb_svc - 2;
+	if (be4)
+		http64_open(e, &h);
+	else
+		http6_open(e, &h);
+	CHECK_EQ(e->w->st.flows_created, 1, "not refused as a flow");
+	pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
+	pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+	     "response");
+	rst4(&h, &rst);
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 429,
+		       be4 ? &rst : NULL);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
+	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_PASS], 1, "one admitted");
+}
+
+static void
+test_fnat64_http_refuse(void **state)
+{
+	http_refuse_rate(state, true);
+}
+
+/*
+ * The governor throttles an IPv6 client's request, over fnat66 or over
+ * fnat64 when @p be4 (multiplier 100: every rank from 1 with certainty,
+ * as lb-control would publish it under overload) with a 503; a request
+ * split over two segments is held until its header block ends, then
+ * goes on whole, both segments in order (translated to IPv4 over
+ * fnat64).
+ */
+static void
+http_governor(void **state, bool be4)
+{
+	struct ph_env *e = be4 ? env64_http(state, NULL, true)
+			       : env66_http(state, NULL, true);
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct pb_frame f, want, got[2], rst;
+	struct pb_dg6 in[2], out;
+	struct http6 h;
+	double m = 100.0;
+	uint64_t b;
+
+	if (be4)
+		http64_open(e, &h);
+	else
+		http6_open(e, &h);
+	/* Not throttled (M 0): held, then released. */
+	http6_send(&h, true, "GET / HTTP/1.1\r\n", 0, &in[0], &f);
+	ph_expect_quiet(e, "the first half held");
+	http6_send(&h, true, "Host: a\r\n\r\n", 0, &in[1], &f);
+	CHECK_EQ(ph_take(e, 1, 0, got, 2), 2, "both halves to the backend");
+	for (int i = 0; i < 2; i++) {
+		if (be4) {
+			struct pb_dg o;
+
+			to4(&o, &in[i], h.sport, BPORT6);
+			pb_ipv4_frame(&want, mac_be4, mac_port[1], &o);
+		} else {
+			seg6_out(&out, &in[i], h.snat, h.sport, h.be, BPORT6);
+			pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+		}
+		ph_expect_same(&got[i], &want, i == 0 ? "held half" : "last");
+	}
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.l7_held, 1, "one segment held");
+	(be4 ? http64_pass : http6_pass)(
+		&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"response");
+	memcpy(&b, &m, sizeof(b));
+	atomic_store(&e->gov_m[s], b);
+	rst4(&h, &rst);
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 503,
+		       be4 ? &rst : NULL);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "governor");
+	CHECK_EQ(e->w->st.gov[s].throttled[3], 1, "throttled rank 3");
+}
+
+static void
+test_fnat64_http_governor(void **state)
+{
+	http_governor(state, true);
+}
+
 /* Two workers: the IPv4 reply reaches the worker that does not own its
  * IPv4 SNAT port, which hands it over; the owner translates it. */
 static void
@@ -3220,6 +3386,12 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat64_mixed_retry,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_deferq, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_http_follow,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_http_refuse,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_http_governor,
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_client_too_big,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
