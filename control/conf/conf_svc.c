@@ -36,19 +36,18 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
 
 /*
  * What the dataplane does for an IPv6 service: full NAT to IPv6 backends
- * (fnat66), trials and the deferred queue, the per-source budget,
- * admission of new flows (admit-rate). The options that would need more
- * (HTTP following and what rests on it, the SYN proxy, the PROXY
- * protocol) are refused rather than
- * accepted and silently not applied: a limit an IPv6 client could walk
- * past is worse than none the operator knows of.
+ * (fnat66), translation to IPv4 ones (fnat64), trials and the deferred
+ * queue, the per-source budget, admission of new flows (admit-rate),
+ * HTTP following and what rests on it over either family. The options
+ * that would need more (the SYN proxy, the PROXY protocol) are refused
+ * rather than accepted and silently not applied: a limit an IPv6 client
+ * could walk past is worse than none the operator knows of.
  */
 static int
 ip6_opts_check(const struct lb_conf_svc_key *key,
-	       const struct lb_conf_svc_opts *o, const struct lb_conf_svc *sv,
-	       struct lb_cmd_out *out)
+	       const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
 {
-	char s[SVC_STRLEN], a[LB_CMD_IP_ADDR_STRLEN];
+	char s[SVC_STRLEN];
 	const char *what = NULL;
 
 	if (key->af != LB_CONF_AF_INET6)
@@ -62,20 +61,6 @@ ip6_opts_check(const struct lb_conf_svc_key *key,
 				    "%s: %s is not available on IPv6 services "
 				    "(they are forwarded at layer 4 only)",
 				    lb_conf_key_str(key, s), what);
-	/* fnat64 flows are not followed: their requests would escape the
-	 * service's HTTP feedback and admission. */
-	for (uint32_t i = 0; o->http && sv != NULL && i < sv->nb_be; i++) {
-		if (sv->be[i].af == LB_CONF_AF_INET6)
-			continue;
-		lb_cmd_fmt_ip_port(&(struct lb_conf_ip){.af = LB_CONF_AF_INET,
-							 .ip = sv->be[i].ip},
-				   sv->be[i].port, a);
-		return lb_cmd_error(out, -EOPNOTSUPP,
-				    "%s: http is not available with IPv4 "
-				    "backend %s (fnat64 flows are forwarded at "
-				    "layer 4 only)",
-				    lb_conf_key_str(key, s), a);
-	}
 	return 0;
 }
 
@@ -109,7 +94,7 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	if (rc == 0)
 		rc = lb_conf_svc_opts_check(c, key->proto, o, out);
 	if (rc == 0)
-		rc = ip6_opts_check(key, o, NULL, out);
+		rc = ip6_opts_check(key, o, out);
 	if (rc != 0)
 		return rc;
 	if (c->nb_svc == LB_CONF_MAX_SVCS)
@@ -157,7 +142,7 @@ lb_conf_svc_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return rc;
 	rc = lb_conf_svc_opts_check(c, key->proto, o, out);
 	if (rc == 0)
-		rc = ip6_opts_check(&sv->key, o, sv, out);
+		rc = ip6_opts_check(&sv->key, o, out);
 	if (rc == 0)
 		rc = lb_conf_rules_opts_check(sv, o, out);
 	if (rc != 0)
@@ -281,13 +266,6 @@ lb_conf_be_add_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return lb_cmd_error(out, -EINVAL,
 				    "backend %s is IPv6 but %s is IPv4: an "
 				    "IPv4 service takes IPv4 backends only",
-				    a, s);
-	if (sv->opts.http && ip->af == LB_CONF_AF_INET &&
-	    sv->key.af == LB_CONF_AF_INET6)
-		return lb_cmd_error(out, -EOPNOTSUPP,
-				    "backend %s is IPv4 but %s follows HTTP: "
-				    "fnat64 flows are forwarded at layer 4 "
-				    "only (set http off first)",
 				    a, s);
 	if (lb_conf_be_find(sv, ip, port) != NULL)
 		return lb_cmd_error(out, -EEXIST,

@@ -62,6 +62,9 @@ struct lb_trial {
 	uint32_t be;
 	uint32_t trials;
 	uint32_t hold; /**< SYN copy, or LB_HOLD_NONE */
+	/** An IPv6 client's trial towards an IPv4 backend (fnat64): its
+	 * SNAT port is of the IPv4 slice. */
+	uint8_t v4_backend;
 };
 
 /*

@@ -286,8 +286,9 @@ lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 /*
  * Trial @p trials + 1 of a new flow of IPv6 service @p s: a SNAT port
  * towards backend @p be, the flow with its SYN copy @p hold, and @p m
- * sent there. @return 0, or a negative errno (-EAFNOSUPPORT: an IPv4
- * backend; -EADDRNOTAVAIL: no SNAT port) with @p m untouched.
+ * sent there; an IPv4 backend's flow is fnat64's (worker64.c).
+ * @return 0, or a negative errno (-EADDRNOTAVAIL: no SNAT port) with
+ * @p m untouched.
  */
 static int
 flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
@@ -304,7 +305,8 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	int idx;
 
 	if (svc->be[be].af != LB_CONF_AF_INET6)
-		return -EAFNOSUPPORT;
+		return lb_worker_fnat64_start(w, m, pkt, s, be, orig, hold,
+					      trials, now);
 	if (lb_snat_port_alloc(w->snat6, snat6_taken, &d, &key, &port) != 0)
 		return -EADDRNOTAVAIL;
 	ip = snat6_addr(w, key);
@@ -409,18 +411,13 @@ lb_worker_deferq6_due(struct lb_worker *w, uint32_t hold, struct rte_mbuf *m,
 	return LB_DEFERQ_DONE;
 }
 
-/*
- * The backend's answer to trial flow @p f (entry @p idx) in SYN_SENT: a
- * RST fails the trial, which goes on to the next backend with the SYN
- * copy (@p m consumed, true); a SYN-ACK is the trial's success.
- */
-static bool
-trial6_answer(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
-	      struct rte_mbuf *m, const struct lb_pkt6 *pkt, uint64_t now)
+bool
+lb_worker_trial6_answer(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+			struct rte_mbuf *m, uint8_t flags, uint64_t now)
 {
 	struct lb_trial t;
 
-	if (pkt->tcp_flags & LB_TCP_RST) {
+	if (flags & LB_TCP_RST) {
 		trial_snapshot(f, &t);
 		lb_worker_flow6_forget(w, f, 0);
 		lb_flow_delete(w->ft, idx);
@@ -428,8 +425,7 @@ trial6_answer(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 		lb_worker_trial_failed(w, &t, now);
 		return true;
 	}
-	if ((pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
-		    (LB_TCP_SYN | LB_TCP_ACK) &&
+	if ((flags & (LB_TCP_SYN | LB_TCP_ACK)) == (LB_TCP_SYN | LB_TCP_ACK) &&
 	    w->sched[f->svc] != NULL) {
 		/* On http services the responses judge the backend, as
 		 * IPv4's (worker_backend.c). */
@@ -457,7 +453,8 @@ lb_worker_view6(const uint8_t *frame, uint32_t len, struct lb_pkt6 *p6,
 }
 
 /*
- * A TCP segment of fnat66 flow @p f (entry @p idx) past SYN_SENT, as
+ * A TCP segment of fnat66 flow @p f (entry @p idx) past SYN_SENT, or a
+ * client's one of an fnat64 flow, as
  * lb_worker_from_client() and lb_worker_from_backend() take an IPv4 one
  * when the flow is followed: the follower entry at the client's ACK that
  * completes the handshake, then each segment fed to it (through an
@@ -510,7 +507,12 @@ follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 	if (dir == LB_FLOW_DIR_ORIG && v != LB_L7_PASS &&
 	    lb_worker_l7_admission(w, f, idx, m, &pkt, v, now))
 		return;
-	fwd6(w, m, p6, idx, dir, now);
+	/* An fnat64 flow's client segments leave as IPv4 (its backend's
+	 * come through worker64.c, never here). */
+	if (lb_flow_is64(f))
+		lb_worker_fnat64_out(w, m, p6, idx, now);
+	else
+		fwd6(w, m, p6, idx, dir, now);
 	/* The last response before a refused pipelined request: the
 	 * answer follows it. */
 	if (dir == LB_FLOW_DIR_REPLY && v == LB_L7_REJECT)
@@ -520,13 +522,13 @@ follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 
 /* ---- new flows ---- */
 
-/* A new flow of IPv6 service @p s to an IPv6 backend (fnat66): its
- * first trial, a TCP SYN copied for the next ones. */
+/* A new flow of IPv6 service @p s to a backend of either family
+ * (fnat66, or fnat64 for an IPv4 one): its first trial, a TCP SYN
+ * copied for the next ones. */
 static void
 flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	  int s, const struct lb_flow6_tuple *orig, uint64_t now)
 {
-	const struct lb_dpconf_svc *svc = &w->conf->svc[s];
 	uint32_t be, hold = LB_HOLD_NONE;
 	struct lb_flow_key k;
 	int rc;
@@ -575,14 +577,6 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		drop(w, m, LB_DROP_NO_BACKEND);
 		return;
 	}
-	/* fnat64: an IPv4 backend (worker64.c). */
-	if (svc->be[be].af != LB_CONF_AF_INET6) {
-		int why = lb_worker_fnat64_new(w, m, pkt, s, be, orig, now);
-
-		if (why != 0)
-			drop(w, m, (enum lb_drop)why);
-		return;
-	}
 	if (pkt->proto == LB_IPPROTO_TCP)
 		hold = lb_worker_hold_put(w, m);
 	rc = flow6_start(w, m, pkt, s, orig, be, hold, 0, now);
@@ -590,7 +584,6 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		lb_worker_hold_release(w, hold);
 		drop(w, m, rc == -EADDRNOTAVAIL ? LB_DROP_SNAT_FULL
 			   : rc == -ENOSPC	 ? LB_DROP_FLOW_FULL
-			   : rc == -EAFNOSUPPORT ? LB_DROP_IP6_UNSERVED
 						 : LB_DROP_NO_FLOW);
 		return;
 	}
@@ -616,23 +609,24 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			drop(w, m, LB_DROP_NO_FLOW);
 			return;
 		}
-		/* fnat64 (worker64.c): its replies come as IPv4. */
-		if (lb_flow_is64(&lb_flow_entries(w->ft)[idx])) {
-			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
-			return;
-		}
 		f = &lb_flow_entries(w->ft)[idx];
 		if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
-		    trial6_answer(w, f, idx, m, pkt, now))
+		    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
 			return;
-		/* An http flow past its trial (worker_l7.c). */
+		/* An http flow past its trial (worker_l7.c), fnat66 or
+		 * fnat64. */
 		if (unlikely(f->l7 != LB_L7_NONE ||
 			     f->state == LB_FLOW_SYN_RECV) &&
 		    f->state != LB_FLOW_SYN_SENT &&
 		    pkt->proto == LB_IPPROTO_TCP &&
 		    w->conf->svc[f->svc].opts.http) {
 			follow6(w, m, pkt, f, idx, dir, now);
+			return;
+		}
+		/* fnat64 (worker64.c): its replies come as IPv4. */
+		if (lb_flow_is64(f)) {
+			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
 			return;
 		}
 		/* The SYN copy goes as the flow leaves SYN_SENT; a

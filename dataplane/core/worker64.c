@@ -58,38 +58,86 @@ to_backend(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 }
 
 void
-lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
+lb_worker_fnat64_out(struct lb_worker *w, struct rte_mbuf *m,
 		     struct lb_pkt6 *pkt, uint32_t idx, uint64_t now)
 {
-	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
 	to_backend(w, m, pkt, &lb_flow_entries(w->ft)[idx], now);
 }
 
+void
+lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt6 *pkt, uint32_t idx, uint64_t now)
+{
+	struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
+
+	/* A retransmitted SYN leaves the trial's timer, which measures the
+	 * backend's silence, alone (as fnat66's). */
+	if (!(f->state == LB_FLOW_SYN_SENT && (pkt->tcp_flags & LB_TCP_SYN)))
+		flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+	to_backend(w, m, pkt, f, now);
+}
+
 int
-lb_worker_fnat64_new(struct lb_worker *w, struct rte_mbuf *m,
-		     struct lb_pkt6 *pkt, int s, uint32_t be,
-		     const struct lb_flow6_tuple *orig, uint64_t now)
+lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
+		       struct lb_pkt6 *pkt, int s, uint32_t be,
+		       const struct lb_flow6_tuple *orig, uint32_t hold,
+		       uint32_t trials, uint64_t now)
 {
 	const struct lb_dpconf_be *b = &w->conf->svc[s].be[be];
 	struct lb_trial t = {.svc = (uint16_t)s};
+	struct lb_flow *f;
 	int idx;
 
 	/* The IPv4 slice, as fnat44's first trial takes it: a pair no
 	 * flow of either kind holds towards this backend. */
 	if (lb_worker_snat_take(w, &t, be, now) != 0)
-		return LB_DROP_SNAT_FULL;
+		return -EADDRNOTAVAIL;
 	idx = lb_flow64_insert(w->ft, w->f6, orig, b->ip, t.snat_ip, b->port,
 			       t.snat_port, (uint16_t)s, be, now);
 	if (idx < 0) {
 		lb_snat_port_free(w->snat, t.snat_ip, t.snat_port);
-		return idx == -ENOSPC ? LB_DROP_FLOW_FULL : LB_DROP_NO_FLOW;
+		return idx;
 	}
-	lb_flow_entries(w->ft)[idx].l7 = LB_L7_NONE;
-	w->st.flows_created++;
+	f = &lb_flow_entries(w->ft)[idx];
+	f->l7 = hold;
+	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
+			     ((trials + 1) << TRIALS_SHIFT));
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
-	lb_worker_fnat64_fwd(w, m, pkt, (uint32_t)idx, now);
+	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
+		      now);
+	to_backend(w, m, pkt, f, now);
 	return 0;
+}
+
+/*
+ * The backend's segment @p m of followed fnat64 flow @p f (entry @p idx),
+ * fed to its follower (worker_l7.c) before its headers change, as
+ * lb_worker_from_backend() feeds an IPv4 flow's. @return the verdict,
+ * or -1 when @p m was taken (the flow refused or reset by us). Not
+ * inlined: unfollowed flows pay only the test.
+ */
+static __rte_noinline int
+follow_reply(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
+	     struct lb_flow *f, uint32_t idx, uint64_t now)
+{
+	const struct lb_l7_rej *r = rej_of(w, f->l7);
+	int v;
+
+	if (r != NULL && r->state == LB_L7_RJ_DONE) {
+		/* Refused: we stand in for the server. */
+		w->st.l7_rej_absorbed++;
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	v = lb_worker_l7_follow(w, f, LB_FLOW_DIR_REPLY, frame_of(m), pkt,
+				now);
+	if (v == L7_RESET) {
+		lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, LB_TCP_RST, now);
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	return v;
 }
 
 /*
@@ -101,14 +149,26 @@ void
 lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 		       struct lb_pkt *pkt, uint32_t idx, uint64_t now)
 {
-	const struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
+	struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
 	const struct lb_flow_key *k = &f->key[LB_FLOW_DIR_ORIG];
 	const uint8_t(*a)[16] = w->f6[idx].a[LB_FLOW_DIR_ORIG];
 	struct lb_be_stats *b = &w->bst[f->svc][f->be];
 	struct lb_pkt6 out;
-	int off;
+	int off, v = LB_L7_PASS;
 
-	lb_flow_touch(w->ft, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	/* The backend's answer to a trial (worker6.c): a RST sends the
+	 * SYN copy on to the next backend, of either family. */
+	if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
+		return;
+	/* Past SYN_SENT, l7 is the follower's entry, not the SYN copy. */
+	if (unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    (v = follow_reply(w, m, pkt, f, idx, now)) < 0)
+		return;
+	/* Leaving SYN_SENT releases the SYN copy. */
+	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
 	b->pkts[LB_FLOW_DIR_REPLY]++;
 	b->bytes[LB_FLOW_DIR_REPLY] += rte_pktmbuf_pkt_len(m);
 	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {
@@ -132,6 +192,11 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 		w->st.nat64_mss_adjusted++;
 	w->st.nat64_in++;
 	lb_worker_route_out6(w, m, a[0], now);
+	/* The last response before a refused pipelined request: the
+	 * answer follows it. */
+	if (unlikely(v == LB_L7_REJECT))
+		lb_worker_l7_refuse_late(w, f, idx, now);
+	l7_closed(w, f);
 }
 
 /*

@@ -142,6 +142,8 @@ lb_worker_gate_end(struct lb_worker *w, const struct lb_flow *f, uint32_t l7,
 
 		if (!flush || f == NULL || !held_parse(f, m, &pkt, &p6))
 			rte_pktmbuf_free(m);
+		else if (lb_flow_is64(f))
+			lb_worker_fnat64_out(w, m, &p6, flow_idx(w, f), now);
 		else if (lb_flow_is6(f))
 			lb_worker_fwd6(w, m, &p6, flow_idx(w, f),
 				       LB_FLOW_DIR_ORIG, now);
@@ -478,7 +480,8 @@ lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 	};
 	int n;
 
-	if (lb_flow_is6(f)) {
+	/* fnat64: IPv6 to the client, IPv4 to the backend. */
+	if (lb_flow_is6(f) && (to_client || !lb_flow_is64(f))) {
 		const uint8_t(*a)[16] =
 			w->f6[flow_idx(w, f)]
 				.a[to_client ? LB_FLOW_DIR_ORIG
@@ -496,6 +499,11 @@ lb_worker_seg_send(struct lb_worker *w, const struct lb_flow *f,
 	}
 	m->data_len = (uint16_t)n;
 	m->pkt_len = (uint32_t)n;
+	/* The link header was copied from a frame of either side. */
+	if (unlikely(lb_flow_is64(f)))
+		wr16(frame_of(m) + l3_off - 2, sg.dst6 != NULL
+						       ? LB_ETHER_TYPE_IPV6
+						       : LB_ETHER_TYPE_IPV4);
 	if (sg.dst6 != NULL)
 		lb_worker_route_out6(w, m, sg.dst6, now);
 	else

@@ -84,12 +84,18 @@ uint32_t lb_worker_snat6_active(const struct lb_worker *w,
 /* worker64.c: fnat64, an IPv6 client to an IPv4 backend (flow6.h). */
 struct lb_flow6_tuple;
 struct lb_pkt6;
-/* A new flow of IPv6 service @p s to its IPv4 backend @p be, with @p m
- * its first packet: 0 (@p m sent), or the drop reason (@p m the
- * caller's). */
-int lb_worker_fnat64_new(struct lb_worker *w, struct rte_mbuf *m,
-			 struct lb_pkt6 *pkt, int s, uint32_t be,
-			 const struct lb_flow6_tuple *orig, uint64_t now);
+/* Trial @p trials + 1 of a flow of IPv6 service @p s to its IPv4
+ * backend @p be, with its SYN copy @p hold and @p m its first packet:
+ * 0 (@p m sent), or a negative errno (-EADDRNOTAVAIL: no IPv4 SNAT
+ * port) with @p m the caller's. */
+int lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
+			   struct lb_pkt6 *pkt, int s, uint32_t be,
+			   const struct lb_flow6_tuple *orig, uint32_t hold,
+			   uint32_t trials, uint64_t now);
+/* The client's packet @p m of fnat64 flow @p idx, to its backend, the
+ * flow already touched (the follower's: worker6.c, worker_l7.c). */
+void lb_worker_fnat64_out(struct lb_worker *w, struct rte_mbuf *m,
+			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);
 /* The client's packet @p m of fnat64 flow @p idx, to its backend. */
 void lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);
@@ -105,6 +111,13 @@ void lb_worker_icmp46_error(struct lb_worker *w, struct rte_mbuf *m,
 			    struct lb_pkt6 *pkt, uint32_t idx,
 			    enum lb_flow_dir dir, uint64_t now);
 
+/* worker6.c, for fnat66 and fnat64: the backend's answer of TCP flags
+ * @p flags to trial flow @p f (entry @p idx) in SYN_SENT. A RST fails
+ * the trial, which goes on to the next backend with the SYN copy (@p m
+ * consumed, true); a SYN-ACK is the trial's success. */
+bool lb_worker_trial6_answer(struct lb_worker *w, struct lb_flow *f,
+			     uint32_t idx, struct rte_mbuf *m, uint8_t flags,
+			     uint64_t now);
 /* worker6.c, for fnat66 and fnat64: a packet too big @p m (parsed in
  * @p pkt) of MTU below IPv6's minimum raised to it, counted; other
  * errors untouched. */
@@ -650,6 +663,9 @@ trial_snapshot(const struct lb_flow *f, struct lb_trial *t)
 	t->be = f->be;
 	t->trials = f->flags >> TRIALS_SHIFT;
 	t->hold = f->l7;
+	/* Only fnat64's two keys differ in family (flow6.h). */
+	t->v4_backend = f->key[LB_FLOW_DIR_REPLY].pad[0] !=
+			f->key[LB_FLOW_DIR_ORIG].pad[0];
 }
 
 /*

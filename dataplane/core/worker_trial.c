@@ -247,18 +247,19 @@ trial_is6(const struct lb_trial *t)
 	return t->orig.pad[0] == LB_FLOW_FAM6;
 }
 
+/* An fnat64 trial's port is of the IPv4 slice, as an IPv4 flow's. */
 static void
 trial_port_free(struct lb_worker *w, const struct lb_trial *t)
 {
-	lb_snat_port_free(trial_is6(t) ? w->snat6 : w->snat, t->snat_ip,
-			  t->snat_port);
+	lb_snat_port_free(trial_is6(t) && !t->v4_backend ? w->snat6 : w->snat,
+			  t->snat_ip, t->snat_port);
 }
 
 /*
  * The next trial of IPv6 trial @p t on backend @p next (UINT32_MAX: no
- * more trials), from a fresh SNAT port; when none can start, or every
- * trial failed, the SYN copy waits in the deferred queue as an IPv4 one
- * does (at its expiry it is dropped: no RST of ours for IPv6 yet).
+ * more trials), from a fresh SNAT port of the slice of @p next's family
+ * (fnat66 or fnat64); when none can start, or every trial failed, the
+ * SYN copy waits in the deferred queue as an IPv4 one does.
  */
 static void
 trial6_next(struct lb_worker *w, struct lb_trial *t, uint32_t next,

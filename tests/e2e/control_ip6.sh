@@ -99,8 +99,8 @@ check "backend list: the IPv4 backend of the IPv6 service, unbracketed" \
 check "the JSON data: both families in one pool" \
 	'ctl --json backend list $SVC6 | has -F "\"$BE1\"" &&
 	 ctl --json backend list $SVC6 | has -F "\"[2001:db8:e6:1::12]:8443\""'
-ctl_bad "$SVC6: http is not available with IPv4 backend $BE1 (fnat64 flows are forwarded at layer 4 only)" \
-	service set $SVC6 http on
+check "http on an IPv6 service with an IPv4 backend (fnat64 flows are followed)" \
+	'ctl service set $SVC6 http on && ctl service set $SVC6 http off'
 if [ -n "${CTL_METRICS:-}" ]; then
 	check "/metrics: the IPv4 backend under the IPv6 service" \
 		'for i in $(seq 50); do

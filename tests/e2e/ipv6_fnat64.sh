@@ -12,7 +12,9 @@
 #     backends' SYN-ACK MSS;
 #   - 20 UDP datagrams over IPv6, each answered by an IPv4 backend;
 #   - wrk over IPv6: no error;
-#   - one backend's nginx killed under load: its health check takes it
+#   - one backend's nginx killed under load: the SYNs its kernel refuses
+#     are tried again on the others, so every new connection is answered;
+#     its health check takes it
 #     down, and every new connection after that is answered by the
 #     other two;
 #   - the flows drain, the dataplane exits 0 on SIGTERM.
@@ -154,7 +156,20 @@ check "wrk over IPv6: requests served without error" \
 wrk_run "$URL6" 8 1 6 "$E2E_TMP/wrkf" >"$E2E_TMP/wrkf.sum" &
 wf=$!
 sleep 2
+tel_save /lb/stats "$E2E_TMP/statsk0"
 be_kill 3
+# Before its checks take be3 down, its kernel refuses the SYNs it gets:
+# each is tried again on another backend (fnat64 trials).
+http_seq "$URL6" 20 "$E2E_TMP/seqk"
+t=$(http_tally "$E2E_TMP/seqk")
+tel_save /lb/stats "$E2E_TMP/statsk1"
+rt=$(($(jget "$E2E_TMP/statsk1" /lb/stats syn_retries) -
+	$(jget "$E2E_TMP/statsk0" /lb/stats syn_retries)))
+e2e_log "20 sequential requests just after be3 was killed: $t;" \
+	"$rt SYN(s) tried again"
+[ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seqk"
+check "be3 killed: 20/20 new connections answered, refusals tried again ($rt)" \
+	'[ "$(field ok "$t")" = 20 ] && [ "$(field be3 "$t")" = 0 ]'
 r=$(WAIT_PERIOD=0.1 wait_output "$DOWN_LIMIT" down health "$(be_addr 3)") ||
 	true
 check "be3 killed: down by its checks within ${DOWN_LIMIT}s ($r)" \

@@ -1178,69 +1178,36 @@ fb6_take(struct ph_env *e, struct lb_fb *r, unsigned int max)
 	return n;
 }
 
-/* Request @p req and response @p resp through, byte for byte; the L7
- * records they gave in @p r. */
-static unsigned int
-http6_round(struct http6 *h, const char *req, const char *resp,
-	    struct lb_fb *r, unsigned int max)
-{
-	http6_pass(h, true, req, "request");
-	http6_pass(h, false, resp, "response");
-	return fb6_take(h->e, r, max);
-}
+/* Each test of HTTP following runs over fnat66 and fnat64 (below, by
+ * the fnat64 helpers). */
+static void http_follow(void **state, bool be4);
+static void http_refuse_rate(void **state, bool be4);
+static void http_governor(void **state, bool be4);
 
 /*
  * An HTTP exchange followed over fnat66: request and response go
  * through unchanged but for the addresses, the response's status and
  * the backend's X-SPL reach the feedback ring; a 503 counts as the
- * backend's error.
+ * backend's error (http_follow()).
  */
 static void
 test_fnat66_http_follow(void **state)
 {
-	struct ph_env *e = env66_http(state, NULL, false);
-	int s = (int)e->dp.conf->nb_svc - 2;
-	struct lb_fb r[8];
-	struct http6 h;
-	double spl;
-	unsigned int n;
-
-	http6_open(e, &h);
-	n = http6_round(&h, "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
-			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
-			"X-SPL: 0.75\r\n\r\nok",
-			r, NELEM(r));
-	CHECK_EQ(n, 2, "HTTP and SPL records");
-	CHECK_EQ(r[0].kind, LB_FB_HTTP, "HTTP record");
-	CHECK_EQ(r[0].u32, 200, "status");
-	CHECK_EQ(r[0].svc, s, "its service");
-	CHECK_EQ(r[0].be, 0, "its backend");
-	CHECK_EQ(r[1].kind, LB_FB_SPL, "SPL record");
-	memcpy(&spl, &r[1].v, sizeof(spl));
-	assert_true(spl == 0.75);
-
-	n = http6_round(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
-			"HTTP/1.1 503 Service Unavailable\r\n"
-			"Content-Length: 0\r\n\r\n",
-			r, NELEM(r));
-	CHECK_EQ(n, 1, "an HTTP record, no SPL");
-	CHECK_EQ(r[0].u32, 503, "status");
-	CHECK_EQ(e->w->bst[s][0].http_responses, 2, "responses");
-	CHECK_EQ(e->w->bst[s][0].http_5xx, 1, "5xx counted");
-	CHECK_EQ(e->w->bst[s][0].sched_errors, 1, "an error to the scheduler");
-	ph_check_no_drops(e->w, "followed fnat66");
+	http_follow(state, false);
 }
 
 /*
  * Request @p text, sent by the client of @p h, is refused with
  * @p status in the server's name: an IPv6 segment from the VIP to the
  * client, answer and FIN, checksums as pktbuild.c computes them, and
- * the backend reset at the first octet of the request it never got.
- * Then the client's ACK of the answer and its FIN are taken in the
- * server's place and acknowledged, nothing to the backend.
+ * the backend reset at the first octet of the request it never got
+ * (by @p rst4 when it is IPv4, else by an IPv6 RST). Then the client's ACK of the answer and its
+ * FIN are taken in the server's place and acknowledged, nothing to the
+ * backend.
  */
 static void
-expect_refused(struct http6 *h, const char *text, uint16_t status)
+expect_refused(struct http6 *h, const char *text, uint16_t status,
+	       const struct pb_frame *rst4)
 {
 	static struct pb_frame got[NB_PORTS][4];
 	unsigned int n[NB_PORTS];
@@ -1258,6 +1225,8 @@ expect_refused(struct http6 *h, const char *text, uint16_t status)
 	out.l4.win = 0;
 	out.l4.plen = 0;
 	pb_ipv6_frame(&rst, mac_peer1, mac_port[1], &out);
+	if (rst4 != NULL)
+		rst = *rst4;
 
 	len = lb_l7_reject_http(ans, sizeof(ans), status, 7);
 	assert_true(len > 0);
@@ -1290,67 +1259,19 @@ expect_refused(struct http6 *h, const char *text, uint16_t status)
 }
 
 /* A request over the service's requests/s (admit-rate, keyed by the
- * IPv6 client) gets the 429. */
+ * IPv6 client) gets the 429 (http_refuse_rate()). */
 static void
 test_fnat66_http_refuse(void **state)
 {
-	struct lb_admit_conf ac;
-	struct ph_env *e;
-	struct http6 h;
-	int s;
-
-	lb_admit_conf_default(&ac);
-	ac.rate = 1;
-	ac.burst = 1;
-	e = env66_http(state, &ac, false);
-	s = (int)e->dp.conf->nb_svc - 2;
-	http6_open(e, &h);
-	CHECK_EQ(e->w->st.flows_created, 1, "not refused as a flow");
-	http6_pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
-	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-		   "response");
-	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 429);
-	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
-	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_PASS], 1, "one admitted");
+	http_refuse_rate(state, false);
 }
 
-/*
- * The governor throttles an IPv6 client's request (multiplier 100: every
- * rank from 1 with certainty, as lb-control would publish it under
- * overload) with a 503; a request split over two segments is held until
- * its header block ends, then goes on whole, both segments in order.
- */
+/* The governor's 503 and the held halves of a request over fnat66
+ * (http_governor()). */
 static void
 test_fnat66_http_governor(void **state)
 {
-	struct ph_env *e = env66_http(state, NULL, true);
-	int s = (int)e->dp.conf->nb_svc - 2;
-	struct pb_frame f, want, got[2];
-	struct pb_dg6 in[2], out;
-	struct http6 h;
-	double m = 100.0;
-	uint64_t b;
-
-	http6_open(e, &h);
-	/* Not throttled (M 0): held, then released. */
-	http6_send(&h, true, "GET / HTTP/1.1\r\n", 0, &in[0], &f);
-	ph_expect_quiet(e, "the first half held");
-	http6_send(&h, true, "Host: a\r\n\r\n", 0, &in[1], &f);
-	CHECK_EQ(ph_take(e, 1, 0, got, 2), 2, "both halves to the backend");
-	for (int i = 0; i < 2; i++) {
-		seg6_out(&out, &in[i], h.snat, h.sport, h.be, BPORT6);
-		pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
-		ph_expect_same(&got[i], &want, i == 0 ? "held half" : "last");
-	}
-	ph_expect_quiet(e, "nothing else");
-	CHECK_EQ(e->w->st.l7_held, 1, "one segment held");
-	http6_pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-		   "response");
-	memcpy(&b, &m, sizeof(b));
-	atomic_store(&e->gov_m[s], b);
-	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 503);
-	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "governor");
-	CHECK_EQ(e->w->st.gov[s].throttled[3], 1, "throttled rank 3");
+	http_governor(state, false);
 }
 
 /* Client SYN @p in sent again from 2001:db8:@p net::@p host port
@@ -1595,6 +1516,41 @@ backend_refuses(struct ph_env *e, uint16_t bport, const uint8_t snat[16],
 	ph_rx(e, 1, &f);
 }
 
+/* client_syn() from client port @p cport, arriving on port 0. */
+static void
+client_syn_rx(struct ph_env *e, struct pb_dg6 *in, struct pb_frame *f,
+	      uint8_t vip[16], uint8_t snat[16], uint8_t c[16], uint16_t cport)
+{
+	client_syn(in, f, vip, snat, c);
+	in->l4.sport = cport;
+	pb_ipv6_frame(f, mac_port[0], mac_c, in);
+	ph_rx(e, 0, f);
+}
+
+/* Worker 0's flows @p days days on: the SYN timeout of every trial under
+ * way, and the retries it starts. */
+static void
+syn_timeout(struct ph_env *e, unsigned int days)
+{
+	lb_flow_expire(e->w->ft, ph_now_ns(e) + days * 86400000000000ull, 16,
+		       e->w->ft->reaper, e->w->ft->reaper_ctx);
+	ph_poll_all(e);
+}
+
+/* The SYN timeout fails the last trial of client port @p cport: no
+ * deferred queue, so the client hears of it at once, and no retry
+ * beyond the @p retries counted. */
+static void
+last_trial_fails(struct ph_env *e, const uint8_t c[16], uint16_t cport,
+		 uint64_t retries)
+{
+	syn_timeout(e, 2);
+	expect_client_rst(e, c, cport, "every backend had its trial");
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.syn_retries, retries, "no more retries");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+}
+
 /*
  * Retries over IPv6 (adaptive-request-dispatch-paper, Algorithm 2): the
  * TCP service on rr over two backends (one host, two ports). A backend
@@ -1639,27 +1595,44 @@ test_fnat66_retry(void **state)
 		 1, "the refused trial's SNAT port freed");
 
 	/* Silence: the SYN timeout fails each trial in turn. */
-	client_syn(&in, &f, vip, snat, c);
-	in.l4.sport = CPORT6 + 1;
-	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
-	ph_rx(e, 0, &f);
+	client_syn_rx(e, &in, &f, vip, snat, c, CPORT6 + 1);
 	q1 = syn_out(e, &sp1, "silent first trial");
-	lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull, 16,
-		       e->w->ft->reaper, e->w->ft->reaper_ctx);
-	ph_poll_all(e);
+	syn_timeout(e, 1);
 	q2 = syn_out(e, &sp2, "after the SYN timeout");
 	CHECK_EQ(q1 != q2, 1, "the other backend");
 	CHECK_EQ(e->w->st.syn_retries, 2, "retries");
-	lb_flow_expire(e->w->ft, ph_now_ns(e) + 2 * 86400000000000ull, 16,
-		       e->w->ft->reaper, e->w->ft->reaper_ctx);
-	ph_poll_all(e);
-	/* No deferred queue: the client hears of it at once. */
-	expect_client_rst(e, c, CPORT6 + 1, "every backend had its trial");
-	ph_expect_quiet(e, "nothing else");
-	CHECK_EQ(e->w->st.syn_retries, 2, "no more retries");
-	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	last_trial_fails(e, c, CPORT6 + 1, 2);
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
 		 0, "no SNAT port held");
+}
+
+/* The TCP service's deferred queue: 16 long, a retry gap of 50 ms, an
+ * expiry of 5 s. */
+static void
+deferq_on(struct ph_env *e)
+{
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_conf_svc_opts *o = &d->svc[d->nb_svc - 2].opts;
+
+	o->deferq_len = 16;
+	o->retry_gap_ns = 50000000ull;
+	o->expiry_ns = 5000000000ull;
+	publish(e, d);
+}
+
+/* The retry gap since @p t0 polled through, until a frame is sent to
+ * the backends (copied to @p got) or 2 s have passed: how many were. */
+static unsigned int
+retry_gap_out(struct ph_env *e, uint64_t t0, struct pb_frame *got)
+{
+	unsigned int n = 0;
+
+	while (n == 0 && ph_now_ns(e) - t0 < 2000000000ull) {
+		ph_poll_all(e);
+		n = ph_take(e, 1, 0, got, 1);
+	}
+	CHECK_EQ(ph_now_ns(e) - t0 >= 50000000ull, 1, "after the retry gap");
+	return n;
 }
 
 /*
@@ -1672,19 +1645,14 @@ static void
 test_fnat66_deferq(void **state)
 {
 	struct ph_env *e = env66(state);
-	struct lb_dpconf *d = ph_table_next(e);
-	struct lb_conf_svc_opts *o = &d->svc[d->nb_svc - 2].opts;
 	uint8_t vip[16], snat[16], c[16];
 	struct pb_frame f, got;
 	struct pb_dg6 in;
 	uint16_t p, sp;
 	uint64_t t0;
-	unsigned int n = 0;
+	unsigned int n;
 
-	o->deferq_len = 16;
-	o->retry_gap_ns = 50000000ull;
-	o->expiry_ns = 5000000000ull;
-	publish(e, d);
+	deferq_on(e);
 
 	client_syn(&in, &f, vip, snat, c);
 	ph_rx(e, 0, &f);
@@ -1694,13 +1662,8 @@ test_fnat66_deferq(void **state)
 	ph_expect_quiet(e, "the only backend refused");
 	CHECK_EQ(e->w->st.deferred, 1, "SYNs queued");
 	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 1, "its copy kept");
-	/* The retry gap, polled through. */
-	while (n == 0 && ph_now_ns(e) - t0 < 2000000000ull) {
-		ph_poll_all(e);
-		n = ph_take(e, 1, 0, &got, 1);
-	}
+	n = retry_gap_out(e, t0, &got);
 	CHECK_EQ(n, 1, "the queued SYN sent again");
-	CHECK_EQ(ph_now_ns(e) - t0 >= 50000000ull, 1, "after the retry gap");
 	CHECK_EQ(got.b[ETH + 40 + 13], PB_SYN, "a SYN");
 	CHECK_EQ(e->w->st.flows_created, 2, "flows: the first trial's and "
 		 "the queue's");
@@ -2379,6 +2342,466 @@ test_fnat64_client_too_big(void **state)
 	ph_check_no_drops(e->w, "client's packet too big");
 }
 
+/* @p got is the SYN to an IPv4 backend that fnat64 makes of the
+ * client's @p in, byte for byte: its backend port (host order), its SNAT
+ * port in @p sport. */
+static uint16_t
+syn4_check(const struct pb_frame *got, const struct pb_dg6 *in,
+	   uint16_t *sport, const char *what)
+{
+	struct pb_frame want;
+	struct pb_dg o;
+	uint16_t bport;
+
+	CHECK_EQ(pb_get16(got->b + 12), 0x0800, "an IPv4 SYN");
+	*sport = pb_get16(got->b + ETH + 20);
+	bport = pb_get16(got->b + ETH + 22);
+	to4(&o, in, *sport, bport);
+	pb_ipv4_frame(&want, mac_be4, mac_port[1], &o);
+	ph_expect_same(got, &want, what);
+	return bport;
+}
+
+/* The one frame sent is syn4_check()'s SYN. */
+static uint16_t
+syn4_out(struct ph_env *e, const struct pb_dg6 *in, uint16_t *sport,
+	 const char *what)
+{
+	struct pb_frame got;
+
+	ph_expect_one(e, 1, 0, &got, what);
+	return syn4_check(&got, in, sport, what);
+}
+
+/* The IPv4 backend on @p bport refuses the SYN from SNAT port @p sport. */
+static void
+backend4_refuses(struct ph_env *e, uint16_t bport, uint16_t sport)
+{
+	struct pb_frame f;
+	struct pb_dg b;
+
+	from4(&b, bport, sport, PB_PROTO_TCP, PB_RST | PB_ACK, 0, 1001);
+	b.plen = 0;
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+}
+
+/*
+ * Retries of fnat64 flows: the TCP service on rr over two IPv4 backends
+ * (one host, two ports). The one that refuses the SYN with a RST has the
+ * client's SYN, from its IPv6 copy, translated again for the other one,
+ * whose SYN-ACK reaches the client: one flow, one retry, one error on the
+ * refusing backend, the copy released, the refused trial's port given
+ * back to the IPv4 slice it came from. A SYN nobody answers is retried
+ * when its flow times out, and once each backend had its trial the
+ * client gets a RST from the VIP.
+ */
+static void
+test_fnat64_retry(void **state)
+{
+	struct ph_env *e = env64(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	int s = (int)d->nb_svc - 2;
+	uint8_t vip[16], snat[16], c[16];
+	uint16_t p1, p2, sp1, sp2, q1, q2;
+	struct pb_frame f;
+	struct pb_dg6 in;
+	struct pb_dg b;
+
+	be4_set(d, (uint32_t)s, 1, BPORT6 + 1);
+	publish(e, d);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p1 = syn4_out(e, &in, &sp1, "first trial");
+	backend4_refuses(e, p1, sp1);
+	p2 = syn4_out(e, &in, &sp2, "second trial");
+	CHECK_EQ(p1 != p2 && (p1 == BPORT6 || p2 == BPORT6), 1,
+		 "the other backend");
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 0, "nothing to the client yet");
+	CHECK_EQ(e->w->st.syn_retries, 1, "retries");
+	CHECK_EQ(e->w->bst[s][p1 - BPORT6].errors, 1, "failed trials");
+	CHECK_EQ(e->w->st.nat64_in, 0, "the RST not passed on");
+	from4(&b, p2, sp2, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, vip, TCP6_PORT, 0, "SYN-ACK of the other backend");
+	CHECK_EQ(e->w->st.flows_created, 1, "flows created");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), 1,
+		 "the refused trial's IPv4 port freed");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	CHECK_EQ(e->w->snat6->stats.bad_free, 0, "nothing freed as IPv6");
+
+	/* Silence: the SYN timeout fails each trial in turn. */
+	client_syn_rx(e, &in, &f, vip, snat, c, CPORT6 + 1);
+	q1 = syn4_out(e, &in, &sp1, "silent first trial");
+	/* The client's own retransmission does not restart the timer. */
+	ph_rx(e, 0, &f);
+	CHECK_EQ(syn4_out(e, &in, &sp2, "retransmitted SYN"), q1,
+		 "to the same backend");
+	syn_timeout(e, 1);
+	q2 = syn4_out(e, &in, &sp2, "after the SYN timeout");
+	CHECK_EQ(q1 != q2, 1, "the other backend");
+	CHECK_EQ(e->w->st.syn_retries, 2, "retries");
+	last_trial_fails(e, c, CPORT6 + 1, 2);
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	CHECK_EQ(e->w->snat6->stats.bad_free, 0, "nothing freed as IPv6");
+}
+
+/*
+ * A mixed pool (an IPv6 and an IPv4 backend, rr): a trial refused by
+ * one family goes on to the backend of the other, an fnat66 flow after
+ * an fnat64 one and the other way round, each SYN-ACK reaching its
+ * client over IPv6 and each refused port freed in its own slice.
+ */
+static void
+test_fnat64_mixed_retry(void **state)
+{
+	struct ph_env *e = env64_mixed(state, true);
+	uint8_t vip[16], snat[16], c[16];
+	unsigned int to4_from6 = 0, to6_from4 = 0;
+	int s = (int)e->dp.conf->nb_svc - 2;
+
+	for (uint16_t i = 0; i < 4; i++) {
+		uint16_t cport = (uint16_t)(CPORT6 + i), sport;
+		struct pb_frame f, got;
+		struct pb_dg6 in;
+		bool first4;
+
+		client_syn_rx(e, &in, &f, vip, snat, c, cport);
+		ph_expect_one(e, 1, 0, &got, "first trial");
+		first4 = pb_get16(got.b + 12) == 0x0800;
+		if (first4) {
+			backend4_refuses(e, BPORT6,
+					 pb_get16(got.b + ETH + 20));
+			ph_expect_one(e, 1, 0, &got, "second trial");
+			CHECK_EQ(pb_get16(got.b + 12), 0x86dd, "over IPv6");
+			to6_from4++;
+		} else {
+			backend_refuses(e, BPORT6, snat,
+					pb_get16(got.b + ETH + 40));
+			syn4_out(e, &in, &sport, "second trial, as IPv4");
+			to4_from6++;
+		}
+		if (first4) {
+			struct pb_dg6 r;
+
+			seg6(&r, A_PEER1, BPORT6, snat,
+			     pb_get16(got.b + ETH + 40), PB_PROTO_TCP,
+			     PB_SYN | PB_ACK, 7, 1001, 64);
+			pb_ipv6_frame(&f, mac_port[1], mac_peer1, &r);
+		} else {
+			struct pb_dg b;
+
+			from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK,
+			      7, 1001);
+			pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+		}
+		ph_rx(e, 1, &f);
+		ph_expect_one(e, 0, 0, &got, "SYN-ACK to the client");
+		CHECK_EQ(pb_get16(got.b + 12), 0x86dd, "over IPv6");
+		CHECK_EQ(pb_get16(got.b + ETH + 40 + 2), cport, "to its client");
+	}
+	CHECK_EQ(to4_from6 > 0 && to6_from4 > 0, 1, "both ways");
+	CHECK_EQ(e->w->st.syn_retries, 4, "retries");
+	CHECK_EQ(e->w->st.flows_created, 4, "flows created");
+	CHECK_EQ(e->w->bst[s][0].errors, to4_from6, "IPv6 backend's errors");
+	CHECK_EQ(e->w->bst[s][1].errors, to6_from4, "IPv4 backend's errors");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copies released");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), to4_from6,
+		 "IPv4 ports of the flows that stayed");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
+		 to6_from4, "IPv6 ports of the flows that stayed");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "IPv4 frees where taken");
+	CHECK_EQ(e->w->snat6->stats.bad_free, 0, "IPv6 frees where taken");
+	ph_check_no_drops(e->w, "mixed retries");
+}
+
+/*
+ * The deferred queue of an fnat64 flow: the one IPv4 backend refuses
+ * the SYN, its copy waits (retry gap 50 ms) and is translated again from
+ * a new flow once the gap is over; the backend accepts it this time and
+ * the client gets its SYN-ACK.
+ */
+static void
+test_fnat64_deferq(void **state)
+{
+	struct ph_env *e = env64(state);
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f, got;
+	struct pb_dg6 in;
+	struct pb_dg b;
+	uint16_t p, sp;
+	uint64_t t0;
+
+	deferq_on(e);
+
+	client_syn(&in, &f, vip, snat, c);
+	ph_rx(e, 0, &f);
+	p = syn4_out(e, &in, &sp, "first trial");
+	t0 = ph_now_ns(e);
+	backend4_refuses(e, p, sp);
+	ph_expect_quiet(e, "the only backend refused");
+	CHECK_EQ(e->w->st.deferred, 1, "SYNs queued");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap - 1, "its copy kept");
+	CHECK_EQ(lb_snat_addr_used(e->w->snat, htonl(IP_SNAT)), 0,
+		 "no IPv4 port held while queued");
+	CHECK_EQ(retry_gap_out(e, t0, &got), 1, "the queued SYN sent again");
+	CHECK_EQ(syn4_check(&got, &in, &sp, "queued SYN, as IPv4"), p,
+		 "to the backend");
+	CHECK_EQ(e->w->st.flows_created, 2, "flows: the first trial's and "
+		 "the queue's");
+	from4(&b, p, sp, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, vip, TCP6_PORT, 0, "SYN-ACK to the client");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "SYN copy released");
+	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
+	ph_check_no_drops(e->w, "fnat64 deferred queue");
+}
+
+/* ---- HTTP following over fnat64 ---- */
+
+/* env66_http() whose TCP service's backend is the IPv4 one instead. */
+static struct ph_env *
+env64_http(void **state, const struct lb_admit_conf *ac, bool gov)
+{
+	struct ph_env *e = env66_http(state, ac, gov);
+	struct lb_dpconf *d = ph_table_next(e);
+
+	be4_set(d, d->nb_svc - 2, 0, BPORT6);
+	publish(e, d);
+	learn4(e);
+	return e;
+}
+
+/* The handshake through the VIP to the IPv4 backend, byte for byte, the
+ * client's ACK carrying nothing; @p h then sends over IPv6 as an fnat66
+ * client does (http6_send()). */
+static void
+http64_open(struct ph_env *e, struct http6 *h)
+{
+	struct pb_frame f;
+	struct pb_dg6 in;
+	struct pb_dg b;
+
+	memset(h, 0, sizeof(*h));
+	h->e = e;
+	client_syn(&in, &f, h->vip, h->snat, h->c);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(syn4_out(e, &in, &h->sport, "SYN to the IPv4 backend"),
+		 BPORT6, "to its port");
+	from4(&b, BPORT6, h->sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, h->vip, TCP6_PORT, 0, "SYN-ACK to the client");
+	h->cnxt = 1001;
+	h->bnxt = 5001;
+	seg6(&in, A_C, CPORT6, h->vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK,
+	     h->cnxt, h->bnxt, 64);
+	in.l4.plen = 0;
+	c2b(e, &in, h->sport, BPORT6, "ACK to the backend");
+}
+
+/* @p text from the IPv6 client (@p to_be) or the IPv4 backend,
+ * translated byte for byte for the other side. */
+static void
+http64_pass(struct http6 *h, bool to_be, const char *text, const char *what)
+{
+	uint16_t len = (uint16_t)strlen(text);
+	struct pb_frame f, want;
+	struct pb_dg b;
+
+	if (to_be) {
+		struct pb_dg6 in;
+
+		http6_send(h, true, text, 0, &in, &f);
+		to4(&b, &in, h->sport, BPORT6);
+		pb_ipv4_frame(&want, mac_be4, mac_port[1], &b);
+		ph_expect_frame(h->e, 1, 0, &want, what);
+		return;
+	}
+	from4(&b, BPORT6, h->sport, PB_PROTO_TCP, PB_ACK | PB_PSH, h->bnxt,
+	      h->cnxt);
+	b.data = (const uint8_t *)text;
+	b.plen = len;
+	h->bnxt += len;
+	b2c(h->e, &b, h->vip, TCP6_PORT, 0, what);
+}
+
+/* The RST that resets the IPv4 backend of @p h at the request it never
+ * got: from the SNAT address, don't-fragment. */
+static void
+rst4(const struct http6 *h, struct pb_frame *rst)
+{
+	struct pb_dg b;
+
+	from4(&b, h->sport, BPORT6, PB_PROTO_TCP, PB_RST, h->cnxt, 0);
+	b.src = IP_SNAT;
+	b.dst = IP_BE4;
+	b.frag = PB_IP_DF;
+	b.win = 0;
+	b.plen = 0;
+	pb_ipv4_frame(rst, mac_be4, mac_port[1], &b);
+}
+
+/*
+ * An HTTP exchange followed over fnat66, or over fnat64 when @p be4 (an
+ * IPv6 client, an IPv4 backend): request and response through byte for
+ * byte, the response's status and the backend's X-SPL in the feedback
+ * ring with the service and backend, a 503 counted as the backend's
+ * error.
+ */
+static void
+http_follow(void **state, bool be4)
+{
+	struct ph_env *e = be4 ? env64_http(state, NULL, false)
+			       : env66_http(state, NULL, false);
+	void (*pass)(struct http6 *, bool, const char *, const char *) =
+		be4 ? http64_pass : http6_pass;
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct lb_fb r[8];
+	struct http6 h;
+	double spl;
+	unsigned int n;
+
+	if (be4)
+		http64_open(e, &h);
+	else
+		http6_open(e, &h);
+	pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
+	pass(&h, false,
+	     "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	     "X-SPL: 0.75\r\n\r\nok",
+	     "response");
+	n = fb6_take(e, r, NELEM(r));
+	CHECK_EQ(n, 2, "HTTP and SPL records");
+	CHECK_EQ(r[0].kind, LB_FB_HTTP, "HTTP record");
+	CHECK_EQ(r[0].u32, 200, "status");
+	CHECK_EQ(r[0].svc, s, "its service");
+	CHECK_EQ(r[0].be, 0, "its backend");
+	CHECK_EQ(r[1].kind, LB_FB_SPL, "SPL record");
+	memcpy(&spl, &r[1].v, sizeof(spl));
+	assert_true(spl == 0.75);
+
+	pass(&h, true, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", "second request");
+	pass(&h, false,
+	     "HTTP/1.1 503 Service Unavailable\r\n"
+	     "Content-Length: 0\r\n\r\n",
+	     "second response");
+	n = fb6_take(e, r, NELEM(r));
+	CHECK_EQ(n, 1, "an HTTP record, no SPL");
+	CHECK_EQ(r[0].u32, 503, "status");
+	CHECK_EQ(e->w->bst[s][0].http_responses, 2, "responses");
+	CHECK_EQ(e->w->bst[s][0].http_5xx, 1, "5xx counted");
+	CHECK_EQ(e->w->bst[s][0].sched_errors, 1, "an error to the scheduler");
+	ph_check_no_drops(e->w, be4 ? "followed fnat64" : "followed fnat66");
+}
+
+static void
+test_fnat64_http_follow(void **state)
+{
+	http_follow(state, true);
+}
+
+/*
+ * A request over the service's requests/s (admit-rate 1, keyed by the
+ * IPv6 client) gets the 429 over IPv6; the backend gets a RST from the
+ * SNAT address, IPv4 with don't-fragment over fnat64 (@p be4).
+ */
+static void
+http_refuse_rate(void **state, bool be4)
+{
+	void (*pass)(struct http6 *, bool, const char *, const char *) =
+		be4 ? http64_pass : http6_pass;
+	struct lb_admit_conf ac;
+	struct pb_frame rst;
+	struct ph_env *e;
+	struct http6 h;
+	int s;
+
+	lb_admit_conf_default(&ac);
+	ac.rate = 1;
+	ac.burst = 1;
+	e = be4 ? env64_http(state, &ac, false) : env66_http(state, &ac, false);
+	s = (int)e->dp.conf->nb_svc - 2;
+	if (be4)
+		http64_open(e, &h);
+	else
+		http6_open(e, &h);
+	CHECK_EQ(e->w->st.flows_created, 1, "not refused as a flow");
+	pass(&h, true, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "request");
+	pass(&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+	     "response");
+	rst4(&h, &rst);
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 429,
+		       be4 ? &rst : NULL);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_RATE], 1, "refused by rate");
+	CHECK_EQ(e->w->st.admit_svc[s].n[LB_ADMIT_PASS], 1, "one admitted");
+}
+
+static void
+test_fnat64_http_refuse(void **state)
+{
+	http_refuse_rate(state, true);
+}
+
+/*
+ * The governor throttles an IPv6 client's request, over fnat66 or over
+ * fnat64 when @p be4 (multiplier 100: every rank from 1 with certainty,
+ * as lb-control would publish it under overload) with a 503; a request
+ * split over two segments is held until its header block ends, then
+ * goes on whole, both segments in order (translated to IPv4 over
+ * fnat64).
+ */
+static void
+http_governor(void **state, bool be4)
+{
+	struct ph_env *e = be4 ? env64_http(state, NULL, true)
+			       : env66_http(state, NULL, true);
+	int s = (int)e->dp.conf->nb_svc - 2;
+	struct pb_frame f, want, got[2], rst;
+	struct pb_dg6 in[2], out;
+	struct http6 h;
+	double m = 100.0;
+	uint64_t b;
+
+	if (be4)
+		http64_open(e, &h);
+	else
+		http6_open(e, &h);
+	/* Not throttled (M 0): held, then released. */
+	http6_send(&h, true, "GET / HTTP/1.1\r\n", 0, &in[0], &f);
+	ph_expect_quiet(e, "the first half held");
+	http6_send(&h, true, "Host: a\r\n\r\n", 0, &in[1], &f);
+	CHECK_EQ(ph_take(e, 1, 0, got, 2), 2, "both halves to the backend");
+	for (int i = 0; i < 2; i++) {
+		if (be4) {
+			struct pb_dg o;
+
+			to4(&o, &in[i], h.sport, BPORT6);
+			pb_ipv4_frame(&want, mac_be4, mac_port[1], &o);
+		} else {
+			seg6_out(&out, &in[i], h.snat, h.sport, h.be, BPORT6);
+			pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+		}
+		ph_expect_same(&got[i], &want, i == 0 ? "held half" : "last");
+	}
+	ph_expect_quiet(e, "nothing else");
+	CHECK_EQ(e->w->st.l7_held, 1, "one segment held");
+	(be4 ? http64_pass : http6_pass)(
+		&h, false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+		"response");
+	memcpy(&b, &m, sizeof(b));
+	atomic_store(&e->gov_m[s], b);
+	rst4(&h, &rst);
+	expect_refused(&h, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 503,
+		       be4 ? &rst : NULL);
+	CHECK_EQ(e->w->st.l7_refused[LB_L7_REJ_GOVERNOR], 1, "governor");
+	CHECK_EQ(e->w->st.gov[s].throttled[3], 1, "throttled rank 3");
+}
+
+static void
+test_fnat64_http_governor(void **state)
+{
+	http_governor(state, true);
+}
+
 /* Two workers: the IPv4 reply reaches the worker that does not own its
  * IPv4 SNAT port, which hands it over; the owner translates it. */
 static void
@@ -2959,6 +3382,16 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat64_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_frag_needed, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_mixed, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_retry, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_mixed_retry,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_deferq, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_http_follow,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_http_refuse,
+					  ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_http_governor,
+					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_client_too_big,
 					  ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_redirect, ph_teardown),
