@@ -126,7 +126,7 @@ mo=$(metrics | awk '$1 ~ /^lb_nat64_out_total/ { s += $2 } END { print s + 0 }')
 so=$(ctl stats | awk '$1 == "nat64_out" { print $2 }')
 check "/metrics and lbctl stats count the translations (lb_nat64_out_total $mo, nat64_out $so)" \
 	'[ "$mo" -ge "$d_nat64_out" ] && [ "${so:-0}" -ge "$d_nat64_out" ] &&
-	 metrics | grep -q "^lb_malformed_ipv6_packets_total{"'
+	 metrics | has "^lb_malformed_ipv6_packets_total{"'
 
 # ---- UDP over IPv6 to IPv4 backends ------------------------------------------
 
