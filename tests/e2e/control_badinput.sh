@@ -81,7 +81,7 @@ m="$m gov-interval, gov-window, gov-overload, gov-raise, gov-release,"
 m="$m gov-calm, gov-min-samples, default-priority, reject-status,"
 m="$m retry-after, spl-header, spl-time-header, priority-header,"
 m="$m expect-header, orca-header, errors, error-exclude, default-expect,"
-m="$m err-memory, min-volume, max-eject, panic, ..."
+m="$m rebind, err-memory, min-volume, ..."
 ctl_bad "$m" \
 	service add tcp "$VIP:81" bogus 1
 ctl_bad "missing argument; usage: backend list [PROTO VIP:PORT]" \
