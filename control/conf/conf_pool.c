@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conf_priv.h"
+#include "lb/svc_opt.h"
 #include "route_rules.h"
 
 /* ---- pools ---- */
@@ -90,29 +91,138 @@ pool_name_check(const char *name, struct lb_cmd_out *out)
 	return 0;
 }
 
-static int
-sched_check(const struct lb_conf *c, const char *sched, struct lb_cmd_out *out)
+const struct lb_conf_check *
+lb_conf_pool_check(const struct lb_conf_svc *sv, unsigned int idx)
 {
-	char names[256] = "";
+	if (idx == 0 || idx > sv->nb_pool || !sv->pool[idx - 1].own_check)
+		return &sv->opts.check;
+	return &sv->pool[idx - 1].check;
+}
 
-	if (strlen(sched) <= LB_CONF_SCHED_LEN &&
-	    (c->sched_known == NULL || c->sched_known(sched)))
-		return 0;
-	if (c->sched_names != NULL)
-		c->sched_names(names, sizeof(names), ", ");
-	return lb_cmd_error(out, -EINVAL,
-			    "unknown scheduler '%s'%s%s", sched,
-			    names[0] != '\0' ? "; expected one of " : "",
-			    names);
+/* The service's options with pool @p p's scheduler and check in them:
+ * what the service option rows parse, check and write for a pool. */
+static void
+pool_as_opts(const struct lb_conf_svc *sv, const struct lb_conf_pool *p,
+	     struct lb_conf_svc_opts *o)
+{
+	lb_svc_opt_copy(o, &sv->opts);
+	snprintf(o->sched, sizeof(o->sched), "%s", p->sched);
+	if (p->own_check)
+		o->check = p->check;
+}
+
+/* Whether option @p kw is one a pool has of its own. */
+static bool
+pool_opt(const char *kw)
+{
+	const struct lb_svc_opt *d = lb_svc_opt_find(kw);
+
+	return d != NULL && (strcmp(kw, "sched") == 0 ||
+			     strcmp(d->owner, "health") == 0);
+}
+
+static int
+pool_opt_unknown(const char *kw, struct lb_cmd_out *out)
+{
+	char names[256] = "sched";
+	size_t at = strlen(names);
+
+	for (unsigned int i = 0; i < lb_svc_opt_count(); i++) {
+		const struct lb_svc_opt *d = lb_svc_opt_at(i);
+		int n;
+
+		if (strcmp(d->owner, "health") != 0)
+			continue;
+		n = snprintf(names + at, sizeof(names) - at, ", %s", d->name);
+		if (n > 0 && (size_t)n < sizeof(names) - at)
+			at += (size_t)n;
+	}
+	return lb_cmd_error(out, -EINVAL, "unknown pool option '%s': expected "
+			    "%s", kw, names);
+}
+
+/* Sets pool @p p of @p sv from "KEYWORD VALUE" words: sched, and the
+ * service's check options, read and checked by the service option rows
+ * as a service's are. `check service` gives the pool back the service's
+ * check. @p p changes only when all is well. */
+static int
+pool_opts_apply(const struct lb_conf *c, const struct lb_conf_svc *sv,
+		struct lb_conf_pool *p, int argc, char *const *argv,
+		struct lb_cmd_out *out)
+{
+	char *words[2 * LB_SVC_OPT_MAX];
+	bool follow = false, check = false, sched = false;
+	struct lb_conf_svc_opts o;
+	int n = 0, rc;
+
+	if (argc % 2 != 0)
+		return lb_cmd_error(out, -EINVAL, "missing value for '%s'",
+				    argv[argc - 1]);
+	if (argc > (int)(sizeof(words) / sizeof(words[0])))
+		return lb_cmd_error(out, -E2BIG, "too many options");
+	for (int i = 0; i < argc; i += 2) {
+		if (!pool_opt(argv[i]))
+			return pool_opt_unknown(argv[i], out);
+		if (strcmp(argv[i], "sched") == 0)
+			sched = true;
+		else
+			check = true;
+		if (strcmp(argv[i], "check") == 0 &&
+		    strcmp(argv[i + 1], LB_CONF_POOL_CHECK_SERVICE) == 0) {
+			follow = true;
+			continue;
+		}
+		words[n++] = argv[i];
+		words[n++] = argv[i + 1];
+	}
+	if (follow && n != (sched ? 2 : 0))
+		return lb_cmd_error(out, -EINVAL, "check service takes no "
+				    "other check option (the service's check "
+				    "has its own)");
+	pool_as_opts(sv, p, &o);
+	rc = lb_svc_opt_parse(n, words, false, &o, out);
+	if (rc == 0)
+		rc = lb_conf_svc_opts_check(c, sv->key.proto, &o, out);
+	if (rc != 0)
+		return rc;
+	snprintf(p->sched, sizeof(p->sched), "%s", o.sched);
+	if (follow) {
+		p->own_check = false;
+		memset(&p->check, 0, sizeof(p->check));
+	} else if (check) {
+		p->own_check = true;
+		p->check = o.check;
+	}
+	return 0;
+}
+
+bool
+lb_conf_check_eq(const struct lb_conf_check *a, const struct lb_conf_check *b)
+{
+	return a->type == b->type && a->port == b->port &&
+	       a->status_lo == b->status_lo && a->status_hi == b->status_hi &&
+	       a->rise == b->rise && a->fall == b->fall &&
+	       a->interval_ns == b->interval_ns &&
+	       a->timeout_ns == b->timeout_ns &&
+	       strncmp(a->path, b->path, sizeof(a->path)) == 0;
+}
+
+static bool
+pool_eq(const struct lb_conf_pool *a, const struct lb_conf_pool *b)
+{
+	return strcmp(a->sched, b->sched) == 0 &&
+	       a->own_check == b->own_check &&
+	       (!a->own_check || lb_conf_check_eq(&a->check, &b->check));
 }
 
 int
-lb_conf_pool_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
-		 const char *name, const char *sched, struct lb_cmd_out *out)
+lb_conf_pool_add_opts(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		      const char *name, int argc, char *const *argv,
+		      struct lb_cmd_out *out)
 {
 	char s[SVC_STRLEN];
 	struct lb_conf_svc *sv;
-	struct lb_conf_pool *p;
+	struct lb_conf_pool p;
 	int rc;
 
 	sv = svc_of(c, key, name, out, &rc);
@@ -128,20 +238,82 @@ lb_conf_pool_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 				    strcmp(name, LB_CONF_POOL_DEFAULT) == 0
 					    ? " (the service's own pool)"
 					    : "");
-	if (sched == NULL)
-		sched = LB_CONF_SCHED_DEFAULT;
-	rc = sched_check(c, sched, out);
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(p.sched, sizeof(p.sched), "%s", LB_CONF_SCHED_DEFAULT);
+	rc = pool_opts_apply(c, sv, &p, argc, argv, out);
 	if (rc != 0)
 		return rc;
 	if (sv->nb_pool == LB_CONF_MAX_POOLS)
 		return lb_cmd_error(out, -ENOSPC,
 				    "too many pools in %s (limit %u)", s,
 				    LB_CONF_MAX_POOLS);
-	p = &sv->pool[sv->nb_pool++];
-	memset(p, 0, sizeof(*p));
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	snprintf(p->sched, sizeof(p->sched), "%s", sched);
+	sv->pool[sv->nb_pool++] = p;
 	c->gen++;
+	return 0;
+}
+
+int
+lb_conf_pool_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		 const char *name, const char *sched, struct lb_cmd_out *out)
+{
+	char kw[] = "sched", val[LB_CONF_SCHED_LEN + 2];
+	char *argv[2] = {kw, val};
+
+	/* One byte over the limit, so that a longer name is refused. */
+	snprintf(val, sizeof(val), "%s", sched != NULL ? sched : "");
+	return lb_conf_pool_add_opts(c, key, name, sched != NULL ? 2 : 0,
+				     argv, out);
+}
+
+/* The index (> 0) of the named pool @p name of service @p key, with the
+ * service in *@p svp; or a negative errno, the service's own pool
+ * refused with @p why. */
+static int
+named_pool(struct lb_conf *c, const struct lb_conf_svc_key *key,
+	   const char *name, const char *why, struct lb_conf_svc **svp,
+	   struct lb_cmd_out *out)
+{
+	char s[SVC_STRLEN];
+	int rc, idx;
+
+	*svp = svc_of(c, key, name, out, &rc);
+	if (*svp == NULL)
+		return rc;
+	lb_conf_key_str(&(*svp)->key, s);
+	idx = lb_conf_pool_index(*svp, name);
+	if (idx == 0)
+		return lb_cmd_error(out, -EINVAL, "pool %s of %s is the "
+				    "service's own pool: %s", name, s, why);
+	if (idx < 0)
+		return lb_cmd_error(out, -ENOENT, "no pool %s in %s", name, s);
+	return idx;
+}
+
+int
+lb_conf_pool_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		 const char *name, int argc, char *const *argv,
+		 struct lb_cmd_out *out)
+{
+	struct lb_conf_svc *sv;
+	struct lb_conf_pool p;
+	int rc, idx;
+
+	idx = named_pool(c, key, name, "its scheduler and check are the "
+			 "service's (`service set`)", &sv, out);
+	if (idx < 0)
+		return idx;
+	if (argc == 0)
+		return lb_cmd_error(out, -EINVAL, "expected an option: sched, "
+				    "check, check-path, ...");
+	p = sv->pool[idx - 1];
+	rc = pool_opts_apply(c, sv, &p, argc, argv, out);
+	if (rc != 0)
+		return rc;
+	if (!pool_eq(&p, &sv->pool[idx - 1])) {
+		sv->pool[idx - 1] = p;
+		c->gen++;
+	}
 	return 0;
 }
 
@@ -178,19 +350,12 @@ lb_conf_pool_del(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	char s[SVC_STRLEN];
 	struct lb_conf_svc *sv;
 	unsigned int nb = 0, used;
-	int rc, idx;
+	int idx;
 
-	sv = svc_of(c, key, name, out, &rc);
-	if (sv == NULL)
-		return rc;
-	lb_conf_key_str(&sv->key, s);
-	idx = lb_conf_pool_index(sv, name);
-	if (idx == 0)
-		return lb_cmd_error(out, -EINVAL, "pool %s of %s is the "
-				    "service's own pool: it cannot be deleted",
-				    name, s);
+	idx = named_pool(c, key, name, "it cannot be deleted", &sv, out);
 	if (idx < 0)
-		return lb_cmd_error(out, -ENOENT, "no pool %s in %s", name, s);
+		return idx;
+	lb_conf_key_str(&sv->key, s);
 	used = pool_used_by(sv, idx);
 	if (used == LB_CONF_MAX_RULES + 1)
 		return lb_cmd_error(out, -EBUSY, "pool %s of %s is the rules' "
@@ -343,12 +508,43 @@ rules_need(const struct lb_conf_svc *sv, const struct lb_conf_svc_opts *o,
 	return 0;
 }
 
+/* Whether the pools' own checks stay valid with the service's new
+ * options @p o (`proxy-protocol` refuses an http check). */
+static int
+pool_checks_need(const struct lb_conf_svc *sv, const struct lb_conf_svc_opts *o,
+		 struct lb_cmd_out *out)
+{
+	struct lb_svc_opt_ctx x = {.proto = sv->key.proto};
+	struct lb_conf_svc_opts t;
+	struct lb_cmd_out e;
+	int rc;
+
+	for (unsigned int i = 0; i < sv->nb_pool; i++) {
+		if (!sv->pool[i].own_check)
+			continue;
+		lb_svc_opt_copy(&t, o);
+		t.check = sv->pool[i].check;
+		lb_cmd_out_init(&e);
+		rc = lb_svc_opt_check_all(&x, &t, &e);
+		if (rc != 0)
+			rc = lb_cmd_error(out, rc, "pool %s, which has a check "
+					  "of its own: %s", sv->pool[i].name,
+					  e.errmsg);
+		lb_cmd_out_free(&e);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int
 lb_conf_rules_opts_check(const struct lb_conf_svc *sv,
 			 const struct lb_conf_svc_opts *o,
 			 struct lb_cmd_out *out)
 {
-	return lb_conf_svc_routes(sv) ? rules_need(sv, o, out) : 0;
+	int rc = lb_conf_svc_routes(sv) ? rules_need(sv, o, out) : 0;
+
+	return rc != 0 ? rc : pool_checks_need(sv, o, out);
 }
 
 /* The service of @p key for a rule @p text of at most @p max bytes. */
@@ -444,6 +640,33 @@ lb_conf_rule_default(struct lb_conf *c, const struct lb_conf_svc_key *key,
 
 /* ---- saved form ---- */
 
+/* " check ..." of a pool's own check: `check` always (`check none` is
+ * not the service's check), the others where they differ from the
+ * service's, from which `pool add` starts (the service's line comes
+ * first). */
+static int
+check_save(struct lb_cmd_out *out, const struct lb_conf_svc *sv,
+	   const struct lb_conf_pool *p)
+{
+	char v[LB_SVC_OPT_STRLEN], dv[LB_SVC_OPT_STRLEN];
+	const struct lb_conf_svc_opts *def = &sv->opts;
+	struct lb_conf_svc_opts o;
+	int rc = 0;
+
+	pool_as_opts(sv, p, &o);
+	for (unsigned int i = 0; i < lb_svc_opt_count() && rc == 0; i++) {
+		const struct lb_svc_opt *d = lb_svc_opt_at(i);
+
+		if (strcmp(d->owner, "health") != 0 ||
+		    lb_svc_opt_fmt(d, &o, v, sizeof(v)) != 0 ||
+		    lb_svc_opt_fmt(d, def, dv, sizeof(dv)) != 0)
+			continue;
+		if (strcmp(d->name, "check") == 0 || strcmp(v, dv) != 0)
+			rc = lb_cmd_printf(out, " %s %s", d->name, v);
+	}
+	return rc;
+}
+
 int
 lb_conf_pool_save(struct lb_cmd_out *out, const char *s,
 		  const struct lb_conf_svc *sv)
@@ -451,14 +674,42 @@ lb_conf_pool_save(struct lb_cmd_out *out, const char *s,
 	int rc = 0;
 
 	for (unsigned int i = 0; i < sv->nb_pool && rc == 0; i++) {
-		rc = lb_cmd_printf(out, "pool add %s %s", s, sv->pool[i].name);
-		if (rc == 0 &&
-		    strcmp(sv->pool[i].sched, LB_CONF_SCHED_DEFAULT) != 0)
-			rc = lb_cmd_printf(out, " sched %s", sv->pool[i].sched);
+		const struct lb_conf_pool *p = &sv->pool[i];
+
+		rc = lb_cmd_printf(out, "pool add %s %s", s, p->name);
+		if (rc == 0 && strcmp(p->sched, LB_CONF_SCHED_DEFAULT) != 0)
+			rc = lb_cmd_printf(out, " sched %s", p->sched);
+		if (rc == 0 && p->own_check)
+			rc = check_save(out, sv, p);
 		if (rc == 0)
 			rc = lb_cmd_printf(out, "\n");
 	}
 	return rc;
+}
+
+int
+lb_conf_pool_check_str(const struct lb_conf_svc *sv, unsigned int idx,
+		       char *buf, size_t len)
+{
+	const struct lb_conf_check *k = lb_conf_pool_check(sv, idx);
+	static const char *const types[] = {
+		[LB_CONF_CHECK_NONE] = "none",
+		[LB_CONF_CHECK_TCP] = "tcp",
+		[LB_CONF_CHECK_HTTP] = "http",
+	};
+	int n;
+
+	if (idx != 0 && idx <= sv->nb_pool && !sv->pool[idx - 1].own_check)
+		n = snprintf(buf, len, "%s", LB_CONF_POOL_CHECK_SERVICE);
+	else if (k->type == LB_CONF_CHECK_HTTP)
+		n = snprintf(buf, len, "http %.*s", (int)sizeof(k->path),
+			     k->path);
+	else
+		n = snprintf(buf, len, "%s",
+			     k->type < sizeof(types) / sizeof(types[0])
+				     ? types[k->type]
+				     : "?");
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
 int
@@ -475,6 +726,29 @@ lb_conf_rule_save(struct lb_cmd_out *out, const char *s,
 	return rc;
 }
 
+/* Gives pool @p i of @p t's service the check of pool @p i of @p sv,
+ * checked as `pool set` checks it. */
+static int
+pool_check_replay(struct lb_conf *t, const struct lb_conf_svc *sv,
+		  unsigned int i, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc *ts = lb_conf_svc_get(t, &sv->key);
+	struct lb_conf_pool *p = &ts->pool[i];
+	struct lb_conf_svc_opts o;
+	int rc;
+
+	if (memchr(sv->pool[i].check.path, '\0',
+		   sizeof(sv->pool[i].check.path)) == NULL)
+		return lb_cmd_error(out, -EINVAL, "check-path too long");
+	p->own_check = true;
+	p->check = sv->pool[i].check;
+	pool_as_opts(ts, p, &o);
+	rc = lb_conf_svc_opts_check(t, sv->key.proto, &o, out);
+	if (rc == 0)
+		t->gen++;
+	return rc;
+}
+
 /* Replays the pools, backends and rules of @p sv into @p t, where the
  * service was just added: lb_conf_validate()'s part for them. */
 int
@@ -485,9 +759,12 @@ lb_conf_pool_replay(struct lb_conf *t, const struct lb_conf_svc *sv,
 
 	if (sv->nb_pool > LB_CONF_MAX_POOLS || sv->nb_rule > LB_CONF_MAX_RULES)
 		return lb_cmd_error(out, -ENOSPC, "too many pools or rules");
-	for (unsigned int i = 0; i < sv->nb_pool && rc == 0; i++)
+	for (unsigned int i = 0; i < sv->nb_pool && rc == 0; i++) {
 		rc = lb_conf_pool_add(t, &sv->key, sv->pool[i].name,
 				      sv->pool[i].sched, out);
+		if (rc == 0 && sv->pool[i].own_check)
+			rc = pool_check_replay(t, sv, i, out);
+	}
 	for (unsigned int j = 0; j < sv->nb_be && rc == 0; j++) {
 		const struct lb_conf_be *be = &sv->be[j];
 		struct lb_conf_ip a = LB_CONF_IP_OF(be);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The commands of a service's pools and content routing rules: `pool
- * add|del|list` and `rule add|del|default|list`. Rules are not `route`:
+ * add|set|del|list` and `rule add|del|default|list`. Rules are not `route`:
  * that word names the IP routes.
  */
 #include <errno.h>
@@ -12,40 +12,46 @@
 
 #include "conf_priv.h"
 
-static const struct lb_cmd_opt sched_opt[] = {
-	{"sched", LB_CMD_OPT_WORD, 0, LB_CONF_SCHED_LEN},
-};
+/* The service key of a command's first two words, after the count of
+ * its words is checked against [@p min, @p max] (-1: no bound). */
+static int
+key_args(int argc, char **argv, int min, int max, struct lb_conf_svc_key *k,
+	 struct lb_cmd_out *out)
+{
+	int rc = lb_cmd_want_args(out, argc, argv, min, max);
+
+	return rc != 0 ? rc : lb_conf_parse_key(argv, k, out);
+}
 
 static int
 cmd_pool_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
-	struct lb_cmd_optval v;
-	int rc;
+	int rc = key_args(argc, argv, 3, -1, &k, out);
 
-	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
-	if (rc == 0)
-		rc = lb_conf_parse_key(argv, &k, out);
-	if (rc == 0)
-		rc = lb_cmd_parse_opts(argc - 3, argv + 3, sched_opt, 1, &v,
-				       out);
-	if (rc != 0)
-		return rc;
-	return lb_conf_pool_add(ctx, &k, argv[2], v.set ? v.str : NULL, out);
+	return rc != 0 ? rc
+		       : lb_conf_pool_add_opts(ctx, &k, argv[2], argc - 3,
+					       argv + 3, out);
+}
+
+static int
+cmd_pool_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
+{
+	struct lb_conf_svc_key k;
+	int rc = key_args(argc, argv, 5, -1, &k, out);
+
+	return rc != 0 ? rc
+		       : lb_conf_pool_set(ctx, &k, argv[2], argc - 3, argv + 3,
+					  out);
 }
 
 static int
 cmd_pool_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_conf_svc_key k;
-	int rc;
+	int rc = key_args(argc, argv, 3, 3, &k, out);
 
-	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
-	if (rc == 0)
-		rc = lb_conf_parse_key(argv, &k, out);
-	if (rc != 0)
-		return rc;
-	return lb_conf_pool_del(ctx, &k, argv[2], out);
+	return rc != 0 ? rc : lb_conf_pool_del(ctx, &k, argv[2], out);
 }
 
 /* The service a list command names (its only two words), or NULL with
@@ -56,15 +62,14 @@ svc_arg(struct lb_conf *c, int argc, char **argv, struct lb_cmd_out *out,
 {
 	struct lb_conf_svc_key k;
 
-	*rc = lb_cmd_want_args(out, argc, argv, 2, 2);
-	if (*rc == 0)
-		*rc = lb_conf_parse_key(argv, &k, out);
+	*rc = key_args(argc, argv, 2, 2, &k, out);
 	return *rc == 0 ? lb_conf_svc_or_error(c, &k, out, rc) : NULL;
 }
 
 static int
 cmd_pool_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
+	char chk[LB_CONF_POOL_CHECK_STRLEN + 1];
 	const struct lb_conf_svc *sv;
 	uint32_t nb;
 	uint64_t wsum;
@@ -73,16 +78,17 @@ cmd_pool_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	sv = svc_arg(ctx, argc, argv, out, &rc);
 	if (sv == NULL)
 		return rc;
-	rc = lb_cmd_printf(out, "%-32s %-12s %8s %10s\n", "POOL", "SCHED",
-			   "BACKENDS", "WEIGHTS");
+	rc = lb_cmd_printf(out, "%-32s %-12s %8s %10s  %s\n", "POOL", "SCHED",
+			   "BACKENDS", "WEIGHTS", "CHECK");
 	for (unsigned int i = 0; i <= sv->nb_pool && rc == 0; i++) {
 		lb_conf_pool_sum(sv, i, &nb, &wsum);
-		rc = lb_cmd_printf(out, "%-32s %-12s %8u %10llu\n",
+		lb_conf_pool_check_str(sv, i, chk, sizeof(chk));
+		rc = lb_cmd_printf(out, "%-32s %-12s %8u %10llu  %s\n",
 				   i == 0 ? LB_CONF_POOL_DEFAULT
 					  : sv->pool[i - 1].name,
 				   i == 0 ? sv->opts.sched
 					  : sv->pool[i - 1].sched,
-				   nb, (unsigned long long)wsum);
+				   nb, (unsigned long long)wsum, chk);
 	}
 	return rc;
 }
@@ -115,9 +121,7 @@ cmd_rule_add(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	uint64_t at = 0;
 	int rc, from = 2;
 
-	rc = lb_cmd_want_args(out, argc, argv, 3, -1);
-	if (rc == 0)
-		rc = lb_conf_parse_key(argv, &k, out);
+	rc = key_args(argc, argv, 3, -1, &k, out);
 	if (rc == 0 && strcmp(argv[2], "at") == 0) {
 		if (argc < 5)
 			return lb_cmd_error(out, -EINVAL,
@@ -144,9 +148,7 @@ cmd_rule_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	uint64_t n;
 	int rc;
 
-	rc = lb_cmd_want_args(out, argc, argv, 3, 3);
-	if (rc == 0)
-		rc = lb_conf_parse_key(argv, &k, out);
+	rc = key_args(argc, argv, 3, 3, &k, out);
 	if (rc == 0)
 		rc = lb_cmd_parse_u64(argv[2], "rule number", 1,
 				      LB_CONF_MAX_RULES, &n, out);
@@ -162,9 +164,7 @@ cmd_rule_default(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	struct lb_conf_svc_key k;
 	int rc;
 
-	rc = lb_cmd_want_args(out, argc, argv, 4, 4);
-	if (rc == 0)
-		rc = lb_conf_parse_key(argv, &k, out);
+	rc = key_args(argc, argv, 4, 4, &k, out);
 	if (rc == 0)
 		rc = join(argc, argv, 2, text, sizeof(text), out);
 	if (rc != 0)
@@ -220,7 +220,11 @@ cmd_rule_list(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS] = {
 	{
 		.path = "pool add",
-		.synopsis = SVC_ARGS " NAME [sched NAME]",
+		.synopsis = SVC_ARGS " NAME [sched NAME] [check none|tcp|http|"
+				     "service] [check-path PATH] "
+				     "[check-status LO[-HI]] [check-port N] "
+				     "[check-interval DUR] [check-timeout DUR] "
+				     "[check-rise N] [check-fall N]",
 		.help = "Add a named pool of backends to a service",
 		.long_help =
 			"A service without pools has one, its own, named "
@@ -228,18 +232,46 @@ const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS] = {
 			"`sched` option. A named pool has its own\n"
 			"scheduler (`sched`, default adaptive) over the "
 			"backends added to it\nwith `backend add ... pool "
-			"NAME`, each with its weight, health check\nand "
-			"feedback. Connections go to the service's own "
-			"pool unless content\nrouting rules (`rule add`) "
-			"send them to another by their first\nbytes; within "
-			"a named pool the dataplane picks a backend by "
-			"weight.\n\n"
+			"NAME`, each with its weight and feedback.\n"
+			"Connections go to the service's own pool unless "
+			"content routing\nrules (`rule add`) send them to "
+			"another by their first bytes; within\na named pool "
+			"the dataplane picks a backend by weight.\n\n"
+			"The backends of a named pool are health checked "
+			"with the service's\ncheck until the pool is given "
+			"one of its own: the `check` options take\nthe "
+			"values, defaults and limits of the service's "
+			"(`help service add`),\nand an option not given "
+			"keeps the service's value. `check service`\n"
+			"(alone) has the pool follow the service's check "
+			"again.\n\n"
 			"A name is a letter, then letters, digits, `-`, `_` "
 			"or `.`, at most 31\nbytes. At most 15 named pools "
 			"per service.\n\n"
-			"Example: `pool add tcp 192.0.2.10:443 api sched "
-			"rr`",
+			"Example: `pool add tcp 192.0.2.10:80 api sched rr "
+			"check http check-path /healthz`",
 		.fn = cmd_pool_add,
+	},
+	{
+		.path = "pool set",
+		.synopsis = SVC_ARGS " NAME OPTION VALUE [OPTION VALUE]...",
+		.help = "Change the scheduler or health check of a named pool",
+		.long_help =
+			"OPTION is one of `pool add`'s: `sched`, `check`, "
+			"`check-path`, ...\nA check option given to a pool "
+			"that follows the service's check\ngives it a check "
+			"of its own, the service's with that option changed;"
+			"\n`check service` has it follow the service's "
+			"again. A change of a\npool's check restarts the "
+			"checks of that pool's backends only: their\nprobes "
+			"in flight are dropped, their next one starts at "
+			"once, and each\nkeeps its state (up, down, "
+			"pending) until `check-rise` or `check-fall`\n"
+			"results of the new check change it. The service's "
+			"own pool takes its\noptions from `service set`.\n\n"
+			"Example: `pool set tcp 192.0.2.10:80 api check-path "
+			"/ready`",
+		.fn = cmd_pool_set,
 	},
 	{
 		.path = "pool del",
@@ -252,11 +284,14 @@ const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS] = {
 	{
 		.path = "pool list",
 		.synopsis = SVC_ARGS,
-		.help = "List a service's pools: scheduler, backends, weights",
+		.help = "List a service's pools: scheduler, backends, weights, "
+			"check",
 		.long_help = "The service's own pool first (`default`, with "
-			     "the service's scheduler),\nthen the named "
-			     "pools; WEIGHTS is the sum of the weights of "
-			     "the\npool's backends.",
+			     "the service's scheduler\nand check), then the "
+			     "named pools; WEIGHTS is the sum of the weights "
+			     "of\nthe pool's backends. CHECK is the pool's "
+			     "health check (`none`, `tcp`,\n`http PATH`), or "
+			     "`service` for a pool that follows the service's.",
 		.fn = cmd_pool_list,
 	},
 	{

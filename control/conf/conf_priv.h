@@ -88,7 +88,7 @@ int lb_conf_rule_save(struct lb_cmd_out *out, const char *s,
 int lb_conf_pool_replay(struct lb_conf *t, const struct lb_conf_svc *sv,
 			struct lb_cmd_out *out);
 /** The pool and rule commands, which lb_conf_register() adds too. */
-#define LB_CONF_POOL_NB_CMDS 7
+#define LB_CONF_POOL_NB_CMDS 8
 extern const struct lb_cmd_def lb_conf_pool_cmds[LB_CONF_POOL_NB_CMDS];
 
 #endif /* LB_CONF_PRIV_H */

@@ -25,6 +25,8 @@ enum phase { PH_IDLE = 0, PH_CONNECT, PH_SEND, PH_READ };
 struct hc_be {
 	struct lb_conf_ip ip; /* host order, as configured */
 	uint16_t port;
+	/* Its pool's check, or its service's (lb_conf_pool_check()). */
+	struct lb_conf_check check;
 	bool seen; /* still configured at the last sync */
 	struct lb_health_fsm fsm;
 	uint64_t next_ns; /* next probe due */
@@ -37,7 +39,6 @@ struct hc_be {
 
 struct hc_svc {
 	struct lb_conf_svc_key key;
-	struct lb_conf_check check;
 	bool seen;
 	unsigned int nb;
 	struct hc_be be[LB_CONF_MAX_BES];
@@ -205,7 +206,7 @@ probe_close(struct lb_health *h, struct probe *p)
 /* Spreads the first probes of backends that were up already over the
  * interval, so that a restart does not probe everything at once. */
 static uint64_t
-spread(const struct hc_svc *s, const struct hc_be *b, uint64_t now)
+spread(const struct hc_be *b, uint64_t now)
 {
 	uint64_t a = b->ip.ip;
 	uint64_t x;
@@ -213,7 +214,7 @@ spread(const struct hc_svc *s, const struct hc_be *b, uint64_t now)
 	for (unsigned int i = 0; b->ip.af == LB_CONF_AF_INET6 && i < 16; i++)
 		a = a * 31 + b->ip.ip6[i];
 	x = (a << 16 ^ b->port) * 0x9e3779b97f4a7c15ull;
-	return now + (x >> 11) % s->check.interval_ns;
+	return now + (x >> 11) % b->check.interval_ns;
 }
 
 static void
@@ -224,27 +225,43 @@ be_drop(struct lb_health *h, struct hc_be *b)
 	b->probe = -1;
 }
 
-/* Follows one configured service: its check, its backends. */
+/* A backend whose check was changed: its probe in flight, made for the
+ * old check, is dropped, and the runs toward rise or fall start again
+ * from the next probe, at once. The state stays until the new check's
+ * results change it. */
+static void
+be_restart(struct lb_health *h, struct hc_be *b, uint64_t now)
+{
+	be_drop(h, b);
+	b->fsm.ok_run = 0;
+	b->fsm.fail_run = 0;
+	b->next_ns = now;
+}
+
+/* Follows one configured service: its backends, each with the check of
+ * its pool (lb_conf_pool_check()), so that a change of one pool's check
+ * touches the backends of that pool only. */
 static void
 sync_svc(struct lb_health *h, struct hc_svc *s, const struct lb_conf_svc *sv,
-	 bool fresh, uint64_t now)
+	 uint64_t now)
 {
-	bool checked = sv->opts.check.type != LB_CONF_CHECK_NONE;
-	bool was = !fresh && s->check.type != LB_CONF_CHECK_NONE;
 	unsigned int k = 0;
 
-	s->check = sv->opts.check;
 	for (unsigned int i = 0; i < s->nb; i++)
 		s->be[i].seen = false;
 	for (unsigned int j = 0; j < sv->nb_be; j++) {
+		const struct lb_conf_check *want =
+			lb_conf_pool_check(sv, sv->be[j].pool);
 		struct lb_conf_ip ip = LB_CONF_IP_OF(&sv->be[j]);
 		struct hc_be *b = be_find(s, &ip, sv->be[j].port);
+		bool checked = want->type != LB_CONF_CHECK_NONE;
 
 		if (b == NULL) {
 			b = &s->be[s->nb++];
 			memset(b, 0, sizeof(*b));
 			b->ip = ip;
 			b->port = sv->be[j].port;
+			b->check = *want;
 			b->probe = -1;
 			b->info.since_ns = now;
 			/* Configured at start: up until `fall` failures.
@@ -252,15 +269,23 @@ sync_svc(struct lb_health *h, struct hc_svc *s, const struct lb_conf_svc *sv,
 			if (checked) {
 				b->fsm.state = h->synced ? LB_HEALTH_PENDING
 							 : LB_HEALTH_UP;
-				b->next_ns = h->synced ? now : spread(s, b, now);
+				b->next_ns = h->synced ? now : spread(b, now);
 			}
-		} else if (checked && !was) {
-			/* The check is new: what served goes on serving. */
-			set_state(h, s, b, LB_HEALTH_UP, now);
-			b->next_ns = spread(s, b, now);
-		} else if (!checked && was) {
-			be_drop(h, b);
-			set_state(h, s, b, LB_HEALTH_NONE, now);
+		} else if (!lb_conf_check_eq(&b->check, want)) {
+			bool was = b->check.type != LB_CONF_CHECK_NONE;
+
+			b->check = *want;
+			if (checked && !was) {
+				/* The check is new: what served goes on
+				 * serving. */
+				set_state(h, s, b, LB_HEALTH_UP, now);
+				b->next_ns = spread(b, now);
+			} else if (!checked) {
+				be_drop(h, b);
+				set_state(h, s, b, LB_HEALTH_NONE, now);
+			} else {
+				be_restart(h, b, now);
+			}
 		}
 		b->seen = true;
 	}
@@ -294,7 +319,6 @@ lb_health_sync(struct lb_health *h, uint64_t now)
 	for (unsigned int i = 0; i < nsvc; i++) {
 		const struct lb_conf_svc *sv = lb_conf_svc_at(h->conf, i);
 		struct hc_svc *s = svc_find(h, &sv->key);
-		bool fresh = s == NULL;
 
 		for (unsigned int j = 0; s == NULL && j < LB_CONF_MAX_SVCS;
 		     j++) {
@@ -308,7 +332,7 @@ lb_health_sync(struct lb_health *h, uint64_t now)
 		}
 		if (s == NULL)
 			continue; /* out of memory: it stays unchecked */
-		sync_svc(h, s, sv, fresh, now);
+		sync_svc(h, s, sv, now);
 		s->seen = true;
 	}
 	for (unsigned int i = 0; i < LB_CONF_MAX_SVCS; i++) {
@@ -449,10 +473,10 @@ record(struct lb_health *h, struct hc_svc *s, struct hc_be *b,
 	b->info.last_ns = now;
 	h->st.probes++;
 	h->st.failures += !ok;
-	b->next_ns = t0 + s->check.interval_ns;
+	b->next_ns = t0 + b->check.interval_ns;
 	if (b->next_ns < now)
 		b->next_ns = now;
-	if (lb_health_fsm_result(&b->fsm, ok, s->check.rise, s->check.fall)) {
+	if (lb_health_fsm_result(&b->fsm, ok, b->check.rise, b->check.fall)) {
 		if (b->fsm.state == LB_HEALTH_UP)
 			b->rises++;
 		b->info.since_ns = now;
@@ -507,7 +531,7 @@ start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 {
 	struct hc_svc *s = h->svc[si];
 	struct hc_be *b = &s->be[bi];
-	uint16_t port = s->check.port != 0 ? s->check.port : b->port;
+	uint16_t port = b->check.port != 0 ? b->check.port : b->port;
 	struct sockaddr_storage ss;
 	struct probe *p = NULL;
 	char a[LB_CMD_IP_ADDR_STRLEN];
@@ -523,7 +547,7 @@ start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 	p->svc = si;
 	p->be = bi;
 	p->start_ns = now;
-	p->deadline_ns = now + s->check.timeout_ns;
+	p->deadline_ns = now + b->check.timeout_ns;
 	p->req_off = p->resp_len = p->req_len = 0;
 	p->moved = false;
 	sl = sockaddr_of(&b->ip, port, &ss);
@@ -536,14 +560,14 @@ start(struct lb_health *h, unsigned int si, unsigned int bi, uint64_t now)
 	}
 	b->probe = (int)(p - h->probe);
 	h->st.inflight++;
-	if (s->check.type == LB_CONF_CHECK_HTTP) {
+	if (b->check.type == LB_CONF_CHECK_HTTP) {
 		/* Host: an IPv6 literal in brackets (RFC 7230 5.4). */
 		lb_cmd_fmt_ip_port(&b->ip, port, a);
 		n = snprintf(p->req, sizeof(p->req),
 			     "GET %s HTTP/1.1\r\nHost: %s\r\n"
 			     "User-Agent: sluice-health-check\r\n"
 			     "Accept: */*\r\nConnection: close\r\n\r\n",
-			     s->check.path, a);
+			     b->check.path, a);
 		p->req_len = (uint16_t)(n < (int)sizeof(p->req) ? n : 0);
 	}
 	p->ph = PH_CONNECT;
@@ -576,7 +600,7 @@ step_send(struct lb_health *h, struct probe *p, uint64_t now)
 static void
 step_read(struct lb_health *h, struct probe *p, uint64_t now)
 {
-	const struct lb_conf_check *c = &h->svc[p->svc]->check;
+	const struct lb_conf_check *c = &h->svc[p->svc]->be[p->be].check;
 	unsigned int status = 0;
 	ssize_t n;
 	int rc;
@@ -619,7 +643,8 @@ step(struct lb_health *h, struct probe *p, short revents, uint64_t now)
 			finish(h, p, sock_why(err), 0, now);
 			return;
 		}
-		if (h->svc[p->svc]->check.type != LB_CONF_CHECK_HTTP) {
+		if (h->svc[p->svc]->be[p->be].check.type !=
+		    LB_CONF_CHECK_HTTP) {
 			finish(h, p, LB_HC_OK, 0, now);
 			return;
 		}
@@ -679,12 +704,11 @@ lb_health_process(struct lb_health *h, const struct pollfd *pfd,
 	for (unsigned int i = 0; i < LB_CONF_MAX_SVCS; i++) {
 		struct hc_svc *s = h->svc[i];
 
-		if (s == NULL || s->check.type == LB_CONF_CHECK_NONE)
-			continue;
-		for (unsigned int j = 0; j < s->nb; j++) {
+		for (unsigned int j = 0; s != NULL && j < s->nb; j++) {
 			struct hc_be *b = &s->be[j];
 
-			if (b->probe >= 0 || now < b->next_ns)
+			if (b->check.type == LB_CONF_CHECK_NONE ||
+			    b->probe >= 0 || now < b->next_ns)
 				continue;
 			if (h->st.inflight >= LB_HEALTH_MAX_PROBES) {
 				h->st.deferred++;
@@ -706,10 +730,9 @@ lb_health_timeout_ms(const struct lb_health *h, uint64_t now)
 	for (unsigned int i = 0; i < LB_CONF_MAX_SVCS; i++) {
 		const struct hc_svc *s = h->svc[i];
 
-		if (s == NULL || s->check.type == LB_CONF_CHECK_NONE)
-			continue;
-		for (unsigned int j = 0; j < s->nb; j++)
-			if (s->be[j].probe < 0 && s->be[j].next_ns < next)
+		for (unsigned int j = 0; s != NULL && j < s->nb; j++)
+			if (s->be[j].check.type != LB_CONF_CHECK_NONE &&
+			    s->be[j].probe < 0 && s->be[j].next_ns < next)
 				next = s->be[j].next_ns;
 	}
 	if (next == UINT64_MAX)

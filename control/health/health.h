@@ -4,11 +4,13 @@
 
 /**
  * @file
- * Active health checks of backends, run by lb-control: per service a TCP
- * connect or an HTTP GET (path, expected status range) every interval,
- * with a timeout, and rise/fall counts of consecutive results before a
- * backend changes state (struct lb_conf_check, service options `check`,
- * `check-path` ...).
+ * Active health checks of backends, run by lb-control: per service, or
+ * per named pool that has a check of its own (`pool add|set ... check`,
+ * lb_conf_pool_check()), a TCP connect or an HTTP GET (path, expected
+ * status range) every interval, with a timeout, and rise/fall counts of
+ * consecutive results before a backend changes state (struct
+ * lb_conf_check, service options `check`, `check-path` ...). A change of
+ * a check restarts the checks of the backends that have it only.
  *
  * A backend of a checked service takes new flows only while it is up:
  * lb_health_mark() writes the state into each table lb-control publishes

@@ -41,6 +41,11 @@
 #define LB_CONF_POOL_NAME_LEN 31u
 /** The name rules give a service's default pool. */
 #define LB_CONF_POOL_DEFAULT "default"
+/** The value of a pool's `check` that has it follow its service's check,
+ * and what `pool list` shows for such a pool. */
+#define LB_CONF_POOL_CHECK_SERVICE "service"
+/** Longest text of lb_conf_pool_check_str(). */
+#define LB_CONF_POOL_CHECK_STRLEN (LB_CONF_CHECK_PATH_LEN + 8)
 /** Most content routing rules of a service (LB_ROUTE_FLAT_RULES). */
 #define LB_CONF_MAX_RULES 32u
 /** Longest text of a rule, in bytes. */
@@ -399,6 +404,10 @@ struct lb_conf_be {
 struct lb_conf_pool {
 	char name[LB_CONF_POOL_NAME_LEN + 1];
 	char sched[LB_CONF_SCHED_LEN + 1]; /**< its own scheduler */
+	/** Whether @c check is the pool's own (`pool add|set ... check`);
+	 * false: its backends follow the service's (`check service`). */
+	bool own_check;
+	struct lb_conf_check check; /**< when own_check */
 };
 
 struct lb_conf_svc {

@@ -415,6 +415,49 @@ int lb_conf_pool_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		     struct lb_cmd_out *out);
 
 /**
+ * Adds the named pool @p name to service @p key with its options, @p argc
+ * words of "KEYWORD VALUE": `sched` and the service's health check
+ * options (`check`, `check-path`, ...), read and checked as `service
+ * set` reads and checks them. Until a check option is given the pool
+ * follows the service's check; `check service` says so. Nothing changes
+ * on error: the service's, "invalid pool name", "pool N already exists",
+ * "unknown pool option", an option's own, "too many pools".
+ */
+int lb_conf_pool_add_opts(struct lb_conf *c, const struct lb_conf_svc_key *key,
+			  const char *name, int argc, char *const *argv,
+			  struct lb_cmd_out *out);
+
+/**
+ * Changes options of the named pool @p name of service @p key, as
+ * lb_conf_pool_add_opts() reads them; a check option not given keeps its
+ * value (the service's, for a pool that followed it). The service's own
+ * pool is refused: its options are the service's.
+ */
+int lb_conf_pool_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
+		     const char *name, int argc, char *const *argv,
+		     struct lb_cmd_out *out);
+
+/**
+ * The health check the backends of pool @p idx of @p sv
+ * (lb_conf_pool_index()) have: the pool's own, or the service's.
+ */
+const struct lb_conf_check *lb_conf_pool_check(const struct lb_conf_svc *sv,
+					       unsigned int idx);
+
+/** Whether two health checks are the same (the path up to its NUL). */
+bool lb_conf_check_eq(const struct lb_conf_check *a,
+		      const struct lb_conf_check *b);
+
+/**
+ * The check of pool @p idx as `pool list` shows it: "none", "tcp",
+ * "http PATH", or LB_CONF_POOL_CHECK_SERVICE for a named pool that
+ * follows its service's. @return 0, -ENOSPC (@p len too small; at least
+ * LB_CONF_POOL_CHECK_STRLEN + 1 is enough).
+ */
+int lb_conf_pool_check_str(const struct lb_conf_svc *sv, unsigned int idx,
+			   char *buf, size_t len);
+
+/**
  * Deletes the named pool @p name of service @p key: refused (-EBUSY)
  * while a backend is in it or a rule or the default action sends to it.
  */
@@ -458,7 +501,8 @@ bool lb_conf_svc_routes(const struct lb_conf_svc *sv);
 
 /**
  * Checks options @p o for service @p sv (`service set`): a service with
- * rules must keep TCP and `synproxy on`.
+ * rules must keep TCP and `synproxy on`, and each pool's own check must
+ * stay valid with them (`proxy-protocol` refuses an http check).
  */
 int lb_conf_rules_opts_check(const struct lb_conf_svc *sv,
 			     const struct lb_conf_svc_opts *o,

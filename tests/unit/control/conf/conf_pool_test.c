@@ -36,9 +36,10 @@ static const char *const setup[] = {
 	"service add " SVC " synproxy on",
 	"service add udp 192.0.2.10:53",
 	"service add tcp 192.0.2.11:80",
-	"pool add " SVC " api sched rr",
+	"pool add " SVC " api sched rr check http check-path /healthz "
+	"check-fall 2",
 	"pool add " SVC " static",
-	"pool add " SVC " tls-a sched maglev",
+	"pool add " SVC " tls-a check tcp sched maglev",
 	"backend add " SVC " 10.0.0.11:8443",
 	"backend add " SVC " 10.0.0.21:8080 pool api weight 3",
 	"backend add " SVC " 10.0.0.22:8080 pool api",
@@ -54,9 +55,10 @@ static const char *const setup[] = {
 static const char saved_text[] =
 	"addr add 10.0.0.1/24 port 0\n"
 	"service add " SVC " synproxy on\n"
-	"pool add " SVC " api sched rr\n"
+	"pool add " SVC " api sched rr check http check-path /healthz "
+	"check-fall 2\n"
 	"pool add " SVC " static\n"
-	"pool add " SVC " tls-a sched maglev\n"
+	"pool add " SVC " tls-a sched maglev check tcp\n"
 	"backend add " SVC " 10.0.0.11:8443\n"
 	"backend add " SVC " 10.0.0.21:8080 weight 3 pool api\n"
 	"backend add " SVC " 10.0.0.22:8080 pool api\n"
@@ -89,16 +91,14 @@ svc(const struct fx *f)
 	return lb_conf_svc_find(f->c, &k);
 }
 
-/* Saved, applied to an empty configuration, saved again: the same text;
- * and lb_conf_validate() accepts it. */
-static void
-test_save_roundtrip(void **state)
+/* lb_conf_validate() accepts @p f's configuration, and its saved text,
+ * applied to the empty @p g and saved again, is the same; returned, for
+ * the caller to free. */
+static char *
+roundtrip(struct fx *f, struct fx *g)
 {
-	struct fx *f = fx_setup(), *g = fx_new(known);
 	char *a = saved(f->c), *b, *line, *save = NULL;
 
-	(void)state;
-	assert_string_equal(a, saved_text);
 	assert_int_equal(lb_conf_validate(f->c, &f->o), 0);
 	b = strdup(a);
 	for (line = strtok_r(b, "\n", &save); line != NULL;
@@ -107,8 +107,21 @@ test_save_roundtrip(void **state)
 	free(b);
 	b = saved(g->c);
 	assert_string_equal(a, b);
-	free(a);
 	free(b);
+	return a;
+}
+
+/* Saved, applied to an empty configuration, saved again: the same text;
+ * and lb_conf_validate() accepts it. */
+static void
+test_save_roundtrip(void **state)
+{
+	struct fx *f = fx_setup(), *g = fx_new(known);
+	char *a = roundtrip(f, g);
+
+	(void)state;
+	assert_string_equal(a, saved_text);
+	free(a);
 	/* The pools' members: by name, whatever the order. */
 	assert_int_equal(svc(g)->nb_pool, 3);
 	assert_int_equal(svc(g)->be[0].pool, 0);
@@ -162,6 +175,41 @@ static const struct bad_row bad_rows[] = {
 	{"pool add " SVC " x sched fancy", -EINVAL,
 	 "unknown scheduler 'fancy'"},
 	{"pool add tcp 192.0.2.99:1 x", -ENOENT, "no service"},
+	/* A pool's check options read and refuse as the service's. */
+	{"pool add " SVC " x check ping", -EINVAL, "unknown check 'ping'"},
+	{"pool add " SVC " x check http check-path healthz", -EINVAL,
+	 "check-path must start with '/'"},
+	{"pool add " SVC " x check-status 700", -EINVAL,
+	 "invalid check-status '700'"},
+	{"pool add " SVC " x check-status 400-200", -EINVAL,
+	 "invalid check-status"},
+	{"pool add " SVC " x check-rise 0", -ERANGE, "check-rise"},
+	{"pool add " SVC " x check-fall 101", -ERANGE, "check-fall"},
+	{"pool add " SVC " x check-port 65536", -ERANGE, "check-port"},
+	{"pool add " SVC " x check-interval 1us", -ERANGE, "check-interval"},
+	{"pool add " SVC " x check-timeout soon", -EINVAL, "check-timeout"},
+	{"pool add " SVC " x check-path", -EINVAL, "missing value for "
+	 "'check-path'"},
+	{"pool add " SVC " x retries 3", -EINVAL,
+	 "unknown pool option 'retries': expected sched, check, check-path"},
+	{"pool add " SVC " x check service check-path /x", -EINVAL,
+	 "check service takes no other check option"},
+	{"pool add udp 192.0.2.10:53 x check tcp", -EINVAL,
+	 "check tcp needs a tcp service"},
+	{"pool set " SVC " default check tcp", -EINVAL,
+	 "the service's own pool"},
+	{"pool set " SVC " nope check tcp", -ENOENT, "no pool nope in"},
+	{"pool set " SVC " api", -EINVAL, "missing argument"},
+	{"pool set " SVC " api check-path", -EINVAL, "missing argument"},
+	{"pool set " SVC " api check-path /a check-path /b", -EINVAL,
+	 "check-path"},
+	{"pool set " SVC " api sched fancy", -EINVAL,
+	 "unknown scheduler 'fancy'"},
+	{"pool set " SVC " static check-path /x y", -EINVAL, "missing value"},
+	/* The service may not take what a pool's own check refuses. */
+	{"service set " SVC " proxy-protocol v2", -EINVAL,
+	 "pool api, which has a check of its own: proxy-protocol v2 cannot "
+	 "be combined with check http"},
 	{"pool del " SVC " nope", -ENOENT, "no pool nope in"},
 	{"pool del " SVC " default", -EINVAL, "cannot be deleted"},
 	{"pool del " SVC " api", -EBUSY, "used by rule 3"},
@@ -345,15 +393,15 @@ test_lists(void **state)
 	assert_string_equal(
 		f->o.text,
 		"POOL                             SCHED        BACKENDS    "
-		"WEIGHTS\n"
+		"WEIGHTS  CHECK\n"
 		"default                          adaptive            1       "
-		"   1\n"
+		"   1  none\n"
 		"api                              rr                  2       "
-		"   4\n"
+		"   4  http /healthz\n"
 		"static                           adaptive            1       "
-		"   2\n"
+		"   2  service\n"
 		"tls-a                            maglev              1       "
-		"   1\n");
+		"   1  tcp\n");
 	ok(f, "rule list " SVC);
 	assert_string_equal(f->o.text,
 			    "  N        HITS  RULE\n"
@@ -363,6 +411,99 @@ test_lists(void **state)
 			    "/v1/ pool api\n"
 			    "  -           -  default refuse 421\n");
 	fx_free(f);
+}
+
+static const char *
+list_check(struct fx *f, const char *pool)
+{
+	static char chk[LB_CONF_POOL_CHECK_STRLEN + 1];
+	int idx = lb_conf_pool_index(svc(f), pool);
+
+	assert_true(idx >= 0);
+	assert_int_equal(lb_conf_pool_check_str(svc(f), (unsigned int)idx,
+						chk, sizeof(chk)),
+			 0);
+	return chk;
+}
+
+/* `pool set`: a pool that follows the service's check gets one of its
+ * own from the first check option, the service's with that option
+ * changed; `check service` gives it back; the configuration's generation
+ * moves only on a change; the saved form reads back the same. */
+static void
+test_pool_set(void **state)
+{
+	struct fx *f = fx_setup(), *g = fx_new(known);
+	const struct lb_conf_check *k;
+	uint64_t gen;
+	char *a;
+
+	(void)state;
+	assert_false(svc(f)->pool[1].own_check);
+	/* Following: the service's, whatever the service's becomes. */
+	k = lb_conf_pool_check(svc(f), 2);
+	assert_ptr_equal(k, &svc(f)->opts.check);
+	ok(f, "service set " SVC " check tcp check-interval 5s");
+	assert_string_equal(list_check(f, "static"), "service");
+	assert_int_equal(lb_conf_pool_check(svc(f), 2)->type,
+			 LB_CONF_CHECK_TCP);
+	assert_string_equal(list_check(f, "default"), "tcp");
+	/* Its own, from the service's: tcp every 5s, on another path. */
+	ok(f, "pool set " SVC " static check-path /ready");
+	assert_true(svc(f)->pool[1].own_check);
+	k = lb_conf_pool_check(svc(f), 2);
+	assert_ptr_equal(k, &svc(f)->pool[1].check);
+	assert_int_equal(k->type, LB_CONF_CHECK_TCP);
+	assert_int_equal(k->interval_ns, 5000000000ull);
+	assert_string_equal(k->path, "/ready");
+	ok(f, "pool set " SVC " static check http check-status 200");
+	assert_string_equal(list_check(f, "static"), "http /ready");
+	assert_int_equal(k->status_lo, 200);
+	assert_int_equal(k->status_hi, 200);
+	/* The service's change no longer reaches it. */
+	ok(f, "service set " SVC " check-interval 3s");
+	assert_int_equal(k->interval_ns, 5000000000ull);
+	/* The same values again: no change. */
+	gen = lb_conf_generation(f->c);
+	ok(f, "pool set " SVC " static check http check-path /ready");
+	ok(f, "pool set " SVC " api sched rr");
+	assert_int_equal(lb_conf_generation(f->c), gen);
+	ok(f, "pool set " SVC " api check-rise 3 sched adaptive");
+	assert_true(lb_conf_generation(f->c) > gen);
+	assert_string_equal(svc(f)->pool[0].sched, "adaptive");
+	assert_int_equal(svc(f)->pool[0].check.rise, 3);
+	assert_string_equal(svc(f)->pool[0].check.path, "/healthz");
+	/* A path the tokenizer must read back quoted. */
+	ok(f, "pool set " SVC " tls-a check http check-path \"/a#b\"");
+	assert_string_equal(list_check(f, "tls-a"), "http /a#b");
+	a = saved(f->c);
+	assert_non_null(strstr(a, "pool add " SVC " static check http "
+				  "check-path /ready check-status 200-200 "
+				  "check-interval 5s\n"));
+	/* Options are saved where they differ from the service's, from
+	 * which `pool add` starts: api's interval is still the default. */
+	assert_non_null(strstr(a, "pool add " SVC " api check http "
+				  "check-path /healthz check-interval 2s "
+				  "check-rise 3 check-fall 2\n"));
+	free(a);
+	free(roundtrip(f, g));
+	assert_string_equal(list_check(g, "tls-a"), "http /a#b");
+	/* Back to the service's: saved as a pool without a check. */
+	ok(f, "pool set " SVC " static check service sched rr");
+	assert_false(svc(f)->pool[1].own_check);
+	assert_string_equal(list_check(f, "static"), "service");
+	a = saved(f->c);
+	assert_non_null(strstr(a, "pool add " SVC " static sched rr\n"));
+	free(a);
+	/* `check none` of its own is not the service's check. */
+	ok(f, "pool set " SVC " static check none");
+	assert_string_equal(list_check(f, "static"), "none");
+	a = saved(f->c);
+	assert_non_null(strstr(a, "pool add " SVC " static sched rr check "
+				  "none\n"));
+	free(a);
+	fx_free(f);
+	fx_free(g);
 }
 
 /* A service deleted and added again starts without pools or rules. */
@@ -393,6 +534,7 @@ main(void)
 		cmocka_unit_test(test_compile),
 		cmocka_unit_test(test_lists),
 		cmocka_unit_test(test_svc_readd),
+		cmocka_unit_test(test_pool_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1731,9 +1731,9 @@ static const char *const conf_paths[] = {
 	"route del",	  "route list",	    "snat add",	     "snat del",
 	"snat list",	  "service add",    "service set",   "service del",
 	"backend add",	  "backend del",    "backend drain", "backend undrain",
-	"backend set",	  "save",	    "pool add",	     "pool del",
-	"pool list",	  "rule add",	    "rule del",	     "rule default",
-	"rule list",
+	"backend set",	  "save",	    "pool add",	     "pool set",
+	"pool del",	  "pool list",	    "rule add",	     "rule del",
+	"rule default",	  "rule list",
 };
 
 static void

@@ -625,6 +625,143 @@ test_http_probe(void **state)
 	close(s.lfd);
 }
 
+static void
+srv_start(struct srv *s, pthread_t *t, uint16_t *port, unsigned int status)
+{
+	*port = 0;
+	s->lfd = listener(port, 64);
+	atomic_store(&s->status, status);
+	atomic_store(&s->quit, 0);
+	atomic_store(&s->requests, 0);
+	pthread_mutex_init(&s->mu, NULL);
+	assert_int_equal(pthread_create(t, NULL, srv_main, s), 0);
+}
+
+static void
+srv_stop(struct srv *s, pthread_t t)
+{
+	atomic_store(&s->quit, 1);
+	pthread_join(t, NULL);
+	close(s->lfd);
+}
+
+static int
+pool_words(struct lb_conf *c, bool add, const char *name, const char *words)
+{
+	char buf[256], *argv[32], *save = NULL;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", words);
+	for (char *w = strtok_r(buf, " ", &save); w != NULL && argc < 32;
+	     w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	return add ? lb_conf_pool_add_opts(c, &svc_a, name, argc, argv, NULL)
+		   : lb_conf_pool_set(c, &svc_a, name, argc, argv, NULL);
+}
+
+/*
+ * A service checked by tcp, its pool `api` by http on /healthz: the
+ * service's backend answers 404 to everything and stays up (a connect
+ * is all its check asks); of the pool's two, the one answering 200 comes
+ * up, the one answering 404 does not. A change of the pool's check
+ * restarts its backends' checks only.
+ */
+static void
+test_pool_checks(void **state)
+{
+	static struct srv x, y, z; /* x: the service's; y, z: api's */
+	pthread_t tx, ty, tz;
+	uint16_t px, py, pz;
+	struct lb_health_be_info i, ix;
+	struct lb_conf *c;
+	struct lb_health *h;
+	static struct lb_dpconf d;
+
+	(void)state;
+	if (!private_net_ok)
+		skip();
+	srv_start(&x, &tx, &px, 404);
+	srv_start(&y, &ty, &py, 200);
+	srv_start(&z, &tz, &pz, 404);
+	c = conf_one(LB_CONF_CHECK_TCP, NULL);
+	assert_int_equal(pool_words(c, true, "api",
+				    "check http check-path /healthz"),
+			 0);
+	assert_int_equal(pool_words(c, true, "static", "sched rr"), 0);
+	h = lb_health_create(c);
+	lb_health_sync(h, mono());
+	assert_int_equal(lb_conf_be_add(c, &svc_a, LOOPBACK, px, 1, NULL), 0);
+	assert_int_equal(lb_conf_be_add_pool(c, &svc_a,
+					     &(struct lb_conf_ip){.ip = LOOPBACK},
+					     py, 1, "api", NULL),
+			 0);
+	assert_int_equal(lb_conf_be_add_pool(c, &svc_a,
+					     &(struct lb_conf_ip){.ip = LOOPBACK},
+					     pz, 1, "api", NULL),
+			 0);
+	assert_true(run_until(h, &svc_a, py, UP, 10));
+	assert_true(run_until(h, &svc_a, px, UP, 10));
+	/* Two of z's probes over, at most ten seconds: it stays pending. */
+	for (int n = 0; n < 10; n++) {
+		assert_false(run_until(h, &svc_a, pz, UP, 1));
+		assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, pz, &i),
+				 0);
+		if (i.probes >= 2)
+			break;
+	}
+	assert_int_equal(i.state, PEND);
+	assert_int_equal(i.last, LB_HC_STATUS);
+	assert_int_equal(i.last_status, 404);
+	assert_true(i.fail_run >= 2);
+	pthread_mutex_lock(&y.mu);
+	assert_non_null(strstr(y.last_req, "GET /healthz HTTP/1.1\r\n"));
+	pthread_mutex_unlock(&y.mu);
+	/* The service's backend saw connects, never a request. */
+	pthread_mutex_lock(&x.mu);
+	assert_null(strstr(x.last_req, "GET "));
+	pthread_mutex_unlock(&x.mu);
+	table_of(c, &d);
+	lb_health_mark(h, &d, mono());
+	assert_int_equal(d.svc[0].be[0].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[0].be[1].health, LB_BE_HEALTH_UP);
+	assert_int_equal(d.svc[0].be[2].health, LB_BE_HEALTH_DOWN);
+
+	/* api's check to tcp: its backends start their runs again, the
+	 * service's goes on where it was. */
+	assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, px, &ix), 0);
+	assert_true(ix.ok_run >= 2);
+	assert_int_equal(pool_words(c, false, "api", "check tcp"), 0);
+	lb_health_sync(h, mono());
+	assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, pz, &i), 0);
+	assert_int_equal(i.fail_run, 0);
+	assert_int_equal(i.state, PEND);
+	assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, py, &i), 0);
+	assert_int_equal(i.ok_run, 0);
+	assert_int_equal(i.state, UP);
+	assert_int_equal(lb_health_get(h, &svc_a, LOOPBACK, px, &i), 0);
+	assert_int_equal(i.ok_run, ix.ok_run);
+	assert_int_equal(i.probes, ix.probes);
+	assert_true(run_until(h, &svc_a, pz, UP, 10));
+
+	/* Unchecked pool: its backends take flows whatever they answer;
+	 * the service's check stays. */
+	assert_int_equal(pool_words(c, false, "api", "check none"), 0);
+	lb_health_sync(h, mono());
+	assert_int_equal(st(h, &svc_a, LOOPBACK, py), NONE);
+	assert_int_equal(st(h, &svc_a, LOOPBACK, pz), NONE);
+	assert_int_equal(st(h, &svc_a, LOOPBACK, px), UP);
+	/* Back to the service's check: checked again, up as they served. */
+	assert_int_equal(pool_words(c, false, "api", "check service"), 0);
+	lb_health_sync(h, mono());
+	assert_int_equal(st(h, &svc_a, LOOPBACK, pz), UP);
+	assert_false(run_until(h, &svc_a, pz, DOWN, 1));
+	lb_health_free(h);
+	lb_conf_free(c);
+	srv_stop(&x, tx);
+	srv_stop(&y, ty);
+	srv_stop(&z, tz);
+}
+
 /* A listener that accepts (in its backlog) and never answers: the probe
  * connects, sends, and times out at the injected deadline. */
 static void
@@ -788,6 +925,7 @@ main(void)
 		cmocka_unit_test(test_http_probe),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_ip6_probe),
+		cmocka_unit_test(test_pool_checks),
 	};
 
 	private_net();
