@@ -177,8 +177,8 @@ pool_opts_apply(const struct lb_conf *c, const struct lb_conf_svc *sv,
 	}
 	if (follow && n != (sched ? 2 : 0))
 		return lb_cmd_error(out, -EINVAL, "check service takes no "
-				    "other check option (the service's check "
-				    "has its own)");
+				    "other check option: the pool follows the "
+				    "service's check as it is");
 	pool_as_opts(sv, p, &o);
 	rc = lb_svc_opt_parse(n, words, false, &o, out);
 	if (rc == 0)

@@ -251,7 +251,7 @@ jset_hits(json_t *j, const struct svc_row *r)
 }
 
 /* The pools of a service, its own first, and its rules: each pool's
- * scheduler, members and weight sum; the rules' text in order. */
+ * scheduler, members, weight sum and check; the rules' text in order. */
 static int
 jset_pools(json_t *j, const struct svc_row *r)
 {
@@ -275,6 +275,11 @@ jset_pools(json_t *j, const struct svc_row *r)
 						   : cs->pool[p - 1].sched);
 		bad |= jset_u64(o, "backends", n);
 		bad |= jset_u64(o, "weight_sum", w);
+		/* The check its backends have (null: none), and whether it
+		 * is the pool's own or the service's. */
+		bad |= jset(o, "check", check_json(lb_conf_pool_check(cs, p)));
+		bad |= jset(o, "check_own",
+			    json_boolean(p != 0 && cs->pool[p - 1].own_check));
 	}
 	for (unsigned int i = 0; !bad && i < cs->nb_rule; i++)
 		bad |= json_array_append_new(rules,

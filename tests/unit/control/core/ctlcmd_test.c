@@ -436,10 +436,30 @@ test_service_list_show(void **state)
 				  "refuse rst\n"));
 	assert_string_equal(dstr(c->ctl.data, "service.pools.1.name"), "api");
 	assert_int_equal(dint(c->ctl.data, "service.pools.1.weight_sum"), 5);
+	assert_true(json_is_null(dget(c->ctl.data, "service.pools.1.check")));
+	assert_true(json_is_false(dget(c->ctl.data,
+				       "service.pools.1.check_own")));
 	assert_string_equal(dstr(c->ctl.data, "service.rules.0"),
 			    "sni a.example pool api");
 	assert_string_equal(dstr(c->ctl.data, "service.rule_default"),
 			    "refuse rst");
+	/* A pool's own check, and the service's for its own pool. */
+	run(c, "service set tcp 10.11.0.100:443 check tcp", 0);
+	run(c, "pool set tcp 10.11.0.100:443 api check http check-path /hz",
+	    0);
+	run(c, "service show tcp 10.11.0.100:443", 0);
+	assert_string_equal(dstr(c->ctl.data, "service.pools.0.check.type"),
+			    "tcp");
+	assert_true(json_is_false(dget(c->ctl.data,
+				       "service.pools.0.check_own")));
+	assert_string_equal(dstr(c->ctl.data, "service.pools.1.check.type"),
+			    "http");
+	assert_string_equal(dstr(c->ctl.data, "service.pools.1.check.path"),
+			    "/hz");
+	assert_true(json_is_true(dget(c->ctl.data,
+				      "service.pools.1.check_own")));
+	run(c, "pool set tcp 10.11.0.100:443 api check service", 0);
+	run(c, "service set tcp 10.11.0.100:443 check none", 0);
 	run(c, "service set tcp 10.11.0.100:443 http on rebind close", 0);
 	t = run(c, "service show tcp 10.11.0.100:443", 0);
 	assert_non_null(strstr(t, "1 rule, default refuse rst; rebind "
