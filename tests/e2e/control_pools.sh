@@ -12,11 +12,15 @@
 #     pool;
 #     /static/ goes first to the pool `static`, refused while it is
 #     empty, answered by be1 once be1 is moved there;
+#   - `pool set` gives a pool a health check of its own (api: tcp,
+#     static: http on /healthz) and `check service` gives the service's
+#     back: `pool list` (CHECK), the JSON and `backend list` show it;
 #   - bad input (unknown pool, pool in use, too many rules, rules on a
-#     UDP service or without `synproxy on`, `synproxy off` under rules)
-#     is refused with its one line and changes nothing;
-#   - `save`, the state file and a restarted lb-control keep the pools
-#     and the rules.
+#     UDP service or without `synproxy on`, `synproxy off` under rules,
+#     a pool's bad check option or the service's own pool under `pool
+#     set`) is refused with its one line and changes nothing;
+#   - `save`, the state file and a restarted lb-control keep the pools,
+#     their checks and the rules.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 # shellcheck disable=SC2086 # $SVC ("tcp VIP:PORT") is two words on purpose
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
@@ -119,12 +123,12 @@ check "refusals counted" \
 
 ctl_do pool list $SVC >"$E2E_TMP/pools"
 sed 's/^/    /' "$E2E_TMP/pools"
-check "pool list: the own pool, rr, be1" \
-	'has "^default  *rr  *1  *1$" <"$E2E_TMP/pools"'
-check "pool list: api, rr, be2 at weight 3" \
-	'has "^api  *rr  *1  *3$" <"$E2E_TMP/pools"'
-check "pool list: static, adaptive, empty" \
-	'has "^static  *adaptive  *0  *0$" <"$E2E_TMP/pools"'
+check "pool list: the own pool, rr, be1, unchecked" \
+	'has "^default  *rr  *1  *1  *none$" <"$E2E_TMP/pools"'
+check "pool list: api, rr, be2 at weight 3, the service's check" \
+	'has "^api  *rr  *1  *3  *service$" <"$E2E_TMP/pools"'
+check "pool list: static, adaptive, empty, the service's check" \
+	'has "^static  *adaptive  *0  *0  *service$" <"$E2E_TMP/pools"'
 ctl_do rule list $SVC >"$E2E_TMP/rules"
 sed 's/^/    /' "$E2E_TMP/rules"
 check "rule list: the rules in order, then the default" \
@@ -169,6 +173,50 @@ if [ -n "${CTL_METRICS:-}" ]; then
 		 metrics | has -F "lb_rule_hits_total{service=\"$SVC\",rule=\"default\"}"'
 fi
 
+# ---- a pool's own health check -------------------------------------------
+
+# be_health ADDR: the health `backend list` shows for backend ADDR.
+# shellcheck disable=SC2317 # called through check and wait_output
+be_health() {
+	ctl_json "$E2E_TMP/bh.json" backend list $SVC >/dev/null 2>&1 || true
+	jq_get "$E2E_TMP/bh.json" \
+		"[b['health'] for b in d['backends'] if b['backend'] == '$1'][0]"
+}
+
+ctl_do pool set $SVC api check tcp check-interval 300ms >/dev/null
+ctl_do pool set $SVC static check http check-path /healthz >/dev/null
+ctl_do pool list $SVC >"$E2E_TMP/pools2"
+sed 's/^/    /' "$E2E_TMP/pools2"
+check "pool list: api checked by tcp, static by http on /healthz, the own pool not" \
+	'has "^api  *rr  *1  *3  *tcp$" <"$E2E_TMP/pools2" &&
+	 has "^static  *adaptive  *0  *0  *http /healthz$" <"$E2E_TMP/pools2" &&
+	 has "^default  *rr  *1  *1  *none$" <"$E2E_TMP/pools2"'
+t=$(WAIT_PERIOD=0.2 wait_output 20 up be_health "$BE2") || true
+check "be2, in api, is checked and up ($t)" '[ "${t%% *}" = up ]'
+# be_probes ADDR: 1 once backend ADDR's check has passed twice or more.
+# shellcheck disable=SC2317 # called through wait_output
+be_probes() {
+	ctl_json "$E2E_TMP/bp.json" backend list $SVC >/dev/null 2>&1 || true
+	jq_get "$E2E_TMP/bp.json" \
+		"int([b['check']['probes'] - b['check']['failures'] for b in d['backends'] if b['backend'] == '$1'][0] >= 2)"
+}
+t=$(WAIT_PERIOD=0.2 wait_output 20 1 be_probes "$BE2") || true
+check "be2's tcp checks pass ($t)" '[ "${t%% *}" = 1 ]'
+check "be1, in the own pool, is not checked" '[ "$(be_health "$BE1")" = none ]'
+ctl_json "$E2E_TMP/show2.json" service show $SVC
+cj=$(jq_get "$E2E_TMP/show2.json" \
+	'[[p["name"], (p["check"] or {}).get("type"), p["check_own"]]
+	  for p in d["service"]["pools"]]')
+check "JSON: each pool's check and whether it is its own ($cj)" \
+	'[ "$cj" = "[[\"default\", null, false], [\"api\", \"tcp\", true], [\"static\", \"http\", true]]" ]'
+routed 5 api.example.com /x be2
+# Back to the service's check (none): be2 unchecked again.
+ctl_do pool set $SVC api check service >/dev/null
+t=$(WAIT_PERIOD=0.2 wait_output 20 none be_health "$BE2") || true
+check "api follows the service's check again: be2 unchecked ($t)" \
+	'[ "${t%% *}" = none ]'
+ctl_do pool set $SVC api check tcp check-interval 300ms >/dev/null
+
 # ---- bad input ------------------------------------------------------------
 
 ctl_bad "no pool nope in $SVC (pool add first)" \
@@ -195,6 +243,25 @@ ctl_bad "$USVC: rules route tcp services only" \
 	rule add $USVC sni a.example pool default
 ctl_bad "$SVC: rules need \`synproxy on\` (the pool is chosen from the first data, after the worker's own handshake)" \
 	service set $SVC synproxy off
+ctl_bad "unknown check 'ping': expected none, tcp or http" \
+	pool add $SVC x check ping
+ctl_bad "check-path must start with '/'" \
+	pool set $SVC static check-path healthz
+ctl_bad "invalid check-status '700': expected LO or LO-HI in 100..599" \
+	pool set $SVC static check-status 700
+ctl_bad "check-interval 1us out of range 100ms..1h" \
+	pool set $SVC api check-interval 1us
+ctl_bad "check-fall 0 out of range 1..100" pool add $SVC x check-fall 0
+ctl_bad "unknown pool option 'retries': expected sched, check, check-path, check-status, check-port, check-interval, check-timeout, check-rise, check-fall" \
+	pool set $SVC api retries 2
+ctl_bad "check service takes no other check option: the pool follows the service's check as it is" \
+	pool set $SVC api check service check-path /x
+ctl_bad "check tcp needs a tcp service" pool add $USVC x check tcp
+ctl_bad "pool default of $SVC is the service's own pool: its scheduler and check are the service's (\`service set\`)" \
+	pool set $SVC default check tcp
+ctl_bad "no pool nope in $SVC" pool set $SVC nope check tcp
+ctl_bad "pool static, which has a check of its own: proxy-protocol v2 cannot be combined with check http (its requests carry no header); use check tcp" \
+	service set $SVC proxy-protocol v2
 for i in $(seq 4 32); do
 	ctl_do rule add $SVC sni "h$i.example" pool api >/dev/null
 done
@@ -206,14 +273,22 @@ done
 # ---- save, the state file, a restart --------------------------------------
 
 ctl_restart_same
-check "save holds the pools, the pool of each backend and the rules" \
-	'has -Fx "pool add $SVC api sched rr" <"$E2E_TMP/save0" &&
-	 has -Fx "pool add $SVC static" <"$E2E_TMP/save0" &&
+check "save holds the pools and their checks, the pool of each backend and the rules" \
+	'has -Fx "pool add $SVC api sched rr check tcp check-interval 300ms" \
+		<"$E2E_TMP/save0" &&
+	 has -Fx "pool add $SVC static check http check-path /healthz" \
+		<"$E2E_TMP/save0" &&
 	 has -Fx "backend add $SVC $BE2 weight 3 pool api" <"$E2E_TMP/save0" &&
 	 has -Fx "rule add $SVC path-prefix /static/ pool static" \
 		<"$E2E_TMP/save0" &&
 	 has -Fx "rule default $SVC refuse 404" <"$E2E_TMP/save0"'
 routed 6 api.example.com /x be2
+ctl_do pool list $SVC >"$E2E_TMP/pools3"
+check "restarted: pool list shows the same pools and checks" \
+	diff -u "$E2E_TMP/pools2" "$E2E_TMP/pools3"
+t=$(WAIT_PERIOD=0.2 wait_output 20 up be_health "$BE2") || true
+check "restarted: be2 checked by its pool's check and up ($t)" \
+	'[ "${t%% *}" = up ]'
 ctl_stop
 check "lb-control exits 0 on SIGTERM (status $CTL_RC)" [ "$CTL_RC" = 0 ]
 e2e_finish
