@@ -670,6 +670,7 @@ static void
 test_pool_checks(void **state)
 {
 	static struct srv x, y, z; /* x: the service's; y, z: api's */
+	struct lb_conf_ip lo = lb_conf_ip4(LOOPBACK);
 	pthread_t tx, ty, tz;
 	uint16_t px, py, pz;
 	struct lb_health_be_info i, ix;
@@ -691,13 +692,11 @@ test_pool_checks(void **state)
 	h = lb_health_create(c);
 	lb_health_sync(h, mono());
 	assert_int_equal(lb_conf_be_add(c, &svc_a, LOOPBACK, px, 1, NULL), 0);
-	assert_int_equal(lb_conf_be_add_pool(c, &svc_a,
-					     &(struct lb_conf_ip){.ip = LOOPBACK},
-					     py, 1, "api", NULL),
+	assert_int_equal(lb_conf_be_add_pool(c, &svc_a, &lo, py, 1, "api",
+					     NULL),
 			 0);
-	assert_int_equal(lb_conf_be_add_pool(c, &svc_a,
-					     &(struct lb_conf_ip){.ip = LOOPBACK},
-					     pz, 1, "api", NULL),
+	assert_int_equal(lb_conf_be_add_pool(c, &svc_a, &lo, pz, 1, "api",
+					     NULL),
 			 0);
 	assert_true(run_until(h, &svc_a, py, UP, 10));
 	assert_true(run_until(h, &svc_a, px, UP, 10));
