@@ -210,6 +210,28 @@ asks 4 img.example.com >"$E2E_TMP/img1"
 check "img.example.com still reaches it" \
 	'[ "$(grep -c "^img0$" "$E2E_TMP/img1")" = 4 ]'
 
+# ---- the pool img emptied and deleted: its policy goes with it ----
+ctl_do scale set $SVC pool img min 0
+ctl_do scale pause $SVC pool img
+ctl_do scale down $SVC pool img 1
+img_empty() { [ "$(in_pool img)" = 0 ] && [ "$(nss g)" = 0 ]; }
+wait_for 60 img_empty || true
+check "scale down to 0: the img pool has no backend or namespace left" \
+	img_empty
+ctl_do rule del $SVC 2
+ctl_do pool del $SVC img
+img_policy_gone() {
+	ctl_json "$E2E_TMP/show.json" scale show
+	[ "$(jq_get "$E2E_TMP/show.json" "len([s for s in d['services'] \
+		if s['pool'] == 'img'])")" = 0 ]
+}
+wait_for 20 img_policy_gone || true
+check "pool del: the pool's policy is removed at the next tick" \
+	img_policy_gone
+ctl save >"$E2E_TMP/save2.txt"
+check "and save no longer has it" \
+	'! grep -q "^scale set $SVC pool img" "$E2E_TMP/save2.txt"'
+
 # ---- stop: nothing left behind ----
 ctl_stop TERM
 check "lb-control stopped the img instance and removed its namespace" \
