@@ -186,6 +186,16 @@ check "/metrics counts the scaling per pool" \
 	 "$E2E_TMP/metrics.txt" &&
 	 grep -q "^lb_scale_instances{service=\"$SVC\",pool=\"api\",state=\"active\"} 3" \
 	 "$E2E_TMP/metrics.txt"'
+# The status page's view: each pool's policy with its own history.
+ip netns exec "$NS_LB" curl -sS --max-time 5 \
+	"http://$CTL_METRICS/api/v1/scale" >"$E2E_TMP/scale.json" || true
+api_active=$(jq_get "$E2E_TMP/scale.json" "[s for s in d['services'] \
+	if s['pool'] == 'api'][0]['counts']['active']")
+api_ups=$(jq_get "$E2E_TMP/scale.json" "len([x for s in d['services'] \
+	if s['pool'] == 'api' for x in s['history']['decisions'] \
+	if x['action'] == 'up'])")
+check "/api/v1/scale: the api pool's policy, its history's ups ($api_ups)" \
+	'[ "$api_active" = 3 ] && [ "$api_ups" -ge 2 ] 2>/dev/null'
 ctl save >"$E2E_TMP/save.txt"
 check "save has each pool's policy" \
 	'grep -q "^scale set $SVC pool api .*command" "$E2E_TMP/save.txt" &&
