@@ -8,7 +8,8 @@
 # backends in network namespaces of their own, each pool from its own
 # address range (their instance ids are alike: 0, 1...):
 #   - both pools come to their minimum, in their pool (`backend list`,
-#     `pool list`), and the default pool keeps its one backend;
+#     `pool list`), and the default pool keeps its one backend; the
+#     state file keeps both policies across a restart of lb-control;
 #   - requests for api.example.com (curl --resolve) reach the api
 #     instances, whose SPL is above the upper threshold: the api pool
 #     scales up, its new instances join the pool `api` and answer
@@ -120,6 +121,15 @@ check "pool list counts one backend in each pool" \
 	'[ "$(awk "\$1 == \"api\" {print \$3}" "$E2E_TMP/pools.txt")" = 1 ] &&
 	 [ "$(awk "\$1 == \"img\" {print \$3}" "$E2E_TMP/pools.txt")" = 1 ] &&
 	 [ "$(awk "\$1 == \"default\" {print \$3}" "$E2E_TMP/pools.txt")" = 1 ]'
+# The state file keeps both pools' policies: lb-control stopped (its
+# instances with it) and started again brings each pool back to its
+# minimum.
+ctl_restart_same
+wait_for 60 active_is api 1 || true
+wait_for 60 active_is img 1 || true
+check "restarted, each pool runs its minimum again, in its pool" \
+	'active_is api 1 && active_is img 1 &&
+	 [ "$(in_pool api orch)" = 1 ] && [ "$(in_pool img orch)" = 1 ]'
 asks 4 www.example.com >"$E2E_TMP/www0"
 check "www.example.com reaches be1 ($(sort "$E2E_TMP/www0" | uniq -c |
 	tr '\n' ' '))" '[ "$(grep -c "^be1$" "$E2E_TMP/www0")" = 4 ]'
