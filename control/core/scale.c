@@ -527,8 +527,8 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		/* Pending: in the table (in the unit's pool), but drained
 		 * until healthy. */
 		rc = lb_conf_be_add_pool(sc->ctl->conf, k, &ev->ip, ev->port,
-					 LB_CONF_WEIGHT_DEFAULT,
-					 pool_arg(s), &out);
+					 LB_CONF_WEIGHT_DEFAULT, pool_arg(s),
+					 &out);
 		if (rc == 0)
 			lb_conf_be_set_orch_ip(sc->ctl->conf, k, &ev->ip,
 					       ev->port, true, NULL);
@@ -868,8 +868,9 @@ cl_apply(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		be = conf_be(c, k, &li->ip, li->port);
 		if (be == NULL &&
 		    lb_conf_be_add_pool(c, k, &li->ip, li->port,
-					li->weight != 0 ? li->weight
-							: LB_CONF_WEIGHT_DEFAULT,
+					li->weight != 0
+						? li->weight
+						: LB_CONF_WEIGHT_DEFAULT,
 					pool_arg(s), NULL) == 0) {
 			lb_conf_be_set_orch_ip(c, k, &li->ip, li->port, true,
 					       NULL);

@@ -136,7 +136,7 @@ static const char *
 pool_norm(const char *pool)
 {
 	return pool == NULL || strcmp(pool, LB_CONF_POOL_DEFAULT) == 0 ? ""
-									: pool;
+								       : pool;
 }
 
 static struct lb_as_svc *
@@ -428,8 +428,10 @@ lb_as_pool_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 	pool = pool_norm(pool);
 	svc_label(k, s, sizeof(s));
 	if (strlen(pool) > LB_CONF_POOL_NAME_LEN)
-		return lb_cmd_error(out, -EINVAL, "pool name too long (at "
-				    "most %u bytes)", LB_CONF_POOL_NAME_LEN);
+		return lb_cmd_error(out, -EINVAL,
+				    "pool name too long (at "
+				    "most %u bytes)",
+				    LB_CONF_POOL_NAME_LEN);
 	sv = as->conf != NULL ? lb_conf_svc_find(as->conf, k) : NULL;
 	if (as->conf != NULL && sv == NULL)
 		return lb_cmd_error(out, -ENOENT, "no service %s", s);
@@ -454,7 +456,8 @@ lb_as_pool_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 		if (as->cfg.n == LB_AS_UNITS_MAX)
 			return lb_cmd_error(out, -ENOSPC,
 					    "too many autoscaled pools (at "
-					    "most %u)", LB_AS_UNITS_MAX);
+					    "most %u)",
+					    LB_AS_UNITS_MAX);
 		x = &as->cfg.s[as->cfg.n++];
 		memset(x, 0, sizeof(*x));
 		x->key = *k;

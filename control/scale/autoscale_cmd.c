@@ -19,8 +19,8 @@
  * 4), or a negative errno.
  */
 static int
-parse_unit(int argc, char **argv, struct lb_conf_svc_key *k,
-	   const char **pool, struct lb_cmd_out *out)
+parse_unit(int argc, char **argv, struct lb_conf_svc_key *k, const char **pool,
+	   struct lb_cmd_out *out)
 {
 	int rc;
 
@@ -33,8 +33,8 @@ parse_unit(int argc, char **argv, struct lb_conf_svc_key *k,
 	if (argc < 3 || strcmp(argv[2], "pool") != 0)
 		return 2;
 	if (argc < 4)
-		return lb_cmd_error(out, -EINVAL, "missing pool name after "
-				    "'pool'");
+		return lb_cmd_error(out, -EINVAL,
+				    "missing pool name after 'pool'");
 	*pool = argv[3];
 	return 4;
 }
@@ -519,10 +519,10 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 /* `scale set`'s long help; the names come from the registries of decay
  * functions and orchestrator drivers (set_help()). */
 #define SET_HELP_FMT                                                           \
-	"With `pool NAME` (a pool of the service, `pool add`) the "           \
-	"policy scales\nthat pool alone: its inputs are that pool's "           \
+	"With `pool NAME` (a pool of the service, `pool add`) the "            \
+	"policy scales\nthat pool alone: its inputs are that pool's "          \
 	"backends, its instances\njoin it. Without it, the service's "         \
-	"own pool.\n\n"                                                         \
+	"own pool.\n\n"                                                        \
 	"Options (defaults and their sources in "                              \
 	"docs/policies.md, autoscaler):\n\n"                                   \
 	"- `policy spl|inflight`: the SPL patent's policy "                    \

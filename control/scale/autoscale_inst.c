@@ -175,8 +175,7 @@ lb_as_inst_count(const struct lb_as_svc *s, uint32_t n[LB_AS_STATE_COUNT])
 }
 
 void
-lb_as_inst_sync(struct lb_as_svc *s, const struct lb_conf_svc *sv,
-		uint64_t now)
+lb_as_inst_sync(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
 {
 	int pidx = lb_as_svc_pool_index(s, sv);
 
@@ -211,8 +210,8 @@ lb_as_inst_sync(struct lb_as_svc *s, const struct lb_conf_svc *sv,
 			struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[b]);
 
 			there |= lb_conf_ip_eq(&x, &i->ip) &&
-				 sv->be[b].port == i->port &&
-				 !sv->be[b].orch && sv->be[b].pool == pidx;
+				 sv->be[b].port == i->port && !sv->be[b].orch &&
+				 sv->be[b].pool == pidx;
 		}
 		if (!there)
 			lb_as_inst_remove(s, i);

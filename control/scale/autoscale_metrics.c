@@ -79,7 +79,8 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 				    as_fams[f].help);
 		for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
 			struct lb_prom_label lb[2] = {
-				{"service", l}, {"pool", pool_label(as->rt[i])}};
+				{"service", l},
+				{"pool", pool_label(as->rt[i])}};
 			uint64_t v;
 
 			svc_label(&as->rt[i]->key, l, sizeof(l));
@@ -112,8 +113,8 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		rc = lb_prom_family(o, "lb_scale_paused", "gauge",
 				    "1 while automatic scaling is paused.");
 	for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
-		struct lb_prom_label lb[2] = {
-			{"service", l}, {"pool", pool_label(as->rt[i])}};
+		struct lb_prom_label lb[2] = {{"service", l},
+					      {"pool", pool_label(as->rt[i])}};
 
 		svc_label(&as->rt[i]->key, l, sizeof(l));
 		rc = lb_prom_u64(o, "lb_scale_paused", lb, 2,
@@ -128,7 +129,8 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
 			const struct lb_as_cluster *c = &as->rt[i]->cl;
 			struct lb_prom_label lb[2] = {
-				{"service", l}, {"pool", pool_label(as->rt[i])}};
+				{"service", l},
+				{"pool", pool_label(as->rt[i])}};
 
 			svc_label(&as->rt[i]->key, l, sizeof(l));
 			if (c->on)
@@ -154,7 +156,8 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 				{"id", id},
 				{"backend",
 				 lb_as_inst_placed(x)
-					 ? lb_cmd_fmt_ip_port(&x->ip, x->port, a)
+					 ? lb_cmd_fmt_ip_port(&x->ip, x->port,
+							      a)
 					 : ""},
 				{"origin", lb_as_origin_name(x->origin)},
 				{"state", lb_as_state_name(x->state)},

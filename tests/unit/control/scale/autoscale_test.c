@@ -611,8 +611,8 @@ test_help_from_registries(void **state)
 	lb_cmd_reg_free(r);
 }
 
-static const struct lb_conf_svc_key key80 = {.proto = 6, .vip = 0x0a000064,
-					     .port = 80};
+static const struct lb_conf_svc_key key80 = {
+	.proto = 6, .vip = 0x0a000064, .port = 80};
 
 /* Service SVC with pools api and static, a backend in each and one in
  * its own pool. */
@@ -624,8 +624,7 @@ pools_setup(struct fx *f)
 	assert_int_equal(run(f, "backend add " SVC " 10.0.1.1:80"), 0);
 	assert_int_equal(run(f, "backend add " SVC " 10.0.2.1:80 pool api"), 0);
 	assert_int_equal(run(f, "backend add " SVC " 10.0.2.2:80 pool api"), 0);
-	assert_int_equal(run(f,
-			     "backend add " SVC " 10.0.3.1:80 pool static"),
+	assert_int_equal(run(f, "backend add " SVC " 10.0.3.1:80 pool static"),
 			 0);
 }
 
@@ -679,10 +678,10 @@ test_pool_commands(void **state)
 
 		assert_non_null(p);
 		assert_true(strcmp(p, "api") == 0 || strcmp(p, "default") == 0);
-		assert_string_equal(json_string_value(json_object_get(
-					    json_object_get(x, "config"),
-					    "policy")),
-				    strcmp(p, "api") == 0 ? "inflight" : "spl");
+		assert_string_equal(
+			json_string_value(json_object_get(
+				json_object_get(x, "config"), "policy")),
+			strcmp(p, "api") == 0 ? "inflight" : "spl");
 	}
 
 	/* pause, manual actions, history: the named pool alone. */
@@ -739,8 +738,8 @@ test_pool_bad(void **state)
 	assert_string_equal(lb_cmd_out_errmsg(&f->out),
 			    "no pool nosuch in " SVC " (pool add first)");
 	assert_true(run(f, "scale set " SVC " pool") < 0);
-	assert_non_null(strstr(lb_cmd_out_errmsg(&f->out),
-			       "missing pool name"));
+	assert_non_null(
+		strstr(lb_cmd_out_errmsg(&f->out), "missing pool name"));
 	assert_true(run(f, "scale set tcp 10.0.0.100:81 pool api max 2") < 0);
 	assert_true(run(f, "scale del " SVC " pool nosuch") < 0);
 	assert_string_equal(lb_cmd_out_errmsg(&f->out),
@@ -759,9 +758,8 @@ test_pool_bad(void **state)
 	assert_int_equal(lb_as_generation(f->as), g0);
 	b = saved(f->as);
 	assert_string_equal(a, b);
-	assert_int_equal(lb_as_drop_manual(lb_as_pool_find(f->as, &key80,
-							    "api")),
-			 0);
+	assert_int_equal(
+		lb_as_drop_manual(lb_as_pool_find(f->as, &key80, "api")), 0);
 	free(a);
 	free(b);
 }

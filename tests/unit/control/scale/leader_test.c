@@ -467,8 +467,7 @@ test_pool_leases(void **state)
 	assert_int_equal(lb_leader_fetch(h[0].ld, pool_svc, &got), 0);
 	assert_int_equal(got.next_id, 9);
 	assert_int_equal(lb_leader_release(h[0].ld, SVC, h[0].l.term), 0);
-	assert_int_equal(lb_leader_release(h[1].ld, pool_svc, h[1].l.term),
-			 0);
+	assert_int_equal(lb_leader_release(h[1].ld, pool_svc, h[1].l.term), 0);
 	lb_leader_free(h[0].ld);
 	lb_leader_free(h[1].ld);
 }
