@@ -10,6 +10,10 @@
 #   - both pools come to their minimum, in their pool (`backend list`,
 #     `pool list`), and the default pool keeps its one backend; the
 #     state file keeps both policies across a restart of lb-control;
+#   - with SCALE_POLICY=inflight (scale_pool_inflight) both pools use
+#     the requests-in-flight policy instead: the api pool's requests in
+#     flight scale it, and never the img pool, whose input is its own
+#     backends' requests alone;
 #   - requests for api.example.com (curl --resolve) reach the api
 #     instances, whose SPL is above the upper threshold: the api pool
 #     scales up, its new instances join the pool `api` and answer
@@ -22,7 +26,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-e2e_init scale_pool
+POLICY=${SCALE_POLICY:-spl}
+if [ "$POLICY" = spl ]; then
+	e2e_init scale_pool
+else
+	e2e_init "scale_pool_$POLICY"
+fi
 e2e_need_control
 e2e_need_tools curl nginx
 inst_need
@@ -55,13 +64,20 @@ api_cmd="exec $INSTANCE --listen \$LB_INST_ADDR:\$LB_INST_PORT"
 api_cmd="$api_cmd --name api\$LB_INST_ID --bench-ms 10 --delay-ms 30"
 img_cmd="exec $INSTANCE --listen \$LB_INST_ADDR:\$LB_INST_PORT"
 img_cmd="$img_cmd --name img\$LB_INST_ID --bench-ms 20 --delay-ms 1"
+# spl: the instances' SPL decides (api's high, img's low). inflight: the
+# requests in flight of each pool, against one per instance: the api
+# pool's clients keep three or four in flight, the img pool's none.
+policy_opts=(policy spl lower 0.2 upper 0.8)
+[ "$POLICY" = spl ] || policy_opts=(policy inflight queue-length 1 rounds 2)
+clients=2
+[ "$POLICY" = spl ] || clients=4
 guard=(interval 500ms up-cooldown 2s down-cooldown 2s down-window 5m
 	startup-timeout 30s drain-timeout 10s)
-ctl_do scale set $SVC pool api policy spl lower 0.2 upper 0.8 \
+ctl_do scale set $SVC pool api "${policy_opts[@]}" \
 	driver process command "$api_cmd" \
 	target "netns $BE_NET.50-53/24 $NS_SW $BR sl-a{id}-$E2E_TAG" \
 	min 1 max 3 "${guard[@]}"
-ctl_do scale set $SVC pool img policy spl lower 0.2 upper 0.8 \
+ctl_do scale set $SVC pool img "${policy_opts[@]}" \
 	driver process command "$img_cmd" \
 	target "netns $BE_NET.60-61/24 $NS_SW $BR sl-g{id}-$E2E_TAG" \
 	min 1 max 2 "${guard[@]}"
@@ -138,10 +154,10 @@ check "img.example.com reaches the img instance ($(sort "$E2E_TMP/img0" |
 	uniq -c | tr '\n' ' '))" '[ "$(grep -c "^img0$" "$E2E_TMP/img0")" = 4 ]'
 
 # ---- load on api.example.com: the api pool scales up ----
-e2e_log "load: api.example.com, two clients, until the api pool grows"
+e2e_log "load: api.example.com, $clients clients, until the api pool grows"
 rm -f "$E2E_TMP/stop"
 load_pids=()
-for c in 1 2; do
+for ((c = 1; c <= clients; c++)); do
 	ip netns exec "$NS_CLI" bash -c '
 	out=$1 stop=$2 vip=$3
 	while [ ! -f "$stop" ]; do
@@ -167,7 +183,7 @@ check "the api pool scaled up to its maximum, 3 active (in ${t_up}s)" \
 	'active_is api 3 && [ "$(pstat api ups)" -ge 1 ]'
 check "its instances are backends of the pool api" \
 	'[ "$(in_pool api orch)" = 3 ]'
-cat "$E2E_TMP/load1" "$E2E_TMP/load2" | grep -v '^$' >"$E2E_TMP/load"
+cat "$E2E_TMP"/load[0-9]* | grep -v '^$' >"$E2E_TMP/load"
 e2e_log "answers under load: $(sort "$E2E_TMP/load" | uniq -c |
 	tr '\n' ' ')"
 check "api.example.com was answered by api instances only" \
