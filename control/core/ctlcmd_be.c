@@ -490,7 +490,7 @@ static void
 inst_state(const struct lb_ctl *ctl, const struct lb_conf_svc *sv,
 	   struct be_row *r)
 {
-	struct lb_as_svc *a = lb_as_svc_find(ctl->as, &sv->key);
+	struct lb_as_svc *a = lb_as_pool_find(ctl->as, &sv->key, r->pool);
 	struct lb_as_inst *i =
 		a != NULL ? lb_as_inst_by_addr(a, &r->ip, r->port) : NULL;
 

@@ -28,6 +28,8 @@
 /* A pending instance is probed this often. */
 #define PROBE_EVERY_NS 200000000ull
 #define EV_MAX 32u
+/* Bytes of a unit's label: a service and " pool NAME". */
+#define LABEL_LEN 112u
 /* Cluster: a host's load summary is published this often, a follower
  * reads the leader's list this often. */
 #define REPORT_EVERY_NS 500000000ull
@@ -42,6 +44,7 @@ struct probe {
 
 struct rsvc {
 	struct lb_conf_svc_key key;
+	char pool[LB_CONF_POOL_NAME_LEN + 1]; /* "" the service's own */
 	const struct lb_orch_ops *ops;
 	void *drv;
 	struct lb_as_conf drv_conf; /* the driver's settings in use */
@@ -51,8 +54,10 @@ struct rsvc {
 	bool cl_on;
 	bool taken; /* leading: the list taken over, the driver made */
 	struct lb_lease lease;
-	char cl_svc[40]; /* "tcp:10.0.0.1:80", the keys' part */
-	char cl_name[40]; /* "tcp 10.0.0.1:80", for the log */
+	/* "tcp:10.0.0.1:80" ("tcp:10.0.0.1:80/api" for pool api), the
+	 * keys' part and the drivers' name of the unit. */
+	char cl_svc[LABEL_LEN];
+	char cl_name[LABEL_LEN]; /* "tcp 10.0.0.1:80 pool api", the log's */
 	uint64_t next_report_ns;
 	uint64_t next_fetch_ns;
 	uint64_t last_tick_ns; /* to see a stalled loop */
@@ -69,7 +74,7 @@ struct lb_scale {
 	struct lb_ctl *ctl;
 	lb_scale_commit_fn *commit;
 	void *ctx;
-	struct rsvc *rs[LB_CONF_MAX_SVCS];
+	struct rsvc *rs[LB_AS_UNITS_MAX];
 	unsigned int nb_rs;
 	struct lb_view_be *vb; /* scratch */
 	struct lb_leader *leader; /* the cluster's Redis, or NULL */
@@ -97,6 +102,28 @@ label(const struct lb_conf_svc_key *k, char *buf, size_t n, char sep)
 
 	snprintf(buf, n, "%s%c%s", lb_cmd_proto_name(k->proto), sep,
 		 lb_cmd_fmt_ip_port(&vip, k->port, a));
+}
+
+/* A unit's label: its service's (label()) and, for a named pool,
+ * " pool NAME" (@p sep ' ', the log's) or "/NAME" (else: the Redis keys'
+ * and the drivers' name). */
+static void
+unit_label(const struct lb_conf_svc_key *k, const char *pool, char *buf,
+	   size_t n, char sep)
+{
+	char l[64];
+
+	label(k, l, sizeof(l), sep);
+	if (pool[0] == '\0')
+		snprintf(buf, n, "%s", l);
+	else
+		snprintf(buf, n, sep == ' ' ? "%s pool %s" : "%s/%s", l, pool);
+}
+
+static void
+ulabel(const struct lb_as_svc *s, char *buf, size_t n)
+{
+	unit_label(lb_as_svc_key(s), lb_as_svc_pool(s), buf, n, ' ');
 }
 
 struct lb_scale *
@@ -138,16 +165,19 @@ static struct rsvc *
 rs_get(struct lb_scale *sc, struct lb_as_svc *s)
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
+	const char *pool = lb_as_svc_pool(s);
 	struct rsvc *r = NULL;
 
 	for (unsigned int i = 0; i < sc->nb_rs; i++)
-		if (memcmp(&sc->rs[i]->key, k, sizeof(*k)) == 0)
+		if (memcmp(&sc->rs[i]->key, k, sizeof(*k)) == 0 &&
+		    strcmp(sc->rs[i]->pool, pool) == 0)
 			r = sc->rs[i];
-	if (r == NULL && sc->nb_rs < LB_CONF_MAX_SVCS) {
+	if (r == NULL && sc->nb_rs < LB_AS_UNITS_MAX) {
 		r = calloc(1, sizeof(*r));
 		if (r == NULL)
 			return NULL;
 		r->key = *k;
+		snprintf(r->pool, sizeof(r->pool), "%s", pool);
 		for (unsigned int i = 0; i < LB_AS_INST_MAX; i++)
 			r->pr[i].fd = -1;
 		sc->rs[sc->nb_rs++] = r;
@@ -184,7 +214,7 @@ rs_free(struct lb_scale *sc, struct rsvc *r, uint64_t wait_ns)
 static int
 rs_driver(struct rsvc *r, const struct lb_as_conf *c)
 {
-	char err[128], svc[40];
+	char err[128], svc[LABEL_LEN];
 
 	if (r->drv != NULL && drv_same(&r->drv_conf, c))
 		return 0;
@@ -204,7 +234,7 @@ rs_driver(struct rsvc *r, const struct lb_as_conf *c)
 	r->ops = lb_orch_find(c->driver);
 	if (r->ops == NULL)
 		return -ENOENT;
-	label(&r->key, svc, sizeof(svc), ':');
+	unit_label(&r->key, r->pool, svc, sizeof(svc), ':');
 	r->drv = r->ops->create(c, svc, err, sizeof(err));
 	if (r->drv == NULL) {
 		logf_("%s: driver %s: %s", svc, c->driver, err);
@@ -367,48 +397,6 @@ view_be(struct lb_scale *sc, int s, const struct lb_conf_ip *ip,
 
 /* ---- the repository and the configuration ---- */
 
-/* Static backends: whatever `backend add` configured. */
-static void
-sync_static(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
-{
-	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
-		const struct lb_conf_be *be = &sv->be[j];
-		struct lb_conf_ip ip;
-		struct lb_as_inst *i;
-		enum lb_as_state st =
-			be->draining ? LB_AS_DRAINING : LB_AS_ACTIVE;
-
-		if (be->orch)
-			continue;
-		ip = LB_CONF_IP_OF(be);
-		i = lb_as_inst_by_addr(s, &ip, be->port);
-		if (i == NULL) {
-			i = lb_as_inst_add(s, LB_AS_STATIC, st, now);
-			if (i == NULL)
-				continue;
-			i->ip = ip;
-			i->port = be->port;
-		}
-		if (i->origin == LB_AS_STATIC && i->state != st)
-			lb_as_inst_set(s, i, st, now, NULL);
-	}
-	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
-		struct lb_as_inst *i = lb_as_inst_at(s, j);
-		bool there = false;
-
-		if (i->origin != LB_AS_STATIC)
-			continue;
-		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++) {
-			struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[b]);
-
-			there |= lb_conf_ip_eq(&x, &i->ip) &&
-				 sv->be[b].port == i->port && !sv->be[b].orch;
-		}
-		if (!there)
-			lb_as_inst_remove(s, i);
-	}
-}
-
 static bool
 be_exists(const struct lb_conf *c, const struct lb_conf_svc_key *k,
 	  const struct lb_conf_ip *ip, uint16_t port)
@@ -464,10 +452,10 @@ adopt(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	struct lb_as_inst *i = NULL;
-	char l[64], a[LB_CMD_IP_ADDR_STRLEN];
+	char l[LABEL_LEN], a[LB_CMD_IP_ADDR_STRLEN];
 	const char *why = NULL;
 
-	label(k, l, sizeof(l), ' ');
+	ulabel(s, l, sizeof(l));
 	lb_cmd_fmt_ip_port(&ev->ip, ev->port, a);
 	if (r->ops->adopt == NULL)
 		why = "the driver adopts nothing";
@@ -485,18 +473,25 @@ adopt(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	return i;
 }
 
+/* The unit's pool for lb_conf_be_add_pool(): NULL for the service's own. */
+static const char *
+pool_arg(const struct lb_as_svc *s)
+{
+	return lb_as_svc_pool(s)[0] != '\0' ? lb_as_svc_pool(s) : NULL;
+}
+
 static void
 on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	 const struct lb_orch_ev *ev, uint64_t now)
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	struct lb_as_inst *i = lb_as_inst_find(s, ev->inst);
-	char l[64], a[LB_CMD_IP_ADDR_STRLEN];
+	char l[LABEL_LEN], a[LB_CMD_IP_ADDR_STRLEN];
 	struct lb_cmd_out out;
 	struct probe *p;
 	int rc;
 
-	label(k, l, sizeof(l), ' ');
+	ulabel(s, l, sizeof(l));
 	if (ev->kind == LB_ORCH_EV_ERROR) {
 		lb_as_note_driver_error(s);
 		if (ev->inst == UINT32_MAX) /* not about one instance */
@@ -529,9 +524,11 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		i->port = ev->port;
 		snprintf(i->drv_id, sizeof(i->drv_id), "%s", ev->id);
 		lb_cmd_out_init(&out);
-		/* Pending: in the table, but drained until healthy. */
-		rc = lb_conf_be_add_ip(sc->ctl->conf, k, &ev->ip, ev->port,
-				       LB_CONF_WEIGHT_DEFAULT, &out);
+		/* Pending: in the table (in the unit's pool), but drained
+		 * until healthy. */
+		rc = lb_conf_be_add_pool(sc->ctl->conf, k, &ev->ip, ev->port,
+					 LB_CONF_WEIGHT_DEFAULT, pool_arg(s),
+					 &out);
 		if (rc == 0)
 			lb_conf_be_set_orch_ip(sc->ctl->conf, k, &ev->ip,
 					       ev->port, true, NULL);
@@ -612,9 +609,9 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
 	const struct lb_as_conf *c = lb_as_svc_conf(s);
 	int slot = view_svc(sc->ctl, k);
-	char l[64];
+	char l[LABEL_LEN];
 
-	label(k, l, sizeof(l), ' ');
+	ulabel(s, l, sizeof(l));
 	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
 		struct lb_as_inst *i = lb_as_inst_at(s, j);
 		struct lb_view_be *vb;
@@ -733,8 +730,8 @@ cl_init(struct rsvc *r)
 {
 	struct lb_lease_params p;
 
-	label(&r->key, r->cl_svc, sizeof(r->cl_svc), ':');
-	label(&r->key, r->cl_name, sizeof(r->cl_name), ' ');
+	unit_label(&r->key, r->pool, r->cl_svc, sizeof(r->cl_svc), ':');
+	unit_label(&r->key, r->pool, r->cl_name, sizeof(r->cl_name), ' ');
 	if (r->lst == NULL)
 		r->lst = malloc(sizeof(*r->lst));
 	if (r->loads == NULL)
@@ -870,10 +867,11 @@ cl_apply(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		}
 		be = conf_be(c, k, &li->ip, li->port);
 		if (be == NULL &&
-		    lb_conf_be_add_ip(c, k, &li->ip, li->port,
-				      li->weight != 0 ? li->weight
-						      : LB_CONF_WEIGHT_DEFAULT,
-				      NULL) == 0) {
+		    lb_conf_be_add_pool(c, k, &li->ip, li->port,
+					li->weight != 0
+						? li->weight
+						: LB_CONF_WEIGHT_DEFAULT,
+					pool_arg(s), NULL) == 0) {
 			lb_conf_be_set_orch_ip(c, k, &li->ip, li->port, true,
 					       NULL);
 			be = conf_be(c, k, &li->ip, li->port);
@@ -919,10 +917,10 @@ static int
 cl_take_over(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	     uint64_t now)
 {
-	char l[40];
+	char l[LABEL_LEN];
 	int rc;
 
-	label(&r->key, l, sizeof(l), ' ');
+	ulabel(s, l, sizeof(l));
 	r->seq_term = r->seq = 0; /* whatever the list says is news */
 	rc = cl_follow(sc, s, r, now);
 	if (rc != 0)
@@ -964,12 +962,12 @@ static void
 cl_step_down(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	     const char *why)
 {
-	char l[40];
+	char l[LABEL_LEN];
 
 	(void)sc;
 	if (!r->taken)
 		return;
-	label(&r->key, l, sizeof(l), ' ');
+	ulabel(s, l, sizeof(l));
 	if (r->drv != NULL)
 		r->ops->forget(r->drv);
 	r->drv = NULL;
@@ -981,11 +979,14 @@ cl_step_down(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	      (unsigned long long)r->lease.term, why);
 }
 
-/* This host's load of the service, for the leader to merge. */
+/* This host's load of the unit, for the leader to merge: of a service
+ * with named pools, only the unit's pool's backends (its repository). */
 static void
-cl_report(struct lb_scale *sc, struct rsvc *r)
+cl_report(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r)
 {
 	struct lb_leader_load *ld = &r->loads[LB_LEADER_HOSTS_MAX];
+	const struct lb_conf_svc *sv = lb_conf_svc_find(sc->ctl->conf, &r->key);
+	bool pooled = sv != NULL && sv->nb_pool > 0;
 	const struct lb_dpconf *c;
 	struct lb_view_svc vs;
 	int slot = view_svc(sc->ctl, &r->key);
@@ -995,14 +996,21 @@ cl_report(struct lb_scale *sc, struct rsvc *r)
 	    lb_view_svc_get(sc->ctl->view, (uint32_t)slot, &vs) != 0)
 		return;
 	memset(ld, 0, sizeof(*ld));
-	ld->inflight = vs.inflight;
+	ld->inflight = pooled ? 0 : vs.inflight;
 	for (uint32_t b = 0; b < c->svc[slot].nb_be && ld->n < LB_AS_INST_MAX;
 	     b++) {
 		struct lb_view_be *vb = sc->vb;
+		struct lb_conf_ip ip;
 
 		if (c->svc[slot].be[b].state == LB_BE_EMPTY ||
 		    lb_view_be_get(sc->ctl->view, (uint32_t)slot, b, vb) != 0)
 			continue;
+		ip = lb_conf_ip_of(vb->af, vb->ip, vb->ip6);
+		if (pooled) {
+			if (lb_as_inst_by_addr(s, &ip, vb->port) == NULL)
+				continue;
+			ld->inflight += vb->inflight;
+		}
 		ld->be[ld->n++] = (struct lb_leader_be_load){
 			.ip = lb_conf_ip_of(vb->af, vb->ip, vb->ip6),
 			.port = vb->port,
@@ -1083,7 +1091,7 @@ cl_tick(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 		cl_take_over(sc, s, r, now);
 	if (now >= r->next_report_ns) {
 		r->next_report_ns = now + REPORT_EVERY_NS;
-		cl_report(sc, r);
+		cl_report(sc, s, r);
 	}
 	if (!r->taken && now >= r->next_fetch_ns) {
 		r->next_fetch_ns = now + FETCH_EVERY_NS;
@@ -1171,9 +1179,9 @@ carry_out(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 	  const struct lb_as_decision *d, uint64_t now)
 {
 	const struct lb_conf_svc_key *k = lb_as_svc_key(s);
-	char l[64];
+	char l[LABEL_LEN];
 
-	label(k, l, sizeof(l), ' ');
+	ulabel(s, l, sizeof(l));
 	if (d->action != LB_SG_NONE)
 		logf_("%s: %s %s %u (%s)", l, d->manual ? "manual" : "auto",
 		      lb_scale_guard_action_name(d->action), d->count,
@@ -1226,7 +1234,9 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 	struct lb_as_spl_in in[LB_AS_INST_MAX];
 	struct lb_as_input x = {.now_ns = now, .spl = in};
 	struct lb_as_decision d;
+	const struct lb_conf_svc *sv;
 	struct lb_view_svc vs;
+	bool pooled;
 	int slot;
 
 	/* Decisions on instances that run but are not known yet would
@@ -1238,10 +1248,23 @@ evaluate(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r, uint64_t now)
 	if (!lb_as_due(s, now) || sc->ctl->view == NULL)
 		return;
 	slot = view_svc(sc->ctl, lb_as_svc_key(s));
+	sv = lb_conf_svc_find(sc->ctl->conf, lb_as_svc_key(s));
+	pooled = sv != NULL && sv->nb_pool > 0;
 	x.spl_now_ns = lb_view_now(sc->ctl->view);
-	if (slot >= 0 &&
+	/* A service with named pools: the requests in flight of the unit's
+	 * pool, summed over its backends (the repository holds them). */
+	if (!pooled && slot >= 0 &&
 	    lb_view_svc_get(sc->ctl->view, (uint32_t)slot, &vs) == 0)
 		x.inflight = vs.inflight;
+	for (unsigned int j = 0; pooled && j < lb_as_nb_inst(s); j++) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+		struct lb_view_be *vb;
+
+		if (!lb_as_inst_placed(i) || !in_table(i->state))
+			continue;
+		vb = view_be(sc, slot, &i->ip, i->port);
+		x.inflight += vb != NULL ? vb->inflight : 0;
+	}
 	for (unsigned int j = 0; j < lb_as_nb_inst(s); j++) {
 		struct lb_as_inst *i = lb_as_inst_at(s, j);
 		struct lb_view_be *vb;
@@ -1315,16 +1338,19 @@ lb_scale_tick(struct lb_scale *sc, uint64_t now)
 			lb_conf_svc_find(ctl->conf, lb_as_svc_key(s));
 		struct lb_orch_ev ev[EV_MAX];
 		struct rsvc *r = rs_get(sc, s);
+		int pidx = lb_as_svc_pool_index(s, sv);
 		unsigned int ne;
 
 		if (r == NULL)
 			continue;
-		if (sv == NULL && !lb_as_svc_deleted(s))
-			lb_as_svc_del(ctl->as, lb_as_svc_key(s));
+		/* Its service or its pool deleted: its autoscaler goes. */
+		if (pidx < 0 && !lb_as_svc_deleted(s))
+			lb_as_pool_del(ctl->as, lb_as_svc_key(s),
+				       lb_as_svc_pool(s));
 		if (cl_tick(sc, s, r, now)) {
 			/* A follower: the leader decides, manual actions
 			 * included. */
-			sync_static(s, sv, now);
+			lb_as_inst_sync(s, sv, now);
 			if (lb_as_drop_manual(s) != 0)
 				logf_("%s: manual action dropped: the scaling "
 				      "leader is %s",
@@ -1336,7 +1362,7 @@ lb_scale_tick(struct lb_scale *sc, uint64_t now)
 		}
 		if (!lb_as_svc_deleted(s))
 			rs_driver(r, lb_as_svc_conf(s));
-		sync_static(s, sv, now);
+		lb_as_inst_sync(s, sv, now);
 		/* A leader's driver acts once its list is in Redis. */
 		if (r->drv != NULL && !(r->cl_on && r->unpublished)) {
 			ne = r->ops->poll(r->drv, now, ev, EV_MAX);

@@ -282,11 +282,18 @@ scale_json(struct lb_status *s)
 	{
 		const char *name =
 			json_string_value(json_object_get(x, "service"));
-		char line[LB_CTLCMD_SVC_STRLEN + 16];
+		const char *pool =
+			json_string_value(json_object_get(x, "pool"));
+		char line[LB_CTLCMD_SVC_STRLEN + LB_CONF_POOL_NAME_LEN + 24];
 
 		if (name == NULL)
 			continue;
-		snprintf(line, sizeof(line), "scale history %s", name);
+		/* A pool's own policy has its own history. */
+		if (pool != NULL && strcmp(pool, LB_CONF_POOL_DEFAULT) != 0)
+			snprintf(line, sizeof(line), "scale history %s pool %s",
+				 name, pool);
+		else
+			snprintf(line, sizeof(line), "scale history %s", name);
 		if (json_object_set_new(x, "history", cmd_data(s, line)) != 0)
 			break;
 	}

@@ -131,20 +131,32 @@ rt_policies(struct lb_as_svc *s, const struct lb_as_conf *c)
 	return 0;
 }
 
+/* "" for the service's own pool, whichever way it is named. */
+static const char *
+pool_norm(const char *pool)
+{
+	return pool == NULL || strcmp(pool, LB_CONF_POOL_DEFAULT) == 0 ? ""
+								       : pool;
+}
+
 static struct lb_as_svc *
-rt_find(struct lb_as *as, const struct lb_conf_svc_key *k)
+rt_find(struct lb_as *as, const struct lb_conf_svc_key *k, const char *pool)
 {
 	for (unsigned int i = 0; i < as->nb_rt; i++)
-		if (lb_conf_svc_key_eq(&as->rt[i]->key, k))
+		if (lb_conf_svc_key_eq(&as->rt[i]->key, k) &&
+		    strcmp(as->rt[i]->pool, pool) == 0)
 			return as->rt[i];
 	return NULL;
 }
 
 struct lb_as_cfg *
-lb_as_cfg_find(struct lb_as_cfgset *cs, const struct lb_conf_svc_key *k)
+lb_as_cfg_find(struct lb_as_cfgset *cs, const struct lb_conf_svc_key *k,
+	       const char *pool)
 {
+	pool = pool_norm(pool);
 	for (unsigned int i = 0; i < cs->n; i++)
-		if (lb_conf_svc_key_eq(&cs->s[i].key, k))
+		if (lb_conf_svc_key_eq(&cs->s[i].key, k) &&
+		    strcmp(cs->s[i].pool, pool) == 0)
 			return &cs->s[i];
 	return NULL;
 }
@@ -154,15 +166,16 @@ lb_as_reconcile(struct lb_as *as)
 {
 	for (unsigned int i = 0; i < as->cfg.n; i++) {
 		struct lb_as_cfg *c = &as->cfg.s[i];
-		struct lb_as_svc *s = rt_find(as, &c->key);
+		struct lb_as_svc *s = rt_find(as, &c->key, c->pool);
 
 		if (s == NULL) {
-			if (as->nb_rt == LB_CONF_MAX_SVCS)
+			if (as->nb_rt == LB_AS_UNITS_MAX)
 				continue;
 			s = calloc(1, sizeof(*s));
 			if (s == NULL)
 				continue;
 			s->key = c->key;
+			memcpy(s->pool, c->pool, sizeof(s->pool));
 			if (rt_policies(s, &c->c) != 0) {
 				free(s);
 				continue;
@@ -176,7 +189,8 @@ lb_as_reconcile(struct lb_as *as)
 		s->paused = c->paused;
 	}
 	for (unsigned int i = 0; i < as->nb_rt; i++)
-		if (lb_as_cfg_find(&as->cfg, &as->rt[i]->key) == NULL)
+		if (lb_as_cfg_find(&as->cfg, &as->rt[i]->key,
+				   as->rt[i]->pool) == NULL)
 			as->rt[i]->deleted = true;
 }
 
@@ -246,14 +260,21 @@ lb_as_svc_at(struct lb_as *as, unsigned int i)
 }
 
 struct lb_as_svc *
-lb_as_svc_find(struct lb_as *as, const struct lb_conf_svc_key *k)
+lb_as_pool_find(struct lb_as *as, const struct lb_conf_svc_key *k,
+		const char *pool)
 {
 	struct lb_as_svc *s;
 
 	if (as == NULL || k == NULL)
 		return NULL;
-	s = rt_find(as, k);
+	s = rt_find(as, k, pool_norm(pool));
 	return s != NULL && !s->deleted ? s : NULL;
+}
+
+struct lb_as_svc *
+lb_as_svc_find(struct lb_as *as, const struct lb_conf_svc_key *k)
+{
+	return lb_as_pool_find(as, k, NULL);
 }
 
 void
@@ -304,6 +325,20 @@ const struct lb_conf_svc_key *
 lb_as_svc_key(const struct lb_as_svc *s)
 {
 	return &s->key;
+}
+
+const char *
+lb_as_svc_pool(const struct lb_as_svc *s)
+{
+	return s->pool;
+}
+
+int
+lb_as_svc_pool_index(const struct lb_as_svc *s, const struct lb_conf_svc *sv)
+{
+	if (sv == NULL)
+		return -1;
+	return s->pool[0] == '\0' ? 0 : lb_conf_pool_index(sv, s->pool);
 }
 
 const struct lb_as_conf *
@@ -379,23 +414,33 @@ conf_check(const struct lb_as *as, const struct lb_as_conf *c,
 }
 
 int
-lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
-	      const struct lb_as_conf *c, struct lb_cmd_out *out)
+lb_as_pool_set(struct lb_as *as, const struct lb_conf_svc_key *k,
+	       const char *pool, const struct lb_as_conf *c,
+	       struct lb_cmd_out *out)
 {
-	char s[LB_CMD_IP_ADDR_STRLEN + 8], a[LB_CMD_IP_ADDR_STRLEN];
+	char s[AS_LABEL_LEN];
 	const struct lb_conf_svc *sv;
-	struct lb_conf_ip vip;
 	struct lb_as_cfg *x;
 	int rc;
 
 	if (as == NULL || k == NULL || c == NULL)
 		return lb_cmd_error(out, -EINVAL, "no autoscaler");
-	vip = lb_conf_ip_of(k->af, k->vip, k->vip6);
-	snprintf(s, sizeof(s), "%s %s", lb_cmd_proto_name(k->proto),
-		 lb_cmd_fmt_ip_port(&vip, k->port, a));
+	pool = pool_norm(pool);
+	svc_label(k, s, sizeof(s));
+	if (strlen(pool) > LB_CONF_POOL_NAME_LEN)
+		return lb_cmd_error(out, -EINVAL,
+				    "pool name too long (at "
+				    "most %u bytes)",
+				    LB_CONF_POOL_NAME_LEN);
 	sv = as->conf != NULL ? lb_conf_svc_find(as->conf, k) : NULL;
 	if (as->conf != NULL && sv == NULL)
 		return lb_cmd_error(out, -ENOENT, "no service %s", s);
+	/* Without a configuration to check against (a unit test) only
+	 * the service's own pool is known. */
+	if (pool[0] != '\0' && (sv == NULL || lb_conf_pool_index(sv, pool) < 0))
+		return lb_cmd_error(out, -ENOENT,
+				    "no pool %s in %s (pool add first)", pool,
+				    s);
 	/* Both policies read what the workers learn from HTTP responses:
 	 * X-SPL, and requests awaiting their response. */
 	if (sv != NULL && !sv->opts.http)
@@ -406,14 +451,17 @@ lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 	rc = conf_check(as, c, out);
 	if (rc != 0)
 		return rc;
-	x = lb_as_cfg_find(&as->cfg, k);
+	x = lb_as_cfg_find(&as->cfg, k, pool);
 	if (x == NULL) {
-		if (as->cfg.n == LB_CONF_MAX_SVCS)
+		if (as->cfg.n == LB_AS_UNITS_MAX)
 			return lb_cmd_error(out, -ENOSPC,
-					    "too many autoscaled services");
+					    "too many autoscaled pools (at "
+					    "most %u)",
+					    LB_AS_UNITS_MAX);
 		x = &as->cfg.s[as->cfg.n++];
 		memset(x, 0, sizeof(*x));
 		x->key = *k;
+		snprintf(x->pool, sizeof(x->pool), "%s", pool);
 	}
 	x->c = *c;
 	as->gen++;
@@ -422,9 +470,18 @@ lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 }
 
 int
-lb_as_svc_del(struct lb_as *as, const struct lb_conf_svc_key *k)
+lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
+	      const struct lb_as_conf *c, struct lb_cmd_out *out)
 {
-	struct lb_as_cfg *x = as != NULL ? lb_as_cfg_find(&as->cfg, k) : NULL;
+	return lb_as_pool_set(as, k, NULL, c, out);
+}
+
+int
+lb_as_pool_del(struct lb_as *as, const struct lb_conf_svc_key *k,
+	       const char *pool)
+{
+	struct lb_as_cfg *x =
+		as != NULL ? lb_as_cfg_find(&as->cfg, k, pool) : NULL;
 
 	if (x == NULL)
 		return -ENOENT;
@@ -432,4 +489,10 @@ lb_as_svc_del(struct lb_as *as, const struct lb_conf_svc_key *k)
 	as->gen++;
 	lb_as_reconcile(as);
 	return 0;
+}
+
+int
+lb_as_svc_del(struct lb_as *as, const struct lb_conf_svc_key *k)
+{
+	return lb_as_pool_del(as, k, NULL);
 }

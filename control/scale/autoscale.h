@@ -29,6 +29,9 @@
 #include "lb/conf.h"
 #include "scale_guard.h"
 
+/** Autoscaled units: a service's own pool or one of its named pools
+ * (project choice: room for every service and as many pools again). */
+#define LB_AS_UNITS_MAX (2u * LB_CONF_MAX_SVCS)
 /** Decisions kept per service by the history. */
 #define LB_AS_HIST 256u
 /** Most instances (static and orchestrated) per service. */
@@ -204,8 +207,9 @@ void *lb_as_snapshot(const struct lb_as *as);
 void lb_as_restore(struct lb_as *as, const void *snap);
 
 /**
- * Number of autoscaled services and the @p i th of them. A service whose
- * autoscaler was deleted (`scale del`, or the service itself) stays
+ * Number of autoscaled services (a service's own pool, or a named pool
+ * of it: one unit each) and the @p i th of them. A unit whose
+ * autoscaler was deleted (`scale del`, or the service or pool itself) stays
  * listed, lb_as_svc_deleted() true, until the runtime has stopped its
  * instances and calls lb_as_svc_reap().
  */
@@ -223,6 +227,29 @@ int lb_as_svc_set(struct lb_as *as, const struct lb_conf_svc_key *k,
 		  const struct lb_as_conf *c, struct lb_cmd_out *out);
 /** Deletes a service's autoscaler. @return 0 or -ENOENT. */
 int lb_as_svc_del(struct lb_as *as, const struct lb_conf_svc_key *k);
+
+/*
+ * The same for pool @p pool of service @p k: a named pool (`pool add`)
+ * scaled by a policy of its own, or, for NULL, "" or "default", the
+ * service's own pool (what the lb_as_svc_ functions mean). An unknown
+ * pool is refused (-ENOENT) before anything changes.
+ */
+int lb_as_pool_set(struct lb_as *as, const struct lb_conf_svc_key *k,
+		   const char *pool, const struct lb_as_conf *c,
+		   struct lb_cmd_out *out);
+int lb_as_pool_del(struct lb_as *as, const struct lb_conf_svc_key *k,
+		   const char *pool);
+struct lb_as_svc *lb_as_pool_find(struct lb_as *as,
+				  const struct lb_conf_svc_key *k,
+				  const char *pool);
+/** The pool an autoscaled unit scales: its name, "" the service's own. */
+const char *lb_as_svc_pool(const struct lb_as_svc *s);
+/**
+ * The index of @p s's pool in @p sv (lb_conf_pool_index()), -1 when the
+ * service has no such pool any more.
+ */
+int lb_as_svc_pool_index(const struct lb_as_svc *s,
+			 const struct lb_conf_svc *sv);
 
 bool lb_as_svc_deleted(const struct lb_as_svc *s);
 /** Frees a deleted service's state. */
@@ -305,6 +332,13 @@ uint32_t lb_as_next_id(const struct lb_as_svc *s);
 /** Makes the next ids @p id or above (the cluster's list says ids below
  * are taken). */
 void lb_as_raise_next_id(struct lb_as_svc *s, uint32_t id);
+/**
+ * Brings the static instances in line with the backends `backend add`
+ * configured in @p s's pool of service @p sv (NULL: none): a backend of
+ * another pool of the service is another unit's, not counted here.
+ */
+void lb_as_inst_sync(struct lb_as_svc *s, const struct lb_conf_svc *sv,
+		     uint64_t now);
 /** Moves an instance to @p state, noting @p why (may be NULL). */
 void lb_as_inst_set(struct lb_as_svc *s, struct lb_as_inst *i,
 		    enum lb_as_state state, uint64_t now_ns, const char *why);

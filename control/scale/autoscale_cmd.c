@@ -13,34 +13,83 @@
 #include "autoscale_priv.h"
 #include "spl.h"
 
+/*
+ * PROTO VIP:PORT [pool NAME]: the service, and the pool of it the
+ * command is about (NULL: its own pool). @return the words read (2 or
+ * 4), or a negative errno.
+ */
 static int
-parse_svc(int argc, char **argv, struct lb_conf_svc_key *k,
-	  struct lb_cmd_out *out)
+parse_unit(int argc, char **argv, struct lb_conf_svc_key *k, const char **pool,
+	   struct lb_cmd_out *out)
 {
+	int rc;
+
+	*pool = NULL;
 	if (argc < 2)
 		return lb_cmd_usage(out);
-	return lb_conf_parse_key(argv, k, out);
+	rc = lb_conf_parse_key(argv, k, out);
+	if (rc != 0)
+		return rc;
+	if (argc < 3 || strcmp(argv[2], "pool") != 0)
+		return 2;
+	if (argc < 4)
+		return lb_cmd_error(out, -EINVAL,
+				    "missing pool name after 'pool'");
+	*pool = argv[3];
+	return 4;
 }
 
-static struct lb_as_svc *
-want_svc(struct lb_as *as, int argc, char **argv, struct lb_conf_svc_key *k,
-	 struct lb_cmd_out *out, int *rc)
+/* Why pool @p pool of service @p k has no autoscaler: no such pool, or
+ * none set. */
+static int
+no_unit(struct lb_as *as, const struct lb_conf_svc_key *k, const char *pool,
+	struct lb_cmd_out *out)
 {
-	struct lb_as_svc *s;
-	char l[AS_LABEL_LEN];
+	const struct lb_conf_svc *sv =
+		as->conf != NULL ? lb_conf_svc_find(as->conf, k) : NULL;
+	char l[AS_LABEL_LEN], u[AS_LABEL_LEN];
 
-	*rc = parse_svc(argc, argv, k, out);
-	if (*rc != 0)
+	svc_label(k, l, sizeof(l));
+	if (pool != NULL && (sv == NULL || lb_conf_pool_index(sv, pool) < 0))
+		return lb_cmd_error(out, -ENOENT, "no pool %s in %s", pool, l);
+	unit_label(k,
+		   pool == NULL || strcmp(pool, LB_CONF_POOL_DEFAULT) == 0
+			   ? ""
+			   : pool,
+		   u, sizeof(u));
+	return lb_cmd_error(out, -ENOENT,
+			    "%s%s is not autoscaled (see 'scale set')",
+			    strcmp(u, l) == 0 ? "service " : "", u);
+}
+
+/* The unit named by the first words and its word count in @p words;
+ * NULL with @p rc set when it is not autoscaled. */
+static struct lb_as_svc *
+want_unit(struct lb_as *as, int argc, char **argv, int *words,
+	  struct lb_cmd_out *out, int *rc)
+{
+	struct lb_conf_svc_key k;
+	struct lb_as_svc *s;
+	const char *pool;
+
+	*words = parse_unit(argc, argv, &k, &pool, out);
+	if (*words < 0) {
+		*rc = *words;
 		return NULL;
-	s = lb_as_svc_find(as, k);
-	if (s == NULL) {
-		svc_label(k, l, sizeof(l));
-		*rc = lb_cmd_error(out, -ENOENT,
-				   "service %s is not autoscaled (see 'scale "
-				   "set')",
-				   l);
 	}
+	*rc = 0;
+	s = lb_as_pool_find(as, &k, pool);
+	if (s == NULL)
+		*rc = no_unit(as, &k, pool, out);
 	return s;
+}
+
+/* Words of a unit at the head of @p argv (2 or 4), for the checks of
+ * the arguments that follow it. */
+static int
+unit_words(int argc, char **argv)
+{
+	return argc >= 3 && strcmp(argv[2], "pool") == 0 ? 4 : 2;
 }
 
 static int
@@ -50,32 +99,33 @@ cmd_set(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	struct lb_conf_svc_key k;
 	struct lb_as_conf c;
 	const struct lb_as_cfg *x;
-	int rc;
+	const char *pool;
+	int n;
 
-	rc = parse_svc(argc, argv, &k, out);
-	if (rc != 0)
-		return rc;
-	x = lb_as_cfg_find(&as->cfg, &k);
+	n = parse_unit(argc, argv, &k, &pool, out);
+	if (n < 0)
+		return n;
+	x = lb_as_cfg_find(&as->cfg, &k, pool);
 	if (x != NULL)
 		c = x->c;
 	else
 		lb_as_conf_default(&c);
-	rc = lb_as_opts_parse(&c, argc - 2, argv + 2, out);
-	if (rc != 0)
-		return rc;
-	return lb_as_svc_set(as, &k, &c, out);
+	n = lb_as_opts_parse(&c, argc - n, argv + n, out);
+	if (n != 0)
+		return n;
+	return lb_as_pool_set(as, &k, pool, &c, out);
 }
 
 static int
 cmd_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_as *as = ctx;
-	struct lb_conf_svc_key k;
-	int rc;
+	struct lb_as_svc *s;
+	int rc, w = unit_words(argc, argv);
 
-	rc = lb_cmd_want_args(out, argc, argv, 2, 2);
-	if (rc == 0 && want_svc(as, argc, argv, &k, out, &rc) != NULL)
-		rc = lb_as_svc_del(as, &k);
+	rc = lb_cmd_want_args(out, argc, argv, 2, w);
+	if (rc == 0 && (s = want_unit(as, argc, argv, &w, out, &rc)) != NULL)
+		rc = lb_as_pool_del(as, &s->key, s->pool);
 	return rc;
 }
 
@@ -83,14 +133,14 @@ static int
 pause_resume(struct lb_as *as, int argc, char **argv, bool pause,
 	     struct lb_cmd_out *out)
 {
-	struct lb_conf_svc_key k;
+	struct lb_as_svc *s;
 	struct lb_as_cfg *x;
-	int rc;
+	int rc, w = unit_words(argc, argv);
 
-	rc = lb_cmd_want_args(out, argc, argv, 2, 2);
-	if (rc != 0 || want_svc(as, argc, argv, &k, out, &rc) == NULL)
+	rc = lb_cmd_want_args(out, argc, argv, 2, w);
+	if (rc != 0 || (s = want_unit(as, argc, argv, &w, out, &rc)) == NULL)
 		return rc;
-	x = lb_as_cfg_find(&as->cfg, &k);
+	x = lb_as_cfg_find(&as->cfg, &s->key, s->pool);
 	if (x->paused == pause)
 		return lb_cmd_error(out, -EINVAL, "already %s",
 				    pause ? "paused" : "running");
@@ -116,16 +166,15 @@ static int
 manual(struct lb_as *as, int argc, char **argv, int sign,
        struct lb_cmd_out *out)
 {
-	struct lb_conf_svc_key k;
 	struct lb_as_svc *s;
 	uint64_t n = 1;
-	int rc;
+	int rc, w = unit_words(argc, argv);
 
-	rc = lb_cmd_want_args(out, argc, argv, 2, 3);
-	if (rc != 0 || (s = want_svc(as, argc, argv, &k, out, &rc)) == NULL)
+	rc = lb_cmd_want_args(out, argc, argv, 2, w + 1);
+	if (rc != 0 || (s = want_unit(as, argc, argv, &w, out, &rc)) == NULL)
 		return rc;
-	if (argc == 3) {
-		rc = lb_cmd_parse_u64(argv[2], "count", 1, LB_AS_INST_MAX, &n,
+	if (argc == w + 1) {
+		rc = lb_cmd_parse_u64(argv[w], "count", 1, LB_AS_INST_MAX, &n,
 				      out);
 		if (rc != 0)
 			return rc;
@@ -214,6 +263,10 @@ svc_json(struct lb_as *as, struct lb_as_svc *s)
 	if (!bad) {
 		svc_label(&s->key, l, sizeof(l));
 		bad |= jset(o, "service", json_string(l));
+		bad |= jset(o, "pool",
+			    json_string(s->pool[0] != '\0'
+						? s->pool
+						: LB_CONF_POOL_DEFAULT));
 		bad |= jset(o, "paused", json_boolean(s->paused));
 		bad |= lb_as_opts_json(c, conf);
 		lb_as_inst_count(s, n);
@@ -276,7 +329,7 @@ show_text(struct lb_as *as, struct lb_as_svc *s, struct lb_cmd_out *out)
 	uint64_t now = as_now(as);
 	int rc;
 
-	svc_label(&s->key, l, sizeof(l));
+	unit_label(&s->key, s->pool, l, sizeof(l));
 	lb_as_inst_count(s, n);
 	rc = lb_cmd_printf(out, "%s: policy %s%s, driver %s, min %u max %u\n",
 			   l, lb_as_policy_name(c->policy),
@@ -355,14 +408,13 @@ static int
 cmd_show(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_as *as = ctx;
-	struct lb_conf_svc_key k;
 	struct lb_as_svc *one = NULL;
 	json_t *d = json_object(), *arr = json_array();
-	int rc, bad = d == NULL || arr == NULL;
+	int rc, w = unit_words(argc, argv), bad = d == NULL || arr == NULL;
 
-	rc = lb_cmd_want_args(out, argc, argv, 0, 2);
+	rc = lb_cmd_want_args(out, argc, argv, 0, w);
 	if (rc == 0 && argc > 0 &&
-	    (one = want_svc(as, argc, argv, &k, out, &rc)) == NULL)
+	    (one = want_unit(as, argc, argv, &w, out, &rc)) == NULL)
 		rc = rc != 0 ? rc : -ENOENT;
 	if (rc != 0) {
 		json_decref(d);
@@ -395,18 +447,17 @@ static int
 cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_as *as = ctx;
-	struct lb_conf_svc_key k;
 	struct lb_as_svc *s;
 	uint64_t n = 20, now = as_now(as);
 	json_t *d = NULL, *arr;
 	unsigned int from;
-	int rc, bad;
+	int rc, bad, w = unit_words(argc, argv);
 
-	rc = lb_cmd_want_args(out, argc, argv, 2, 3);
-	if (rc != 0 || (s = want_svc(as, argc, argv, &k, out, &rc)) == NULL)
+	rc = lb_cmd_want_args(out, argc, argv, 2, w + 1);
+	if (rc != 0 || (s = want_unit(as, argc, argv, &w, out, &rc)) == NULL)
 		return rc;
-	if (argc == 3) {
-		rc = lb_cmd_parse_u64(argv[2], "count", 1, LB_AS_HIST, &n, out);
+	if (argc == w + 1) {
+		rc = lb_cmd_parse_u64(argv[w], "count", 1, LB_AS_HIST, &n, out);
 		if (rc != 0)
 			return rc;
 	}
@@ -464,10 +515,14 @@ cmd_history(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	return give(as, d, out);
 }
 
-#define SVC_ARGS "PROTO VIP:PORT"
+#define SVC_ARGS "PROTO VIP:PORT [pool NAME]"
 /* `scale set`'s long help; the names come from the registries of decay
  * functions and orchestrator drivers (set_help()). */
 #define SET_HELP_FMT                                                           \
+	"With `pool NAME` (a pool of the service, `pool add`) the "            \
+	"policy scales\nthat pool alone: its inputs are that pool's "          \
+	"backends, its instances\njoin it. Without it, the service's "         \
+	"own pool.\n\n"                                                        \
 	"Options (defaults and their sources in "                              \
 	"docs/policies.md, autoscaler):\n\n"                                   \
 	"- `policy spl|inflight`: the SPL patent's policy "                    \
@@ -512,15 +567,16 @@ static const struct lb_cmd_def as_cmds[] = {
 	{
 		.path = "scale set",
 		.synopsis = SVC_ARGS " OPTION VALUE...",
-		.help = "Autoscale a service, or change how",
+		.help = "Autoscale a service or one of its pools, or change "
+			"how",
 		.long_help = NULL, /* set_help() */
 		.fn = cmd_set,
 	},
 	{
 		.path = "scale del",
 		.synopsis = SVC_ARGS,
-		.help = "Stop autoscaling a service; its instances are "
-			"drained and stopped",
+		.help = "Stop autoscaling a service or pool; its instances "
+			"are drained and stopped",
 		.long_help = NULL,
 		.fn = cmd_del,
 	},

@@ -173,3 +173,47 @@ lb_as_inst_count(const struct lb_as_svc *s, uint32_t n[LB_AS_STATE_COUNT])
 		    (unsigned int)s->inst[j].state < LB_AS_STATE_COUNT)
 			n[s->inst[j].state]++;
 }
+
+void
+lb_as_inst_sync(struct lb_as_svc *s, const struct lb_conf_svc *sv, uint64_t now)
+{
+	int pidx = lb_as_svc_pool_index(s, sv);
+
+	for (unsigned int j = 0; sv != NULL && j < sv->nb_be; j++) {
+		const struct lb_conf_be *be = &sv->be[j];
+		struct lb_conf_ip ip;
+		struct lb_as_inst *i;
+		enum lb_as_state st =
+			be->draining ? LB_AS_DRAINING : LB_AS_ACTIVE;
+
+		if (be->orch || be->pool != pidx)
+			continue;
+		ip = LB_CONF_IP_OF(be);
+		i = lb_as_inst_by_addr(s, &ip, be->port);
+		if (i == NULL) {
+			i = lb_as_inst_add(s, LB_AS_STATIC, st, now);
+			if (i == NULL)
+				continue;
+			i->ip = ip;
+			i->port = be->port;
+		}
+		if (i->origin == LB_AS_STATIC && i->state != st)
+			lb_as_inst_set(s, i, st, now, NULL);
+	}
+	for (unsigned int j = lb_as_nb_inst(s); j-- > 0;) {
+		struct lb_as_inst *i = lb_as_inst_at(s, j);
+		bool there = false;
+
+		if (i->origin != LB_AS_STATIC)
+			continue;
+		for (unsigned int b = 0; sv != NULL && b < sv->nb_be; b++) {
+			struct lb_conf_ip x = LB_CONF_IP_OF(&sv->be[b]);
+
+			there |= lb_conf_ip_eq(&x, &i->ip) &&
+				 sv->be[b].port == i->port && !sv->be[b].orch &&
+				 sv->be[b].pool == pidx;
+		}
+		if (!there)
+			lb_as_inst_remove(s, i);
+	}
+}

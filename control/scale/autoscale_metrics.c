@@ -11,6 +11,14 @@
 #include "autoscale_priv.h"
 #include "prom.h"
 
+/* The `pool` label: "default" for the service's own pool, as the rules
+ * name it. */
+static const char *
+pool_label(const struct lb_as_svc *s)
+{
+	return s->pool[0] != '\0' ? s->pool : LB_CONF_POOL_DEFAULT;
+}
+
 static const struct {
 	const char *name;
 	size_t off;
@@ -70,14 +78,16 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		rc = lb_prom_family(o, as_fams[f].name, "counter",
 				    as_fams[f].help);
 		for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
-			struct lb_prom_label lb = {"service", l};
+			struct lb_prom_label lb[2] = {
+				{"service", l},
+				{"pool", pool_label(as->rt[i])}};
 			uint64_t v;
 
 			svc_label(&as->rt[i]->key, l, sizeof(l));
 			memcpy(&v,
 			       (const char *)&as->rt[i]->st + as_fams[f].off,
 			       sizeof(v));
-			rc = lb_prom_u64(o, as_fams[f].name, &lb, 1, v);
+			rc = lb_prom_u64(o, as_fams[f].name, lb, 2, v);
 		}
 	}
 	if (rc == 0)
@@ -91,20 +101,23 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		lb_as_inst_count(as->rt[i], n);
 		for (unsigned int k = 0; k < LB_AS_STATE_COUNT && rc == 0;
 		     k++) {
-			struct lb_prom_label lb[2] = {
-				{"service", l}, {"state", lb_as_state_name(k)}};
+			struct lb_prom_label lb[3] = {
+				{"service", l},
+				{"pool", pool_label(as->rt[i])},
+				{"state", lb_as_state_name(k)}};
 
-			rc = lb_prom_u64(o, "lb_scale_instances", lb, 2, n[k]);
+			rc = lb_prom_u64(o, "lb_scale_instances", lb, 3, n[k]);
 		}
 	}
 	if (rc == 0)
 		rc = lb_prom_family(o, "lb_scale_paused", "gauge",
 				    "1 while automatic scaling is paused.");
 	for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
-		struct lb_prom_label lb = {"service", l};
+		struct lb_prom_label lb[2] = {{"service", l},
+					      {"pool", pool_label(as->rt[i])}};
 
 		svc_label(&as->rt[i]->key, l, sizeof(l));
-		rc = lb_prom_u64(o, "lb_scale_paused", &lb, 1,
+		rc = lb_prom_u64(o, "lb_scale_paused", lb, 2,
 				 as->rt[i]->paused);
 	}
 	/* The cluster's leader and term, services with `cluster on`. */
@@ -115,11 +128,13 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 				    cl_fams[f].help);
 		for (unsigned int i = 0; i < as->nb_rt && rc == 0; i++) {
 			const struct lb_as_cluster *c = &as->rt[i]->cl;
-			struct lb_prom_label lb = {"service", l};
+			struct lb_prom_label lb[2] = {
+				{"service", l},
+				{"pool", pool_label(as->rt[i])}};
 
 			svc_label(&as->rt[i]->key, l, sizeof(l));
 			if (c->on)
-				rc = lb_prom_u64(o, cl_fams[f].name, &lb, 1,
+				rc = lb_prom_u64(o, cl_fams[f].name, lb, 2,
 						 f == 0 ? c->leader : c->term);
 		}
 	}
@@ -135,12 +150,14 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 		for (unsigned int j = 0; j < LB_AS_INST_MAX && rc == 0; j++) {
 			const struct lb_as_inst *x = &s->inst[j];
 			char id[12];
-			struct lb_prom_label lb[5] = {
+			struct lb_prom_label lb[6] = {
 				{"service", l},
+				{"pool", pool_label(s)},
 				{"id", id},
 				{"backend",
 				 lb_as_inst_placed(x)
-					 ? lb_cmd_fmt_ip_port(&x->ip, x->port, a)
+					 ? lb_cmd_fmt_ip_port(&x->ip, x->port,
+							      a)
 					 : ""},
 				{"origin", lb_as_origin_name(x->origin)},
 				{"state", lb_as_state_name(x->state)},
@@ -149,7 +166,7 @@ lb_as_metrics(struct lb_as *as, struct lb_cmd_out *o)
 			if (!s->used[j])
 				continue;
 			snprintf(id, sizeof(id), "%u", x->id);
-			rc = lb_prom_u64(o, "lb_scale_instance_info", lb, 5, 1);
+			rc = lb_prom_u64(o, "lb_scale_instance_info", lb, 6, 1);
 		}
 	}
 	return rc;

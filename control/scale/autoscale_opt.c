@@ -256,7 +256,7 @@ lb_as_save(const struct lb_as *as, struct lb_cmd_out *out)
 	for (unsigned int i = 0; i < as->cfg.n && rc == 0; i++) {
 		const struct lb_as_cfg *x = &as->cfg.s[i];
 
-		svc_label(&x->key, l, sizeof(l));
+		unit_label(&x->key, x->pool, l, sizeof(l));
 		rc = lb_cmd_printf(out, "scale set %s", l);
 		for (unsigned int j = 0; j < NB_OPTS && rc == 0; j++) {
 			const char *a = (const char *)&x->c + opts[j].off;

@@ -25,17 +25,20 @@
 
 struct lb_as_cfg {
 	struct lb_conf_svc_key key;
+	/** The pool it scales: a named pool of the service, "" its own. */
+	char pool[LB_CONF_POOL_NAME_LEN + 1];
 	struct lb_as_conf c;
 	bool paused;
 };
 
 struct lb_as_cfgset {
 	unsigned int n;
-	struct lb_as_cfg s[LB_CONF_MAX_SVCS];
+	struct lb_as_cfg s[LB_AS_UNITS_MAX];
 };
 
 struct lb_as_svc {
 	struct lb_conf_svc_key key;
+	char pool[LB_CONF_POOL_NAME_LEN + 1]; /* "" the service's own */
 	struct lb_as_conf conf; /* what the policies were built from */
 	bool paused;
 	bool deleted;
@@ -61,7 +64,7 @@ struct lb_as {
 	const struct lb_conf *conf;
 	struct lb_as_cfgset cfg;
 	uint64_t gen;
-	struct lb_as_svc *rt[LB_CONF_MAX_SVCS];
+	struct lb_as_svc *rt[LB_AS_UNITS_MAX];
 	unsigned int nb_rt;
 	lb_as_driver_check_fn *drv_check;
 	uint64_t (*now)(void *);
@@ -70,14 +73,16 @@ struct lb_as {
 	lb_as_names_fn *drv_names;
 	/* `scale set`'s long help, with the names of the drivers and decay
 	 * functions this program has. */
-	char set_help[2048];
+	char set_help[2560];
 };
 
 /* ---- autoscale.c ---- */
 
-/** The configuration of service @p k in @p cs, or NULL. */
+/** The configuration of pool @p pool ("" the service's own) of service
+ * @p k in @p cs, or NULL. */
 struct lb_as_cfg *lb_as_cfg_find(struct lb_as_cfgset *cs,
-				 const struct lb_conf_svc_key *k);
+				 const struct lb_conf_svc_key *k,
+				 const char *pool);
 /** Brings the runtime states in line with the configuration. */
 void lb_as_reconcile(struct lb_as *as);
 
@@ -103,8 +108,8 @@ int lb_as_opts_json(const struct lb_as_conf *c, json_t *conf);
 
 /* ---- helpers ---- */
 
-/** Bytes of a service label, NUL included. */
-#define AS_LABEL_LEN 64
+/** Bytes of a service label, NUL included (with " pool NAME"). */
+#define AS_LABEL_LEN 104
 
 /** "tcp 10.0.0.1:80", "tcp [2001:db8::1]:80" into @p buf. */
 static inline void
@@ -115,6 +120,20 @@ svc_label(const struct lb_conf_svc_key *k, char *buf, size_t n)
 
 	snprintf(buf, n, "%s %s", lb_cmd_proto_name(k->proto),
 		 lb_cmd_fmt_ip_port(&vip, k->port, a));
+}
+
+/** svc_label() and, for a named pool, " pool NAME". */
+static inline void
+unit_label(const struct lb_conf_svc_key *k, const char *pool, char *buf,
+	   size_t n)
+{
+	char l[64];
+
+	svc_label(k, l, sizeof(l));
+	if (pool[0] != '\0')
+		snprintf(buf, n, "%.63s pool %.31s", l, pool);
+	else
+		snprintf(buf, n, "%s", l);
 }
 
 /** Sets @p k of @p o to @p v (taken). @return nonzero on failure. */

@@ -36,6 +36,8 @@
 #include "lb/cmd.h"
 #include "lb/init.h"
 
+/** Bytes of a driver's unit name (ops->create()'s svc), NUL included. */
+#define LB_ORCH_UNIT_LEN 112u
 /** Longest driver-side instance id read from `ID ADDRESS:PORT`. */
 #define LB_ORCH_ID_LEN 63u
 /** First retry of a failed exec command, doubled up to the maximum. */
@@ -83,7 +85,9 @@ struct lb_orch_ops {
 	const char *name;
 	/** Checks the driver's settings of @p c (command, target...). */
 	int (*check)(const struct lb_as_conf *c, struct lb_cmd_out *out);
-	/** Private state for service @p svc (e.g. "tcp:10.0.0.1:80"). */
+	/** Private state for service @p svc (e.g. "tcp:10.0.0.1:80"), or
+	 * for a named pool of it "tcp:10.0.0.1:80/NAME" (at most
+	 * LB_ORCH_UNIT_LEN bytes with its NUL). */
 	void *(*create)(const struct lb_as_conf *c, const char *svc, char *err,
 			size_t errlen);
 	/** Asks for instance @p inst. */

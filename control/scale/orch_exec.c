@@ -25,7 +25,7 @@ struct xinst {
 
 struct xdrv {
 	char cmd[LB_AS_ARG_LEN + 1];
-	char svc[64];
+	char svc[LB_ORCH_UNIT_LEN];
 	uint64_t timeout_ns;
 	struct xinst x[LB_AS_INST_MAX];
 };

@@ -10,7 +10,8 @@
  * in namespace SWNS (the switch the dataplane's backend-side port is on)
  * and an address from A.B.C.D..A.B.C.E; inst-port is its port. NAME
  * names the namespaces, "{id}" standing for the instance id (default
- * "SWNS-i{id}").
+ * "SWNS-i{id}", or "SWNS-POOL-i{id}" for a named pool of a service: the
+ * pools of one service number their instances alike).
  *
  * The command is run by /bin/sh with LB_INST_ADDR, LB_INST_PORT, LB_INST_ID
  * and LB_SVC in its environment, in its own process group; a stop sends
@@ -45,7 +46,7 @@ struct pinst {
 
 struct pdrv {
 	char cmd[LB_AS_ARG_LEN + 1];
-	char svc[64];
+	char svc[LB_ORCH_UNIT_LEN];
 	bool netns;
 	uint32_t base;	   /* first address (netns) */
 	struct lb_conf_ip addr; /* the address (ports), either family */
@@ -160,6 +161,9 @@ p_create(const struct lb_as_conf *c, const char *svc, char *err, size_t len)
 	return d;
 }
 
+/* Numbers the veths of this lb-control (p_start()). */
+static unsigned int veth_seq;
+
 static const char netns_script[] =
 	"set -e\n"
 	/* A namespace of this name is one a killed lb-control left. */
@@ -190,8 +194,10 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 {
 	struct pdrv *d = dv;
 	char addr[LB_CMD_IP_STRLEN], port[8], id[16], cidr[LB_CMD_IP_ADDR_STRLEN];
-	char e_addr[LB_CMD_IP_STRLEN + 16], e_port[24], e_id[32], e_svc[80];
+	char e_addr[LB_CMD_IP_STRLEN + 16], e_port[24], e_id[32];
+	char e_svc[LB_ORCH_UNIT_LEN + 8];
 	char *env[] = {e_addr, e_port, e_id, e_svc, NULL};
+	const char *pool = strchr(d->svc, '/');
 	struct pinst *p = NULL;
 	unsigned int slot;
 	uint32_t ip;
@@ -237,12 +243,19 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 
 			snprintf(p->ns, sizeof(p->ns), "%.*s%u%s",
 				 (int)(at - d->name), d->name, inst, at + 4);
+		} else if (pool != NULL) {
+			snprintf(p->ns, sizeof(p->ns), "%.24s-%.24s-i%u",
+				 d->swns, pool + 1, inst);
 		} else {
 			snprintf(p->ns, sizeof(p->ns), "%.40s-i%u", d->swns,
 				 inst);
 		}
+		/* Unique in the switch namespace among this lb-control's
+		 * veths, whichever service or pool (their instance ids
+		 * overlap). */
 		snprintf(p->veth, sizeof(p->veth), "vi%x.%u",
-			 (unsigned int)getpid() & 0xffffffu, inst % 10000);
+			 (unsigned int)getpid() & 0xffffffu,
+			 veth_seq++ % 100000u);
 		snprintf(cidr, sizeof(cidr), "%s/%u", addr, d->len);
 		rc = lb_orch_job_start(&p->job, netns_script, argv, env, true,
 				       0);

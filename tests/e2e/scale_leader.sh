@@ -201,8 +201,8 @@ check "one stopped ($(downs)), still two started ($(ups))" \
 	'[ "$(downs)" = 1 ] && [ "$(ups)" = 2 ]'
 metrics >"$E2E_TMP/metrics.txt" || true
 check "/metrics shows host 1's role and the lease's term" \
-	'grep -Eq "^lb_scale_leader\\{service=\"tcp $VIP:80\"\\} [01]\$" "$E2E_TMP/metrics.txt" &&
-	 t=$(sed -n "s/^lb_scale_term{service=\"tcp $VIP:80\"} //p" "$E2E_TMP/metrics.txt") &&
+	'grep -Eq "^lb_scale_leader\\{service=\"tcp $VIP:80\",pool=\"default\"\\} [01]\$" "$E2E_TMP/metrics.txt" &&
+	 t=$(sed -n "s/^lb_scale_term{service=\"tcp $VIP:80\",pool=\"default\"} //p" "$E2E_TMP/metrics.txt") &&
 	 [ "$t" -ge "$term0" ]'
 
 # ---- the leader dies ----

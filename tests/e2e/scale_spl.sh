@@ -158,7 +158,7 @@ check "instances were drained and stopped ($(stat drained))" \
 	'[ "$(stat drained)" -ge 1 ]'
 metrics >"$E2E_TMP/metrics.txt"
 check "/metrics counts the scaling" \
-	'grep -q "^lb_scale_ups_total{service=\"$SVC\"} [1-9]" \
+	'grep -q "^lb_scale_ups_total{service=\"$SVC\",pool=\"default\"} [1-9]" \
 	 "$E2E_TMP/metrics.txt" &&
 	 grep -q "^lb_scale_instance_info{.*origin=\"orch\",state=\"active\"} 1" \
 	 "$E2E_TMP/metrics.txt"'

@@ -306,14 +306,22 @@ scale_line(struct top *t, FILE *f, unsigned int *lines, json_t *sc)
 		    jf(x, "load"), jf(x, "ago_s"), js(x, "reason"));
 }
 
+/* The policy of the service's own pool (a named pool's policy, `scale
+ * set ... pool NAME`, is another entry, not shown here). */
 static json_t *
 scale_of(json_t *scale, const char *svc)
 {
 	json_t *x;
 	size_t i;
 
-	json_array_foreach(json_object_get(scale, "services"), i,
-			   x) if (strcmp(js(x, "service"), svc) == 0) return x;
+	json_array_foreach(json_object_get(scale, "services"), i, x)
+	{
+		json_t *p = json_object_get(x, "pool");
+
+		if (strcmp(js(x, "service"), svc) == 0 &&
+		    (p == NULL || strcmp(json_string_value(p), "default") == 0))
+			return x;
+	}
 	return NULL;
 }
 

@@ -445,10 +445,10 @@ test_cluster(void **state)
 	assert_int_equal(lb_as_metrics(f->as, &o), 0);
 	assert_non_null(strstr(lb_cmd_out_text(&o),
 			       "lb_scale_leader{service=\"tcp "
-			       "10.0.0.100:80\"} 1\n"));
+			       "10.0.0.100:80\",pool=\"default\"} 1\n"));
 	assert_non_null(strstr(lb_cmd_out_text(&o),
 			       "lb_scale_term{service=\"tcp "
-			       "10.0.0.100:80\"} 3\n"));
+			       "10.0.0.100:80\",pool=\"default\"} 3\n"));
 	lb_cmd_out_free(&o);
 }
 
@@ -611,6 +611,220 @@ test_help_from_registries(void **state)
 	lb_cmd_reg_free(r);
 }
 
+static const struct lb_conf_svc_key key80 = {
+	.proto = 6, .vip = 0x0a000064, .port = 80};
+
+/* Service SVC with pools api and static, a backend in each and one in
+ * its own pool. */
+static void
+pools_setup(struct fx *f)
+{
+	assert_int_equal(run(f, "pool add " SVC " api"), 0);
+	assert_int_equal(run(f, "pool add " SVC " static"), 0);
+	assert_int_equal(run(f, "backend add " SVC " 10.0.1.1:80"), 0);
+	assert_int_equal(run(f, "backend add " SVC " 10.0.2.1:80 pool api"), 0);
+	assert_int_equal(run(f, "backend add " SVC " 10.0.2.2:80 pool api"), 0);
+	assert_int_equal(run(f, "backend add " SVC " 10.0.3.1:80 pool static"),
+			 0);
+}
+
+/* `scale ... pool NAME`: a policy of its own per pool, beside the
+ * service's own; each command names the pool. */
+static void
+test_pool_commands(void **state)
+{
+	struct fx *f = *state;
+	struct lb_as_svc *own, *api;
+	json_t *svcs;
+	char *a;
+	struct fx *g;
+
+	pools_setup(f);
+	assert_int_equal(run(f, "scale set " SVC " max 3"), 0);
+	assert_int_equal(run(f, "scale set " SVC " pool api policy inflight "
+				"queue-length 7 max 6"),
+			 0);
+	own = lb_as_pool_find(f->as, &key80, NULL);
+	api = lb_as_pool_find(f->as, &key80, "api");
+	assert_non_null(own);
+	assert_non_null(api);
+	assert_ptr_not_equal(own, api);
+	assert_ptr_equal(lb_as_pool_find(f->as, &key80, "default"), own);
+	assert_ptr_equal(svc(f), own);
+	assert_null(lb_as_pool_find(f->as, &key80, "static"));
+	assert_int_equal(lb_as_svc_conf(own)->guard.max_instances, 3);
+	assert_int_equal(lb_as_svc_conf(own)->policy, LB_AS_POLICY_SPL);
+	assert_int_equal(lb_as_svc_conf(api)->guard.max_instances, 6);
+	assert_int_equal(lb_as_svc_conf(api)->queue_length, 7);
+	assert_string_equal(lb_as_svc_pool(api), "api");
+	assert_string_equal(lb_as_svc_pool(own), "");
+	/* A change to one pool's settings leaves the other's. */
+	assert_int_equal(run(f, "scale set " SVC " pool api max 5"), 0);
+	assert_int_equal(lb_as_svc_conf(api)->guard.max_instances, 5);
+	assert_int_equal(lb_as_svc_conf(api)->queue_length, 7);
+	assert_int_equal(lb_as_svc_conf(own)->guard.max_instances, 3);
+
+	/* show: one pool, or all with their pools in JSON. */
+	assert_int_equal(run(f, "scale show " SVC " pool api"), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       SVC " pool api: policy inflight"));
+	assert_null(strstr(lb_cmd_out_text(&f->out), SVC ": policy"));
+	assert_int_equal(run(f, "scale show"), 0);
+	svcs = json_object_get(f->data, "services");
+	assert_int_equal(json_array_size(svcs), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *x = json_array_get(svcs, i);
+		const char *p = json_string_value(json_object_get(x, "pool"));
+
+		assert_non_null(p);
+		assert_true(strcmp(p, "api") == 0 || strcmp(p, "default") == 0);
+		assert_string_equal(
+			json_string_value(json_object_get(
+				json_object_get(x, "config"), "policy")),
+			strcmp(p, "api") == 0 ? "inflight" : "spl");
+	}
+
+	/* pause, manual actions, history: the named pool alone. */
+	assert_int_equal(run(f, "scale pause " SVC " pool api"), 0);
+	assert_true(lb_as_svc_paused(api));
+	assert_false(lb_as_svc_paused(own));
+	assert_int_equal(run(f, "scale up " SVC " pool api 2"), 0);
+	assert_int_equal(lb_as_drop_manual(api), 2);
+	assert_int_equal(lb_as_drop_manual(own), 0);
+	assert_int_equal(run(f, "scale history " SVC " pool api 5"), 0);
+
+	/* save: both, each with its pool, and back the same. */
+	a = saved(f->as);
+	assert_non_null(strstr(a, "scale set " SVC " pool api policy "
+				  "inflight"));
+	assert_non_null(strstr(a, "scale pause " SVC " pool api\n"));
+	assert_non_null(strstr(a, "scale set " SVC " max 3\n"));
+	setup((void **)&g);
+	pools_setup(g);
+	for (char *line = strtok(a, "\n"); line != NULL;
+	     line = strtok(NULL, "\n"))
+		assert_int_equal(run(g, line), 0);
+	assert_int_equal(lb_as_svc_conf(lb_as_pool_find(g->as, &key80, "api"))
+				 ->queue_length,
+			 7);
+	assert_true(lb_as_svc_paused(lb_as_pool_find(g->as, &key80, "api")));
+	teardown((void **)&g);
+	free(a);
+
+	/* del: the pool's policy goes, the service's stays. */
+	assert_int_equal(run(f, "scale del " SVC " pool api"), 0);
+	assert_null(lb_as_pool_find(f->as, &key80, "api"));
+	assert_ptr_equal(lb_as_pool_find(f->as, &key80, NULL), own);
+	assert_true(lb_as_svc_deleted(api));
+	assert_true(run(f, "scale del " SVC " pool api") < 0);
+	assert_non_null(strstr(lb_cmd_out_errmsg(&f->out),
+			       "pool api is not autoscaled"));
+}
+
+/* An unknown pool, or `pool` without a name: a clear error and no
+ * change. */
+static void
+test_pool_bad(void **state)
+{
+	struct fx *f = *state;
+	uint64_t g0;
+	char *a, *b;
+
+	pools_setup(f);
+	assert_int_equal(run(f, "scale set " SVC " pool api max 4"), 0);
+	g0 = lb_as_generation(f->as);
+	a = saved(f->as);
+	assert_true(run(f, "scale set " SVC " pool nosuch max 2") < 0);
+	assert_string_equal(lb_cmd_out_errmsg(&f->out),
+			    "no pool nosuch in " SVC " (pool add first)");
+	assert_true(run(f, "scale set " SVC " pool") < 0);
+	assert_non_null(
+		strstr(lb_cmd_out_errmsg(&f->out), "missing pool name"));
+	assert_true(run(f, "scale set tcp 10.0.0.100:81 pool api max 2") < 0);
+	assert_true(run(f, "scale del " SVC " pool nosuch") < 0);
+	assert_string_equal(lb_cmd_out_errmsg(&f->out),
+			    "no pool nosuch in " SVC);
+	assert_true(run(f, "scale pause " SVC " pool nosuch") < 0);
+	assert_true(run(f, "scale up " SVC " pool nosuch 1") < 0);
+	assert_true(run(f, "scale show " SVC " pool nosuch") < 0);
+	assert_true(run(f, "scale history " SVC " pool nosuch") < 0);
+	/* A pool that exists but has no policy. */
+	assert_true(run(f, "scale up " SVC " pool static") < 0);
+	assert_string_equal(lb_cmd_out_errmsg(&f->out),
+			    SVC " pool static is not autoscaled (see 'scale "
+				"set')");
+	assert_true(run(f, "scale del " SVC " pool api extra") < 0);
+	assert_true(run(f, "scale up " SVC " pool api 1 2") < 0);
+	assert_int_equal(lb_as_generation(f->as), g0);
+	b = saved(f->as);
+	assert_string_equal(a, b);
+	assert_int_equal(
+		lb_as_drop_manual(lb_as_pool_find(f->as, &key80, "api")), 0);
+	free(a);
+	free(b);
+}
+
+/* The instance repository of a unit holds its pool's backends only. */
+static void
+test_pool_repository(void **state)
+{
+	struct fx *f = *state;
+	const struct lb_conf_svc *sv;
+	struct lb_as_svc *own, *api;
+	struct lb_cmd_out o;
+	uint32_t n[LB_AS_STATE_COUNT];
+	struct lb_conf_ip ip;
+
+	pools_setup(f);
+	assert_int_equal(run(f, "scale set " SVC), 0);
+	assert_int_equal(run(f, "scale set " SVC " pool api"), 0);
+	own = lb_as_pool_find(f->as, &key80, NULL);
+	api = lb_as_pool_find(f->as, &key80, "api");
+	sv = lb_conf_svc_find(f->conf, &key80);
+	lb_as_inst_sync(own, sv, S(1));
+	lb_as_inst_sync(api, sv, S(1));
+	/* The service's own pool: 10.0.1.1 only, not the named pools'. */
+	assert_int_equal(lb_as_nb_inst(own), 1);
+	ip = lb_conf_ip4(0x0a000101);
+	assert_non_null(lb_as_inst_by_addr(own, &ip, 80));
+	assert_int_equal(lb_as_nb_inst(api), 2);
+	ip = lb_conf_ip4(0x0a000201);
+	assert_non_null(lb_as_inst_by_addr(api, &ip, 80));
+	assert_null(lb_as_inst_by_addr(own, &ip, 80));
+	ip = lb_conf_ip4(0x0a000301);
+	assert_null(lb_as_inst_by_addr(api, &ip, 80));
+	lb_as_inst_count(api, n);
+	assert_int_equal(n[LB_AS_ACTIVE], 2);
+	/* A backend drained or deleted in the pool follows. */
+	assert_int_equal(run(f, "backend drain " SVC " 10.0.2.2:80"), 0);
+	assert_int_equal(run(f, "backend del " SVC " 10.0.2.1:80"), 0);
+	lb_as_inst_sync(api, sv, S(2));
+	lb_as_inst_sync(own, sv, S(2));
+	assert_int_equal(lb_as_nb_inst(api), 1);
+	assert_int_equal(lb_as_inst_at(api, 0)->state, LB_AS_DRAINING);
+	assert_int_equal(lb_as_nb_inst(own), 1);
+	/* /metrics: the pool label, "default" for the service's own. */
+	lb_cmd_out_init(&o);
+	assert_int_equal(lb_as_metrics(f->as, &o), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_scale_instances{service=\"" SVC "\","
+			       "pool=\"api\",state=\"draining\"} 1\n"));
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_scale_instances{service=\"" SVC "\","
+			       "pool=\"default\",state=\"active\"} 1\n"));
+	assert_non_null(strstr(lb_cmd_out_text(&o),
+			       "lb_scale_evaluations_total{service=\"" SVC
+			       "\",pool=\"api\"} 0\n"));
+	lb_cmd_out_free(&o);
+	/* A pool gone: its unit matches nothing any more. */
+	assert_int_equal(run(f, "backend del " SVC " 10.0.2.2:80"), 0);
+	assert_int_equal(run(f, "pool del " SVC " api"), 0);
+	assert_int_equal(lb_as_svc_pool_index(api, sv), -1);
+	lb_as_inst_sync(api, sv, S(3));
+	assert_int_equal(lb_as_nb_inst(api), 0);
+	assert_int_equal(lb_as_svc_pool_index(own, sv), 0);
+}
+
 int
 main(void)
 {
@@ -633,6 +847,12 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_undo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_commands, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pool_bad, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pool_repository, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -289,9 +289,9 @@ struct host {
 /* Short, but with room for a loaded machine's late steps. */
 static const struct lb_lease_params TP = {1500 * MS, 300 * MS, 200 * MS};
 
-/* One lease step of @p h at the current time. */
+/* One lease step of @p h on @p svc's lease at the current time. */
 static void
-step(struct host *h)
+step_on(struct host *h, const char *svc)
 {
 	uint64_t t = now_ns(), term = h->l.term;
 	enum lb_lease_op op = lb_lease_due(&h->l, t);
@@ -300,9 +300,15 @@ step(struct host *h)
 
 	if (op == LB_LEASE_OP_NONE)
 		return;
-	out = lb_leader_lease(h->ld, SVC, op, h->l.term, TP.ttl_ns / MS,
+	out = lb_leader_lease(h->ld, svc, op, h->l.term, TP.ttl_ns / MS,
 			      &term, holder, sizeof(holder));
 	lb_lease_answer(&h->l, op, t, now_ns(), out, term, holder);
+}
+
+static void
+step(struct host *h)
+{
+	step_on(h, SVC);
 }
 
 static void
@@ -418,6 +424,50 @@ test_handover(void **state)
 	lb_lease_step_down(&h[b].l);
 	assert_true(run_until(&h[a], NULL, leads, &h[a]));
 	assert_true(h[a].l.term > h[b].l.term);
+	lb_leader_free(h[0].ld);
+	lb_leader_free(h[1].ld);
+}
+
+/* A pool's policy (the unit "SVC/POOL", as the scale runtime names it)
+ * has a lease and a list of its own: one host leads the service's own
+ * pool while the other leads its pool api, and neither's list is the
+ * other's. */
+static void
+test_pool_leases(void **state)
+{
+	static const char pool_svc[] = SVC "/api";
+	struct lb_leader_list lst = {.next_id = 5}, got;
+	struct host h[2];
+	uint64_t end;
+
+	(void)state;
+	if (srv_pid <= 0)
+		skip();
+	host_init(&h[0], "hostA");
+	host_init(&h[1], "hostB");
+	end = now_ns() + 10000 * MS;
+	while (now_ns() < end && !(lb_lease_leading(&h[0].l, now_ns()) &&
+				   lb_lease_leading(&h[1].l, now_ns()))) {
+		step_on(&h[0], SVC);
+		step_on(&h[1], pool_svc);
+		nap_ms(5);
+	}
+	assert_true(lb_lease_leading(&h[0].l, now_ns()));
+	assert_true(lb_lease_leading(&h[1].l, now_ns()));
+	lst.term = h[0].l.term;
+	lst.seq = 1;
+	assert_int_equal(lb_leader_publish(h[0].ld, SVC, &lst), 0);
+	/* Host A does not hold the pool's lease: fenced. */
+	assert_int_equal(lb_leader_publish(h[0].ld, pool_svc, &lst), -EPERM);
+	lst.term = h[1].l.term;
+	lst.next_id = 9;
+	assert_int_equal(lb_leader_publish(h[1].ld, pool_svc, &lst), 0);
+	assert_int_equal(lb_leader_fetch(h[1].ld, SVC, &got), 0);
+	assert_int_equal(got.next_id, 5);
+	assert_int_equal(lb_leader_fetch(h[0].ld, pool_svc, &got), 0);
+	assert_int_equal(got.next_id, 9);
+	assert_int_equal(lb_leader_release(h[0].ld, SVC, h[0].l.term), 0);
+	assert_int_equal(lb_leader_release(h[1].ld, pool_svc, h[1].l.term), 0);
 	lb_leader_free(h[0].ld);
 	lb_leader_free(h[1].ld);
 }
@@ -596,6 +646,7 @@ main(void)
 	};
 	const struct CMUnitTest redis[] = {
 		cmocka_unit_test(test_handover),
+		cmocka_unit_test(test_pool_leases),
 		cmocka_unit_test(test_step_down_when_redis_hangs),
 		cmocka_unit_test(test_scale_once_across_handover),
 		cmocka_unit_test(test_loads),

@@ -473,6 +473,69 @@ test_process_driver(void **state)
 	r.ops->destroy(r.d, 2000000000ull);
 }
 
+/* The first line of file @p name in dir, waited for up to 8 s. */
+static const char *
+first_line(const char *name)
+{
+	static char line[128];
+	char path[300];
+	FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (unsigned int t = 0; t < 800; t++) {
+		f = fopen(path, "r");
+		if (f != NULL && fgets(line, sizeof(line), f) != NULL)
+			break;
+		if (f != NULL)
+			fclose(f);
+		f = NULL;
+		usleep(10000);
+	}
+	assert_non_null(f);
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+/* Two pools of one service, each with its own driver and address range:
+ * their instances have the same ids and each knows its unit by
+ * LB_SVC ("SVC/POOL" for a named pool). */
+static void
+test_process_driver_pools(void **state)
+{
+	static const char *const unit[2] = {"tcp:10.0.0.1:80",
+					    "tcp:10.0.0.1:80/api"};
+	static const char *const target[2] = {"127.0.0.1:20010-20010",
+					      "127.0.0.1:20020-20020"};
+	struct run r[2] = {{0}};
+	struct lb_as_conf c;
+	const struct lb_orch_ev *e;
+	char err[128];
+
+	(void)state;
+	lb_as_conf_default(&c);
+	snprintf(c.command, sizeof(c.command),
+		 "echo \"$LB_SVC $LB_INST_ID\" >%s/unit$LB_INST_PORT; "
+		 "exec sleep 30",
+		 dir);
+	for (int k = 0; k < 2; k++) {
+		snprintf(c.target, sizeof(c.target), "%s", target[k]);
+		r[k].ops = lb_orch_find("process");
+		r[k].d = r[k].ops->create(&c, unit[k], err, sizeof(err));
+		assert_non_null(r[k].d);
+		assert_int_equal(r[k].ops->start(r[k].d, 0, lb_orch_now()), 0);
+	}
+	for (int k = 0; k < 2; k++) {
+		e = wait_ev(&r[k], LB_ORCH_EV_UP, 0, 8000);
+		assert_non_null(e);
+		assert_int_equal(e->port, k == 0 ? 20010 : 20020);
+	}
+	assert_string_equal(first_line("unit20010"), "tcp:10.0.0.1:80 0");
+	assert_string_equal(first_line("unit20020"), "tcp:10.0.0.1:80/api 0");
+	for (int k = 0; k < 2; k++)
+		r[k].ops->destroy(r[k].d, 2000000000ull);
+}
+
 /* Runs @p script to its end and returns its output (static buffer). */
 static const char *
 run_out(const char *script, char *const *argv)
@@ -983,6 +1046,7 @@ main(void)
 		cmocka_unit_test(test_exec_driver),
 		cmocka_unit_test(test_exec_cluster),
 		cmocka_unit_test(test_process_driver),
+		cmocka_unit_test(test_process_driver_pools),
 		cmocka_unit_test(test_process_driver_ip6),
 		cmocka_unit_test(test_k8s_driver),
 		cmocka_unit_test(test_k8s_ip6),
