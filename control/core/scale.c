@@ -578,21 +578,26 @@ on_event(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 }
 
 /*
- * Whether a pending instance is healthy: the service's own health check
- * decides when it has one (control/health/health.h: a backend added at
+ * Whether a pending instance is healthy: its pool's health check (the
+ * pool's own, else the service's: lb_conf_pool_check()) decides when
+ * there is one (control/health/health.h: a backend added at
  * run time is pending until `check-rise` checks in a row passed, through the
  * dataplane's exception path); without one, a TCP connection to the
  * instance (probe_run()).
  */
 static bool
-healthy(struct lb_scale *sc, struct rsvc *r, const struct lb_conf_svc_key *k,
-	const struct lb_as_inst *i, uint64_t now)
+healthy(struct lb_scale *sc, const struct lb_as_svc *s, struct rsvc *r,
+	const struct lb_conf_svc_key *k, const struct lb_as_inst *i,
+	uint64_t now)
 {
 	const struct lb_conf_svc *sv = lb_conf_svc_find(sc->ctl->conf, k);
+	int pidx = sv != NULL ? lb_as_svc_pool_index(s, sv) : -1;
 	struct lb_health_be_info hi;
 	struct probe *p;
 
-	if (sv != NULL && sv->opts.check.type != LB_CONF_CHECK_NONE &&
+	if (pidx >= 0 &&
+	    lb_conf_pool_check(sv, (unsigned int)pidx)->type !=
+		    LB_CONF_CHECK_NONE &&
 	    sc->ctl->health != NULL)
 		return lb_health_get_ip(sc->ctl->health, k, &i->ip, i->port,
 					&hi) == 0 &&
@@ -621,7 +626,7 @@ lifecycle(struct lb_scale *sc, struct lb_as_svc *s, struct rsvc *r,
 			continue;
 		switch (i->state) {
 		case LB_AS_PENDING:
-			if (!healthy(sc, r, k, i, now))
+			if (!healthy(sc, s, r, k, i, now))
 				break;
 			probe_drop(r, i->id);
 			if (lb_conf_be_drain_ip(sc->ctl->conf, k, &i->ip, i->port,
