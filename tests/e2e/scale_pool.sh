@@ -49,7 +49,7 @@ conf_ports "$conf"
 cat >>"$conf" <<EOF
 service add $SVC http synproxy on
 backend add $SVC $(be_addr 1):80
-pool add $SVC api
+pool add $SVC api check http check-path / check-interval 500ms
 pool add $SVC img
 rule add $SVC host api.example.com pool api
 rule add $SVC host img.example.com pool img
@@ -198,6 +198,14 @@ served=$(jq_get "$E2E_TMP/be.json" "len([b for b in d['backends'] \
 	if b['pool'] == 'api' and b['flows_total'] > 0])")
 check "the api pool's backends took flows ($served of them)" \
 	'[ "$served" -ge 2 ]'
+# The api pool has an http check of its own, the service none: its
+# instances went active by that check, the img one by a TCP connection.
+checked=$(jq_get "$E2E_TMP/be.json" "len([b for b in d['backends'] \
+	if b['pool'] == 'api' and b['health'] == 'up'])")
+unchecked=$(jq_get "$E2E_TMP/be.json" "len([b for b in d['backends'] \
+	if b['pool'] != 'api' and b['health'] == 'none'])")
+check "api's instances are up by its own check, the others unchecked" \
+	'[ "$checked" = 3 ] && [ "$unchecked" = 2 ]'
 check "the default pool kept its one backend, the img pool its one" \
 	'[ "$(in_pool default)" = 1 ] && [ "$(in_pool img)" = 1 ] &&
 	 [ "$(pstat img started)" = 1 ] && active_is img 1'
