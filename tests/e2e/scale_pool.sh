@@ -230,9 +230,12 @@ api_ups=$(jq_get "$E2E_TMP/scale.json" "len([x for s in d['services'] \
 	if x['action'] == 'up'])")
 check "/api/v1/scale: the api pool's policy, its history's ups ($api_ups)" \
 	'[ "$api_active" = 3 ] && [ "$api_ups" -ge 2 ] 2>/dev/null'
-check "lbctl top shows the service (its pools' policies beside it)" \
+check "lbctl top shows the service with a line for each pool's policy" \
 	'ctl top --once >"$E2E_TMP/top.txt" &&
-	 grep -q "^$SVC " "$E2E_TMP/top.txt"'
+	 grep -q "^$SVC " "$E2E_TMP/top.txt" &&
+	 grep -q "^  scale pool api: 3 active; last " "$E2E_TMP/top.txt" &&
+	 grep -q "^  scale pool img: 1 active" "$E2E_TMP/top.txt"'
+sed 's/^/    /' "$E2E_TMP/top.txt"
 ctl save >"$E2E_TMP/save.txt"
 check "save has each pool's policy" \
 	'grep -q "^scale set $SVC pool api .*command" "$E2E_TMP/save.txt" &&

@@ -267,14 +267,24 @@ count_str(json_int_t n, char *buf, size_t len)
 	return buf;
 }
 
-/* The autoscaler's line of a service: its instances by state and its
- * last decision with what it was made on. */
+/* The pool an autoscaler entry scales, NULL for the service's own. */
+static const char *
+scale_pool(json_t *sc)
+{
+	const char *p = json_string_value(json_object_get(sc, "pool"));
+
+	return p == NULL || strcmp(p, "default") == 0 ? NULL : p;
+}
+
+/* An autoscaler's line: its instances by state and its last decision
+ * with what it was made on; a named pool's policy says which pool. */
 static void
 scale_line(struct top *t, FILE *f, unsigned int *lines, json_t *sc)
 {
 	json_t *c = json_object_get(sc, "counts"),
 	       *x = json_object_get(sc, "last");
-	char buf[TOP_LINE_MAX], cnt[24];
+	char buf[TOP_LINE_MAX], cnt[24], who[80];
+	const char *pool = scale_pool(sc);
 	size_t n = 0;
 	const char *k;
 	json_t *v;
@@ -289,37 +299,32 @@ scale_line(struct top *t, FILE *f, unsigned int *lines, json_t *sc)
 				      n > 0 ? ", " : "", json_integer_value(v),
 				      k);
 	}
+	snprintf(who, sizeof(who), "scale%s%s%s", pool != NULL ? " pool " : "",
+		 pool != NULL ? pool : "",
+		 json_is_true(json_object_get(sc, "paused")) ? " (paused)"
+							     : "");
 	if (x == NULL)
-		put(t, f, lines, "  scale%s: %s",
-		    json_is_true(json_object_get(sc, "paused")) ? " (paused)"
-								: "",
-		    n > 0 ? buf : "no instances");
+		put(t, f, lines, "  %s: %s", who, n > 0 ? buf : "no instances");
 	else
 		put(t, f, lines,
-		    "  scale%s: %s; last %s%s at load %.3f, "
-		    "%.0fs ago: %s",
-		    json_is_true(json_object_get(sc, "paused")) ? " (paused)"
-								: "",
+		    "  %s: %s; last %s%s at load %.3f, %.0fs ago: %s", who,
 		    n > 0 ? buf : "no instances", js(x, "action"),
 		    count_str(json_integer_value(json_object_get(x, "count")),
 			      cnt, sizeof(cnt)),
 		    jf(x, "load"), jf(x, "ago_s"), js(x, "reason"));
 }
 
-/* The policy of the service's own pool (a named pool's policy, `scale
- * set ... pool NAME`, is another entry, not shown here). */
+/* The next autoscaler entry of service @p svc from *@p i on: the
+ * service's own pool's policy and its named pools' (`scale set ... pool
+ * NAME`), in the order `scale show` gives them; NULL after the last. */
 static json_t *
-scale_of(json_t *scale, const char *svc)
+scale_next(json_t *scale, const char *svc, size_t *i)
 {
-	json_t *x;
-	size_t i;
+	json_t *all = json_object_get(scale, "services"), *x;
 
-	json_array_foreach(json_object_get(scale, "services"), i, x)
-	{
-		json_t *p = json_object_get(x, "pool");
-
-		if (strcmp(js(x, "service"), svc) == 0 &&
-		    (p == NULL || strcmp(json_string_value(p), "default") == 0))
+	while ((x = json_array_get(all, *i)) != NULL) {
+		(*i)++;
+		if (strcmp(js(x, "service"), svc) == 0)
 			return x;
 	}
 	return NULL;
@@ -348,7 +353,7 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 	put(t, f, &lines, "%-22s %8s %7s %9s %7s %6s %6s", "SERVICE", "NEW/S",
 	    "ACTIVE", "FLOWS", "ERR/S", "LOAD", "GOV-M");
 	for (size_t i = 0; i < nsv; i++) {
-		json_t *spl_o = json_object_get(sr[i].j, "spl");
+		json_t *spl_o = json_object_get(sr[i].j, "spl"), *x;
 
 		fmt_num(r, sizeof(r), sr[i].rate, 1);
 		fmt_num(e, sizeof(e), sr[i].err, 1);
@@ -362,8 +367,8 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 		    "%-22s %8s %7" PRIu64 " %9" PRIu64 " %7s %6s %6s",
 		    sr[i].name, r, ju(sr[i].j, "flows_active"),
 		    ju(sr[i].j, "flows_total"), e, l, m);
-		if (scale_of(scale, sr[i].name) != NULL)
-			scale_line(t, f, &lines, scale_of(scale, sr[i].name));
+		for (size_t j = 0; (x = scale_next(scale, sr[i].name, &j));)
+			scale_line(t, f, &lines, x);
 		put(t, f, &lines, "  %-21s %-8s %-7s %6s %6s %6s %5s %6s",
 		    "BACKEND", "STATE", "HEALTH", "SHARE", "ACTIVE", "ERR/S",
 		    "SPL", "P99MS");
@@ -390,6 +395,33 @@ render(struct top *t, struct row *sr, size_t nsv, struct row *br, size_t nbe,
 			    ju(br[k].j, "flows_active"), e, spl, p99);
 		}
 	}
+}
+
+/* Sets "last" of autoscaler entry @p sc of service @p svc to its last
+ * decision (`scale history SVC [pool NAME] 1`). */
+static int
+last_decision(struct top *t, const char *svc, json_t *sc)
+{
+	char name[128], *words[7] = {"scale", "history", name, NULL};
+	const char *pool = scale_pool(sc);
+	json_t *h = NULL;
+	int n = 4, rc;
+
+	snprintf(name, sizeof(name), "%s", svc);
+	words[3] = strchr(name, ' ');
+	if (words[3] == NULL)
+		return 0;
+	*words[3]++ = '\0';
+	if (pool != NULL) {
+		words[n++] = "pool";
+		words[n++] = (char *)pool;
+	}
+	words[n++] = "1";
+	rc = lbctl_data(t->o, n, words, &h);
+	json_object_set(sc, "last",
+			json_array_get(json_object_get(h, "decisions"), 0));
+	json_decref(h);
+	return rc;
 }
 
 /* Reads lb-control and, when @p show, draws one screen; @return 0 or the
@@ -434,24 +466,13 @@ draw(struct top *t, bool show)
 	qsort(sr, keep, sizeof(*sr), cmp_rows);
 	cmp_sort = t->sort;
 	qsort(br, nbe, sizeof(*br), cmp_rows);
-	/* The last decision of each autoscaled service shown. */
+	/* The last decision of each autoscaler of the services shown. */
 	for (size_t i = 0; i < keep && rc == 0; i++) {
-		json_t *sc = scale_of(d[3], sr[i].name), *h = NULL;
-		char name[128],
-			*words[5] = {"scale", "history", name, NULL, "1"};
+		json_t *sc;
 
-		if (sc == NULL)
-			continue;
-		snprintf(name, sizeof(name), "%s", sr[i].name);
-		words[3] = strchr(name, ' ');
-		if (words[3] == NULL)
-			continue;
-		*words[3]++ = '\0';
-		rc = lbctl_data(t->o, 5, words, &h);
-		json_object_set(
-			sc, "last",
-			json_array_get(json_object_get(h, "decisions"), 0));
-		json_decref(h);
+		for (size_t j = 0;
+		     rc == 0 && (sc = scale_next(d[3], sr[i].name, &j));)
+			rc = last_decision(t, sr[i].name, sc);
 	}
 	if (rc != 0)
 		goto out;
