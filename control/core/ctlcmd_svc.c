@@ -480,25 +480,31 @@ admit_text(const struct svc_row *r, struct lb_cmd_out *out)
 		n[LB_ADMIT_REJ_FULL], r->v.admit_table_full);
 }
 
-/* "  pools: default (rr, 1 backend), api (rr, 2 backends); 3 rules,
- * default refuse 404": only for a service with pools or rules. */
+/* "  pools: default (rr, 1 backend), api (rr, 2 backends, check http
+ * /hz); 3 rules, default refuse 404": only for a service with pools or
+ * rules. A pool that follows its service's check says nothing of it. */
 static int
 pools_text(const struct lb_conf_svc *cs, struct lb_cmd_out *out)
 {
 	int rc = 0;
 
 	for (unsigned int p = 0; p <= cs->nb_pool && rc == 0; p++) {
+		char chk[LB_CONF_POOL_CHECK_STRLEN + 1] = "";
+		bool own = p > 0 && cs->pool[p - 1].own_check;
 		uint64_t w;
 		uint32_t n;
 
 		lb_conf_pool_sum(cs, p, &n, &w);
-		rc = lb_cmd_printf(out, "%s%s (%s, %u backend%s)",
+		if (own)
+			lb_conf_pool_check_str(cs, p, chk, sizeof(chk));
+		rc = lb_cmd_printf(out, "%s%s (%s, %u backend%s%s%s)",
 				   p == 0 ? "  pools: " : ", ",
 				   p == 0 ? LB_CONF_POOL_DEFAULT
 					  : cs->pool[p - 1].name,
 				   p == 0 ? cs->opts.sched
 					  : cs->pool[p - 1].sched,
-				   n, n == 1 ? "" : "s");
+				   n, n == 1 ? "" : "s", own ? ", check " : "",
+				   chk);
 	}
 	if (rc == 0)
 		rc = lb_cmd_printf(out, "; %u rule%s, default %s%s\n",

@@ -447,7 +447,9 @@ test_service_list_show(void **state)
 	run(c, "service set tcp 10.11.0.100:443 check tcp", 0);
 	run(c, "pool set tcp 10.11.0.100:443 api check http check-path /hz",
 	    0);
-	run(c, "service show tcp 10.11.0.100:443", 0);
+	t = run(c, "service show tcp 10.11.0.100:443", 0);
+	assert_non_null(strstr(t, "  pools: default (adaptive, 0 backends), "
+				  "api (rr, 1 backend, check http /hz); "));
 	assert_string_equal(dstr(c->ctl.data, "service.pools.0.check.type"),
 			    "tcp");
 	assert_true(json_is_false(dget(c->ctl.data,
