@@ -56,6 +56,8 @@ struct pdrv {
 	uint16_t inst_port;
 	char swns[64];
 	char bridge[16];
+	/* An instance's namespace is ns_pre, its id, ns_suf (ns_names()). */
+	char ns_pre[64], ns_suf[64];
 	char name[48]; /* namespace name pattern, "" for SWNS-i{id} */
 	struct pinst p[LB_AS_INST_MAX];
 	bool used[LB_AS_INST_MAX];
@@ -137,6 +139,63 @@ p_check(const struct lb_as_conf *c, struct lb_cmd_out *out)
 	return parse_target(c->target, NULL, out);
 }
 
+/* The names of the instances' namespaces: the target's NAME around
+ * "{id}", else names that tell whose they are: the switch namespace's
+ * (a test's tag) and, for a named pool (svc "tcp:VIP:PORT/POOL"), the
+ * pool's, since the pools of a service number their instances alike. */
+static void
+ns_names(struct pdrv *d)
+{
+	const char *at = strstr(d->name, "{id}");
+	const char *pool = strchr(d->svc, '/');
+
+	if (d->name[0] != '\0' && at != NULL) {
+		snprintf(d->ns_pre, sizeof(d->ns_pre), "%.*s",
+			 (int)(at - d->name), d->name);
+		snprintf(d->ns_suf, sizeof(d->ns_suf), "%s", at + 4);
+	} else if (pool != NULL) {
+		snprintf(d->ns_pre, sizeof(d->ns_pre), "%.24s-%.24s-i", d->swns,
+			 pool + 1);
+	} else {
+		snprintf(d->ns_pre, sizeof(d->ns_pre), "%.40s-i", d->swns);
+	}
+}
+
+/*
+ * Namespaces of this driver's names that a killed lb-control left: its
+ * instances died with it (they get SIGTERM when lb-control dies), their
+ * namespaces stayed. An instance started again under a name deletes the
+ * old namespace of that name (netns_script), but one whose id is not
+ * used again would stay for good. The middle of a name must be digits,
+ * so that "sw-i{id}" does not take a named pool's "sw-api-i{id}".
+ */
+static const char sweep_script[] =
+	"for n in $(ip netns list | cut -d' ' -f1); do\n"
+	"  case $n in \"$0\"*\"$1\") ;; *) continue ;; esac\n"
+	"  m=${n#\"$0\"}; m=${m%\"$1\"}\n"
+	"  case $m in ''|*[!0-9]*) continue ;; esac\n"
+	"  ip netns del \"$n\" && echo \"$n\"\n"
+	"done\n";
+
+static void
+sweep(struct pdrv *d)
+{
+	char *argv[] = {d->ns_pre, d->ns_suf, NULL};
+	struct lb_orch_job j;
+
+	/* Before the first instance is started (the driver is made only
+	 * when the unit has none), so that nothing of ours is taken; a
+	 * bounded wait, once per driver. */
+	if (lb_orch_job_start(&j, sweep_script, argv, NULL, false,
+			      lb_orch_now() + 5000000000ull) != 0)
+		return;
+	if (lb_orch_job_wait(&j, 5000000000ull) == 0 && j.len > 0)
+		fprintf(stderr,
+			"lb-control: scale: %s: removed the namespaces a "
+			"stopped lb-control left: %.*s",
+			d->svc, (int)j.len, j.out);
+}
+
 static void *
 p_create(const struct lb_as_conf *c, const char *svc, char *err, size_t len)
 {
@@ -158,6 +217,13 @@ p_create(const struct lb_as_conf *c, const char *svc, char *err, size_t len)
 	snprintf(d->cmd, sizeof(d->cmd), "%s", c->command);
 	snprintf(d->svc, sizeof(d->svc), "%s", svc);
 	d->inst_port = c->inst_port;
+	if (d->netns) {
+		ns_names(d);
+		/* In a cluster a new leader may find the instances of the
+		 * one before it on this host: they are not leftovers. */
+		if (!c->cluster)
+			sweep(d);
+	}
 	return d;
 }
 
@@ -197,7 +263,6 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 	char e_addr[LB_CMD_IP_STRLEN + 16], e_port[24], e_id[32];
 	char e_svc[LB_ORCH_UNIT_LEN + 8];
 	char *env[] = {e_addr, e_port, e_id, e_svc, NULL};
-	const char *pool = strchr(d->svc, '/');
 	struct pinst *p = NULL;
 	unsigned int slot;
 	uint32_t ip;
@@ -236,20 +301,9 @@ p_start(void *dv, uint32_t inst, uint64_t now)
 			 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff,
 			 ip & 0xff);
 
-		/* Names that tell whose they are: the switch namespace's
-		 * name (a test's tag) and this process. */
-		if (d->name[0] != '\0') {
-			const char *at = strstr(d->name, "{id}");
-
-			snprintf(p->ns, sizeof(p->ns), "%.*s%u%s",
-				 (int)(at - d->name), d->name, inst, at + 4);
-		} else if (pool != NULL) {
-			snprintf(p->ns, sizeof(p->ns), "%.24s-%.24s-i%u",
-				 d->swns, pool + 1, inst);
-		} else {
-			snprintf(p->ns, sizeof(p->ns), "%.40s-i%u", d->swns,
-				 inst);
-		}
+		if (snprintf(p->ns, sizeof(p->ns), "%s%u%s", d->ns_pre, inst,
+			     d->ns_suf) >= (int)sizeof(p->ns))
+			return -ENAMETOOLONG;
 		/* Unique in the switch namespace among this lb-control's
 		 * veths, whichever service or pool (their instance ids
 		 * overlap). */

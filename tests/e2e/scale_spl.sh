@@ -13,8 +13,9 @@
 #     and stopped until the minimum is left, within the stabilization
 #     window plus margins, and the light client sees no failed request;
 #   - lb-control killed and started again: the settings come back from
-#     the state file (orchestrated backends are not in it) and the
-#     minimum is started again, in place of what the killed one left;
+#     the state file (orchestrated backends are not in it), the minimum
+#     is started again, and the namespaces the killed one left are
+#     removed;
 #   - lb-control stops: no instance namespace is left behind.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
@@ -140,7 +141,12 @@ while [ ! -f "$stop" ]; do
 done' light "$E2E_TMP/light.out" "$E2E_TMP/stop" "http://$VIP/" &
 light_pid=$!
 t1=$(date +%s)
-while ! settled && [ $(($(date +%s) - t1)) -lt "$SETTLE_S" ]; do
+reached=0
+while [ $(($(date +%s) - t1)) -lt "$SETTLE_S" ]; do
+	if settled; then
+		reached=1
+		break
+	fi
 	sleep 0.5
 done
 t_settle=$(($(date +%s) - t1))
@@ -149,7 +155,10 @@ touch "$E2E_TMP/stop"
 wait "$light_pid" || true
 ctl scale history $SVC 40 | sed 's/^/    /'
 ctl scale show $SVC | sed 's/^/    /'
-check "back to the minimum within ${SETTLE_S}s (took ${t_settle}s)" settled
+# Reached, not kept: on a loaded host the light client's latency alone
+# can raise one instance's SPL past the upper threshold again.
+check "back to the minimum within ${SETTLE_S}s (took ${t_settle}s)" \
+	'[ "$reached" = 1 ]'
 tally=$(http_tally "$E2E_TMP/light.out")
 check "no failed request while scaling down ($tally)" \
 	'[ "$(field fail "$tally")" = 0 ] && [ "$(field ok "$tally")" -gt 20 ]'
@@ -170,6 +179,9 @@ check "save has the autoscaler's settings and no orchestrated backend" \
 	 ! grep -q "^backend add" "$E2E_TMP/save.txt"'
 cat "$E2E_TMP/save.txt" | sed "s/^/    save: /"
 ctl_stop KILL || true
+# What a killed lb-control leaves of an instance whose id the next one
+# does not use again: its namespace (the instance died with lb-control).
+ip netns add "sl-i7-$E2E_TAG"
 ctl_start
 for ((i = 0; i < 200; i++)); do
 	[ "$(count active)" = 1 ] && break
@@ -177,6 +189,8 @@ for ((i = 0; i < 200; i++)); do
 done
 check "after lb-control was killed and started again, the minimum runs" \
 	'[ "$(count active)" = 1 ]'
+check "the namespace the killed lb-control left is removed" \
+	'! ip netns list | awk "{print \$1}" | grep -qx "sl-i7-$E2E_TAG"'
 http_seq "http://$VIP/" 5 "$E2E_TMP/again.out"
 check "and answers ($(http_tally "$E2E_TMP/again.out"))" \
 	'[ "$(field ok "$(http_tally "$E2E_TMP/again.out")")" = 5 ]'
