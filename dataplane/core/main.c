@@ -577,9 +577,15 @@ main(int argc, char **argv)
 	for (uint16_t i = 0; i < nw; i++) {
 		dp.w[i] = lb_worker_create(&dp, i, lcores[i]);
 		if (dp.w[i] == NULL) {
-			fprintf(stderr, "lb-dataplane: cannot create worker "
-					"%u\n",
-				i);
+			/* Its tables are what fails: hugepage memory taken
+			 * by other DPDK processes, or too little reserved. */
+			fprintf(stderr,
+				"lb-dataplane: cannot create worker %u: not "
+				"enough hugepage memory on socket %d for its "
+				"tables (%u flows per worker, --flows); see "
+				"docs/operating.md, Memory\n",
+				i, (int)rte_lcore_to_socket_id(lcores[i]),
+				dp.flows);
 			goto out;
 		}
 	}
