@@ -93,9 +93,17 @@ lb_acl_parse_del(int argc, char **argv, struct lb_acl_req *r,
 
 #define PROBE 8u /* slots a prefix may sit in */
 
-struct slot {
-	uint32_t prefix;
+/* A source prefix of either family: both share the table and its bound,
+ * an IPv4 prefix in the first four bytes (network order), the rest zero.
+ * The family is part of the key: 10.0.0.0/8 is not 0a00::/8. */
+struct src {
+	uint8_t a[16];
 	uint8_t len;
+	uint8_t v6;
+};
+
+struct slot {
+	struct src k;
 	uint8_t used;
 	uint32_t count;	 /* records in the window */
 	uint64_t since;	 /* start of the window */
@@ -214,25 +222,61 @@ lb_acl_auto_stats(const struct lb_acl_auto *a)
 	return &a->st;
 }
 
-static uint32_t
-home(const struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+static struct src
+src4(uint32_t prefix, uint8_t len)
 {
-	uint64_t x = ((uint64_t)prefix << 8 | len) * 0x9e3779b97f4a7c15ull;
+	struct src k = {.len = len};
 
+	k.a[0] = (uint8_t)(prefix >> 24);
+	k.a[1] = (uint8_t)(prefix >> 16);
+	k.a[2] = (uint8_t)(prefix >> 8);
+	k.a[3] = (uint8_t)prefix;
+	return k;
+}
+
+static struct src
+src6(const uint8_t prefix[16], uint8_t len)
+{
+	struct src k = {.len = len, .v6 = 1};
+
+	memcpy(k.a, prefix, sizeof(k.a));
+	return k;
+}
+
+static bool
+src_eq(const struct src *x, const struct src *y)
+{
+	return x->len == y->len && x->v6 == y->v6 &&
+	       memcmp(x->a, y->a, sizeof(x->a)) == 0;
+}
+
+static uint32_t
+home(const struct lb_acl_auto *a, const struct src *k)
+{
+	uint64_t x = (uint64_t)k->v6 << 8 | k->len;
+
+	for (unsigned int i = 0; i < sizeof(k->a); i += 4) {
+		uint32_t w = (uint32_t)k->a[i] << 24 |
+			     (uint32_t)k->a[i + 1] << 16 |
+			     (uint32_t)k->a[i + 2] << 8 | k->a[i + 3];
+
+		x = (x ^ w) * 0x9e3779b97f4a7c15ull;
+		x ^= x >> 29;
+	}
 	return (uint32_t)(x >> 32) & a->mask;
 }
 
 static struct slot *
-find(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+find(struct lb_acl_auto *a, const struct src *k)
 {
-	uint32_t h = home(a, prefix, len);
+	uint32_t h = home(a, k);
 
 	/* Slots are freed without tombstones, so look at the whole
 	 * window rather than stop at the first free slot. */
 	for (uint32_t i = 0; i < PROBE; i++) {
 		struct slot *s = &a->s[(h + i) & a->mask];
 
-		if (s->used && s->prefix == prefix && s->len == len)
+		if (s->used && src_eq(&s->k, k))
 			return s;
 	}
 	return NULL;
@@ -241,9 +285,9 @@ find(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
 /* A slot for a new prefix: a free one, else the candidate whose window
  * started first. Live denies are never evicted. */
 static struct slot *
-place(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+place(struct lb_acl_auto *a, const struct src *k)
 {
-	uint32_t h = home(a, prefix, len);
+	uint32_t h = home(a, k);
 	struct slot *victim = NULL;
 
 	for (uint32_t i = 0; i < PROBE; i++) {
@@ -265,11 +309,10 @@ end_deny(struct lb_acl_auto *a, struct slot *s)
 	s->until = 0;
 }
 
-enum lb_acl_auto_verdict
-lb_acl_auto_reject(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
-		   uint64_t now_ns)
+static enum lb_acl_auto_verdict
+reject(struct lb_acl_auto *a, const struct src *k, uint64_t now_ns)
 {
-	struct slot *s = find(a, prefix, len);
+	struct slot *s = find(a, k);
 
 	a->st.records++;
 	if (s != NULL && s->until != 0) {
@@ -281,15 +324,14 @@ lb_acl_auto_reject(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
 		s->count = 0;
 	}
 	if (s == NULL) {
-		s = place(a, prefix, len);
+		s = place(a, k);
 		if (s == NULL) {
 			a->st.untracked++;
 			return LB_ACL_AUTO_UNTRACKED;
 		}
 		memset(s, 0, sizeof(*s));
 		s->used = 1;
-		s->prefix = prefix;
-		s->len = len;
+		s->k = *k;
 		s->since = now_ns;
 	}
 	if (now_ns - s->since >= a->c.window_ns) {
@@ -308,11 +350,10 @@ lb_acl_auto_reject(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
 	return LB_ACL_AUTO_DENY;
 }
 
-int
-lb_acl_auto_adopt(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
-		  uint64_t until_ns)
+static int
+adopt(struct lb_acl_auto *a, const struct src *k, uint64_t until_ns)
 {
-	struct slot *s = find(a, prefix, len);
+	struct slot *s = find(a, k);
 
 	if (until_ns == 0)
 		return -EINVAL;
@@ -320,28 +361,80 @@ lb_acl_auto_adopt(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
 		if (a->st.active >= a->c.max)
 			return -ENOSPC;
 		if (s == NULL)
-			s = place(a, prefix, len);
+			s = place(a, k);
 		if (s == NULL)
 			return -ENOSPC;
 		memset(s, 0, sizeof(*s));
 		s->used = 1;
-		s->prefix = prefix;
-		s->len = len;
+		s->k = *k;
 		a->st.active++;
 	}
 	s->until = until_ns;
 	return 0;
 }
 
-void
-lb_acl_auto_forget(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+static void
+forget(struct lb_acl_auto *a, const struct src *k)
 {
-	struct slot *s = find(a, prefix, len);
+	struct slot *s = find(a, k);
 
 	if (s == NULL)
 		return;
 	end_deny(a, s);
 	s->used = 0;
+}
+
+enum lb_acl_auto_verdict
+lb_acl_auto_reject(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
+		   uint64_t now_ns)
+{
+	struct src k = src4(prefix, len);
+
+	return reject(a, &k, now_ns);
+}
+
+enum lb_acl_auto_verdict
+lb_acl_auto_reject6(struct lb_acl_auto *a, const uint8_t prefix[16],
+		    uint8_t len, uint64_t now_ns)
+{
+	struct src k = src6(prefix, len);
+
+	return reject(a, &k, now_ns);
+}
+
+int
+lb_acl_auto_adopt(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
+		  uint64_t until_ns)
+{
+	struct src k = src4(prefix, len);
+
+	return adopt(a, &k, until_ns);
+}
+
+int
+lb_acl_auto_adopt6(struct lb_acl_auto *a, const uint8_t prefix[16], uint8_t len,
+		   uint64_t until_ns)
+{
+	struct src k = src6(prefix, len);
+
+	return adopt(a, &k, until_ns);
+}
+
+void
+lb_acl_auto_forget(struct lb_acl_auto *a, uint32_t prefix, uint8_t len)
+{
+	struct src k = src4(prefix, len);
+
+	forget(a, &k);
+}
+
+void
+lb_acl_auto_forget6(struct lb_acl_auto *a, const uint8_t prefix[16],
+		    uint8_t len)
+{
+	struct src k = src6(prefix, len);
+
+	forget(a, &k);
 }
 
 unsigned int

@@ -7,11 +7,11 @@
  * The source ACL's policy in lb-control, without BPF: the arguments of
  * `lbctl acl deny|allow|del`, and the automatic deny of sources that the
  * admission control keeps rejecting (docs/xdp.md). control/steer/steerctl.c
- * applies both to the XDP program's acl_v4 and acl_v6 maps (the automatic
- * deny to IPv4 sources: only they have reject records, include/lb/fb.h).
+ * applies both to the XDP program's acl_v4 and acl_v6 maps.
  *
  * Automatic deny: each LB_FB_REJECT record (a source's throttle key
- * entering a worker's negative cache) counts against its source prefix.
+ * entering a worker's negative cache) counts against its source prefix,
+ * IPv4 or IPv6: both families share the table, its settings and bound.
  * @c rejects records within @c window_ns deny the prefix for @c ttl_ns.
  * At most @c max prefixes are denied at once, and a bounded table (4 x
  * max slots) tracks the candidates: a flood of new sources evicts the
@@ -109,13 +109,27 @@ enum lb_acl_auto_verdict lb_acl_auto_reject(struct lb_acl_auto *a,
 					    uint32_t prefix, uint8_t len,
 					    uint64_t now_ns);
 
+/** lb_acl_auto_reject() of IPv6 prefix @p prefix/@p len (host bits
+ * zero, network order). */
+enum lb_acl_auto_verdict lb_acl_auto_reject6(struct lb_acl_auto *a,
+					     const uint8_t prefix[16],
+					     uint8_t len, uint64_t now_ns);
+
 /** Takes back a deny found in the map (after a restart of lb-control),
  * so that it counts against max. -ENOSPC when there is no room. */
 int lb_acl_auto_adopt(struct lb_acl_auto *a, uint32_t prefix, uint8_t len,
 		      uint64_t until_ns);
 
+/** lb_acl_auto_adopt() for IPv6. */
+int lb_acl_auto_adopt6(struct lb_acl_auto *a, const uint8_t prefix[16],
+		       uint8_t len, uint64_t until_ns);
+
 /** Forgets @p prefix/@p len: an operator decided about it. */
 void lb_acl_auto_forget(struct lb_acl_auto *a, uint32_t prefix, uint8_t len);
+
+/** lb_acl_auto_forget() for IPv6. */
+void lb_acl_auto_forget6(struct lb_acl_auto *a, const uint8_t prefix[16],
+			 uint8_t len);
 
 /** Ends the denies that ran out by @p now_ns; returns how many. */
 unsigned int lb_acl_auto_expire(struct lb_acl_auto *a, uint64_t now_ns);

@@ -81,6 +81,18 @@ adopt_auto(const struct lb_steer_acl *a, void *arg)
 	return 0;
 }
 
+static int
+adopt_auto6(const struct lb_steer_acl6 *a, void *arg)
+{
+	struct lb_steerctl *sc = arg;
+
+	if (a->origin == LB_STEER_ACL_AUTO && a->expires_ns != 0 &&
+	    a->expires_ns > lb_steer_now_ns())
+		lb_acl_auto_adopt6(sc->autod, a->prefix, a->prefixlen,
+				   a->expires_ns);
+	return 0;
+}
+
 int
 lb_steerctl_attach_handle(struct lb_steerctl *sc, struct lb_steer *s,
 			  const uint32_t *host, size_t nb_host)
@@ -93,8 +105,11 @@ lb_steerctl_attach_handle(struct lb_steerctl *sc, struct lb_steer *s,
 	sc->nb_host = nb_host;
 	if (nb_host > 0)
 		memcpy(sc->host, host, nb_host * sizeof(*host));
-	if (sc->autod != NULL)
+	if (sc->autod != NULL) {
 		lb_steer_acl_walk(s, adopt_auto, sc);
+		/* -EOPNOTSUPP: maps pinned without IPv6, nothing to adopt */
+		lb_steer_acl6_walk(s, adopt_auto6, sc);
+	}
 	return 0;
 }
 
@@ -194,30 +209,119 @@ reject_len(const struct lb_fb *r, const struct lb_dpconf *c)
 	}
 }
 
-static void
-auto_deny(struct lb_steerctl *sc, uint32_t client, uint32_t prefix,
-	  uint8_t len, uint64_t now_ns)
+/* Writes one entry of either ACL. */
+static int
+acl_write(struct lb_steerctl *sc, const struct lb_conf_ip *p, uint8_t len,
+	  enum lb_steer_acl_action action, uint64_t expires,
+	  enum lb_steer_acl_origin origin)
 {
-	const struct lb_acl_auto_conf *ac = lb_acl_auto_conf(sc->autod);
-	struct lb_steer_acl m, a = {
-		.prefix = htonl(prefix),
-		.prefixlen = len,
-		.action = LB_STEER_ACL_DENY_LB,
-		.expires_ns = now_ns + ac->ttl_ns,
-		.origin = LB_STEER_ACL_AUTO,
-	};
+	if (p->af == LB_CONF_AF_INET6) {
+		struct lb_steer_acl6 a = {
+			.prefixlen = len,
+			.action = action,
+			.expires_ns = expires,
+			.origin = origin,
+		};
 
-	/* An operator's entry covering the source decides: an allow is a
-	 * promise, a deny is there already. */
-	if (lb_steer_acl_match(sc->s, htonl(client), now_ns, &m) == 0 &&
-	    m.origin == LB_STEER_ACL_MANUAL) {
-		sc->rej_manual++;
-		lb_acl_auto_forget(sc->autod, prefix, len);
+		memcpy(a.prefix, p->ip6, sizeof(a.prefix));
+		return lb_steer_acl6_put(sc->s, &a);
+	} else {
+		struct lb_steer_acl a = {
+			.prefix = htonl(p->ip),
+			.prefixlen = len,
+			.action = action,
+			.expires_ns = expires,
+			.origin = origin,
+		};
+
+		return lb_steer_acl_put(sc->s, &a);
+	}
+}
+
+/* An operator decided about @p p/@p len: the automatic deny lets go. */
+static void
+auto_forget(struct lb_steerctl *sc, const struct lb_conf_ip *p, uint8_t len)
+{
+	if (sc->autod == NULL)
+		return;
+	if (p->af == LB_CONF_AF_INET6)
+		lb_acl_auto_forget6(sc->autod, p->ip6, len);
+	else
+		lb_acl_auto_forget(sc->autod, p->ip, len);
+}
+
+/* The source of one reject record, either family: its prefix (host bits
+ * zero) and, for IPv4, the client the ACL is matched with. */
+struct rej_src {
+	struct lb_conf_ip pfx;
+	uint8_t len;	 /* 0: no source */
+	uint32_t client; /* IPv4, host order */
+};
+
+static void
+rej_src_of(const struct lb_fb *r, const struct lb_dpconf *c, struct rej_src *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (r->flags & LB_FB_F_REJ6) {
+		k->pfx.af = LB_CONF_AF_INET6;
+		k->len = r->be <= 128 ? (uint8_t)r->be : 0;
+		/* The dataplane masked it (lb_admit_key6()); masked again
+		 * so that a record never names host bits. */
+		lb_admit_mask6(r->key6, k->len, k->pfx.ip6);
 		return;
 	}
-	if (lb_steer_acl_put(sc->s, &a) != 0) {
+	k->pfx.af = LB_CONF_AF_INET;
+	k->client = r->u32;
+	k->len = reject_len(r, c);
+	if (k->len > 32)
+		k->len = 0;
+	k->pfx.ip =
+		k->len == 32 ? k->client : k->client & ~(UINT32_MAX >> k->len);
+}
+
+static enum lb_acl_auto_verdict
+rej_count(struct lb_steerctl *sc, const struct rej_src *k, uint64_t now_ns)
+{
+	if (k->pfx.af == LB_CONF_AF_INET6)
+		return lb_acl_auto_reject6(sc->autod, k->pfx.ip6, k->len,
+					   now_ns);
+	return lb_acl_auto_reject(sc->autod, k->pfx.ip, k->len, now_ns);
+}
+
+/* Whether an operator's entry covers the source: an allow is a promise,
+ * a deny is there already. */
+static bool
+rej_manual(struct lb_steerctl *sc, const struct rej_src *k, uint64_t now_ns)
+{
+	if (k->pfx.af == LB_CONF_AF_INET6) {
+		struct lb_steer_acl6 m;
+
+		return lb_steer_acl6_match(sc->s, k->pfx.ip6, now_ns, &m) ==
+			       0 &&
+		       m.origin == LB_STEER_ACL_MANUAL;
+	} else {
+		struct lb_steer_acl m;
+
+		return lb_steer_acl_match(sc->s, htonl(k->client), now_ns,
+					  &m) == 0 &&
+		       m.origin == LB_STEER_ACL_MANUAL;
+	}
+}
+
+static void
+auto_deny(struct lb_steerctl *sc, const struct rej_src *k, uint64_t now_ns)
+{
+	const struct lb_acl_auto_conf *ac = lb_acl_auto_conf(sc->autod);
+
+	if (rej_manual(sc, k, now_ns)) {
+		sc->rej_manual++;
+		auto_forget(sc, &k->pfx, k->len);
+		return;
+	}
+	if (acl_write(sc, &k->pfx, k->len, LB_STEER_ACL_DENY_LB,
+		      now_ns + ac->ttl_ns, LB_STEER_ACL_AUTO) != 0) {
 		sc->acl_errors++;
-		lb_acl_auto_forget(sc->autod, prefix, len);
+		auto_forget(sc, &k->pfx, k->len);
 	}
 }
 
@@ -228,20 +332,17 @@ lb_steerctl_feed(struct lb_steerctl *sc, const struct lb_fb *r,
 	if (sc == NULL || sc->autod == NULL || sc->s == NULL)
 		return;
 	for (unsigned int i = 0; i < n; i++) {
-		uint32_t client = r[i].u32, prefix;
-		uint8_t len;
+		struct rej_src k;
 
 		if (r[i].kind != LB_FB_REJECT)
 			continue;
-		len = reject_len(&r[i], c);
-		if (len == 0 || len > 32) {
+		rej_src_of(&r[i], c, &k);
+		if (k.len == 0) {
 			sc->rej_ignored++;
 			continue;
 		}
-		prefix = len == 32 ? client : client & ~(UINT32_MAX >> len);
-		if (lb_acl_auto_reject(sc->autod, prefix, len, now_ns) ==
-		    LB_ACL_AUTO_DENY)
-			auto_deny(sc, client, prefix, len, now_ns);
+		if (rej_count(sc, &k, now_ns) == LB_ACL_AUTO_DENY)
+			auto_deny(sc, &k, now_ns);
 	}
 }
 
@@ -293,29 +394,10 @@ acl_put(struct lb_steerctl *sc, const struct lb_acl_req *r,
 {
 	char p[LB_CMD_IP_ADDR_STRLEN];
 	uint64_t expires = r->ttl_ns != 0 ? lb_steer_now_ns() + r->ttl_ns : 0;
+	struct lb_conf_ip ip = lb_conf_ip_of(r->af, r->prefix, r->prefix6);
 	int rc;
 
-	if (r->af == LB_CONF_AF_INET6) {
-		struct lb_steer_acl6 a = {
-			.prefixlen = r->len,
-			.action = action,
-			.expires_ns = expires,
-			.origin = LB_STEER_ACL_MANUAL,
-		};
-
-		memcpy(a.prefix, r->prefix6, sizeof(a.prefix));
-		rc = lb_steer_acl6_put(sc->s, &a);
-	} else {
-		struct lb_steer_acl a = {
-			.prefix = htonl(r->prefix),
-			.prefixlen = r->len,
-			.action = action,
-			.expires_ns = expires,
-			.origin = LB_STEER_ACL_MANUAL,
-		};
-
-		rc = lb_steer_acl_put(sc->s, &a);
-	}
+	rc = acl_write(sc, &ip, r->len, action, expires, LB_STEER_ACL_MANUAL);
 	if (rc == -E2BIG)
 		return lb_cmd_error(out, rc, "the ACL is full; nothing changed");
 	if (rc == -EOPNOTSUPP)
@@ -326,8 +408,7 @@ acl_put(struct lb_steerctl *sc, const struct lb_acl_req *r,
 	if (rc != 0)
 		return lb_cmd_error(out, rc, "cannot set %s: %s",
 				    req_fmt(r, p), strerror(-rc));
-	if (sc->autod != NULL && r->af != LB_CONF_AF_INET6)
-		lb_acl_auto_forget(sc->autod, r->prefix, r->len);
+	auto_forget(sc, &ip, r->len);
 	return 0;
 }
 
@@ -366,6 +447,7 @@ cmd_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 {
 	struct lb_steerctl *sc = ctx;
 	char p[LB_CMD_IP_ADDR_STRLEN];
+	struct lb_conf_ip ip;
 	struct lb_acl_req r;
 	int rc = lb_acl_parse_del(argc, argv, &r, out);
 
@@ -383,8 +465,8 @@ cmd_del(void *ctx, int argc, char **argv, struct lb_cmd_out *out)
 	if (rc != 0)
 		return lb_cmd_error(out, rc, "cannot remove %s: %s",
 				    req_fmt(&r, p), strerror(-rc));
-	if (sc->autod != NULL && r.af != LB_CONF_AF_INET6)
-		lb_acl_auto_forget(sc->autod, r.prefix, r.len);
+	ip = lb_conf_ip_of(r.af, r.prefix, r.prefix6);
+	auto_forget(sc, &ip, r.len);
 	return 0;
 }
 

@@ -102,31 +102,15 @@ static inline uint64_t
 key_material6(const uint64_t secret[2], const struct lb_admit_conf *c,
 	      const uint8_t ip[16], uint8_t prio)
 {
-	unsigned int len = c->prefix6 != 0 ? c->prefix6
-					   : LB_ADMIT_PREFIX6_DEFAULT;
 	uint64_t h = 0, l = 0;
+	uint8_t k[16];
 
-	switch (c->key) {
-	case LB_ADMIT_KEY_CLIENT:
-	case LB_ADMIT_KEY_CLIENT_SVC:
-		len = 128;
-		break;
-	case LB_ADMIT_KEY_PREFIX:
-		break;
-	case LB_ADMIT_KEY_PRIO:
-		return prio;
-	default:
-		return 0;
-	}
+	/* The key a reject record names (lb/fb.h) is this one. */
+	if (lb_admit_key6(c, ip, k) == 0)
+		return c->key == LB_ADMIT_KEY_PRIO ? prio : 0;
 	for (unsigned int i = 0; i < 8; i++) {
-		h = h << 8 | ip[i];
-		l = l << 8 | ip[8 + i];
-	}
-	if (len < 64) {
-		h &= ~(UINT64_MAX >> len);
-		l = 0;
-	} else if (len < 128) {
-		l &= ~(UINT64_MAX >> (len - 64));
+		h = h << 8 | k[i];
+		l = l << 8 | k[8 + i];
 	}
 	return mix(mix(secret[1] ^ h) ^ l) | 1ULL << 63;
 }

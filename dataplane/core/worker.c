@@ -40,6 +40,20 @@ fb_flush(struct lb_worker *w)
 	w->fb_n = 0;
 }
 
+/* Feedback is for lb-control: with none attached, a ring nobody drains
+ * would only fill up. */
+static inline void
+fb_push(struct lb_worker *w, const struct lb_fb *r)
+{
+	if (w->fb == NULL || (w->dp->shm != NULL &&
+			      atomic_load_explicit(&w->dp->shm->control_pid,
+						   memory_order_relaxed) == 0))
+		return;
+	if (unlikely(w->fb_n == LB_FB_BUF))
+		fb_flush(w);
+	w->fb_buf[w->fb_n++] = *r;
+}
+
 void
 lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc,
 		      uint32_t be, uint16_t flags, uint32_t u32, uint32_t u32b,
@@ -57,16 +71,24 @@ lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind, uint32_t svc,
 		.v = v,
 	};
 
-	/* Feedback is for lb-control: with none attached, a ring nobody
-	 * drains would only fill up. */
-	if (w->fb == NULL ||
-	    (w->dp->shm != NULL &&
-	     atomic_load_explicit(&w->dp->shm->control_pid,
-				  memory_order_relaxed) == 0))
-		return;
-	if (unlikely(w->fb_n == LB_FB_BUF))
-		fb_flush(w);
-	w->fb_buf[w->fb_n++] = r;
+	fb_push(w, &r);
+}
+
+void
+lb_worker_fb_put_reject6(struct lb_worker *w, uint32_t svc, uint16_t flags,
+			 uint8_t len, const uint8_t key[16])
+{
+	struct lb_fb r = {
+		.ts_ns = w->now_ns,
+		.svc = (uint16_t)svc,
+		.be = len,
+		.kind = LB_FB_REJECT,
+		.worker = (uint8_t)w->wid,
+		.flags = (uint16_t)(flags | LB_FB_F_REJ6),
+	};
+
+	memcpy(r.key6, key, sizeof(r.key6));
+	fb_push(w, &r);
 }
 
 /*

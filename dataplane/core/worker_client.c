@@ -255,8 +255,8 @@ admit_reject(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt,
 /*
  * admit_reject() for an IPv6 service, at layer 4 as its flows are: the
  * same buckets, counters and negative cache, keyed by the client's
- * address or its /prefix6 (lb_admit_check6()), the same RST or drop. No
- * reject record: lb-control's automatic deny holds IPv4 prefixes.
+ * address or its /prefix6 (lb_admit_check6()), the same reject record
+ * (carrying that key) and the same RST or drop.
  */
 bool
 lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
@@ -264,6 +264,7 @@ lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
 {
 	const struct lb_dpconf_svc *svc = &w->conf->svc[svc_idx];
 	const struct lb_admit_conf *a = &svc->opts.admit;
+	enum lb_admit_verdict v;
 
 	/* http services admit per request (worker_l7.c), as IPv4's. */
 	if (unlikely(svc->opts.http && w->l7 == NULL &&
@@ -271,9 +272,18 @@ lb_worker_admit6_reject(struct lb_worker *w, struct rte_mbuf *m, int svc_idx,
 		return lb_worker_l7_nopool(w, m, svc_idx, 0, client, now);
 	if (a->rate == 0 || svc->opts.http || w->admit == NULL)
 		return false;
-	if (!lb_admit_rejected(lb_admit_check6(w->admit, (uint16_t)svc_idx, a,
-					       client, 0, now)))
+	v = lb_admit_check6(w->admit, (uint16_t)svc_idx, a, client, 0, now);
+	if (!lb_admit_rejected(v))
 		return false;
+	/* As admit_reject(): once per key and interval. */
+	if (v == LB_ADMIT_REJ_EMPTY) {
+		uint8_t key[16];
+		uint8_t len = lb_admit_key6(a, client, key);
+
+		lb_worker_fb_put_reject6(w, (uint32_t)svc_idx,
+					 (uint16_t)(v | (uint16_t)a->key << 8),
+					 len, key);
+	}
 	if (a->reject == LB_ADMIT_REJECT_RST && svc->proto == LB_IPPROTO_TCP)
 		lb_worker_rst_client6(w, m, now);
 	else

@@ -52,6 +52,9 @@ void lb_worker_tx_flush(struct lb_worker *w, uint16_t port);
 void lb_worker_fb_put_full(struct lb_worker *w, enum lb_fb_kind kind,
 			   uint32_t svc, uint32_t be, uint16_t flags,
 			   uint32_t u32, uint32_t u32b, uint64_t v);
+/* An LB_FB_REJECT of an IPv6 client: its key @p key / @p len (lb/fb.h). */
+void lb_worker_fb_put_reject6(struct lb_worker *w, uint32_t svc, uint16_t flags,
+			      uint8_t len, const uint8_t key[16]);
 
 /* worker_rx.c: a burst, parsed and dispatched. */
 void lb_worker_handle_burst(struct lb_worker *w, struct rte_mbuf **m,

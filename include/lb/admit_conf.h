@@ -159,6 +159,49 @@ lb_admit_conf_default(struct lb_admit_conf *c)
 	c->prefix6 = LB_ADMIT_PREFIX6_DEFAULT;
 }
 
+/** IPv6 address @p ip with the bits after the first @p len (0..128)
+ * cleared, into @p out. */
+static inline void
+lb_admit_mask6(const uint8_t ip[16], unsigned int len, uint8_t out[16])
+{
+	for (unsigned int i = 0; i < 16; i++) {
+		unsigned int bits = len > 8 * i ? len - 8 * i : 0;
+
+		out[i] = bits >= 8 ? ip[i]
+				   : (uint8_t)(ip[i] & (0xff00u >> bits));
+	}
+}
+
+/**
+ * The source an IPv6 client @p ip (network order) is admitted as under
+ * @p c: the address (`admit-key client`, `client-svc`) or its prefix of
+ * prefix6 bits (`prefix`), into @p key with host bits zero.
+ * @return its length, or 0 for a key that is no source (svc, prio).
+ */
+static inline uint8_t
+lb_admit_key6(const struct lb_admit_conf *c, const uint8_t ip[16],
+	      uint8_t key[16])
+{
+	unsigned int len;
+
+	switch (c->key) {
+	case LB_ADMIT_KEY_CLIENT:
+	case LB_ADMIT_KEY_CLIENT_SVC:
+		len = 128;
+		break;
+	case LB_ADMIT_KEY_PREFIX:
+		len = c->prefix6 != 0 && c->prefix6 <= 128
+			      ? c->prefix6
+			      : LB_ADMIT_PREFIX6_DEFAULT;
+		break;
+	default:
+		memset(key, 0, 16);
+		return 0;
+	}
+	lb_admit_mask6(ip, len, key);
+	return (uint8_t)len;
+}
+
 /** Index of @p s in @p names[0..n-1], or @p n when absent (the check
  * below rejects it), so an unknown word never silently becomes a default. */
 static inline uint8_t

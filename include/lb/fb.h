@@ -26,9 +26,13 @@ enum lb_fb_kind {
 	 * mem_utilization in millionths. */
 	LB_FB_ORCA,
 	/** A throttle key entered a worker's negative cache (at most once
-	 * per key, worker and 10 ms interval): u32 = client IPv4 in host
-	 * order, svc = service slot, flags = enum lb_admit_verdict in the
-	 * low byte and the key class (enum lb_admit_key) << 8. */
+	 * per key, worker and 10 ms interval): svc = service slot, flags =
+	 * enum lb_admit_verdict in the low byte and the key class (enum
+	 * lb_admit_key) << 8. An IPv4 client: u32 = its address in host
+	 * order. An IPv6 client (LB_FB_F_REJ6): key6 = the admitted key
+	 * (the address, or its admit-prefix6 prefix with host bits zero),
+	 * be = its length (128 for an address; 0 for a key that is no
+	 * source: the service, a priority). */
 	LB_FB_REJECT,
 	LB_FB_KIND_MAX,
 };
@@ -45,6 +49,9 @@ enum lb_fb_kind {
  * `default-priority` (LB_FB_F_PRIO stays for a rank the request gave). */
 #define LB_FB_F_PRIO_DEF 0x40
 #define LB_FB_PRIO_SHIFT 8    /**< HTTP: priority rank in flags >> 8 */
+/** REJECT: an IPv6 client, key6 and be hold its key (beside the verdict
+ * in the low byte, whose values stay below it). */
+#define LB_FB_F_REJ6 0x80
 
 struct lb_fb {
 	uint64_t ts_ns;  /**< dataplane monotonic time of the event */
@@ -53,10 +60,19 @@ struct lb_fb {
 	uint8_t kind;    /**< enum lb_fb_kind */
 	uint8_t worker;  /**< worker that produced it */
 	uint16_t flags;
-	uint32_t u32;    /**< kind-specific: backend's error count after a
-			      trial (adaptive), HTTP status, SPL age */
-	uint32_t u32b;   /**< kind-specific */
-	uint64_t v;      /**< kind-specific value */
+	union {
+		struct {
+			/** kind-specific: backend's error count after a
+			 * trial (adaptive), HTTP status, SPL age */
+			uint32_t u32;
+			uint32_t u32b; /**< kind-specific */
+			uint64_t v;    /**< kind-specific value */
+		};
+		/** REJECT of an IPv6 client: its key, network order. */
+		uint8_t key6[16];
+	};
 };
+
+_Static_assert(sizeof(struct lb_fb) == 32, "two records per cache line");
 
 #endif /* LB_FB_H */

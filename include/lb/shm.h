@@ -42,7 +42,7 @@
 #define LB_SHM_NAME "lb_shm"
 #define LB_ADMIT_SHM_NAME "lb_admit"
 #define LB_SHM_MAGIC 0x534c5543u /* "SLUC" */
-#define LB_SHM_LAYOUT_VERSION 22u
+#define LB_SHM_LAYOUT_VERSION 23u
 #define LB_SHM_STEER_PIN_MAX 256
 #define LB_SHM_STEER_HOST_MAX 32u
 #define LB_SHM_MAX_WORKERS 16u

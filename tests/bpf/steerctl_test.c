@@ -402,6 +402,114 @@ test_commands6(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* A reject record of an IPv6 client as the dataplane writes it: the
+ * key (already masked) and its length. */
+static struct lb_fb
+reject6(const char *key, uint8_t len, uint16_t svc, enum lb_admit_key cls)
+{
+	struct lb_fb r;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(inet_pton(AF_INET6, key, r.key6), 1);
+	r.kind = LB_FB_REJECT;
+	r.svc = svc;
+	r.be = len;
+	r.flags = (uint16_t)(2 | LB_FB_F_REJ6 | cls << 8);
+	return r;
+}
+
+static json_int_t
+auto_ctr(struct fx *f, const char *name)
+{
+	assert_int_equal(run(f, "acl list"), 0);
+	return json_integer_value(
+		json_object_get(json_object_get(f->data, "auto"), name));
+}
+
+/* IPv6 sources are denied as IPv4's: in acl_v6, deny-lb, auto, for the
+ * ttl, under the same bound; an operator's entry decides; the deny runs
+ * out. */
+static void
+test_auto6(void **state)
+{
+	struct fx *f = *state;
+	struct lb_dpconf *c = calloc(1, sizeof(*c));
+	uint64_t now = lb_steer_now_ns();
+	struct lb_steer_acl6 a;
+	struct lb_fb r[2];
+	int n;
+
+	assert_non_null(c);
+	c->nb_svc = 1;
+
+	/* two records of a /64 deny it */
+	r[0] = reject6("2001:db8:7::", 64, 0, LB_ADMIT_KEY_PREFIX);
+	lb_steerctl_feed(f->sc, r, 1, c, now);
+	assert_int_equal(entry6(f, "2001:db8:7::", 64, NULL, NULL), -ENOENT);
+	lb_steerctl_feed(f->sc, r, 1, c, now + 1);
+	assert_int_equal(entry6(f, "2001:db8:7::", 64, &a, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(a.action, LB_STEER_ACL_DENY_LB);
+	assert_int_equal(a.origin, LB_STEER_ACL_AUTO);
+	assert_int_equal(a.expires_ns, now + 1 + 60 * S);
+	assert_int_equal(entry(f, "0.0.0.0", 0, NULL, &n), -ENOENT);
+	assert_int_equal(n, 0); /* nothing in acl_v4 */
+
+	/* keys that are no source are ignored; host bits never reach the
+	 * map */
+	r[0] = reject6("2001:db8:8::", 0, 0, LB_ADMIT_KEY_SVC);
+	r[1] = reject6("2001:db8:8::", 0, 0, LB_ADMIT_KEY_PRIO);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry6(f, "2001:db8:8::", 64, NULL, &n), -ENOENT);
+	assert_int_equal(n, 1);
+	assert_int_equal(auto_ctr(f, "untracked"), 4);
+
+	/* an operator's allow covering the source wins */
+	assert_int_equal(run(f, "acl allow 2001:db8:9::/48"), 0);
+	r[0] = reject6("2001:db8:9:1::", 64, 0, LB_ADMIT_KEY_PREFIX);
+	r[1] = r[0];
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry6(f, "2001:db8:9:1::", 64, NULL, NULL), -ENOENT);
+	assert_int_equal(auto_ctr(f, "operator_decided"), 1);
+	assert_int_equal(auto_ctr(f, "active"), 1);
+
+	/* an address key denies the address; that is two, the bound */
+	r[0] = reject6("2001:db8:a::5", 128, 0, LB_ADMIT_KEY_CLIENT);
+	r[1] = r[0];
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry6(f, "2001:db8:a::5", 128, &a, NULL), 0);
+	assert_int_equal(a.origin, LB_STEER_ACL_AUTO);
+
+	/* at the bound, a new source is refused, the denies stay */
+	r[0] = reject6("2001:db8:b::", 64, 0, LB_ADMIT_KEY_PREFIX);
+	r[1] = r[0];
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry6(f, "2001:db8:b::", 64, NULL, NULL), -ENOENT);
+	assert_int_equal(auto_ctr(f, "full"), 3);
+	assert_int_equal(entry6(f, "2001:db8:7::", 64, NULL, NULL), 0);
+
+	/* the list says auto */
+	assert_int_equal(run(f, "acl list"), 0);
+	assert_non_null(strstr(lb_cmd_out_text(&f->out),
+			       "2001:db8:7::/64    deny-lb  auto"));
+
+	/* the operator removes one: room again for the next source */
+	assert_int_equal(run(f, "acl del 2001:db8:a::5"), 0);
+	assert_int_equal(auto_ctr(f, "active"), 1);
+	lb_steerctl_feed(f->sc, r, 2, c, now);
+	assert_int_equal(entry6(f, "2001:db8:b::", 64, NULL, NULL), 0);
+
+	/* expiry: collected from the map, the table's room given back */
+	lb_steerctl_tick(f->sc, now + 61 * S);
+	assert_int_equal(entry6(f, "2001:db8:7::", 64, NULL, NULL), -ENOENT);
+	assert_int_equal(entry6(f, "2001:db8:b::", 64, NULL, NULL), -ENOENT);
+	assert_int_equal(entry6(f, "2001:db8:9::", 48, NULL, NULL), 0);
+	assert_int_equal(auto_ctr(f, "active"), 0);
+	free(c);
+}
+
 struct count6 {
 	int whole, port, range;
 };
@@ -504,6 +612,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_commands6, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sync6, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto6, setup, teardown),
 	};
 
 	if (geteuid() != 0) {

@@ -39,27 +39,12 @@
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/xdp_lib.sh"
 
 e2e_init xdp_steer
 e2e_need_control
 
-# lb-steer of the same build as the dataplane, else $LB_STEER.
-d=${LB_BUILD_DIR:-${BUILD_DIR:-$E2E_TOP/build}}
-LB_STEER=${LB_STEER:-$d/bpf/lb-steer}
-[ -x "$LB_STEER" ] || e2e_skip "lb-steer is not built ($LB_STEER)"
-grep -qs ' /sys/fs/bpf bpf ' /proc/mounts ||
-	e2e_skip "bpffs is not mounted on /sys/fs/bpf (run tools/setup)"
-ldd "$LB_DATAPLANE" | has librte_net_af_xdp ||
-	compgen -G "/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*" >/dev/null ||
-	e2e_skip "DPDK has no net_af_xdp PMD"
-nm "$LB_DATAPLANE" | grep -c lb_xdp_port_started >/dev/null ||
-	e2e_skip "lb-dataplane was built without bpf/ (no clang or bpftool)"
-e2e_need_tools nsenter
-
-# The dataplane and lb-control on net_af_xdp, in the LB namespace's network
-# but the host's mounts: the maps are pinned in the host's bpffs.
-E2E_PMD=net_af_xdp
-E2E_KEEP_MOUNTS=1
+xdp_init
 HOST_ADDR=$CLI_NET.50 # the kernel's own address on the shared veth
 HOST_ADDR6=$CLI_NET6::50 # and its IPv6 one
 CLI61=$(cli_addr6 1)
@@ -68,36 +53,6 @@ CLI61=$(cli_addr6 1)
 DENY_NET6=2001:db8:13
 CLI62=$DENY_NET6::2
 HOST_PORT=8080
-PIN=/sys/fs/bpf/sluice/$DP_PREFIX
-
-# Pins of runs that are gone (tag no longer alive) go too.
-for p in /sys/fs/bpf/sluice/sl*; do
-	[ -d "$p" ] || continue
-	t=${p##*/sl}
-	[ "$t" = "$E2E_TAG" ] || tag_alive "$t" || rm -rf "$p"
-done
-rm -rf "$PIN"
-
-# The pins outlive the namespaces: removed on exit, whatever happened,
-# before lib.sh's cleanup, which sees the test's exit status.
-# shellcheck disable=SC2317 # run by the EXIT trap
-xdp_on_exit() {
-	local rc=$?
-	rm -rf "$PIN"
-	(exit "$rc")
-	ctl_on_exit
-}
-trap xdp_on_exit EXIT
-
-steer() {
-	lb_ns_prefix
-	"${LB_NSX[@]}" "$LB_STEER" -d "$PIN" "$@"
-}
-
-# counter NAME: a counter of the program, packets.
-counter() {
-	steer stats | awk -v n="$1" '$1 == n { print $2 }'
-}
 
 # dp_rx: frames the dataplane received, all workers.
 dp_rx() {

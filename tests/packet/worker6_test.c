@@ -1324,6 +1324,30 @@ test_fnat66_src_budget(void **state)
 }
 
 /*
+ * The reject records in the worker's ring: exactly one, for the IPv6 key
+ * @p key of @p len bits of service @p svc, class @p cls, entering the
+ * negative cache.
+ */
+static void
+expect_reject6(struct ph_env *e, const uint8_t key[16], uint8_t len, int svc,
+	       enum lb_admit_key cls)
+{
+	struct lb_fb r, got;
+	unsigned int n = 0;
+
+	while (rte_ring_sc_dequeue_elem(e->w->fb, &r, sizeof(r)) == 0)
+		if (r.kind == LB_FB_REJECT && n++ == 0)
+			got = r;
+	CHECK_EQ(n, 1, "reject records: one per key and interval");
+	CHECK_EQ(got.flags & LB_FB_F_REJ6, LB_FB_F_REJ6, "an IPv6 key");
+	CHECK_EQ(got.flags & 0x7f, LB_ADMIT_REJ_EMPTY, "reason");
+	CHECK_EQ(got.flags >> 8, cls, "key class");
+	CHECK_EQ(got.svc, svc, "service slot");
+	CHECK_EQ(got.be, len, "key length");
+	CHECK_EQ(memcmp(got.key6, key, 16), 0, "the admitted key");
+}
+
+/*
  * Admission of new IPv6 flows, one per second per /64 (admit-key prefix,
  * admit-prefix6 left at 64): the first SYN of a /64 is forwarded, the
  * next ones from other addresses of that /64 are dropped without a flow
@@ -1362,6 +1386,13 @@ test_fnat66_admit(void **state)
 	CHECK_EQ(e->w->st.flows_created, 1, "flows");
 	CHECK_EQ(lb_snat_addr_used(e->w->snat6, lb_flow6_fold(e->w->ft, snat)),
 		 1, "SNAT ports held");
+	/* lb-control hears of the /64 once, not of the address. */
+	{
+		uint8_t key[16];
+
+		pb_ip6(key, 0x2001, 0xdb8, 1, 0);
+		expect_reject6(e, key, 64, s, LB_ADMIT_KEY_PREFIX);
+	}
 	/* Another /64, its own bucket. */
 	CHECK_EQ(syn_from(e, &in, 5, 7, CPORT6), 1,
 		 "another /64's SYN forwarded");
@@ -1698,6 +1729,9 @@ test_fnat66_admit_rst(void **state)
 	expect_client_rst(e, c, CPORT6 + 1, "the refused SYN's RST");
 	CHECK_EQ(e->w->st.rst_sent, 1, "RSTs");
 	CHECK_EQ(e->w->st.flows_created, 1, "flows");
+	/* admit-key client: the record names the address */
+	expect_reject6(e, c, 128, (int)e->dp.conf->nb_svc - 2,
+		       LB_ADMIT_KEY_CLIENT);
 }
 
 /* A datagram through the UDP VIP and its answer, byte for byte. */

@@ -315,6 +315,118 @@ test_auto_adopt(void **state)
 	lb_acl_auto_free(a);
 }
 
+/* 2001:db8:N::/64 (N in the third group): one IPv6 source per N. */
+static const uint8_t *
+net6(uint32_t n)
+{
+	static uint8_t a[16];
+
+	memset(a, 0, sizeof(a));
+	a[0] = 0x20;
+	a[1] = 0x01;
+	a[2] = 0x0d;
+	a[3] = 0xb8;
+	a[4] = (uint8_t)(n >> 24);
+	a[5] = (uint8_t)(n >> 16);
+	a[6] = (uint8_t)(n >> 8);
+	a[7] = (uint8_t)n;
+	return a;
+}
+
+/* IPv6 sources as IPv4's: REJECTS within the window deny, the deny ends
+ * after its ttl, a lapsed deny counts afresh; another length of the same
+ * prefix, or the IPv4 prefix with the same leading bytes, is another
+ * source. */
+static void
+test_auto6_threshold(void **state)
+{
+	struct lb_acl_auto *a = mk(3, 1 * S, 10 * S, 4);
+	uint8_t p[16], v4like[16] = {10, 0, 0, 1};
+
+	(void)state;
+	memcpy(p, net6(7), sizeof(p));
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 0), LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 500 * MS),
+			 LB_ACL_AUTO_COUNTED);
+	/* the window ran out: the third is the first of a new window */
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 1 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 1 * S + 1),
+			 LB_ACL_AUTO_COUNTED);
+	/* neither the /48 nor another /64 adds to its count */
+	assert_int_equal(lb_acl_auto_reject6(a, p, 48, 1 * S + 1),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject6(a, net6(8), 64, 1 * S + 1),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 1 * S + 2),
+			 LB_ACL_AUTO_DENY);
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 2 * S),
+			 LB_ACL_AUTO_DENIED);
+	/* 10.0.0.1/32 and 0a00:0001::/32 are two sources */
+	assert_int_equal(lb_acl_auto_reject(a, 0x0a000001, 32, 2 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_reject6(a, v4like, 32, 2 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_stats(a)->active, 1);
+	assert_int_equal(lb_acl_auto_expire(a, 11 * S + 1), 0);
+	assert_int_equal(lb_acl_auto_expire(a, 11 * S + 2), 1);
+	assert_int_equal(lb_acl_auto_stats(a)->active, 0);
+	assert_int_equal(lb_acl_auto_reject6(a, p, 64, 12 * S),
+			 LB_ACL_AUTO_COUNTED);
+	assert_int_equal(lb_acl_auto_stats(a)->denies, 1);
+	assert_int_equal(lb_acl_auto_stats(a)->records, 11);
+	lb_acl_auto_free(a);
+}
+
+/* One bound for both families; a flood of new IPv6 sources never evicts
+ * a deny in force, of either family; forgetting one makes room. */
+static void
+test_auto6_bounds(void **state)
+{
+	struct lb_acl_auto *a = mk(1, 1 * S, 60 * S, 8);
+	const struct lb_acl_auto_stats *st = lb_acl_auto_stats(a);
+	unsigned int deny = 0;
+
+	(void)state;
+	assert_int_equal(lb_acl_auto_reject(a, 0x0b000000, 32, 0),
+			 LB_ACL_AUTO_DENY);
+	for (uint32_t i = 0; i < 100000; i++)
+		if (lb_acl_auto_reject6(a, net6(i), 64, i) == LB_ACL_AUTO_DENY)
+			deny++;
+	assert_int_equal(deny, 7);
+	assert_int_equal(st->active, 8);
+	assert_int_equal(lb_acl_auto_reject(a, 0x0b000000, 32, S),
+			 LB_ACL_AUTO_DENIED);
+	for (uint32_t i = 0; i < 7; i++)
+		assert_int_equal(lb_acl_auto_reject6(a, net6(i), 64, S),
+				 LB_ACL_AUTO_DENIED);
+	assert_int_equal(lb_acl_auto_reject6(a, net6(200000), 64, S),
+			 LB_ACL_AUTO_FULL);
+	lb_acl_auto_forget6(a, net6(0), 64);
+	lb_acl_auto_forget6(a, net6(1), 48); /* not that length: no-op */
+	assert_int_equal(st->active, 7);
+	assert_int_equal(lb_acl_auto_reject6(a, net6(200000), 64, S),
+			 LB_ACL_AUTO_DENY);
+	lb_acl_auto_free(a);
+}
+
+/* Denies of a restarted lb-control's map count against the bound. */
+static void
+test_auto6_adopt(void **state)
+{
+	struct lb_acl_auto *a = mk(1, 1 * S, 60 * S, 2);
+
+	(void)state;
+	assert_int_equal(lb_acl_auto_adopt6(a, net6(1), 64, 40 * S), 0);
+	assert_int_equal(lb_acl_auto_adopt(a, 1, 32, 40 * S), 0);
+	assert_int_equal(lb_acl_auto_adopt6(a, net6(2), 64, 40 * S), -ENOSPC);
+	assert_int_equal(lb_acl_auto_adopt6(a, net6(2), 64, 0), -EINVAL);
+	assert_int_equal(lb_acl_auto_reject6(a, net6(1), 64, 35 * S),
+			 LB_ACL_AUTO_DENIED);
+	assert_int_equal(lb_acl_auto_expire(a, 40 * S), 2);
+	lb_acl_auto_free(a);
+}
+
 static void
 test_auto_create(void **state)
 {
@@ -338,6 +450,9 @@ main(void)
 		cmocka_unit_test(test_auto_bounds),
 		cmocka_unit_test(test_auto_candidates),
 		cmocka_unit_test(test_auto_adopt),
+		cmocka_unit_test(test_auto6_threshold),
+		cmocka_unit_test(test_auto6_bounds),
+		cmocka_unit_test(test_auto6_adopt),
 		cmocka_unit_test(test_auto_create),
 	};
 

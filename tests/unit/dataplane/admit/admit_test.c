@@ -359,6 +359,47 @@ test_ipv6_keys(void **state)
 	fx_free(f);
 }
 
+/*
+ * The key a reject record names (lb_admit_key6()) is the one the buckets
+ * are kept by: the prefix of prefix6 bits with host bits zero, the same
+ * for an address differing after the prefix, another for one differing
+ * in its last bit; the address for `client`; none for `svc` and `prio`.
+ */
+static void
+test_ipv6_record_key(void **state)
+{
+	static const uint8_t lens[] = {1, 7, 8, 9, 48, 61, 64, 100, 127};
+	static const uint8_t a[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff,
+				      0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				      0xff, 0xff, 0xff, 0xff};
+	struct lb_admit_conf c = conf(LB_ADMIT_KEY_PREFIX, 1, 1);
+	uint8_t k[16], k2[16], x[16];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lens); i++) {
+		c.prefix6 = lens[i];
+		assert_int_equal(lb_admit_key6(&c, a, k), lens[i]);
+		for (unsigned int b = 0; b < 128; b++)
+			assert_int_equal(
+				k[b / 8] >> (7 - b % 8) & 1,
+				b < lens[i] ? a[b / 8] >> (7 - b % 8) & 1 : 0);
+		assert_int_equal(lb_admit_key6(&c, flip(a, lens[i], x), k2),
+				 lens[i]);
+		assert_memory_equal(k, k2, 16);
+		lb_admit_key6(&c, flip(a, lens[i] - 1u, x), k2);
+		assert_memory_not_equal(k, k2, 16);
+	}
+	c.prefix6 = 0; /* a table written without it: the default */
+	assert_int_equal(lb_admit_key6(&c, a, k), 64);
+	c.key = LB_ADMIT_KEY_CLIENT_SVC;
+	assert_int_equal(lb_admit_key6(&c, a, k), 128);
+	assert_memory_equal(k, a, 16);
+	c.key = LB_ADMIT_KEY_SVC;
+	assert_int_equal(lb_admit_key6(&c, a, k), 0);
+	c.key = LB_ADMIT_KEY_PRIO;
+	assert_int_equal(lb_admit_key6(&c, a, k), 0);
+}
+
 /* Per-client keys: a noisy client exhausts its own bucket only. */
 static void
 test_client_isolation(void **state)
@@ -836,6 +877,7 @@ main(void)
 		cmocka_unit_test(test_negative_cache),
 		cmocka_unit_test(test_client_isolation),
 		cmocka_unit_test(test_ipv6_keys),
+		cmocka_unit_test(test_ipv6_record_key),
 		cmocka_unit_test(test_two_workers_share),
 		cmocka_unit_test(test_atomics_per_admission),
 		cmocka_unit_test(test_cluster_bucket),
