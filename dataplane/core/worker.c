@@ -100,12 +100,19 @@ lb_worker_fb_put_reject6(struct lb_worker *w, uint32_t svc, uint16_t flags,
  * sequence number it expects (RFC 793, RFC 5961 section 5), that answer
  * now has no flow, and lb_worker_no_flow() resets it with that number; an end
  * whose socket is gone answers with a RST, which is never answered. One token
- * of the service's RST bucket per flow.
+ * of the service's RST bucket per flow. An IPv6 flow's probes are written
+ * by lb_worker_seg_send(), which gives each side its family (fnat64's
+ * backend gets IPv4).
  */
 static void
 idle_probe(struct lb_worker *w, const struct lb_flow *f)
 {
+	/* The link header of a probe of an IPv6 flow: MACs for
+	 * lb_worker_route_out6(), the ethertype lb_worker_seg_send() sets
+	 * again for fnat64's IPv4 side. */
+	static const uint8_t link6[14] = {[12] = 0x86, [13] = 0xdd};
 	const struct lb_dpconf_svc *svc;
+	int v6 = lb_flow_is6(f);
 
 	if (f->state != LB_FLOW_ESTABLISHED || f->svc >= w->conf->nb_svc)
 		return;
@@ -120,10 +127,22 @@ idle_probe(struct lb_worker *w, const struct lb_flow *f)
 	}
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct lb_flow_key *k = &f->key[d];
-		struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
 		uint64_t r = lb_xoshiro_next(&w->xo);
+		struct rte_mbuf *m;
 		int len;
 
+		if (v6) {
+			m = lb_worker_seg_alloc(w, link6, sizeof(link6));
+			if (m == NULL)
+				return;
+			w->st.idle_probes++;
+			lb_worker_seg_send(w, f, m, sizeof(link6),
+					   d == LB_FLOW_DIR_ORIG, (uint32_t)r,
+					   (uint32_t)(r >> 32), LB_TCP_ACK, 0,
+					   NULL, 0, w->now_ns);
+			continue;
+		}
+		m = rte_pktmbuf_alloc(w->dp->pool);
 		if (m == NULL) {
 			w->st.drop[LB_DROP_NOMBUF]++;
 			return;
@@ -148,11 +167,9 @@ on_expire(uint32_t idx, const struct lb_flow *f, void *arg)
 	int v6 = lb_flow_is6(f), keep;
 
 	(void)idx;
-	if (!v6) {
-		idle_probe(w, f);
-		if (f->state == LB_FLOW_UDP_UNREPLIED)
-			w->st.udp_unreplied++;
-	}
+	idle_probe(w, f);
+	if (!v6 && f->state == LB_FLOW_UDP_UNREPLIED)
+		w->st.udp_unreplied++;
 	/* A SYN the backend never answered: that trial failed. The retry
 	 * waits until the table is done with the flow (an expiry pass, or
 	 * the insert that reclaimed it): the end of expire(). */

@@ -259,26 +259,83 @@ src64_key(const struct lb_worker *w, const uint8_t *src)
 	return lb_flow6_fold(w->ft, p);
 }
 
+/*
+ * Turns TCP segment @p m (parsed in @p pkt) into its RST
+ * (lb_nat6_tcp_rst(): never for a RST) and sends it back to the sender,
+ * consuming @p m, as IPv4's rst_reply(). @return 0 if sent.
+ */
+static int
+rst6_reply(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	   uint64_t now)
+{
+	uint8_t peer[16];
+	int len;
+
+	memcpy(peer, pkt->src, 16);
+	len = lb_nat6_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m), pkt);
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return len;
+	}
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
+	lb_worker_route_out6(w, m, peer, now);
+	return 0;
+}
+
 void
 lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 {
 	struct lb_pkt6 pkt;
-	uint8_t peer[16];
-	int len = -EINVAL;
 
-	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) ==
+	if (lb_pkt6_parse(frame_of(m), rte_pktmbuf_data_len(m), &pkt) !=
 	    LB_PKT6_OK) {
-		memcpy(peer, pkt.src, 16);
-		len = lb_nat6_tcp_rst(frame_of(m), rte_pktmbuf_data_len(m),
-				      &pkt);
-	}
-	if (len < 0) {
 		rte_pktmbuf_free(m);
 		return;
 	}
-	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - len));
-	w->st.rst_sent++;
-	lb_worker_route_out6(w, m, peer, now);
+	if (rst6_reply(w, m, &pkt, now) == 0)
+		w->st.rst_sent++;
+}
+
+/* lb_worker_no_flow() for IPv6 segment @p m: the same verdict
+ * (no_flow_rst()), the same bucket @p b and counters. */
+static void
+no_flow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	 uint32_t b, uint64_t rate, uint64_t now)
+{
+	if (!no_flow_rst(w, pkt->proto, pkt->tcp_flags, b, rate, now)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (rst6_reply(w, m, pkt, now) == 0)
+		w->st.rst_no_flow++;
+}
+
+/* tcp_judge() of IPv6 TCP segment @p m (parsed in @p pkt). */
+static inline int
+tcp_check6(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	   enum lb_flow_dir dir, struct rte_mbuf *m,
+	   const struct lb_pkt6 *pkt, uint64_t now)
+{
+	struct lb_tcp_seg s;
+
+	tcp_seg_at(&s, frame_of(m), pkt->l4_off, pkt->payload_off,
+		   pkt->payload_len, pkt->tcp_flags);
+	return tcp_judge(w, f, idx, dir, m, pkt->l3_off, &s, now);
+}
+
+/* Starts the sequence tracking of new TCP flow @p idx at its client's
+ * SYN @p m (parsed in @p pkt), as IPv4's first trial does. */
+void
+lb_worker_track6_init(struct lb_worker *w, uint32_t idx,
+		      const struct rte_mbuf *m, const struct lb_pkt6 *pkt)
+{
+	struct lb_tcp_seg s;
+
+	if (pkt->proto != LB_IPPROTO_TCP)
+		return;
+	tcp_seg_at(&s, rte_pktmbuf_mtod(m, const uint8_t *), pkt->l4_off,
+		   pkt->payload_off, pkt->payload_len, pkt->tcp_flags);
+	lb_tcp_track_init(&w->trk[idx], &s);
 }
 
 /* ---- trials: retries on the next backend (worker_trial.c) ---- */
@@ -330,6 +387,7 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	f->l7 = hold;
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((trials + 1) << TRIALS_SHIFT));
+	lb_worker_track6_init(w, (uint32_t)idx, m, pkt);
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
@@ -460,14 +518,15 @@ lb_worker_view6(const uint8_t *frame, uint32_t len, struct lb_pkt6 *p6,
  * completes the handshake, then each segment fed to it (through an
  * IPv4-shaped view of its offsets, lb_worker_view6()), with the
  * admission of each request; the table is touched here (the caller
- * did not). Not inlined: fnat66()'s plain flows pay only the test.
+ * did not), with the flags @p fl that tcp_check6() let count. Not
+ * inlined: fnat66()'s plain flows pay only the test.
  */
 static __rte_noinline void
 follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
-	struct lb_flow *f, uint32_t idx, enum lb_flow_dir dir, uint64_t now)
+	struct lb_flow *f, uint32_t idx, enum lb_flow_dir dir, uint8_t fl,
+	uint64_t now)
 {
 	uint8_t *fr = frame_of(m);
-	uint8_t fl = p6->tcp_flags;
 	struct lb_l7_rej *r;
 	struct lb_pkt pkt;
 	int v;
@@ -533,11 +592,14 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	struct lb_flow_key k;
 	int rc;
 
-	/* Only what opens a connection opens a flow. */
+	/* Only what opens a connection opens a flow; the rest gets a
+	 * RST at the service's rst-rate, as IPv4's. */
 	if (pkt->proto == LB_IPPROTO_TCP &&
 	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) !=
 		    LB_TCP_SYN) {
-		drop(w, m, LB_DROP_NO_FLOW);
+		no_flow6(w, m, pkt, (uint32_t)s,
+			 w->conf->svc[s].opts.flow[LB_CONF_FLOW_RST_RATE],
+			 now);
 		return;
 	}
 	if (unlikely(lb_dpconf6_is_own(w->conf, orig->src))) {
@@ -600,6 +662,7 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
+	int fl;
 
 	tuple6_of(pkt, &t);
 	idx = lb_flow6_lookup(w->ft, w->f6, &t, &dir);
@@ -610,9 +673,15 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			return;
 		}
 		f = &lb_flow_entries(w->ft)[idx];
+		/* The sequence checks first, as IPv4's: what they keep
+		 * from the flow's state is kept from the trial's too. */
+		fl = pkt->tcp_flags;
+		if (pkt->proto == LB_IPPROTO_TCP &&
+		    (fl = tcp_check6(w, f, idx, dir, m, pkt, now)) < 0)
+			return;
 		if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
-		    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
+		    lb_worker_trial6_answer(w, f, idx, m, (uint8_t)fl, now))
 			return;
 		/* An http flow past its trial (worker_l7.c), fnat66 or
 		 * fnat64. */
@@ -621,12 +690,12 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		    f->state != LB_FLOW_SYN_SENT &&
 		    pkt->proto == LB_IPPROTO_TCP &&
 		    w->conf->svc[f->svc].opts.http) {
-			follow6(w, m, pkt, f, idx, dir, now);
+			follow6(w, m, pkt, f, idx, dir, (uint8_t)fl, now);
 			return;
 		}
 		/* fnat64 (worker64.c): its replies come as IPv4. */
 		if (lb_flow_is64(f)) {
-			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
+			lb_worker_fnat64_fwd(w, m, pkt, idx, (uint8_t)fl, now);
 			return;
 		}
 		/* The SYN copy goes as the flow leaves SYN_SENT; a
@@ -635,12 +704,13 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		if (!(f->state == LB_FLOW_SYN_SENT &&
 		      dir == LB_FLOW_DIR_ORIG &&
 		      (pkt->tcp_flags & LB_TCP_SYN)))
-			flow_touch(w, f, idx, dir, pkt->tcp_flags, now);
+			flow_touch(w, f, idx, dir, (uint8_t)fl, now);
 		fwd6(w, m, pkt, idx, dir, now);
 		return;
 	}
+	/* To a SNAT address: the bucket shared by them all, as IPv4's. */
 	if (s < 0) {
-		drop(w, m, LB_DROP_NO_FLOW);
+		no_flow6(w, m, pkt, LB_CONF_MAX_SVCS, w->rst_snat_rate, now);
 		return;
 	}
 	flow6_new(w, m, pkt, s, &t, now);

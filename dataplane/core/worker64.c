@@ -66,14 +66,15 @@ lb_worker_fnat64_out(struct lb_worker *w, struct rte_mbuf *m,
 
 void
 lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
-		     struct lb_pkt6 *pkt, uint32_t idx, uint64_t now)
+		     struct lb_pkt6 *pkt, uint32_t idx, uint8_t fl,
+		     uint64_t now)
 {
 	struct lb_flow *f = &lb_flow_entries(w->ft)[idx];
 
 	/* A retransmitted SYN leaves the trial's timer, which measures the
 	 * backend's silence, alone (as fnat66's). */
 	if (!(f->state == LB_FLOW_SYN_SENT && (pkt->tcp_flags & LB_TCP_SYN)))
-		flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags, now);
+		flow_touch(w, f, idx, LB_FLOW_DIR_ORIG, fl, now);
 	to_backend(w, m, pkt, f, now);
 }
 
@@ -102,6 +103,7 @@ lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
 	f->l7 = hold;
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((trials + 1) << TRIALS_SHIFT));
+	lb_worker_track6_init(w, (uint32_t)idx, m, pkt);
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
@@ -154,13 +156,18 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	const uint8_t(*a)[16] = w->f6[idx].a[LB_FLOW_DIR_ORIG];
 	struct lb_be_stats *b = &w->bst[f->svc][f->be];
 	struct lb_pkt6 out;
-	int off, v = LB_L7_PASS;
+	int off, v = LB_L7_PASS, fl;
 
+	/* The sequence checks first, as for an IPv4 flow's reply (the
+	 * challenge ACK goes back as IPv4). */
+	fl = tcp_check(w, f, idx, LB_FLOW_DIR_REPLY, m, pkt, now);
+	if (fl < 0)
+		return;
 	/* The backend's answer to a trial (worker6.c): a RST sends the
 	 * SYN copy on to the next backend, of either family. */
 	if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
-	    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
+	    lb_worker_trial6_answer(w, f, idx, m, (uint8_t)fl, now))
 		return;
 	/* Past SYN_SENT, l7 is the follower's entry, not the SYN copy. */
 	if (unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT &&
@@ -168,7 +175,7 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	    (v = follow_reply(w, m, pkt, f, idx, now)) < 0)
 		return;
 	/* Leaving SYN_SENT releases the SYN copy. */
-	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, pkt->tcp_flags, now);
+	flow_touch(w, f, idx, LB_FLOW_DIR_REPLY, (uint8_t)fl, now);
 	b->pkts[LB_FLOW_DIR_REPLY]++;
 	b->bytes[LB_FLOW_DIR_REPLY] += rte_pktmbuf_pkt_len(m);
 	if (unlikely(lb_nat_ttl_dec(frame_of(m), pkt) != 0)) {

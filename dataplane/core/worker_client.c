@@ -87,26 +87,14 @@ lb_worker_rst_client(struct lb_worker *w, struct rte_mbuf *m, uint64_t now)
 
 /*
  * A segment for a VIP or SNAT address that belongs to no flow: dropped,
- * and a TCP one that is not a RST is answered with a RST (RFC 793), at
- * most @p rate per second from bucket @p b, so that an end the dataplane
- * forgot (expiry, restart) learns it at its next segment instead of
- * retransmitting into silence. Consumes @p m.
+ * and a TCP one answered with a RST if no_flow_rst() says so, from
+ * bucket @p b at @p rate. Consumes @p m.
  */
 void
 lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		  uint32_t b, uint64_t rate, uint64_t now)
 {
-	w->st.drop[LB_DROP_NO_FLOW]++;
-	/* Never a RST for a RST (RFC 793), nor for a SYN: only one to a
-	 * SNAT address gets here, and its sender is no client of ours. */
-	if (pkt->proto != LB_IPPROTO_TCP || (pkt->tcp_flags & LB_TCP_RST) ||
-	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN ||
-	    rate == 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (!rst_token(&w->rst_tb[b], rate, now)) {
-		w->st.rst_limited++;
+	if (!no_flow_rst(w, pkt->proto, pkt->tcp_flags, b, rate, now)) {
 		rte_pktmbuf_free(m);
 		return;
 	}

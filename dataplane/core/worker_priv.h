@@ -71,6 +71,12 @@ void lb_worker_flow6_forget(struct lb_worker *w, const struct lb_flow *f,
  * admission, a queued SYN at its expiry). */
 void lb_worker_rst_client6(struct lb_worker *w, struct rte_mbuf *m,
 			   uint64_t now);
+struct lb_pkt6;
+/* Starts the sequence tracking of new IPv6 flow @p idx at its first
+ * segment @p m, parsed in @p pkt (nothing for UDP). */
+void lb_worker_track6_init(struct lb_worker *w, uint32_t idx,
+			   const struct rte_mbuf *m,
+			   const struct lb_pkt6 *pkt);
 /* The next trial of IPv6 trial @p t, towards backend @p be, from its SYN
  * copy. @return 0, or a negative errno with the copy kept. */
 int lb_worker_trial6_next(struct lb_worker *w, const struct lb_trial *t,
@@ -99,9 +105,11 @@ int lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
  * flow already touched (the follower's: worker6.c, worker_l7.c). */
 void lb_worker_fnat64_out(struct lb_worker *w, struct rte_mbuf *m,
 			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);
-/* The client's packet @p m of fnat64 flow @p idx, to its backend. */
+/* The client's packet @p m of fnat64 flow @p idx, to its backend; the
+ * flow moves on TCP flags @p fl (what the sequence checks let count). */
 void lb_worker_fnat64_fwd(struct lb_worker *w, struct rte_mbuf *m,
-			  struct lb_pkt6 *pkt, uint32_t idx, uint64_t now);
+			  struct lb_pkt6 *pkt, uint32_t idx, uint8_t fl,
+			  uint64_t now);
 /* The backend's reply @p m of fnat64 flow @p idx, to its client. */
 void lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 			    struct lb_pkt *pkt, uint32_t idx, uint64_t now);
@@ -606,24 +614,38 @@ tcp_word(const uint8_t *frame, const struct lb_pkt *pkt, uint32_t off)
 	return rte_be_to_cpu_32(v);
 }
 
+/*
+ * The TCP segment whose header is at @p l4_off of frame @p fr, as
+ * lb_tcp_track() reads it: @p payload_len bytes of payload at
+ * @p payload_off (the parser checked the data offset), flags @p flags.
+ * Either family's parse gives these.
+ */
+static inline void
+tcp_seg_at(struct lb_tcp_seg *s, const uint8_t *fr, uint32_t l4_off,
+	   uint32_t payload_off, uint32_t payload_len, uint8_t flags)
+{
+	const uint8_t *th = fr + l4_off;
+
+	s->seq = rd32(th + 4);
+	s->ack = rd32(th + 8);
+	s->len = payload_len;
+	s->win = (uint16_t)(th[14] << 8 | th[15]);
+	s->flags = flags;
+	/* Options run from byte 20 to the payload; only SYNs carry the
+	 * window scale. */
+	s->wscale = flags & LB_TCP_SYN ?
+			    (int8_t)lb_tcp_opt_wscale(th + 20,
+						      payload_off - l4_off -
+							      20u) :
+			    -1;
+}
+
 /* TCP segment @p pkt as lb_tcp_track() reads it. */
 static inline void
 tcp_seg(struct lb_tcp_seg *s, const uint8_t *fr, const struct lb_pkt *pkt)
 {
-	const uint8_t *th = fr + pkt->l4_off;
-
-	s->seq = tcp_word(fr, pkt, 4);
-	s->ack = tcp_word(fr, pkt, 8);
-	s->len = pkt->payload_len;
-	s->win = (uint16_t)(th[14] << 8 | th[15]);
-	s->flags = pkt->tcp_flags;
-	/* Options run from byte 20 to the payload (the parser checked the
-	 * data offset); only SYNs carry the window scale. */
-	s->wscale = pkt->tcp_flags & LB_TCP_SYN ?
-			    (int8_t)lb_tcp_opt_wscale(th + 20,
-						      pkt->payload_off -
-							      pkt->l4_off - 20u) :
-			    -1;
+	tcp_seg_at(s, fr, pkt->l4_off, pkt->payload_off, pkt->payload_len,
+		   pkt->tcp_flags);
 }
 
 /*
@@ -722,30 +744,28 @@ ttl_expires(struct lb_worker *w, struct rte_mbuf *m, const struct lb_pkt *pkt)
 }
 
 /*
- * Judges TCP segment @p m of flow @p f (entry @p idx), from side @p dir,
- * against the flow's sequence numbers before it can change anything
- * (dataplane/flow/tcp_track.h): a blind sender's RST or FIN must not close a
- * flow its peers keep open.
+ * Judges TCP segment @p s (@p m, its IP header at @p l3_off) of flow
+ * @p f (entry @p idx), from side @p dir, against the flow's sequence
+ * numbers before it can change anything (dataplane/flow/tcp_track.h): a
+ * blind sender's RST or FIN must not close a flow its peers keep open.
+ * Either family's: the challenge ACK leaves in the family of the side it
+ * goes to (lb_worker_seg_send()).
  * @return the TCP flags the flow's state may move on (0: none), or -1
  *   when @p m was taken: dropped out of window, or turned into the
  *   challenge ACK of a RST in window but not exact (RFC 5961 3.2).
  */
 static inline int
-tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
-	  enum lb_flow_dir dir, struct rte_mbuf *m, const struct lb_pkt *pkt,
-	  uint64_t now)
+tcp_judge(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	  enum lb_flow_dir dir, struct rte_mbuf *m, uint32_t l3_off,
+	  const struct lb_tcp_seg *s, uint64_t now)
 {
 	struct lb_tcp_track *t = &w->trk[idx];
-	struct lb_tcp_seg s;
 	uint32_t seq, ack;
 	uint16_t win;
 
-	if (pkt->proto != LB_IPPROTO_TCP)
-		return pkt->tcp_flags;
-	tcp_seg(&s, frame_of(m), pkt);
-	switch (lb_tcp_track(t, dir, f->state, &s)) {
+	switch (lb_tcp_track(t, dir, f->state, s)) {
 	case LB_TCP_TRK_PASS:
-		return pkt->tcp_flags;
+		return s->flags;
 	case LB_TCP_TRK_KEEP:
 		return 0;
 	case LB_TCP_TRK_CHALLENGE:
@@ -755,22 +775,62 @@ tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
 		/* To the backend in the client's name: in its numbers,
 		 * past the PROXY header it got and from the SYN proxy's
 		 * (worker_pp.c); the record is current, the backend's
-		 * segment went through it. */
+		 * segment went through it. IPv6 flows have neither, and
+		 * their entries leave those records as they found them. */
 		if (dir == LB_FLOW_DIR_REPLY && unlikely(w->pp_used) &&
+		    !lb_flow_is6(f) &&
 		    (w->pp[idx].state != LB_PP_NONE ||
 		     w->synp[idx].state == LB_SYNP_ON)) {
 			seq += w->spl[idx].seq[LB_FLOW_DIR_ORIG];
 			ack -= w->spl[idx].seq[LB_FLOW_DIR_REPLY];
 		}
 		w->st.challenge_acks++;
-		lb_worker_seg_send(w, f, m, pkt->l3_off,
-				   dir == LB_FLOW_DIR_ORIG, seq, ack,
-				   LB_TCP_ACK, win, NULL, 0, now);
+		lb_worker_seg_send(w, f, m, l3_off, dir == LB_FLOW_DIR_ORIG,
+				   seq, ack, LB_TCP_ACK, win, NULL, 0, now);
 		return -1;
 	default:
 		drop(w, m, LB_DROP_TCP_WINDOW);
 		return -1;
 	}
+}
+
+/* tcp_judge() of IPv4 segment @p m (parsed in @p pkt); other protocols
+ * pass with their flags. */
+static inline int
+tcp_check(struct lb_worker *w, const struct lb_flow *f, uint32_t idx,
+	  enum lb_flow_dir dir, struct rte_mbuf *m, const struct lb_pkt *pkt,
+	  uint64_t now)
+{
+	struct lb_tcp_seg s;
+
+	if (pkt->proto != LB_IPPROTO_TCP)
+		return pkt->tcp_flags;
+	tcp_seg(&s, frame_of(m), pkt);
+	return tcp_judge(w, f, idx, dir, m, pkt->l3_off, &s, now);
+}
+
+/*
+ * A segment of no flow, TCP protocol @p proto and flags @p flags, to a
+ * VIP or a SNAT address, of either family: counted as dropped, and
+ * whether it gets a RST (RFC 793), at most @p rate per second from
+ * bucket @p b, so that an end the dataplane forgot (expiry, restart)
+ * learns it at its next segment instead of retransmitting into silence.
+ */
+static inline bool
+no_flow_rst(struct lb_worker *w, uint8_t proto, uint8_t flags, uint32_t b,
+	    uint64_t rate, uint64_t now)
+{
+	w->st.drop[LB_DROP_NO_FLOW]++;
+	/* Never a RST for a RST (RFC 793), nor for a SYN: only one to a
+	 * SNAT address gets here, and its sender is no client of ours. */
+	if (proto != LB_IPPROTO_TCP || (flags & LB_TCP_RST) ||
+	    (flags & (LB_TCP_SYN | LB_TCP_ACK)) == LB_TCP_SYN || rate == 0)
+		return false;
+	if (!rst_token(&w->rst_tb[b], rate, now)) {
+		w->st.rst_limited++;
+		return false;
+	}
+	return true;
 }
 
 #endif /* LB_WORKER_PRIV_H */

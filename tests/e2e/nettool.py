@@ -202,6 +202,31 @@ def httpconn(args):
 
 # ---- malformed frames ------------------------------------------------------
 
+def idle_reset(args):
+    """One keep-alive request, then silence until the connection is
+    reset, closed or --wait seconds pass: prints "first ok" (or "eof")
+    and "reset|eof|data|silent SECONDS", the time from the answer."""
+    s = socket.create_connection(args.target, timeout=5)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+    data = b""
+    while not data.endswith(args.suffix.encode()):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    print("first", "ok" if data.endswith(args.suffix.encode()) else "eof")
+    t0 = time.monotonic()
+    s.settimeout(args.wait)
+    try:
+        what = "eof" if s.recv(1) == b"" else "data"
+    except ConnectionResetError:
+        what = "reset"
+    except socket.timeout:
+        what = "silent"
+    print(what, "%.1f" % (time.monotonic() - t0))
+    return 0
+
+
 def csum(data):
     if len(data) % 2:
         data += b"\0"
@@ -455,6 +480,13 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--timeout", type=float, default=5.0)
     p.set_defaults(fn=httpconn)
+
+    p = sub.add_parser("idle-reset")
+    p.add_argument("--target", type=hostport, required=True)
+    p.add_argument("--suffix", default="\n",
+                   help="the answer's body ends with this")
+    p.add_argument("--wait", type=float, default=15.0)
+    p.set_defaults(fn=idle_reset)
 
     p = sub.add_parser("inject")
     p.add_argument("--iface", required=True)

@@ -1033,13 +1033,21 @@ test_fnat66_tcp(void **state)
 		 1, "SNAT port held");
 	ph_check_no_drops(e->w, "fnat66 TCP");
 
-	/* A segment of the backend to another port of ours: no flow. */
+	/* A segment of the backend to another port of ours: no flow, and
+	 * a RST at the sequence number it acknowledged (RFC 793), from the
+	 * SNAT addresses' bucket. */
 	seg6(&in, A_PEER1, BPORT6, snat, (uint16_t)(sport + 1), PB_PROTO_TCP,
 	     PB_ACK, 5001, 1013, 64);
 	pb_ipv6_frame(&f, mac_port[1], mac_peer1, &in);
 	ph_rx(e, 1, &f);
-	ph_expect_quiet(e, "reply without a flow");
+	seg6(&out, A_SNAT, (uint16_t)(sport + 1), be, BPORT6, PB_PROTO_TCP,
+	     PB_RST, 1013, 0, 64);
+	out.l4.win = 0;
+	out.l4.plen = 0;
+	pb_ipv6_frame(&want, mac_peer1, mac_port[1], &out);
+	ph_expect_frame(e, 1, 0, &want, "RST to a reply without a flow");
 	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 1, "no flow");
+	CHECK_EQ(e->w->st.rst_no_flow, 1, "RST without a flow");
 
 	/* The flow's end gives its port back. */
 	CHECK_EQ(lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
@@ -1901,6 +1909,292 @@ test_fnat66_redirect(void **state)
 
 #define IP_BE4 PB_IP(10, 1, 0, 20) /* the IPv4 backend, on port 1's side */
 
+/* ---- TCP sequence checks, RSTs of no flow, idle probes (fnat66) ---- */
+
+/* The state of the TCP flow of client port @p cport, or -1 when there
+ * is none. */
+static int
+flow6_state(struct ph_env *e, uint16_t cport)
+{
+	struct lb_flow6_tuple t;
+	enum lb_flow_dir dir;
+	uint32_t idx;
+
+	memset(&t, 0, sizeof(t));
+	addr(t.src, A_C);
+	addr(t.dst, A_VIP);
+	t.sport = htons(cport);
+	t.dport = htons(TCP6_PORT);
+	t.proto = PB_PROTO_TCP;
+	idx = lb_flow6_lookup(e->w->ft, e->w->f6, &t, &dir);
+	return idx == LB_FLOW_NONE ? -1 : lb_flow_entries(e->w->ft)[idx].state;
+}
+
+/*
+ * An fnat66 flow of client port CPORT6 open and past its first data:
+ * client ISS 1000, 12 bytes sent (next 1013), backend ISS 5000 (next
+ * 5001), both windows 65535 unscaled. @return the SNAT port.
+ */
+static uint16_t
+open66(struct ph_env *e)
+{
+	uint8_t vip[16], snat[16], c[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+	uint16_t sport;
+
+	client_syn_rx(e, &in, &f, vip, snat, c, CPORT6);
+	syn_out(e, &sport, "SYN to the backend");
+	backend_synack(e, BPORT6, snat, sport, vip, c);
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK | PB_PSH,
+	     1001, 5001, 64);
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "data to the backend");
+	CHECK_EQ(flow6_state(e, CPORT6), LB_FLOW_ESTABLISHED, "established");
+	return sport;
+}
+
+/* A segment of the client (@p to_be) or of the backend on SNAT port
+ * @p sport, received. */
+static void
+inject66(struct ph_env *e, bool to_be, uint16_t sport, uint8_t flags,
+	 uint32_t seq, uint32_t ack, uint16_t plen)
+{
+	uint8_t a[16];
+	struct pb_frame f;
+	struct pb_dg6 in;
+
+	addr(a, to_be ? A_VIP : A_SNAT);
+	if (to_be)
+		seg6(&in, A_C, CPORT6, a, TCP6_PORT, PB_PROTO_TCP, flags, seq,
+		     ack, 64);
+	else
+		seg6(&in, A_PEER1, BPORT6, a, sport, PB_PROTO_TCP, flags, seq,
+		     ack, 64);
+	in.l4.plen = plen;
+	pb_ipv6_frame(&f, to_be ? mac_port[0] : mac_port[1],
+		      to_be ? mac_c : mac_peer1, &in);
+	ph_rx(e, to_be ? 0 : 1, &f);
+}
+
+/* Our own TCP segment expected on @p port: from @p src:@p sport to
+ * @p dst:@p dport, hop limit 64, no payload, byte for byte. */
+static void
+expect_own6(struct ph_env *e, uint16_t port, enum who src, uint16_t sport,
+	    enum who dst, uint16_t dport, uint8_t flags, uint32_t seq,
+	    uint32_t ack, uint16_t win, const char *what)
+{
+	struct pb_frame want;
+	struct pb_dg6 out;
+	uint8_t d[16];
+
+	addr(d, dst);
+	seg6(&out, src, sport, d, dport, PB_PROTO_TCP, flags, seq, ack, 64);
+	out.l4.win = win;
+	out.l4.plen = 0;
+	pb_ipv6_frame(&want, port == 0 ? mac_c : mac_peer1, mac_port[port],
+		      &out);
+	ph_expect_frame(e, port, 0, &want, what);
+}
+
+/*
+ * RFC 5961 on an IPv6 VIP, as test_blind_rst() on an IPv4 one: a blind
+ * RST or FIN out of the receiver's window, from either side, is dropped
+ * and counted and the flow goes on; blind data is the receiver's to
+ * judge but does not drag the window to the sender's guess; a RST in the
+ * window but not exact gets a challenge ACK in the other side's name;
+ * the exact RST closes the flow.
+ */
+static void
+test_fnat66_blind_rst(void **state)
+{
+	struct ph_env *e = env66(state);
+	const struct {
+		const char *what;
+		bool to_be;
+		uint8_t flags;
+		uint32_t seq, ack;
+		uint16_t plen;
+	} blind[] = {
+		{"blind client RST", true, PB_RST, 1013 + 0x40000000u, 0, 0},
+		{"blind client RST one past the window", true, PB_RST,
+		 1013 + 65535 + 1, 0, 0},
+		{"blind client FIN with data", true, PB_FIN | PB_ACK | PB_PSH,
+		 1013 + 0x80000000u, 5001, 12},
+		{"blind backend RST", false, PB_RST | PB_ACK,
+		 5001 - 0x30000000u, 1013, 0},
+		{"blind backend FIN", false, PB_FIN | PB_ACK, 5001 + 65535 + 1,
+		 1013, 0},
+		{"blind client RST after blind data", true, PB_RST,
+		 1013 + 0x20000000u + 12, 0, 0},
+	};
+	struct lb_worker_stats before;
+	uint16_t sport = open66(e);
+
+	/* Blind data: forwarded (the backend drops it), the window
+	 * stays where the client really is. */
+	inject66(e, true, sport, PB_ACK | PB_PSH, 1013 + 0x20000000u, 5001,
+		 12);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "blind data forwarded");
+	for (unsigned int i = 0; i < NELEM(blind); i++) {
+		before = e->w->st;
+		inject66(e, blind[i].to_be, sport, blind[i].flags, blind[i].seq,
+			 blind[i].ack, blind[i].plen);
+		ph_expect_quiet(e, blind[i].what);
+		ph_check_drop_delta(e->w, &before, LB_DROP_TCP_WINDOW,
+				    blind[i].what);
+		CHECK_EQ(flow6_state(e, CPORT6), LB_FLOW_ESTABLISHED,
+			 blind[i].what);
+	}
+	/* The client's next segment goes through. */
+	inject66(e, true, sport, PB_ACK | PB_PSH, 1013, 5001, 12);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "the client's next segment");
+
+	/* Near misses: the challenge ACK to the client from the VIP (the
+	 * backend's next sequence number, all the client sent
+	 * acknowledged, the backend's window), and to the backend from
+	 * the SNAT address in the client's name. */
+	before = e->w->st;
+	inject66(e, true, sport, PB_RST, 1025 + 30000, 0, 0);
+	expect_own6(e, 0, A_VIP, TCP6_PORT, A_C, CPORT6, PB_ACK, 5001, 1025,
+		    65535, "challenge ACK to the client");
+	inject66(e, false, sport, PB_RST | PB_ACK, 5001 - 200, 1025, 0);
+	expect_own6(e, 1, A_SNAT, sport, A_PEER1, BPORT6, PB_ACK, 1025, 5001,
+		    65535, "challenge ACK to the backend");
+	CHECK_EQ(e->w->st.challenge_acks, before.challenge_acks + 2,
+		 "challenge ACKs");
+	ph_check_drop_delta(e->w, &before, -1, "challenges");
+	CHECK_EQ(flow6_state(e, CPORT6), LB_FLOW_ESTABLISHED, "challenged");
+
+	/* The exact RST ends the flow, and reaches the backend. */
+	inject66(e, true, sport, PB_RST, 1025, 0, 0);
+	CHECK_EQ(ph_take(e, 1, 0, NULL, 0), 1, "exact RST forwarded");
+	CHECK_EQ(flow6_state(e, CPORT6), LB_FLOW_CLOSED, "exact RST");
+}
+
+/*
+ * A burst of stray ACKs to an IPv6 VIP gets at most rst-rate RSTs, as
+ * test_rst_rate() for IPv4: each at the number the ACK acknowledged,
+ * from the VIP; the rest counted and dropped; rst-rate 0 answers none.
+ */
+static void
+test_fnat66_rst_rate(void **state)
+{
+	struct ph_env *e = env66_build(state, NULL, NULL);
+	uint32_t s = e->dp.conf->nb_svc - 2;
+	struct pb_frame f, got[32];
+	struct lb_dpconf *d;
+	struct pb_dg6 in;
+	uint8_t vip[16];
+	unsigned int n;
+
+	e->dp.conf->svc[s].opts.flow[LB_CONF_FLOW_RST_RATE] = 5;
+	env66_go(e, 1);
+	addr(vip, A_VIP);
+	for (uint16_t i = 0; i < 20; i++) {
+		seg6(&in, A_C, (uint16_t)(47000 + i), vip, TCP6_PORT,
+		     PB_PROTO_TCP, PB_ACK, 1000, 7000u + i, 64);
+		pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+		ph_inject(e, 0, 0, &f);
+	}
+	ph_poll(e, 0);
+	n = ph_take(e, 0, 0, got, NELEM(got));
+	CHECK_EQ(n, 5, "RSTs for 20 stray ACKs at rst-rate 5");
+	for (unsigned int i = 0; i < n && i < NELEM(got); i++) {
+		struct pb_frame want;
+		struct pb_dg6 out;
+		uint8_t c[16];
+
+		addr(c, A_C);
+		seg6(&out, A_VIP, TCP6_PORT, c, (uint16_t)(47000 + i),
+		     PB_PROTO_TCP, PB_RST, 7000u + i, 0, 64);
+		out.l4.win = 0;
+		out.l4.plen = 0;
+		pb_ipv6_frame(&want, mac_c, mac_port[0], &out);
+		ph_expect_same(&got[i], &want, "RST");
+	}
+	CHECK_EQ(e->w->st.rst_no_flow, 5, "RSTs sent");
+	CHECK_EQ(e->w->st.rst_limited, 15, "RSTs suppressed");
+	CHECK_EQ(e->w->st.drop[LB_DROP_NO_FLOW], 20, "dropped");
+
+	d = ph_table_next(e);
+	d->svc[s].opts.flow[LB_CONF_FLOW_RST_RATE] = 0;
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+	ph_take(e, 0, 0, NULL, 0);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "stray ACK at rst-rate 0");
+}
+
+/* An idle probe on @p port: our bare ACK from @p src:@p sport to
+ * @p dst:@p dport, its sequence number far from @p near. */
+static void
+check_probe6(const struct pb_frame *got, const uint8_t src[16],
+	     uint16_t sport, const uint8_t dst[16], uint16_t dport,
+	     uint32_t near, const char *what)
+{
+	const uint8_t *ip = got->b + ETH, *th = ip + 40;
+	uint32_t seq;
+
+	if (got->len < ETH + 60 || pb_get16(got->b + 12) != 0x86dd ||
+	    ip[6] != PB_PROTO_TCP || memcmp(ip + 8, src, 16) != 0 ||
+	    memcmp(ip + 24, dst, 16) != 0 || pb_get16(th) != sport ||
+	    pb_get16(th + 2) != dport || th[13] != PB_ACK)
+		fail_msg("%s: not our bare ACK", what);
+	seq = pb_get32(th + 4);
+	if (seq - near < 65536 || near - seq < 65536)
+		fail_msg("%s: at %u, next to %u", what, seq, near);
+}
+
+/*
+ * test_timeout_per_service()'s idle probes on an IPv6 flow: when an
+ * idle established fnat66 flow expires, each end gets a bare ACK out of
+ * its window; their answers, as ends that still hold the connection
+ * send them, have no flow and get a RST at exactly the sequence number
+ * each expects, from the VIP to the client and from the SNAT address to
+ * the backend; a RST in answer gets nothing.
+ */
+static void
+test_fnat66_idle_probe(void **state)
+{
+	struct ph_env *e = env66(state);
+	uint8_t vip[16], snat[16], c[16], be[16];
+	struct pb_frame got;
+	uint16_t sport = open66(e);
+
+	addr(vip, A_VIP);
+	addr(snat, A_SNAT);
+	addr(c, A_C);
+	addr(be, A_PEER1);
+	inject66(e, false, sport, PB_ACK | PB_PSH, 5001, 1013, 12);
+	CHECK_EQ(ph_take(e, 0, 0, NULL, 0), 1, "backend data");
+	CHECK_EQ(lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+				16, e->w->ft->reaper, e->w->ft->reaper_ctx),
+		 1, "expired");
+	ph_poll(e, 0);
+	CHECK_EQ(flow6_state(e, CPORT6), -1, "flow gone");
+	CHECK_EQ(ph_take(e, 0, 0, &got, 1), 1, "probe to the client");
+	check_probe6(&got, vip, TCP6_PORT, c, CPORT6, 5013,
+		     "probe to the client");
+	ph_expect_one(e, 1, 0, &got, "probe to the backend");
+	check_probe6(&got, snat, sport, be, BPORT6, 1013,
+		     "probe to the backend");
+	CHECK_EQ(e->w->st.idle_probes, 2, "probes");
+
+	/* The ends answer with their own numbers (RFC 793 p. 69). */
+	inject66(e, true, sport, PB_ACK, 1013, 5013, 0);
+	expect_own6(e, 0, A_VIP, TCP6_PORT, A_C, CPORT6, PB_RST, 5013, 0, 0,
+		    "RST to the client");
+	inject66(e, false, sport, PB_ACK, 5013, 1013, 0);
+	expect_own6(e, 1, A_SNAT, sport, A_PEER1, BPORT6, PB_RST, 1013, 0, 0,
+		    "RST to the backend");
+	CHECK_EQ(e->w->st.rst_no_flow, 2, "RSTs without a flow");
+	inject66(e, false, sport, PB_RST, 5013, 0, 0);
+	ph_expect_quiet(e, "RST without a flow");
+}
+
 static const uint8_t mac_be4[6] = {0x02, 0xbe, 0, 0, 4, 0x20};
 
 /* Backend @p b of service slot @p s of @p d becomes the IPv4 backend
@@ -2136,6 +2430,99 @@ test_fnat64_tcp(void **state)
 		 "IPv4 SNAT port free");
 	CHECK_EQ(e->w->snat->stats.bad_free, 0, "freed where taken");
 	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/* Our bare TCP segment to the IPv4 backend: from the SNAT address and
+ * port @p sport, flags @p flags, sequence number @p seq (or, with
+ * @p far, one far from it) and acknowledgement @p ack. */
+static void
+check_own4(const struct pb_frame *got, uint16_t sport, uint8_t flags,
+	   uint32_t seq, uint32_t ack, bool far, const char *what)
+{
+	const uint8_t *ip = got->b + ETH, *th = ip + 20;
+	uint32_t sq;
+
+	if (got->len < ETH + 40 || pb_get16(got->b + 12) != 0x0800 ||
+	    ip[9] != PB_PROTO_TCP || pb_get32(ip + 12) != IP_SNAT ||
+	    pb_get32(ip + 16) != IP_BE4 || pb_get16(th) != sport ||
+	    pb_get16(th + 2) != BPORT6 || th[13] != flags ||
+	    pb_csum(ip, 20) != 0)
+		fail_msg("%s: not our segment to the IPv4 backend", what);
+	sq = pb_get32(th + 4);
+	if (far ? seq - sq < 65536 || sq - seq < 65536
+		: sq != seq || pb_get32(th + 8) != ack)
+		fail_msg("%s: seq %u ack %u", what, sq, pb_get32(th + 8));
+}
+
+/*
+ * The sequence checks and idle probes of an fnat64 flow: the IPv4
+ * backend's blind RST and the client's are dropped and counted, the
+ * backend's RST in window but not exact gets its challenge ACK as IPv4
+ * from the SNAT address; when the idle flow expires, the client gets
+ * its probe as IPv6 from the VIP and the backend as IPv4.
+ */
+static void
+test_fnat64_blind_rst(void **state)
+{
+	struct ph_env *e = env64(state);
+	uint8_t vip[16], snat[16], c[16];
+	struct lb_worker_stats before;
+	struct pb_frame f, got;
+	struct pb_dg6 in;
+	struct pb_dg b;
+	uint16_t sport;
+
+	client_syn(&in, &f, vip, snat, c);
+	sport = c2b(e, &in, 0, BPORT6, "SYN to the IPv4 backend");
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, 5000, 1001);
+	b2c(e, &b, vip, TCP6_PORT, 0, "SYN-ACK to the client");
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_ACK | PB_PSH,
+	     1001, 5001, 64);
+	c2b(e, &in, sport, BPORT6, "data to the backend");
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_ACK | PB_PSH, 5001, 1013);
+	b2c(e, &b, vip, TCP6_PORT, 0, "data to the client");
+
+	before = e->w->st;
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_RST | PB_ACK,
+	      5017 - 0x30000000u, 1013);
+	b.plen = 0;
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+	ph_expect_quiet(e, "blind backend RST");
+	ph_check_drop_delta(e->w, &before, LB_DROP_TCP_WINDOW,
+			    "blind backend RST");
+	before = e->w->st;
+	seg6(&in, A_C, CPORT6, vip, TCP6_PORT, PB_PROTO_TCP, PB_RST,
+	     1013 + 0x40000000u, 0, 64);
+	in.l4.plen = 0;
+	pb_ipv6_frame(&f, mac_port[0], mac_c, &in);
+	ph_rx(e, 0, &f);
+	ph_expect_quiet(e, "blind client RST");
+	ph_check_drop_delta(e->w, &before, LB_DROP_TCP_WINDOW,
+			    "blind client RST");
+	CHECK_EQ(flow6_state(e, CPORT6), LB_FLOW_ESTABLISHED, "blind RSTs");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_RST | PB_ACK, 5017 - 200,
+	      1013);
+	b.plen = 0;
+	pb_ipv4_frame(&f, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &f);
+	ph_expect_one(e, 1, 0, &got, "challenge ACK to the backend");
+	check_own4(&got, sport, PB_ACK, 1013, 5017, false,
+		   "challenge ACK to the backend");
+	CHECK_EQ(e->w->st.challenge_acks, 1, "challenge ACKs");
+	CHECK_EQ(flow6_state(e, CPORT6), LB_FLOW_ESTABLISHED, "challenged");
+
+	CHECK_EQ(lb_flow_expire(e->w->ft, ph_now_ns(e) + 86400000000000ull,
+				16, e->w->ft->reaper, e->w->ft->reaper_ctx),
+		 1, "expired");
+	ph_poll(e, 0);
+	CHECK_EQ(ph_take(e, 0, 0, &got, 1), 1, "probe to the client");
+	check_probe6(&got, vip, TCP6_PORT, c, CPORT6, 5017,
+		     "probe to the client");
+	ph_expect_one(e, 1, 0, &got, "probe to the backend");
+	check_own4(&got, sport, PB_ACK, 1013, 0, true, "probe to the backend");
+	CHECK_EQ(e->w->st.idle_probes, 2, "probes");
 }
 
 /* A datagram through the UDP VIP to the IPv4 backend and its answer,
@@ -3403,6 +3790,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_announce, ph_teardown),
 		cmocka_unit_test_teardown(test_vlan, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_blind_rst, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_rst_rate, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat66_idle_probe, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),
@@ -3413,6 +3803,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_too_big, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_redirect, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_tcp, ph_teardown),
+		cmocka_unit_test_teardown(test_fnat64_blind_rst, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_udp, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_frag_needed, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat64_mixed, ph_teardown),
