@@ -305,8 +305,11 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	int idx;
 
 	if (svc->be[be].af != LB_CONF_AF_INET6)
-		return lb_worker_fnat64_start(w, m, pkt, s, be, orig, hold,
-					      trials, now);
+		/* The SYN proxy speaks to IPv6 backends only. */
+		return unlikely(lb_worker_synp6_pend_hold(w, hold)) ?
+			       -EAFNOSUPPORT :
+			       lb_worker_fnat64_start(w, m, pkt, s, be, orig,
+						      hold, trials, now);
 	if (lb_snat_port_alloc(w->snat6, snat6_taken, &d, &key, &port) != 0)
 		return -EADDRNOTAVAIL;
 	ip = snat6_addr(w, key);
@@ -330,6 +333,8 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	f->l7 = hold;
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((trials + 1) << TRIALS_SHIFT));
+	if (unlikely(w->pp_used || (w->synp_svc >> s & 1)))
+		lb_worker_synp6_flow(w, (uint32_t)idx, hold);
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
@@ -522,31 +527,18 @@ follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 
 /* ---- new flows ---- */
 
-/* A new flow of IPv6 service @p s to a backend of either family
- * (fnat66, or fnat64 for an IPv4 one): its first trial, a TCP SYN
- * copied for the next ones. */
-static void
-flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
-	  int s, const struct lb_flow6_tuple *orig, uint64_t now)
+bool
+lb_worker_flow6_first_ok(struct lb_worker *w, struct rte_mbuf *m,
+			 struct lb_pkt6 *pkt, int s,
+			 const struct lb_flow6_tuple *orig, uint64_t now)
 {
-	uint32_t be, hold = LB_HOLD_NONE;
-	struct lb_flow_key k;
-	int rc;
-
-	/* Only what opens a connection opens a flow. */
-	if (pkt->proto == LB_IPPROTO_TCP &&
-	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) !=
-		    LB_TCP_SYN) {
-		drop(w, m, LB_DROP_NO_FLOW);
-		return;
-	}
 	if (unlikely(lb_dpconf6_is_own(w->conf, orig->src))) {
 		drop(w, m, LB_DROP_SRC_OURS);
-		return;
+		return false;
 	}
 	if (unlikely(!lb_pkt6_l4_csum_ok(frame_of(m), pkt))) {
 		drop(w, m, LB_DROP_L4_CSUM);
-		return;
+		return false;
 	}
 	/* The per-source budget of new flows, as for IPv4 and before any
 	 * state: a source is its /64 (a host is handed one, and an
@@ -555,11 +547,23 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	if (unlikely(!lb_src_budget_take(w->srcb, src64_key(w, orig->src),
 					 now))) {
 		rte_pktmbuf_free(m);
-		return;
+		return false;
 	}
 	/* admission (admit-rate), as IPv4's L4 services */
-	if (lb_worker_admit6_reject(w, m, s, orig->src, now))
-		return;
+	return !lb_worker_admit6_reject(w, m, s, orig->src, now);
+}
+
+void
+lb_worker_flow6_open(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt6 *pkt, int s,
+		     const struct lb_flow6_tuple *orig, struct rte_mbuf *ack,
+		     const struct lb_pkt *apkt, const struct lb_synp_conn *sc,
+		     uint64_t now)
+{
+	uint32_t be, hold = LB_HOLD_NONE;
+	struct lb_flow_key k;
+	int rc;
+
 	lb_flow6_key(w->ft, &k, orig);
 	if (w->sched[s] == NULL ||
 	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
@@ -567,7 +571,8 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		/* No backend to try: the SYN waits, as an IPv4 one. */
 		if (pkt->proto == LB_IPPROTO_TCP && w->deferq[s] != NULL) {
 			struct lb_trial t = {.orig = k, .svc = (uint16_t)s,
-					     .hold = lb_worker_hold_put(w, m)};
+					     .hold = lb_worker_hold_syn(
+						     w, m, ack, apkt, sc)};
 
 			rte_pktmbuf_free(m);
 			if (t.hold != LB_HOLD_NONE)
@@ -575,19 +580,42 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 			return;
 		}
 		drop(w, m, LB_DROP_NO_BACKEND);
+		/* The proxy's client, established, hears of it. */
+		if (ack != NULL)
+			lb_worker_rst_client6(w, ack, now);
 		return;
 	}
 	if (pkt->proto == LB_IPPROTO_TCP)
-		hold = lb_worker_hold_put(w, m);
+		hold = lb_worker_hold_syn(w, m, ack, apkt, sc);
 	rc = flow6_start(w, m, pkt, s, orig, be, hold, 0, now);
 	if (rc != 0) {
-		lb_worker_hold_release(w, hold);
+		if (sc == NULL || !lb_worker_synp_rst(w, hold, now))
+			lb_worker_hold_release(w, hold);
 		drop(w, m, rc == -EADDRNOTAVAIL ? LB_DROP_SNAT_FULL
 			   : rc == -ENOSPC	 ? LB_DROP_FLOW_FULL
 						 : LB_DROP_NO_FLOW);
 		return;
 	}
 	w->st.flows_created++;
+}
+
+/* A new flow of IPv6 service @p s to a backend of either family
+ * (fnat66, or fnat64 for an IPv4 one): its first trial, a TCP SYN
+ * copied for the next ones. */
+static void
+flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
+	  int s, const struct lb_flow6_tuple *orig, uint64_t now)
+{
+	/* Only what opens a connection opens a flow. */
+	if (pkt->proto == LB_IPPROTO_TCP &&
+	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) !=
+		    LB_TCP_SYN) {
+		drop(w, m, LB_DROP_NO_FLOW);
+		return;
+	}
+	if (lb_worker_flow6_first_ok(w, m, pkt, s, orig, now))
+		lb_worker_flow6_open(w, m, pkt, s, orig, NULL, NULL, NULL,
+				     now);
 }
 
 /* A packet to an IPv6 VIP (client side) or SNAT address (backend side):
@@ -614,6 +642,11 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
 		    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
 			return;
+		/* The SYN proxy's flow (worker_synp.c) while, and as, its
+		 * backend's handshake completes. */
+		if (unlikely(synp_holds(w, f, idx)) &&
+		    lb_worker_synp6_pend(w, f, idx, m, pkt, dir, now))
+			return;
 		/* An http flow past its trial (worker_l7.c), fnat66 or
 		 * fnat64. */
 		if (unlikely(f->l7 != LB_L7_NONE ||
@@ -632,6 +665,8 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		/* The SYN copy goes as the flow leaves SYN_SENT; a
 		 * retransmitted SYN leaves the trial's timer, which measures
 		 * the backend's silence, alone. */
+		if (unlikely(w->synp_svc >> f->svc & 1))
+			lb_worker_synp6_seg(w, f, idx, m, pkt, dir);
 		if (!(f->state == LB_FLOW_SYN_SENT &&
 		      dir == LB_FLOW_DIR_ORIG &&
 		      (pkt->tcp_flags & LB_TCP_SYN)))
@@ -643,6 +678,9 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		drop(w, m, LB_DROP_NO_FLOW);
 		return;
 	}
+	if (unlikely(w->synp_svc >> s & 1) && pkt->proto == LB_IPPROTO_TCP &&
+	    lb_worker_synp6_client(w, m, pkt, s, &t, now))
+		return;
 	flow6_new(w, m, pkt, s, &t, now);
 }
 
