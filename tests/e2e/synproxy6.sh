@@ -58,7 +58,7 @@ check "lbctl takes synproxy on the IPv6 service" \
 ctl save >"$E2E_TMP/save0"
 check "saved with synproxy on" \
 	'grep -q "service add tcp \[$VIP6\]:80 .*synproxy on" "$E2E_TMP/save0"'
-out=$(ctl backend add "$SVC6" "$(be_addr 1):80" 2>&1) && rc=0 || rc=$?
+out=$(ctl backend add tcp "[$VIP6]:80" "$(be_addr 1):80" 2>&1) && rc=0 || rc=$?
 e2e_log "an IPv4 backend for the SYN-proxied IPv6 service: status $rc: $out"
 check "an IPv4 backend (fnat64) refused" \
 	'[ "$rc" != 0 ] && printf "%s" "$out" | grep -q "IPv6 backends only"'
