@@ -39,14 +39,13 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
  * (fnat66), translation to IPv4 ones (fnat64), trials and the deferred
  * queue, the per-source budget, admission of new flows (admit-rate),
  * HTTP following and what rests on it over either family, and the SYN
- * proxy of layer-4 services to IPv6 backends. What would need more (the
- * SYN proxy with http or to IPv4 backends, the PROXY protocol) is
- * refused rather than accepted and silently not applied: a limit an
- * IPv6 client could walk past is worse than none the operator knows of.
- * @p sv is the service when it exists already.
+ * proxy of layer-4 services to backends of either family. What would
+ * need more (the SYN proxy with http, the PROXY protocol) is refused
+ * rather than accepted and silently not applied: a limit an IPv6 client
+ * could walk past is worse than none the operator knows of.
  */
 static int
-ip6_opts_check(const struct lb_conf_svc_key *key, const struct lb_conf_svc *sv,
+ip6_opts_check(const struct lb_conf_svc_key *key,
 	       const struct lb_conf_svc_opts *o, struct lb_cmd_out *out)
 {
 	char s[SVC_STRLEN];
@@ -61,20 +60,11 @@ ip6_opts_check(const struct lb_conf_svc_key *key, const struct lb_conf_svc *sv,
 				    "%s: %s is not available on IPv6 services "
 				    "(they are forwarded at layer 4 only)",
 				    lb_conf_key_str(key, s), what);
-	if (o->synp.mode == LB_CONF_SYNP_OFF)
-		return 0;
-	if (o->http)
+	if (o->synp.mode != LB_CONF_SYNP_OFF && o->http)
 		return lb_cmd_error(out, -EOPNOTSUPP,
 				    "%s: synproxy is not available on IPv6 "
 				    "services with http",
 				    lb_conf_key_str(key, s));
-	for (uint32_t i = 0; sv != NULL && i < sv->nb_be; i++)
-		if (sv->be[i].af != LB_CONF_AF_INET6)
-			return lb_cmd_error(
-				out, -EOPNOTSUPP,
-				"%s: synproxy is not available on IPv6 "
-				"services with IPv4 backends (fnat64)",
-				lb_conf_key_str(key, s));
 	return 0;
 }
 
@@ -108,7 +98,7 @@ lb_conf_svc_add(struct lb_conf *c, const struct lb_conf_svc_key *key,
 	if (rc == 0)
 		rc = lb_conf_svc_opts_check(c, key->proto, o, out);
 	if (rc == 0)
-		rc = ip6_opts_check(key, NULL, o, out);
+		rc = ip6_opts_check(key, o, out);
 	if (rc != 0)
 		return rc;
 	if (c->nb_svc == LB_CONF_MAX_SVCS)
@@ -156,7 +146,7 @@ lb_conf_svc_set(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return rc;
 	rc = lb_conf_svc_opts_check(c, key->proto, o, out);
 	if (rc == 0)
-		rc = ip6_opts_check(&sv->key, sv, o, out);
+		rc = ip6_opts_check(&sv->key, o, out);
 	if (rc == 0)
 		rc = lb_conf_rules_opts_check(sv, o, out);
 	if (rc != 0)
@@ -280,13 +270,6 @@ lb_conf_be_add_ip(struct lb_conf *c, const struct lb_conf_svc_key *key,
 		return lb_cmd_error(out, -EINVAL,
 				    "backend %s is IPv6 but %s is IPv4: an "
 				    "IPv4 service takes IPv4 backends only",
-				    a, s);
-	if (sv->key.af == LB_CONF_AF_INET6 && ip->af == LB_CONF_AF_INET &&
-	    sv->opts.synp.mode != LB_CONF_SYNP_OFF)
-		return lb_cmd_error(out, -EOPNOTSUPP,
-				    "backend %s is IPv4 but %s has synproxy: "
-				    "the SYN proxy of an IPv6 service takes "
-				    "IPv6 backends only",
 				    a, s);
 	if (lb_conf_be_find(sv, ip, port) != NULL)
 		return lb_cmd_error(out, -EEXIST,

@@ -305,11 +305,8 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	int idx;
 
 	if (svc->be[be].af != LB_CONF_AF_INET6)
-		/* The SYN proxy speaks to IPv6 backends only. */
-		return unlikely(lb_worker_synp6_pend_hold(w, hold)) ?
-			       -EAFNOSUPPORT :
-			       lb_worker_fnat64_start(w, m, pkt, s, be, orig,
-						      hold, trials, now);
+		return lb_worker_fnat64_start(w, m, pkt, s, be, orig, hold,
+					      trials, now);
 	if (lb_snat_port_alloc(w->snat6, snat6_taken, &d, &key, &port) != 0)
 		return -EADDRNOTAVAIL;
 	ip = snat6_addr(w, key);
@@ -657,6 +654,8 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			follow6(w, m, pkt, f, idx, dir, now);
 			return;
 		}
+		if (unlikely(w->synp_svc >> f->svc & 1))
+			lb_worker_synp6_seg(w, f, idx, m, pkt, dir);
 		/* fnat64 (worker64.c): its replies come as IPv4. */
 		if (lb_flow_is64(f)) {
 			lb_worker_fnat64_fwd(w, m, pkt, idx, now);
@@ -665,8 +664,6 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		/* The SYN copy goes as the flow leaves SYN_SENT; a
 		 * retransmitted SYN leaves the trial's timer, which measures
 		 * the backend's silence, alone. */
-		if (unlikely(w->synp_svc >> f->svc & 1))
-			lb_worker_synp6_seg(w, f, idx, m, pkt, dir);
 		if (!(f->state == LB_FLOW_SYN_SENT &&
 		      dir == LB_FLOW_DIR_ORIG &&
 		      (pkt->tcp_flags & LB_TCP_SYN)))
@@ -800,6 +797,11 @@ icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		drop(w, m, LB_DROP_ICMP6);
 		return;
 	}
+	/* The SYN proxy's numbers (worker_backend.c). */
+	if (unlikely(w->pp_used) && ic.proto == LB_IPPROTO_TCP &&
+	    ic.inner_l4_off + 8u <= (uint32_t)ic.inner_l3_off + ic.quote_len)
+		lb_worker_quote_seq(w, idx, fr + ic.inner_l4_off,
+				    fr + pkt->l4_off, ic.l4csum, dir);
 	w->st.icmp6_translated++;
 	lb_worker_route_out6(w, m, to, now);
 }

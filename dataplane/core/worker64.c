@@ -102,6 +102,8 @@ lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
 	f->l7 = hold;
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((trials + 1) << TRIALS_SHIFT));
+	if (unlikely(w->pp_used || (w->synp_svc >> s & 1)))
+		lb_worker_synp6_flow(w, (uint32_t)idx, hold);
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
@@ -161,6 +163,12 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
 	    lb_worker_trial6_answer(w, f, idx, m, pkt->tcp_flags, now))
+		return;
+	/* The SYN proxy's (worker_synp.c): its SYN-ACK completes the
+	 * backend's handshake, then each segment is translated. */
+	if (unlikely(w->synp_svc >> f->svc & 1) &&
+	    pkt->proto == LB_IPPROTO_TCP &&
+	    lb_worker_synp64_reply(w, f, idx, m, pkt, now))
 		return;
 	/* Past SYN_SENT, l7 is the follower's entry, not the SYN copy. */
 	if (unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT &&

@@ -125,6 +125,11 @@ bool lb_worker_trial6_answer(struct lb_worker *w, struct lb_flow *f,
 uint32_t lb_worker_hold_syn(struct lb_worker *w, struct rte_mbuf *m,
 			    struct rte_mbuf *ack, const struct lb_pkt *apkt,
 			    const struct lb_synp_conn *sc);
+/* worker_backend.c: the sequence number at @p th + 4 quoted by the
+ * ICMP or ICMPv6 error @p icmp about spliced flow @p idx, arrived from
+ * side @p dir, taken into the numbers of the side that gets it. */
+void lb_worker_quote_seq(struct lb_worker *w, uint32_t idx, uint8_t *th,
+			 uint8_t *icmp, bool l4csum, enum lb_flow_dir dir);
 /* worker6.c: whether the first packet @p m of a new flow of IPv6
  * service @p s may open it (own source, checksum, per-source budget,
  * admission); counted and consumed otherwise. */
@@ -358,10 +363,14 @@ void lb_worker_synp6_open(struct lb_worker *w, struct lb_flow *f,
 void lb_worker_synp6_seg(struct lb_worker *w, struct lb_flow *f,
 			 uint32_t idx, struct rte_mbuf *m,
 			 const struct lb_pkt6 *p6, enum lb_flow_dir dir);
+/* The IPv4 backend's segment @p m of fnat64 flow @p f of a service whose
+ * proxy is not off: its SYN-ACK completes a proxied flow's handshake
+ * (true: @p m taken), a segment of a proxied flow is translated. */
+bool lb_worker_synp64_reply(struct lb_worker *w, struct lb_flow *f,
+			    uint32_t idx, struct rte_mbuf *m,
+			    struct lb_pkt *pkt, uint64_t now);
 /* New entry @p idx: the proxy's record from SYN copy @p hold, or none. */
 void lb_worker_synp6_flow(struct lb_worker *w, uint32_t idx, uint32_t hold);
-/* Whether SYN copy @p hold is the proxy's. */
-bool lb_worker_synp6_pend_hold(const struct lb_worker *w, uint32_t hold);
 int lb_worker_synp_init(struct lb_worker *w);
 void lb_worker_synp_switch(struct lb_worker *w);
 void lb_worker_synp_house(struct lb_worker *w, uint64_t now);

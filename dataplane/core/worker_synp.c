@@ -437,8 +437,14 @@ syn_again(struct lb_worker *w, const struct lb_flow *f, uint64_t now)
 		return;
 	}
 	w->st.synp_syn_again++;
-	lb_worker_fwd6(w, s, &p6, (uint32_t)(f - lb_flow_entries(w->ft)),
-		       LB_FLOW_DIR_ORIG, now);
+	if (lb_flow_is64(f))
+		lb_worker_fnat64_out(w, s, &p6,
+				     (uint32_t)(f - lb_flow_entries(w->ft)),
+				     now);
+	else
+		lb_worker_fwd6(w, s, &p6,
+			       (uint32_t)(f - lb_flow_entries(w->ft)),
+			       LB_FLOW_DIR_ORIG, now);
 }
 
 /* The offset of the TCP header of frame @p fr (@p len bytes), of either
@@ -829,8 +835,9 @@ lb_worker_synp6_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 		lb_worker_handle_ipv6(w, d[i], now);
 }
 
-bool
-lb_worker_synp6_pend_hold(const struct lb_worker *w, uint32_t hold)
+/* Whether SYN copy @p hold is the proxy's. */
+static bool
+pend_hold(const struct lb_worker *w, uint32_t hold)
 {
 	return hold < w->hold_cap && w->synp_hold[hold].state == LB_SYNP_PEND;
 }
@@ -842,7 +849,7 @@ lb_worker_synp6_flow(struct lb_worker *w, uint32_t idx, uint32_t hold)
 	memset(&w->spl[idx], 0, sizeof(w->spl[idx]));
 	memset(&w->pp[idx], 0, sizeof(w->pp[idx]));
 	memset(&w->synp[idx], 0, sizeof(w->synp[idx]));
-	if (lb_worker_synp6_pend_hold(w, hold))
+	if (pend_hold(w, hold))
 		lb_worker_synp_flow(w, idx, hold, NULL);
 }
 
@@ -868,27 +875,88 @@ lb_worker_synp6_pend(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 	return lb_worker_synp_early(w, f, m, &pkt, now);
 }
 
+/* Segment @p m of direction @p dir of proxied flow @p idx, its TCP
+ * header at @p l4_off, flags @p fl: its numbers and window translated. */
+static void
+synp_seg(struct lb_worker *w, uint32_t idx, struct rte_mbuf *m,
+	 uint16_t l4_off, uint8_t fl, enum lb_flow_dir dir)
+{
+	const struct lb_synp_conn *sc = &w->synp[idx];
+
+	lb_tcp_splice_seg(&w->spl[idx],
+			  dir == LB_FLOW_DIR_ORIG ? LB_TCP_SPL_ORIG :
+						    LB_TCP_SPL_REPLY,
+			  frame_of(m) + l4_off, rte_pktmbuf_data_len(m) - l4_off);
+	if (sc->wshift[dir] != 0 && !(fl & LB_TCP_SYN))
+		lb_tcp_splice_win(frame_of(m) + l4_off, sc->wshift[dir]);
+}
+
 void
 lb_worker_synp6_seg(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 		    struct rte_mbuf *m, const struct lb_pkt6 *p6,
 		    enum lb_flow_dir dir)
 {
-	struct lb_synp_conn *sc = &w->synp[idx];
 	uint8_t fl = p6->tcp_flags;
 
 	/* The client's ACK that completes a plain handshake, for `auto`. */
 	if (dir == LB_FLOW_DIR_ORIG && f->state == LB_FLOW_SYN_RECV &&
 	    (fl & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_ACK)
 		w->synp_auto[f->svc].done++;
-	if (sc->state != LB_SYNP_ON || p6->proto != LB_IPPROTO_TCP)
-		return;
-	lb_tcp_splice_seg(&w->spl[idx],
-			  dir == LB_FLOW_DIR_ORIG ? LB_TCP_SPL_ORIG :
-						    LB_TCP_SPL_REPLY,
-			  frame_of(m) + p6->l4_off,
-			  rte_pktmbuf_data_len(m) - p6->l4_off);
-	if (sc->wshift[dir] != 0 && !(fl & LB_TCP_SYN))
-		lb_tcp_splice_win(frame_of(m) + p6->l4_off, sc->wshift[dir]);
+	if (w->synp[idx].state == LB_SYNP_ON && p6->proto == LB_IPPROTO_TCP)
+		synp_seg(w, idx, m, p6->l4_off, fl, dir);
+}
+
+/*
+ * The IPv4 backend's SYN-ACK of proxied fnat64 flow @p f completes the
+ * backend's handshake as lb_worker_synp6_open() does: the client's ACK
+ * is made of the SYN copy, which is the client's IPv6 frame, and goes
+ * with what waited through the client path.
+ */
+static void
+open64(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+       struct rte_mbuf *m, const struct lb_pkt *pkt, uint64_t now)
+{
+	struct rte_mbuf *d[LB_BIND_SEGS], *ack = NULL;
+	uint8_t opt[LB_TCP_OPTS_SYN_MAX];
+	struct lb_nat_tcp_hdr h;
+	struct lb_pkt6 p6;
+	unsigned int nd;
+
+	/* Leaving SYN_SENT releases the copy. */
+	if (f->l7 < w->hold_cap && w->hold[f->l7] != NULL &&
+	    (ack = rte_pktmbuf_copy(w->hold[f->l7], w->dp->pool, 0,
+				    UINT32_MAX)) == NULL)
+		w->st.drop[LB_DROP_NOMBUF]++;
+	nd = open_common(w, f, idx, frame_of(m), pkt, d, now);
+	rte_pktmbuf_free(m);
+	ack_hdr(&w->synp[idx], opt, &h);
+	if (ack != NULL &&
+	    lb_pkt6_parse(frame_of(ack), rte_pktmbuf_data_len(ack), &p6) ==
+		    LB_PKT6_OK &&
+	    p6.proto == LB_IPPROTO_TCP) {
+		if (seg_rewrite6(w, ack, &p6, false, &h))
+			lb_worker_handle_ipv6(w, ack, now);
+	} else if (ack != NULL) {
+		rte_pktmbuf_free(ack);
+	}
+	for (unsigned int i = 0; i < nd; i++)
+		lb_worker_handle_ipv6(w, d[i], now);
+}
+
+bool
+lb_worker_synp64_reply(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
+		       struct rte_mbuf *m, struct lb_pkt *pkt, uint64_t now)
+{
+	if (unlikely(synp_holds(w, f, idx)) &&
+	    (pkt->tcp_flags & (LB_TCP_SYN | LB_TCP_ACK)) ==
+		    (LB_TCP_SYN | LB_TCP_ACK)) {
+		open64(w, f, idx, m, pkt, now);
+		return true;
+	}
+	if (w->synp[idx].state == LB_SYNP_ON)
+		synp_seg(w, idx, m, pkt->l4_off, pkt->tcp_flags,
+			 LB_FLOW_DIR_REPLY);
+	return false;
 }
 
 /* ---- auto, secrets, tables ---- */

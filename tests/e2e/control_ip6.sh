@@ -101,8 +101,8 @@ check "backend list: the IPv4 backend of the IPv6 service, unbracketed" \
 check "the JSON data: both families in one pool" \
 	'ctl --json backend list $SVC6 | has -F "\"$BE1\"" &&
 	 ctl --json backend list $SVC6 | has -F "\"[2001:db8:e6:1::12]:8443\""'
-ctl_bad "$SVC6: synproxy is not available on IPv6 services with IPv4 backends (fnat64)" \
-	service set $SVC6 synproxy on
+check "synproxy on an IPv6 service with an IPv4 backend (fnat64)" \
+	'ctl service set $SVC6 synproxy on && ctl service set $SVC6 synproxy off'
 check "http on an IPv6 service with an IPv4 backend (fnat64 flows are followed)" \
 	'ctl service set $SVC6 http on && ctl service set $SVC6 http off'
 if [ -n "${CTL_METRICS:-}" ]; then

@@ -5,7 +5,7 @@
 # IPv6 VIP with `synproxy on` over two nginx backends listening on IPv6,
 # set through lbctl:
 #   - lbctl takes `synproxy on` on the IPv6 service and saves it, and
-#     refuses an IPv4 backend (fnat64) in its pool, changing nothing;
+#     refuses `http` beside it, changing nothing;
 #   - 20 sequential connections with curl: all answered, each through a
 #     cookie and a backend handshake of the proxy (synp_handshakes);
 #   - spoofed SYNs from 240 sources of the client's /64, each frame a new
@@ -15,6 +15,8 @@
 #     that reached the worker is answered with a cookie, the flood takes
 #     no flow entry (flows_created grows by the clients' connections at
 #     most), wrk has no error and every new connection is answered;
+#   - an IPv4 backend joins the pool (fnat64): 30 sequential connections,
+#     all answered through proxied handshakes, some of them to it;
 #   - the flows drain, the dataplane exits 0 on SIGTERM.
 # shellcheck disable=SC2016 # check evaluates its quoted conditions
 # shellcheck disable=SC2119 # ctl_start and ctl_stop take optional arguments
@@ -41,6 +43,20 @@ for i in 1 2; do
 	be_start "$i"
 done
 
+# tables_taken: waits until every worker runs the table lb-control
+# published by now.
+tables_taken() {
+	wait_output 30 yes "$PY" -B -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from lbtel import query
+g = query("/lb/stats", prefix=sys.argv[2])["conf_gen"]
+w = query("/lb/workers", prefix=sys.argv[2])
+ws = [v["conf_gen"] for v in w.values()] if isinstance(w, dict) else []
+print("yes" if ws and min(ws) >= g else "no")
+' "$E2E_DIR" "$DP_PREFIX" >/dev/null
+}
+
 conf=$E2E_TMP/lb.conf
 conf_ports6 "$conf"
 cat >>"$conf" <<EOC
@@ -58,23 +74,15 @@ check "lbctl takes synproxy on the IPv6 service" \
 ctl save >"$E2E_TMP/save0"
 check "saved with synproxy on" \
 	'grep -q "service add tcp \[$VIP6\]:80 .*synproxy on" "$E2E_TMP/save0"'
-out=$(ctl backend add tcp "[$VIP6]:80" "$(be_addr 1):80" 2>&1) && rc=0 || rc=$?
-e2e_log "an IPv4 backend for the SYN-proxied IPv6 service: status $rc: $out"
-check "an IPv4 backend (fnat64) refused" \
-	'[ "$rc" != 0 ] && printf "%s" "$out" | grep -q "IPv6 backends only"'
+out=$(ctl service set tcp "[$VIP6]:80" http on 2>&1) && rc=0 || rc=$?
+e2e_log "http on the SYN-proxied IPv6 service: status $rc: $out"
+check "http refused on the SYN-proxied IPv6 service" \
+	'[ "$rc" != 0 ] && printf "%s" "$out" | grep -q "IPv6 services with http"'
 ctl save >"$E2E_TMP/save1"
 check "nothing changed by the refused command" \
 	cmp -s "$E2E_TMP/save0" "$E2E_TMP/save1"
 # The workers run the table with the proxy before the clients start.
-v=$(wait_output 30 yes "$PY" -B -c '
-import sys
-sys.path.insert(0, sys.argv[1])
-from lbtel import query
-g = query("/lb/stats", prefix=sys.argv[2])["conf_gen"]
-w = query("/lb/workers", prefix=sys.argv[2])
-ws = [v["conf_gen"] for v in w.values()] if isinstance(w, dict) else []
-print("yes" if ws and min(ws) >= g else "no")
-' "$E2E_DIR" "$DP_PREFIX") || die "the workers did not take up the table ($v)"
+tables_taken || die "the workers did not take up the table"
 
 # ---- sequential connections through the proxy -------------------------------------
 
@@ -135,6 +143,25 @@ check "wrk under the flood: requests served without error" \
 [ "$(field fail "$tf")" = 0 ] || http_failures "$E2E_TMP/seqf"
 check "20/20 new connections answered under the flood" \
 	[ "$(field ok "$tf")" = 20 ]
+
+# ---- an IPv4 backend (fnat64) behind the proxy ---------------------------------------
+
+check "an IPv4 backend (fnat64) joins the SYN-proxied IPv6 service" \
+	'ctl backend add tcp "[$VIP6]:80" "$(be_addr 1):80"'
+tables_taken || die "the workers did not take up the table"
+tel_save /lb/stats "$E2E_TMP/g0"
+http_seq "$URL6" 30 "$E2E_TMP/seq64"
+t=$(http_tally "$E2E_TMP/seq64")
+tel_save /lb/stats "$E2E_TMP/g1"
+n64=$(d g0 g1 nat64_out)
+hs=$(d g0 g1 synp_handshakes)
+e2e_log "30 sequential requests over IPv6 and IPv4 backends: $t;" \
+	"proxied handshakes $hs, segments to the IPv4 backend $n64"
+[ "$(field fail "$t")" = 0 ] || http_failures "$E2E_TMP/seq64"
+check "30/30 requests answered with an IPv4 backend in the pool" \
+	[ "$(field ok "$t")" = 30 ]
+check "each through a proxied handshake ($hs), some to the IPv4 backend ($n64 segments)" \
+	'[ "$hs" -ge 30 ] && [ "$n64" -gt 0 ]'
 
 # ---- the end ------------------------------------------------------------------
 

@@ -1054,6 +1054,10 @@ test_fnat66_tcp(void **state)
 
 /* ---- the SYN proxy on fnat66 (worker_synp.c) ---- */
 
+static void too_big6(struct pb_dg6 *err, const uint8_t src[16],
+		     const uint8_t dst[16], uint32_t mtu, const uint8_t *quote,
+		     uint32_t qlen);
+
 /* env66_build()'s dataplane with the TCP service's SYN proxy in @p mode
  * (the defaults of lb-control: MSS 1460, scale 7), @p nb_be backends
  * (A_PEER1 on ports BPORT6, BPORT6 + 1, ...). */
@@ -1313,6 +1317,35 @@ test_synproxy6(void **state)
 	CHECK_EQ(o.o.tsecr, 1001, "the client's echo");
 	CHECK_EQ(o.win, 4000, "window in the scale offered");
 	CHECK_EQ(o.plen, 100, "payload");
+
+	/* A router on the client's side finds the response too big: the
+	 * backend hears of its own segment, in its own numbers. */
+	{
+		uint8_t quote[72], rtr[16], vip[16];
+		struct pb_dg6 err;
+		const uint8_t *ip = got.b + ETH, *icmp, *q;
+		uint32_t n;
+
+		memcpy(quote, got.b + ETH, sizeof(quote));
+		pb_ip6(rtr, 0x2001, 0xdb8, 1, 0xfe);
+		addr(vip, A_VIP);
+		too_big6(&err, rtr, vip, 1280, quote, sizeof(quote));
+		pb_ipv6_frame(&in, mac_port[0], mac_c, &err);
+		ph_rx(e, 0, &in);
+		ph_expect_one(e, 1, 0, &got, "packet too big to the backend");
+		icmp = ip + 40;
+		q = icmp + 8;
+		n = pb_get16(ip + 4);
+		CHECK_EQ((uint16_t)~pb_fold(pb_sum(
+				 icmp, n, pb_sum(ip + 8, 32, 58u + n))),
+			 0, "ICMPv6 checksum");
+		CHECK_EQ(icmp[0], 2, "packet too big");
+		check_addr(q + 8, A_PEER1, "quote from the backend");
+		check_addr(q + 24, A_SNAT, "to the SNAT address");
+		CHECK_EQ(pb_get32(q + 40 + 4), irs + 1,
+			 "quoted in the backend's numbers");
+		CHECK_EQ(pb_get32(q + 40 + 8), iss + 41, "and the client's ack");
+	}
 
 	/* The client acknowledges it and sends: in the backend's numbers. */
 	ph_ts_opt(opt, 1002, tsv + 1);
@@ -2487,6 +2520,111 @@ test_fnat64_tcp(void **state)
 
 /* A datagram through the UDP VIP to the IPv4 backend and its answer,
  * byte for byte; the answer without a checksum gets one over IPv6. */
+/* An IPv4 segment the worker sent, read back: its checksums must
+ * verify; addresses and ports in host order. */
+static void
+seg4_read(const struct pb_frame *f, struct seg6_out *s, uint32_t *src,
+	  uint32_t *dst, const char *what)
+{
+	struct lb_pkt pkt;
+	const uint8_t *th;
+
+	if (lb_pkt_parse(f->b, f->len, &pkt) != LB_PKT_IPV4 ||
+	    pkt.proto != PB_PROTO_TCP || !lb_pkt_l4_csum_ok(f->b, &pkt) ||
+	    pb_csum(f->b + pkt.l3_off, 20) != 0)
+		fail_msg("%s: not an IPv4 TCP segment with good checksums",
+			 what);
+	th = f->b + pkt.l4_off;
+	*src = ntohl(pkt.src);
+	*dst = ntohl(pkt.dst);
+	s->sport = ntohs(pkt.sport);
+	s->dport = ntohs(pkt.dport);
+	s->seq = pb_get32(th + 4);
+	s->ack = pb_get32(th + 8);
+	s->flags = th[13];
+	s->plen = pkt.payload_len;
+}
+
+/*
+ * synproxy on an IPv6 service with an IPv4 backend (fnat64): the ACK
+ * that proves the cookie, with data, opens the backend's connection with
+ * an IPv4 SYN from the IPv4 SNAT address; the backend's IPv4 SYN-ACK
+ * goes no further and becomes the client's ACK then its data, as IPv4;
+ * from then on each side sees its own numbers across the translation.
+ */
+static void
+test_synproxy64(void **state)
+{
+	struct ph_env *e = env64(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_dpconf_svc *v = &d->svc[d->nb_svc - 2];
+	const uint32_t iss = 3000, irs = 70000;
+	const uint8_t mss[4] = {2, 4, 0x05, 0xa0};
+	struct pb_frame in, got[3];
+	struct seg6_out o;
+	uint32_t cookie, src, dst;
+	uint16_t sport;
+	struct pb_dg b;
+
+	v->opts.synp.mode = LB_CONF_SYNP_ON;
+	v->opts.synp.mss = 1460;
+	v->opts.synp.wscale = 7;
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+
+	cookie = synp6_cookie(e, CPORT6, iss, mss, 4, &o);
+	CHECK_EQ(o.flags, PB_SYN | PB_ACK, "a cookie");
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 1,
+		   cookie + 1, 65535, NULL, 0, 20);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got[0], "IPv4 SYN to the backend");
+	seg4_read(&got[0], &o, &src, &dst, "IPv4 SYN");
+	CHECK_EQ(src, IP_SNAT, "from the IPv4 SNAT address");
+	CHECK_EQ(dst, IP_BE4, "to the IPv4 backend");
+	CHECK_EQ(o.flags, PB_SYN, "a SYN");
+	CHECK_EQ(o.seq, iss, "the client's ISN");
+	sport = o.sport;
+	CHECK_EQ(e->w->st.synp_held, 1, "the ACK's data held");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, irs, iss + 1);
+	b.mss = 1;
+	pb_ipv4_frame(&in, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &in);
+	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), 2);
+	ph_expect_quiet(e, "the client hears nothing of it");
+	seg4_read(&got[0], &o, &src, &dst, "the client's ACK");
+	CHECK_EQ(o.flags, PB_ACK, "first the ACK");
+	CHECK_EQ(o.seq, iss + 1, "after the SYN");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
+	CHECK_EQ(o.sport, sport, "from the flow's SNAT port");
+	seg4_read(&got[1], &o, &src, &dst, "the data held");
+	CHECK_EQ(o.ack, irs + 1, "the data in the backend's numbers");
+	CHECK_EQ(o.plen, 20, "whole");
+	CHECK_EQ(e->w->st.synp_handshakes, 1, "handshake");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_ACK | PB_PSH, irs + 1,
+	      iss + 21);
+	pb_ipv4_frame(&in, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &in);
+	ph_expect_one(e, 0, 0, &got[0], "response to the client");
+	seg6_read(&got[0], &o, "response");
+	check_addr(o.src, A_VIP, "from the VIP");
+	CHECK_EQ(o.seq, cookie + 1, "in the client's numbers");
+	CHECK_EQ(o.ack, iss + 21, "the client's own");
+	CHECK_EQ(o.plen, 16, "payload");
+
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 21,
+		   cookie + 17, 65535, NULL, 0, 10);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got[0], "request to the backend");
+	seg4_read(&got[0], &o, &src, &dst, "request");
+	CHECK_EQ(o.seq, iss + 21, "the client's seq");
+	CHECK_EQ(o.ack, irs + 17, "the backend's numbers");
+	CHECK_EQ(o.plen, 10, "whole");
+	CHECK_EQ(ph_flows_in_table(e->w), 1, "one entry");
+}
+
 static void
 test_fnat64_udp(void **state)
 {
@@ -3753,6 +3891,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_synproxy6, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy6_refused, ph_teardown),
 		cmocka_unit_test_teardown(test_synproxy6_auto, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy64, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),
