@@ -14,7 +14,8 @@
 #     keep-alive connections busy and curl opens new ones: every SYN
 #     that reached the worker is answered with a cookie, the flood takes
 #     no flow entry (flows_created grows by the clients' connections at
-#     most), wrk has no error and every new connection is answered;
+#     most), no connection of wrk is refused or reset (timeouts are
+#     logged) and every new connection is answered;
 #   - an IPv4 backend joins the pool (fnat64): 30 sequential connections,
 #     all answered through proxied handshakes, some of them to it;
 #   - the flows drain, the dataplane exits 0 on SIGTERM.
@@ -104,7 +105,8 @@ check "each connection through a cookie and a proxied handshake ($ck, $hs)" \
 # ---- an IPv6 SYN flood while clients run -------------------------------------------
 
 tel_save /lb/stats "$E2E_TMP/f0"
-wrk_run "$URL6" $((FLOOD + 3)) 1 4 "$E2E_TMP/wrk" >"$E2E_TMP/wrk.sum" &
+wrk_run "$URL6" $((FLOOD + 3)) 1 4 "$E2E_TMP/wrk" --timeout 5s \
+	>"$E2E_TMP/wrk.sum" &
 wpid=$!
 # wrk's connections are up before the flood.
 for _ in $(seq 20); do
@@ -137,9 +139,17 @@ check "the flood reached the worker and got cookies ($ck of $sent sent)" \
 	'[ "$ck" -ge 1000 ]'
 check "the flood took no flow entry ($fc flows created for 4 + 20 clients' connections)" \
 	'[ "$fc" -le 100 ]'
-check "wrk under the flood: requests served without error" \
-	'[ "$(field requests "$w")" -gt 0 ] &&
-	 [ "$(field socket_errors "$w")" = 0 ] && [ "$(field non2xx "$w")" = 0 ]'
+# connect read write timeout: wrk's socket errors. A request that
+# waited past wrk's timeout while the flood filled the port's queue is
+# logged, not judged (timing belongs to benchmarks), as in
+# synproxy_flood; a refused or reset connection is judged.
+read -r wc wr ww wt <<<"$(awk '/Socket errors:/ { gsub(",", "");
+	print $4, $6, $8, $10 }' "$E2E_TMP/wrk")" || true
+e2e_log "wrk socket errors: connect ${wc:-0} read ${wr:-0} write" \
+	"${ww:-0} timeout ${wt:-0}"
+check "wrk under the flood: requests served, none refused or reset" \
+	'[ "$(field requests "$w")" -gt 0 ] && [ "${wc:-0}" = 0 ] &&
+	 [ "${wr:-0}" = 0 ] && [ "${ww:-0}" = 0 ] && [ "$(field non2xx "$w")" = 0 ]'
 [ "$(field fail "$tf")" = 0 ] || http_failures "$E2E_TMP/seqf"
 check "20/20 new connections answered under the flood" \
 	[ "$(field ok "$tf")" = 20 ]
