@@ -743,11 +743,10 @@ lb_worker_synp6_client(struct lb_worker *w, struct rte_mbuf *m,
 	struct rte_mbuf *syn;
 	uint8_t fl = p6->tcp_flags;
 
-	if (lb_worker_view6(fr, rte_pktmbuf_data_len(m), p6, &pkt) != 0)
-		return false;
 	if ((fl & (LB_TCP_SYN | LB_TCP_ACK | LB_TCP_RST)) == LB_TCP_SYN) {
 		lb_worker_synp_auto_syn(w, (uint32_t)s, now);
-		if (!(w->synp_act >> s & 1))
+		if (!(w->synp_act >> s & 1) ||
+		    lb_worker_view6(fr, rte_pktmbuf_data_len(m), p6, &pkt) != 0)
 			return false;
 		/* A cookie costs no state: no budget of new flows, which
 		 * the ACK that proves it pays. */
@@ -759,7 +758,8 @@ lb_worker_synp6_client(struct lb_worker *w, struct rte_mbuf *m,
 			syn6(w, m, p6, &pkt, s, now);
 		return true;
 	}
-	if (fl & (LB_TCP_RST | LB_TCP_SYN) || !(fl & LB_TCP_ACK))
+	if (fl & (LB_TCP_RST | LB_TCP_SYN) || !(fl & LB_TCP_ACK) ||
+	    lb_worker_view6(fr, rte_pktmbuf_data_len(m), p6, &pkt) != 0)
 		return false;
 	/* A segment of a connection whose SYN waits in the deferred
 	 * queue: the client sends it again. */
