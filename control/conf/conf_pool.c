@@ -505,6 +505,11 @@ rules_need(const struct lb_conf_svc *sv, const struct lb_conf_svc_opts *o,
 				    "%s: rules need `synproxy on` (the pool "
 				    "is chosen from the first data, after "
 				    "the worker's own handshake)", s);
+	/* The IPv6 SYN proxy opens the backend's connection at the
+	 * client's ACK, before any data. */
+	if (sv->key.af == LB_CONF_AF_INET6)
+		return lb_cmd_error(out, -EOPNOTSUPP,
+				    "%s: rules route IPv4 services only", s);
 	return 0;
 }
 

@@ -38,8 +38,9 @@ lb_conf_svc_opts_check(const struct lb_conf *c, uint8_t proto,
  * What the dataplane does for an IPv6 service: full NAT to IPv6 backends
  * (fnat66), translation to IPv4 ones (fnat64), trials and the deferred
  * queue, the per-source budget, admission of new flows (admit-rate),
- * HTTP following and what rests on it over either family. The options
- * that would need more (the SYN proxy, the PROXY protocol) are refused
+ * HTTP following and what rests on it over either family, and the SYN
+ * proxy of layer-4 services to backends of either family. What would
+ * need more (the SYN proxy with http, the PROXY protocol) is refused
  * rather than accepted and silently not applied: a limit an IPv6 client
  * could walk past is worse than none the operator knows of.
  */
@@ -52,15 +53,18 @@ ip6_opts_check(const struct lb_conf_svc_key *key,
 
 	if (key->af != LB_CONF_AF_INET6)
 		return 0;
-	if (o->synp.mode != LB_CONF_SYNP_OFF)
-		what = "synproxy";
-	else if (o->proxy_proto != LB_CONF_PP_OFF)
+	if (o->proxy_proto != LB_CONF_PP_OFF)
 		what = "proxy-protocol";
 	if (what != NULL)
 		return lb_cmd_error(out, -EOPNOTSUPP,
 				    "%s: %s is not available on IPv6 services "
 				    "(they are forwarded at layer 4 only)",
 				    lb_conf_key_str(key, s), what);
+	if (o->synp.mode != LB_CONF_SYNP_OFF && o->http)
+		return lb_cmd_error(out, -EOPNOTSUPP,
+				    "%s: synproxy is not available on IPv6 "
+				    "services with http",
+				    lb_conf_key_str(key, s));
 	return 0;
 }
 

@@ -388,6 +388,8 @@ flow6_start(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((trials + 1) << TRIALS_SHIFT));
 	lb_worker_track6_init(w, (uint32_t)idx, m, pkt);
+	if (unlikely(w->pp_used || (w->synp_svc >> s & 1)))
+		lb_worker_synp6_flow(w, (uint32_t)idx, hold);
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
@@ -581,6 +583,78 @@ follow6(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *p6,
 
 /* ---- new flows ---- */
 
+bool
+lb_worker_flow6_first_ok(struct lb_worker *w, struct rte_mbuf *m,
+			 struct lb_pkt6 *pkt, int s,
+			 const struct lb_flow6_tuple *orig, uint64_t now)
+{
+	if (unlikely(lb_dpconf6_is_own(w->conf, orig->src))) {
+		drop(w, m, LB_DROP_SRC_OURS);
+		return false;
+	}
+	if (unlikely(!lb_pkt6_l4_csum_ok(frame_of(m), pkt))) {
+		drop(w, m, LB_DROP_L4_CSUM);
+		return false;
+	}
+	/* The per-source budget of new flows, as for IPv4 and before any
+	 * state: a source is its /64 (a host is handed one, and an
+	 * attacker its whole range), folded into the budget's 32-bit
+	 * keys. Silently, as for IPv4. */
+	if (unlikely(!lb_src_budget_take(w->srcb, src64_key(w, orig->src),
+					 now))) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	/* admission (admit-rate), as IPv4's L4 services */
+	return !lb_worker_admit6_reject(w, m, s, orig->src, now);
+}
+
+void
+lb_worker_flow6_open(struct lb_worker *w, struct rte_mbuf *m,
+		     struct lb_pkt6 *pkt, int s,
+		     const struct lb_flow6_tuple *orig, struct rte_mbuf *ack,
+		     const struct lb_pkt *apkt, const struct lb_synp_conn *sc,
+		     uint64_t now)
+{
+	uint32_t be, hold = LB_HOLD_NONE;
+	struct lb_flow_key k;
+	int rc;
+
+	lb_flow6_key(w->ft, &k, orig);
+	if (w->sched[s] == NULL ||
+	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
+			    &w->rng, &be) != 0) {
+		/* No backend to try: the SYN waits, as an IPv4 one. */
+		if (pkt->proto == LB_IPPROTO_TCP && w->deferq[s] != NULL) {
+			struct lb_trial t = {.orig = k, .svc = (uint16_t)s,
+					     .hold = lb_worker_hold_syn(
+						     w, m, ack, apkt, sc)};
+
+			rte_pktmbuf_free(m);
+			if (t.hold != LB_HOLD_NONE)
+				lb_worker_defer_or_rst(w, &t, now);
+			return;
+		}
+		drop(w, m, LB_DROP_NO_BACKEND);
+		/* The proxy's client, established, hears of it. */
+		if (ack != NULL)
+			lb_worker_rst_client6(w, ack, now);
+		return;
+	}
+	if (pkt->proto == LB_IPPROTO_TCP)
+		hold = lb_worker_hold_syn(w, m, ack, apkt, sc);
+	rc = flow6_start(w, m, pkt, s, orig, be, hold, 0, now);
+	if (rc != 0) {
+		if (sc == NULL || !lb_worker_synp_rst(w, hold, now))
+			lb_worker_hold_release(w, hold);
+		drop(w, m, rc == -EADDRNOTAVAIL ? LB_DROP_SNAT_FULL
+			   : rc == -ENOSPC	 ? LB_DROP_FLOW_FULL
+						 : LB_DROP_NO_FLOW);
+		return;
+	}
+	w->st.flows_created++;
+}
+
 /* A new flow of IPv6 service @p s to a backend of either family
  * (fnat66, or fnat64 for an IPv4 one): its first trial, a TCP SYN
  * copied for the next ones. */
@@ -588,10 +662,6 @@ static void
 flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 	  int s, const struct lb_flow6_tuple *orig, uint64_t now)
 {
-	uint32_t be, hold = LB_HOLD_NONE;
-	struct lb_flow_key k;
-	int rc;
-
 	/* Only what opens a connection opens a flow; the rest gets a
 	 * RST at the service's rst-rate, as IPv4's. */
 	if (pkt->proto == LB_IPPROTO_TCP &&
@@ -602,54 +672,9 @@ flow6_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 			 now);
 		return;
 	}
-	if (unlikely(lb_dpconf6_is_own(w->conf, orig->src))) {
-		drop(w, m, LB_DROP_SRC_OURS);
-		return;
-	}
-	if (unlikely(!lb_pkt6_l4_csum_ok(frame_of(m), pkt))) {
-		drop(w, m, LB_DROP_L4_CSUM);
-		return;
-	}
-	/* The per-source budget of new flows, as for IPv4 and before any
-	 * state: a source is its /64 (a host is handed one, and an
-	 * attacker its whole range), folded into the budget's 32-bit
-	 * keys. Silently, as for IPv4. */
-	if (unlikely(!lb_src_budget_take(w->srcb, src64_key(w, orig->src),
-					 now))) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	/* admission (admit-rate), as IPv4's L4 services */
-	if (lb_worker_admit6_reject(w, m, s, orig->src, now))
-		return;
-	lb_flow6_key(w->ft, &k, orig);
-	if (w->sched[s] == NULL ||
-	    w->ops[s]->pick(w->sched[s], lb_flow_hash(w->dp->hash_seed, &k),
-			    &w->rng, &be) != 0) {
-		/* No backend to try: the SYN waits, as an IPv4 one. */
-		if (pkt->proto == LB_IPPROTO_TCP && w->deferq[s] != NULL) {
-			struct lb_trial t = {.orig = k, .svc = (uint16_t)s,
-					     .hold = lb_worker_hold_put(w, m)};
-
-			rte_pktmbuf_free(m);
-			if (t.hold != LB_HOLD_NONE)
-				lb_worker_defer_or_rst(w, &t, now);
-			return;
-		}
-		drop(w, m, LB_DROP_NO_BACKEND);
-		return;
-	}
-	if (pkt->proto == LB_IPPROTO_TCP)
-		hold = lb_worker_hold_put(w, m);
-	rc = flow6_start(w, m, pkt, s, orig, be, hold, 0, now);
-	if (rc != 0) {
-		lb_worker_hold_release(w, hold);
-		drop(w, m, rc == -EADDRNOTAVAIL ? LB_DROP_SNAT_FULL
-			   : rc == -ENOSPC	 ? LB_DROP_FLOW_FULL
-						 : LB_DROP_NO_FLOW);
-		return;
-	}
-	w->st.flows_created++;
+	if (lb_worker_flow6_first_ok(w, m, pkt, s, orig, now))
+		lb_worker_flow6_open(w, m, pkt, s, orig, NULL, NULL, NULL,
+				     now);
 }
 
 /* A packet to an IPv6 VIP (client side) or SNAT address (backend side):
@@ -662,6 +687,7 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 	enum lb_flow_dir dir;
 	struct lb_flow *f;
 	uint32_t idx;
+	bool synp;
 	int fl;
 
 	tuple6_of(pkt, &t);
@@ -673,6 +699,21 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			return;
 		}
 		f = &lb_flow_entries(w->ft)[idx];
+		synp = unlikely(w->synp_svc >> f->svc & 1) &&
+		       pkt->proto == LB_IPPROTO_TCP;
+		/* The SYN proxy's client, established, while the backend's
+		 * handshake runs (worker_synp.c): its first data waits,
+		 * unchecked, as IPv4's, since the backend has not seen it. */
+		if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
+		    dir == LB_FLOW_DIR_ORIG && synp_holds(w, f, idx) &&
+		    lb_worker_synp6_pend(w, f, idx, m, pkt, dir, now))
+			return;
+		/* A proxied backend's segment is checked in the client's
+		 * numbers, which the tracking record keeps once the
+		 * handshake is done; a client's is checked before it is
+		 * translated, below. */
+		if (synp && dir == LB_FLOW_DIR_REPLY)
+			lb_worker_synp6_seg(w, f, idx, m, pkt, dir);
 		/* The sequence checks first, as IPv4's: what they keep
 		 * from the flow's state is kept from the trial's too. */
 		fl = pkt->tcp_flags;
@@ -682,6 +723,12 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 		    dir == LB_FLOW_DIR_REPLY && pkt->proto == LB_IPPROTO_TCP &&
 		    lb_worker_trial6_answer(w, f, idx, m, (uint8_t)fl, now))
+			return;
+		/* The backend's SYN-ACK of a proxied flow completes its
+		 * handshake, seen by the checks in its own numbers. */
+		if (unlikely(synp_holds(w, f, idx)) &&
+		    dir == LB_FLOW_DIR_REPLY &&
+		    lb_worker_synp6_pend(w, f, idx, m, pkt, dir, now))
 			return;
 		/* An http flow past its trial (worker_l7.c), fnat66 or
 		 * fnat64. */
@@ -693,6 +740,8 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 			follow6(w, m, pkt, f, idx, dir, (uint8_t)fl, now);
 			return;
 		}
+		if (synp && dir == LB_FLOW_DIR_ORIG)
+			lb_worker_synp6_seg(w, f, idx, m, pkt, dir);
 		/* fnat64 (worker64.c): its replies come as IPv4. */
 		if (lb_flow_is64(f)) {
 			lb_worker_fnat64_fwd(w, m, pkt, idx, (uint8_t)fl, now);
@@ -713,6 +762,9 @@ fnat66(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt, int s,
 		no_flow6(w, m, pkt, LB_CONF_MAX_SVCS, w->rst_snat_rate, now);
 		return;
 	}
+	if (unlikely(w->synp_svc >> s & 1) && pkt->proto == LB_IPPROTO_TCP &&
+	    lb_worker_synp6_client(w, m, pkt, s, &t, now))
+		return;
 	flow6_new(w, m, pkt, s, &t, now);
 }
 
@@ -832,6 +884,11 @@ icmp6_error(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt6 *pkt,
 		drop(w, m, LB_DROP_ICMP6);
 		return;
 	}
+	/* The SYN proxy's numbers (worker_backend.c). */
+	if (unlikely(w->pp_used) && ic.proto == LB_IPPROTO_TCP &&
+	    ic.inner_l4_off + 8u <= (uint32_t)ic.inner_l3_off + ic.quote_len)
+		lb_worker_quote_seq(w, idx, fr + ic.inner_l4_off,
+				    fr + pkt->l4_off, ic.l4csum, dir);
 	w->st.icmp6_translated++;
 	lb_worker_route_out6(w, m, to, now);
 }

@@ -104,6 +104,8 @@ lb_worker_fnat64_start(struct lb_worker *w, struct rte_mbuf *m,
 	f->flags = (uint8_t)((f->flags & ~LB_FLOW_F_USER_MASK) |
 			     ((trials + 1) << TRIALS_SHIFT));
 	lb_worker_track6_init(w, (uint32_t)idx, m, pkt);
+	if (unlikely(w->pp_used || (w->synp_svc >> s & 1)))
+		lb_worker_synp6_flow(w, (uint32_t)idx, hold);
 	w->bst[s][be].flows++;
 	w->bst[s][be].active++;
 	lb_flow_touch(w->ft, (uint32_t)idx, LB_FLOW_DIR_ORIG, pkt->tcp_flags,
@@ -158,6 +160,12 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	struct lb_pkt6 out;
 	int off, v = LB_L7_PASS, fl;
 
+	/* A proxied flow's segment (worker_synp.c) into the client's
+	 * numbers, which the tracking record keeps once the backend's
+	 * handshake is done; its SYN-ACK is seen in its own, below. */
+	if (unlikely(w->synp_svc >> f->svc & 1) &&
+	    pkt->proto == LB_IPPROTO_TCP && !synp_holds(w, f, idx))
+		lb_worker_synp64_reply(w, f, idx, m, pkt, now);
 	/* The sequence checks first, as for an IPv4 flow's reply (the
 	 * challenge ACK goes back as IPv4). */
 	fl = tcp_check(w, f, idx, LB_FLOW_DIR_REPLY, m, pkt, now);
@@ -168,6 +176,10 @@ lb_worker_fnat64_reply(struct lb_worker *w, struct rte_mbuf *m,
 	if (unlikely(f->state == LB_FLOW_SYN_SENT) &&
 	    pkt->proto == LB_IPPROTO_TCP &&
 	    lb_worker_trial6_answer(w, f, idx, m, (uint8_t)fl, now))
+		return;
+	/* The SYN proxy's SYN-ACK completes the backend's handshake. */
+	if (unlikely(synp_holds(w, f, idx)) && pkt->proto == LB_IPPROTO_TCP &&
+	    lb_worker_synp64_reply(w, f, idx, m, pkt, now))
 		return;
 	/* Past SYN_SENT, l7 is the follower's entry, not the SYN copy. */
 	if (unlikely(f->l7 != LB_L7_NONE) && f->state != LB_FLOW_SYN_SENT &&

@@ -136,34 +136,42 @@ icmp_pass_on(struct lb_worker *w, struct rte_mbuf *m,
  * The sequence number quoted by an ICMP error about spliced flow @p idx,
  * taken into the numbers of the side that gets the error: a stack
  * ignores an error quoting a sequence number it never sent (Linux's
- * tcp_v4_err() for packet too big among them), which would break path
- * MTU discovery through the SYN proxy or a PROXY header. The quote went
- * the other way than @p dir, so it carries the offset of !dir. The
- * quoted TCP checksum, when quoted, and the ICMP checksum follow.
+ * tcp_v4_err() and tcp_v6_err() for packet too big among them), which
+ * would break path MTU discovery through the SYN proxy or a PROXY
+ * header. The quote went the other way than @p dir, so it carries the
+ * offset of !dir. The quoted TCP checksum, when quoted (@p l4csum), and
+ * the ICMP or ICMPv6 checksum of @p icmp follow.
  */
-static void
-icmp_quote_seq(struct lb_worker *w, uint32_t idx, uint8_t *fr,
-	       const struct lb_pkt *pkt, const struct lb_nat_icmp *ic,
-	       enum lb_flow_dir dir)
+void
+lb_worker_quote_seq(struct lb_worker *w, uint32_t idx, uint8_t *th,
+		    uint8_t *icmp, bool l4csum, enum lb_flow_dir dir)
 {
 	uint32_t d = w->spl[idx].seq[!dir], old, new;
-	uint8_t *th = fr + ic->inner_l4_off, *icmp = fr + pkt->l4_off;
 	uint16_t ck, ock;
 
 	if (d == 0 || (w->pp[idx].state == LB_PP_NONE &&
-		       w->synp[idx].state != LB_SYNP_ON) ||
-	    ic->inner_l4_off + 8u > (uint32_t)ic->inner_l3_off + ic->quote_len)
+		       w->synp[idx].state != LB_SYNP_ON))
 		return;
 	old = rd32(th + 4);
 	new = old - d;
 	wr32(th + 4, new);
 	ck = lb_csum_update32(rd16(icmp + 2), old, new);
-	if (ic->l4csum) {
+	if (l4csum) {
 		ock = rd16(th + 16);
 		wr16(th + 16, lb_csum_update32(ock, old, new));
 		ck = lb_csum_update16(ck, ock, rd16(th + 16));
 	}
 	wr16(icmp + 2, ck);
+}
+
+static void
+icmp_quote_seq(struct lb_worker *w, uint32_t idx, uint8_t *fr,
+	       const struct lb_pkt *pkt, const struct lb_nat_icmp *ic,
+	       enum lb_flow_dir dir)
+{
+	if (ic->inner_l4_off + 8u <= (uint32_t)ic->inner_l3_off + ic->quote_len)
+		lb_worker_quote_seq(w, idx, fr + ic->inner_l4_off,
+				    fr + pkt->l4_off, ic->l4csum, dir);
 }
 
 /*

@@ -107,9 +107,10 @@ lb_worker_no_flow(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
  * the pool is empty); a flow of the SYN proxy keeps its record @p sc with
  * it, and the client's ACK @p ack when it carries data.
  */
-static uint32_t
-hold_syn(struct lb_worker *w, struct rte_mbuf *m, struct rte_mbuf *ack,
-	 const struct lb_pkt *apkt, const struct lb_synp_conn *sc)
+uint32_t
+lb_worker_hold_syn(struct lb_worker *w, struct rte_mbuf *m,
+		   struct rte_mbuf *ack, const struct lb_pkt *apkt,
+		   const struct lb_synp_conn *sc)
 {
 	uint32_t h = lb_worker_hold_put(w, m);
 
@@ -160,7 +161,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		uint64_t old, qkey = deferq_key(w, orig);
 
 		if (lb_deferq_lookup(q, qkey, &qe) == 0) {
-			t.hold = hold_syn(w, m, ack, apkt, sc);
+			t.hold = lb_worker_hold_syn(w, m, ack, apkt, sc);
 			rte_pktmbuf_free(m);
 			if (t.hold == LB_HOLD_NONE)
 				return;
@@ -179,7 +180,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 					   &be);
 	if (rc != 0) {
 		if (svc->proto == LB_IPPROTO_TCP && q != NULL) {
-			t.hold = hold_syn(w, m, ack, apkt, sc);
+			t.hold = lb_worker_hold_syn(w, m, ack, apkt, sc);
 			rte_pktmbuf_free(m);
 			if (t.hold != LB_HOLD_NONE)
 				lb_worker_defer_or_rst(w, &t, now);
@@ -193,7 +194,7 @@ flow_new(struct lb_worker *w, struct rte_mbuf *m, struct lb_pkt *pkt,
 		return;
 	}
 	if (svc->proto == LB_IPPROTO_TCP)
-		t.hold = hold_syn(w, m, ack, apkt, sc);
+		t.hold = lb_worker_hold_syn(w, m, ack, apkt, sc);
 	rc = lb_worker_flow_start(w, m, pkt, &t, be, sc, now);
 	if (rc != 0) {
 		/* The proxy's client, established, hears of it. */

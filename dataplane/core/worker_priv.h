@@ -129,6 +129,32 @@ void lb_worker_icmp46_error(struct lb_worker *w, struct rte_mbuf *m,
 bool lb_worker_trial6_answer(struct lb_worker *w, struct lb_flow *f,
 			     uint32_t idx, struct rte_mbuf *m, uint8_t flags,
 			     uint64_t now);
+/* worker_client.c: keeps @p m as the SYN copy of a new flow's trials
+ * (LB_HOLD_NONE when the pool is empty); a flow of the SYN proxy keeps
+ * its record @p sc with it, and the client's ACK @p ack (consumed) when
+ * it carries data. */
+uint32_t lb_worker_hold_syn(struct lb_worker *w, struct rte_mbuf *m,
+			    struct rte_mbuf *ack, const struct lb_pkt *apkt,
+			    const struct lb_synp_conn *sc);
+/* worker_backend.c: the sequence number at @p th + 4 quoted by the
+ * ICMP or ICMPv6 error @p icmp about spliced flow @p idx, arrived from
+ * side @p dir, taken into the numbers of the side that gets it. */
+void lb_worker_quote_seq(struct lb_worker *w, uint32_t idx, uint8_t *th,
+			 uint8_t *icmp, bool l4csum, enum lb_flow_dir dir);
+/* worker6.c: whether the first packet @p m of a new flow of IPv6
+ * service @p s may open it (own source, checksum, per-source budget,
+ * admission); counted and consumed otherwise. */
+bool lb_worker_flow6_first_ok(struct lb_worker *w, struct rte_mbuf *m,
+			      struct lb_pkt6 *pkt, int s,
+			      const struct lb_flow6_tuple *orig, uint64_t now);
+/* worker6.c: the first trial of a new flow of IPv6 service @p s, SYN or
+ * datagram @p m; for the SYN proxy, @p m is the SYN made from the
+ * client's ACK @p ack (@p apkt), @p sc what the ACK said. */
+void lb_worker_flow6_open(struct lb_worker *w, struct rte_mbuf *m,
+			  struct lb_pkt6 *pkt, int s,
+			  const struct lb_flow6_tuple *orig,
+			  struct rte_mbuf *ack, const struct lb_pkt *apkt,
+			  const struct lb_synp_conn *sc, uint64_t now);
 /* worker6.c, for fnat66 and fnat64: a packet too big @p m (parsed in
  * @p pkt) of MTU below IPv6's minimum raised to it, counted; other
  * errors untouched. */
@@ -326,6 +352,36 @@ bool lb_worker_synp_early(struct lb_worker *w, const struct lb_flow *f,
 			  uint64_t now);
 void lb_worker_synp_open(struct lb_worker *w, struct lb_flow *f, uint32_t idx,
 			 struct rte_mbuf *m, struct lb_pkt *pkt, uint64_t now);
+/* IPv6 services (fnat66). A client's segment @p m of service slot @p s
+ * without a flow (tuple @p orig): a SYN answered with a cookie while the
+ * proxy is on, an ACK proving one opening the flow with a SYN of the
+ * worker's own; true when @p m was taken. */
+bool lb_worker_synp6_client(struct lb_worker *w, struct rte_mbuf *m,
+			    struct lb_pkt6 *p6, int s,
+			    const struct lb_flow6_tuple *orig, uint64_t now);
+/* A segment of flow @p f (entry @p idx) while its backend's handshake
+ * runs: the backend's SYN-ACK completes it, the client's data waits;
+ * true when @p m was taken. */
+bool lb_worker_synp6_pend(struct lb_worker *w, struct lb_flow *f,
+			  uint32_t idx, struct rte_mbuf *m, struct lb_pkt6 *p6,
+			  enum lb_flow_dir dir, uint64_t now);
+void lb_worker_synp6_open(struct lb_worker *w, struct lb_flow *f,
+			  uint32_t idx, struct rte_mbuf *m, struct lb_pkt6 *p6,
+			  uint64_t now);
+/* Segment @p m of direction @p dir of flow @p f of a service whose
+ * proxy is not off, before it is touched and sent: its numbers
+ * translated when the flow is the proxy's; `auto` counts handshakes. */
+void lb_worker_synp6_seg(struct lb_worker *w, struct lb_flow *f,
+			 uint32_t idx, struct rte_mbuf *m,
+			 const struct lb_pkt6 *p6, enum lb_flow_dir dir);
+/* The IPv4 backend's segment @p m of fnat64 flow @p f of a service whose
+ * proxy is not off: its SYN-ACK completes a proxied flow's handshake
+ * (true: @p m taken), a segment of a proxied flow is translated. */
+bool lb_worker_synp64_reply(struct lb_worker *w, struct lb_flow *f,
+			    uint32_t idx, struct rte_mbuf *m,
+			    struct lb_pkt *pkt, uint64_t now);
+/* New entry @p idx: the proxy's record from SYN copy @p hold, or none. */
+void lb_worker_synp6_flow(struct lb_worker *w, uint32_t idx, uint32_t hold);
 int lb_worker_synp_init(struct lb_worker *w);
 void lb_worker_synp_switch(struct lb_worker *w);
 void lb_worker_synp_house(struct lb_worker *w, uint64_t now);

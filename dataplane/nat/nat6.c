@@ -109,12 +109,75 @@ lb_nat6_hop_dec(uint8_t *frame, struct lb_pkt6 *pkt)
 	return 0;
 }
 
+/*
+ * Writes at @p ip an IPv6 header without extensions from @p src to
+ * @p dst and a TCP header of @p h (options copied from @p opt), both
+ * checksummed afresh; @p pkt describes the result. Everything the caller
+ * needed from the old headers was read: these land over them.
+ */
+static int
+write_tcp6(uint8_t *ip, struct lb_pkt6 *pkt, const uint8_t *src,
+	   const uint8_t *dst, uint16_t sport, uint16_t dport,
+	   const struct lb_nat_tcp_hdr *h, const uint8_t *opt)
+{
+	uint32_t tl = TCP_MIN_HDR + h->optlen;
+	uint8_t s[16], d[16], *th = ip + LB_IPV6_HDR_LEN;
+
+	memcpy(s, src, 16);
+	memcpy(d, dst, 16);
+	memset(ip, 0, LB_IPV6_HDR_LEN + TCP_MIN_HDR);
+	ip[0] = 0x60;
+	wr16(ip + 4, (uint16_t)tl);
+	ip[6] = LB_IPPROTO_TCP;
+	ip[7] = LB_NAT_TTL_DEFAULT;
+	memcpy(ip + 8, s, 16);
+	memcpy(ip + 24, d, 16);
+	wr16_raw(th, sport);
+	wr16_raw(th + 2, dport);
+	wr32(th + 4, h->seq);
+	wr32(th + 8, h->ack);
+	th[12] = (uint8_t)((tl / 4) << 4);
+	th[13] = h->flags;
+	wr16(th + 14, h->win);
+	if (h->optlen > 0)
+		memcpy(th + TCP_MIN_HDR, opt, h->optlen);
+	wr16_raw(th + TCP_CSUM_OFF,
+		 (uint16_t)~lb_csum_fold(lb_csum_partial(
+			 th, tl,
+			 lb_pkt6_pseudo_sum(s, d, tl, LB_IPPROTO_TCP))));
+	pkt->l4_off = (uint16_t)(pkt->l3_off + LB_IPV6_HDR_LEN);
+	pkt->payload_off = (uint16_t)(pkt->l4_off + tl);
+	pkt->payload_len = 0;
+	pkt->ip_plen = (uint16_t)tl;
+	pkt->frag_hdr = 0;
+	pkt->n_ext = 0;
+	pkt->flags = 0;
+	pkt->tcp_flags = h->flags;
+	pkt->hop_limit = LB_NAT_TTL_DEFAULT;
+	memcpy(pkt->src, s, 16);
+	memcpy(pkt->dst, d, 16);
+	pkt->sport = sport;
+	pkt->dport = dport;
+	return pkt->payload_off;
+}
+
+static void
+swap_macs(uint8_t *frame)
+{
+	uint8_t mac[6];
+
+	memcpy(mac, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, mac, 6);
+}
+
 int
 lb_nat6_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt6 *pkt)
 {
-	uint8_t a[2][16], mac[6], *ip, *th, flags;
+	struct lb_nat_tcp_hdr h = {0};
+	uint8_t a[2][16], *ip, *th;
 	uint16_t sport, dport;
-	uint32_t end, seq, ack;
+	uint32_t end;
 
 	if (frame == NULL || pkt == NULL)
 		return -EINVAL;
@@ -123,52 +186,48 @@ lb_nat6_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt6 *pkt)
 	end = pkt6_end(pkt);
 	th = frame + pkt->l4_off;
 	if (end == 0 || end > len ||
-	    (flags = lb_nat_rst_numbers(th, pkt->payload_len, &seq, &ack)) ==
-		    0)
+	    (h.flags = lb_nat_rst_numbers(th, pkt->payload_len, &h.seq,
+					  &h.ack)) == 0)
 		return -EINVAL;
 	ip = frame + pkt->l3_off;
 	memcpy(a[0], ip + 8, 16);
 	memcpy(a[1], ip + 24, 16);
 	sport = rd16_raw(th);
 	dport = rd16_raw(th + 2);
-	memcpy(mac, frame, 6);
-	memcpy(frame, frame + 6, 6);
-	memcpy(frame + 6, mac, 6);
-	/* Everything needed was read: the reply has no extension header,
-	 * so its TCP header may land over them. */
-	memset(ip, 0, LB_IPV6_HDR_LEN + TCP_MIN_HDR);
-	ip[0] = 0x60;
-	wr16(ip + 4, TCP_MIN_HDR);
-	ip[6] = LB_IPPROTO_TCP;
-	ip[7] = LB_NAT_TTL_DEFAULT;
-	memcpy(ip + 8, a[1], 16);
-	memcpy(ip + 24, a[0], 16);
-	th = ip + LB_IPV6_HDR_LEN;
-	wr16_raw(th, dport);
-	wr16_raw(th + 2, sport);
-	wr32(th + 4, seq);
-	wr32(th + 8, ack);
-	th[12] = (TCP_MIN_HDR / 4) << 4;
-	th[13] = flags;
-	wr16_raw(th + TCP_CSUM_OFF,
-		 (uint16_t)~lb_csum_fold(lb_csum_partial(
-			 th, TCP_MIN_HDR,
-			 lb_pkt6_pseudo_sum(a[1], a[0], TCP_MIN_HDR,
-					    LB_IPPROTO_TCP))));
-	pkt->l4_off = (uint16_t)(pkt->l3_off + LB_IPV6_HDR_LEN);
-	pkt->payload_off = (uint16_t)(pkt->l4_off + TCP_MIN_HDR);
-	pkt->payload_len = 0;
-	pkt->ip_plen = TCP_MIN_HDR;
-	pkt->frag_hdr = 0;
-	pkt->n_ext = 0;
-	pkt->flags = 0;
-	pkt->tcp_flags = flags;
-	pkt->hop_limit = LB_NAT_TTL_DEFAULT;
-	memcpy(pkt->src, a[1], 16);
-	memcpy(pkt->dst, a[0], 16);
-	pkt->sport = dport;
-	pkt->dport = sport;
-	return pkt->payload_off;
+	swap_macs(frame);
+	return write_tcp6(ip, pkt, a[1], a[0], dport, sport, &h, NULL);
+}
+
+int
+lb_nat6_tcp_seg(uint8_t *frame, uint32_t cap, struct lb_pkt6 *pkt, bool reply,
+		const struct lb_nat_tcp_hdr *h)
+{
+	uint8_t opt[LB_NAT_TCP_OPT_MAX], a[2][16], *ip, *th;
+	uint16_t port[2];
+	uint32_t len;
+
+	if (frame == NULL || pkt == NULL || h == NULL ||
+	    pkt->proto != LB_IPPROTO_TCP || pkt6_end(pkt) == 0 ||
+	    h->optlen > LB_NAT_TCP_OPT_MAX || h->optlen % 4 != 0)
+		return -EINVAL;
+	len = (uint32_t)pkt->l3_off + LB_IPV6_HDR_LEN + TCP_MIN_HDR +
+	      h->optlen;
+	if (cap < len)
+		return -ENOSPC;
+	ip = frame + pkt->l3_off;
+	th = frame + pkt->l4_off;
+	memcpy(a[0], ip + 8, 16);
+	memcpy(a[1], ip + 24, 16);
+	port[0] = rd16_raw(th);
+	port[1] = rd16_raw(th + 2);
+	/* The options may come from the segment itself. */
+	if (h->optlen > 0)
+		memcpy(opt, h->opt, h->optlen);
+	if (reply)
+		swap_macs(frame);
+	write_tcp6(ip, pkt, a[reply], a[!reply], port[reply], port[!reply], h,
+		   opt);
+	return (int)len;
 }
 
 int

@@ -33,9 +33,11 @@
  * limit into the TTL and back (RFC 7915 4.1, 5.1).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lb/pkt_parse.h"
+#include "nat.h"
 #include "pkt_parse6.h"
 
 /**
@@ -70,6 +72,17 @@ int lb_nat6_hop_dec(uint8_t *frame, struct lb_pkt6 *pkt);
  *   @p pkt that does not fit @p len; -EPROTONOSUPPORT for other than TCP.
  */
 int lb_nat6_tcp_rst(uint8_t *frame, uint32_t len, struct lb_pkt6 *pkt);
+
+/**
+ * lb_nat_tcp_seg() for IPv6: turns TCP segment @p pkt in @p frame into a
+ * segment of its own without data, turned around when @p reply; the IPv6
+ * header loses its extension headers, the TCP header is @p h, the
+ * checksum is computed afresh and @p pkt describes the new frame.
+ * @return the new frame length; -EINVAL on NULL, a frame that is not TCP
+ *   or options that are not whole words; -ENOSPC when @p cap is short
+ */
+int lb_nat6_tcp_seg(uint8_t *frame, uint32_t cap, struct lb_pkt6 *pkt,
+		    bool reply, const struct lb_nat_tcp_hdr *h);
 
 /**
  * fnat64 towards the backend: the IPv6 frame at @p buf + @p off (of

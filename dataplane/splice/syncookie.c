@@ -15,6 +15,15 @@ const uint16_t lb_syncookie_mss_tab[LB_SYNCOOKIE_MSS_CLASSES] = {
 	1460, /* Ethernet */
 };
 
+/* Linux's IPv6 classes: an MTU of 1280, 1480, 1500 and 9000 less the
+ * headers; no IPv6 path carries less than the first. */
+const uint16_t lb_syncookie_mss6_tab[LB_SYNCOOKIE_MSS_CLASSES] = {
+	1220,
+	1420,
+	1440,
+	8940,
+};
+
 #define MSS_BITS 2
 #define COUNT_BITS 2
 #define KEY_SHIFT (MSS_BITS + COUNT_BITS)
@@ -150,24 +159,56 @@ put32le(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* The bytes a cookie's MAC covers past the addresses: ports, the
+ * client's ISN and the counter with the MSS index. */
+#define MAC_TAIL 12u
+#define MAC_MAX (32u + MAC_TAIL)
+
+/* The connection a cookie is for, as its MAC reads it: the addresses as
+ * in the packet (4 or 16 bytes each), then the tail. */
+struct mac_in {
+	uint8_t m[MAC_MAX];
+	uint32_t alen; /* bytes of one address */
+	const uint16_t *mss_tab;
+};
+
+static void
+mac_in4(const struct lb_syncookie_tuple *t, struct mac_in *in)
+{
+	memcpy(in->m, &t->saddr, 4);
+	memcpy(in->m + 4, &t->daddr, 4);
+	memcpy(in->m + 8, &t->sport, 2);
+	memcpy(in->m + 10, &t->dport, 2);
+	put32le(in->m + 12, t->cisn);
+	in->alen = 4;
+	in->mss_tab = lb_syncookie_mss_tab;
+}
+
+static void
+mac_in6(const struct lb_syncookie_tuple6 *t, struct mac_in *in)
+{
+	memcpy(in->m, t->saddr, 16);
+	memcpy(in->m + 16, t->daddr, 16);
+	memcpy(in->m + 32, &t->sport, 2);
+	memcpy(in->m + 34, &t->dport, 2);
+	put32le(in->m + 36, t->cisn);
+	in->alen = 16;
+	in->mss_tab = lb_syncookie_mss6_tab;
+}
+
 /*
- * The MAC bits of a cookie: 20 bytes (tuple as in the packet, the
- * client's ISN and the counter with the MSS index, little-endian) under
- * secret @p key.
+ * The MAC bits of a cookie: the tuple as in the packet, the client's ISN
+ * and the counter with the MSS index (little-endian) under secret
+ * @p key; 20 bytes for IPv4, 44 for IPv6.
  */
 static uint32_t
 mac(const struct lb_syncookie_secrets *s, unsigned int key,
-    const struct lb_syncookie_tuple *t, uint32_t count, uint32_t mss)
+    struct mac_in *in, uint32_t count, uint32_t mss)
 {
-	uint8_t m[20];
+	uint32_t n = 2 * in->alen + MAC_TAIL;
 
-	memcpy(m, &t->saddr, 4);
-	memcpy(m + 4, &t->daddr, 4);
-	memcpy(m + 8, &t->sport, 2);
-	memcpy(m + 10, &t->dport, 2);
-	put32le(m + 12, t->cisn);
-	put32le(m + 16, count << MSS_BITS | mss);
-	return (uint32_t)(lb_siphash24(s->key[key], m, sizeof(m)) >> 32) &
+	put32le(in->m + n - 4, count << MSS_BITS | mss);
+	return (uint32_t)(lb_siphash24(s->key[key], in->m, n) >> 32) &
 	       MAC_MASK;
 }
 
@@ -194,26 +235,24 @@ ts_encode(const struct lb_syncookie_opts *in, uint32_t ts_now)
 	return ts;
 }
 
-uint32_t
-lb_syncookie_make(const struct lb_syncookie_secrets *s,
-		  const struct lb_syncookie_tuple *t,
-		  const struct lb_syncookie_clock *now,
-		  const struct lb_syncookie_opts *in, uint32_t *tsval)
+static uint32_t
+make(const struct lb_syncookie_secrets *s, struct mac_in *t,
+     const struct lb_syncookie_clock *now, const struct lb_syncookie_opts *in,
+     uint32_t *tsval)
 {
 	uint32_t count = counter(now), idx = LB_SYNCOOKIE_MSS_CLASSES - 1;
 
-	while (idx > 0 && in->mss < lb_syncookie_mss_tab[idx])
+	while (idx > 0 && in->mss < t->mss_tab[idx])
 		idx--;
 	*tsval = in->ts ? ts_encode(in, now->ts) : 0;
 	return mac(s, s->cur, t, count, idx) | s->cur << KEY_SHIFT |
 	       (count & COUNT_MASK) << MSS_BITS | idx;
 }
 
-int
-lb_syncookie_check(const struct lb_syncookie_secrets *s,
-		   const struct lb_syncookie_tuple *t,
-		   const struct lb_syncookie_clock *now, uint32_t cookie,
-		   uint32_t tsecr, struct lb_syncookie_opts *out)
+static int
+check(const struct lb_syncookie_secrets *s, struct mac_in *t,
+      const struct lb_syncookie_clock *now, uint32_t cookie, uint32_t tsecr,
+      struct lb_syncookie_opts *out)
 {
 	uint32_t idx = cookie & MSS_MASK, key = cookie >> KEY_SHIFT & 1;
 	uint32_t age = (counter(now) - (cookie >> MSS_BITS)) & COUNT_MASK;
@@ -226,7 +265,7 @@ lb_syncookie_check(const struct lb_syncookie_secrets *s,
 	if (age >= LB_SYNCOOKIE_MAX_AGE)
 		return LB_SYNCOOKIE_EXPIRED;
 	memset(out, 0, sizeof(*out));
-	out->mss = lb_syncookie_mss_tab[idx];
+	out->mss = t->mss_tab[idx];
 	out->wscale = -1;
 	if (tsecr == 0)
 		return LB_SYNCOOKIE_OK;
@@ -239,4 +278,52 @@ lb_syncookie_check(const struct lb_syncookie_secrets *s,
 	if ((o & TS_WSCALE_MASK) != TS_WSCALE_MASK)
 		out->wscale = (int8_t)(o & TS_WSCALE_MASK);
 	return LB_SYNCOOKIE_OK;
+}
+
+uint32_t
+lb_syncookie_make(const struct lb_syncookie_secrets *s,
+		  const struct lb_syncookie_tuple *t,
+		  const struct lb_syncookie_clock *now,
+		  const struct lb_syncookie_opts *in, uint32_t *tsval)
+{
+	struct mac_in m;
+
+	mac_in4(t, &m);
+	return make(s, &m, now, in, tsval);
+}
+
+int
+lb_syncookie_check(const struct lb_syncookie_secrets *s,
+		   const struct lb_syncookie_tuple *t,
+		   const struct lb_syncookie_clock *now, uint32_t cookie,
+		   uint32_t tsecr, struct lb_syncookie_opts *out)
+{
+	struct mac_in m;
+
+	mac_in4(t, &m);
+	return check(s, &m, now, cookie, tsecr, out);
+}
+
+uint32_t
+lb_syncookie_make6(const struct lb_syncookie_secrets *s,
+		   const struct lb_syncookie_tuple6 *t,
+		   const struct lb_syncookie_clock *now,
+		   const struct lb_syncookie_opts *in, uint32_t *tsval)
+{
+	struct mac_in m;
+
+	mac_in6(t, &m);
+	return make(s, &m, now, in, tsval);
+}
+
+int
+lb_syncookie_check6(const struct lb_syncookie_secrets *s,
+		    const struct lb_syncookie_tuple6 *t,
+		    const struct lb_syncookie_clock *now, uint32_t cookie,
+		    uint32_t tsecr, struct lb_syncookie_opts *out)
+{
+	struct mac_in m;
+
+	mac_in6(t, &m);
+	return check(s, &m, now, cookie, tsecr, out);
 }

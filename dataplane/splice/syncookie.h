@@ -55,6 +55,10 @@
 /** MSS classes, ascending: 536 is the default MSS of IPv4 (RFC 9293). */
 extern const uint16_t lb_syncookie_mss_tab[LB_SYNCOOKIE_MSS_CLASSES];
 
+/** IPv6's MSS classes, ascending: 1220 is IPv6's minimum (an MTU of
+ * 1280, RFC 8200 5). */
+extern const uint16_t lb_syncookie_mss6_tab[LB_SYNCOOKIE_MSS_CLASSES];
+
 /** The two secrets: key[cur] makes cookies, both check them. */
 struct lb_syncookie_secrets {
 	uint64_t key[2][2];
@@ -69,6 +73,16 @@ struct lb_syncookie_secrets {
 struct lb_syncookie_tuple {
 	uint32_t saddr; /**< the client's */
 	uint32_t daddr; /**< ours (the VIP) */
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t cisn;
+};
+
+/** lb_syncookie_tuple of an IPv6 connection: the MAC covers both whole
+ * addresses. */
+struct lb_syncookie_tuple6 {
+	uint8_t saddr[16]; /**< the client's */
+	uint8_t daddr[16]; /**< ours (the VIP) */
 	uint16_t sport;
 	uint16_t dport;
 	uint32_t cisn;
@@ -141,5 +155,18 @@ int lb_syncookie_check(const struct lb_syncookie_secrets *s,
 		       const struct lb_syncookie_tuple *t,
 		       const struct lb_syncookie_clock *now, uint32_t cookie,
 		       uint32_t tsecr, struct lb_syncookie_opts *out);
+
+/** lb_syncookie_make() for an IPv6 tuple, with lb_syncookie_mss6_tab[]. */
+uint32_t lb_syncookie_make6(const struct lb_syncookie_secrets *s,
+			    const struct lb_syncookie_tuple6 *t,
+			    const struct lb_syncookie_clock *now,
+			    const struct lb_syncookie_opts *in,
+			    uint32_t *tsval);
+
+/** lb_syncookie_check() for an IPv6 tuple, with lb_syncookie_mss6_tab[]. */
+int lb_syncookie_check6(const struct lb_syncookie_secrets *s,
+			const struct lb_syncookie_tuple6 *t,
+			const struct lb_syncookie_clock *now, uint32_t cookie,
+			uint32_t tsecr, struct lb_syncookie_opts *out);
 
 #endif /* LB_SYNCOOKIE_H */

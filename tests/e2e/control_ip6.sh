@@ -83,8 +83,10 @@ ctl_bad "IPv6 address:port '2001:db8:e6:ff::10:443' needs brackets: [IPV6]:PORT"
 	service add tcp 2001:db8:e6:ff::10:443
 ctl_bad "backend [2001:db8:e6:1::12]:80 is IPv6 but $SVC is IPv4: an IPv4 service takes IPv4 backends only" \
 	backend add $SVC "[2001:db8:e6:1::12]:80"
-ctl_bad "$SVC6: synproxy is not available on IPv6 services (they are forwarded at layer 4 only)" \
-	service set $SVC6 synproxy on
+ctl_bad "$SVC6: proxy-protocol is not available on IPv6 services (they are forwarded at layer 4 only)" \
+	service set $SVC6 proxy-protocol v2
+check "synproxy on an IPv6 service with IPv6 backends" \
+	'ctl service set $SVC6 synproxy on && ctl service set $SVC6 synproxy off'
 ctl_bad "gateway 2001:db8:e6:5::1 is not in a connected subnet of port 0" \
 	route add 2001:db8:e6:100::/56 via 2001:db8:e6:5::1 port 0
 ctl_bad "invalid IPv6 address '2001:db8:e6::g'" snat add 2001:db8:e6::g port 0
@@ -99,6 +101,8 @@ check "backend list: the IPv4 backend of the IPv6 service, unbracketed" \
 check "the JSON data: both families in one pool" \
 	'ctl --json backend list $SVC6 | has -F "\"$BE1\"" &&
 	 ctl --json backend list $SVC6 | has -F "\"[2001:db8:e6:1::12]:8443\""'
+check "synproxy on an IPv6 service with an IPv4 backend (fnat64)" \
+	'ctl service set $SVC6 synproxy on && ctl service set $SVC6 synproxy off'
 check "http on an IPv6 service with an IPv4 backend (fnat64 flows are followed)" \
 	'ctl service set $SVC6 http on && ctl service set $SVC6 http off'
 if [ -n "${CTL_METRICS:-}" ]; then

@@ -11,7 +11,7 @@
 #     client;
 #   - wrk on the IPv6 VIP and on the IPv4 VIP together: no error;
 #   - lbctl lists the IPv6 service and backends, and refuses what an IPv6
-#     service does not have (synproxy, proxy-protocol) with no change;
+#     service does not have (proxy-protocol) with no change;
 #   - lbctl neigh shows the IPv6 backends reachable on port 1 beside the
 #     IPv4 ones;
 #   - the IPv6 SNAT address moved under keep-alive load (snat add, snat
@@ -138,8 +138,7 @@ check "lbctl neigh counts the IPv6 neighbours learnt" \
 	'grep -Eq "^neighbour discovery \(IPv6\): [0-9]+ address\(es\), .* learned [1-9]" \
 		"$E2E_TMP/neigh.txt"'
 ctl save >"$E2E_TMP/save0"
-for bad in "service set tcp [$VIP6]:80 synproxy on" \
-	"service set tcp [$VIP6]:80 proxy-protocol v2"; do
+for bad in "service set tcp [$VIP6]:80 proxy-protocol v2"; do
 	out=$(ctl $bad 2>&1) && rc=0 || rc=$?
 	e2e_log "lbctl $bad: status $rc: $out"
 	check "refused: $bad" \

@@ -20,7 +20,8 @@ test namespace (ip netns exec):
              [--count N]             SYNs from spoofed sources of the client's
                                      /24, each frame a new 4-tuple (of
                                      --tuples), for S s or N frames, at R
-                                     frames/s
+                                     frames/s; to an IPv6 [A]:P, from
+                                     sources of --net, an IPv6 prefix
   udpflood   --iface I --dst-mac M --src A --dst A:P --ports LO-HI
              [--count N] [--seconds S] [--pps R]
                                      UDP datagrams from A, each from the next
@@ -307,31 +308,51 @@ def inject(args):
 
 
 def tcp_syn(src, dst, sport, dport, seq):
-    """A SYN with a valid TCP checksum."""
+    """A SYN with a valid TCP checksum, over IPv4 or (addresses with a
+    ':') IPv6."""
     hdr = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, 0x02,
                       65535, 0, 0)
-    pseudo = struct.pack("!4s4sBBH", socket.inet_aton(src),
-                         socket.inet_aton(dst), 0, 6, len(hdr))
+    if ":" in dst:
+        pseudo = (socket.inet_pton(socket.AF_INET6, src) +
+                  socket.inet_pton(socket.AF_INET6, dst) +
+                  struct.pack("!IxxxB", len(hdr), 6))
+    else:
+        pseudo = struct.pack("!4s4sBBH", socket.inet_aton(src),
+                             socket.inet_aton(dst), 0, 6, len(hdr))
     c = csum(pseudo + hdr)
     return hdr[:16] + struct.pack("!H", c) + hdr[18:]
 
 
+def ipv6(src, dst, nh, payload):
+    """An IPv6 header (hop limit 64) and its payload."""
+    return (struct.pack("!IHBB", 6 << 28, len(payload), nh, 64) +
+            socket.inet_pton(socket.AF_INET6, src) +
+            socket.inet_pton(socket.AF_INET6, dst) + payload)
+
+
 def synflood(args):
-    """SYNs from many spoofed sources of the client's /24, as fast as one
-    core sends them, for --seconds or --count frames; each frame another
-    4-tuple."""
+    """SYNs from many spoofed sources of the client's /24 (IPv6: of the
+    --net prefix, the last 16 bits), as fast as one core sends them, for
+    --seconds or --count frames; each frame another 4-tuple."""
     mac = bytes.fromhex(args.dst_mac.replace(":", ""))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((args.iface, 0))
     src_mac = s.getsockname()[4][:6]
     dst, dport = args.dst
-    net = args.net.rsplit(".", 1)[0]
+    v6 = ":" in dst
+    net = args.net.rstrip(":") if v6 else args.net.rsplit(".", 1)[0]
     frames = []
     for i in range(args.tuples):
-        src = "%s.%d" % (net, args.first + i % args.sources)
+        host = args.first + i % args.sources
         sport = 1024 + (i // args.sources) % 64000
-        l3 = ipv4(src, dst, 6, tcp_syn(src, dst, sport, dport, i * 7919))
-        frames.append(mac + src_mac + b"\x08\x00" + l3)
+        if v6:
+            src = "%s::%x" % (net, host)
+            l3 = ipv6(src, dst, 6, tcp_syn(src, dst, sport, dport, i * 7919))
+            frames.append(mac + src_mac + b"\x86\xdd" + l3)
+        else:
+            src = "%s.%d" % (net, host)
+            l3 = ipv4(src, dst, 6, tcp_syn(src, dst, sport, dport, i * 7919))
+            frames.append(mac + src_mac + b"\x08\x00" + l3)
     sent, dt = send_frames(s, frames, args)
     s.close()
     print(json.dumps({"sent": sent, "pps": int(sent / dt),

@@ -622,3 +622,23 @@ ph_table_publish(struct ph_env *e, struct lb_dpconf *d)
 		assert_ptr_equal(e->dp.w[i]->conf_pub, d);
 	rte_free(old);
 }
+
+uint64_t
+ph_flows_in_table(const struct lb_worker *w)
+{
+	struct lb_flow_stats fs;
+
+	lb_flow_stats_get(w->ft, &fs);
+	return fs.flows;
+}
+
+void
+ph_ts_opt(uint8_t opt[12], uint32_t val, uint32_t ecr)
+{
+	opt[0] = 1;
+	opt[1] = 1;
+	opt[2] = 8;
+	opt[3] = 10;
+	pb_put32(opt + 4, val);
+	pb_put32(opt + 8, ecr);
+}

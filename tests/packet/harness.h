@@ -260,4 +260,9 @@ struct CMUnitTest *ph_tests(const struct CMUnitTest *plain, size_t nb_plain,
 			    size_t nb_tables, size_t *n);
 void ph_tests_free(struct CMUnitTest *t, size_t n, size_t nb_plain);
 
+/* The entries of worker @p w's flow table. */
+uint64_t ph_flows_in_table(const struct lb_worker *w);
+/* A timestamps option alone (NOP NOP TS TSval @p val TSecr @p ecr). */
+void ph_ts_opt(uint8_t opt[12], uint32_t val, uint32_t ecr);
+
 #endif /* LB_TEST_HARNESS_H */

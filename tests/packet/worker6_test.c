@@ -28,6 +28,7 @@
 #include "lb/hdr_scan.h"
 #include "l7_reject.h"
 #include "pkt_parse6.h"
+#include "tcp_opts.h"
 
 #define POOL_SIZE 2047
 #define FLOWS 256
@@ -1057,6 +1058,435 @@ test_fnat66_tcp(void **state)
 				   lb_flow6_fold(e->w->ft, snat)),
 		 0, "SNAT port free");
 	CHECK_EQ(e->w->bst[s][0].active, 0, "nothing active");
+}
+
+/* ---- the SYN proxy on fnat66 (worker_synp.c) ---- */
+
+static void too_big6(struct pb_dg6 *err, const uint8_t src[16],
+		     const uint8_t dst[16], uint32_t mtu, const uint8_t *quote,
+		     uint32_t qlen);
+
+/* env66_build()'s dataplane with the TCP service's SYN proxy in @p mode
+ * (the defaults of lb-control: MSS 1460, scale 7), @p nb_be backends
+ * (A_PEER1 on ports BPORT6, BPORT6 + 1, ...). */
+static struct ph_env *
+env66_synp(void **state, uint8_t mode, uint32_t syn_rate, uint32_t nb_be)
+{
+	struct ph_env *e = env66_build(state, NULL, NULL);
+	struct lb_dpconf_svc *v = &e->dp.conf->svc[e->dp.conf->nb_svc - 2];
+
+	v->opts.synp.mode = mode;
+	v->opts.synp.mss = 1460;
+	v->opts.synp.wscale = 7;
+	v->opts.synp.syn_rate = syn_rate;
+	v->opts.synp.half_open = 1000000;
+	v->opts.synp.calm_ns = 1000000000ull;
+	for (uint32_t b = 1; b < nb_be; b++) {
+		v->be[b] = v->be[0];
+		v->be[b].port = htons((uint16_t)(BPORT6 + b));
+	}
+	v->nb_be = nb_be;
+	return env66_go(e, 1);
+}
+
+/* A segment from the client (@p to_be) or the backend with TCP options
+ * @p opt (@p n bytes, whole words) before @p plen bytes of payload,
+ * window @p win: the options go in as payload, then the data offset and
+ * checksum are made to say so. */
+static void
+opt6_frame(struct pb_frame *f, bool to_be, uint16_t sport, uint16_t dport,
+	   uint8_t flags, uint32_t seq, uint32_t ack, uint16_t win,
+	   const uint8_t *opt, uint16_t n, uint16_t plen)
+{
+	uint8_t buf[256], a[16];
+	struct pb_dg6 d;
+	uint8_t *ip, *th;
+	uint32_t tl = 20u + n + plen;
+
+	memcpy(buf, opt, n);
+	for (uint16_t i = 0; i < plen; i++)
+		buf[n + i] = (uint8_t)('a' + i % 26);
+	if (to_be)
+		addr(a, A_VIP);
+	else
+		addr(a, A_SNAT);
+	seg6(&d, to_be ? A_C : A_PEER1, sport, a, dport, PB_PROTO_TCP, flags,
+	     seq, ack, 64);
+	d.l4.data = buf;
+	d.l4.plen = (uint16_t)(n + plen);
+	if (to_be)
+		pb_ipv6_frame(f, mac_port[0], mac_c, &d);
+	else
+		pb_ipv6_frame(f, mac_port[1], mac_peer1, &d);
+	ip = f->b + ETH;
+	th = ip + 40;
+	th[12] = (uint8_t)((20 + n) / 4 << 4);
+	pb_put16(th + 14, win);
+	pb_put16(th + 16, 0);
+	pb_put16(th + 16, (uint16_t)~pb_fold(pb_sum(
+				  th, tl, pb_sum(ip + 8, 32, PB_PROTO_TCP + tl))));
+}
+
+/* A segment the worker sent, read back: its checksum must verify. */
+struct seg6_out {
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t win, plen;
+	struct lb_tcp_opts o;
+};
+
+static void
+seg6_read(const struct pb_frame *f, struct seg6_out *s, const char *what)
+{
+	struct lb_pkt6 pkt;
+	const uint8_t *th;
+
+	if (lb_pkt6_parse(f->b, f->len, &pkt) != LB_PKT6_OK ||
+	    pkt.proto != PB_PROTO_TCP || !lb_pkt6_l4_csum_ok(f->b, &pkt))
+		fail_msg("%s: not a TCP segment with a good checksum", what);
+	th = f->b + pkt.l4_off;
+	memcpy(s->src, pkt.src, 16);
+	memcpy(s->dst, pkt.dst, 16);
+	s->sport = ntohs(pkt.sport);
+	s->dport = ntohs(pkt.dport);
+	s->seq = pb_get32(th + 4);
+	s->ack = pb_get32(th + 8);
+	s->flags = th[13];
+	s->win = pb_get16(th + 14);
+	s->plen = pkt.payload_len;
+	lb_tcp_opts_read(th + 20, pkt.payload_off - pkt.l4_off - 20u, &s->o);
+}
+
+static void
+check_addr(const uint8_t got[16], enum who want, const char *what)
+{
+	uint8_t a[16];
+
+	addr(a, want);
+	if (memcmp(got, a, 16) != 0)
+		fail_msg("%s: another address", what);
+}
+
+/* The client's SYN of port @p cport, ISN @p iss, answered with a cookie:
+ * @return the cookie, the SYN-ACK in @p o. */
+static uint32_t
+synp6_cookie(struct ph_env *e, uint16_t cport, uint32_t iss,
+	     const uint8_t *opt, uint16_t n, struct seg6_out *o)
+{
+	struct pb_frame in, got;
+
+	opt6_frame(&in, true, cport, TCP6_PORT, PB_SYN, iss, 0, 65535, opt, n,
+		   0);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 0, 0, &got, "SYN-ACK");
+	seg6_read(&got, o, "SYN-ACK");
+	return o->seq;
+}
+
+/*
+ * synproxy on an IPv6 service, a Linux client (MSS, SACK, timestamps,
+ * scale 6) across a sequence wrap and a backend with scale 9, as IPv4's
+ * test_synproxy: the SYN is answered with a cookie over the IPv6 tuple
+ * and nothing kept, a flood of them neither; an ACK with a forged cookie
+ * opens nothing; the ACK that proves it opens the backend's connection
+ * with the client's options (its MSS class of IPv6's); the client's
+ * early data waits, and sent again sends the backend's SYN again; the
+ * backend's SYN-ACK goes no further and the client's ACK and data
+ * complete its handshake; from then on both sides see their own
+ * numbers, timestamps and window scales.
+ */
+static void
+test_synproxy6(void **state)
+{
+	struct ph_env *e = env66_synp(state, LB_CONF_SYNP_ON, 20000, 1);
+	const struct lb_worker *w = e->w;
+	const uint32_t iss = 0xfffffff0u, irs = 0x7ffffff0u;
+	const uint8_t syn_opt[20] = {2, 4, 0x05, 0x96, 4, 2, 8, 10, 0, 0, 0x03,
+				     0xe8, 0, 0, 0, 0, 1, 3, 3, 6};
+	struct pb_frame in, got, two[3];
+	struct seg6_out o;
+	uint32_t cookie, tsv;
+	uint16_t sport;
+	uint8_t opt[20];
+
+	cookie = synp6_cookie(e, CPORT6, iss, syn_opt, sizeof(syn_opt), &o);
+	check_addr(o.src, A_VIP, "SYN-ACK from the VIP");
+	check_addr(o.dst, A_C, "SYN-ACK to the client");
+	CHECK_EQ(o.sport, TCP6_PORT, "VIP port");
+	CHECK_EQ(o.dport, CPORT6, "client port");
+	CHECK_EQ(o.flags, PB_SYN | PB_ACK, "SYN-ACK flags");
+	CHECK_EQ(o.ack, iss + 1, "acknowledges the SYN");
+	CHECK_EQ(o.o.mss, 1440, "MSS offered: the service's less 20");
+	CHECK_EQ(o.o.wscale, 7, "window scale offered");
+	CHECK_EQ(o.o.sack_ok, 1, "SACK offered");
+	CHECK_EQ(o.o.ts, 1, "timestamps");
+	CHECK_EQ(o.o.tsecr, 1000, "echoes the client's TSval");
+	tsv = o.o.tsval;
+	CHECK_EQ(w->st.synp_cookies, 1, "cookies");
+
+	/* A flood from 64 ports: 64 cookies, no state. */
+	for (uint16_t p = 0; p < 64; p++) {
+		opt6_frame(&in, true, (uint16_t)(50000 + p), TCP6_PORT,
+			   PB_SYN, 77u * p, 0, 65535, syn_opt, sizeof(syn_opt),
+			   0);
+		ph_rx(e, 0, &in);
+		ph_expect_one(e, 0, 0, &got, "SYN-ACK to the flood");
+	}
+	CHECK_EQ(w->st.synp_cookies, 65, "a cookie each");
+	CHECK_EQ(w->st.flows_created, 0, "no flow for a SYN");
+	CHECK_EQ(ph_flows_in_table(w), 0, "no entry for a SYN");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing held");
+
+	/* The cookie of this connection from another port: forged. */
+	opt6_frame(&in, true, CPORT6 + 1, TCP6_PORT, PB_ACK, iss + 1,
+		   cookie + 1, 502, NULL, 0, 0);
+	ph_rx(e, 0, &in);
+	/* As IPv4's: a segment of no flow, answered within rst-rate. */
+	ph_expect_one(e, 0, 0, &got, "a RST for a forged cookie");
+	CHECK_EQ(got.b[ETH + 40 + 13] & PB_RST, PB_RST, "a RST");
+	CHECK_EQ(w->st.rst_no_flow, 1, "the RST counted");
+	CHECK_EQ(w->st.synp_acks_bad, 1, "forged");
+	CHECK_EQ(w->st.drop[LB_DROP_NO_FLOW], 1, "dropped as no flow");
+	CHECK_EQ(ph_flows_in_table(w), 0, "no entry for it");
+
+	/* The client's ACK, window 502 in its scale. */
+	ph_ts_opt(opt, 1001, tsv);
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK, iss + 1, cookie + 1,
+		   502, opt, 12, 0);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	seg6_read(&got, &o, "SYN to the backend");
+	check_addr(o.src, A_SNAT, "from the SNAT address");
+	check_addr(o.dst, A_PEER1, "to the backend");
+	CHECK_EQ(o.dport, BPORT6, "backend port");
+	CHECK_EQ(o.flags, PB_SYN, "a SYN");
+	CHECK_EQ(o.seq, iss, "the client's ISN");
+	CHECK_EQ(o.win, 502u << 6, "the client's window, unscaled");
+	CHECK_EQ(o.o.mss, 1420, "the client's MSS class (1430 offered)");
+	CHECK_EQ(o.o.wscale, 6, "the client's scale");
+	CHECK_EQ(o.o.sack_ok, 1, "the client's SACK");
+	CHECK_EQ(o.o.tsval, 1001, "the client's TSval");
+	sport = o.sport;
+	CHECK_EQ(w->st.synp_acks, 1, "cookie checked");
+	CHECK_EQ(w->st.flows_created, 1, "the flow now");
+
+	/* The client's request comes before the backend answers: it
+	 * waits; sent again, the backend's SYN goes again. */
+	ph_ts_opt(opt, 1001, tsv);
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 1,
+		   cookie + 1, 502, opt, 12, 40);
+	ph_rx(e, 0, &in);
+	ph_expect_quiet(e, "the early request waits");
+	CHECK_EQ(w->st.synp_held, 1, "held");
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got, "the SYN again");
+	seg6_read(&got, &o, "the SYN again");
+	CHECK_EQ(o.flags, PB_SYN, "a SYN");
+	CHECK_EQ(o.seq, iss, "the same SYN");
+	CHECK_EQ(o.sport, sport, "from the same SNAT port");
+	CHECK_EQ(w->st.synp_syn_again, 1, "synp_syn_again");
+
+	/* The backend answers: its SYN-ACK completes its side only. */
+	memcpy(opt, (const uint8_t[]){2, 4, 0x05, 0xa0, 4, 2, 8, 10}, 8);
+	pb_put32(opt + 8, 5000);
+	pb_put32(opt + 12, 1001);
+	memcpy(opt + 16, (const uint8_t[]){1, 3, 3, 9}, 4);
+	opt6_frame(&in, false, BPORT6, sport, PB_SYN | PB_ACK, irs, iss + 1,
+		   65535, opt, 20, 0);
+	ph_rx(e, 1, &in);
+	assert_int_equal(ph_take(e, 1, 0, two, NELEM(two)), 2);
+	ph_expect_quiet(e, "the client hears nothing of it");
+	seg6_read(&two[0], &o, "ACK to the backend");
+	CHECK_EQ(o.flags, PB_ACK, "an ACK");
+	CHECK_EQ(o.seq, iss + 1, "after the SYN");
+	CHECK_EQ(o.ack, irs + 1, "acknowledges the backend's SYN");
+	CHECK_EQ(o.o.tsval, 1001, "the client's TSval");
+	CHECK_EQ(o.o.tsecr, 5000, "echoes the backend's");
+	CHECK_EQ(o.win, 502, "both read the client's scale");
+	check_addr(o.src, A_SNAT, "from the SNAT address");
+	seg6_read(&two[1], &o, "the early request");
+	CHECK_EQ(o.seq, iss + 1, "the request");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
+	CHECK_EQ(o.o.tsecr, 5000, "echoing the backend");
+	CHECK_EQ(o.plen, 40, "whole");
+	CHECK_EQ(w->st.synp_handshakes, 1, "handshakes");
+
+	/* Backend data, window 1000 in scale 9: the client reads scale 7. */
+	ph_ts_opt(opt, 5001, 1001);
+	opt6_frame(&in, false, BPORT6, sport, PB_ACK | PB_PSH, irs + 1,
+		   iss + 41, 1000, opt, 12, 100);
+	ph_rx(e, 1, &in);
+	ph_expect_one(e, 0, 0, &got, "response to the client");
+	seg6_read(&got, &o, "response");
+	check_addr(o.src, A_VIP, "from the VIP");
+	check_addr(o.dst, A_C, "to the client");
+	CHECK_EQ(o.seq, cookie + 1, "in the client's numbers");
+	CHECK_EQ(o.ack, iss + 41, "the client's own");
+	CHECK_EQ(o.o.tsval, tsv + 1, "the TSval the client knows, moved on");
+	CHECK_EQ(o.o.tsecr, 1001, "the client's echo");
+	CHECK_EQ(o.win, 4000, "window in the scale offered");
+	CHECK_EQ(o.plen, 100, "payload");
+
+	/* A router on the client's side finds the response too big: the
+	 * backend hears of its own segment, in its own numbers. */
+	{
+		uint8_t quote[72], rtr[16], vip[16];
+		struct pb_dg6 err;
+		const uint8_t *ip = got.b + ETH, *icmp, *q;
+		uint32_t n;
+
+		memcpy(quote, got.b + ETH, sizeof(quote));
+		pb_ip6(rtr, 0x2001, 0xdb8, 1, 0xfe);
+		addr(vip, A_VIP);
+		too_big6(&err, rtr, vip, 1280, quote, sizeof(quote));
+		pb_ipv6_frame(&in, mac_port[0], mac_c, &err);
+		ph_rx(e, 0, &in);
+		ph_expect_one(e, 1, 0, &got, "packet too big to the backend");
+		icmp = ip + 40;
+		q = icmp + 8;
+		n = pb_get16(ip + 4);
+		CHECK_EQ((uint16_t)~pb_fold(pb_sum(
+				 icmp, n, pb_sum(ip + 8, 32, 58u + n))),
+			 0, "ICMPv6 checksum");
+		CHECK_EQ(icmp[0], 2, "packet too big");
+		check_addr(q + 8, A_PEER1, "quote from the backend");
+		check_addr(q + 24, A_SNAT, "to the SNAT address");
+		CHECK_EQ(pb_get32(q + 40 + 4), irs + 1,
+			 "quoted in the backend's numbers");
+		CHECK_EQ(pb_get32(q + 40 + 8), iss + 41, "and the client's ack");
+	}
+
+	/* The client acknowledges it and sends: in the backend's numbers. */
+	ph_ts_opt(opt, 1002, tsv + 1);
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 41,
+		   cookie + 101, 502, opt, 12, 50);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got, "request to the backend");
+	seg6_read(&got, &o, "request");
+	CHECK_EQ(o.seq, iss + 41, "the client's seq");
+	CHECK_EQ(o.ack, irs + 101, "the backend's numbers");
+	CHECK_EQ(o.o.tsecr, 5001, "the backend's TSval echoed");
+	CHECK_EQ(o.plen, 50, "whole");
+	CHECK_EQ(ph_flows_in_table(w), 1, "one entry in all");
+
+	/* The backend closes: its FIN, judged by the sequence checks in
+	 * the client's numbers (a blind FIN would be dropped), reaches the
+	 * client translated. */
+	ph_ts_opt(opt, 5002, 1002);
+	opt6_frame(&in, false, BPORT6, sport, PB_ACK | PB_FIN, irs + 101,
+		   iss + 91, 1000, opt, 12, 0);
+	ph_rx(e, 1, &in);
+	ph_expect_one(e, 0, 0, &got, "the backend's FIN to the client");
+	seg6_read(&got, &o, "FIN");
+	CHECK_EQ(o.flags, PB_ACK | PB_FIN, "a FIN");
+	CHECK_EQ(o.seq, cookie + 101, "in the client's numbers");
+	CHECK_EQ(w->st.drop[LB_DROP_TCP_WINDOW], 0, "nothing out of window");
+}
+
+/*
+ * synproxy on, a client without timestamps whose ACK carries data, two
+ * backends: the first refuses (RST) and the next trial goes on from the
+ * same SYN, whose SYN-ACK becomes the client's ACK followed by the data.
+ * Then every backend refuses: the client, established, gets a RST at the
+ * sequence number it expects, and nothing stays held.
+ */
+static void
+test_synproxy6_refused(void **state)
+{
+	struct ph_env *e = env66_synp(state, LB_CONF_SYNP_ON, 20000, 2);
+	const struct lb_worker *w = e->w;
+	const uint32_t iss = 1000, irs = 9000;
+	const uint8_t mss[4] = {2, 4, 0x05, 0xa0};
+	struct pb_frame in, got[4];
+	struct seg6_out o;
+	uint32_t cookie;
+	uint16_t sport, bport;
+
+	cookie = synp6_cookie(e, CPORT6, iss, mss, 4, &o);
+	CHECK_EQ(o.o.ts, 0, "no timestamps for a client without");
+	CHECK_EQ(o.o.wscale, -1, "no scale without timestamps");
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 1,
+		   cookie + 1, 65535, NULL, 0, 20);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got[0], "SYN to a backend");
+	seg6_read(&got[0], &o, "SYN to a backend");
+	CHECK_EQ(o.o.mss, 1440, "MSS class");
+	sport = o.sport;
+	bport = o.dport;
+	opt6_frame(&in, false, bport, sport, PB_RST | PB_ACK, 0, iss + 1,
+		   0, NULL, 0, 0);
+	ph_rx(e, 1, &in);
+	ph_expect_one(e, 1, 0, &got[0], "SYN to the other backend");
+	seg6_read(&got[0], &o, "SYN to the other backend");
+	CHECK_EQ(o.seq, iss, "the same SYN");
+	assert_int_not_equal(o.dport, bport);
+	sport = o.sport;
+	bport = o.dport;
+	opt6_frame(&in, false, bport, sport, PB_SYN | PB_ACK, irs, iss + 1,
+		   65535, mss, 4, 0);
+	ph_rx(e, 1, &in);
+	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), 2);
+	ph_expect_quiet(e, "the client hears nothing of it");
+	seg6_read(&got[0], &o, "the client's ACK");
+	CHECK_EQ(o.flags, PB_ACK, "first the ACK");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
+	CHECK_EQ(o.plen, 0, "alone");
+	seg6_read(&got[1], &o, "the data held");
+	CHECK_EQ(o.seq, iss + 1, "then the data held");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers too");
+	CHECK_EQ(o.plen, 20, "whole");
+	CHECK_EQ(w->st.synp_handshakes, 1, "handshake");
+
+	/* Another client; every trial refused. */
+	cookie = synp6_cookie(e, CPORT6 + 1, iss, mss, 4, &o);
+	opt6_frame(&in, true, CPORT6 + 1, TCP6_PORT, PB_ACK, iss + 1,
+		   cookie + 1, 65535, NULL, 0, 0);
+	ph_rx(e, 0, &in);
+	for (int t = 0; t < 8 && ph_take(e, 1, 0, got, 1) == 1; t++) {
+		seg6_read(&got[0], &o, "SYN to a backend");
+		CHECK_EQ(o.flags, PB_SYN, "a SYN");
+		opt6_frame(&in, false, o.dport, o.sport, PB_RST | PB_ACK, 0,
+			   iss + 1, 0, NULL, 0, 0);
+		ph_rx(e, 1, &in);
+	}
+	ph_expect_one(e, 0, 0, &got[0], "RST to the client");
+	seg6_read(&got[0], &o, "RST");
+	CHECK_EQ(o.flags, PB_RST, "a RST");
+	CHECK_EQ(o.seq, cookie + 1, "where the client expects it");
+	check_addr(o.src, A_VIP, "from the VIP");
+	check_addr(o.dst, A_C, "to the client");
+	CHECK_EQ(o.dport, CPORT6 + 1, "its port");
+	CHECK_EQ(e->w->hold_nfree, e->w->hold_cap, "nothing left held");
+}
+
+/*
+ * synproxy auto on an IPv6 service: SYNs go to the backend while they
+ * are few; the one that reaches synproxy-syn-rate turns cookies on,
+ * counted, and is answered with one.
+ */
+static void
+test_synproxy6_auto(void **state)
+{
+	struct ph_env *e = env66_synp(state, LB_CONF_SYNP_AUTO, 3, 1);
+	const uint8_t mss[4] = {2, 4, 0x05, 0xa0};
+	struct pb_frame in, got;
+	struct seg6_out o;
+
+	for (uint16_t p = 0; p < 2; p++) {
+		opt6_frame(&in, true, (uint16_t)(CPORT6 + p), TCP6_PORT,
+			   PB_SYN, 1000, 0, 65535, mss, 4, 0);
+		ph_rx(e, 0, &in);
+		ph_expect_one(e, 1, 0, &got, "SYN to the backend");
+	}
+	CHECK_EQ(e->w->st.synp_auto_on, 0, "off while few");
+	CHECK_EQ(e->w->st.flows_created, 2, "plain flows");
+	(void)synp6_cookie(e, CPORT6 + 2, 1000, mss, 4, &o);
+	CHECK_EQ(o.flags, PB_SYN | PB_ACK, "a cookie at the threshold");
+	CHECK_EQ(e->w->st.synp_auto_on, 1, "turned on");
+	CHECK_EQ(e->w->st.synp_cookies, 1, "one cookie");
+	CHECK_EQ(e->w->st.flows_created, 2, "no flow for it");
 }
 
 /* ---- HTTP following over fnat66 (worker_l7.c) ---- */
@@ -2527,6 +2957,124 @@ test_fnat64_blind_rst(void **state)
 
 /* A datagram through the UDP VIP to the IPv4 backend and its answer,
  * byte for byte; the answer without a checksum gets one over IPv6. */
+/* An IPv4 segment the worker sent, read back: its checksums must
+ * verify; addresses and ports in host order. */
+static void
+seg4_read(const struct pb_frame *f, struct seg6_out *s, uint32_t *src,
+	  uint32_t *dst, const char *what)
+{
+	struct lb_pkt pkt;
+	const uint8_t *th;
+
+	if (lb_pkt_parse(f->b, f->len, &pkt) != LB_PKT_IPV4 ||
+	    pkt.proto != PB_PROTO_TCP || !lb_pkt_l4_csum_ok(f->b, &pkt) ||
+	    pb_csum(f->b + pkt.l3_off, 20) != 0)
+		fail_msg("%s: not an IPv4 TCP segment with good checksums",
+			 what);
+	th = f->b + pkt.l4_off;
+	*src = ntohl(pkt.src);
+	*dst = ntohl(pkt.dst);
+	s->sport = ntohs(pkt.sport);
+	s->dport = ntohs(pkt.dport);
+	s->seq = pb_get32(th + 4);
+	s->ack = pb_get32(th + 8);
+	s->flags = th[13];
+	s->plen = pkt.payload_len;
+}
+
+/*
+ * synproxy on an IPv6 service with an IPv4 backend (fnat64): the ACK
+ * that proves the cookie, with data, opens the backend's connection with
+ * an IPv4 SYN from the IPv4 SNAT address; the backend's IPv4 SYN-ACK
+ * goes no further and becomes the client's ACK then its data, as IPv4;
+ * from then on each side sees its own numbers across the translation.
+ */
+static void
+test_synproxy64(void **state)
+{
+	struct ph_env *e = env64(state);
+	struct lb_dpconf *d = ph_table_next(e);
+	struct lb_dpconf_svc *v = &d->svc[d->nb_svc - 2];
+	const uint32_t iss = 3000, irs = 70000;
+	const uint8_t mss[4] = {2, 4, 0x05, 0xa0};
+	struct pb_frame in, got[3];
+	struct seg6_out o;
+	uint32_t cookie, src, dst;
+	uint16_t sport;
+	struct pb_dg b;
+
+	v->opts.synp.mode = LB_CONF_SYNP_ON;
+	v->opts.synp.mss = 1460;
+	v->opts.synp.wscale = 7;
+	ph_table_publish(e, d);
+	for (int i = 0; i < 50; i++)
+		ph_poll_all(e);
+
+	cookie = synp6_cookie(e, CPORT6, iss, mss, 4, &o);
+	CHECK_EQ(o.flags, PB_SYN | PB_ACK, "a cookie");
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 1,
+		   cookie + 1, 65535, NULL, 0, 20);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got[0], "IPv4 SYN to the backend");
+	seg4_read(&got[0], &o, &src, &dst, "IPv4 SYN");
+	CHECK_EQ(src, IP_SNAT, "from the IPv4 SNAT address");
+	CHECK_EQ(dst, IP_BE4, "to the IPv4 backend");
+	CHECK_EQ(o.flags, PB_SYN, "a SYN");
+	CHECK_EQ(o.seq, iss, "the client's ISN");
+	sport = o.sport;
+	CHECK_EQ(e->w->st.synp_held, 1, "the ACK's data held");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_SYN | PB_ACK, irs, iss + 1);
+	b.mss = 1;
+	pb_ipv4_frame(&in, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &in);
+	assert_int_equal(ph_take(e, 1, 0, got, NELEM(got)), 2);
+	ph_expect_quiet(e, "the client hears nothing of it");
+	seg4_read(&got[0], &o, &src, &dst, "the client's ACK");
+	CHECK_EQ(o.flags, PB_ACK, "first the ACK");
+	CHECK_EQ(o.seq, iss + 1, "after the SYN");
+	CHECK_EQ(o.ack, irs + 1, "in the backend's numbers");
+	CHECK_EQ(o.sport, sport, "from the flow's SNAT port");
+	seg4_read(&got[1], &o, &src, &dst, "the data held");
+	CHECK_EQ(o.ack, irs + 1, "the data in the backend's numbers");
+	CHECK_EQ(o.plen, 20, "whole");
+	CHECK_EQ(e->w->st.synp_handshakes, 1, "handshake");
+
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_ACK | PB_PSH, irs + 1,
+	      iss + 21);
+	pb_ipv4_frame(&in, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &in);
+	ph_expect_one(e, 0, 0, &got[0], "response to the client");
+	seg6_read(&got[0], &o, "response");
+	check_addr(o.src, A_VIP, "from the VIP");
+	CHECK_EQ(o.seq, cookie + 1, "in the client's numbers");
+	CHECK_EQ(o.ack, iss + 21, "the client's own");
+	CHECK_EQ(o.plen, 16, "payload");
+
+	opt6_frame(&in, true, CPORT6, TCP6_PORT, PB_ACK | PB_PSH, iss + 21,
+		   cookie + 17, 65535, NULL, 0, 10);
+	ph_rx(e, 0, &in);
+	ph_expect_one(e, 1, 0, &got[0], "request to the backend");
+	seg4_read(&got[0], &o, &src, &dst, "request");
+	CHECK_EQ(o.seq, iss + 21, "the client's seq");
+	CHECK_EQ(o.ack, irs + 17, "the backend's numbers");
+	CHECK_EQ(o.plen, 10, "whole");
+	CHECK_EQ(ph_flows_in_table(e->w), 1, "one entry");
+
+	/* The backend's FIN is judged in the client's numbers: it reaches
+	 * the client, translated, instead of being dropped as blind. */
+	from4(&b, BPORT6, sport, PB_PROTO_TCP, PB_ACK | PB_FIN, irs + 17,
+	      iss + 31);
+	b.plen = 0;
+	pb_ipv4_frame(&in, mac_port[1], mac_be4, &b);
+	ph_rx(e, 1, &in);
+	ph_expect_one(e, 0, 0, &got[0], "the backend's FIN to the client");
+	seg6_read(&got[0], &o, "FIN");
+	CHECK_EQ(o.flags & PB_FIN, PB_FIN, "a FIN");
+	CHECK_EQ(o.seq, cookie + 17, "in the client's numbers");
+	CHECK_EQ(e->w->st.drop[LB_DROP_TCP_WINDOW], 0, "nothing out of window");
+}
+
 static void
 test_fnat64_udp(void **state)
 {
@@ -3793,6 +4341,10 @@ main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fnat66_blind_rst, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_rst_rate, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_idle_probe, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy6, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy6_refused, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy6_auto, ph_teardown),
+		cmocka_unit_test_teardown(test_synproxy64, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_src_budget, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_admit, ph_teardown),
 		cmocka_unit_test_teardown(test_fnat66_retry, ph_teardown),

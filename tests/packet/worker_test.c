@@ -4290,27 +4290,6 @@ seg_read(const struct pb_frame *f, struct seg_out *s, const char *what)
 	lb_tcp_opts_read(th + 20, pkt.payload_off - pkt.l4_off - 20u, &s->o);
 }
 
-/* Timestamps, alone (NOP NOP TS). */
-static void
-ts_opt(uint8_t opt[12], uint32_t val, uint32_t ecr)
-{
-	opt[0] = 1;
-	opt[1] = 1;
-	opt[2] = 8;
-	opt[3] = 10;
-	pb_put32(opt + 4, val);
-	pb_put32(opt + 8, ecr);
-}
-
-static uint64_t
-flows_in_table(const struct lb_worker *w)
-{
-	struct lb_flow_stats fs;
-
-	lb_flow_stats_get(w->ft, &fs);
-	return fs.flows;
-}
-
 /*
  * synproxy on, a Linux client (MSS, SACK, timestamps, scale 6) across a
  * sequence wrap and a backend with scale 9: the SYN is answered with a
@@ -4358,12 +4337,12 @@ test_synproxy(void **state)
 	tsv = o.o.tsval;
 	CHECK_EQ(w->st.synp_cookies, 1, "cookies");
 	CHECK_EQ(w->st.flows_created, 0, "no flow for a SYN");
-	CHECK_EQ(flows_in_table(w), 0, "no entry for a SYN");
+	CHECK_EQ(ph_flows_in_table(w), 0, "no entry for a SYN");
 
 	/* The client's ACK, window 502 in its scale. */
 	s = (struct seg){.what = "client ACK", .dir = TO_BE, .flags = PB_ACK,
 			 .seq = iss + 1, .ack = cookie + 1};
-	ts_opt(opt, 1001, tsv);
+	ph_ts_opt(opt, 1001, tsv);
 	opt_frame(&in, &c, &s, opt, 12, 0);
 	pb_put16(in.b + ETH + 20 + 14, 502);
 	pb_put16(in.b + ETH + 20 + 16, 0);
@@ -4395,7 +4374,7 @@ test_synproxy(void **state)
 	s = (struct seg){.what = "early request", .dir = TO_BE,
 			 .flags = PB_ACK | PB_PSH, .seq = iss + 1,
 			 .ack = cookie + 1};
-	ts_opt(opt, 1001, tsv);
+	ph_ts_opt(opt, 1001, tsv);
 	opt_frame(&in, &c, &s, opt, 12, 40);
 	ph_inject(e, 0, 0, &in);
 	ph_poll(e, 0);
@@ -4436,7 +4415,7 @@ test_synproxy(void **state)
 	s = (struct seg){.what = "response", .dir = TO_C,
 			 .flags = PB_ACK | PB_PSH, .seq = irs + 1,
 			 .ack = iss + 41};
-	ts_opt(opt, 5001, 1001);
+	ph_ts_opt(opt, 5001, 1001);
 	opt_frame(&in, &c, &s, opt, 12, 100);
 	pb_put16(in.b + ETH + 20 + 14, 1000);
 	pb_put16(in.b + ETH + 20 + 16, 0);
@@ -4486,7 +4465,7 @@ test_synproxy(void **state)
 	s = (struct seg){.what = "request", .dir = TO_BE,
 			 .flags = PB_ACK | PB_PSH, .seq = iss + 41,
 			 .ack = cookie + 101};
-	ts_opt(opt, 1002, tsv + 1);
+	ph_ts_opt(opt, 1002, tsv + 1);
 	opt_frame(&in, &c, &s, opt, 12, 50);
 	ph_inject(e, 0, 0, &in);
 	ph_poll(e, 0);

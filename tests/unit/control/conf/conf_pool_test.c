@@ -36,6 +36,7 @@ static const char *const setup[] = {
 	"service add " SVC " synproxy on",
 	"service add udp 192.0.2.10:53",
 	"service add tcp 192.0.2.11:80",
+	"service add tcp [2001:db8::10]:443 synproxy on",
 	"pool add " SVC " api sched rr check http check-path /healthz "
 	"check-fall 2",
 	"pool add " SVC " static",
@@ -70,7 +71,8 @@ static const char saved_text[] =
 	"rule add " SVC " host api.example.com path-prefix /v1/ pool api\n"
 	"rule default " SVC " refuse 421\n"
 	"service add udp 192.0.2.10:53\n"
-	"service add tcp 192.0.2.11:80\n";
+	"service add tcp 192.0.2.11:80\n"
+	"service add tcp [2001:db8::10]:443 synproxy on\n";
 
 static struct fx *
 fx_setup(void)
@@ -236,6 +238,10 @@ static const struct bad_row bad_rows[] = {
 	 "rules need `synproxy on`"},
 	{"rule default tcp 192.0.2.11:80 refuse rst", -EINVAL,
 	 "rules need `synproxy on`"},
+	{"rule add tcp [2001:db8::10]:443 host x.example pool default",
+	 -EOPNOTSUPP, "rules route IPv4 services only"},
+	{"rule default tcp [2001:db8::10]:443 refuse rst", -EOPNOTSUPP,
+	 "rules route IPv4 services only"},
 	{"rule default " SVC " pool nope", -EINVAL, "no pool nope"},
 	{"rule default " SVC " refuse 500", -EINVAL, "refuse rst|404|421"},
 	{"rule del " SVC " 4", -ENOENT, "no rule 4 in " SVC " (3 rules)"},

@@ -1523,9 +1523,10 @@ static const struct bad_case bad6_cases[] = {
 	  "backend [2001:db8:1::30]:443 is IPv6 but tcp 192.0.2.10:443 is "
 	  "IPv4: an IPv4 service takes IPv4 backends only" },
 	/* what an IPv6 service does not have */
-	{ "service add tcp [2001:db8:ff::30]:80 synproxy on", -EOPNOTSUPP,
+	{ "service add tcp [2001:db8:ff::30]:80 synproxy on http",
+	  -EOPNOTSUPP,
 	  "tcp [2001:db8:ff::30]:80: synproxy is not available on IPv6 "
-	  "services (they are forwarded at layer 4 only)" },
+	  "services with http" },
 	{ "service set tcp [2001:db8:ff::10]:443 proxy-protocol v2",
 	  -EOPNOTSUPP,
 	  "tcp [2001:db8:ff::10]:443: proxy-protocol is not available on IPv6 "
@@ -1615,6 +1616,45 @@ test_ip6_http(void **state)
 	NOTE_IF(strstr(after, " http") == NULL, "%s", after);
 	assert_non_null(strstr(after, " http"));
 	assert_non_null(strstr(after, "10.0.0.12:8443"));
+	free(after);
+	fx_free(f);
+}
+
+/*
+ * The SYN proxy of an IPv6 service: taken with IPv6 backends and with an
+ * IPv4 one (fnat64), either way round, and saved.
+ */
+static void
+test_ip6_synproxy(void **state)
+{
+	struct fx *f = dual_fx();
+	char *after;
+
+	(void)state;
+	assert_int_equal(run(f, "service set tcp [2001:db8:ff::10]:443 "
+				"synproxy auto synproxy-mss 1400"),
+			 0);
+	assert_int_equal(run(f, "backend add tcp [2001:db8:ff::10]:443 "
+				"10.0.0.12:8443"),
+			 0);
+	after = saved(f->c);
+	NOTE_IF(strstr(after, "synproxy auto") == NULL, "%s", after);
+	assert_non_null(strstr(after, "service add tcp [2001:db8:ff::10]:443 "
+				      "sched maglev synproxy auto "
+				      "synproxy-mss 1400"));
+	assert_non_null(strstr(after, "10.0.0.12:8443"));
+	free(after);
+	fx_free(f);
+
+	f = dual_fx();
+	assert_int_equal(run(f, "backend add tcp [2001:db8:ff::10]:443 "
+				"10.0.0.12:8443"),
+			 0);
+	assert_int_equal(run(f, "service set tcp [2001:db8:ff::10]:443 "
+				"synproxy on"),
+			 0);
+	after = saved(f->c);
+	assert_non_null(strstr(after, "synproxy on"));
 	free(after);
 	fx_free(f);
 }
@@ -2021,6 +2061,7 @@ main(void)
 		cmocka_unit_test(test_ip6_good_commands),
 		cmocka_unit_test(test_ip6_bad_commands),
 		cmocka_unit_test(test_ip6_http),
+		cmocka_unit_test(test_ip6_synproxy),
 		cmocka_unit_test(test_ip6_c_interface),
 		cmocka_unit_test(test_save_quotes_and_long_lines),
 		cmocka_unit_test(test_generation),

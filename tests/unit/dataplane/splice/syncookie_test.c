@@ -336,6 +336,133 @@ test_random_secrets(void **state)
 				sizeof(s.key[0]));
 }
 
+static struct lb_syncookie_tuple6
+tuple6(void)
+{
+	static const uint8_t sa[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 7};
+	static const uint8_t da[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1,
+				       [15] = 0x10};
+	struct lb_syncookie_tuple6 t = {
+		.sport = htons(40000),
+		.dport = htons(443),
+		.cisn = 0x12345678,
+	};
+
+	memcpy(t.saddr, sa, 16);
+	memcpy(t.daddr, da, 16);
+	return t;
+}
+
+/*
+ * The IPv6 cookie's layout, frozen as the IPv4 one: a separate
+ * implementation of the layout over 2001:db8::7, 2001:db8:1::10, ports
+ * 40000 and 443, ISN 0x12345678 and counter 15625 (44 bytes) gives these
+ * values; the MSS classes are IPv6's (1440 is class 2, 1300 class 0).
+ */
+static void
+test_known_cookie6(void **state)
+{
+	struct lb_syncookie_secrets s;
+	struct lb_syncookie_tuple6 t = tuple6();
+	struct lb_syncookie_clock now = {.sec = 1000000, .ts = 5};
+	struct lb_syncookie_opts in = {.mss = 1440, .wscale = -1}, out;
+	uint32_t tsval = 1;
+
+	(void)state;
+	secrets(&s);
+	assert_int_equal(lb_syncookie_make6(&s, &t, &now, &in, &tsval),
+			 0x28e86ed6u);
+	in.mss = 1300;
+	assert_int_equal(lb_syncookie_make6(&s, &t, &now, &in, &tsval),
+			 0x999649b4u);
+	assert_int_equal(lb_syncookie_check6(&s, &t, &now, 0x999649b4u, 0,
+					     &out),
+			 OK);
+	assert_int_equal(out.mss, 1220);
+}
+
+/* Each MSS a client offers comes back as the largest IPv6 class not
+ * above it; below the minimum, the minimum. */
+static void
+test_mss6_classes(void **state)
+{
+	static const struct {
+		uint16_t in, out;
+	} rows[] = {{536, 1220},  {1220, 1220}, {1419, 1220}, {1420, 1420},
+		    {1440, 1440}, {1460, 1440}, {8939, 1440}, {8940, 8940},
+		    {65535, 8940}};
+	struct lb_syncookie_secrets s;
+	struct lb_syncookie_tuple6 t = tuple6();
+	struct lb_syncookie_clock now = {T0, 0};
+	struct lb_syncookie_opts in = NOOPT(0), out;
+	uint32_t tsval, c;
+
+	(void)state;
+	secrets(&s);
+	for (unsigned int i = 0; i < NELEM(rows); i++) {
+		in.mss = rows[i].in;
+		c = lb_syncookie_make6(&s, &t, &now, &in, &tsval);
+		assert_int_equal(lb_syncookie_check6(&s, &t, &now, c, 0, &out),
+				 OK);
+		if (out.mss != rows[i].out)
+			fail_msg("MSS %u: class %u, want %u", rows[i].in,
+				 out.mss, rows[i].out);
+	}
+}
+
+/* The MAC covers every byte of both IPv6 addresses, the ports and the
+ * ISN: any one changed, the cookie is forged; an IPv4 tuple does not
+ * check an IPv6 cookie. Options ride in the TSecr, the age counts. */
+static void
+test_tuple6_covered(void **state)
+{
+	struct lb_syncookie_secrets s;
+	struct lb_syncookie_tuple6 t = tuple6(), u;
+	struct lb_syncookie_tuple t4 = tuple();
+	struct lb_syncookie_clock now = {T0 + 70, 1000}, later;
+	struct lb_syncookie_opts in = {1440, 7, true, false, true}, out;
+	uint32_t tsval, cookie;
+
+	(void)state;
+	secrets(&s);
+	cookie = lb_syncookie_make6(&s, &t, &now, &in, &tsval);
+	assert_int_equal(lb_syncookie_check6(&s, &t, &now, cookie, tsval,
+					     &out),
+			 OK);
+	assert_int_equal(out.mss, 1440);
+	assert_int_equal(out.wscale, 7);
+	assert_true(out.sack);
+	assert_true(out.ts);
+	for (unsigned int i = 0; i < 32; i++) {
+		u = t;
+		if (i < 16)
+			u.saddr[i] ^= 0x80;
+		else
+			u.daddr[i - 16] ^= 0x01;
+		if (lb_syncookie_check6(&s, &u, &now, cookie, tsval, &out) !=
+		    FORGED)
+			fail_msg("address byte %u changed: not forged", i);
+	}
+	u = t;
+	u.sport ^= 1;
+	assert_int_equal(lb_syncookie_check6(&s, &u, &now, cookie, tsval, &out),
+			 FORGED);
+	u = t;
+	u.dport ^= 1;
+	assert_int_equal(lb_syncookie_check6(&s, &u, &now, cookie, tsval, &out),
+			 FORGED);
+	u = t;
+	u.cisn++;
+	assert_int_equal(lb_syncookie_check6(&s, &u, &now, cookie, tsval, &out),
+			 FORGED);
+	assert_int_equal(lb_syncookie_check(&s, &t4, &now, cookie, tsval, &out),
+			 FORGED);
+	later = (struct lb_syncookie_clock){T0 + 64 * 3, 200000};
+	assert_int_equal(lb_syncookie_check6(&s, &t, &later, cookie, tsval,
+					     &out),
+			 EXPIRED);
+}
+
 int
 main(void)
 {
@@ -346,6 +473,9 @@ main(void)
 		cmocka_unit_test(test_bit_flips),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_random_secrets),
+		cmocka_unit_test(test_known_cookie6),
+		cmocka_unit_test(test_mss6_classes),
+		cmocka_unit_test(test_tuple6_covered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
