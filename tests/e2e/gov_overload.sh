@@ -156,9 +156,17 @@ m_max=$(m_in "$t_b" "$t_c" | sort -g | tail -n 1)
 e2e_log "slow: high $b_hi; low $b_lo; high after 4 s $b_hi_steady; max M $m_max"
 check "slowed down: the governor engages (max M $m_max >= 10)" \
 	"awk -v m='$m_max' 'BEGIN { exit !(m >= 10) }'"
-check "low priority refused first: low $(f "$b_lo" refused_share) >= 0.5, high $(f "$b_hi" refused_share) <= 0.35 and below half of low" \
+# Rank 1 loses M/100 of its requests, rank 8 eight times as many
+# (docs/policies.md, throttle probability): the high-priority share
+# refused is bounded by the highest M of the slowdown, with two standard
+# errors of its N requests; how high M climbs depends on how fast this
+# host makes the answers late, so a fixed bound would judge the host.
+h_max=$(awk -v m="$m_max" -v n="$(f "$b_hi" n)" \
+	'BEGIN { p = m / 100; if (p > 1) p = 1; if (n < 1) n = 1;
+		 printf "%.3f", p + 2 * sqrt(p * (1 - p) / n) }')
+check "low priority refused first: low $(f "$b_lo" refused_share) >= 0.5, high $(f "$b_hi" refused_share) <= $h_max (max M $m_max) and below half of low" \
 	"awk -v l='$(f "$b_lo" refused_share)' -v h='$(f "$b_hi" refused_share)' \
-		'BEGIN { exit !(l >= 0.5 && h <= 0.35 && h < l / 2) }'"
+		-v hm='$h_max' 'BEGIN { exit !(l >= 0.5 && h <= hm && h < l / 2) }'"
 # The governor aims at 95 % on time; judged on the N answers of a few
 # seconds, the share of a steady 95 % falls two standard errors,
 # 2 sqrt(0.95 x 0.05 / N), below that one time in forty: the bound
