@@ -35,9 +35,7 @@ v6_on "$NS_CLI" "$IF_CLI" "$A1/64"
 for a in "$A2/64" "$B1/64"; do
 	ip -n "$NS_CLI" addr add "$a" dev "$IF_CLI" nodad
 done
-v6_on "$(ns_be 1)" "$(if_be 1)" "$(be_addr6 1)/64"
-export BE_LISTEN6=1
-be_start 1
+be6_start 1
 
 conf=$E2E_TMP/lb.conf
 conf_ports6 "$conf"

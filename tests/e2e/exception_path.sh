@@ -38,12 +38,7 @@ NET6_FAR=2001:db8:99
 
 topo_up 2
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
-for i in 1 2; do
-	v6_on "$(ns_be "$i")" "$(if_be "$i")" "$(be_addr6 "$i")/64"
-done
-export BE_LISTEN6=1
-be_start 1
-be_start 2
+be6_start 1 2
 conf=$E2E_TMP/lb.conf
 conf_ports "$conf"
 cat >>"$conf" <<EOF

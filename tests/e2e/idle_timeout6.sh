@@ -21,9 +21,7 @@ WAIT=${E2E_IDLE_WAIT:-15}
 
 topo_up 1
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
-v6_on "$(ns_be 1)" "$(if_be 1)" "$(be_addr6 1)/64"
-export BE_LISTEN6=1
-be_start 1
+be6_start 1
 
 conf=$E2E_TMP/lb.conf
 conf_ports6 "$conf"

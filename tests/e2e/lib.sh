@@ -619,11 +619,16 @@ dp_stop() {
 	return "$DP_RC"
 }
 
-# v6_on NS IF ADDR/LEN: IPv6 on one link of a namespace (topo_up keeps
-# it off everywhere else), the address usable at once.
-v6_on() {
-	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0"
-	ip -n "$1" addr add "$3" dev "$2" nodad
+# be6_start I...: backends I with IPv6 on their link (be_addr6), their
+# nginx listening on it too (BE_LISTEN6, then set for every later
+# be_start).
+be6_start() {
+	local i
+	export BE_LISTEN6=1
+	for i in "$@"; do
+		v6_on "$(ns_be "$i")" "$(if_be "$i")" "$(be_addr6 "$i")/64"
+		be_start "$i"
+	done
 }
 
 # conf_ports FILE: the start of every dataplane config: the dataplane's

@@ -36,13 +36,7 @@ SVC6="tcp [$VIP6]:80"
 
 topo_up 2
 v6_on "$NS_CLI" "$IF_CLI" "$(cli_addr6 1)/64"
-for i in 1 2; do
-	v6_on "$(ns_be "$i")" "$(if_be "$i")" "$(be_addr6 "$i")/64"
-done
-export BE_LISTEN6=1
-for i in 1 2; do
-	be_start "$i"
-done
+be6_start 1 2
 
 # tables_taken: waits until every worker runs the table lb-control
 # published by now.

@@ -110,10 +110,8 @@ topo_up 1 2
 # host's addresses once.
 v6_on "$NS_CLI" "$IF_CLI" "$CLI61/64"
 ip -n "$NS_CLI" addr add "$CLI62/64" dev "$IF_CLI" nodad
-v6_on "$(ns_be 1)" "$(if_be 1)" "$(be_addr6 1)/64"
 v6_on "$NS_LB" "$IF_P0" "$HOST_ADDR6/64"
-export BE_LISTEN6=1
-be_start 1
+be6_start 1
 CLI1=$(cli_addr 1)
 CLI2=$(cli_addr 2)
 
